@@ -1,0 +1,192 @@
+// Package connector defines the small interfaces behind which sources and
+// sinks live, and the registry that maps a table's 'connector' option to an
+// implementation. The built-in connectors are in subpackages; package
+// connector/builtin registers them all.
+package connector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/weir-sql/weir/types"
+)
+
+// Table describes a table declared with CREATE TABLE: what a factory needs to
+// build a source or sink for it.
+type Table struct {
+	Name    string
+	Schema  types.Schema
+	Options map[string]string // WITH options, keys as written
+	// PrimaryKey lists column indexes of PRIMARY KEY (...) NOT ENFORCED; nil if none.
+	PrimaryKey []int
+}
+
+// Option returns the option value for key, or def if unset.
+func (t *Table) Option(key, def string) string {
+	if v, ok := t.Options[key]; ok {
+		return v
+	}
+	return def
+}
+
+// Env is the process environment a connector may use: where print output
+// goes, for example. Tests replace it.
+type Env struct {
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Source is a table read as a stream. It is created once per job and opens
+// one SourceReader per parallel subtask.
+type Source interface {
+	// Bounded reports whether the input ends by itself.
+	Bounded() bool
+	// Open opens the reader of one subtask out of parallelism. Together the
+	// readers of all subtasks read the whole table exactly once.
+	Open(subtask, parallelism int) (SourceReader, error)
+}
+
+// SourceReader reads the part of a source that belongs to one subtask.
+type SourceReader interface {
+	// Next appends up to max rows to b (b.Width equals the table's column
+	// count) and returns. It must return within a few milliseconds even when
+	// no data is available (appending nothing), so that the caller can
+	// handle control events; it honours ctx for cancellation. At the end of
+	// a bounded input it returns io.EOF (possibly after appending rows in
+	// the same call).
+	Next(ctx context.Context, b *types.Batch, max int) error
+	// Position returns the reader's current position, opaque bytes that
+	// Seek accepts, covering exactly the rows returned so far.
+	Position() ([]byte, error)
+	// Seek moves the reader to a position returned by Position, before any
+	// call to Next.
+	Seek(pos []byte) error
+	// Close releases the reader.
+	Close() error
+}
+
+// Stats is reported by readers that count something for the user, such as
+// records skipped by 'ignore-parse-errors'.
+type Stats interface {
+	// Skipped returns the number of malformed records skipped so far.
+	Skipped() int64
+}
+
+// Sink is a table written as a stream. It is created once per job and opens
+// one SinkWriter per parallel subtask.
+type Sink interface {
+	// AcceptsUpdates reports whether the sink can consume a changelog with
+	// -U, +U and -D rows. If not, the planner refuses updating queries.
+	AcceptsUpdates() bool
+	// Parallelism returns the parallelism the sink wants, or 0 to follow
+	// its input (the 'sink.parallelism' option).
+	Parallelism() int
+	// Open opens the writer of one subtask out of parallelism.
+	Open(subtask, parallelism int) (SinkWriter, error)
+}
+
+// SinkWriter writes the rows of one sink subtask.
+type SinkWriter interface {
+	// Write consumes a batch. The writer must not keep b after returning.
+	Write(b *types.Batch) error
+	// Flush makes everything written so far durable or visible.
+	Flush() error
+	// Close flushes and releases the writer.
+	Close() error
+}
+
+// SourceFactory builds a source for a table; it validates the table's
+// options and returns a clear error naming a bad or missing one.
+type SourceFactory func(t *Table, env Env) (Source, error)
+
+// SinkFactory builds a sink for a table, validating its options.
+type SinkFactory func(t *Table, env Env) (Sink, error)
+
+// Registry maps connector names to factories.
+type Registry struct {
+	sources map[string]SourceFactory
+	sinks   map[string]SinkFactory
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{sources: map[string]SourceFactory{}, sinks: map[string]SinkFactory{}}
+}
+
+// RegisterSource registers a source factory under name.
+func (r *Registry) RegisterSource(name string, f SourceFactory) { r.sources[name] = f }
+
+// RegisterSink registers a sink factory under name.
+func (r *Registry) RegisterSink(name string, f SinkFactory) { r.sinks[name] = f }
+
+// ErrUnknownConnector reports a 'connector' option no factory is registered for.
+var ErrUnknownConnector = errors.New("unknown connector")
+
+// Names returns the names of all registered connectors, sorted.
+func (r *Registry) Names() []string {
+	seen := map[string]bool{}
+	for n := range r.sources {
+		seen[n] = true
+	}
+	for n := range r.sinks {
+		seen[n] = true
+	}
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Source builds the source of table t from its 'connector' option.
+func (r *Registry) Source(t *Table, env Env) (Source, error) {
+	name, err := connectorName(t)
+	if err != nil {
+		return nil, err
+	}
+	f, ok := r.sources[name]
+	if !ok {
+		if _, isSink := r.sinks[name]; isSink {
+			return nil, fmt.Errorf("table %s: connector '%s' can only be written to, not read", t.Name, name)
+		}
+		return nil, fmt.Errorf("table %s: %w '%s' (available: %s)", t.Name, ErrUnknownConnector, name, strings.Join(r.Names(), ", "))
+	}
+	s, err := f(t, env)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.Name, err)
+	}
+	return s, nil
+}
+
+// Sink builds the sink of table t from its 'connector' option.
+func (r *Registry) Sink(t *Table, env Env) (Sink, error) {
+	name, err := connectorName(t)
+	if err != nil {
+		return nil, err
+	}
+	f, ok := r.sinks[name]
+	if !ok {
+		if _, isSource := r.sources[name]; isSource {
+			return nil, fmt.Errorf("table %s: connector '%s' can only be read, not written to", t.Name, name)
+		}
+		return nil, fmt.Errorf("table %s: %w '%s' (available: %s)", t.Name, ErrUnknownConnector, name, strings.Join(r.Names(), ", "))
+	}
+	s, err := f(t, env)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.Name, err)
+	}
+	return s, nil
+}
+
+func connectorName(t *Table) (string, error) {
+	name, ok := t.Options["connector"]
+	if !ok || name == "" {
+		return "", fmt.Errorf("table %s: missing option 'connector'", t.Name)
+	}
+	return name, nil
+}

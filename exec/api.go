@@ -1,0 +1,130 @@
+// Package exec is Weir's runtime: it runs a job graph as tasks (goroutines),
+// one per parallel subtask of each chain of operators, connected by bounded
+// channels that carry batches of rows and in-band control messages.
+package exec
+
+import (
+	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/types"
+)
+
+// Operator is one physical operator in a chain. A task calls its methods from
+// one goroutine only, in this order: Open, then any number of Process calls,
+// then Finish (only if every input ended normally), then Close (always, also
+// after a failure or cancellation).
+type Operator interface {
+	// Open prepares the operator to run as one subtask.
+	Open(ctx *OpContext) error
+	// Process consumes batch b, which arrived on input port `input` (0 for
+	// operators with one logical input; a UNION's inputs all use port 0).
+	// Rows may be of any kind (+I, -U, +U, -D). Results go to out. The
+	// operator must not retain b or its rows after returning.
+	Process(input int, b *types.Batch, out Emitter) error
+	// Finish is called once after all inputs have ended (bounded input);
+	// the operator emits whatever it still holds.
+	Finish(out Emitter) error
+	// Close releases resources. It is called exactly once.
+	Close() error
+}
+
+// Emitter receives an operator's output batches: the next operator of the
+// chain, or the exchange to the next task.
+type Emitter interface {
+	// Emit consumes b. The callee must not retain b after returning, so the
+	// caller may reset and reuse b at once.
+	Emit(b *types.Batch) error
+}
+
+// OpContext tells an operator where it runs.
+type OpContext struct {
+	Subtask, Parallelism int
+	MaxParallelism       int
+	// Name is the operator's name in the plan, for errors and logs.
+	Name string
+}
+
+// OperatorSpec describes one operator of a vertex's chain and builds its
+// instances, one per subtask.
+type OperatorSpec struct {
+	// Name is the operator's description as EXPLAIN prints it, e.g.
+	// "GroupAggregate(groupBy=[k], select=[k, SUM(v)])".
+	Name string
+	// ID is the operator's stable id, used to match state on restore.
+	ID string
+	// OutWidth is the number of columns of the rows the operator emits.
+	OutWidth int
+	// New builds the operator instance of one subtask.
+	New func() Operator
+}
+
+// PartitionKind says how an edge distributes rows among downstream subtasks.
+type PartitionKind int
+
+// Edge partitionings.
+const (
+	// Forward sends subtask i's rows to subtask i (equal parallelism).
+	Forward PartitionKind = iota
+	// Hash sends each row to the subtask owning its key group, computed from
+	// the Keys columns (see types.KeyGroup).
+	Hash
+	// Broadcast sends every row to every subtask.
+	Broadcast
+	// Rebalance spreads rows round-robin over the downstream subtasks.
+	Rebalance
+	// Global sends every row to subtask 0.
+	Global
+)
+
+func (k PartitionKind) String() string {
+	switch k {
+	case Forward:
+		return "FORWARD"
+	case Hash:
+		return "HASH"
+	case Broadcast:
+		return "BROADCAST"
+	case Rebalance:
+		return "REBALANCE"
+	case Global:
+		return "GLOBAL"
+	}
+	return "UNKNOWN"
+}
+
+// Partitioning is how an edge distributes rows.
+type Partitioning struct {
+	Kind PartitionKind
+	Keys []int // column indexes, for Hash
+}
+
+// Input is an edge into a vertex.
+type Input struct {
+	From      int // index of the upstream vertex in JobGraph.Vertices
+	Partition Partitioning
+	Port      int // operator input port (0 unless the head operator has several inputs)
+}
+
+// Vertex is a chain of operators run as Parallelism tasks. A vertex either
+// starts at a Source or at its Inputs; it may end in a Sink.
+type Vertex struct {
+	Name        string
+	Parallelism int
+	// Source is set for a source vertex, with SourceWidth its column count.
+	Source      connector.Source
+	SourceWidth int
+	// SourceName names the source table, for errors and logs.
+	SourceName string
+	Inputs     []Input
+	Operators  []OperatorSpec // in chain order; may be empty
+	// Sink, if set, consumes the chain's output; SinkName names its table.
+	Sink     connector.Sink
+	SinkName string
+}
+
+// JobGraph is the physical job: vertices in topological order (every input
+// refers to an earlier vertex).
+type JobGraph struct {
+	Name           string
+	Vertices       []*Vertex
+	MaxParallelism int // number of key groups; 0 means types.DefaultMaxParallelism
+}

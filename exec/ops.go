@@ -1,0 +1,46 @@
+package exec
+
+import (
+	"github.com/weir-sql/weir/expr"
+	"github.com/weir-sql/weir/types"
+)
+
+// AggFunc is an aggregate function.
+type AggFunc int
+
+// The aggregate functions.
+const (
+	AggCountStar AggFunc = iota // COUNT(*): counts rows
+	AggCount                    // COUNT(x): counts non-NULL x
+	AggSum                      // SUM(x): NULL if no non-NULL x
+	AggAvg                      // AVG(x): NULL if no non-NULL x; integer input gives integer result (as Flink)
+	AggMin                      // MIN(x), correct under retraction
+	AggMax                      // MAX(x), correct under retraction
+)
+
+// AggCall is one aggregate of a GroupAgg.
+type AggCall struct {
+	Func     AggFunc
+	Distinct bool       // COUNT(DISTINCT x), SUM(DISTINCT x), ...
+	Arg      int        // input column; -1 for COUNT(*)
+	ArgType  types.Type // type of the input column
+	Type     types.Type // result type
+	Name     string     // for EXPLAIN, e.g. "SUM(v)"
+}
+
+// NewCalc returns a factory for an operator that keeps rows for which filter
+// is TRUE (nil: all rows) and emits projections evaluated on them, keeping
+// each row's kind. Projections nil means the row is passed through as is.
+func NewCalc(filter expr.Expr, projections []expr.Expr) func() Operator {
+	panic("exec.NewCalc: not implemented yet")
+}
+
+// NewGroupAgg returns a factory for a grouped aggregate over a changelog. It
+// groups by the input columns keys and computes aggs; output rows are the key
+// columns followed by one column per aggregate. For each group whose result
+// changed it emits +I (new group), -U old / +U new (changed), or -D old (the
+// group's last row was retracted); nothing when the result is unchanged.
+// With no keys it is a global aggregate (one group).
+func NewGroupAgg(keys []int, aggs []AggCall) func() Operator {
+	panic("exec.NewGroupAgg: not implemented yet")
+}

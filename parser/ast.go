@@ -1,0 +1,422 @@
+package parser
+
+// This file defines Weir's SQL abstract syntax tree: a sealed set of node
+// types, each carrying its position in the source. The participle grammar
+// structs (grammar.go) are converted into these nodes; the planner sees only
+// these.
+
+// Pos is a position in the SQL text: 1-based line and column, 0-based byte offset.
+type Pos struct {
+	Line, Col, Offset int
+}
+
+// Node is any AST node.
+type Node interface {
+	Position() Pos
+	node()
+}
+
+// Statement is a top-level SQL statement.
+type Statement interface {
+	Node
+	// SQL returns the statement's source text, as written (without the ';').
+	SQL() string
+	stmt()
+}
+
+// Expr is a scalar expression.
+type Expr interface {
+	Node
+	expr()
+}
+
+// QueryExpr is a query: a *Select or a *SetOp.
+type QueryExpr interface {
+	Node
+	query()
+}
+
+// Relation is an item of a FROM clause: *TableRef, *SubqueryRef.
+type Relation interface {
+	Node
+	relation()
+}
+
+// StmtBase holds what every statement has: its position and source text.
+type StmtBase struct {
+	Pos  Pos
+	Text string
+}
+
+// Position returns the statement's start.
+func (s *StmtBase) Position() Pos { return s.Pos }
+
+// SQL returns the statement's source text.
+func (s *StmtBase) SQL() string { return s.Text }
+func (*StmtBase) node()         {}
+func (*StmtBase) stmt()         {}
+
+// ---- statements ----
+
+// SetStmt is SET 'key' = 'value', or SET alone (Key == "") to list settings.
+type SetStmt struct {
+	StmtBase
+	Key, Value string
+}
+
+// ResetStmt is RESET 'key', or RESET alone (Key == "") to reset all.
+type ResetStmt struct {
+	StmtBase
+	Key string
+}
+
+// CreateTable is CREATE [TEMPORARY] TABLE [IF NOT EXISTS] name (...) WITH (...).
+type CreateTable struct {
+	StmtBase
+	Name        string
+	Temporary   bool
+	IfNotExists bool
+	Columns     []*ColumnDef
+	Watermark   *WatermarkDef // nil if none
+	PrimaryKey  []string      // PRIMARY KEY (...) NOT ENFORCED; nil if none
+	Options     []*Option     // WITH ('k' = 'v', ...), in order
+}
+
+// ColumnDef is one column of CREATE TABLE.
+type ColumnDef struct {
+	Pos     Pos
+	Name    string
+	Type    *TypeName
+	NotNull bool
+}
+
+// TypeName is a SQL type as written: Name is upper case and canonical
+// ("INT", "BIGINT", "DOUBLE", "VARCHAR", "STRING", "BOOLEAN", "TIMESTAMP",
+// ...); Params holds the numbers in parentheses, e.g. TIMESTAMP(3) → [3].
+type TypeName struct {
+	Pos    Pos
+	Name   string
+	Params []int
+}
+
+// WatermarkDef is WATERMARK FOR column AS expr.
+type WatermarkDef struct {
+	Pos    Pos
+	Column string
+	Expr   Expr
+}
+
+// Option is one 'key' = 'value' of a WITH clause.
+type Option struct {
+	Pos        Pos
+	Key, Value string
+}
+
+// DropTable is DROP [TEMPORARY] TABLE|VIEW [IF EXISTS] name.
+type DropTable struct {
+	StmtBase
+	Name     string
+	View     bool
+	IfExists bool
+}
+
+// CreateView is CREATE [TEMPORARY] VIEW [IF NOT EXISTS] name AS query.
+type CreateView struct {
+	StmtBase
+	Name        string
+	Temporary   bool
+	IfNotExists bool
+	Query       QueryExpr
+}
+
+// Insert is INSERT INTO table [(cols)] query.
+type Insert struct {
+	StmtBase
+	Table   string
+	Columns []string // nil if not listed
+	Query   QueryExpr
+}
+
+// QueryStmt is a bare query (SELECT ...), run by the shell.
+type QueryStmt struct {
+	StmtBase
+	Query QueryExpr
+}
+
+// Explain is EXPLAIN statement (an INSERT or a query).
+type Explain struct {
+	StmtBase
+	Stmt Statement
+}
+
+// ShowTables is SHOW TABLES.
+type ShowTables struct{ StmtBase }
+
+// ShowJobs is SHOW JOBS.
+type ShowJobs struct{ StmtBase }
+
+// Describe is DESCRIBE name (or DESC name).
+type Describe struct {
+	StmtBase
+	Name string
+}
+
+// ShowCreateTable is SHOW CREATE TABLE name.
+type ShowCreateTable struct {
+	StmtBase
+	Name string
+}
+
+// StopJob is STOP JOB 'id' [WITH SAVEPOINT].
+type StopJob struct {
+	StmtBase
+	ID            string
+	WithSavepoint bool
+}
+
+// Help is HELP.
+type Help struct{ StmtBase }
+
+// ---- queries ----
+
+// Select is one SELECT block.
+type Select struct {
+	Pos      Pos
+	Distinct bool
+	Items    []*SelectItem
+	From     Relation // nil if no FROM
+	Where    Expr     // nil if none
+	GroupBy  []Expr
+	Having   Expr // nil if none
+}
+
+// SelectItem is one item of a select list: an expression with an optional
+// alias, or a star (Star; Table set for t.*).
+type SelectItem struct {
+	Pos   Pos
+	Expr  Expr // nil for a star
+	Alias string
+	Star  bool
+	Table string // qualifier of t.*
+}
+
+// SetOp is Left UNION [ALL] Right.
+type SetOp struct {
+	Pos         Pos
+	Op          string // "UNION"
+	All         bool
+	Left, Right QueryExpr
+}
+
+// TableRef is a table or view name in FROM, with an optional alias.
+type TableRef struct {
+	Pos   Pos
+	Name  string
+	Alias string
+}
+
+// SubqueryRef is (query) [AS] alias in FROM.
+type SubqueryRef struct {
+	Pos   Pos
+	Query QueryExpr
+	Alias string
+}
+
+// ---- expressions ----
+
+// ColumnRef is a column name, optionally qualified: t.col.
+type ColumnRef struct {
+	Pos   Pos
+	Table string
+	Name  string
+}
+
+// NumberLit is a numeric literal as written; IsFloat if it has '.' or an exponent.
+type NumberLit struct {
+	Pos     Pos
+	Text    string
+	IsFloat bool
+}
+
+// StringLit is a string literal (quotes removed, ” unescaped).
+type StringLit struct {
+	Pos   Pos
+	Value string
+}
+
+// BoolLit is TRUE or FALSE.
+type BoolLit struct {
+	Pos   Pos
+	Value bool
+}
+
+// NullLit is NULL.
+type NullLit struct{ Pos Pos }
+
+// IntervalLit is INTERVAL 'value' UNIT, e.g. INTERVAL '5' SECOND. Unit is
+// upper case: SECOND, MINUTE, HOUR, DAY (also plural forms normalised).
+type IntervalLit struct {
+	Pos   Pos
+	Value string
+	Unit  string
+}
+
+// TimestampLit is TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.fff]'.
+type TimestampLit struct {
+	Pos   Pos
+	Value string
+}
+
+// Binary is L Op R. Op is upper case: + - * / % || = <> < <= > >= AND OR
+// ("!=" is normalised to "<>").
+type Binary struct {
+	Pos  Pos
+	Op   string
+	L, R Expr
+}
+
+// Unary is Op X: "-", "+" or "NOT".
+type Unary struct {
+	Pos Pos
+	Op  string
+	X   Expr
+}
+
+// IsNull is X IS [NOT] NULL.
+type IsNull struct {
+	Pos Pos
+	X   Expr
+	Not bool
+}
+
+// In is X [NOT] IN (list).
+type In struct {
+	Pos  Pos
+	X    Expr
+	List []Expr
+	Not  bool
+}
+
+// Between is X [NOT] BETWEEN Lo AND Hi.
+type Between struct {
+	Pos    Pos
+	X      Expr
+	Lo, Hi Expr
+	Not    bool
+}
+
+// Like is X [NOT] LIKE Pattern.
+type Like struct {
+	Pos     Pos
+	X       Expr
+	Pattern Expr
+	Not     bool
+}
+
+// Case is CASE [Operand] WHEN ... THEN ... [ELSE ...] END.
+type Case struct {
+	Pos     Pos
+	Operand Expr // nil for a searched CASE
+	Whens   []*When
+	Else    Expr // nil if none
+}
+
+// When is one WHEN cond THEN result arm.
+type When struct {
+	Pos          Pos
+	Cond, Result Expr
+}
+
+// Cast is CAST(X AS Type).
+type Cast struct {
+	Pos  Pos
+	X    Expr
+	Type *TypeName
+}
+
+// Call is a function call. Name is upper case. Star marks COUNT(*);
+// Distinct marks COUNT(DISTINCT x).
+type Call struct {
+	Pos      Pos
+	Name     string
+	Args     []Expr
+	Distinct bool
+	Star     bool
+}
+
+func (n *ColumnDef) Position() Pos    { return n.Pos }
+func (n *TypeName) Position() Pos     { return n.Pos }
+func (n *WatermarkDef) Position() Pos { return n.Pos }
+func (n *Option) Position() Pos       { return n.Pos }
+func (n *Select) Position() Pos       { return n.Pos }
+func (n *SelectItem) Position() Pos   { return n.Pos }
+func (n *SetOp) Position() Pos        { return n.Pos }
+func (n *TableRef) Position() Pos     { return n.Pos }
+func (n *SubqueryRef) Position() Pos  { return n.Pos }
+func (n *ColumnRef) Position() Pos    { return n.Pos }
+func (n *NumberLit) Position() Pos    { return n.Pos }
+func (n *StringLit) Position() Pos    { return n.Pos }
+func (n *BoolLit) Position() Pos      { return n.Pos }
+func (n *NullLit) Position() Pos      { return n.Pos }
+func (n *IntervalLit) Position() Pos  { return n.Pos }
+func (n *TimestampLit) Position() Pos { return n.Pos }
+func (n *Binary) Position() Pos       { return n.Pos }
+func (n *Unary) Position() Pos        { return n.Pos }
+func (n *IsNull) Position() Pos       { return n.Pos }
+func (n *In) Position() Pos           { return n.Pos }
+func (n *Between) Position() Pos      { return n.Pos }
+func (n *Like) Position() Pos         { return n.Pos }
+func (n *Case) Position() Pos         { return n.Pos }
+func (n *When) Position() Pos         { return n.Pos }
+func (n *Cast) Position() Pos         { return n.Pos }
+func (n *Call) Position() Pos         { return n.Pos }
+
+func (*ColumnDef) node()    {}
+func (*TypeName) node()     {}
+func (*WatermarkDef) node() {}
+func (*Option) node()       {}
+func (*Select) node()       {}
+func (*SelectItem) node()   {}
+func (*SetOp) node()        {}
+func (*TableRef) node()     {}
+func (*SubqueryRef) node()  {}
+func (*ColumnRef) node()    {}
+func (*NumberLit) node()    {}
+func (*StringLit) node()    {}
+func (*BoolLit) node()      {}
+func (*NullLit) node()      {}
+func (*IntervalLit) node()  {}
+func (*TimestampLit) node() {}
+func (*Binary) node()       {}
+func (*Unary) node()        {}
+func (*IsNull) node()       {}
+func (*In) node()           {}
+func (*Between) node()      {}
+func (*Like) node()         {}
+func (*Case) node()         {}
+func (*When) node()         {}
+func (*Cast) node()         {}
+func (*Call) node()         {}
+
+func (*Select) query() {}
+func (*SetOp) query()  {}
+
+func (*TableRef) relation()    {}
+func (*SubqueryRef) relation() {}
+
+func (*ColumnRef) expr()    {}
+func (*NumberLit) expr()    {}
+func (*StringLit) expr()    {}
+func (*BoolLit) expr()      {}
+func (*NullLit) expr()      {}
+func (*IntervalLit) expr()  {}
+func (*TimestampLit) expr() {}
+func (*Binary) expr()       {}
+func (*Unary) expr()        {}
+func (*IsNull) expr()       {}
+func (*In) expr()           {}
+func (*Between) expr()      {}
+func (*Like) expr()         {}
+func (*Case) expr()         {}
+func (*Cast) expr()         {}
+func (*Call) expr()         {}

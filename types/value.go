@@ -1,0 +1,298 @@
+// Package types holds the value types shared by every layer of Weir: SQL
+// types, compact typed values, rows, row kinds (the changelog), schemas and
+// row batches. It imports nothing from the rest of the module.
+package types
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kind is a SQL type's kind.
+type Kind uint8
+
+// The SQL type kinds. KindNull is the type of the NULL literal only.
+const (
+	KindNull Kind = iota
+	KindBoolean
+	KindInt    // 32-bit INT, stored as int64
+	KindBigInt // 64-bit BIGINT
+	KindDouble
+	KindVarchar
+	KindTimestamp // TIMESTAMP(3): milliseconds since the Unix epoch, UTC
+	KindInterval  // INTERVAL DAY TO SECOND: milliseconds
+)
+
+var kindNames = [...]string{
+	KindNull:      "NULL",
+	KindBoolean:   "BOOLEAN",
+	KindInt:       "INT",
+	KindBigInt:    "BIGINT",
+	KindDouble:    "DOUBLE",
+	KindVarchar:   "VARCHAR",
+	KindTimestamp: "TIMESTAMP(3)",
+	KindInterval:  "INTERVAL",
+}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// IsNumeric reports whether k is INT, BIGINT or DOUBLE.
+func (k Kind) IsNumeric() bool { return k == KindInt || k == KindBigInt || k == KindDouble }
+
+// IsInteger reports whether k is INT or BIGINT.
+func (k Kind) IsInteger() bool { return k == KindInt || k == KindBigInt }
+
+// Type is a SQL type: a kind and whether NULL is allowed.
+type Type struct {
+	Kind    Kind
+	NotNull bool
+}
+
+// Common types, all nullable.
+var (
+	Null      = Type{Kind: KindNull}
+	Boolean   = Type{Kind: KindBoolean}
+	Int       = Type{Kind: KindInt}
+	BigInt    = Type{Kind: KindBigInt}
+	Double    = Type{Kind: KindDouble}
+	Varchar   = Type{Kind: KindVarchar}
+	Timestamp = Type{Kind: KindTimestamp}
+	Interval  = Type{Kind: KindInterval}
+)
+
+// String renders the type as SQL, e.g. "BIGINT NOT NULL".
+func (t Type) String() string {
+	if t.NotNull {
+		return t.Kind.String() + " NOT NULL"
+	}
+	return t.Kind.String()
+}
+
+// Nullable returns t with NULL allowed.
+func (t Type) Nullable() Type { t.NotNull = false; return t }
+
+// Value is one SQL value. It is a small struct, not an interface, so rows of
+// values need no allocation per value. The zero Value is SQL NULL.
+//
+// Storage by kind: BOOLEAN, INT, BIGINT, TIMESTAMP, INTERVAL in n as int64
+// bits; DOUBLE in n as float64 bits; VARCHAR in s.
+type Value struct {
+	s string
+	n uint64
+	k Kind
+}
+
+// NullValue returns SQL NULL.
+func NullValue() Value { return Value{} }
+
+// BoolValue returns a BOOLEAN value.
+func BoolValue(b bool) Value {
+	if b {
+		return Value{k: KindBoolean, n: 1}
+	}
+	return Value{k: KindBoolean}
+}
+
+// IntValue returns an INT value.
+func IntValue(i int64) Value { return Value{k: KindInt, n: uint64(i)} }
+
+// BigIntValue returns a BIGINT value.
+func BigIntValue(i int64) Value { return Value{k: KindBigInt, n: uint64(i)} }
+
+// DoubleValue returns a DOUBLE value.
+func DoubleValue(f float64) Value { return Value{k: KindDouble, n: math.Float64bits(f)} }
+
+// StringValue returns a VARCHAR value.
+func StringValue(s string) Value { return Value{k: KindVarchar, s: s} }
+
+// TimestampValue returns a TIMESTAMP(3) value from milliseconds since the epoch.
+func TimestampValue(millis int64) Value { return Value{k: KindTimestamp, n: uint64(millis)} }
+
+// IntervalValue returns an INTERVAL value of millis milliseconds.
+func IntervalValue(millis int64) Value { return Value{k: KindInterval, n: uint64(millis)} }
+
+// Kind returns the value's kind; KindNull for NULL.
+func (v Value) Kind() Kind { return v.k }
+
+// IsNull reports whether v is SQL NULL.
+func (v Value) IsNull() bool { return v.k == KindNull }
+
+// Bool returns a BOOLEAN value's truth.
+func (v Value) Bool() bool { return v.n != 0 }
+
+// Int returns the int64 of an INT, BIGINT, TIMESTAMP or INTERVAL value.
+func (v Value) Int() int64 { return int64(v.n) }
+
+// Float returns a DOUBLE as float64; integers are converted.
+func (v Value) Float() float64 {
+	if v.k == KindDouble {
+		return math.Float64frombits(v.n)
+	}
+	return float64(int64(v.n))
+}
+
+// Str returns a VARCHAR value's string.
+func (v Value) Str() string { return v.s }
+
+// WithKind reinterprets an integer value as another integer-stored kind
+// (INT, BIGINT, TIMESTAMP, INTERVAL).
+func (v Value) WithKind(k Kind) Value { v.k = k; return v }
+
+// Equal reports whether a and b are the same value; NULL equals NULL here
+// (this is identity for grouping, not SQL's = operator).
+func Equal(a, b Value) bool {
+	if a.k != b.k {
+		if a.k.IsNumeric() && b.k.IsNumeric() {
+			return Compare(a, b) == 0
+		}
+		return false
+	}
+	return a.n == b.n && a.s == b.s
+}
+
+// Compare orders two values of comparable kinds: -1, 0 or +1. NULL sorts
+// first. Numbers of different kinds compare numerically.
+func Compare(a, b Value) int {
+	if a.k == KindNull || b.k == KindNull {
+		switch {
+		case a.k == b.k:
+			return 0
+		case a.k == KindNull:
+			return -1
+		default:
+			return 1
+		}
+	}
+	if a.k == KindDouble || b.k == KindDouble {
+		x, y := a.Float(), b.Float()
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		case x == y:
+			return 0
+		}
+		// NaN: order NaN after everything, equal to itself.
+		xn, yn := math.IsNaN(x), math.IsNaN(y)
+		switch {
+		case xn && yn:
+			return 0
+		case xn:
+			return 1
+		default:
+			return -1
+		}
+	}
+	switch a.k {
+	case KindVarchar:
+		return strings.Compare(a.s, b.s)
+	case KindBoolean:
+		return int(a.n) - int(b.n)
+	}
+	x, y := int64(a.n), int64(b.n)
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
+// String renders v the way Flink's print sink does: NULL as "<NULL>",
+// timestamps as "2006-01-02 15:04:05.000".
+func (v Value) String() string {
+	return string(v.AppendText(nil))
+}
+
+// AppendText appends v's print form (see String) to dst.
+func (v Value) AppendText(dst []byte) []byte {
+	switch v.k {
+	case KindNull:
+		return append(dst, "<NULL>"...)
+	case KindBoolean:
+		return strconv.AppendBool(dst, v.n != 0)
+	case KindInt, KindBigInt:
+		return strconv.AppendInt(dst, int64(v.n), 10)
+	case KindDouble:
+		return AppendDouble(dst, math.Float64frombits(v.n))
+	case KindVarchar:
+		return append(dst, v.s...)
+	case KindTimestamp:
+		return time.UnixMilli(int64(v.n)).UTC().AppendFormat(dst, TimestampLayout)
+	case KindInterval:
+		return appendInterval(dst, int64(v.n))
+	}
+	return dst
+}
+
+// TimestampLayout is how TIMESTAMP(3) values are printed and parsed.
+const TimestampLayout = "2006-01-02 15:04:05.000"
+
+// AppendDouble appends f as Java's Double.toString would print common values:
+// integral values keep a ".0" (3.0), others use the shortest representation.
+func AppendDouble(dst []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, "NaN"...)
+	case math.IsInf(f, 1):
+		return append(dst, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-Infinity"...)
+	}
+	abs := math.Abs(f)
+	if abs != 0 && (abs < 1e-3 || abs >= 1e7) {
+		return strconv.AppendFloat(dst, f, 'E', -1, 64)
+	}
+	start := len(dst)
+	dst = strconv.AppendFloat(dst, f, 'f', -1, 64)
+	for _, c := range dst[start:] {
+		if c == '.' {
+			return dst
+		}
+	}
+	return append(dst, ".0"...)
+}
+
+func appendInterval(dst []byte, ms int64) []byte {
+	// Flink prints INTERVAL DAY TO SECOND as +D HH:MM:SS.mmm.
+	if ms < 0 {
+		dst = append(dst, '-')
+		ms = -ms
+	} else {
+		dst = append(dst, '+')
+	}
+	days := ms / 86_400_000
+	ms %= 86_400_000
+	dst = strconv.AppendInt(dst, days, 10)
+	dst = append(dst, ' ')
+	h, m, s, milli := ms/3_600_000, ms/60_000%60, ms/1000%60, ms%1000
+	dst = append2(dst, h)
+	dst = append(dst, ':')
+	dst = append2(dst, m)
+	dst = append(dst, ':')
+	dst = append2(dst, s)
+	dst = append(dst, '.')
+	if milli < 100 {
+		dst = append(dst, '0')
+	}
+	if milli < 10 {
+		dst = append(dst, '0')
+	}
+	return strconv.AppendInt(dst, milli, 10)
+}
+
+func append2(dst []byte, n int64) []byte {
+	if n < 10 {
+		dst = append(dst, '0')
+	}
+	return strconv.AppendInt(dst, n, 10)
+}
