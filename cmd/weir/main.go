@@ -1,0 +1,106 @@
+// Command weir is Weir's command line: it runs SQL query files, explains
+// them, and (with no arguments) opens the interactive shell.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/session"
+)
+
+const usage = `Weir: a streaming SQL engine.
+
+Usage:
+  weir run [--quiet] FILE.sql    run a query file (bounded input runs to completion;
+                                 unbounded input runs until Ctrl-C or SIGTERM)
+  weir explain FILE.sql          print the plan of a query file's INSERT statements
+  weir help                      show this help
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main without the process: it returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	env := connector.Env{Stdout: stdout, Stderr: stderr}
+	switch args[0] {
+	case "run":
+		return runFile(args[1:], env)
+	case "explain":
+		return explainFile(args[1:], env)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "weir: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+}
+
+func runFile(args []string, env connector.Env) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	quiet := fs.Bool("quiet", false, "do not report progress on stderr")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(env.Stderr, "usage: weir run [--quiet] FILE.sql")
+		return 2
+	}
+	path := fs.Arg(0)
+	src, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "weir: %v\n", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s := session.New(env)
+	err = s.RunScript(ctx, string(src), session.RunOptions{JobName: session.JobNameFromPath(path), Quiet: *quiet})
+	if err != nil {
+		reportError(env.Stderr, path, err)
+		return 1
+	}
+	return 0
+}
+
+func explainFile(args []string, env connector.Env) int {
+	if len(args) != 1 {
+		fmt.Fprintln(env.Stderr, "usage: weir explain FILE.sql")
+		return 2
+	}
+	path := args[0]
+	src, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "weir: %v\n", err)
+		return 1
+	}
+	s := session.New(env)
+	if err := s.ExplainScript(string(src), session.RunOptions{JobName: session.JobNameFromPath(path)}); err != nil {
+		reportError(env.Stderr, path, err)
+		return 1
+	}
+	return 0
+}
+
+func reportError(w io.Writer, path string, err error) {
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(w, "weir: stopped")
+		return
+	}
+	fmt.Fprintf(w, "weir: %s: %v\n", path, err)
+}

@@ -1,0 +1,240 @@
+// Package session executes SQL statements the way a user issues them: it
+// holds the catalog and the SET configuration, runs DDL and SET at once, and
+// turns INSERT statements into jobs. `weir run`, `weir explain` and the shell
+// all drive a Session.
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/connector/builtin"
+	"github.com/weir-sql/weir/exec"
+	"github.com/weir-sql/weir/parser"
+	"github.com/weir-sql/weir/planner"
+)
+
+// Session is one user's SQL session: catalog, configuration and connectors.
+type Session struct {
+	Catalog    *planner.Catalog
+	Config     map[string]string
+	Connectors *connector.Registry
+	Env        connector.Env
+}
+
+// New returns a session with the built-in connectors, writing to env.
+func New(env connector.Env) *Session {
+	return &Session{
+		Catalog:    planner.NewCatalog(),
+		Config:     map[string]string{},
+		Connectors: builtin.Registry(),
+		Env:        env,
+	}
+}
+
+// RunOptions tunes how RunScript runs jobs.
+type RunOptions struct {
+	// JobName is the default 'pipeline.name' (usually the file's base name).
+	JobName string
+	// Quiet suppresses progress messages on Env.Stderr.
+	Quiet bool
+	// Exec holds runtime options; zero values take the defaults.
+	Exec exec.Options
+}
+
+// JobNameFromPath returns the default job name for a query file: its base
+// name without extension.
+func JobNameFromPath(path string) string {
+	base := filepath.Base(path)
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}
+
+// RunScript executes a script. SET, RESET, DDL, EXPLAIN and SHOW statements
+// take effect in order; all INSERT statements are collected and run at the
+// end as one job (as Flink's STATEMENT SET), until bounded input is exhausted
+// or ctx is cancelled (a clean stop).
+func (s *Session) RunScript(ctx context.Context, src string, opts RunOptions) error {
+	stmts, err := parser.Parse(src)
+	if err != nil {
+		return err
+	}
+	var inserts []*parser.Insert
+	for _, st := range stmts {
+		if ins, ok := st.(*parser.Insert); ok {
+			inserts = append(inserts, ins)
+			continue
+		}
+		if err := s.Exec(st, s.Env.Stdout); err != nil {
+			return withSource(err, src)
+		}
+	}
+	if len(inserts) == 0 {
+		return nil
+	}
+	plan, err := s.planner().PlanInserts(inserts, s.jobName(opts.JobName))
+	if err != nil {
+		return withSource(err, src)
+	}
+	return s.runJob(ctx, plan, opts)
+}
+
+// ExplainScript executes a script's SET and DDL statements and prints the
+// plan of its INSERT statements (as one job) and of its EXPLAIN statements.
+func (s *Session) ExplainScript(src string, opts RunOptions) error {
+	stmts, err := parser.Parse(src)
+	if err != nil {
+		return err
+	}
+	var inserts []*parser.Insert
+	for _, st := range stmts {
+		switch st := st.(type) {
+		case *parser.Insert:
+			inserts = append(inserts, st)
+		case *parser.QueryStmt:
+			text, err := s.planner().Explain(&parser.Explain{StmtBase: st.StmtBase, Stmt: st})
+			if err != nil {
+				return withSource(err, src)
+			}
+			fmt.Fprintln(s.Env.Stdout, text)
+		default:
+			if err := s.Exec(st, s.Env.Stdout); err != nil {
+				return withSource(err, src)
+			}
+		}
+	}
+	if len(inserts) == 0 {
+		return nil
+	}
+	plan, err := s.planner().PlanInserts(inserts, s.jobName(opts.JobName))
+	if err != nil {
+		return withSource(err, src)
+	}
+	fmt.Fprintln(s.Env.Stdout, plan.Explain)
+	return nil
+}
+
+// Exec executes one statement that does not start a job (everything but
+// INSERT and a bare query), writing any result to out.
+func (s *Session) Exec(st parser.Statement, out io.Writer) error {
+	switch st := st.(type) {
+	case *parser.SetStmt:
+		if st.Key == "" {
+			keys := make([]string, 0, len(s.Config))
+			for k := range s.Config {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				fmt.Fprintf(out, "'%s' = '%s'\n", k, s.Config[k])
+			}
+			return nil
+		}
+		s.Config[st.Key] = st.Value
+	case *parser.ResetStmt:
+		if st.Key == "" {
+			clear(s.Config)
+		} else {
+			delete(s.Config, st.Key)
+		}
+	case *parser.CreateTable:
+		return s.Catalog.CreateTable(st)
+	case *parser.CreateView:
+		return s.Catalog.CreateView(st)
+	case *parser.DropTable:
+		return s.Catalog.Drop(st)
+	case *parser.Explain:
+		text, err := s.planner().Explain(st)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out, text)
+	case *parser.ShowTables:
+		for _, n := range s.Catalog.Names() {
+			fmt.Fprintln(out, n)
+		}
+	case *parser.Describe:
+		schema, err := s.Catalog.Describe(st.Name)
+		if err != nil {
+			return err
+		}
+		for _, c := range schema.Columns {
+			fmt.Fprintf(out, "%s\t%s\n", c.Name, c.Type)
+		}
+	case *parser.ShowCreateTable:
+		text, err := s.Catalog.ShowCreate(st.Name)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out, text)
+	case *parser.Insert, *parser.QueryStmt:
+		return parser.Errorf(st.Position(), "%s starts a job; run it with 'weir run' or in the shell", firstWord(st.SQL()))
+	default:
+		return parser.Errorf(st.Position(), "%s is not supported in a query file", firstWord(st.SQL()))
+	}
+	return nil
+}
+
+func (s *Session) planner() *planner.Planner {
+	return &planner.Planner{Catalog: s.Catalog, Connectors: s.Connectors, Env: s.Env, Config: s.Config}
+}
+
+func (s *Session) jobName(def string) string {
+	if n := s.Config["pipeline.name"]; n != "" {
+		return n
+	}
+	if def == "" {
+		return "weir-job"
+	}
+	return def
+}
+
+// runJob runs a planned job to its end and reports on stderr.
+func (s *Session) runJob(ctx context.Context, plan *planner.Plan, opts RunOptions) error {
+	start := time.Now()
+	job, err := exec.Start(ctx, plan.Graph, opts.Exec)
+	if err != nil {
+		return fmt.Errorf("start job %s: %w", plan.Graph.Name, err)
+	}
+	err = job.Wait()
+	m := job.Metrics()
+	if m.Skipped > 0 {
+		fmt.Fprintf(s.Env.Stderr, "weir: skipped %d malformed record(s) (ignore-parse-errors)\n", m.Skipped)
+	}
+	if err != nil {
+		return fmt.Errorf("job %s failed: %w", plan.Graph.Name, err)
+	}
+	if !opts.Quiet {
+		how := "finished"
+		if ctx.Err() != nil {
+			how = "stopped"
+		}
+		fmt.Fprintf(s.Env.Stderr, "weir: job %s %s in %s: %d rows read, %d rows written\n",
+			plan.Graph.Name, how, time.Since(start).Round(time.Millisecond), m.RowsRead, m.RowsWritten)
+	}
+	return nil
+}
+
+// withSource attaches the script text to a SQL error so that it renders the
+// offending line with a caret.
+func withSource(err error, src string) error {
+	var perr *parser.Error
+	if errors.As(err, &perr) && perr.Source == "" && error(perr) == err {
+		return perr.WithSource(src)
+	}
+	return err
+}
+
+func firstWord(sql string) string {
+	f := strings.Fields(sql)
+	if len(f) == 0 {
+		return "statement"
+	}
+	return strings.ToUpper(f[0])
+}
