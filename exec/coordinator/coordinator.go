@@ -1,0 +1,275 @@
+// Package coordinator is the checkpoint coordinator of a job as a plain state
+// machine: the runtime feeds it events (a clock tick, a task's ack or
+// decline, a finished task, the outcome of writing metadata) and carries out
+// the actions it returns (trigger the sources, write the checkpoint's
+// metadata, notify the tasks, abort). It holds no goroutines, channels or
+// files, so it is tested with event traces.
+package coordinator
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// TaskID names one subtask of one vertex.
+type TaskID struct {
+	Vertex, Subtask int
+}
+
+func (t TaskID) String() string { return fmt.Sprintf("%d/%d", t.Vertex, t.Subtask) }
+
+// Config holds the checkpointing settings.
+type Config struct {
+	// Interval between checkpoint triggers (execution.checkpointing.interval).
+	Interval time.Duration
+	// Timeout after which a pending checkpoint is aborted (execution.checkpointing.timeout).
+	Timeout time.Duration
+	// MinPause is the least time between the end of one checkpoint and the
+	// trigger of the next (execution.checkpointing.min-pause).
+	MinPause time.Duration
+}
+
+// Ack is what a task reports when it has snapshotted its state for a checkpoint.
+type Ack struct {
+	Task TaskID
+	// State is the task's snapshot description, opaque to the coordinator
+	// (source positions, state folders, sink transactions, sizes).
+	State any
+	// Alignment is how long the task spent aligning barriers.
+	Alignment time.Duration
+}
+
+// ActionKind says what the runtime must do.
+type ActionKind int
+
+// The actions.
+const (
+	// TriggerSources: send checkpoint ID to every running source subtask.
+	TriggerSources ActionKind = iota
+	// WriteMetadata: every task acked checkpoint ID; write its metadata
+	// atomically from Acks, then report Written or WriteFailed.
+	WriteMetadata
+	// NotifyComplete: checkpoint ID is complete; tell the tasks (sinks commit).
+	NotifyComplete
+	// Abort: checkpoint ID failed (Reason); remove its folder; the job goes on.
+	Abort
+)
+
+func (k ActionKind) String() string {
+	switch k {
+	case TriggerSources:
+		return "trigger"
+	case WriteMetadata:
+		return "write-metadata"
+	case NotifyComplete:
+		return "notify-complete"
+	case Abort:
+		return "abort"
+	}
+	return "unknown"
+}
+
+// Action is one thing for the runtime to do.
+type Action struct {
+	Kind   ActionKind
+	ID     int64
+	Time   time.Time // when the checkpoint was triggered
+	Acks   []Ack     // for WriteMetadata: one per task, sorted by task
+	Reason string    // for Abort
+}
+
+// Coordinator decides when checkpoints start, complete and abort.
+type Coordinator struct {
+	cfg      Config
+	tasks    map[TaskID]bool // every task that must ack; value: still running
+	sources  map[TaskID]bool
+	finished map[TaskID]Ack // finished sources' final acks
+	draining bool           // a non-source task finished: no new checkpoints
+
+	nextID        int64
+	pending       *pending
+	lastTrigger   time.Time
+	lastEnd       time.Time
+	started       bool
+	lastCompleted int64
+}
+
+type pending struct {
+	id      int64
+	time    time.Time
+	acks    map[TaskID]Ack
+	writing bool
+}
+
+// New returns a coordinator for a job whose tasks are tasks, of which
+// sources are the source subtasks. The first checkpoint gets id firstID
+// (1, or the restored checkpoint's id + 1).
+func New(cfg Config, tasks, sources []TaskID, firstID int64) *Coordinator {
+	c := &Coordinator{
+		cfg:      cfg,
+		tasks:    map[TaskID]bool{},
+		sources:  map[TaskID]bool{},
+		finished: map[TaskID]Ack{},
+		nextID:   firstID,
+	}
+	for _, t := range tasks {
+		c.tasks[t] = true
+	}
+	for _, t := range sources {
+		c.sources[t] = true
+		c.tasks[t] = true
+	}
+	return c
+}
+
+// Pending returns the id of the checkpoint in flight, or 0.
+func (c *Coordinator) Pending() int64 {
+	if c.pending == nil {
+		return 0
+	}
+	return c.pending.id
+}
+
+// LastCompleted returns the id of the last checkpoint completed, or 0.
+func (c *Coordinator) LastCompleted() int64 { return c.lastCompleted }
+
+// Tick advances the clock to now: it triggers a checkpoint when one is due
+// and aborts the pending one if it timed out.
+func (c *Coordinator) Tick(now time.Time) []Action {
+	if !c.started {
+		// The first interval counts from the job's start.
+		c.started = true
+		c.lastTrigger = now
+		return nil
+	}
+	var out []Action
+	if p := c.pending; p != nil {
+		if !p.writing && c.cfg.Timeout > 0 && now.Sub(p.time) >= c.cfg.Timeout {
+			out = append(out, c.abort(now, fmt.Sprintf("checkpoint %d expired after %s before all tasks acked (%d of %d)",
+				p.id, c.cfg.Timeout, len(p.acks), len(c.tasks))))
+		}
+		return out
+	}
+	if c.cfg.Interval <= 0 || c.draining || c.runningSources() == 0 {
+		return nil
+	}
+	if now.Sub(c.lastTrigger) < c.cfg.Interval || (!c.lastEnd.IsZero() && now.Sub(c.lastEnd) < c.cfg.MinPause) {
+		return nil
+	}
+	return append(out, c.Trigger(now))
+}
+
+// Trigger starts a checkpoint now, regardless of the interval (a savepoint,
+// or a test). It must only be called when Pending() == 0.
+func (c *Coordinator) Trigger(now time.Time) Action {
+	if c.pending != nil {
+		panic(fmt.Sprintf("coordinator: trigger while checkpoint %d is pending", c.pending.id))
+	}
+	id := c.nextID
+	c.nextID++
+	c.lastTrigger = now
+	c.pending = &pending{id: id, time: now, acks: map[TaskID]Ack{}}
+	for t, a := range c.finished {
+		c.pending.acks[t] = a
+	}
+	return Action{Kind: TriggerSources, ID: id, Time: now}
+}
+
+// Acked records a task's ack of checkpoint id. When every task has acked, it
+// returns WriteMetadata. Acks of an aborted or unknown checkpoint are ignored.
+func (c *Coordinator) Acked(id int64, ack Ack) []Action {
+	p := c.pending
+	if p == nil || p.id != id || p.writing {
+		return nil
+	}
+	if _, known := c.tasks[ack.Task]; !known {
+		return nil
+	}
+	p.acks[ack.Task] = ack
+	if len(p.acks) < len(c.tasks) {
+		return nil
+	}
+	p.writing = true
+	acks := make([]Ack, 0, len(p.acks))
+	for _, a := range p.acks {
+		acks = append(acks, a)
+	}
+	sort.Slice(acks, func(i, j int) bool {
+		if acks[i].Task.Vertex != acks[j].Task.Vertex {
+			return acks[i].Task.Vertex < acks[j].Task.Vertex
+		}
+		return acks[i].Task.Subtask < acks[j].Task.Subtask
+	})
+	return []Action{{Kind: WriteMetadata, ID: id, Time: p.time, Acks: acks}}
+}
+
+// Declined records that a task could not take checkpoint id: it is aborted.
+func (c *Coordinator) Declined(now time.Time, id int64, task TaskID, reason string) []Action {
+	if c.pending == nil || c.pending.id != id || c.pending.writing {
+		return nil
+	}
+	return []Action{c.abort(now, fmt.Sprintf("task %s declined checkpoint %d: %s", task, id, reason))}
+}
+
+// Written reports that checkpoint id's metadata is durable: it is complete.
+func (c *Coordinator) Written(now time.Time, id int64) []Action {
+	if c.pending == nil || c.pending.id != id {
+		return nil
+	}
+	c.pending = nil
+	c.lastEnd = now
+	c.lastCompleted = id
+	return []Action{{Kind: NotifyComplete, ID: id}}
+}
+
+// WriteFailed reports that writing checkpoint id's metadata failed: abort it.
+func (c *Coordinator) WriteFailed(now time.Time, id int64, err error) []Action {
+	if c.pending == nil || c.pending.id != id {
+		return nil
+	}
+	return []Action{c.abort(now, fmt.Sprintf("writing checkpoint %d failed: %v", id, err))}
+}
+
+// SourceFinished records that a bounded source subtask reached its end with
+// final state ack: it takes no more triggers, and later checkpoints use its
+// final ack, so a finished source never blocks checkpoints of the rest.
+func (c *Coordinator) SourceFinished(ack Ack) []Action {
+	if !c.sources[ack.Task] {
+		return nil
+	}
+	c.finished[ack.Task] = ack
+	if p := c.pending; p != nil && !p.writing {
+		if _, ok := p.acks[ack.Task]; !ok {
+			return c.Acked(p.id, ack)
+		}
+	}
+	return nil
+}
+
+// TaskFinished records that a non-source task ended (all its inputs ended):
+// the job is draining and no new checkpoint starts. A pending checkpoint that
+// still needs this task's ack is aborted.
+func (c *Coordinator) TaskFinished(now time.Time, task TaskID) []Action {
+	if c.sources[task] {
+		return nil
+	}
+	c.draining = true
+	if p := c.pending; p != nil && !p.writing {
+		if _, ok := p.acks[task]; !ok {
+			return []Action{c.abort(now, fmt.Sprintf("task %s finished before acking checkpoint %d", task, p.id))}
+		}
+	}
+	return nil
+}
+
+func (c *Coordinator) runningSources() int {
+	return len(c.sources) - len(c.finished)
+}
+
+func (c *Coordinator) abort(now time.Time, reason string) Action {
+	id := c.pending.id
+	c.pending = nil
+	c.lastEnd = now
+	return Action{Kind: Abort, ID: id, Reason: reason}
+}
