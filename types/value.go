@@ -250,7 +250,19 @@ func AppendDouble(dst []byte, f float64) []byte {
 	}
 	abs := math.Abs(f)
 	if abs != 0 && (abs < 1e-3 || abs >= 1e7) {
-		return strconv.AppendFloat(dst, f, 'E', -1, 64)
+		// Java's computerized scientific notation: 1.0E7, 1.25E-4.
+		var tmp [32]byte
+		e := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64)
+		mant, exp, _ := strings.Cut(string(e), "e")
+		dst = append(dst, mant...)
+		if !strings.Contains(mant, ".") {
+			dst = append(dst, ".0"...)
+		}
+		dst = append(dst, 'E')
+		if exp[0] == '-' {
+			dst = append(dst, '-')
+		}
+		return append(dst, strings.TrimLeft(exp[1:], "0")...)
 	}
 	start := len(dst)
 	dst = strconv.AppendFloat(dst, f, 'f', -1, 64)

@@ -1,0 +1,22 @@
+// Package builtin registers Weir's built-in connectors.
+package builtin
+
+import (
+	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/connector/blackhole"
+	"github.com/weir-sql/weir/connector/datagen"
+	"github.com/weir-sql/weir/connector/filesystem"
+	"github.com/weir-sql/weir/connector/print"
+)
+
+// Registry returns a new registry with the built-in connectors: 'datagen'
+// and 'filesystem' sources, 'filesystem', 'print' and 'blackhole' sinks.
+func Registry() *connector.Registry {
+	r := connector.NewRegistry()
+	r.RegisterSource("datagen", datagen.NewSource)
+	r.RegisterSource("filesystem", filesystem.NewSource)
+	r.RegisterSink("filesystem", filesystem.NewSink)
+	r.RegisterSink("print", print.NewSink)
+	r.RegisterSink("blackhole", blackhole.NewSink)
+	return r
+}

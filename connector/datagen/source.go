@@ -1,0 +1,173 @@
+// Package datagen implements the 'datagen' source: rows generated from
+// Flink's datagen options, deterministically from their row number so that
+// a restored job replays exactly the rows it read before.
+//
+// Options: 'rows-per-second' (default 10000, the total over all subtasks),
+// 'number-of-rows' (bounded when set), 'seed' (default 0), and per column f:
+// 'fields.f.kind' = 'random' (default) or 'sequence'. A sequence column
+// needs 'fields.f.start' and 'fields.f.end' (INT, BIGINT, DOUBLE, INTERVAL,
+// or TIMESTAMP as a literal or milliseconds) and bounds the table to its
+// length; row i has the value start+i. A random column takes
+// 'fields.f.null-rate' (default 0) and, by type: 'fields.f.min'/'max'
+// (INT and BIGINT default to the type's range, DOUBLE to [0, 1), INTERVAL
+// to [0, one day] in ms), 'fields.f.length' (VARCHAR, default 100, hex
+// digits), 'fields.f.max-past' (TIMESTAMP, default 0, ms).
+//
+// Determinism: global row i is emitted by subtask i % parallelism, and its
+// random values are a pure function of (seed, i, column). Random timestamps
+// lie in [base - max-past, base], where base is the time the source was
+// built (as Flink's "now"); base is stored in every reader's position, so a
+// reader restored with Seek generates the same timestamps again.
+package datagen
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/types"
+)
+
+// NewSource is the datagen source factory.
+func NewSource(t *connector.Table, _ connector.Env) (connector.Source, error) {
+	return newSource(t, time.Now())
+}
+
+// newSource builds the source with base as its random timestamps' "now".
+func newSource(t *connector.Table, base time.Time) (*Source, error) {
+	cfg, err := parseConfig(t.Schema, t.Options)
+	if err != nil {
+		return nil, err
+	}
+	return &Source{cfg: cfg, base: base.UnixMilli()}, nil
+}
+
+// Source is a datagen table.
+type Source struct {
+	cfg  *config
+	base int64
+}
+
+var _ connector.Source = (*Source)(nil)
+
+// Bounded reports whether 'number-of-rows' or a sequence column limits the rows.
+func (s *Source) Bounded() bool { return s.cfg.rows >= 0 }
+
+// Open returns the reader of rows i with i % parallelism == subtask.
+func (s *Source) Open(subtask, parallelism int) (connector.SourceReader, error) {
+	if parallelism < 1 || subtask < 0 || subtask >= parallelism {
+		return nil, fmt.Errorf("datagen: invalid subtask %d of parallelism %d", subtask, parallelism)
+	}
+	r := &Reader{
+		gen:         generator{seed: s.cfg.seed, base: s.base, fields: s.cfg.fields},
+		subtask:     subtask,
+		parallelism: parallelism,
+		quota:       -1,
+		lim:         newLimiter(s.cfg.rowsPerSecond / float64(parallelism)),
+	}
+	if s.cfg.rows >= 0 {
+		r.quota = rowsOf(s.cfg.rows, subtask, parallelism)
+	}
+	return r, nil
+}
+
+// Reader generates the rows of one subtask.
+type Reader struct {
+	gen         generator
+	subtask     int
+	parallelism int
+	count       int64 // rows emitted so far
+	quota       int64 // rows this subtask emits in all; -1 if unbounded
+	lim         *limiter
+}
+
+var _ connector.SourceReader = (*Reader)(nil)
+
+// Next appends up to max rows, fewer when the rate limit says so.
+func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if b.Width != len(r.gen.fields) {
+		return fmt.Errorf("datagen: batch width %d, table has %d columns", b.Width, len(r.gen.fields))
+	}
+	n := max
+	if r.quota >= 0 {
+		if r.count >= r.quota {
+			return io.EOF
+		}
+		n = int(min(int64(n), r.quota-r.count))
+	}
+	n, err := r.lim.take(ctx, n)
+	if err != nil {
+		return err
+	}
+	i := int64(r.subtask) + r.count*int64(r.parallelism)
+	for range n {
+		r.gen.fill(b.AppendEmpty(types.Insert), i)
+		i += int64(r.parallelism)
+	}
+	r.count += int64(n)
+	if r.quota >= 0 && r.count >= r.quota {
+		return io.EOF
+	}
+	return nil
+}
+
+const positionVersion = 1
+
+// Position encodes the count of rows emitted, the subtask layout and the
+// timestamp base: version byte, then uvarint count, subtask, parallelism,
+// and varint base.
+func (r *Reader) Position() ([]byte, error) {
+	p := []byte{positionVersion}
+	p = binary.AppendUvarint(p, uint64(r.count))
+	p = binary.AppendUvarint(p, uint64(r.subtask))
+	p = binary.AppendUvarint(p, uint64(r.parallelism))
+	p = binary.AppendVarint(p, r.gen.base)
+	return p, nil
+}
+
+// ErrBadPosition reports a position Seek cannot use.
+var ErrBadPosition = errors.New("datagen: invalid position")
+
+// Seek restores a position from Position. It must come from the same
+// subtask at the same parallelism.
+func (r *Reader) Seek(pos []byte) error {
+	if len(pos) == 0 || pos[0] != positionVersion {
+		return fmt.Errorf("%w: unknown version", ErrBadPosition)
+	}
+	rest := pos[1:]
+	var vals [3]uint64
+	for k := range vals {
+		v, n := binary.Uvarint(rest)
+		if n <= 0 {
+			return fmt.Errorf("%w: truncated", ErrBadPosition)
+		}
+		vals[k], rest = v, rest[n:]
+	}
+	base, n := binary.Varint(rest)
+	if n <= 0 || n != len(rest) {
+		return fmt.Errorf("%w: truncated or trailing bytes", ErrBadPosition)
+	}
+	count, subtask, parallelism := int64(vals[0]), int(vals[1]), int(vals[2])
+	if subtask != r.subtask || parallelism != r.parallelism {
+		return fmt.Errorf("%w: taken by subtask %d of %d, restoring subtask %d of %d (datagen cannot change parallelism on restore)",
+			ErrBadPosition, subtask, parallelism, r.subtask, r.parallelism)
+	}
+	if count < 0 || (r.quota >= 0 && count > r.quota) {
+		return fmt.Errorf("%w: row count %d beyond this subtask's %d rows", ErrBadPosition, count, r.quota)
+	}
+	r.count, r.gen.base = count, base
+	return nil
+}
+
+// Close releases the reader.
+func (r *Reader) Close() error {
+	r.lim.stop()
+	return nil
+}

@@ -1,0 +1,232 @@
+package filesystem
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/weir-sql/weir/types"
+)
+
+// encoder appends the records of a batch to a buffer.
+type encoder interface {
+	encode(dst []byte, b *types.Batch) ([]byte, error)
+}
+
+func newEncoder(f format, cols []types.Column) encoder {
+	switch f.name {
+	case formatCSV:
+		return &csvEncoder{f: f}
+	case formatJSON:
+		return &jsonEncoder{enc: newJSONObjectEncoder(f, cols)}
+	}
+	return &debeziumEncoder{enc: newJSONObjectEncoder(f, cols)}
+}
+
+// appendOnly reports the error for a row an append-only format cannot write.
+func appendOnly(f format, kind types.RowKind) error {
+	return fmt.Errorf("filesystem sink: format '%s' accepts only inserts, got a %s row (use format '%s' for a changelog)", f.name, kind, formatDebezium)
+}
+
+// csvEncoder writes RFC 4180 CSV: a field is quoted when it holds the
+// delimiter, the quote or a line break; NULL is the null literal (empty
+// by default).
+type csvEncoder struct{ f format }
+
+func (e *csvEncoder) encode(dst []byte, b *types.Batch) ([]byte, error) {
+	for i, kind := range b.Kinds {
+		if kind != types.Insert {
+			return dst, appendOnly(e.f, kind)
+		}
+		for c, v := range b.Row(i) {
+			if c > 0 {
+				dst = append(dst, e.f.delim)
+			}
+			dst = e.field(dst, v)
+		}
+		dst = append(dst, '\n')
+	}
+	return dst, nil
+}
+
+func (e *csvEncoder) field(dst []byte, v types.Value) []byte {
+	switch v.Kind() {
+	case types.KindNull:
+		return append(dst, e.f.nullLiteral...)
+	case types.KindVarchar:
+		s := v.Str()
+		if !e.needsQuotes(s) {
+			return append(dst, s...)
+		}
+		dst = append(dst, e.f.quote)
+		for i := 0; i < len(s); i++ {
+			if s[i] == e.f.quote {
+				dst = append(dst, e.f.quote)
+			}
+			dst = append(dst, s[i])
+		}
+		return append(dst, e.f.quote)
+	case types.KindInterval:
+		return strconv.AppendInt(dst, v.Int(), 10)
+	}
+	return v.AppendText(dst)
+}
+
+func (e *csvEncoder) needsQuotes(s string) bool {
+	if e.f.hasNullLiteral && s == e.f.nullLiteral {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == e.f.delim || c == e.f.quote || c == '\n' || c == '\r' {
+			return true
+		}
+	}
+	return false
+}
+
+// jsonObjectEncoder writes a row as a JSON object of typed values:
+// numbers as numbers, timestamps as strings, NULL as null.
+type jsonObjectEncoder struct {
+	keys [][]byte // `"name":` per column, with '{' or ',' before it
+	iso  bool
+}
+
+func newJSONObjectEncoder(f format, cols []types.Column) *jsonObjectEncoder {
+	e := &jsonObjectEncoder{iso: f.isoTimestamps}
+	for i, c := range cols {
+		k := []byte{','}
+		if i == 0 {
+			k[0] = '{'
+		}
+		k = appendJSONString(k, c.Name)
+		e.keys = append(e.keys, append(k, ':'))
+	}
+	return e
+}
+
+func (e *jsonObjectEncoder) object(dst []byte, row []types.Value) []byte {
+	if len(row) == 0 {
+		return append(dst, "{}"...)
+	}
+	for c, v := range row {
+		dst = append(dst, e.keys[c]...)
+		dst = e.value(dst, v)
+	}
+	return append(dst, '}')
+}
+
+func (e *jsonObjectEncoder) value(dst []byte, v types.Value) []byte {
+	switch v.Kind() {
+	case types.KindNull:
+		return append(dst, "null"...)
+	case types.KindVarchar:
+		return appendJSONString(dst, v.Str())
+	case types.KindDouble:
+		f := v.Float()
+		if f != f || f > 1.7976931348623157e308 || f < -1.7976931348623157e308 {
+			// NaN and infinities are not JSON numbers.
+			dst = append(dst, '"')
+			dst = types.AppendDouble(dst, f)
+			return append(dst, '"')
+		}
+		return types.AppendDouble(dst, f)
+	case types.KindTimestamp:
+		dst = append(dst, '"')
+		if e.iso {
+			dst = time.UnixMilli(v.Int()).UTC().AppendFormat(dst, "2006-01-02T15:04:05.000Z")
+		} else {
+			dst = v.AppendText(dst)
+		}
+		return append(dst, '"')
+	case types.KindInterval:
+		return strconv.AppendInt(dst, v.Int(), 10)
+	}
+	return v.AppendText(dst)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || size != 1 {
+				i += size
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
+		}
+		i++
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// jsonEncoder writes one JSON object per line.
+type jsonEncoder struct{ enc *jsonObjectEncoder }
+
+func (e *jsonEncoder) encode(dst []byte, b *types.Batch) ([]byte, error) {
+	for i, kind := range b.Kinds {
+		if kind != types.Insert {
+			return dst, appendOnly(format{name: formatJSON}, kind)
+		}
+		dst = e.enc.object(dst, b.Row(i))
+		dst = append(dst, '\n')
+	}
+	return dst, nil
+}
+
+// debeziumEncoder writes one Debezium change event per line: +I and +U as
+// "c", -D and -U as "d", and a -U directly followed by +U in the same
+// batch as one "u" event.
+type debeziumEncoder struct{ enc *jsonObjectEncoder }
+
+func (e *debeziumEncoder) encode(dst []byte, b *types.Batch) ([]byte, error) {
+	for i := 0; i < b.Len(); i++ {
+		switch kind := b.Kinds[i]; {
+		case kind == types.UpdateBefore && i+1 < b.Len() && b.Kinds[i+1] == types.UpdateAfter:
+			dst = append(dst, `{"before":`...)
+			dst = e.enc.object(dst, b.Row(i))
+			dst = append(dst, `,"after":`...)
+			dst = e.enc.object(dst, b.Row(i+1))
+			dst = append(dst, `,"op":"u"}`+"\n"...)
+			i++
+		case kind.IsRetraction():
+			dst = append(dst, `{"before":`...)
+			dst = e.enc.object(dst, b.Row(i))
+			dst = append(dst, `,"after":null,"op":"d"}`+"\n"...)
+		default:
+			dst = append(dst, `{"before":null,"after":`...)
+			dst = e.enc.object(dst, b.Row(i))
+			dst = append(dst, `,"op":"c"}`+"\n"...)
+		}
+	}
+	return dst, nil
+}

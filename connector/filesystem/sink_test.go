@@ -1,0 +1,238 @@
+package filesystem
+
+import (
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/connector/connectortest"
+	"github.com/weir-sql/weir/types"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the golden files in testdata/")
+
+func ts(s string) types.Value {
+	ms, err := parseScalar([]byte(s), types.KindTimestamp, tsAny)
+	if err != nil {
+		panic(err)
+	}
+	return ms
+}
+
+// sinkRows is a changelog with every type, NULLs and characters that need
+// quoting or escaping.
+func sinkRows() *types.Batch {
+	b := types.NewBatch(len(typedCols), 8)
+	b.Append(types.Insert, []types.Value{types.IntValue(1), types.BigIntValue(1 << 40), types.DoubleValue(1.5), types.BoolValue(true), types.StringValue("plain"), ts("2024-01-01 12:00:00.5")})
+	b.Append(types.Insert, []types.Value{types.IntValue(-2), types.NullValue(), types.DoubleValue(math.NaN()), types.BoolValue(false), types.StringValue("a,\"b\"\nc\té\x01"), types.NullValue()})
+	b.Append(types.Insert, []types.Value{types.NullValue(), types.BigIntValue(0), types.DoubleValue(1e7), types.NullValue(), types.NullValue(), ts("1970-01-01 00:00:00")})
+	return b
+}
+
+func updateRows() *types.Batch {
+	b := types.NewBatch(len(typedCols), 8)
+	row := func(i int64, s string) []types.Value {
+		return []types.Value{types.IntValue(i), types.NullValue(), types.NullValue(), types.NullValue(), types.StringValue(s), types.NullValue()}
+	}
+	b.Append(types.Insert, row(1, "a"))
+	b.Append(types.UpdateBefore, row(1, "a"))
+	b.Append(types.UpdateAfter, row(1, "b"))
+	b.Append(types.UpdateBefore, row(1, "b")) // not followed by +U: a delete
+	b.Append(types.Delete, row(2, "x"))
+	b.Append(types.UpdateAfter, row(3, "y")) // alone: a create
+	return b
+}
+
+func newSinkWriter(t *testing.T, opts map[string]string, subtask, parallelism int) (connector.SinkWriter, *Sink) {
+	t.Helper()
+	s, err := NewSink(connectortest.Table("out", typedCols, opts), connector.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Open(subtask, parallelism)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, s.(*Sink)
+}
+
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *rewrite {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -rewrite to create it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs:\ngot:\n%s\nwant:\n%s", name, got, want)
+	}
+}
+
+func TestSinkFormats(t *testing.T) {
+	tests := []struct {
+		golden string
+		opts   map[string]string
+		batch  *types.Batch
+		final  string
+	}{
+		{"sink.csv", map[string]string{"format": "csv"}, sinkRows(), "part-1-0.csv"},
+		{"sink-semicolon.csv", map[string]string{"format": "csv", "csv.field-delimiter": ";", "csv.null-literal": "\\N"}, sinkRows(), "part-1-0.csv"},
+		{"sink.json", map[string]string{"format": "json"}, sinkRows(), "part-1-0.json"},
+		{"sink-iso.json", map[string]string{"format": "json", "json.timestamp-format.standard": "ISO-8601"}, sinkRows(), "part-1-0.json"},
+		{"sink-debezium.json", map[string]string{"format": "debezium-json"}, updateRows(), "part-1-0.json"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.golden, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "out") // created by Open
+			tc.opts["path"] = dir
+			w, _ := newSinkWriter(t, tc.opts, 1, 2)
+			if err := w.Write(tc.batch); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			inprogress := filepath.Join(dir, ".part-1-0.inprogress")
+			flushed, err := os.ReadFile(inprogress)
+			if err != nil {
+				t.Fatalf("after Flush: %v", err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(inprogress); !os.IsNotExist(err) {
+				t.Errorf("in-progress file still there after Close: %v", err)
+			}
+			got, err := os.ReadFile(filepath.Join(dir, tc.final))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(flushed) {
+				t.Error("the final file differs from what Flush wrote")
+			}
+			checkGolden(t, tc.golden, got)
+		})
+	}
+}
+
+// TestSinkRoundTrip writes with the sink and reads back with the source.
+func TestSinkRoundTrip(t *testing.T) {
+	tests := []struct {
+		opts  map[string]string
+		batch *types.Batch
+	}{
+		{map[string]string{"format": "json"}, sinkRows()},
+		{map[string]string{"format": "json", "json.timestamp-format.standard": "ISO-8601"}, sinkRows()},
+		{map[string]string{"format": "csv", "csv.null-literal": "NULL"}, sinkRows()},
+		{map[string]string{"format": "debezium-json"}, updateRows()},
+	}
+	for _, tc := range tests {
+		dir := t.TempDir()
+		tc.opts["path"] = dir
+		w, _ := newSinkWriter(t, tc.opts, 0, 1)
+		if err := w.Write(tc.batch); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		src, err := openSource(t, typedCols, tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := readRows(t, src, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for i := range tc.batch.Len() {
+			kind := tc.batch.Kinds[i]
+			if tc.opts["format"] == "debezium-json" && (kind == types.UpdateBefore && (i+1 == tc.batch.Len() || tc.batch.Kinds[i+1] != types.UpdateAfter)) {
+				kind = types.Delete // a lone -U is written as a delete
+			}
+			if tc.opts["format"] == "debezium-json" && kind == types.UpdateAfter && tc.batch.Kinds[i-1] != types.UpdateBefore {
+				kind = types.Insert
+			}
+			want = append(want, types.FormatRow(kind, tc.batch.Row(i)))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%v:\ngot  %q\nwant %q", tc.opts, got, want)
+		}
+	}
+}
+
+func TestSinkAppendOnly(t *testing.T) {
+	for _, format := range []string{"csv", "json"} {
+		w, s := newSinkWriter(t, map[string]string{"format": format, "path": t.TempDir()}, 0, 1)
+		if s.AcceptsUpdates() {
+			t.Errorf("%s: AcceptsUpdates", format)
+		}
+		err := w.Write(updateRows())
+		if err == nil || !strings.Contains(err.Error(), "accepts only inserts, got a -U row") {
+			t.Errorf("%s: got %v", format, err)
+		}
+		w.Close()
+	}
+}
+
+// TestSinkPartNumbers checks that a second run does not overwrite the
+// first one's files, and that a writer with no rows leaves no file.
+func TestSinkPartNumbers(t *testing.T) {
+	dir := t.TempDir()
+	opts := map[string]string{"format": "csv", "path": dir, "sink.parallelism": "2"}
+	for range 2 {
+		w, s := newSinkWriter(t, opts, 0, 2)
+		if s.Parallelism() != 2 {
+			t.Errorf("Parallelism %d", s.Parallelism())
+		}
+		if err := w.Write(sinkRows()); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		empty, _ := newSinkWriter(t, opts, 1, 2)
+		if err := empty.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{"part-0-0.csv", "part-0-1.csv"}; !slices.Equal(names, want) {
+		t.Errorf("files %v, want %v", names, want)
+	}
+}
+
+func TestSinkOptionErrors(t *testing.T) {
+	file := writeFile(t, t.TempDir(), "f", "")
+	tests := []struct {
+		opts map[string]string
+		want string
+	}{
+		{map[string]string{"format": "csv"}, "missing option 'path'"},
+		{map[string]string{"format": "csv", "path": file}, "is not a folder"},
+		{map[string]string{"format": "csv", "path": "x", "csv.allow-comments": "true"}, "unsupported option 'csv.allow-comments'"},
+		{map[string]string{"format": "csv", "path": "x", "sink.parallelism": "0"}, "expected a positive integer"},
+		{map[string]string{"format": "csv", "path": "x", "pth": "x"}, "did you mean 'path'?"},
+	}
+	for _, tc := range tests {
+		_, err := NewSink(connectortest.Table("out", typedCols, tc.opts), connector.Env{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: got %v, want %q", tc.opts, err, tc.want)
+		}
+	}
+}
