@@ -32,7 +32,7 @@ type AggCall struct {
 // is TRUE (nil: all rows) and emits projections evaluated on them, keeping
 // each row's kind. Projections nil means the row is passed through as is.
 func NewCalc(filter expr.Expr, projections []expr.Expr) func() Operator {
-	panic("exec.NewCalc: not implemented yet")
+	return func() Operator { return &calcOp{filter: filter, proj: projections} }
 }
 
 // NewGroupAgg returns a factory for a grouped aggregate over a changelog. It
@@ -42,5 +42,5 @@ func NewCalc(filter expr.Expr, projections []expr.Expr) func() Operator {
 // group's last row was retracted); nothing when the result is unchanged.
 // With no keys it is a global aggregate (one group).
 func NewGroupAgg(keys []int, aggs []AggCall) func() Operator {
-	panic("exec.NewGroupAgg: not implemented yet")
+	return func() Operator { return newGroupAggOp(keys, aggs) }
 }

@@ -79,6 +79,7 @@ type CreateTable struct {
 	Columns     []*ColumnDef
 	Watermark   *WatermarkDef // nil if none
 	PrimaryKey  []string      // PRIMARY KEY (...) NOT ENFORCED; nil if none
+	Comment     string        // COMMENT '...'; empty if none
 	Options     []*Option     // WITH ('k' = 'v', ...), in order
 }
 
@@ -115,9 +116,10 @@ type Option struct {
 // DropTable is DROP [TEMPORARY] TABLE|VIEW [IF EXISTS] name.
 type DropTable struct {
 	StmtBase
-	Name     string
-	View     bool
-	IfExists bool
+	Name      string
+	View      bool
+	IfExists  bool
+	Temporary bool
 }
 
 // CreateView is CREATE [TEMPORARY] VIEW [IF NOT EXISTS] name AS query.

@@ -1,0 +1,333 @@
+package exec
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/weir-sql/weir/types"
+)
+
+// accumulator holds the state of one aggregate call for every group of a
+// GroupAgg, indexed by group number, in typed slices (no boxing per value).
+type accumulator interface {
+	// grow adds the state of a new group, numbered as the previous count.
+	grow()
+	// reset clears the state of group g (the group was removed).
+	reset(g int32)
+	// add accumulates v (+I, +U) into group g.
+	add(g int32, v types.Value)
+	// retract takes v (-U, -D) out of group g.
+	retract(g int32, v types.Value)
+	// result returns group g's current result.
+	result(g int32) types.Value
+}
+
+// newAccumulator builds the accumulator of call.
+func newAccumulator(call AggCall) (accumulator, error) {
+	var acc accumulator
+	switch call.Func {
+	case AggCountStar:
+		return &countAcc{typ: call.Type, star: true}, nil
+	case AggCount:
+		acc = &countAcc{typ: call.Type}
+	case AggSum:
+		switch {
+		case call.ArgType.Kind.IsInteger():
+			acc = &sumIntAcc{typ: call.Type}
+		case call.ArgType.Kind == types.KindDouble:
+			acc = &sumFloatAcc{typ: call.Type}
+		default:
+			return nil, fmt.Errorf("%s: SUM of %s is not supported", call.Name, call.ArgType)
+		}
+	case AggAvg:
+		if !call.ArgType.Kind.IsNumeric() {
+			return nil, fmt.Errorf("%s: AVG of %s is not supported", call.Name, call.ArgType)
+		}
+		acc = &avgAcc{typ: call.Type, floatIn: call.ArgType.Kind == types.KindDouble}
+	case AggMin, AggMax:
+		acc = &minMaxAcc{typ: call.Type, max: call.Func == AggMax}
+	default:
+		return nil, fmt.Errorf("%s: unknown aggregate function %d", call.Name, call.Func)
+	}
+	if call.Arg < 0 {
+		return nil, fmt.Errorf("%s: missing argument column", call.Name)
+	}
+	if call.Distinct {
+		acc = &distinctAcc{inner: acc}
+	}
+	return acc, nil
+}
+
+// intResult converts an integer result to the call's result type.
+func intResult(t types.Type, n int64) types.Value {
+	switch t.Kind {
+	case types.KindInt:
+		return types.IntValue(n)
+	case types.KindDouble:
+		return types.DoubleValue(float64(n))
+	}
+	return types.BigIntValue(n)
+}
+
+// floatResult converts a floating-point result to the call's result type.
+func floatResult(t types.Type, f float64) types.Value {
+	switch t.Kind {
+	case types.KindInt:
+		return types.IntValue(int64(f))
+	case types.KindBigInt:
+		return types.BigIntValue(int64(f))
+	}
+	return types.DoubleValue(f)
+}
+
+// castResult converts a MIN/MAX value to the result type.
+func castResult(t types.Type, v types.Value) types.Value {
+	if v.IsNull() || t.Kind == v.Kind() {
+		return v
+	}
+	switch t.Kind {
+	case types.KindInt, types.KindBigInt, types.KindTimestamp, types.KindInterval:
+		if k := v.Kind(); k == types.KindInt || k == types.KindBigInt || k == types.KindTimestamp || k == types.KindInterval {
+			return v.WithKind(t.Kind)
+		}
+	case types.KindDouble:
+		if v.Kind().IsNumeric() {
+			return types.DoubleValue(v.Float())
+		}
+	}
+	return v
+}
+
+// countAcc is COUNT(*) (star) or COUNT(x).
+type countAcc struct {
+	typ  types.Type
+	star bool
+	n    []int64
+}
+
+func (a *countAcc) grow()         { a.n = append(a.n, 0) }
+func (a *countAcc) reset(g int32) { a.n[g] = 0 }
+func (a *countAcc) add(g int32, v types.Value) {
+	if a.star || !v.IsNull() {
+		a.n[g]++
+	}
+}
+func (a *countAcc) retract(g int32, v types.Value) {
+	if a.star || !v.IsNull() {
+		a.n[g]--
+	}
+}
+func (a *countAcc) result(g int32) types.Value { return intResult(a.typ, a.n[g]) }
+
+// sumIntAcc is SUM over integers, in int64.
+type sumIntAcc struct {
+	typ types.Type
+	sum []int64
+	n   []int64 // non-NULL inputs
+}
+
+func (a *sumIntAcc) grow()         { a.sum = append(a.sum, 0); a.n = append(a.n, 0) }
+func (a *sumIntAcc) reset(g int32) { a.sum[g], a.n[g] = 0, 0 }
+func (a *sumIntAcc) add(g int32, v types.Value) {
+	if !v.IsNull() {
+		a.sum[g] += v.Int()
+		a.n[g]++
+	}
+}
+func (a *sumIntAcc) retract(g int32, v types.Value) {
+	if !v.IsNull() {
+		a.sum[g] -= v.Int()
+		a.n[g]--
+	}
+}
+func (a *sumIntAcc) result(g int32) types.Value {
+	if a.n[g] == 0 {
+		return types.NullValue()
+	}
+	return intResult(a.typ, a.sum[g])
+}
+
+// sumFloatAcc is SUM over DOUBLE, in float64.
+type sumFloatAcc struct {
+	typ types.Type
+	sum []float64
+	n   []int64
+}
+
+func (a *sumFloatAcc) grow()         { a.sum = append(a.sum, 0); a.n = append(a.n, 0) }
+func (a *sumFloatAcc) reset(g int32) { a.sum[g], a.n[g] = 0, 0 }
+func (a *sumFloatAcc) add(g int32, v types.Value) {
+	if !v.IsNull() {
+		a.sum[g] += v.Float()
+		a.n[g]++
+	}
+}
+func (a *sumFloatAcc) retract(g int32, v types.Value) {
+	if !v.IsNull() {
+		a.sum[g] -= v.Float()
+		a.n[g]--
+	}
+}
+func (a *sumFloatAcc) result(g int32) types.Value {
+	if a.n[g] == 0 {
+		return types.NullValue()
+	}
+	return floatResult(a.typ, a.sum[g])
+}
+
+// avgAcc is AVG: sum / count, with integer division for an integer result
+// type (as Flink).
+type avgAcc struct {
+	typ     types.Type
+	floatIn bool
+	isum    []int64
+	fsum    []float64
+	n       []int64
+}
+
+func (a *avgAcc) grow() {
+	a.isum = append(a.isum, 0)
+	a.fsum = append(a.fsum, 0)
+	a.n = append(a.n, 0)
+}
+func (a *avgAcc) reset(g int32) { a.isum[g], a.fsum[g], a.n[g] = 0, 0, 0 }
+func (a *avgAcc) add(g int32, v types.Value) {
+	if v.IsNull() {
+		return
+	}
+	if a.floatIn {
+		a.fsum[g] += v.Float()
+	} else {
+		a.isum[g] += v.Int()
+	}
+	a.n[g]++
+}
+func (a *avgAcc) retract(g int32, v types.Value) {
+	if v.IsNull() {
+		return
+	}
+	if a.floatIn {
+		a.fsum[g] -= v.Float()
+	} else {
+		a.isum[g] -= v.Int()
+	}
+	a.n[g]--
+}
+func (a *avgAcc) result(g int32) types.Value {
+	n := a.n[g]
+	if n == 0 {
+		return types.NullValue()
+	}
+	if a.floatIn {
+		return floatResult(a.typ, a.fsum[g]/float64(n))
+	}
+	if a.typ.Kind == types.KindDouble {
+		return types.DoubleValue(float64(a.isum[g]) / float64(n))
+	}
+	return intResult(a.typ, a.isum[g]/n)
+}
+
+// valCount is a distinct value and how many times it is present.
+type valCount struct {
+	v types.Value
+	n int64
+}
+
+// minMaxAcc is MIN or MAX, correct under retraction: each group keeps its
+// distinct values sorted, with a count each.
+type minMaxAcc struct {
+	typ  types.Type
+	max  bool
+	vals [][]valCount
+}
+
+func compareValCount(e valCount, v types.Value) int { return types.Compare(e.v, v) }
+
+func (a *minMaxAcc) grow()         { a.vals = append(a.vals, nil) }
+func (a *minMaxAcc) reset(g int32) { a.vals[g] = nil }
+func (a *minMaxAcc) add(g int32, v types.Value) {
+	if v.IsNull() {
+		return
+	}
+	s := a.vals[g]
+	if n := len(s); n == 0 || types.Compare(s[n-1].v, v) < 0 {
+		a.vals[g] = append(s, valCount{v: v, n: 1})
+		return
+	}
+	i, found := slices.BinarySearchFunc(s, v, compareValCount)
+	if found {
+		s[i].n++
+		return
+	}
+	a.vals[g] = slices.Insert(s, i, valCount{v: v, n: 1})
+}
+func (a *minMaxAcc) retract(g int32, v types.Value) {
+	if v.IsNull() {
+		return
+	}
+	s := a.vals[g]
+	i, found := slices.BinarySearchFunc(s, v, compareValCount)
+	if !found {
+		return // retracting a value never added: nothing to take away
+	}
+	s[i].n--
+	if s[i].n == 0 {
+		a.vals[g] = slices.Delete(s, i, i+1)
+	}
+}
+func (a *minMaxAcc) result(g int32) types.Value {
+	s := a.vals[g]
+	if len(s) == 0 {
+		return types.NullValue()
+	}
+	if a.max {
+		return castResult(a.typ, s[len(s)-1].v)
+	}
+	return castResult(a.typ, s[0].v)
+}
+
+// distinctAcc feeds its inner accumulator only the first occurrence of each
+// distinct non-NULL value of a group, and retracts it when its last
+// occurrence is retracted.
+type distinctAcc struct {
+	inner accumulator
+	seen  []map[string]*int64
+	buf   []byte
+}
+
+func (a *distinctAcc) grow()         { a.seen = append(a.seen, nil); a.inner.grow() }
+func (a *distinctAcc) reset(g int32) { a.seen[g] = nil; a.inner.reset(g) }
+func (a *distinctAcc) add(g int32, v types.Value) {
+	if v.IsNull() {
+		return
+	}
+	a.buf = types.AppendKey(a.buf[:0], v)
+	m := a.seen[g]
+	if m == nil {
+		m = make(map[string]*int64)
+		a.seen[g] = m
+	}
+	if c := m[string(a.buf)]; c != nil {
+		*c++
+		return
+	}
+	one := int64(1)
+	m[string(a.buf)] = &one
+	a.inner.add(g, v)
+}
+func (a *distinctAcc) retract(g int32, v types.Value) {
+	if v.IsNull() {
+		return
+	}
+	a.buf = types.AppendKey(a.buf[:0], v)
+	c := a.seen[g][string(a.buf)]
+	if c == nil {
+		return
+	}
+	*c--
+	if *c == 0 {
+		delete(a.seen[g], string(a.buf))
+		a.inner.retract(g, v)
+	}
+}
+func (a *distinctAcc) result(g int32) types.Value { return a.inner.result(g) }

@@ -1,0 +1,196 @@
+package exec
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/weir-sql/weir/types"
+)
+
+// outChannel is the sending end of one logical channel with its pending batch.
+type outChannel struct {
+	link    *link
+	pending *types.Batch
+}
+
+// outEdge distributes one task's output over the channels of one edge to the
+// downstream vertex's subtasks.
+type outEdge struct {
+	kind   PartitionKind
+	keys   []int
+	dests  []*outChannel // by downstream subtask; one entry for Forward
+	owner  []int32       // key group → index into dests (Hash)
+	maxPar int
+	keyBuf []byte
+	next   int // round-robin position (Rebalance)
+}
+
+// exchange is the tail of a task's chain that sends rows to other tasks. It
+// copies rows into one pending batch per destination and sends a batch when
+// it is full, on flush (idle input, FlushInterval) and before control
+// messages.
+type exchange struct {
+	ctx       context.Context
+	job       *Job
+	edges     []*outEdge
+	batchSize int
+	rowsOut   *atomic.Int64
+	dirty     bool // some pending batch holds rows
+}
+
+var _ Emitter = (*exchange)(nil)
+
+// Emit copies b's rows to the destinations of every edge.
+func (x *exchange) Emit(b *types.Batch) error {
+	n := b.Len()
+	if n == 0 {
+		return nil
+	}
+	x.rowsOut.Add(int64(n))
+	x.dirty = true
+	for _, e := range x.edges {
+		if err := x.emitEdge(e, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (x *exchange) emitEdge(e *outEdge, b *types.Batch) error {
+	switch e.kind {
+	case Forward, Global:
+		return x.appendAll(e.dests[0], b)
+	case Broadcast:
+		for _, d := range e.dests {
+			if err := x.appendAll(d, b); err != nil {
+				return err
+			}
+		}
+		return nil
+	case Rebalance:
+		for i := range b.Len() {
+			d := e.dests[e.next]
+			e.next++
+			if e.next == len(e.dests) {
+				e.next = 0
+			}
+			if err := x.appendRow(d, b.Kinds[i], b.Row(i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case Hash:
+		if len(e.keys) == 1 {
+			return x.emitHashOne(e, b)
+		}
+		for i := range b.Len() {
+			row := b.Row(i)
+			buf := e.keyBuf[:0]
+			for _, k := range e.keys {
+				buf = types.AppendKey(buf, row[k])
+			}
+			e.keyBuf = buf
+			kg := types.KeyGroup(types.HashKey(buf), e.maxPar)
+			if err := x.appendRow(e.dests[e.owner[kg]], b.Kinds[i], row); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	panic("exec: unknown partitioning")
+}
+
+// emitHashOne is Hash on a single key column, with a fast path for
+// int-stored values.
+func (x *exchange) emitHashOne(e *outEdge, b *types.Batch) error {
+	k, w := e.keys[0], b.Width
+	maxPar := uint64(e.maxPar)
+	for i := range b.Len() {
+		row := b.Vals[i*w : (i+1)*w : (i+1)*w]
+		v := row[k]
+		var h uint64
+		if intStored(v.Kind()) {
+			h = hashIntKey(v.Kind(), uint64(v.Int()))
+		} else {
+			e.keyBuf = types.AppendKey(e.keyBuf[:0], v)
+			h = types.HashKey(e.keyBuf)
+		}
+		d := e.dests[e.owner[h%maxPar]]
+		appendRow(d.pending, b.Kinds[i], row)
+		if d.pending.Len() >= x.batchSize {
+			if err := x.sendPending(d); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// appendAll copies every row of b to d in bulk.
+func (x *exchange) appendAll(d *outChannel, b *types.Batch) error {
+	kinds, vals := b.Kinds, b.Vals
+	w := b.Width
+	for len(kinds) > 0 {
+		p := d.pending
+		n := min(len(kinds), x.batchSize-p.Len())
+		p.Kinds = append(p.Kinds, kinds[:n]...)
+		p.Vals = append(p.Vals, vals[:n*w]...)
+		kinds, vals = kinds[n:], vals[n*w:]
+		if p.Len() >= x.batchSize {
+			if err := x.sendPending(d); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (x *exchange) appendRow(d *outChannel, kind types.RowKind, row []types.Value) error {
+	appendRow(d.pending, kind, row)
+	if d.pending.Len() >= x.batchSize {
+		return x.sendPending(d)
+	}
+	return nil
+}
+
+func (x *exchange) sendPending(d *outChannel) error {
+	b := d.pending
+	if err := d.link.send(x.ctx, x.job, message{batch: b, ch: d.link.ch, kind: msgData}); err != nil {
+		return err
+	}
+	d.pending = d.link.getBatch(x.batchSize)
+	return nil
+}
+
+// flush sends every non-empty pending batch.
+func (x *exchange) flush() error {
+	if !x.dirty {
+		return nil
+	}
+	for _, e := range x.edges {
+		for _, d := range e.dests {
+			if d.pending.Len() > 0 {
+				if err := x.sendPending(d); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	x.dirty = false
+	return nil
+}
+
+// endOfInput flushes and then sends end of input on every channel.
+func (x *exchange) endOfInput() error {
+	if err := x.flush(); err != nil {
+		return err
+	}
+	for _, e := range x.edges {
+		for _, d := range e.dests {
+			if err := d.link.send(x.ctx, x.job, message{ch: d.link.ch, kind: msgEnd}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

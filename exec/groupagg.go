@@ -1,0 +1,273 @@
+package exec
+
+import (
+	"fmt"
+
+	"github.com/weir-sql/weir/types"
+)
+
+// groupAggOp is a hash aggregation over a changelog (see NewGroupAgg). Groups
+// are numbered; the map from encoded key to number is the only per-group
+// allocation, and accumulators keep their state in typed slices indexed by
+// group number. Results are emitted once per input batch (mini-batch).
+type groupAggOp struct {
+	keys  []int
+	calls []AggCall
+	accs  []accumulator
+	args  []int // argument column per accumulator; -1 for none
+	name  string
+
+	groups  map[string]int32
+	ints    map[int64]int32 // groups of a single integer-stored key (fast path)
+	intKey  int             // the key column when there is exactly one, else -1
+	keyStr  []string        // per group: its key in groups ("" when in ints)
+	inInts  []bool          // per group: registered in ints
+	keyVals []types.Value   // per group: len(keys) key values
+	count   []int64         // per group: rows accumulated
+	emitted []bool          // per group: a result row is out (and not deleted)
+	last    []types.Value   // per group: len(calls) last emitted results
+	dirty   []bool          // per group: touched by the current batch
+	touched []int32         // groups touched by the current batch, in order
+	free    []int32         // numbers of removed groups, for reuse
+
+	keyBuf  []byte
+	scratch []types.Value
+	out     *types.Batch
+	maxCol  int
+}
+
+var _ Operator = (*groupAggOp)(nil)
+
+func newGroupAggOp(keys []int, calls []AggCall) *groupAggOp {
+	return &groupAggOp{keys: keys, calls: calls}
+}
+
+// Open implements Operator.
+func (g *groupAggOp) Open(ctx *OpContext) error {
+	g.name = ctx.Name
+	g.maxCol = -1
+	for _, k := range g.keys {
+		if k < 0 {
+			return fmt.Errorf("group key column %d", k)
+		}
+		g.maxCol = max(g.maxCol, k)
+	}
+	g.accs = make([]accumulator, len(g.calls))
+	g.args = make([]int, len(g.calls))
+	for i, c := range g.calls {
+		acc, err := newAccumulator(c)
+		if err != nil {
+			return err
+		}
+		g.accs[i] = acc
+		g.args[i] = c.Arg
+		if c.Func == AggCountStar {
+			g.args[i] = -1
+		}
+		g.maxCol = max(g.maxCol, g.args[i])
+	}
+	g.groups = make(map[string]int32)
+	g.ints = make(map[int64]int32)
+	g.intKey = -1
+	if len(g.keys) == 1 {
+		g.intKey = g.keys[0]
+	}
+	g.scratch = make([]types.Value, len(g.calls))
+	g.out = types.NewBatch(len(g.keys)+len(g.calls), 256)
+	return nil
+}
+
+// Process implements Operator.
+func (g *groupAggOp) Process(_ int, b *types.Batch, out Emitter) error {
+	if g.maxCol >= b.Width {
+		return fmt.Errorf("column %d out of range of input width %d", g.maxCol, b.Width)
+	}
+	for i := range b.Len() {
+		row := b.Row(i)
+		retract := b.Kinds[i].IsRetraction()
+		var gi int32
+		var ok bool
+		if g.intKey >= 0 && intStored(row[g.intKey].Kind()) {
+			n := row[g.intKey].Int()
+			if gi, ok = g.ints[n]; !ok {
+				if retract {
+					continue // nothing to retract from a group that does not exist
+				}
+				gi = g.newGroup(row)
+				g.ints[n] = gi
+				g.inInts[gi] = true
+			}
+		} else {
+			buf := g.keyBuf[:0]
+			for _, k := range g.keys {
+				buf = types.AppendKey(buf, row[k])
+			}
+			g.keyBuf = buf
+			if gi, ok = g.groups[string(buf)]; !ok {
+				if retract {
+					continue
+				}
+				gi = g.newGroup(row)
+				key := string(buf)
+				g.groups[key] = gi
+				g.keyStr[gi] = key
+			}
+		}
+		if !g.dirty[gi] {
+			g.dirty[gi] = true
+			g.touched = append(g.touched, gi)
+		}
+		if retract {
+			if g.count[gi] == 0 {
+				continue
+			}
+			g.count[gi]--
+			for a, acc := range g.accs {
+				acc.retract(gi, argValue(row, g.args[a]))
+			}
+			continue
+		}
+		g.count[gi]++
+		for a, acc := range g.accs {
+			acc.add(gi, argValue(row, g.args[a]))
+		}
+	}
+	return g.emitChanges(out)
+}
+
+// intStored reports whether values of kind k are stored as int64 bits, so
+// that a single key of kind k can key the ints map.
+func intStored(k types.Kind) bool {
+	switch k {
+	case types.KindBoolean, types.KindInt, types.KindBigInt, types.KindTimestamp, types.KindInterval:
+		return true
+	}
+	return false
+}
+
+func argValue(row []types.Value, col int) types.Value {
+	if col < 0 {
+		return types.Value{}
+	}
+	return row[col]
+}
+
+// newGroup allocates a group for the key values in row and returns its
+// number; the caller registers it in groups or ints.
+func (g *groupAggOp) newGroup(row []types.Value) int32 {
+	var gi int32
+	if n := len(g.free); n > 0 {
+		gi = g.free[n-1]
+		g.free = g.free[:n-1]
+	} else {
+		gi = int32(len(g.count))
+		g.keyStr = append(g.keyStr, "")
+		g.inInts = append(g.inInts, false)
+		g.count = append(g.count, 0)
+		g.emitted = append(g.emitted, false)
+		g.dirty = append(g.dirty, false)
+		for range g.keys {
+			g.keyVals = append(g.keyVals, types.Value{})
+		}
+		for range g.calls {
+			g.last = append(g.last, types.Value{})
+		}
+		for _, acc := range g.accs {
+			acc.grow()
+		}
+	}
+	kv := g.keyVals[int(gi)*len(g.keys):]
+	for i, k := range g.keys {
+		kv[i] = row[k]
+	}
+	return gi
+}
+
+// removeGroup forgets group gi, whose row count reached zero.
+func (g *groupAggOp) removeGroup(gi int32) {
+	if g.inInts[gi] {
+		delete(g.ints, g.keyVals[gi].Int()) // one key column
+		g.inInts[gi] = false
+	} else {
+		delete(g.groups, g.keyStr[gi])
+		g.keyStr[gi] = ""
+	}
+	clear(g.keyVals[int(gi)*len(g.keys) : int(gi+1)*len(g.keys)])
+	clear(g.last[int(gi)*len(g.calls) : int(gi+1)*len(g.calls)])
+	g.emitted[gi] = false
+	for _, acc := range g.accs {
+		acc.reset(gi)
+	}
+	g.free = append(g.free, gi)
+}
+
+// emitChanges emits, for every group touched by the batch, +I, -U/+U or -D
+// as its result changed, and nothing if it did not.
+func (g *groupAggOp) emitChanges(out Emitter) error {
+	o := g.out
+	o.Reset()
+	nk, na := len(g.keys), len(g.calls)
+	for _, gi := range g.touched {
+		g.dirty[gi] = false
+		keys := g.keyVals[int(gi)*nk : int(gi+1)*nk]
+		last := g.last[int(gi)*na : int(gi+1)*na]
+		if g.count[gi] == 0 {
+			if g.emitted[gi] {
+				g.appendRow(o, types.Delete, keys, last)
+			}
+			g.removeGroup(gi)
+			continue
+		}
+		for a, acc := range g.accs {
+			g.scratch[a] = acc.result(gi)
+		}
+		switch {
+		case !g.emitted[gi]:
+			g.appendRow(o, types.Insert, keys, g.scratch)
+			g.emitted[gi] = true
+		case !equalValues(last, g.scratch):
+			g.appendRow(o, types.UpdateBefore, keys, last)
+			g.appendRow(o, types.UpdateAfter, keys, g.scratch)
+		default:
+			continue
+		}
+		copy(last, g.scratch)
+	}
+	g.touched = g.touched[:0]
+	if o.Len() == 0 {
+		return nil
+	}
+	return out.Emit(o)
+}
+
+func (g *groupAggOp) appendRow(o *types.Batch, kind types.RowKind, keys, results []types.Value) {
+	row := growRow(o, kind)
+	for i, v := range keys {
+		row[i] = v
+	}
+	row = row[len(keys):]
+	for i, v := range results {
+		row[i] = v
+	}
+}
+
+func equalValues(a, b []types.Value) bool {
+	for i := range a {
+		if !types.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Finish implements Operator: results were emitted batch by batch, so there
+// is nothing left.
+func (g *groupAggOp) Finish(Emitter) error { return nil }
+
+// Close implements Operator.
+func (g *groupAggOp) Close() error {
+	g.groups, g.ints = nil, nil
+	g.accs = nil
+	g.keyVals, g.last, g.keyStr = nil, nil, nil
+	return nil
+}

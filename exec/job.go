@@ -1,0 +1,239 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/weir-sql/weir/types"
+)
+
+// Job is a running job graph.
+type Job struct {
+	graph  *JobGraph
+	opts   Options
+	maxPar int
+
+	ctx    context.Context // cancelled on the first failure, or when all is done
+	cancel context.CancelFunc
+
+	stopCh   chan struct{}
+	stopOnce sync.Once
+
+	tasks sync.WaitGroup
+	done  chan struct{} // closed when every goroutine of the job has exited
+
+	mu  sync.Mutex
+	err error
+
+	openMu sync.Mutex // serializes Source.Open and Sink.Open
+
+	rowsRead, rowsWritten atomic.Int64
+	vertexIn, vertexOut   []atomic.Int64
+	skipped               []atomic.Int64 // per source subtask
+	inFlight, maxInFlight atomic.Int64   // batches sent and not yet processed
+}
+
+// Metrics are a job's live counters.
+type Metrics struct {
+	RowsRead    int64 // rows read by all sources
+	RowsWritten int64 // rows written to all sinks
+	Skipped     int64 // malformed records skipped by source readers (connector.Stats)
+	Vertices    []VertexMetrics
+}
+
+// VertexMetrics are the counters of one vertex, summed over its subtasks.
+type VertexMetrics struct {
+	Name    string
+	RowsIn  int64 // rows read from the source or received from inputs
+	RowsOut int64 // rows emitted by the chain (to the sink or the exchange)
+}
+
+// Start validates g and starts one goroutine per subtask of every vertex.
+// Cancelling ctx stops the job cleanly, as Stop does.
+func Start(ctx context.Context, g *JobGraph, opts Options) (*Job, error) {
+	opts = opts.withDefaults()
+	maxPar := types.DefaultMaxParallelism
+	if g != nil && g.MaxParallelism != 0 {
+		maxPar = g.MaxParallelism
+	}
+	widths, err := validate(g, maxPar)
+	if err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	j := &Job{
+		graph:     g,
+		opts:      opts,
+		maxPar:    maxPar,
+		ctx:       runCtx,
+		cancel:    cancel,
+		stopCh:    make(chan struct{}),
+		done:      make(chan struct{}),
+		vertexIn:  make([]atomic.Int64, len(g.Vertices)),
+		vertexOut: make([]atomic.Int64, len(g.Vertices)),
+	}
+	tasks := j.buildTasks(widths)
+	for _, t := range tasks {
+		j.tasks.Add(1)
+		go func() {
+			defer j.tasks.Done()
+			if err := t.run(); err != nil {
+				j.fail(fmt.Errorf("%s (%d/%d): %w", t.v.Name, t.subtask+1, t.v.Parallelism, err))
+			}
+		}()
+	}
+	watcherDone := make(chan struct{})
+	go func() {
+		defer close(watcherDone)
+		select {
+		case <-ctx.Done():
+			j.Stop()
+		case <-runCtx.Done():
+		}
+	}()
+	go func() {
+		j.tasks.Wait()
+		cancel()
+		<-watcherDone
+		opts.logf("job %s: finished", g.Name)
+		close(j.done)
+	}()
+	opts.logf("job %s: started %d tasks", g.Name, len(tasks))
+	return j, nil
+}
+
+// buildTasks creates every task and the channels between them.
+func (j *Job) buildTasks(widths []int) []*task {
+	g := j.graph
+	byVertex := make([][]*task, len(g.Vertices))
+	var all []*task
+	nSources := 0
+	for vi, v := range g.Vertices {
+		for s := range v.Parallelism {
+			t := &task{job: j, v: v, vi: vi, subtask: s}
+			if v.Source != nil {
+				t.sourceIdx = nSources
+				nSources++
+			}
+			byVertex[vi] = append(byVertex[vi], t)
+			all = append(all, t)
+		}
+	}
+	j.skipped = make([]atomic.Int64, nSources)
+	for vi, v := range g.Vertices {
+		// Count the receiver's channels first to size its inbox.
+		for _, t := range byVertex[vi] {
+			n := 0
+			for _, in := range v.Inputs {
+				if in.Partition.Kind == Forward {
+					n++
+				} else {
+					n += g.Vertices[in.From].Parallelism
+				}
+			}
+			if n == 0 {
+				continue
+			}
+			inbox := make(chan message, n*j.opts.ChannelBuffer)
+			t.inbox = inbox
+			t.gate = newInputGate(n)
+		}
+		for _, in := range v.Inputs {
+			up := g.Vertices[in.From]
+			var owner []int32
+			if in.Partition.Kind == Hash {
+				owner = make([]int32, j.maxPar)
+				for kg := range owner {
+					owner[kg] = int32(types.SubtaskForKeyGroup(kg, v.Parallelism, j.maxPar))
+				}
+			}
+			edges := make([]*outEdge, up.Parallelism)
+			for u := range edges {
+				nd := v.Parallelism
+				if in.Partition.Kind == Forward {
+					nd = 1
+				}
+				edges[u] = &outEdge{kind: in.Partition.Kind, keys: in.Partition.Keys, dests: make([]*outChannel, nd), owner: owner, maxPar: j.maxPar}
+				byVertex[in.From][u].outEdges = append(byVertex[in.From][u].outEdges, edges[u])
+			}
+			for s, t := range byVertex[vi] {
+				connect := func(u, d int) {
+					l := newLink(t.inbox, len(t.links), widths[in.From], j.opts.ChannelBuffer)
+					t.links = append(t.links, l)
+					t.ports = append(t.ports, in.Port)
+					edges[u].dests[d] = &outChannel{link: l, pending: l.getBatch(j.opts.BatchSize)}
+				}
+				if in.Partition.Kind == Forward {
+					connect(s, 0)
+					continue
+				}
+				for u := range up.Parallelism {
+					connect(u, s)
+				}
+			}
+		}
+	}
+	return all
+}
+
+// fail records the first failure and cancels every task.
+func (j *Job) fail(err error) {
+	j.mu.Lock()
+	if j.err == nil {
+		j.err = err
+		j.opts.logf("job %s: failed: %v", j.graph.Name, err)
+	}
+	j.mu.Unlock()
+	j.cancel()
+}
+
+// Wait waits until every task has exited. It returns nil when the bounded
+// input was completely processed or after a clean stop, and otherwise the
+// first task failure, wrapped with the vertex name and subtask.
+func (j *Job) Wait() error {
+	<-j.done
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.err
+}
+
+// Stop stops the job cleanly: sources stop reading and send end of input,
+// everything downstream drains, sinks are flushed and closed. Wait then
+// returns nil (unless a task failed). Stop does not wait; it may be called
+// more than once.
+func (j *Job) Stop() {
+	j.stopOnce.Do(func() {
+		j.opts.logf("job %s: stopping", j.graph.Name)
+		close(j.stopCh)
+	})
+}
+
+// Done returns a channel that is closed when the job has ended.
+func (j *Job) Done() <-chan struct{} { return j.done }
+
+// Metrics returns a snapshot of the job's live counters.
+func (j *Job) Metrics() Metrics {
+	m := Metrics{RowsRead: j.rowsRead.Load(), RowsWritten: j.rowsWritten.Load()}
+	for i := range j.skipped {
+		m.Skipped += j.skipped[i].Load()
+	}
+	m.Vertices = make([]VertexMetrics, len(j.graph.Vertices))
+	for i, v := range j.graph.Vertices {
+		m.Vertices[i] = VertexMetrics{Name: v.Name, RowsIn: j.vertexIn[i].Load(), RowsOut: j.vertexOut[i].Load()}
+	}
+	return m
+}
+
+func (j *Job) batchSent() {
+	n := j.inFlight.Add(1)
+	for {
+		m := j.maxInFlight.Load()
+		if n <= m || j.maxInFlight.CompareAndSwap(m, n) {
+			return
+		}
+	}
+}
+
+func (j *Job) batchDone() { j.inFlight.Add(-1) }

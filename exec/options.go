@@ -1,0 +1,49 @@
+package exec
+
+import "time"
+
+// Options tunes how a job runs.
+type Options struct {
+	// BatchSize is the number of rows per batch sent between tasks and
+	// asked of source readers (default 1024).
+	BatchSize int
+	// ChannelBuffer is the number of batches that may be in flight on one
+	// logical channel (upstream subtask → downstream subtask) before the
+	// sender blocks (default 4).
+	ChannelBuffer int
+	// FlushInterval is how long a partially filled output batch may wait
+	// before it is sent (default 5ms).
+	FlushInterval time.Duration
+	// Logf, if set, receives the runtime's log lines.
+	Logf func(format string, args ...any)
+
+	// creditWaitHook, if set (tests only), is called by a sender that is
+	// about to block waiting for a credit.
+	creditWaitHook func()
+}
+
+// Defaults for Options.
+const (
+	DefaultBatchSize     = 1024
+	DefaultChannelBuffer = 4
+	DefaultFlushInterval = 5 * time.Millisecond
+)
+
+func (o Options) withDefaults() Options {
+	if o.BatchSize <= 0 {
+		o.BatchSize = DefaultBatchSize
+	}
+	if o.ChannelBuffer <= 0 {
+		o.ChannelBuffer = DefaultChannelBuffer
+	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = DefaultFlushInterval
+	}
+	return o
+}
+
+func (o Options) logf(format string, args ...any) {
+	if o.Logf != nil {
+		o.Logf(format, args...)
+	}
+}

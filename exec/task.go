@@ -1,0 +1,342 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/types"
+)
+
+// task runs one subtask of a vertex in one goroutine: the source reader or
+// the inbound channels, then the operators, then the sink or the exchange.
+type task struct {
+	job       *Job
+	v         *Vertex
+	vi        int
+	subtask   int
+	sourceIdx int // index into Job.skipped, for source tasks
+
+	// Output side.
+	outEdges []*outEdge
+	x        *exchange // nil when the chain ends in a sink or nowhere
+
+	// Input side (non-source tasks).
+	inbox chan message
+	links []*link // by channel index
+	ports []int   // operator input port by channel index
+	gate  *inputGate
+
+	ops      []Operator
+	emitters []Emitter // emitters[i] receives ops[i]'s output
+	tail     Emitter
+	reader   connector.SourceReader
+	writer   connector.SinkWriter
+
+	lastFlush time.Time
+}
+
+// chainError attributes an error to an operator or a sink of the chain.
+type chainError struct {
+	who string
+	err error
+}
+
+func (e *chainError) Error() string { return e.who + ": " + e.err.Error() }
+func (e *chainError) Unwrap() error { return e.err }
+
+// attribute wraps err with who unless it is already attributed.
+func attribute(who string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *chainError
+	if errors.As(err, &ce) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	return &chainError{who: who, err: err}
+}
+
+// opEmitter feeds the next operator of the chain.
+type opEmitter struct {
+	op   Operator
+	name string
+	next Emitter
+}
+
+func (e *opEmitter) Emit(b *types.Batch) error {
+	if b.Len() == 0 {
+		return nil
+	}
+	return attribute("operator "+e.name, e.op.Process(0, b, e.next))
+}
+
+// sinkEmitter writes to the sink writer.
+type sinkEmitter struct {
+	t *task
+}
+
+func (e *sinkEmitter) Emit(b *types.Batch) error {
+	n := b.Len()
+	if n == 0 {
+		return nil
+	}
+	if err := e.t.writer.Write(b); err != nil {
+		return attribute("sink "+e.t.v.SinkName, err)
+	}
+	e.t.job.rowsWritten.Add(int64(n))
+	e.t.job.vertexOut[e.t.vi].Add(int64(n))
+	return nil
+}
+
+// discardEmitter ends a chain that feeds nothing.
+type discardEmitter struct {
+	t *task
+}
+
+func (e *discardEmitter) Emit(b *types.Batch) error {
+	e.t.job.vertexOut[e.t.vi].Add(int64(b.Len()))
+	return nil
+}
+
+func (t *task) run() (err error) {
+	defer func() {
+		if cerr := t.close(); err == nil {
+			err = cerr
+		}
+	}()
+	if err := t.open(); err != nil {
+		return err
+	}
+	if t.v.Source != nil {
+		err = t.runSource()
+	} else {
+		err = t.runInputs()
+	}
+	if err != nil {
+		return err
+	}
+	return t.finish()
+}
+
+func (t *task) open() error {
+	j := t.job
+	par := t.v.Parallelism
+	switch {
+	case t.v.Sink != nil:
+		j.openMu.Lock()
+		w, err := t.v.Sink.Open(t.subtask, par)
+		j.openMu.Unlock()
+		if err != nil {
+			return fmt.Errorf("open sink %s: %w", t.v.SinkName, err)
+		}
+		t.writer = w
+		t.tail = &sinkEmitter{t: t}
+	case len(t.outEdges) > 0:
+		t.x = &exchange{ctx: j.ctx, job: j, edges: t.outEdges, batchSize: j.opts.BatchSize, rowsOut: &j.vertexOut[t.vi]}
+		t.tail = t.x
+	default:
+		t.tail = &discardEmitter{t: t}
+	}
+	for _, spec := range t.v.Operators {
+		op := spec.New()
+		t.ops = append(t.ops, op)
+		ctx := &OpContext{Subtask: t.subtask, Parallelism: par, MaxParallelism: j.maxPar, Name: spec.Name}
+		if err := op.Open(ctx); err != nil {
+			return fmt.Errorf("open operator %s: %w", spec.Name, err)
+		}
+	}
+	t.emitters = make([]Emitter, len(t.ops))
+	for i := range t.ops {
+		if i+1 < len(t.ops) {
+			t.emitters[i] = &opEmitter{op: t.ops[i+1], name: t.v.Operators[i+1].Name, next: nil}
+		} else {
+			t.emitters[i] = t.tail
+		}
+	}
+	for i := range len(t.ops) - 1 {
+		t.emitters[i].(*opEmitter).next = t.emitters[i+1]
+	}
+	if t.v.Source != nil {
+		j.openMu.Lock()
+		r, err := t.v.Source.Open(t.subtask, par)
+		j.openMu.Unlock()
+		if err != nil {
+			return fmt.Errorf("open source %s: %w", t.v.SourceName, err)
+		}
+		t.reader = r
+	}
+	t.lastFlush = time.Now()
+	j.opts.logf("task %s (%d/%d): running", t.v.Name, t.subtask+1, par)
+	return nil
+}
+
+// push runs batch b, arrived on operator port port, through the chain.
+func (t *task) push(port int, b *types.Batch) error {
+	t.job.vertexIn[t.vi].Add(int64(b.Len()))
+	if len(t.ops) == 0 {
+		return t.tail.Emit(b)
+	}
+	return attribute("operator "+t.v.Operators[0].Name, t.ops[0].Process(port, b, t.emitters[0]))
+}
+
+// flush sends pending output batches.
+func (t *task) flush() error {
+	if t.x == nil {
+		return nil
+	}
+	t.lastFlush = time.Now()
+	return t.x.flush()
+}
+
+// maybeFlush flushes when output has waited FlushInterval.
+func (t *task) maybeFlush() error {
+	if t.x == nil || !t.x.dirty {
+		return nil
+	}
+	if time.Since(t.lastFlush) < t.job.opts.FlushInterval {
+		return nil
+	}
+	return t.flush()
+}
+
+func (t *task) runSource() error {
+	j := t.job
+	ctx := j.ctx
+	bs := j.opts.BatchSize
+	b := types.NewBatch(t.v.SourceWidth, bs)
+	stats, _ := t.reader.(connector.Stats)
+	for {
+		select {
+		case <-j.stopCh:
+			return nil
+		default:
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b.Reset()
+		err := t.reader.Next(ctx, b, bs)
+		if stats != nil {
+			j.skipped[t.sourceIdx].Store(stats.Skipped())
+		}
+		if n := b.Len(); n > 0 {
+			j.rowsRead.Add(int64(n))
+			if perr := t.push(0, b); perr != nil {
+				return perr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			return fmt.Errorf("source %s: %w", t.v.SourceName, err)
+		}
+		if b.Len() == 0 {
+			err = t.flush()
+		} else {
+			err = t.maybeFlush()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (t *task) runInputs() error {
+	ctx := t.job.ctx
+	for !t.gate.AllEnded() {
+		var m message
+		select {
+		case m = <-t.inbox:
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+			// Nothing to read: send what is pending before blocking.
+			if err := t.flush(); err != nil {
+				return err
+			}
+			select {
+			case m = <-t.inbox:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if err := t.handle(m); err != nil {
+			return err
+		}
+		if err := t.maybeFlush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// handle offers m to the input gate and carries out its decision.
+func (t *task) handle(m message) error {
+	l := t.links[m.ch]
+	switch t.gate.Offer(m) {
+	case gateProcess:
+		err := t.push(t.ports[m.ch], m.batch)
+		l.release(t.job, m)
+		return err
+	case gateEnded, gateAllEnded:
+		l.release(t.job, m)
+	case gateQueued:
+	}
+	return nil
+}
+
+// finish ends the operators after all input ended, then flushes the output
+// and sends end of input downstream (or flushes the sink).
+func (t *task) finish() error {
+	for i, op := range t.ops {
+		if err := op.Finish(t.emitters[i]); err != nil {
+			return attribute("operator "+t.v.Operators[i].Name, err)
+		}
+	}
+	if t.writer != nil {
+		if err := t.writer.Flush(); err != nil {
+			return fmt.Errorf("flush sink %s: %w", t.v.SinkName, err)
+		}
+	}
+	if t.x != nil {
+		if err := t.x.endOfInput(); err != nil {
+			return err
+		}
+	}
+	t.job.opts.logf("task %s (%d/%d): finished", t.v.Name, t.subtask+1, t.v.Parallelism)
+	return nil
+}
+
+// close releases everything the task opened and returns the first error.
+func (t *task) close() error {
+	var first error
+	keep := func(err error) {
+		if first == nil && err != nil {
+			first = err
+		}
+	}
+	for i, op := range t.ops {
+		if err := op.Close(); err != nil {
+			keep(fmt.Errorf("close operator %s: %w", t.v.Operators[i].Name, err))
+		}
+	}
+	if t.writer != nil {
+		if err := t.writer.Close(); err != nil {
+			keep(fmt.Errorf("close sink %s: %w", t.v.SinkName, err))
+		}
+	}
+	if t.reader != nil {
+		if err := t.reader.Close(); err != nil {
+			keep(fmt.Errorf("close source %s: %w", t.v.SourceName, err))
+		}
+	}
+	return first
+}

@@ -1,0 +1,216 @@
+package expr
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/weir-sql/weir/types"
+)
+
+// ErrDivisionByZero is the run-time error of an integer division or modulo by zero.
+var ErrDivisionByZero = errors.New("division by zero")
+
+type arithMode uint8
+
+const (
+	modeInt      arithMode = iota // INT result: computed in int64, wrapped to 32 bits
+	modeBigInt                    // BIGINT result: int64, wraps on overflow
+	modeDouble                    // DOUBLE result
+	modeTsIv                      // TIMESTAMP ± INTERVAL
+	modeIvTs                      // INTERVAL + TIMESTAMP
+	modeInterval                  // INTERVAL ± INTERVAL
+)
+
+// Arith is L op R for op in + - * / %. Types promote as in Flink: INT op INT
+// is INT, with a BIGINT it is BIGINT, with a DOUBLE it is DOUBLE. Integer
+// overflow wraps around (two's complement, like Java); integer division or
+// modulo by zero fails with ErrDivisionByZero; DOUBLE division by zero gives
+// ±Infinity or NaN. TIMESTAMP ± INTERVAL gives a TIMESTAMP.
+type Arith struct {
+	Op   string
+	L, R Expr
+	t    types.Type
+	mode arithMode
+}
+
+var _ Node = (*Arith)(nil)
+
+// NewArith type-checks and returns L op R.
+func NewArith(op string, l, r Expr) (Expr, error) {
+	switch op {
+	case "+", "-", "*", "/", "%":
+	default:
+		return nil, fmt.Errorf("unknown arithmetic operator %q", op)
+	}
+	lt, rt := l.Type(), r.Type()
+	lk, rk := lt.Kind, rt.Kind
+	if lk == types.KindNull {
+		lk = rk
+	}
+	if rk == types.KindNull {
+		rk = lk
+	}
+	a := &Arith{Op: op, L: l, R: r}
+	nn := !nullable(lt, rt)
+	switch {
+	case lk.IsNumeric() && rk.IsNumeric():
+		k := lk
+		if numericRank(rk) > numericRank(k) {
+			k = rk
+		}
+		a.t = types.Type{Kind: k, NotNull: nn}
+		switch k {
+		case types.KindInt:
+			a.mode = modeInt
+		case types.KindBigInt:
+			a.mode = modeBigInt
+		default:
+			a.mode = modeDouble
+		}
+	case lk == types.KindTimestamp && rk == types.KindInterval && (op == "+" || op == "-"):
+		a.t, a.mode = types.Type{Kind: types.KindTimestamp, NotNull: nn}, modeTsIv
+	case lk == types.KindInterval && rk == types.KindTimestamp && op == "+":
+		a.t, a.mode = types.Type{Kind: types.KindTimestamp, NotNull: nn}, modeIvTs
+	case lk == types.KindInterval && rk == types.KindInterval && (op == "+" || op == "-"):
+		a.t, a.mode = types.Type{Kind: types.KindInterval, NotNull: nn}, modeInterval
+	default:
+		return nil, fmt.Errorf("cannot apply '%s' to %s and %s", op, lt.Kind, rt.Kind)
+	}
+	return a, nil
+}
+
+// Type returns the promoted result type.
+func (a *Arith) Type() types.Type { return a.t }
+
+// String renders the expression as Flink does: +(a, b).
+func (a *Arith) String() string { return a.Op + "(" + a.L.String() + ", " + a.R.String() + ")" }
+
+// Children returns L and R.
+func (a *Arith) Children() []Expr { return []Expr{a.L, a.R} }
+
+// WithChildren rebuilds the operation.
+func (a *Arith) WithChildren(kids []Expr) (Expr, error) {
+	if err := checkArity(a.Op, kids, 2); err != nil {
+		return nil, err
+	}
+	return NewArith(a.Op, kids[0], kids[1])
+}
+
+// Eval computes the operation; NULL if either operand is NULL.
+func (a *Arith) Eval(row []types.Value) (types.Value, error) {
+	l, err := a.L.Eval(row)
+	if err != nil || l.IsNull() {
+		return types.Value{}, err
+	}
+	r, err := a.R.Eval(row)
+	if err != nil || r.IsNull() {
+		return types.Value{}, err
+	}
+	switch a.mode {
+	case modeInt:
+		n, err := intOp(a.Op[0], l.Int(), r.Int())
+		return types.IntValue(int64(int32(n))), err
+	case modeBigInt:
+		n, err := intOp(a.Op[0], l.Int(), r.Int())
+		return types.BigIntValue(n), err
+	case modeDouble:
+		return types.DoubleValue(floatOp(a.Op[0], l.Float(), r.Float())), nil
+	case modeTsIv:
+		if a.Op == "-" {
+			return types.TimestampValue(l.Int() - r.Int()), nil
+		}
+		return types.TimestampValue(l.Int() + r.Int()), nil
+	case modeIvTs:
+		return types.TimestampValue(l.Int() + r.Int()), nil
+	default: // modeInterval
+		if a.Op == "-" {
+			return types.IntervalValue(l.Int() - r.Int()), nil
+		}
+		return types.IntervalValue(l.Int() + r.Int()), nil
+	}
+}
+
+func intOp(op byte, x, y int64) (int64, error) {
+	switch op {
+	case '+':
+		return x + y, nil
+	case '-':
+		return x - y, nil
+	case '*':
+		return x * y, nil
+	case '/':
+		if y == 0 {
+			return 0, ErrDivisionByZero
+		}
+		return x / y, nil
+	default:
+		if y == 0 {
+			return 0, ErrDivisionByZero
+		}
+		return x % y, nil
+	}
+}
+
+func floatOp(op byte, x, y float64) float64 {
+	switch op {
+	case '+':
+		return x + y
+	case '-':
+		return x - y
+	case '*':
+		return x * y
+	case '/':
+		return x / y
+	default:
+		return math.Mod(x, y)
+	}
+}
+
+// Neg is unary minus.
+type Neg struct {
+	X Expr
+}
+
+var _ Node = (*Neg)(nil)
+
+// NewNeg returns -x for a numeric or interval x.
+func NewNeg(x Expr) (Expr, error) {
+	k := x.Type().Kind
+	if !k.IsNumeric() && k != types.KindInterval && k != types.KindNull {
+		return nil, fmt.Errorf("cannot negate %s", k)
+	}
+	return &Neg{X: x}, nil
+}
+
+// Type returns the operand's type.
+func (n *Neg) Type() types.Type { return n.X.Type() }
+
+// String renders -(x).
+func (n *Neg) String() string { return "-(" + n.X.String() + ")" }
+
+// Children returns the operand.
+func (n *Neg) Children() []Expr { return []Expr{n.X} }
+
+// WithChildren rebuilds the negation.
+func (n *Neg) WithChildren(kids []Expr) (Expr, error) {
+	if err := checkArity("-", kids, 1); err != nil {
+		return nil, err
+	}
+	return NewNeg(kids[0])
+}
+
+// Eval negates; integers wrap (-MIN stays MIN).
+func (n *Neg) Eval(row []types.Value) (types.Value, error) {
+	v, err := n.X.Eval(row)
+	if err != nil || v.IsNull() {
+		return types.Value{}, err
+	}
+	switch v.Kind() {
+	case types.KindDouble:
+		return types.DoubleValue(-v.Float()), nil
+	case types.KindInt:
+		return types.IntValue(int64(-int32(v.Int()))), nil
+	}
+	return types.BigIntValue(-v.Int()).WithKind(v.Kind()), nil
+}

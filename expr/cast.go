@@ -1,0 +1,161 @@
+package expr
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/weir-sql/weir/types"
+)
+
+// Cast is CAST(X AS T). Supported: between the numeric kinds (DOUBLE to
+// integer truncates toward zero; a narrowing integer cast wraps), numbers
+// and BOOLEAN both ways, anything to VARCHAR, VARCHAR to anything (a
+// malformed string is a run-time error naming it), and TIMESTAMP ↔ VARCHAR
+// as 'yyyy-mm-dd hh:mm:ss.fff'.
+type Cast struct {
+	X Expr
+	T types.Type
+}
+
+var _ Node = (*Cast)(nil)
+
+// NewCast returns CAST(x AS t), or an error if the conversion is not supported.
+func NewCast(x Expr, t types.Type) (Expr, error) {
+	from, to := x.Type().Kind, t.Kind
+	ok := from == to || from == types.KindNull || to == types.KindVarchar || from == types.KindVarchar ||
+		(from.IsNumeric() && to.IsNumeric()) ||
+		(from.IsNumeric() && to == types.KindBoolean) || (from == types.KindBoolean && to.IsNumeric())
+	if !ok || to == types.KindNull {
+		return nil, fmt.Errorf("cannot cast %s to %s", from, to)
+	}
+	t.NotNull = x.Type().NotNull
+	return &Cast{X: x, T: t}, nil
+}
+
+// Type is the target type.
+func (c *Cast) Type() types.Type { return c.T }
+
+// String renders CAST(x AS T).
+func (c *Cast) String() string { return "CAST(" + c.X.String() + " AS " + c.T.Kind.String() + ")" }
+
+// Children returns X.
+func (c *Cast) Children() []Expr { return []Expr{c.X} }
+
+// WithChildren rebuilds the cast.
+func (c *Cast) WithChildren(kids []Expr) (Expr, error) {
+	if err := checkArity("CAST", kids, 1); err != nil {
+		return nil, err
+	}
+	return NewCast(kids[0], c.T)
+}
+
+// Eval converts.
+func (c *Cast) Eval(row []types.Value) (types.Value, error) {
+	v, err := c.X.Eval(row)
+	if err != nil || v.IsNull() {
+		return types.Value{}, err
+	}
+	return CastValue(v, c.T.Kind)
+}
+
+// CastValue converts a non-NULL value to kind to (see Cast).
+func CastValue(v types.Value, to types.Kind) (types.Value, error) {
+	from := v.Kind()
+	if from == to || from == types.KindNull {
+		return v, nil
+	}
+	switch to {
+	case types.KindVarchar:
+		return types.StringValue(castToString(v)), nil
+	case types.KindInt, types.KindBigInt:
+		var n int64
+		switch {
+		case from == types.KindDouble:
+			f := v.Float()
+			if math.IsNaN(f) {
+				f = 0
+			}
+			n = int64(math.Trunc(f)) // out-of-range saturates, as Java's (long) cast
+			if f >= math.MaxInt64 {
+				n = math.MaxInt64
+			} else if f <= math.MinInt64 {
+				n = math.MinInt64
+			}
+		case from == types.KindVarchar:
+			s := strings.TrimSpace(v.Str())
+			p, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || (to == types.KindInt && (p < math.MinInt32 || p > math.MaxInt32)) {
+				return types.Value{}, fmt.Errorf("cannot cast '%s' to %s", v.Str(), to)
+			}
+			n = p
+		default: // INT, BIGINT, BOOLEAN
+			n = v.Int()
+		}
+		if to == types.KindInt {
+			return types.IntValue(int64(int32(n))), nil
+		}
+		return types.BigIntValue(n), nil
+	case types.KindDouble:
+		if from == types.KindVarchar {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v.Str()), 64)
+			if err != nil {
+				return types.Value{}, fmt.Errorf("cannot cast '%s' to DOUBLE", v.Str())
+			}
+			return types.DoubleValue(f), nil
+		}
+		return types.DoubleValue(v.Float()), nil
+	case types.KindBoolean:
+		if from == types.KindVarchar {
+			switch strings.ToLower(strings.TrimSpace(v.Str())) {
+			case "true":
+				return types.BoolValue(true), nil
+			case "false":
+				return types.BoolValue(false), nil
+			}
+			return types.Value{}, fmt.Errorf("cannot cast '%s' to BOOLEAN", v.Str())
+		}
+		return types.BoolValue(v.Float() != 0), nil
+	case types.KindTimestamp:
+		if from == types.KindVarchar {
+			ms, err := ParseTimestamp(v.Str())
+			if err != nil {
+				return types.Value{}, err
+			}
+			return types.TimestampValue(ms), nil
+		}
+	case types.KindInterval:
+		if from == types.KindVarchar {
+			ms, err := strconv.ParseInt(strings.TrimSpace(v.Str()), 10, 64)
+			if err != nil {
+				return types.Value{}, fmt.Errorf("cannot cast '%s' to INTERVAL", v.Str())
+			}
+			return types.IntervalValue(ms), nil
+		}
+	}
+	return types.Value{}, fmt.Errorf("cannot cast %s to %s", from, to)
+}
+
+func castToString(v types.Value) string {
+	if v.Kind() == types.KindBoolean {
+		if v.Bool() {
+			return "TRUE"
+		}
+		return "FALSE"
+	}
+	return v.String()
+}
+
+// ParseTimestamp parses 'yyyy-mm-dd[ hh:mm[:ss[.f...]]]' (or with a 'T'
+// separator) as UTC and returns milliseconds since the epoch.
+func ParseTimestamp(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	for _, layout := range []string{"2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999", "2006-01-02 15:04", "2006-01-02"} {
+		if p, err := time.Parse(layout, t); err == nil {
+			return p.UnixMilli(), nil
+		}
+	}
+	return 0, fmt.Errorf("cannot cast '%s' to TIMESTAMP(3): want 'yyyy-mm-dd hh:mm:ss.fff'", s)
+}

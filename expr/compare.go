@@ -1,0 +1,75 @@
+package expr
+
+import (
+	"fmt"
+
+	"github.com/weir-sql/weir/types"
+)
+
+// Compare is L op R for op in = <> < <= > >=: numbers of any numeric kind
+// with each other, otherwise values of the same kind (VARCHAR, BOOLEAN,
+// TIMESTAMP, INTERVAL). NULL if either side is NULL.
+type Compare struct {
+	Op   string
+	L, R Expr
+	want func(c int) bool
+}
+
+var _ Node = (*Compare)(nil)
+
+// NewCompare type-checks and returns L op R.
+func NewCompare(op string, l, r Expr) (Expr, error) {
+	var want func(int) bool
+	switch op {
+	case "=":
+		want = func(c int) bool { return c == 0 }
+	case "<>":
+		want = func(c int) bool { return c != 0 }
+	case "<":
+		want = func(c int) bool { return c < 0 }
+	case "<=":
+		want = func(c int) bool { return c <= 0 }
+	case ">":
+		want = func(c int) bool { return c > 0 }
+	case ">=":
+		want = func(c int) bool { return c >= 0 }
+	default:
+		return nil, fmt.Errorf("unknown comparison operator %q", op)
+	}
+	if !Comparable(l.Type().Kind, r.Type().Kind) {
+		return nil, fmt.Errorf("cannot compare %s and %s", l.Type().Kind, r.Type().Kind)
+	}
+	return &Compare{Op: op, L: l, R: r, want: want}, nil
+}
+
+// Type is BOOLEAN, NOT NULL if both operands are.
+func (c *Compare) Type() types.Type {
+	return types.Type{Kind: types.KindBoolean, NotNull: !nullable(c.L.Type(), c.R.Type())}
+}
+
+// String renders =(a, b).
+func (c *Compare) String() string { return c.Op + "(" + c.L.String() + ", " + c.R.String() + ")" }
+
+// Children returns L and R.
+func (c *Compare) Children() []Expr { return []Expr{c.L, c.R} }
+
+// WithChildren rebuilds the comparison.
+func (c *Compare) WithChildren(kids []Expr) (Expr, error) {
+	if err := checkArity(c.Op, kids, 2); err != nil {
+		return nil, err
+	}
+	return NewCompare(c.Op, kids[0], kids[1])
+}
+
+// Eval compares.
+func (c *Compare) Eval(row []types.Value) (types.Value, error) {
+	l, err := c.L.Eval(row)
+	if err != nil || l.IsNull() {
+		return types.Value{}, err
+	}
+	r, err := c.R.Eval(row)
+	if err != nil || r.IsNull() {
+		return types.Value{}, err
+	}
+	return types.BoolValue(c.want(types.Compare(l, r))), nil
+}

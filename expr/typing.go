@@ -1,0 +1,66 @@
+package expr
+
+import "github.com/weir-sql/weir/types"
+
+// numericRank orders numeric kinds for widening: INT < BIGINT < DOUBLE.
+func numericRank(k types.Kind) int {
+	switch k {
+	case types.KindInt:
+		return 1
+	case types.KindBigInt:
+		return 2
+	case types.KindDouble:
+		return 3
+	}
+	return 0
+}
+
+// CommonType returns the type both a and b convert to implicitly: the wider
+// of two numeric types, the same kind, or the other type when one is the
+// NULL type. ok is false if there is none.
+func CommonType(a, b types.Type) (t types.Type, ok bool) {
+	nn := a.NotNull && b.NotNull
+	switch {
+	case a.Kind == types.KindNull:
+		return b.Nullable(), true
+	case b.Kind == types.KindNull:
+		return a.Nullable(), true
+	case a.Kind == b.Kind:
+		return types.Type{Kind: a.Kind, NotNull: nn}, true
+	case a.Kind.IsNumeric() && b.Kind.IsNumeric():
+		k := a.Kind
+		if numericRank(b.Kind) > numericRank(k) {
+			k = b.Kind
+		}
+		return types.Type{Kind: k, NotNull: nn}, true
+	}
+	return types.Type{}, false
+}
+
+// Comparable reports whether values of kinds a and b can be compared with
+// = < and friends: numbers with numbers, otherwise the same kind (NULL with anything).
+func Comparable(a, b types.Kind) bool {
+	if a == types.KindNull || b == types.KindNull || a == b {
+		return true
+	}
+	return a.IsNumeric() && b.IsNumeric()
+}
+
+// CanAssign reports whether a value of type from may be stored in a column
+// of type to without an explicit CAST: the same kind, NULL, or widening
+// INT→BIGINT, INT/BIGINT→DOUBLE.
+func CanAssign(from, to types.Type) bool {
+	if from.Kind == types.KindNull || from.Kind == to.Kind {
+		return true
+	}
+	return from.Kind.IsNumeric() && to.Kind.IsNumeric() && numericRank(from.Kind) < numericRank(to.Kind)
+}
+
+// Coerce returns e converted to kind t (a CAST), or e itself if it already
+// has that kind.
+func Coerce(e Expr, t types.Type) (Expr, error) {
+	if e.Type().Kind == t.Kind {
+		return e, nil
+	}
+	return NewCast(e, t)
+}

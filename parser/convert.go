@@ -1,0 +1,523 @@
+package parser
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// converter turns grammar structs into AST nodes. It records the first
+// semantic error (a bad type parameter, a misplaced FROM, ...) in err; the
+// nodes it returns after an error are incomplete and must be discarded.
+type converter struct {
+	src string
+	err *Error
+}
+
+func (c *converter) fail(p lexer.Position, format string, args ...any) {
+	if c.err == nil {
+		c.err = Errorf(toPos(p), format, args...)
+	}
+}
+
+// text returns the trimmed source text spanned by toks.
+func (c *converter) text(toks []lexer.Token) string {
+	if len(toks) == 0 {
+		return ""
+	}
+	first, last := toks[0], toks[len(toks)-1]
+	return strings.TrimSpace(c.src[first.Pos.Offset : last.Pos.Offset+len(last.Value)])
+}
+
+func (c *converter) base(toks []lexer.Token) StmtBase {
+	if len(toks) == 0 {
+		return StmtBase{}
+	}
+	return StmtBase{Pos: toPos(toks[0].Pos), Text: c.text(toks)}
+}
+
+// ---- statements ----
+
+func (c *converter) stmt(g *gStmt, toks []lexer.Token) Statement {
+	b := c.base(toks)
+	switch {
+	case g.Set != nil:
+		s := &SetStmt{StmtBase: b}
+		if g.Set.Key != nil {
+			s.Key = c.confKey(g.Set.Key)
+			if g.Set.Value == nil {
+				c.fail(toks[len(toks)-1].Pos, "SET %q needs a value: SET 'key' = 'value'", s.Key)
+			} else {
+				s.Value = c.confValue(g.Set.Value)
+			}
+		}
+		return s
+	case g.Reset != nil:
+		s := &ResetStmt{StmtBase: b}
+		if g.Reset.Key != nil {
+			s.Key = c.confKey(g.Reset.Key)
+		}
+		return s
+	case g.Create != nil:
+		if g.Create.Table != nil {
+			return c.createTable(b, g.Create)
+		}
+		v := g.Create.View
+		name, ifNotExists := c.condName(&v.Name, true)
+		return &CreateView{StmtBase: b, Name: name, Temporary: g.Create.Temporary,
+			IfNotExists: ifNotExists, Query: c.query(v.Query)}
+	case g.Drop != nil:
+		name, ifExists := c.condName(&g.Drop.Name, false)
+		return &DropTable{StmtBase: b, Name: name, View: g.Drop.View,
+			IfExists: ifExists, Temporary: g.Drop.Temporary}
+	case g.Insert != nil:
+		return c.insert(b, g.Insert)
+	case g.Query != nil:
+		return &QueryStmt{StmtBase: b, Query: c.query(g.Query)}
+	case g.Explain != nil:
+		e := &Explain{StmtBase: b}
+		if g.Explain.Insert != nil {
+			e.Stmt = c.insert(c.base(g.Explain.Insert.Tokens), g.Explain.Insert)
+		} else {
+			q := g.Explain.Query
+			e.Stmt = &QueryStmt{StmtBase: c.base(q.Tokens), Query: c.query(q)}
+		}
+		return e
+	case g.Show != nil:
+		switch {
+		case g.Show.Tables:
+			return &ShowTables{StmtBase: b}
+		case g.Show.Jobs:
+			return &ShowJobs{StmtBase: b}
+		default:
+			return &ShowCreateTable{StmtBase: b, Name: c.ident(g.Show.CreateTable)}
+		}
+	case g.Describe != nil:
+		return &Describe{StmtBase: b, Name: c.ident(&g.Describe.Name)}
+	case g.Stop != nil:
+		return &StopJob{StmtBase: b, ID: unquoteString(g.Stop.ID), WithSavepoint: g.Stop.WithSavepoint}
+	default:
+		return &Help{StmtBase: b}
+	}
+}
+
+func (c *converter) confKey(k *gConfKey) string {
+	if k.Quoted != nil {
+		return unquoteString(*k.Quoted)
+	}
+	return k.Words
+}
+
+func (c *converter) confValue(v *gConfValue) string {
+	if v.Quoted != nil {
+		return unquoteString(*v.Quoted)
+	}
+	return v.Words
+}
+
+// condName returns the name of "[IF [NOT] EXISTS] name" and whether the
+// condition was given; wantNot says which of the two forms is valid.
+func (c *converter) condName(g *gCondName, wantNot bool) (string, bool) {
+	if g.Second == nil {
+		return c.ident(&g.First), false
+	}
+	want := "IF EXISTS"
+	if wantNot {
+		want = "IF NOT EXISTS"
+	}
+	if !strings.EqualFold(g.First.Name, "IF") || g.Not != wantNot {
+		c.fail(g.First.Pos, "expected a name or %s name", want)
+	}
+	return c.ident(g.Second), true
+}
+
+func (c *converter) insert(b StmtBase, g *gInsert) *Insert {
+	s := &Insert{StmtBase: b, Table: c.ident(&g.Table)}
+	switch {
+	case g.ColsQuery != nil:
+		for _, col := range g.Columns {
+			s.Columns = append(s.Columns, c.ident(col))
+		}
+		s.Query = c.query(g.ColsQuery)
+	case g.ParenQuery != nil:
+		s.Query = c.query(&gQuery{Left: &gQueryTerm{Paren: g.ParenQuery}, Unions: g.Unions})
+	default:
+		s.Query = c.query(g.Query)
+	}
+	return s
+}
+
+func (c *converter) createTable(b StmtBase, g *gCreate) *CreateTable {
+	t := g.Table
+	name, ifNotExists := c.condName(&t.Name, true)
+	s := &CreateTable{StmtBase: b, Name: name, Temporary: g.Temporary, IfNotExists: ifNotExists}
+	if t.Comment != nil {
+		s.Comment = unquoteString(*t.Comment)
+	}
+	setPK := func(p lexer.Position, cols []string, notEnforced bool) {
+		switch {
+		case s.PrimaryKey != nil:
+			c.fail(p, "table %s has more than one PRIMARY KEY", s.Name)
+		case !notEnforced:
+			c.fail(p, "PRIMARY KEY must be declared NOT ENFORCED (keys are not checked)")
+		}
+		s.PrimaryKey = cols
+	}
+	for _, e := range t.Elems {
+		switch {
+		case e.Watermark != nil:
+			if !isWord(e.Name, "WATERMARK") {
+				c.fail(e.Watermark.Pos, `unexpected "FOR", expected a type`)
+			}
+			if s.Watermark != nil {
+				c.fail(e.Name.Pos, "table %s has more than one WATERMARK", s.Name)
+			}
+			s.Watermark = &WatermarkDef{Pos: toPos(e.Name.Pos), Column: c.ident(&e.Watermark.Column),
+				Expr: c.expr(e.Watermark.Expr)}
+		case e.PrimaryKey != nil:
+			if !isWord(e.Name, "PRIMARY") {
+				c.fail(e.PrimaryKey.Pos, `unexpected "KEY", expected a type`)
+			}
+			var cols []string
+			for _, id := range e.PrimaryKey.Columns {
+				cols = append(cols, c.ident(id))
+			}
+			setPK(e.Name.Pos, cols, e.PrimaryKey.NotEnforced)
+		default:
+			col := e.Column
+			def := &ColumnDef{Pos: toPos(e.Name.Pos), Name: c.ident(&e.Name), Type: c.typeName(col.Type), NotNull: col.NotNull}
+			s.Columns = append(s.Columns, def)
+			if col.PrimaryKey {
+				setPK(e.Name.Pos, []string{def.Name}, col.PKNotEnforced)
+			}
+		}
+	}
+	if len(s.Columns) == 0 {
+		c.fail(t.Name.First.Pos, "table %s must have at least one column", s.Name)
+	}
+	if t.With {
+		s.Options = []*Option{}
+		for _, o := range t.Options {
+			s.Options = append(s.Options, &Option{Pos: toPos(o.Pos), Key: unquoteString(o.Key), Value: unquoteString(o.Value)})
+		}
+	}
+	return s
+}
+
+// typeParamLimit is the most parameters each type takes.
+var typeParamLimit = map[string]int{
+	"VARCHAR": 1, "CHAR": 1, "TIMESTAMP": 1, "TIMESTAMP_LTZ": 1, "TIME": 1, "DECIMAL": 2,
+}
+
+func (c *converter) typeName(g *gType) *TypeName {
+	name := strings.ToUpper(g.Name)
+	switch name {
+	case "INTEGER":
+		name = "INT"
+	}
+	if g.Precision && name != "DOUBLE" {
+		c.fail(g.Pos, "PRECISION is only valid in DOUBLE PRECISION")
+	}
+	t := &TypeName{Pos: toPos(g.Pos), Name: name}
+	for _, p := range g.Params {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			c.fail(g.Pos, "type parameter %s of %s must be a non-negative integer", p, name)
+		}
+		t.Params = append(t.Params, n)
+	}
+	if g.LocalTZ {
+		if name != "TIMESTAMP" {
+			c.fail(g.Pos, "WITH LOCAL TIME ZONE is only valid after TIMESTAMP")
+		}
+		t.Name = "TIMESTAMP_LTZ"
+	}
+	if len(t.Params) > typeParamLimit[t.Name] {
+		if typeParamLimit[t.Name] == 0 {
+			c.fail(g.Pos, "type %s takes no parameters", t.Name)
+		} else {
+			c.fail(g.Pos, "type %s takes at most %d parameters", t.Name, typeParamLimit[t.Name])
+		}
+	}
+	return t
+}
+
+// ---- queries ----
+
+func (c *converter) query(g *gQuery) QueryExpr {
+	q := c.queryTerm(g.Left)
+	for _, u := range g.Unions {
+		q = &SetOp{Pos: toPos(u.Pos), Op: "UNION", All: u.All, Left: q, Right: c.queryTerm(u.Right)}
+	}
+	return q
+}
+
+func (c *converter) queryTerm(g *gQueryTerm) QueryExpr {
+	if g.Paren != nil {
+		return c.query(g.Paren)
+	}
+	s := g.Select
+	sel := &Select{Pos: toPos(s.Pos), Distinct: s.Distinct}
+	for _, it := range s.Items {
+		sel.Items = append(sel.Items, c.selectItem(it))
+	}
+	if s.From != nil {
+		sel.From = c.fromItem(s.From)
+	}
+	if s.Where != nil {
+		sel.Where = c.expr(s.Where)
+	}
+	for _, e := range s.GroupBy {
+		sel.GroupBy = append(sel.GroupBy, c.expr(e))
+	}
+	if s.Having != nil {
+		sel.Having = c.expr(s.Having)
+	}
+	return sel
+}
+
+func (c *converter) selectItem(g *gSelectItem) *SelectItem {
+	it := &SelectItem{Pos: toPos(g.Pos)}
+	switch {
+	case g.Star:
+		it.Star = true
+	case starRef(g.Expr) != nil:
+		if g.Alias != nil {
+			c.fail(g.Alias.Pos, "a star (%s.*) cannot have an alias", starRef(g.Expr).First.Name)
+		}
+		it.Star = true
+		it.Table = c.ident(&starRef(g.Expr).First)
+	default:
+		it.Expr = c.expr(g.Expr)
+		if g.Alias != nil {
+			it.Alias = c.ident(g.Alias)
+		}
+	}
+	return it
+}
+
+func (c *converter) fromItem(g *gFromItem) Relation {
+	alias := ""
+	if g.Alias != nil {
+		alias = c.ident(g.Alias)
+	}
+	if g.Sub != nil {
+		return &SubqueryRef{Pos: toPos(g.Pos), Query: c.query(g.Sub), Alias: alias}
+	}
+	return &TableRef{Pos: toPos(g.Pos), Name: c.ident(g.Table), Alias: alias}
+}
+
+// starRef returns the t.* that g consists of, or nil.
+func starRef(g *gExpr) *gRef {
+	if len(g.Rest) > 0 || len(g.Left.Rest) > 0 || g.Left.Left.Cmp == nil {
+		return nil
+	}
+	cmp := g.Left.Left.Cmp
+	if len(cmp.Rest) > 0 || len(cmp.Left.Rest) > 0 || len(cmp.Left.Left.Rest) > 0 {
+		return nil
+	}
+	mul := cmp.Left.Left.Left
+	if len(mul.Rest) > 0 || mul.Left.Primary == nil {
+		return nil
+	}
+	if ref := mul.Left.Primary.Ref; ref != nil && ref.Star {
+		return ref
+	}
+	return nil
+}
+
+// isWord reports whether g is the unquoted word w (in any case).
+func isWord(g gIdent, w string) bool {
+	return strings.EqualFold(g.Name, w)
+}
+
+// ident returns an identifier's name: as written, or unquoted.
+func (c *converter) ident(g *gIdent) string {
+	if !strings.HasPrefix(g.Name, "`") {
+		return g.Name
+	}
+	name := strings.ReplaceAll(g.Name[1:len(g.Name)-1], "``", "`")
+	if name == "" {
+		c.fail(g.Pos, "empty quoted identifier")
+	}
+	return name
+}
+
+// unquoteString removes the quotes of a '...' literal and unescapes ”.
+func unquoteString(s string) string {
+	if len(s) < 2 {
+		return s
+	}
+	return strings.ReplaceAll(s[1:len(s)-1], "''", "'")
+}
+
+// ---- expressions ----
+
+func (c *converter) expr(g *gExpr) Expr {
+	e := c.and(g.Left)
+	for _, arm := range g.Rest {
+		e = &Binary{Pos: toPos(arm.Pos), Op: "OR", L: e, R: c.and(arm.Right)}
+	}
+	return e
+}
+
+func (c *converter) and(g *gAnd) Expr {
+	e := c.not(g.Left)
+	for _, arm := range g.Rest {
+		e = &Binary{Pos: toPos(arm.Pos), Op: "AND", L: e, R: c.not(arm.Right)}
+	}
+	return e
+}
+
+func (c *converter) not(g *gNot) Expr {
+	if g.Not != nil {
+		return &Unary{Pos: toPos(g.Pos), Op: "NOT", X: c.not(g.Not)}
+	}
+	return c.cmp(g.Cmp)
+}
+
+func (c *converter) cmp(g *gCmp) Expr {
+	e := c.concat(g.Left)
+	for _, arm := range g.Rest {
+		p := toPos(arm.Pos)
+		switch {
+		case arm.IsNull != nil:
+			e = &IsNull{Pos: p, X: e, Not: arm.IsNull.Not}
+		case arm.Pred != nil:
+			pr := arm.Pred
+			switch {
+			case pr.Between != nil:
+				e = &Between{Pos: p, X: e, Lo: c.concat(pr.Between.Lo), Hi: c.concat(pr.Between.Hi), Not: pr.Not}
+			case pr.Like != nil:
+				e = &Like{Pos: p, X: e, Pattern: c.concat(pr.Like), Not: pr.Not}
+			default:
+				in := &In{Pos: p, X: e, Not: pr.Not}
+				for _, x := range pr.In {
+					in.List = append(in.List, c.expr(x))
+				}
+				e = in
+			}
+		default:
+			op := arm.Op
+			if op == "!=" {
+				op = "<>"
+			}
+			e = &Binary{Pos: p, Op: op, L: e, R: c.concat(arm.Right)}
+		}
+	}
+	return e
+}
+
+func (c *converter) concat(g *gConcat) Expr {
+	e := c.add(g.Left)
+	for _, arm := range g.Rest {
+		e = &Binary{Pos: toPos(arm.Pos), Op: "||", L: e, R: c.add(arm.Right)}
+	}
+	return e
+}
+
+func (c *converter) add(g *gAdd) Expr {
+	e := c.mul(g.Left)
+	for _, arm := range g.Rest {
+		e = &Binary{Pos: toPos(arm.Pos), Op: arm.Op, L: e, R: c.mul(arm.Right)}
+	}
+	return e
+}
+
+func (c *converter) mul(g *gMul) Expr {
+	e := c.unary(g.Left)
+	for _, arm := range g.Rest {
+		e = &Binary{Pos: toPos(arm.Pos), Op: arm.Op, L: e, R: c.unary(arm.Right)}
+	}
+	return e
+}
+
+func (c *converter) unary(g *gUnary) Expr {
+	if g.X != nil {
+		return &Unary{Pos: toPos(g.Pos), Op: g.Op, X: c.unary(g.X)}
+	}
+	return c.primary(g.Primary)
+}
+
+func (c *converter) primary(g *gPrimary) Expr {
+	p := toPos(g.Pos)
+	switch {
+	case g.Cast != nil:
+		return &Cast{Pos: p, X: c.expr(g.Cast.X), Type: c.typeName(g.Cast.Type)}
+	case g.Case != nil:
+		return c.caseExpr(p, g.Case)
+	case g.Interval != nil:
+		unit := strings.TrimSuffix(strings.ToUpper(g.Interval.Unit), "S")
+		return &IntervalLit{Pos: p, Value: unquoteString(g.Interval.Value), Unit: unit}
+	case g.Number != nil:
+		return &NumberLit{Pos: p, Text: *g.Number, IsFloat: strings.ContainsAny(*g.Number, ".eE")}
+	case g.String != nil:
+		return &StringLit{Pos: p, Value: unquoteString(*g.String)}
+	case g.True, g.False:
+		return &BoolLit{Pos: p, Value: g.True}
+	case g.Null:
+		return &NullLit{Pos: p}
+	case g.Ref != nil:
+		return c.ref(p, g.Ref)
+	default:
+		return c.expr(g.Paren)
+	}
+}
+
+func (c *converter) caseExpr(p Pos, g *gCase) *Case {
+	e := &Case{Pos: p}
+	if g.Operand != nil {
+		e.Operand = c.expr(g.Operand)
+	}
+	for _, w := range g.Whens {
+		e.Whens = append(e.Whens, &When{Pos: toPos(w.Pos), Cond: c.expr(w.Cond), Result: c.expr(w.Result)})
+	}
+	if g.Else != nil {
+		e.Else = c.expr(g.Else)
+	}
+	return e
+}
+
+// ref converts what starts with an identifier.
+func (c *converter) ref(p Pos, g *gRef) Expr {
+	switch {
+	case g.Call != nil:
+		if strings.HasPrefix(g.First.Name, "`") {
+			c.fail(g.First.Pos, "a function name cannot be quoted")
+		}
+		return c.call(p, g.First.Name, g.Call)
+	case g.Literal != nil:
+		if !isWord(g.First, "TIMESTAMP") {
+			c.fail(g.Literal.Pos, "unexpected string %s after %s", g.Literal.Value, g.First.Name)
+		}
+		return &TimestampLit{Pos: p, Value: unquoteString(g.Literal.Value)}
+	case g.Star:
+		c.fail(g.First.Pos, "%s.* is only valid as an item of a select list", g.First.Name)
+	}
+	col := &ColumnRef{Pos: p, Name: c.ident(&g.First)}
+	if g.Second != nil {
+		col.Table, col.Name = col.Name, c.ident(g.Second)
+	}
+	return col
+}
+
+func (c *converter) call(p Pos, name string, g *gCall) *Call {
+	e := &Call{Pos: p, Name: strings.ToUpper(name), Star: g.Star, Distinct: g.Distinct}
+	if g.First != nil {
+		e.Args = append(e.Args, c.expr(g.First))
+	}
+	for _, a := range g.More {
+		e.Args = append(e.Args, c.expr(a))
+	}
+	if g.From != nil {
+		if e.Name != "SUBSTRING" {
+			c.fail(g.Pos, "FROM inside a function call is only valid in SUBSTRING(s FROM i [FOR n])")
+		}
+		e.Args = append(e.Args, c.expr(g.From))
+		if g.For != nil {
+			e.Args = append(e.Args, c.expr(g.For))
+		}
+	}
+	return e
+}

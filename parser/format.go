@@ -1,0 +1,475 @@
+package parser
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Format renders a node as canonical SQL: keywords in upper case,
+// identifiers quoted with backticks where needed, and parentheses exactly
+// where precedence requires them. Parse(Format(x)) yields x again, apart
+// from positions and statement text.
+func Format(n Node) string {
+	var f formatter
+	f.node(n)
+	return f.b.String()
+}
+
+// Expression precedence levels, loosest first.
+const (
+	precOr = iota + 1
+	precAnd
+	precNot
+	precCmp
+	precConcat
+	precAdd
+	precMul
+	precUnary
+	precPrimary
+)
+
+type formatter struct {
+	b strings.Builder
+}
+
+func (f *formatter) w(parts ...string) {
+	for _, p := range parts {
+		f.b.WriteString(p)
+	}
+}
+
+func (f *formatter) node(n Node) {
+	switch n := n.(type) {
+	case Statement:
+		f.stmt(n)
+	case QueryExpr:
+		f.query(n)
+	case Relation:
+		f.relation(n)
+	case Expr:
+		f.expr(n, precOr)
+	case *ColumnDef:
+		f.columnDef(n)
+	case *TypeName:
+		f.typeName(n)
+	case *WatermarkDef:
+		f.w("WATERMARK FOR ", quoteIdent(n.Column), " AS ")
+		f.expr(n.Expr, precOr)
+	case *Option:
+		f.w(quoteString(n.Key), " = ", quoteString(n.Value))
+	case *SelectItem:
+		f.selectItem(n)
+	case *When:
+		f.w("WHEN ")
+		f.expr(n.Cond, precOr)
+		f.w(" THEN ")
+		f.expr(n.Result, precOr)
+	case nil:
+	default:
+		panic(fmt.Sprintf("parser.Format: unknown node type %T", n))
+	}
+}
+
+func (f *formatter) stmt(s Statement) {
+	switch s := s.(type) {
+	case *SetStmt:
+		f.w("SET")
+		if s.Key != "" {
+			f.w(" ", quoteString(s.Key), " = ", quoteString(s.Value))
+		}
+	case *ResetStmt:
+		f.w("RESET")
+		if s.Key != "" {
+			f.w(" ", quoteString(s.Key))
+		}
+	case *CreateTable:
+		f.createTable(s)
+	case *DropTable:
+		f.w("DROP ")
+		if s.Temporary {
+			f.w("TEMPORARY ")
+		}
+		if s.View {
+			f.w("VIEW ")
+		} else {
+			f.w("TABLE ")
+		}
+		if s.IfExists {
+			f.w("IF EXISTS ")
+		}
+		f.w(quoteIdent(s.Name))
+	case *CreateView:
+		f.w("CREATE ")
+		if s.Temporary {
+			f.w("TEMPORARY ")
+		}
+		f.w("VIEW ")
+		if s.IfNotExists {
+			f.w("IF NOT EXISTS ")
+		}
+		f.w(quoteIdent(s.Name), " AS ")
+		f.query(s.Query)
+	case *Insert:
+		f.w("INSERT INTO ", quoteIdent(s.Table), " ")
+		if s.Columns != nil {
+			f.w("(", joinIdents(s.Columns), ") ")
+		}
+		f.query(s.Query)
+	case *QueryStmt:
+		f.query(s.Query)
+	case *Explain:
+		f.w("EXPLAIN ")
+		f.stmt(s.Stmt)
+	case *ShowTables:
+		f.w("SHOW TABLES")
+	case *ShowJobs:
+		f.w("SHOW JOBS")
+	case *Describe:
+		f.w("DESCRIBE ", quoteIdent(s.Name))
+	case *ShowCreateTable:
+		f.w("SHOW CREATE TABLE ", quoteIdent(s.Name))
+	case *StopJob:
+		f.w("STOP JOB ", quoteString(s.ID))
+		if s.WithSavepoint {
+			f.w(" WITH SAVEPOINT")
+		}
+	case *Help:
+		f.w("HELP")
+	default:
+		panic(fmt.Sprintf("parser.Format: unknown statement type %T", s))
+	}
+}
+
+func (f *formatter) createTable(s *CreateTable) {
+	f.w("CREATE ")
+	if s.Temporary {
+		f.w("TEMPORARY ")
+	}
+	f.w("TABLE ")
+	if s.IfNotExists {
+		f.w("IF NOT EXISTS ")
+	}
+	f.w(quoteIdent(s.Name), " (")
+	sep := "\n  "
+	for _, c := range s.Columns {
+		f.w(sep)
+		f.columnDef(c)
+		sep = ",\n  "
+	}
+	if s.Watermark != nil {
+		f.w(sep)
+		f.node(s.Watermark)
+	}
+	if s.PrimaryKey != nil {
+		f.w(sep, "PRIMARY KEY (", joinIdents(s.PrimaryKey), ") NOT ENFORCED")
+	}
+	f.w("\n)")
+	if s.Comment != "" {
+		f.w(" COMMENT ", quoteString(s.Comment))
+	}
+	if len(s.Options) > 0 {
+		f.w(" WITH (")
+		sep = "\n  "
+		for _, o := range s.Options {
+			f.w(sep)
+			f.node(o)
+			sep = ",\n  "
+		}
+		f.w("\n)")
+	}
+}
+
+func (f *formatter) columnDef(c *ColumnDef) {
+	f.w(quoteIdent(c.Name), " ")
+	f.typeName(c.Type)
+	if c.NotNull {
+		f.w(" NOT NULL")
+	}
+}
+
+func (f *formatter) typeName(t *TypeName) {
+	f.w(t.Name)
+	if len(t.Params) > 0 {
+		ps := make([]string, len(t.Params))
+		for i, p := range t.Params {
+			ps[i] = strconv.Itoa(p)
+		}
+		f.w("(", strings.Join(ps, ", "), ")")
+	}
+}
+
+func (f *formatter) query(q QueryExpr) {
+	switch q := q.(type) {
+	case *Select:
+		f.selectBlock(q)
+	case *SetOp:
+		f.query(q.Left)
+		f.w(" ", q.Op)
+		if q.All {
+			f.w(" ALL")
+		}
+		f.w(" ")
+		if _, ok := q.Right.(*SetOp); ok {
+			f.w("(")
+			f.query(q.Right)
+			f.w(")")
+		} else {
+			f.query(q.Right)
+		}
+	default:
+		panic(fmt.Sprintf("parser.Format: unknown query type %T", q))
+	}
+}
+
+func (f *formatter) selectBlock(s *Select) {
+	f.w("SELECT ")
+	if s.Distinct {
+		f.w("DISTINCT ")
+	}
+	for i, it := range s.Items {
+		if i > 0 {
+			f.w(", ")
+		}
+		f.selectItem(it)
+	}
+	if s.From != nil {
+		f.w(" FROM ")
+		f.relation(s.From)
+	}
+	if s.Where != nil {
+		f.w(" WHERE ")
+		f.expr(s.Where, precOr)
+	}
+	if len(s.GroupBy) > 0 {
+		f.w(" GROUP BY ")
+		f.exprList(s.GroupBy)
+	}
+	if s.Having != nil {
+		f.w(" HAVING ")
+		f.expr(s.Having, precOr)
+	}
+}
+
+func (f *formatter) selectItem(it *SelectItem) {
+	switch {
+	case it.Star && it.Table != "":
+		f.w(quoteIdent(it.Table), ".*")
+	case it.Star:
+		f.w("*")
+	default:
+		f.expr(it.Expr, precOr)
+		if it.Alias != "" {
+			f.w(" AS ", quoteIdent(it.Alias))
+		}
+	}
+}
+
+func (f *formatter) relation(r Relation) {
+	alias := ""
+	switch r := r.(type) {
+	case *TableRef:
+		f.w(quoteIdent(r.Name))
+		alias = r.Alias
+	case *SubqueryRef:
+		f.w("(")
+		f.query(r.Query)
+		f.w(")")
+		alias = r.Alias
+	default:
+		panic(fmt.Sprintf("parser.Format: unknown relation type %T", r))
+	}
+	if alias != "" {
+		f.w(" AS ", quoteIdent(alias))
+	}
+}
+
+func (f *formatter) exprList(es []Expr) {
+	for i, e := range es {
+		if i > 0 {
+			f.w(", ")
+		}
+		f.expr(e, precOr)
+	}
+}
+
+// binaryPrec is the precedence level of a binary operator.
+func binaryPrec(op string) int {
+	switch op {
+	case "OR":
+		return precOr
+	case "AND":
+		return precAnd
+	case "||":
+		return precConcat
+	case "+", "-":
+		return precAdd
+	case "*", "/", "%":
+		return precMul
+	default:
+		return precCmp
+	}
+}
+
+// exprPrec is how tightly e binds.
+func exprPrec(e Expr) int {
+	switch e := e.(type) {
+	case *Binary:
+		return binaryPrec(e.Op)
+	case *Unary:
+		if e.Op == "NOT" {
+			return precNot
+		}
+		return precUnary
+	case *IsNull, *In, *Between, *Like:
+		return precCmp
+	default:
+		return precPrimary
+	}
+}
+
+// expr writes e, in parentheses if it binds looser than min.
+func (f *formatter) expr(e Expr, min int) {
+	if exprPrec(e) < min {
+		f.w("(")
+		f.expr(e, precOr)
+		f.w(")")
+		return
+	}
+	switch e := e.(type) {
+	case *Binary:
+		p := binaryPrec(e.Op)
+		f.expr(e.L, p)
+		f.w(" ", e.Op, " ")
+		f.expr(e.R, p+1)
+	case *Unary:
+		if e.Op == "NOT" {
+			f.w("NOT ")
+			f.expr(e.X, precNot)
+			return
+		}
+		f.w(e.Op)
+		if x, ok := e.X.(*Unary); ok && x.Op != "NOT" && e.Op == "-" && x.Op == "-" {
+			f.w(" ") // "--" would start a comment
+		}
+		f.expr(e.X, precUnary)
+	case *IsNull:
+		f.expr(e.X, precCmp)
+		if e.Not {
+			f.w(" IS NOT NULL")
+		} else {
+			f.w(" IS NULL")
+		}
+	case *In:
+		f.expr(e.X, precCmp)
+		f.w(not(e.Not), " IN (")
+		f.exprList(e.List)
+		f.w(")")
+	case *Between:
+		f.expr(e.X, precCmp)
+		f.w(not(e.Not), " BETWEEN ")
+		f.expr(e.Lo, precConcat)
+		f.w(" AND ")
+		f.expr(e.Hi, precConcat)
+	case *Like:
+		f.expr(e.X, precCmp)
+		f.w(not(e.Not), " LIKE ")
+		f.expr(e.Pattern, precConcat)
+	case *ColumnRef:
+		if e.Table != "" {
+			f.w(quoteIdent(e.Table), ".")
+		}
+		f.w(quoteIdent(e.Name))
+	case *NumberLit:
+		f.w(e.Text)
+	case *StringLit:
+		f.w(quoteString(e.Value))
+	case *BoolLit:
+		if e.Value {
+			f.w("TRUE")
+		} else {
+			f.w("FALSE")
+		}
+	case *NullLit:
+		f.w("NULL")
+	case *IntervalLit:
+		f.w("INTERVAL ", quoteString(e.Value), " ", e.Unit)
+	case *TimestampLit:
+		f.w("TIMESTAMP ", quoteString(e.Value))
+	case *Case:
+		f.w("CASE")
+		if e.Operand != nil {
+			f.w(" ")
+			f.expr(e.Operand, precOr)
+		}
+		for _, wh := range e.Whens {
+			f.w(" ")
+			f.node(wh)
+		}
+		if e.Else != nil {
+			f.w(" ELSE ")
+			f.expr(e.Else, precOr)
+		}
+		f.w(" END")
+	case *Cast:
+		f.w("CAST(")
+		f.expr(e.X, precOr)
+		f.w(" AS ")
+		f.typeName(e.Type)
+		f.w(")")
+	case *Call:
+		f.w(e.Name, "(")
+		switch {
+		case e.Star:
+			f.w("*")
+		case e.Distinct:
+			f.w("DISTINCT ")
+			f.exprList(e.Args)
+		default:
+			f.exprList(e.Args)
+		}
+		f.w(")")
+	default:
+		panic(fmt.Sprintf("parser.Format: unknown expression type %T", e))
+	}
+}
+
+func not(b bool) string {
+	if b {
+		return " NOT"
+	}
+	return ""
+}
+
+var plainIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// quoteIdent returns name as written in SQL: bare when that reads back as
+// the same identifier, otherwise in backticks.
+func quoteIdent(name string) string {
+	if plainIdent.MatchString(name) && !isReserved(name) {
+		return name
+	}
+	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
+}
+
+func isReserved(word string) bool {
+	for _, r := range reservedWords {
+		if strings.EqualFold(r, word) {
+			return true
+		}
+	}
+	return false
+}
+
+func quoteString(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+func joinIdents(names []string) string {
+	qs := make([]string, len(names))
+	for i, n := range names {
+		qs[i] = quoteIdent(n)
+	}
+	return strings.Join(qs, ", ")
+}

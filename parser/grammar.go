@@ -1,0 +1,444 @@
+package parser
+
+import (
+	"strings"
+
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// This file holds the participle lexer and grammar structs. The structs are
+// an implementation detail: convert.go turns them into the AST of ast.go.
+//
+// The grammar is LL(1) without backtracking: the parser runs with zero
+// lookahead, so a branch that consumed a token and then failed is the
+// error, reported where it happened. Where a non-reserved word starts a
+// construct (IF NOT EXISTS, WATERMARK FOR, PRIMARY KEY, TIMESTAMP '...',
+// f(...), t.*), the grammar reads the word as an identifier first and
+// convert.go checks it.
+//
+// Reserved words are lexed as Keyword tokens, so that @Ident never captures
+// them; every other word (including grammar words such as TABLES, WATERMARK,
+// SECOND or TIMESTAMP) is an Ident and stays usable as a column name. All
+// grammar literals match both token types case-insensitively.
+
+// reservedWords are the words that can never be identifiers (unless quoted
+// with backticks): they start or end clauses, or follow an expression or a
+// relation, where an identifier would be read as an alias.
+var reservedWords = []string{
+	"ALL", "AND", "AS", "BETWEEN", "BY", "CASE", "CAST", "CREATE", "CROSS",
+	"DISTINCT", "DROP", "ELSE", "END", "EXCEPT", "EXISTS", "FALSE", "FOR",
+	"FROM", "FULL", "GROUP", "HAVING", "IN", "INNER", "INSERT", "INTERSECT",
+	"INTERVAL", "INTO", "IS", "JOIN", "LEFT", "LIKE", "LIMIT", "NATURAL",
+	"NOT", "NULL", "ON", "OR", "ORDER", "OUTER", "OVER", "RIGHT", "SELECT",
+	"SET", "TABLE", "THEN", "TRUE", "UNION", "USING", "VALUES", "WHEN",
+	"WHERE", "WINDOW", "WITH",
+}
+
+// Token type names of the lexer.
+const (
+	tokComment    = "Comment"
+	tokWhitespace = "Whitespace"
+	tokQIdent     = "QIdent"
+	tokBadQIdent  = "BadQIdent"
+	tokString     = "String"
+	tokBadString  = "BadString"
+	tokBadComment = "BadComment"
+	tokNumber     = "Number"
+	tokKeyword    = "Keyword"
+	tokIdent      = "Ident"
+	tokOp         = "Op"
+	tokChar       = "Char"
+)
+
+// newLexer returns the SQL lexer. Rules are tried in order; the Bad* rules
+// and Char catch malformed input so that lexing itself never fails and the
+// parser can report a precise message.
+func newLexer() *lexer.StatefulDefinition {
+	return lexer.MustSimple([]lexer.SimpleRule{
+		{Name: tokComment, Pattern: `--[^\n]*|/\*(?:[^*]|\*+[^*/])*\*+/`},
+		{Name: tokWhitespace, Pattern: `\s+`},
+		{Name: tokQIdent, Pattern: "`(?:[^`]|``)*`"},
+		{Name: tokBadQIdent, Pattern: "`[\\s\\S]*"},
+		{Name: tokString, Pattern: `'(?:[^']|'')*'`},
+		{Name: tokBadString, Pattern: `'[\s\S]*`},
+		{Name: tokBadComment, Pattern: `/\*[\s\S]*`},
+		{Name: tokNumber, Pattern: `(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?`},
+		{Name: tokKeyword, Pattern: `(?i)(?:` + strings.Join(reservedWords, "|") + `)\b`},
+		{Name: tokIdent, Pattern: `[A-Za-z_][A-Za-z0-9_]*`},
+		{Name: tokOp, Pattern: `<>|!=|<=|>=|\|\||[=<>+\-*/%(),.;]`},
+		{Name: tokChar, Pattern: `[\s\S]`},
+	})
+}
+
+// ---- statements ----
+
+type gStmt struct {
+	Set      *gSet      `parser:"  @@"`
+	Reset    *gReset    `parser:"| @@"`
+	Create   *gCreate   `parser:"| @@"`
+	Drop     *gDrop     `parser:"| @@"`
+	Insert   *gInsert   `parser:"| @@"`
+	Query    *gQuery    `parser:"| @@"`
+	Explain  *gExplain  `parser:"| @@"`
+	Show     *gShow     `parser:"| @@"`
+	Describe *gDescribe `parser:"| @@"`
+	Stop     *gStop     `parser:"| @@"`
+	Help     bool       `parser:"| @'HELP'"`
+}
+
+type gSet struct {
+	Key   *gConfKey   `parser:"'SET' ( @@"`
+	Value *gConfValue `parser:"'=' @@ )?"`
+}
+
+type gReset struct {
+	Key *gConfKey `parser:"'RESET' @@?"`
+}
+
+// gConfKey is a configuration key: 'quoted' or a dotted word path such as
+// parallelism.default or restart-strategy.type.
+type gConfKey struct {
+	Pos    lexer.Position
+	Quoted *string `parser:"  @String"`
+	Words  string  `parser:"| @(Ident | Keyword) ( @('.' | '-') @(Ident | Keyword | Number) )*"`
+}
+
+// gConfValue is a configuration value: 'quoted' or unquoted words.
+type gConfValue struct {
+	Pos    lexer.Position
+	Quoted *string `parser:"  @String"`
+	Words  string  `parser:"| @(Ident | Keyword | Number | '.' | '-' | '/')+"`
+}
+
+type gCreate struct {
+	Pos       lexer.Position
+	Temporary bool          `parser:"'CREATE' @'TEMPORARY'?"`
+	Table     *gCreateTable `parser:"( @@"`
+	View      *gCreateView  `parser:"| @@ )"`
+}
+
+type gCreateTable struct {
+	Name    gCondName     `parser:"'TABLE' @@"`
+	Elems   []*gTableElem `parser:"'(' @@ ( ',' @@ )* ')'"`
+	Comment *string       `parser:"( 'COMMENT' @String )?"`
+	With    bool          `parser:"( @'WITH'"`
+	Options []*gOption    `parser:"  '(' ( @@ ( ',' @@ )* )? ')' )?"`
+}
+
+// gCondName is a name, or IF [NOT] EXISTS name (read as the identifier
+// IF followed by [NOT] EXISTS name; convert.go checks the word).
+type gCondName struct {
+	First  gIdent  `parser:"@@"`
+	Not    bool    `parser:"( @'NOT'?"`
+	Second *gIdent `parser:"  'EXISTS' @@ )?"`
+}
+
+// gTableElem is a column definition, WATERMARK FOR col AS expr, or
+// PRIMARY KEY (cols) NOT ENFORCED; all start with a word.
+type gTableElem struct {
+	Name       gIdent       `parser:"@@"`
+	Watermark  *gWatermark  `parser:"( @@"`
+	PrimaryKey *gPrimaryKey `parser:"| @@"`
+	Column     *gColumn     `parser:"| @@ )"`
+}
+
+type gWatermark struct {
+	Pos    lexer.Position
+	Column gIdent `parser:"'FOR' @@"`
+	Expr   *gExpr `parser:"'AS' @@"`
+}
+
+type gPrimaryKey struct {
+	Pos         lexer.Position
+	Columns     []*gIdent `parser:"'KEY' '(' @@ ( ',' @@ )* ')'"`
+	NotEnforced bool      `parser:"@('NOT' 'ENFORCED')?"`
+}
+
+type gColumn struct {
+	Type          *gType `parser:"@@"`
+	NotNull       bool   `parser:"@('NOT' 'NULL')?"`
+	PrimaryKey    bool   `parser:"( @('PRIMARY' 'KEY')"`
+	PKNotEnforced bool   `parser:"  @('NOT' 'ENFORCED')? )?"`
+}
+
+// typeNames are the type names the grammar accepts (canonicalised in convert).
+var typeNames = []string{
+	"INT", "INTEGER", "BIGINT", "SMALLINT", "TINYINT", "DOUBLE", "FLOAT",
+	"BOOLEAN", "VARCHAR", "STRING", "CHAR", "TIMESTAMP", "TIMESTAMP_LTZ",
+	"DECIMAL", "DATE", "TIME",
+}
+
+type gType struct {
+	Pos       lexer.Position
+	Name      string   `parser:"@('INT' | 'INTEGER' | 'BIGINT' | 'SMALLINT' | 'TINYINT' | 'DOUBLE' | 'FLOAT' | 'BOOLEAN' | 'VARCHAR' | 'STRING' | 'CHAR' | 'TIMESTAMP_LTZ' | 'TIMESTAMP' | 'DECIMAL' | 'DATE' | 'TIME')"`
+	Precision bool     `parser:"@'PRECISION'?"`
+	Params    []string `parser:"( '(' @Number ( ',' @Number )* ')' )?"`
+	LocalTZ   bool     `parser:"@('WITH' 'LOCAL' 'TIME' 'ZONE')?"`
+}
+
+type gOption struct {
+	Pos   lexer.Position
+	Key   string `parser:"@String '='"`
+	Value string `parser:"@String"`
+}
+
+type gCreateView struct {
+	Name  gCondName `parser:"'VIEW' @@"`
+	Query *gQuery   `parser:"'AS' @@"`
+}
+
+type gDrop struct {
+	Temporary bool      `parser:"'DROP' @'TEMPORARY'?"`
+	Table     bool      `parser:"( @'TABLE'"`
+	View      bool      `parser:"| @'VIEW' )"`
+	Name      gCondName `parser:"@@"`
+}
+
+type gInsert struct {
+	Tokens     []lexer.Token
+	Table      gIdent    `parser:"'INSERT' 'INTO' @@"`
+	Columns    []*gIdent `parser:"(  '(' ( @@ ( ',' @@ )* ')'"`
+	ColsQuery  *gQuery   `parser:"          @@"`
+	ParenQuery *gQuery   `parser:"        | @@ ')'"`
+	Unions     []*gUnion `parser:"          @@* )"`
+	Query      *gQuery   `parser:" | @@ )"`
+}
+
+type gExplain struct {
+	Plan   bool     `parser:"'EXPLAIN' @('PLAN' 'FOR')?"`
+	Insert *gInsert `parser:"( @@"`
+	Query  *gQuery  `parser:"| @@ )"`
+}
+
+type gShow struct {
+	Tables      bool    `parser:"'SHOW' ( @'TABLES'"`
+	Jobs        bool    `parser:"| @'JOBS'"`
+	CreateTable *gIdent `parser:"| 'CREATE' 'TABLE' @@ )"`
+}
+
+type gDescribe struct {
+	Name gIdent `parser:"( 'DESCRIBE' | 'DESC' ) @@"`
+}
+
+type gStop struct {
+	ID            string `parser:"'STOP' 'JOB' @String"`
+	WithSavepoint bool   `parser:"@('WITH' 'SAVEPOINT')?"`
+}
+
+// ---- queries ----
+
+type gQuery struct {
+	Pos    lexer.Position
+	Tokens []lexer.Token
+	Left   *gQueryTerm `parser:"@@"`
+	Unions []*gUnion   `parser:"@@*"`
+}
+
+type gUnion struct {
+	Pos   lexer.Position
+	All   bool        `parser:"'UNION' ( @'ALL' | 'DISTINCT' )?"`
+	Right *gQueryTerm `parser:"@@"`
+}
+
+type gQueryTerm struct {
+	Select *gSelect `parser:"  @@"`
+	Paren  *gQuery  `parser:"| '(' @@ ')'"`
+}
+
+type gSelect struct {
+	Pos      lexer.Position
+	Distinct bool           `parser:"'SELECT' ( @'DISTINCT' | 'ALL' )?"`
+	Items    []*gSelectItem `parser:"@@ ( ',' @@ )*"`
+	From     *gFromItem     `parser:"( 'FROM' @@ )?"`
+	Where    *gExpr         `parser:"( 'WHERE' @@ )?"`
+	GroupBy  []*gExpr       `parser:"( 'GROUP' 'BY' @@ ( ',' @@ )* )?"`
+	Having   *gExpr         `parser:"( 'HAVING' @@ )?"`
+}
+
+// gSelectItem is *, an expression, or t.* (parsed as a reference with a
+// star, see gRef).
+type gSelectItem struct {
+	Pos   lexer.Position
+	Star  bool    `parser:"  @'*'"`
+	Expr  *gExpr  `parser:"| @@"`
+	Alias *gIdent `parser:"  ( 'AS'? @@ )?"`
+}
+
+type gFromItem struct {
+	Pos   lexer.Position
+	Sub   *gQuery `parser:"(  '(' @@ ')'"`
+	Table *gIdent `parser:" | @@ )"`
+	Alias *gIdent `parser:"( 'AS'? @@ )?"`
+}
+
+// gIdent is an identifier, plain or `quoted`.
+type gIdent struct {
+	Pos  lexer.Position
+	Name string `parser:"@(Ident | QIdent)"`
+}
+
+// ---- expressions, loosest binding first ----
+
+type gExpr struct {
+	Left *gAnd     `parser:"@@"`
+	Rest []*gOrArm `parser:"@@*"`
+}
+
+type gOrArm struct {
+	Pos   lexer.Position
+	Right *gAnd `parser:"'OR' @@"`
+}
+
+type gAnd struct {
+	Left *gNot      `parser:"@@"`
+	Rest []*gAndArm `parser:"@@*"`
+}
+
+type gAndArm struct {
+	Pos   lexer.Position
+	Right *gNot `parser:"'AND' @@"`
+}
+
+type gNot struct {
+	Pos lexer.Position
+	Not *gNot `parser:"  'NOT' @@"`
+	Cmp *gCmp `parser:"| @@"`
+}
+
+type gCmp struct {
+	Left *gConcat   `parser:"@@"`
+	Rest []*gCmpArm `parser:"@@*"`
+}
+
+type gCmpArm struct {
+	Pos    lexer.Position
+	Op     string   `parser:"  @('=' | '<>' | '!=' | '<=' | '>=' | '<' | '>')"`
+	Right  *gConcat `parser:"  @@"`
+	IsNull *gIsNull `parser:"| @@"`
+	Pred   *gPred   `parser:"| @@"`
+}
+
+type gIsNull struct {
+	Not bool `parser:"'IS' @'NOT'? 'NULL'"`
+}
+
+type gPred struct {
+	Not     bool      `parser:"@'NOT'?"`
+	In      []*gExpr  `parser:"(  'IN' '(' @@ ( ',' @@ )* ')'"`
+	Between *gBetween `parser:" | 'BETWEEN' @@"`
+	Like    *gConcat  `parser:" | 'LIKE' @@ )"`
+}
+
+type gBetween struct {
+	Lo *gConcat `parser:"@@ 'AND'"`
+	Hi *gConcat `parser:"@@"`
+}
+
+type gConcat struct {
+	Left *gAdd         `parser:"@@"`
+	Rest []*gConcatArm `parser:"@@*"`
+}
+
+type gConcatArm struct {
+	Pos   lexer.Position
+	Right *gAdd `parser:"'||' @@"`
+}
+
+type gAdd struct {
+	Left *gMul      `parser:"@@"`
+	Rest []*gAddArm `parser:"@@*"`
+}
+
+type gAddArm struct {
+	Pos   lexer.Position
+	Op    string `parser:"@('+' | '-')"`
+	Right *gMul  `parser:"@@"`
+}
+
+type gMul struct {
+	Left *gUnary    `parser:"@@"`
+	Rest []*gMulArm `parser:"@@*"`
+}
+
+type gMulArm struct {
+	Pos   lexer.Position
+	Op    string  `parser:"@('*' | '/' | '%')"`
+	Right *gUnary `parser:"@@"`
+}
+
+type gUnary struct {
+	Pos     lexer.Position
+	Op      string    `parser:"  @('-' | '+')"`
+	X       *gUnary   `parser:"  @@"`
+	Primary *gPrimary `parser:"| @@"`
+}
+
+type gPrimary struct {
+	Pos      lexer.Position
+	Cast     *gCast     `parser:"  @@"`
+	Case     *gCase     `parser:"| @@"`
+	Interval *gInterval `parser:"| @@"`
+	Number   *string    `parser:"| @Number"`
+	String   *string    `parser:"| @String"`
+	True     bool       `parser:"| @'TRUE'"`
+	False    bool       `parser:"| @'FALSE'"`
+	Null     bool       `parser:"| @'NULL'"`
+	Ref      *gRef      `parser:"| @@"`
+	Paren    *gExpr     `parser:"| '(' @@ ')'"`
+}
+
+type gCast struct {
+	X    *gExpr `parser:"'CAST' '(' @@"`
+	Type *gType `parser:"'AS' @@ ')'"`
+}
+
+type gCase struct {
+	Operand *gExpr   `parser:"'CASE' @@?"`
+	Whens   []*gWhen `parser:"@@+"`
+	Else    *gExpr   `parser:"( 'ELSE' @@ )? 'END'"`
+}
+
+type gWhen struct {
+	Pos    lexer.Position
+	Cond   *gExpr `parser:"'WHEN' @@"`
+	Result *gExpr `parser:"'THEN' @@"`
+}
+
+// intervalUnits are the accepted INTERVAL units (plurals normalised).
+var intervalUnits = []string{"SECOND", "MINUTE", "HOUR", "DAY"}
+
+type gInterval struct {
+	Value string `parser:"'INTERVAL' @String"`
+	Unit  string `parser:"@('SECOND' | 'SECONDS' | 'MINUTE' | 'MINUTES' | 'HOUR' | 'HOURS' | 'DAY' | 'DAYS')"`
+}
+
+// gRef starts with an identifier: a column a, t.a, t.* (select lists
+// only), a call f(...), or the literal TIMESTAMP '...'.
+type gRef struct {
+	First   gIdent   `parser:"@@"`
+	Call    *gCall   `parser:"( @@"`
+	Star    bool     `parser:"| '.' ( @'*'"`
+	Second  *gIdent  `parser:"      | @@ )"`
+	Literal *gString `parser:"| @@ )?"`
+}
+
+// gString is a string literal with its position.
+type gString struct {
+	Pos   lexer.Position
+	Value string `parser:"@String"`
+}
+
+type gCall struct {
+	Pos      lexer.Position
+	Star     bool     `parser:"'(' ( @'*'"`
+	Distinct bool     `parser:"| @'DISTINCT'?"`
+	First    *gExpr   `parser:"  @@"`
+	More     []*gExpr `parser:"  ( ( ',' @@ )+"`
+	From     *gExpr   `parser:"  | 'FROM' @@"`
+	For      *gExpr   `parser:"    ( 'FOR' @@ )? )? )? ')'"`
+}
+
+// gExprRoot is the root of ParseExpr.
+type gExprRoot struct {
+	X *gExpr `parser:"@@"`
+}

@@ -1,0 +1,280 @@
+package parser
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// maxNesting bounds the nesting of parentheses, CASE and prefix operators,
+// so that hostile input cannot exhaust the stack of the recursive parser.
+const maxNesting = 100
+
+// language is the lexer and the participle parsers, built once. It is
+// immutable after construction and safe for concurrent use.
+type language struct {
+	def   *lexer.StatefulDefinition
+	stmt  *participle.Parser[gStmt]
+	expr  *participle.Parser[gExprRoot]
+	types map[string]lexer.TokenType
+	vocab []candidate
+}
+
+// lang is the process-wide parser; participle parsers are immutable.
+var lang = newLanguage()
+
+func newLanguage() *language {
+	def := newLexer()
+	opts := []participle.Option{
+		participle.Lexer(def),
+		participle.CaseInsensitive(tokKeyword, tokIdent),
+		// No backtracking: a branch that consumed a token and then failed
+		// is the error (the grammar is LL(1)), which keeps errors precise.
+		participle.UseLookahead(0),
+	}
+	l := &language{
+		def:   def,
+		stmt:  participle.MustBuild[gStmt](opts...),
+		expr:  participle.MustBuild[gExprRoot](opts...),
+		types: def.Symbols(),
+	}
+	l.vocab = l.buildVocabulary()
+	return l
+}
+
+func (l *language) is(t lexer.Token, name string) bool { return t.Type == l.types[name] }
+
+// Parse parses a script of statements separated by ';' (the last ';' is
+// optional). Empty statements and comments yield nothing. Errors are *Error
+// with Source set to src.
+func Parse(src string) ([]Statement, error) {
+	toks, err := lang.lex(src)
+	if err != nil {
+		return nil, err
+	}
+	var out []Statement
+	for _, seg := range lang.segments(src, toks) {
+		st, perr := lang.parseStmt(src, seg)
+		if perr != nil {
+			return nil, perr.WithSource(src)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// ParseExpr parses a single scalar expression.
+func ParseExpr(src string) (Expr, error) {
+	toks, err := lang.lex(src)
+	if err != nil {
+		return nil, err
+	}
+	seg := segment{toks: toks, end: endPos(src, toks), endName: "end of input"}
+	if perr := lang.checkTokens(seg); perr != nil {
+		return nil, perr.WithSource(src)
+	}
+	if len(toks) == 0 {
+		return nil, Errorf(seg.end, "expected an expression").WithSource(src)
+	}
+	g, err := lang.expr.ParseFromLexer(seg.peeker(lang, len(toks)))
+	if err != nil {
+		return nil, lang.syntaxError(seg, err, lang.tryExpr).WithSource(src)
+	}
+	c := converter{src: src}
+	e := c.expr(g.X)
+	if c.err != nil {
+		return nil, c.err.WithSource(src)
+	}
+	return e, nil
+}
+
+// segment is the tokens of one statement and where it ends.
+type segment struct {
+	toks    []lexer.Token
+	end     Pos    // position of the terminating ';', or just after the last token
+	endName string // how to name the end in messages: `";"` or "end of input"
+}
+
+// lex returns the significant tokens of src (no whitespace or comments).
+func (l *language) lex(src string) ([]lexer.Token, error) {
+	lx, err := l.def.LexString("", src)
+	if err != nil {
+		return nil, fmt.Errorf("sql lexer: %w", err)
+	}
+	all, err := lexer.ConsumeAll(lx)
+	if err != nil {
+		return nil, fmt.Errorf("sql lexer: %w", err)
+	}
+	toks := make([]lexer.Token, 0, len(all))
+	for _, t := range all {
+		if t.EOF() || l.is(t, tokWhitespace) || l.is(t, tokComment) {
+			continue
+		}
+		toks = append(toks, t)
+	}
+	return toks, nil
+}
+
+// segments splits tokens at ';' and drops empty statements.
+func (l *language) segments(src string, toks []lexer.Token) []segment {
+	var out []segment
+	start := 0
+	for i, t := range toks {
+		if l.is(t, tokOp) && t.Value == ";" {
+			if i > start {
+				out = append(out, segment{toks: toks[start:i], end: toPos(t.Pos), endName: `";"`})
+			}
+			start = i + 1
+		}
+	}
+	if start < len(toks) {
+		out = append(out, segment{toks: toks[start:], end: endPos(src, toks), endName: "end of input"})
+	}
+	return out
+}
+
+// endPos is the position just after the last token (or the input start).
+func endPos(src string, toks []lexer.Token) Pos {
+	if len(toks) == 0 {
+		return Pos{Line: 1, Col: 1}
+	}
+	p := toks[len(toks)-1].Pos
+	p.Advance(toks[len(toks)-1].Value)
+	return toPos(p)
+}
+
+func toPos(p lexer.Position) Pos { return Pos{Line: p.Line, Col: p.Column, Offset: p.Offset} }
+
+// parseStmt parses one statement's tokens.
+func (l *language) parseStmt(src string, seg segment) (Statement, *Error) {
+	if perr := l.checkTokens(seg); perr != nil {
+		return nil, perr
+	}
+	g, err := l.stmt.ParseFromLexer(seg.peeker(l, len(seg.toks)))
+	if err != nil {
+		return nil, l.syntaxError(seg, err, l.tryStmt)
+	}
+	c := converter{src: src}
+	st := c.stmt(g, seg.toks)
+	if c.err != nil {
+		return nil, c.err
+	}
+	return st, nil
+}
+
+// checkTokens reports malformed tokens and excessive nesting.
+func (l *language) checkTokens(seg segment) *Error {
+	depth, prefix := 0, 0
+	for _, t := range seg.toks {
+		p := toPos(t.Pos)
+		switch {
+		case l.is(t, tokBadString):
+			return Errorf(p, "unterminated string literal")
+		case l.is(t, tokBadQIdent):
+			return Errorf(p, "unterminated quoted identifier")
+		case l.is(t, tokBadComment):
+			return Errorf(p, "unterminated comment")
+		case l.is(t, tokChar):
+			return Errorf(p, "unexpected character %q", t.Value)
+		}
+		v := strings.ToUpper(t.Value)
+		switch v {
+		case "(", "CASE":
+			depth++
+		case ")", "END":
+			depth--
+		}
+		if v == "NOT" || v == "-" || v == "+" {
+			prefix++
+		} else {
+			prefix = 0
+		}
+		if depth > maxNesting || prefix > maxNesting {
+			return Errorf(p, "expression nested too deeply (more than %d levels)", maxNesting)
+		}
+	}
+	return nil
+}
+
+// peeker returns a participle token stream of the first n tokens of seg,
+// ended by an EOF token at seg.end.
+func (s segment) peeker(l *language, n int) *lexer.PeekingLexer {
+	toks := make([]lexer.Token, 0, n+1)
+	toks = append(toks, s.toks[:n]...)
+	end := lexer.Position{Line: s.end.Line, Column: s.end.Col, Offset: s.end.Offset}
+	return upgrade(append(toks, lexer.EOFToken(end)))
+}
+
+// upgrade wraps a token slice ending in EOF as a participle PeekingLexer.
+func upgrade(toks []lexer.Token) *lexer.PeekingLexer {
+	pl, err := lexer.Upgrade(&sliceLexer{toks: toks})
+	if err != nil {
+		// sliceLexer never fails.
+		panic(fmt.Sprintf("parser: upgrading token slice: %v", err))
+	}
+	return pl
+}
+
+// sliceLexer replays a token slice that ends with EOF.
+type sliceLexer struct {
+	toks []lexer.Token
+	i    int
+}
+
+func (s *sliceLexer) Next() (lexer.Token, error) {
+	if s.i >= len(s.toks) {
+		return s.toks[len(s.toks)-1], nil
+	}
+	t := s.toks[s.i]
+	s.i++
+	return t, nil
+}
+
+// errorIndex returns the index in seg.toks of the token participle's error
+// points at (len(seg.toks) for the end).
+func errorIndex(seg segment, err error) int {
+	off := errorOffset(err)
+	for i, t := range seg.toks {
+		if t.Pos.Offset >= off {
+			return i
+		}
+	}
+	return len(seg.toks)
+}
+
+// syntaxError turns a participle error into an *Error naming the
+// unexpected token and what the grammar would have accepted there.
+func (l *language) syntaxError(seg segment, err error, try tryFunc) *Error {
+	k := errorIndex(seg, err)
+	var pos Pos
+	var got string
+	if k < len(seg.toks) {
+		pos = toPos(seg.toks[k].Pos)
+		got = describeToken(l, seg.toks[k])
+	} else {
+		pos = seg.end
+		got = seg.endName
+	}
+	expected := l.expected(seg, k, try)
+	if expected == "" {
+		return Errorf(pos, "unexpected %s", got)
+	}
+	return Errorf(pos, "unexpected %s, expected %s", got, expected)
+}
+
+// describeToken renders a token for an error message.
+func describeToken(l *language, t lexer.Token) string {
+	v := t.Value
+	if len(v) > 40 {
+		v = v[:37] + "..."
+	}
+	switch {
+	case l.is(t, tokString):
+		return "string " + v
+	case l.is(t, tokNumber):
+		return "number " + v
+	}
+	return fmt.Sprintf("%q", v)
+}

@@ -1,0 +1,300 @@
+package planner
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/weir-sql/weir/expr"
+	"github.com/weir-sql/weir/parser"
+	"github.com/weir-sql/weir/types"
+)
+
+// maxViewDepth bounds view expansion, so a cycle of views fails cleanly.
+const maxViewDepth = 32
+
+// binder turns AST queries into logical plans, resolving names against the catalog.
+type binder struct {
+	cat   *Catalog
+	depth int
+}
+
+// bindQuery binds a SELECT or a set operation.
+func (b *binder) bindQuery(q parser.QueryExpr) (rel, error) {
+	switch n := q.(type) {
+	case *parser.Select:
+		node, err := b.bindSelect(n)
+		return rel{node: node}, err
+	case *parser.SetOp:
+		node, err := b.bindSetOp(n)
+		return rel{node: node}, err
+	}
+	return rel{}, parser.Errorf(q.Position(), "unsupported query")
+}
+
+func (b *binder) bindFrom(r parser.Relation) (rel, error) {
+	switch n := r.(type) {
+	case *parser.TableRef:
+		qual := n.Alias
+		if qual == "" {
+			qual = n.Name
+		}
+		if t, ok := b.cat.Table(n.Name); ok {
+			return rel{node: &Scan{Table: t}, qual: qual}, nil
+		}
+		if v, ok := b.cat.views[key(n.Name)]; ok {
+			if b.depth >= maxViewDepth {
+				return rel{}, parser.Errorf(n.Pos, "view '%s' expands too deeply (a cycle of views?)", n.Name)
+			}
+			b.depth++
+			defer func() { b.depth-- }()
+			inner, err := b.bindQuery(v.def.Query)
+			if err != nil {
+				return rel{}, parser.Errorf(n.Pos, "in view '%s': %s", v.name, errMsg(err))
+			}
+			return rel{node: inner.node, qual: qual}, nil
+		}
+		return rel{}, parser.Errorf(n.Pos, "unknown table '%s' (%s)", n.Name, b.cat.listing())
+	case *parser.SubqueryRef:
+		inner, err := b.bindQuery(n.Query)
+		if err != nil {
+			return rel{}, err
+		}
+		return rel{node: inner.node, qual: n.Alias}, nil
+	}
+	return rel{}, parser.Errorf(r.Position(), "unsupported FROM item")
+}
+
+func errMsg(err error) string {
+	if pe, ok := err.(*parser.Error); ok {
+		return pe.Msg
+	}
+	return err.Error()
+}
+
+// selItem is one select-list entry after star expansion.
+type selItem struct {
+	e     parser.Expr
+	alias string
+	pos   parser.Pos
+}
+
+func (b *binder) expandStars(s *parser.Select, sc *scope) ([]selItem, error) {
+	var out []selItem
+	for _, it := range s.Items {
+		if !it.Star {
+			out = append(out, selItem{e: it.Expr, alias: it.Alias, pos: it.Pos})
+			continue
+		}
+		if it.Table != "" && !strings.EqualFold(it.Table, sc.rel.qual) {
+			return nil, parser.Errorf(it.Pos, "unknown table '%s' in '%s.*' (tables in scope: %s)", it.Table, it.Table, sc.rel.qual)
+		}
+		for _, c := range sc.schema.Columns {
+			out = append(out, selItem{e: &parser.ColumnRef{Pos: it.Pos, Table: it.Table, Name: c.Name}, pos: it.Pos})
+		}
+	}
+	return out, nil
+}
+
+func itemName(it selItem, i int) string {
+	if it.alias != "" {
+		return it.alias
+	}
+	if c, ok := it.e.(*parser.ColumnRef); ok {
+		return c.Name
+	}
+	return "EXPR$" + strconv.Itoa(i)
+}
+
+func (b *binder) bindSelect(s *parser.Select) (Node, error) {
+	if s.From == nil {
+		return nil, parser.Errorf(s.Pos, "SELECT without FROM is not supported")
+	}
+	in, err := b.bindFrom(s.From)
+	if err != nil {
+		return nil, err
+	}
+	sc := newScope(in)
+	node := in.node
+	if s.Where != nil {
+		eb := &exprBinder{sc: sc, where: "in WHERE"}
+		cond, err := eb.bind(s.Where)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantBool(cond, s.Where, "WHERE"); err != nil {
+			return nil, err
+		}
+		node = &Filter{Input: node, Cond: cond}
+	}
+	items, err := b.expandStars(s, sc)
+	if err != nil {
+		return nil, err
+	}
+	hasAgg := len(s.GroupBy) > 0 || s.Having != nil
+	for _, it := range items {
+		hasAgg = hasAgg || containsAgg(it.e)
+	}
+	var exprs []expr.Expr
+	names := make([]string, len(items))
+	for i, it := range items {
+		names[i] = itemName(it, i)
+	}
+	if hasAgg {
+		node, exprs, err = b.bindAggregate(s, sc, node, items)
+	} else {
+		eb := &exprBinder{sc: sc, where: "here"}
+		exprs = make([]expr.Expr, len(items))
+		for i, it := range items {
+			if exprs[i], err = eb.bind(it.e); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i, it := range items {
+		// An unaliased column keeps the column's own spelling.
+		if _, isRef := it.e.(*parser.ColumnRef); isRef && it.alias == "" {
+			if c, ok := exprs[i].(*expr.Column); ok && c.Name != "" {
+				names[i] = c.Name
+			}
+		}
+	}
+	node = &Project{Input: node, Exprs: exprs, Names: names}
+	if s.Distinct {
+		node = distinct(node)
+	}
+	return node, nil
+}
+
+// distinct groups by all columns, with no aggregates.
+func distinct(n Node) Node {
+	sch := n.Schema()
+	keys := make([]int, sch.Len())
+	for i := range keys {
+		keys[i] = i
+	}
+	return &Aggregate{Input: n, Keys: keys, Names: sch.Names()}
+}
+
+func wantBool(e expr.Expr, ast parser.Expr, clause string) error {
+	if k := e.Type().Kind; k != types.KindBoolean && k != types.KindNull {
+		return parser.Errorf(ast.Position(), "%s condition must be BOOLEAN, not %s", clause, k)
+	}
+	return nil
+}
+
+func (b *binder) bindSetOp(n *parser.SetOp) (Node, error) {
+	var inputs []Node
+	for _, side := range []parser.QueryExpr{n.Left, n.Right} {
+		r, err := b.bindQuery(side)
+		if err != nil {
+			return nil, err
+		}
+		if u, ok := r.node.(*Union); ok && n.All {
+			inputs = append(inputs, u.Inputs...)
+			continue
+		}
+		inputs = append(inputs, r.node)
+	}
+	op := "UNION"
+	if n.All {
+		op = "UNION ALL"
+	}
+	first := inputs[0].Schema()
+	cols := append([]types.Column{}, first.Columns...)
+	for _, in := range inputs[1:] {
+		sch := in.Schema()
+		if sch.Len() != len(cols) {
+			return nil, parser.Errorf(n.Pos, "%s: inputs have %d and %d columns", op, len(cols), sch.Len())
+		}
+		for i, c := range sch.Columns {
+			t, ok := expr.CommonType(cols[i].Type, c.Type)
+			if !ok {
+				return nil, parser.Errorf(n.Pos, "%s: column %d (%s) has types %s and %s", op, i+1, cols[i].Name, cols[i].Type.Kind, c.Type.Kind)
+			}
+			cols[i].Type = t
+		}
+	}
+	for k, in := range inputs {
+		conv, err := coerceTo(in, cols)
+		if err != nil {
+			return nil, parser.Errorf(n.Pos, "%s: %s", op, err.Error())
+		}
+		inputs[k] = conv
+	}
+	var node Node = &Union{Inputs: inputs}
+	if !n.All {
+		node = distinct(node)
+	}
+	return node, nil
+}
+
+// coerceTo projects n to the kinds of cols (widening casts), if needed.
+func coerceTo(n Node, cols []types.Column) (Node, error) {
+	sch := n.Schema()
+	need := false
+	exprs := make([]expr.Expr, len(cols))
+	names := make([]string, len(cols))
+	for i, c := range sch.Columns {
+		col := expr.NewColumn(i, c.Type, c.Name)
+		x, err := expr.Coerce(col, cols[i].Type)
+		if err != nil {
+			return nil, err
+		}
+		need = need || x != expr.Expr(col) || c.Name != cols[i].Name
+		exprs[i], names[i] = x, cols[i].Name
+	}
+	if !need {
+		return n, nil
+	}
+	return &Project{Input: n, Exprs: exprs, Names: names}, nil
+}
+
+// astChildren returns the operand expressions of an AST expression.
+func astChildren(e parser.Expr) []parser.Expr {
+	switch n := e.(type) {
+	case *parser.Binary:
+		return []parser.Expr{n.L, n.R}
+	case *parser.Unary:
+		return []parser.Expr{n.X}
+	case *parser.IsNull:
+		return []parser.Expr{n.X}
+	case *parser.In:
+		return append([]parser.Expr{n.X}, n.List...)
+	case *parser.Between:
+		return []parser.Expr{n.X, n.Lo, n.Hi}
+	case *parser.Like:
+		return []parser.Expr{n.X, n.Pattern}
+	case *parser.Case:
+		var out []parser.Expr
+		if n.Operand != nil {
+			out = append(out, n.Operand)
+		}
+		for _, w := range n.Whens {
+			out = append(out, w.Cond, w.Result)
+		}
+		if n.Else != nil {
+			out = append(out, n.Else)
+		}
+		return out
+	case *parser.Cast:
+		return []parser.Expr{n.X}
+	case *parser.Call:
+		return n.Args
+	}
+	return nil
+}
+
+func containsAgg(e parser.Expr) bool {
+	if _, ok := isAggCall(e); ok {
+		return true
+	}
+	for _, k := range astChildren(e) {
+		if containsAgg(k) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,236 @@
+package planner
+
+import (
+	"strconv"
+
+	"github.com/weir-sql/weir/exec"
+	"github.com/weir-sql/weir/expr"
+	"github.com/weir-sql/weir/parser"
+	"github.com/weir-sql/weir/types"
+)
+
+// aggScope binds expressions above an aggregate: an expression equal to a
+// group key, or an aggregate call, becomes a column of the aggregate's output.
+type aggScope struct {
+	in      *exprBinder // binds in the scope below the aggregate
+	keys    []string    // digests of the group keys
+	keyCols []expr.Expr
+	aggs    map[string]expr.Expr // aggregate digest → output column
+}
+
+func (a *aggScope) lookup(e parser.Expr) (expr.Expr, bool, error) {
+	if c, ok := isAggCall(e); ok {
+		d, _, err := a.aggDigest(c)
+		if err != nil {
+			return nil, false, err
+		}
+		col, ok := a.aggs[d]
+		if !ok {
+			return nil, false, parser.Errorf(c.Pos, "aggregate %s is not allowed here", sqlText(c))
+		}
+		return col, true, nil
+	}
+	switch e.(type) {
+	case *parser.NumberLit, *parser.StringLit, *parser.BoolLit, *parser.NullLit, *parser.IntervalLit, *parser.TimestampLit:
+		return nil, false, nil
+	}
+	if len(a.keys) == 0 || containsAgg(e) {
+		return nil, false, nil
+	}
+	x, err := a.in.bind(e)
+	if err != nil {
+		return nil, false, nil // not a group key; bound piecewise by the caller
+	}
+	d := digest(x)
+	for i, k := range a.keys {
+		if k == d {
+			return a.keyCols[i], true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// aggDigest binds an aggregate call's argument and returns a digest that
+// identifies the call, the bound argument (nil for COUNT(*)), and errors
+// for a bad call.
+func (a *aggScope) aggDigest(c *parser.Call) (string, expr.Expr, error) {
+	if c.Star {
+		if c.Name != "COUNT" {
+			return "", nil, parser.Errorf(c.Pos, "%s(*) is not supported; only COUNT(*)", c.Name)
+		}
+		return "COUNT(*)", nil, nil
+	}
+	if len(c.Args) != 1 {
+		return "", nil, parser.Errorf(c.Pos, "%s takes exactly one argument, got %d", c.Name, len(c.Args))
+	}
+	for _, k := range astChildren(c) {
+		if containsAgg(k) {
+			return "", nil, parser.Errorf(k.Position(), "aggregate function calls cannot be nested")
+		}
+	}
+	x, err := a.in.bind(c.Args[0])
+	if err != nil {
+		return "", nil, err
+	}
+	d := c.Name + "("
+	if c.Distinct {
+		d += "DISTINCT "
+	}
+	return d + digest(x) + ")", x, nil
+}
+
+// aggCallType returns the function and result type of an aggregate over
+// an argument of type t, with Flink's result types.
+func aggCallType(c *parser.Call, t types.Type) (exec.AggFunc, types.Type, error) {
+	switch c.Name {
+	case "COUNT":
+		if c.Star {
+			return exec.AggCountStar, types.Type{Kind: types.KindBigInt, NotNull: true}, nil
+		}
+		return exec.AggCount, types.Type{Kind: types.KindBigInt, NotNull: true}, nil
+	case "SUM", "AVG":
+		if !t.Kind.IsNumeric() && t.Kind != types.KindNull {
+			return 0, types.Type{}, parser.Errorf(c.Pos, "%s needs a numeric argument, not %s", c.Name, t.Kind)
+		}
+		f := exec.AggSum
+		if c.Name == "AVG" {
+			f = exec.AggAvg
+		}
+		return f, t.Nullable(), nil
+	case "MIN":
+		return exec.AggMin, t.Nullable(), nil
+	}
+	return exec.AggMax, t.Nullable(), nil
+}
+
+// collectAggs appends, in order of appearance, the aggregate calls in e
+// (not descending into them).
+func collectAggs(e parser.Expr, out *[]*parser.Call) {
+	if c, ok := isAggCall(e); ok {
+		*out = append(*out, c)
+		return
+	}
+	for _, k := range astChildren(e) {
+		collectAggs(k, out)
+	}
+}
+
+// bindAggregate plans GROUP BY / aggregates: a projection of the group keys
+// and aggregate arguments, the Aggregate, HAVING as a Filter above it; it
+// returns that plan and the select items bound over the aggregate's output.
+func (b *binder) bindAggregate(s *parser.Select, sc *scope, input Node, items []selItem) (Node, []expr.Expr, error) {
+	in := &exprBinder{sc: sc, where: "in GROUP BY"}
+	as := &aggScope{in: in, aggs: map[string]expr.Expr{}}
+	var pre []expr.Expr
+	var preNames []string
+	colName := func(x expr.Expr) string {
+		if c, ok := x.(*expr.Column); ok {
+			return c.Name
+		}
+		return "$f" + strconv.Itoa(len(pre))
+	}
+	for _, g := range s.GroupBy {
+		x, err := in.bind(g)
+		if err != nil {
+			return nil, nil, err
+		}
+		d := digest(x)
+		dup := false
+		for _, k := range as.keys {
+			dup = dup || k == d
+		}
+		if dup {
+			continue
+		}
+		preNames = append(preNames, colName(x))
+		pre = append(pre, x)
+		as.keys = append(as.keys, d)
+	}
+	nk := len(pre)
+	// Aggregate calls, in order: select items first, then HAVING.
+	var calls []*parser.Call
+	aliasOf := map[*parser.Call]string{}
+	for i, it := range items {
+		if c, ok := isAggCall(it.e); ok {
+			aliasOf[c] = itemName(it, i)
+		}
+		collectAggs(it.e, &calls)
+	}
+	if s.Having != nil {
+		collectAggs(s.Having, &calls)
+	}
+	in.where = "inside another aggregate"
+	var aggs []exec.AggCall
+	var aggNames []string
+	argIndex := map[string]int{}
+	digests := map[string]bool{}
+	for _, c := range calls {
+		d, arg, err := as.aggDigest(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		if digests[d] {
+			continue
+		}
+		digests[d] = true
+		call := exec.AggCall{Arg: -1, Distinct: c.Distinct}
+		var argType types.Type
+		argText := "*"
+		if arg != nil {
+			argType = arg.Type()
+			ad := digest(arg)
+			idx, ok := argIndex[ad]
+			if !ok {
+				idx = len(pre)
+				argIndex[ad] = idx
+				preNames = append(preNames, colName(arg))
+				pre = append(pre, arg)
+			}
+			call.Arg, call.ArgType = idx, argType
+			argText = preNames[idx]
+			if c.Distinct {
+				argText = "DISTINCT " + argText
+			}
+		}
+		f, t, err := aggCallType(c, argType)
+		if err != nil {
+			return nil, nil, err
+		}
+		call.Func, call.Type, call.Name = f, t, c.Name+"("+argText+")"
+		name := aliasOf[c]
+		if name == "" {
+			name = "$f" + strconv.Itoa(nk+len(aggs))
+		}
+		aggs = append(aggs, call)
+		aggNames = append(aggNames, name)
+		as.aggs[d] = expr.NewColumn(nk+len(aggs)-1, t, name)
+	}
+	proj := &Project{Input: input, Exprs: pre, Names: preNames}
+	keys := make([]int, nk)
+	for i := range keys {
+		keys[i] = i
+		as.keyCols = append(as.keyCols, expr.NewColumn(i, pre[i].Type(), preNames[i]))
+	}
+	var node Node = &Aggregate{Input: proj, Keys: keys, Aggs: aggs, Names: append(preNames[:nk:nk], aggNames...)}
+	in.where = "here"
+	above := &exprBinder{sc: newScope(rel{node: node}), agg: as, where: "here"}
+	if s.Having != nil {
+		cond, err := above.bind(s.Having)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := wantBool(cond, s.Having, "HAVING"); err != nil {
+			return nil, nil, err
+		}
+		node = &Filter{Input: node, Cond: cond}
+	}
+	exprs := make([]expr.Expr, len(items))
+	for i, it := range items {
+		x, err := above.bind(it.e)
+		if err != nil {
+			return nil, nil, err
+		}
+		exprs[i] = x
+	}
+	return node, exprs, nil
+}

@@ -1,0 +1,255 @@
+package planner
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/weir-sql/weir/expr"
+	"github.com/weir-sql/weir/parser"
+	"github.com/weir-sql/weir/types"
+)
+
+// aggFuncs are the aggregate function names.
+var aggFuncs = map[string]bool{"COUNT": true, "SUM": true, "AVG": true, "MIN": true, "MAX": true}
+
+func isAggCall(e parser.Expr) (*parser.Call, bool) {
+	c, ok := e.(*parser.Call)
+	return c, ok && aggFuncs[c.Name]
+}
+
+// exprBinder turns AST expressions into compiled expressions over a scope.
+// With agg set, it binds the expressions above an aggregate: group keys
+// and aggregate calls become columns of the aggregate's output.
+type exprBinder struct {
+	sc    *scope
+	agg   *aggScope
+	where string // clause name for "aggregate not allowed in ..." errors
+}
+
+func wrap(pos parser.Pos, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := err.(*parser.Error); ok {
+		return err
+	}
+	return parser.Errorf(pos, "%s", err.Error())
+}
+
+func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
+	if b.agg != nil {
+		if x, ok, err := b.agg.lookup(e); ok || err != nil {
+			return x, err
+		}
+	}
+	x, err := b.bind1(e)
+	if err != nil {
+		return nil, wrap(e.Position(), err)
+	}
+	return expr.Fold(x), nil
+}
+
+func (b *exprBinder) bindAll(es []parser.Expr) ([]expr.Expr, error) {
+	out := make([]expr.Expr, len(es))
+	for i, e := range es {
+		x, err := b.bind(e)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
+	switch n := e.(type) {
+	case *parser.ColumnRef:
+		if b.agg != nil {
+			return nil, parser.Errorf(n.Pos, "expression '%s' must appear in GROUP BY or be used in an aggregate", sqlText(n))
+		}
+		return b.sc.resolve(n)
+	case *parser.NumberLit:
+		return numberLit(n)
+	case *parser.StringLit:
+		return expr.NewLiteral(types.StringValue(n.Value), types.Varchar), nil
+	case *parser.BoolLit:
+		return expr.NewLiteral(types.BoolValue(n.Value), types.Boolean), nil
+	case *parser.NullLit:
+		return expr.NewLiteral(types.NullValue(), types.Null), nil
+	case *parser.IntervalLit:
+		return intervalLit(n)
+	case *parser.TimestampLit:
+		ms, err := expr.ParseTimestamp(n.Value)
+		if err != nil {
+			return nil, parser.Errorf(n.Pos, "bad TIMESTAMP literal '%s': want 'yyyy-mm-dd hh:mm:ss.fff'", n.Value)
+		}
+		return expr.NewLiteral(types.TimestampValue(ms), types.Timestamp), nil
+	case *parser.Binary:
+		l, err := b.bind(n.L)
+		if err != nil {
+			return nil, err
+		}
+		r, err := b.bind(n.R)
+		if err != nil {
+			return nil, err
+		}
+		switch n.Op {
+		case "AND":
+			return expr.NewAnd(l, r)
+		case "OR":
+			return expr.NewOr(l, r)
+		case "=", "<>", "<", "<=", ">", ">=":
+			return expr.NewCompare(n.Op, l, r)
+		case "||":
+			return expr.NewCall("||", []expr.Expr{l, r})
+		}
+		return expr.NewArith(n.Op, l, r)
+	case *parser.Unary:
+		x, err := b.bind(n.X)
+		if err != nil {
+			return nil, err
+		}
+		switch n.Op {
+		case "NOT":
+			return expr.NewNot(x)
+		case "-":
+			return expr.NewNeg(x)
+		}
+		if !x.Type().Kind.IsNumeric() {
+			return nil, parser.Errorf(n.Pos, "cannot apply unary '+' to %s", x.Type().Kind)
+		}
+		return x, nil
+	case *parser.IsNull:
+		x, err := b.bind(n.X)
+		if err != nil {
+			return nil, err
+		}
+		return expr.NewIsNull(x, n.Not), nil
+	case *parser.In:
+		x, err := b.bind(n.X)
+		if err != nil {
+			return nil, err
+		}
+		list, err := b.bindAll(n.List)
+		if err != nil {
+			return nil, err
+		}
+		return expr.NewIn(x, list, n.Not)
+	case *parser.Between:
+		xs, err := b.bindAll([]parser.Expr{n.X, n.Lo, n.Hi})
+		if err != nil {
+			return nil, err
+		}
+		return expr.NewBetween(xs[0], xs[1], xs[2], n.Not)
+	case *parser.Like:
+		xs, err := b.bindAll([]parser.Expr{n.X, n.Pattern})
+		if err != nil {
+			return nil, err
+		}
+		return expr.NewLike(xs[0], xs[1], n.Not)
+	case *parser.Case:
+		return b.bindCase(n)
+	case *parser.Cast:
+		x, err := b.bind(n.X)
+		if err != nil {
+			return nil, err
+		}
+		t, err := columnType(n.Type)
+		if err != nil {
+			return nil, err
+		}
+		return expr.NewCast(x, t)
+	case *parser.Call:
+		if aggFuncs[n.Name] {
+			where := b.where
+			if where == "" {
+				where = "here"
+			}
+			return nil, parser.Errorf(n.Pos, "aggregate function %s is not allowed %s", n.Name, where)
+		}
+		if !expr.IsFunction(n.Name) {
+			return nil, parser.Errorf(n.Pos, "unknown function %s", n.Name)
+		}
+		args, err := b.bindAll(n.Args)
+		if err != nil {
+			return nil, err
+		}
+		return expr.NewCall(n.Name, args)
+	}
+	return nil, parser.Errorf(e.Position(), "unsupported expression %s", sqlText(e))
+}
+
+func (b *exprBinder) bindCase(n *parser.Case) (expr.Expr, error) {
+	var operand expr.Expr
+	if n.Operand != nil {
+		x, err := b.bind(n.Operand)
+		if err != nil {
+			return nil, err
+		}
+		operand = x
+	}
+	var conds, results []expr.Expr
+	for _, w := range n.Whens {
+		c, err := b.bind(w.Cond)
+		if err != nil {
+			return nil, err
+		}
+		if operand != nil {
+			if c, err = expr.NewCompare("=", operand, c); err != nil {
+				return nil, wrap(w.Pos, err)
+			}
+		}
+		r, err := b.bind(w.Result)
+		if err != nil {
+			return nil, err
+		}
+		conds, results = append(conds, c), append(results, r)
+	}
+	var els expr.Expr
+	if n.Else != nil {
+		x, err := b.bind(n.Else)
+		if err != nil {
+			return nil, err
+		}
+		els = x
+	}
+	return expr.NewCase(conds, results, els)
+}
+
+func numberLit(n *parser.NumberLit) (expr.Expr, error) {
+	if n.IsFloat {
+		f, err := strconv.ParseFloat(n.Text, 64)
+		if err != nil {
+			return nil, parser.Errorf(n.Pos, "bad number %s", n.Text)
+		}
+		return expr.NewLiteral(types.DoubleValue(f), types.Double), nil
+	}
+	i, err := strconv.ParseInt(n.Text, 10, 64)
+	if err != nil {
+		return nil, parser.Errorf(n.Pos, "number %s is out of range for BIGINT", n.Text)
+	}
+	if i >= math.MinInt32 && i <= math.MaxInt32 {
+		return expr.NewLiteral(types.IntValue(i), types.Int), nil
+	}
+	return expr.NewLiteral(types.BigIntValue(i), types.BigInt), nil
+}
+
+var unitMillis = map[string]int64{
+	"MILLISECOND": 1, "SECOND": 1000, "MINUTE": 60_000, "HOUR": 3_600_000, "DAY": 86_400_000,
+}
+
+func intervalLit(n *parser.IntervalLit) (expr.Expr, error) {
+	unit := strings.TrimSuffix(n.Unit, "S")
+	ms, ok := unitMillis[unit]
+	if !ok {
+		return nil, parser.Errorf(n.Pos, "unsupported interval unit %s (supported: DAY, HOUR, MINUTE, SECOND, MILLISECOND)", n.Unit)
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(n.Value), 64)
+	if err != nil {
+		return nil, parser.Errorf(n.Pos, "bad interval value '%s'", n.Value)
+	}
+	lit := expr.NewLiteral(types.IntervalValue(int64(math.Round(f*float64(ms)))), types.Interval)
+	lit.Text = "INTERVAL '" + n.Value + "' " + unit
+	return lit, nil
+}

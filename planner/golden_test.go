@@ -1,0 +1,185 @@
+package planner
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/parser"
+	"github.com/weir-sql/weir/types"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the golden files under testdata/")
+
+// Fake connectors: the planner only builds sources and sinks, it never runs them.
+type fakeSource struct{}
+
+func (fakeSource) Bounded() bool { return true }
+func (fakeSource) Open(int, int) (connector.SourceReader, error) {
+	return nil, errors.New("fake source")
+}
+
+type fakeSink struct {
+	updates     bool
+	parallelism int
+}
+
+func (s fakeSink) AcceptsUpdates() bool { return s.updates }
+func (s fakeSink) Parallelism() int     { return s.parallelism }
+func (fakeSink) Open(int, int) (connector.SinkWriter, error) {
+	return nil, errors.New("fake sink")
+}
+
+func sinkFactory(updates bool) connector.SinkFactory {
+	return func(t *connector.Table, _ connector.Env) (connector.Sink, error) {
+		p := 0
+		if v, ok := t.Options["sink.parallelism"]; ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return nil, fmt.Errorf("option 'sink.parallelism': bad number '%s'", v)
+			}
+			p = n
+		}
+		return fakeSink{updates: updates, parallelism: p}, nil
+	}
+}
+
+func testRegistry() *connector.Registry {
+	r := connector.NewRegistry()
+	src := func(t *connector.Table, _ connector.Env) (connector.Source, error) {
+		if _, ok := t.Options["path"]; !ok && t.Options["connector"] == "filesystem" {
+			return nil, errors.New("missing option 'path'")
+		}
+		return fakeSource{}, nil
+	}
+	r.RegisterSource("datagen", src)
+	r.RegisterSource("filesystem", src)
+	r.RegisterSink("filesystem", sinkFactory(false))
+	r.RegisterSink("print", sinkFactory(true))
+	r.RegisterSink("blackhole", sinkFactory(true))
+	return r
+}
+
+// runScript runs the statements of a script the way the shell would and
+// returns the EXPLAIN text of its INSERTs (planned as one job), or of
+// EXPLAIN statements and queries, or the first error rendered with source.
+func runScript(script string) (string, *Plan) {
+	stmts, err := parser.Parse(script)
+	if err != nil {
+		return renderErr(err, script), nil
+	}
+	cat := NewCatalog()
+	p := &Planner{Catalog: cat, Connectors: testRegistry(), Config: map[string]string{"parallelism.default": "4"}}
+	var out strings.Builder
+	var inserts []*parser.Insert
+	for _, st := range stmts {
+		var err error
+		switch s := st.(type) {
+		case *parser.CreateTable:
+			err = cat.CreateTable(s)
+		case *parser.CreateView:
+			err = cat.CreateView(s)
+		case *parser.DropTable:
+			err = cat.Drop(s)
+		case *parser.SetStmt:
+			p.Config[s.Key] = s.Value
+		case *parser.Insert:
+			inserts = append(inserts, s)
+		case *parser.ShowCreateTable:
+			var text string
+			text, err = cat.ShowCreate(s.Name)
+			out.WriteString(text + "\n")
+		case *parser.Describe:
+			var sch types.Schema
+			sch, err = cat.Describe(s.Name)
+			out.WriteString(sch.String() + "\n")
+		case *parser.Explain:
+			var text string
+			text, err = p.Explain(s)
+			out.WriteString(text)
+		case *parser.QueryStmt:
+			var plan *Plan
+			plan, err = p.PlanQuery(s, func(types.Schema, bool) (connector.Sink, error) { return fakeSink{updates: true}, nil }, "query")
+			if err == nil {
+				fmt.Fprintf(&out, "result schema: %s updating=%v\n", plan.Schema, plan.Updating)
+				out.WriteString(plan.Explain)
+			}
+		default:
+			err = fmt.Errorf("unexpected statement %T", st)
+		}
+		if err != nil {
+			return renderErr(err, script), nil
+		}
+	}
+	if len(inserts) > 0 {
+		plan, err := p.PlanInserts(inserts, "test")
+		if err != nil {
+			return renderErr(err, script), nil
+		}
+		out.WriteString(plan.Explain)
+		return out.String(), plan
+	}
+	return out.String(), nil
+}
+
+func renderErr(err error, script string) string {
+	var pe *parser.Error
+	if errors.As(err, &pe) {
+		return "error: " + pe.WithSource(script).Error() + "\n"
+	}
+	return "error: " + err.Error() + "\n"
+}
+
+type goldenCase struct {
+	name, script, want string
+}
+
+// parseGolden reads cases: "=== name", the script, "----", the expected output.
+func parseGolden(t *testing.T, text string) []goldenCase {
+	var cases []goldenCase
+	for _, chunk := range strings.Split(text, "=== ")[1:] {
+		name, body, _ := strings.Cut(chunk, "\n")
+		script, want, ok := strings.Cut(body, "----\n")
+		if !ok {
+			t.Fatalf("case %q: no ---- separator", name)
+		}
+		cases = append(cases, goldenCase{name: name, script: strings.TrimSpace(script), want: strings.TrimRight(want, "\n")})
+	}
+	return cases
+}
+
+func TestGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden files: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cases := parseGolden(t, string(data))
+			var b strings.Builder
+			for _, c := range cases {
+				got, _ := runScript(c.script)
+				got = strings.TrimRight(got, "\n")
+				if !*rewrite && got != c.want {
+					t.Errorf("case %q:\n--- got\n%s\n--- want\n%s", c.name, got, c.want)
+				}
+				fmt.Fprintf(&b, "=== %s\n%s\n----\n%s\n\n", c.name, c.script, got)
+			}
+			if *rewrite {
+				if err := os.WriteFile(f, []byte(strings.TrimRight(b.String(), "\n")+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,301 @@
+package planner
+
+import (
+	"strings"
+
+	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/exec"
+	"github.com/weir-sql/weir/expr"
+	"github.com/weir-sql/weir/types"
+)
+
+// Node is an immutable logical plan node.
+type Node interface {
+	// Children returns the inputs.
+	Children() []Node
+	// WithChildren returns a copy with other inputs (same count).
+	WithChildren(kids []Node) Node
+	// Schema returns the output columns.
+	Schema() types.Schema
+	// String renders the node itself (not its inputs) for EXPLAIN.
+	String() string
+}
+
+// Scan reads a table.
+type Scan struct {
+	Table *connector.Table
+}
+
+// Filter keeps the rows for which Cond is TRUE.
+type Filter struct {
+	Input Node
+	Cond  expr.Expr
+}
+
+// Project computes Exprs over each input row; Names are the output columns.
+type Project struct {
+	Input Node
+	Exprs []expr.Expr
+	Names []string
+}
+
+// Calc is a Filter and a Project in one operator (Cond nil: keep all rows).
+type Calc struct {
+	Input Node
+	Cond  expr.Expr
+	Exprs []expr.Expr
+	Names []string
+}
+
+// Aggregate groups its input by the Keys columns and computes Aggs; its
+// output is the keys followed by one column per aggregate, named Names.
+type Aggregate struct {
+	Input Node
+	Keys  []int
+	Aggs  []exec.AggCall
+	Names []string
+}
+
+// Union is UNION ALL of inputs with equal schemas (the first one's names).
+type Union struct {
+	Inputs []Node
+}
+
+// Sink writes its input into a table (Table nil: a query's result, named Name).
+type Sink struct {
+	Input Node
+	Table *connector.Table
+	Name  string
+}
+
+var (
+	_ Node = (*Scan)(nil)
+	_ Node = (*Filter)(nil)
+	_ Node = (*Project)(nil)
+	_ Node = (*Calc)(nil)
+	_ Node = (*Aggregate)(nil)
+	_ Node = (*Union)(nil)
+	_ Node = (*Sink)(nil)
+)
+
+// Children returns nil.
+func (n *Scan) Children() []Node { return nil }
+
+// WithChildren returns n.
+func (n *Scan) WithChildren([]Node) Node { return n }
+
+// Schema returns the table's schema.
+func (n *Scan) Schema() types.Schema { return n.Table.Schema }
+
+// String renders the node for EXPLAIN.
+func (n *Scan) String() string { return "LogicalTableScan(table=[" + n.Table.Name + "])" }
+
+// Children returns the input.
+func (n *Filter) Children() []Node { return []Node{n.Input} }
+
+// WithChildren replaces the input.
+func (n *Filter) WithChildren(k []Node) Node { c := *n; c.Input = k[0]; return &c }
+
+// Schema is the input's.
+func (n *Filter) Schema() types.Schema { return n.Input.Schema() }
+
+// String renders the node for EXPLAIN.
+func (n *Filter) String() string { return "LogicalFilter(condition=[" + n.Cond.String() + "])" }
+
+// Children returns the input.
+func (n *Project) Children() []Node { return []Node{n.Input} }
+
+// WithChildren replaces the input.
+func (n *Project) WithChildren(k []Node) Node { c := *n; c.Input = k[0]; return &c }
+
+// Schema names the projections.
+func (n *Project) Schema() types.Schema { return projSchema(n.Exprs, n.Names) }
+
+// String renders the node for EXPLAIN.
+func (n *Project) String() string {
+	parts := make([]string, len(n.Exprs))
+	for i, e := range n.Exprs {
+		parts[i] = n.Names[i] + "=[" + e.String() + "]"
+	}
+	return "LogicalProject(" + strings.Join(parts, ", ") + ")"
+}
+
+// Children returns the input.
+func (n *Calc) Children() []Node { return []Node{n.Input} }
+
+// WithChildren replaces the input.
+func (n *Calc) WithChildren(k []Node) Node { c := *n; c.Input = k[0]; return &c }
+
+// Schema names the projections.
+func (n *Calc) Schema() types.Schema { return projSchema(n.Exprs, n.Names) }
+
+// String renders the node for EXPLAIN.
+func (n *Calc) String() string {
+	s := "Calc(select=[" + selectList(n.Exprs, n.Names) + "]"
+	if n.Cond != nil {
+		s += ", where=[" + n.Cond.String() + "]"
+	}
+	return s + ")"
+}
+
+// selectList renders "a, +(b, 1) AS c".
+func selectList(es []expr.Expr, names []string) string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.String()
+		if parts[i] != names[i] {
+			parts[i] += " AS " + names[i]
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func projSchema(es []expr.Expr, names []string) types.Schema {
+	cols := make([]types.Column, len(es))
+	for i, e := range es {
+		cols[i] = types.Column{Name: names[i], Type: e.Type()}
+	}
+	return types.Schema{Columns: cols}
+}
+
+// Children returns the input.
+func (n *Aggregate) Children() []Node { return []Node{n.Input} }
+
+// WithChildren replaces the input.
+func (n *Aggregate) WithChildren(k []Node) Node { c := *n; c.Input = k[0]; return &c }
+
+// Schema is the keys then the aggregates.
+func (n *Aggregate) Schema() types.Schema {
+	in := n.Input.Schema()
+	var cols []types.Column
+	for i, k := range n.Keys {
+		cols = append(cols, types.Column{Name: n.Names[i], Type: in.Columns[k].Type})
+	}
+	for j, a := range n.Aggs {
+		cols = append(cols, types.Column{Name: n.Names[len(n.Keys)+j], Type: a.Type})
+	}
+	return types.Schema{Columns: cols}
+}
+
+// String renders the node for EXPLAIN.
+func (n *Aggregate) String() string {
+	in := n.Input.Schema()
+	keys := make([]string, len(n.Keys))
+	for i, k := range n.Keys {
+		keys[i] = in.Columns[k].Name
+	}
+	s := "LogicalAggregate(group=[{" + strings.Join(keys, ", ") + "}]"
+	for j, a := range n.Aggs {
+		s += ", " + n.Names[len(n.Keys)+j] + "=[" + a.Name + "]"
+	}
+	return s + ")"
+}
+
+// groupAggDesc renders the physical operator, as Flink does.
+func (n *Aggregate) groupAggDesc() string {
+	in := n.Input.Schema()
+	keys := make([]string, len(n.Keys))
+	for i, k := range n.Keys {
+		keys[i] = in.Columns[k].Name
+	}
+	sel := append([]string{}, keys...)
+	for j, a := range n.Aggs {
+		name := n.Names[len(n.Keys)+j]
+		if name == a.Name {
+			sel = append(sel, a.Name)
+		} else {
+			sel = append(sel, a.Name+" AS "+name)
+		}
+	}
+	if len(keys) == 0 {
+		return "GroupAggregate(select=[" + strings.Join(sel, ", ") + "])"
+	}
+	return "GroupAggregate(groupBy=[" + strings.Join(keys, ", ") + "], select=[" + strings.Join(sel, ", ") + "])"
+}
+
+// Children returns the inputs.
+func (n *Union) Children() []Node { return n.Inputs }
+
+// WithChildren replaces the inputs.
+func (n *Union) WithChildren(k []Node) Node { return &Union{Inputs: k} }
+
+// Schema is the first input's.
+func (n *Union) Schema() types.Schema { return n.Inputs[0].Schema() }
+
+// String renders the node for EXPLAIN.
+func (n *Union) String() string { return "LogicalUnion(all=[true])" }
+
+// Children returns the input.
+func (n *Sink) Children() []Node { return []Node{n.Input} }
+
+// WithChildren replaces the input.
+func (n *Sink) WithChildren(k []Node) Node { c := *n; c.Input = k[0]; return &c }
+
+// Schema is the input's.
+func (n *Sink) Schema() types.Schema { return n.Input.Schema() }
+
+// String renders the node for EXPLAIN.
+func (n *Sink) String() string {
+	return "LogicalSink(table=[" + n.Name + "], fields=[" + strings.Join(n.Schema().Names(), ", ") + "])"
+}
+
+// updating reports whether n's output is a changelog with updates (some
+// Aggregate below it), rather than insert-only.
+func updating(n Node) bool {
+	if _, ok := n.(*Aggregate); ok {
+		return true
+	}
+	for _, k := range n.Children() {
+		if updating(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// changelogMode renders Flink's changelogMode: I for insert-only; an
+// aggregate emits I,UB,UA, and also D when its input has retractions.
+func changelogMode(n Node) string {
+	switch x := n.(type) {
+	case *Aggregate:
+		if updating(x.Input) {
+			return "I,UB,UA,D"
+		}
+		return "I,UB,UA"
+	case *Scan:
+		return "I"
+	}
+	mode := "I"
+	for _, k := range n.Children() {
+		if m := changelogMode(k); len(m) > len(mode) {
+			mode = m
+		}
+	}
+	return mode
+}
+
+// treeString renders a plan as an indented tree, Flink style: the last
+// input of a node under "+- ", the others under ":- ".
+func treeString[N interface{ Children() []N }](n N, label func(N) string) string {
+	var b strings.Builder
+	var walk func(n N, indent, conn string)
+	walk = func(n N, indent, conn string) {
+		b.WriteString(indent + conn + label(n) + "\n")
+		switch conn {
+		case "+- ":
+			indent += "   "
+		case ":- ":
+			indent += ":  "
+		}
+		kids := n.Children()
+		for i, k := range kids {
+			c := ":- "
+			if i == len(kids)-1 {
+				c = "+- "
+			}
+			walk(k, indent, c)
+		}
+	}
+	walk(n, "", "")
+	return b.String()
+}

@@ -1,0 +1,189 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/exec"
+	"github.com/weir-sql/weir/parser"
+	"github.com/weir-sql/weir/types"
+)
+
+type pkind int
+
+const (
+	pScan pkind = iota
+	pCalc
+	pExchange
+	pAgg
+	pUnion
+	pSink
+)
+
+// pnode is a physical plan node: an operator with its parallelism, or an
+// exchange between operators, or a union (which becomes several inputs of
+// its consumer in the job graph).
+type pnode struct {
+	kind        pkind
+	desc        string // operator description, as EXPLAIN prints it
+	canon       string // what the operator computes, without column names: the basis of its id
+	kids        []*pnode
+	schema      types.Schema
+	mode        string // changelog mode
+	parallelism int
+	id          string
+
+	scan   *Scan
+	source connector.Source
+	calc   *Calc
+	agg    *Aggregate
+	part   exec.Partitioning
+	sink   connector.Sink
+	table  string // sink table name
+}
+
+// Children returns the inputs.
+func (p *pnode) Children() []*pnode { return p.kids }
+
+func (p *pnode) label() string {
+	d := p.desc
+	return d[:len(d)-1] + ", changelogMode=[" + p.mode + "])"
+}
+
+// physBuilder lowers optimized logical plans to physical ones.
+type physBuilder struct {
+	p           *Planner
+	parallelism int
+	sinks       func(s *Sink, updating bool) (connector.Sink, error)
+	pos         parser.Pos // the statement, for errors
+}
+
+func fields(s types.Schema) string { return strings.Join(s.Names(), ", ") }
+
+func (b *physBuilder) build(n Node) (*pnode, error) {
+	var kids []*pnode
+	for _, k := range n.Children() {
+		pk, err := b.build(k)
+		if err != nil {
+			return nil, err
+		}
+		kids = append(kids, pk)
+	}
+	out := &pnode{kids: kids, schema: n.Schema(), mode: changelogMode(n)}
+	switch x := n.(type) {
+	case *Scan:
+		src, err := b.p.Connectors.Source(x.Table, b.p.Env)
+		if err != nil {
+			return nil, err
+		}
+		out.kind, out.scan, out.source, out.parallelism = pScan, x, src, b.parallelism
+		out.desc = "TableSourceScan(table=[" + x.Table.Name + "], fields=[" + fields(x.Table.Schema) + "])"
+		out.canon = "scan " + key(x.Table.Name) + " " + x.Table.Schema.String()
+	case *Calc:
+		out.kind, out.calc, out.parallelism = pCalc, x, maxParallelism(kids)
+		out.desc = x.String()
+		out.canon = calcCanon(x)
+	case *Aggregate:
+		ex := &pnode{kind: pExchange, kids: kids, schema: x.Input.Schema(), mode: changelogMode(x.Input)}
+		in := x.Input.Schema()
+		if len(x.Keys) == 0 {
+			ex.part = exec.Partitioning{Kind: exec.Global}
+			ex.desc = "Exchange(distribution=[single])"
+			out.parallelism = 1
+		} else {
+			names := make([]string, len(x.Keys))
+			for i, k := range x.Keys {
+				names[i] = in.Columns[k].Name
+			}
+			ex.part = exec.Partitioning{Kind: exec.Hash, Keys: x.Keys}
+			ex.desc = "Exchange(distribution=[hash[" + strings.Join(names, ", ") + "]])"
+			out.parallelism = b.parallelism
+		}
+		ex.parallelism = out.parallelism
+		ex.canon = fmt.Sprintf("exchange %v %v", ex.part.Kind, ex.part.Keys)
+		out.kind, out.agg, out.kids = pAgg, x, []*pnode{ex}
+		out.desc = x.groupAggDesc()
+		out.canon = aggCanon(x)
+	case *Union:
+		out.kind, out.parallelism = pUnion, maxParallelism(kids)
+		out.desc = "Union(all=[true], union=[" + fields(out.schema) + "])"
+		out.canon = "union"
+	case *Sink:
+		upd := updating(x.Input)
+		sink, err := b.sinks(x, upd)
+		if err != nil {
+			return nil, err
+		}
+		if upd && !sink.AcceptsUpdates() {
+			return nil, parser.Errorf(b.pos, "Table sink '%s' doesn't support consuming update changes which is produced by node %s", x.Name, updateProducer(kids[0]))
+		}
+		out.kind, out.sink, out.table = pSink, sink, x.Name
+		out.desc = "Sink(table=[" + x.Name + "], fields=[" + fields(out.schema) + "])"
+		out.canon = "sink " + key(x.Name)
+		in := kids[0]
+		out.parallelism = in.parallelism
+		if sp := sink.Parallelism(); sp > 0 && sp != in.parallelism {
+			out.parallelism = sp
+			ex := &pnode{kind: pExchange, kids: kids, schema: in.schema, mode: in.mode, parallelism: sp,
+				part: exec.Partitioning{Kind: exec.Rebalance}, desc: "Exchange(distribution=[rebalance])"}
+			if x.Table != nil && len(x.Table.PrimaryKey) > 0 && upd {
+				ex.part = exec.Partitioning{Kind: exec.Hash, Keys: x.Table.PrimaryKey}
+				var names []string
+				for _, k := range x.Table.PrimaryKey {
+					names = append(names, in.schema.Columns[k].Name)
+				}
+				ex.desc = "Exchange(distribution=[hash[" + strings.Join(names, ", ") + "]])"
+			}
+			ex.canon = fmt.Sprintf("exchange %v %v", ex.part.Kind, ex.part.Keys)
+			out.kids = []*pnode{ex}
+		}
+	default:
+		return nil, fmt.Errorf("planner: no physical operator for %T", n)
+	}
+	return out, nil
+}
+
+// updateProducer names the operator that makes a plan updating.
+func updateProducer(p *pnode) string {
+	if p.kind == pAgg {
+		return p.desc
+	}
+	for _, k := range p.kids {
+		if k.mode != "I" {
+			return updateProducer(k)
+		}
+	}
+	return p.desc
+}
+
+func maxParallelism(ps []*pnode) int {
+	m := 1
+	for _, p := range ps {
+		m = max(m, p.parallelism)
+	}
+	return m
+}
+
+// calcCanon describes a Calc by its expressions over input positions.
+func calcCanon(c *Calc) string {
+	var b strings.Builder
+	b.WriteString("calc")
+	if c.Cond != nil {
+		b.WriteString(" where " + digest(c.Cond))
+	}
+	for _, e := range c.Exprs {
+		b.WriteString(" | " + digest(e))
+	}
+	return b.String()
+}
+
+// aggCanon describes an aggregate by its key positions and calls.
+func aggCanon(a *Aggregate) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "groupagg keys=%v", a.Keys)
+	for _, c := range a.Aggs {
+		fmt.Fprintf(&b, " | %d distinct=%v arg=%d %s -> %s", c.Func, c.Distinct, c.Arg, c.ArgType, c.Type)
+	}
+	return b.String()
+}

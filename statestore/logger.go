@@ -1,0 +1,21 @@
+package statestore
+
+import (
+	"fmt"
+	"log"
+)
+
+// quietLogger drops Pebble's informational messages, keeps its errors, and
+// turns its fatal errors (broken Pebble invariants) into panics that the
+// task's supervisor can report instead of exiting the process.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any) {}
+
+func (quietLogger) Errorf(format string, args ...any) {
+	log.Printf("statestore: pebble: "+format, args...)
+}
+
+func (quietLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf("statestore: pebble: "+format, args...))
+}

@@ -1,0 +1,60 @@
+package statestore
+
+import (
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/weir-sql/weir/types"
+)
+
+// DefaultCacheBytes is the default write-back cache budget.
+const DefaultCacheBytes = 64 << 20
+
+// Options configure a Store. The zero value is usable: zero fields take
+// their defaults.
+type Options struct {
+	// CacheBytes bounds the memory of the write-back cache (keys, values and
+	// per-entry overhead). Default DefaultCacheBytes.
+	CacheBytes int64
+	// MaxParallelism is the number of key groups; key groups must lie in
+	// [0, MaxParallelism). Default types.DefaultMaxParallelism; at most 65536.
+	MaxParallelism int
+	// BlockCacheBytes is Pebble's block cache size. Default 8 MiB.
+	BlockCacheBytes int64
+	// MemTableBytes is Pebble's memtable size. Default 16 MiB.
+	MemTableBytes uint64
+}
+
+func (o Options) withDefaults() Options {
+	if o.CacheBytes <= 0 {
+		o.CacheBytes = DefaultCacheBytes
+	}
+	if o.MaxParallelism <= 0 {
+		o.MaxParallelism = types.DefaultMaxParallelism
+	}
+	if o.BlockCacheBytes <= 0 {
+		o.BlockCacheBytes = 8 << 20
+	}
+	if o.MemTableBytes == 0 {
+		o.MemTableBytes = 16 << 20
+	}
+	return o
+}
+
+// pebbleOptions returns the Pebble options used for every state database.
+func (o Options) pebbleOptions() *pebble.Options {
+	return &pebble.Options{
+		// The write-ahead log is disabled. A state database is a scratch
+		// working copy: after a crash it is thrown away and the subtask is
+		// restored from the latest complete checkpoint, so durability of
+		// individual writes buys nothing and a WAL (even with NoSync) would
+		// write every byte twice. Snapshot flushes the memtable before taking
+		// Pebble's checkpoint, so a snapshot consists of sstables only.
+		DisableWAL:         true,
+		CacheSize:          o.BlockCacheBytes,
+		MemTableSize:       o.MemTableBytes,
+		FormatMajorVersion: pebble.FormatNewest,
+		// Pebble's default logger prints informational messages to stderr;
+		// state stores are many and that chatter is not useful to a user.
+		Logger: quietLogger{},
+	}
+}

@@ -1,0 +1,188 @@
+package statestore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Store is the keyed state of one stateful subtask: a Pebble database in a
+// working folder with a bounded write-back cache in front of it. See the
+// package documentation for the key layout and concurrency rules.
+type Store struct {
+	dir   string
+	opts  Options
+	db    *pebble.DB
+	cache *writeCache
+
+	keyBuf   []byte  // reused for encoding keys on the hot path
+	dirtyBuf []int32 // reused by flush
+	batch    *pebble.Batch
+	closed   bool
+}
+
+// Open opens or creates the state database in the working folder dir.
+func Open(dir string, opts Options) (*Store, error) {
+	opts = opts.withDefaults()
+	if opts.MaxParallelism > 1<<16 {
+		return nil, fmt.Errorf("statestore: max parallelism %d exceeds 65536", opts.MaxParallelism)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("statestore: create %s: %w", dir, err)
+	}
+	db, err := pebble.Open(dir, opts.pebbleOptions())
+	if err != nil {
+		return nil, fmt.Errorf("statestore: open pebble in %s: %w", dir, err)
+	}
+	return &Store{
+		dir:   dir,
+		opts:  opts,
+		db:    db,
+		cache: newWriteCache(opts.CacheBytes),
+		batch: db.NewBatch(),
+	}, nil
+}
+
+// Dir returns the store's working folder.
+func (s *Store) Dir() string { return s.dir }
+
+// Table returns the handle for one state of one operator. It is cheap and
+// may be kept for the store's lifetime. It fails if operatorID or stateName
+// is longer than 255 bytes.
+func (s *Store) Table(operatorID, stateName string) (*Table, error) {
+	if len(operatorID) > maxNameLen {
+		return nil, fmt.Errorf("statestore: operator id %q longer than %d bytes", operatorID, maxNameLen)
+	}
+	if len(stateName) > maxNameLen {
+		return nil, fmt.Errorf("statestore: state name %q longer than %d bytes", stateName, maxNameLen)
+	}
+	return &Table{s: s, opPrefix: appendOperatorPrefix(nil, operatorID), name: stateName}, nil
+}
+
+// Flush writes every dirty cache entry to Pebble (in key order, as one
+// batch). The cache keeps its entries, now clean.
+func (s *Store) Flush() error {
+	if s.cache.dirty == 0 {
+		return nil
+	}
+	s.dirtyBuf = s.cache.dirtyEntries(s.dirtyBuf)
+	b := s.batch
+	b.Reset()
+	for _, i := range s.dirtyBuf {
+		e := &s.cache.entries[i]
+		key := stringBytes(e.key)
+		var err error
+		if e.flags&flagAbsent != 0 {
+			err = b.Delete(key, nil)
+		} else {
+			err = b.Set(key, e.value, nil)
+		}
+		if err != nil {
+			return fmt.Errorf("statestore: flush: %w", err)
+		}
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("statestore: flush %d entries: %w", len(s.dirtyBuf), err)
+	}
+	b.Reset()
+	s.cache.markClean(s.dirtyBuf)
+	return nil
+}
+
+// makeRoom ensures n more bytes fit in the cache budget: it evicts clean
+// entries and, if that is not enough, flushes dirty ones and evicts again,
+// down to three quarters of the budget so that flushes are batched.
+func (s *Store) makeRoom(n int64) error {
+	c := s.cache
+	if !c.wouldOverflow(n) {
+		return nil
+	}
+	target := c.budget * 3 / 4
+	c.evict(target)
+	if c.bytes <= target {
+		return nil
+	}
+	if err := s.Flush(); err != nil {
+		return err
+	}
+	c.evict(target)
+	return nil
+}
+
+// get returns the value of an encoded key through the cache, loading it
+// from Pebble on a miss.
+func (s *Store) get(key []byte) ([]byte, bool, error) {
+	if e := s.cache.lookup(key); e != nil {
+		return e.value, e.flags&flagAbsent == 0, nil
+	}
+	v, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		if err := s.makeRoom(int64(len(key)) + entryOverhead); err != nil {
+			return nil, false, err
+		}
+		s.cache.insert(key, nil, flagAbsent)
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("statestore: get: %w", err)
+	}
+	defer closer.Close()
+	if err := s.makeRoom(int64(len(key)+len(v)) + entryOverhead); err != nil {
+		return nil, false, err
+	}
+	e := s.cache.insert(key, v, 0)
+	return e.value, true, nil
+}
+
+// put sets (or, with absent, deletes) an encoded key in the cache.
+func (s *Store) put(key, value []byte, absent bool) error {
+	if e := s.cache.lookup(key); e != nil {
+		if grow := int64(len(value) - cap(e.value)); grow > 0 && s.cache.wouldOverflow(grow) {
+			// Flush/evict first; e stays valid because it is referenced
+			// (or dirty) and evict only removes clean unreferenced ones,
+			// but its slot pointer may move if entries grows: look again.
+			if err := s.makeRoom(grow); err != nil {
+				return err
+			}
+			e = s.cache.lookup(key)
+			if e == nil {
+				return s.insertNew(key, value, absent)
+			}
+		}
+		s.cache.set(e, value, absent)
+		return nil
+	}
+	return s.insertNew(key, value, absent)
+}
+
+func (s *Store) insertNew(key, value []byte, absent bool) error {
+	if err := s.makeRoom(int64(len(key)+len(value)) + entryOverhead); err != nil {
+		return err
+	}
+	flags := flagDirty
+	if absent {
+		flags |= flagAbsent
+		value = nil
+	}
+	s.cache.insert(key, value, flags)
+	return nil
+}
+
+// Close flushes nothing (the working folder is scratch space: state that
+// matters is in snapshots) and releases the database.
+func (s *Store) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	err := s.batch.Close()
+	if cerr := s.db.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("statestore: close %s: %w", s.dir, err)
+	}
+	return nil
+}
