@@ -20,6 +20,10 @@ type accumulator interface {
 	retract(g int32, v types.Value)
 	// result returns group g's current result.
 	result(g int32) types.Value
+	// save appends group g's state to dst (see aggstate.go).
+	save(g int32, dst []byte) []byte
+	// load sets group g's state from src, written by save, and returns the rest of src.
+	load(g int32, src []byte) ([]byte, error)
 }
 
 // newAccumulator builds the accumulator of call.

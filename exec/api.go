@@ -5,6 +5,7 @@ package exec
 
 import (
 	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -41,6 +42,29 @@ type OpContext struct {
 	MaxParallelism       int
 	// Name is the operator's name in the plan, for errors and logs.
 	Name string
+	// ID is the operator's stable id (OperatorSpec.ID), the prefix of its state.
+	ID string
+	// StateBudget is the memory a stateful operator may use for state it
+	// keeps in memory before writing it back to its state store.
+	StateBudget int64
+}
+
+// StatefulOperator is an Operator with keyed state that checkpoints
+// snapshot and restores. When the job checkpoints, the task gives each
+// stateful operator a state store (one Pebble database per operator
+// subtask) right after Open; without checkpointing InitState is not called
+// and the operator keeps its state in memory only.
+type StatefulOperator interface {
+	Operator
+	// InitState hands the operator its state store. After a restore
+	// (restored is true) the store already holds the operator's state for
+	// its key groups; otherwise it is empty.
+	InitState(store *statestore.Store, restored bool) error
+	// PrepareSnapshot writes into the store everything the operator keeps
+	// in memory that changed since the last call. The task calls it at a
+	// checkpoint barrier, between two Process calls, and then snapshots the
+	// store.
+	PrepareSnapshot() error
 }
 
 // OperatorSpec describes one operator of a vertex's chain and builds its
@@ -107,6 +131,9 @@ type Input struct {
 // Vertex is a chain of operators run as Parallelism tasks. A vertex either
 // starts at a Source or at its Inputs; it may end in a Sink.
 type Vertex struct {
+	// ID is the vertex's stable id: for a source vertex the id of its
+	// source scan, which names its positions in checkpoints.
+	ID          string
 	Name        string
 	Parallelism int
 	// Source is set for a source vertex, with SourceWidth its column count.

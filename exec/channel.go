@@ -14,6 +14,9 @@ const (
 	msgData msgKind = iota
 	// msgEnd says the logical channel has no more input.
 	msgEnd
+	// msgBarrier is checkpoint barrier ckpt: everything before it on the
+	// channel belongs to checkpoint ckpt, everything after to the next.
+	msgBarrier
 )
 
 // message is what travels on a task's inbox: a batch or a control message,
@@ -21,6 +24,7 @@ const (
 // belongs to. Control messages travel in-band between batches.
 type message struct {
 	batch *types.Batch // msgData only
+	ckpt  int64        // msgBarrier only: the checkpoint id
 	ch    int32
 	kind  msgKind
 }
@@ -95,6 +99,6 @@ func (l *link) release(j *Job, m message) {
 		default:
 		}
 	}
+	j.batchDone() // before the credit is given back, so the count stays bounded
 	<-l.credits
-	j.batchDone()
 }

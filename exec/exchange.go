@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 
 	"github.com/weir-sql/weir/types"
@@ -34,6 +35,7 @@ type exchange struct {
 	job       *Job
 	edges     []*outEdge
 	batchSize int
+	width     int // row width the plan declares for this vertex's output
 	rowsOut   *atomic.Int64
 	dirty     bool // some pending batch holds rows
 }
@@ -45,6 +47,9 @@ func (x *exchange) Emit(b *types.Batch) error {
 	n := b.Len()
 	if n == 0 {
 		return nil
+	}
+	if b.Width != x.width {
+		return fmt.Errorf("rows of width %d emitted where the plan declares width %d", b.Width, x.width)
 	}
 	x.rowsOut.Add(int64(n))
 	x.dirty = true
@@ -105,6 +110,10 @@ func (x *exchange) emitEdge(e *outEdge, b *types.Batch) error {
 func (x *exchange) emitHashOne(e *outEdge, b *types.Batch) error {
 	k, w := e.keys[0], b.Width
 	maxPar := uint64(e.maxPar)
+	var mask uint64
+	if maxPar&(maxPar-1) == 0 {
+		mask = maxPar - 1
+	}
 	for i := range b.Len() {
 		row := b.Vals[i*w : (i+1)*w : (i+1)*w]
 		v := row[k]
@@ -115,7 +124,13 @@ func (x *exchange) emitHashOne(e *outEdge, b *types.Batch) error {
 			e.keyBuf = types.AppendKey(e.keyBuf[:0], v)
 			h = types.HashKey(e.keyBuf)
 		}
-		d := e.dests[e.owner[h%maxPar]]
+		var kg uint64
+		if mask != 0 {
+			kg = h & mask // h % maxPar for a power of two, without a division
+		} else {
+			kg = h % maxPar
+		}
+		d := e.dests[e.owner[kg]]
 		appendRow(d.pending, b.Kinds[i], row)
 		if d.pending.Len() >= x.batchSize {
 			if err := x.sendPending(d); err != nil {
@@ -177,6 +192,21 @@ func (x *exchange) flush() error {
 		}
 	}
 	x.dirty = false
+	return nil
+}
+
+// barrier flushes and then sends checkpoint barrier id on every channel.
+func (x *exchange) barrier(id int64) error {
+	if err := x.flush(); err != nil {
+		return err
+	}
+	for _, e := range x.edges {
+		for _, d := range e.dests {
+			if err := d.link.send(x.ctx, x.job, message{ch: d.link.ch, kind: msgBarrier, ckpt: id}); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 

@@ -17,6 +17,11 @@ type groupAggOp struct {
 	args  []int // argument column per accumulator; -1 for none
 	name  string
 
+	id     string      // operator id, the prefix of its state
+	maxPar int         // key groups
+	budget int64       // memory for groups before they spill to the store
+	st     *groupState // nil without a state store (no checkpointing)
+
 	groups  map[string]int32
 	ints    map[int64]int32 // groups of a single integer-stored key (fast path)
 	intKey  int             // the key column when there is exactly one, else -1
@@ -45,6 +50,12 @@ func newGroupAggOp(keys []int, calls []AggCall) *groupAggOp {
 // Open implements Operator.
 func (g *groupAggOp) Open(ctx *OpContext) error {
 	g.name = ctx.Name
+	g.id = ctx.ID
+	g.maxPar = ctx.MaxParallelism
+	if g.maxPar <= 0 {
+		g.maxPar = types.DefaultMaxParallelism
+	}
+	g.budget = ctx.StateBudget
 	g.maxCol = -1
 	for _, k := range g.keys {
 		if k < 0 {
@@ -52,22 +63,18 @@ func (g *groupAggOp) Open(ctx *OpContext) error {
 		}
 		g.maxCol = max(g.maxCol, k)
 	}
-	g.accs = make([]accumulator, len(g.calls))
+	if err := g.newAccumulators(); err != nil {
+		return err
+	}
 	g.args = make([]int, len(g.calls))
 	for i, c := range g.calls {
-		acc, err := newAccumulator(c)
-		if err != nil {
-			return err
-		}
-		g.accs[i] = acc
 		g.args[i] = c.Arg
 		if c.Func == AggCountStar {
 			g.args[i] = -1
 		}
 		g.maxCol = max(g.maxCol, g.args[i])
 	}
-	g.groups = make(map[string]int32)
-	g.ints = make(map[int64]int32)
+	g.resetGroupIndex()
 	g.intKey = -1
 	if len(g.keys) == 1 {
 		g.intKey = g.keys[0]
@@ -82,6 +89,7 @@ func (g *groupAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 	if g.maxCol >= b.Width {
 		return fmt.Errorf("column %d out of range of input width %d", g.maxCol, b.Width)
 	}
+	var err error
 	for i := range b.Len() {
 		row := b.Row(i)
 		retract := b.Kinds[i].IsRetraction()
@@ -90,10 +98,12 @@ func (g *groupAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 		if g.intKey >= 0 && intStored(row[g.intKey].Kind()) {
 			n := row[g.intKey].Int()
 			if gi, ok = g.ints[n]; !ok {
-				if retract {
+				if gi, ok, err = g.missing(row, retract); err != nil {
+					return err
+				}
+				if !ok {
 					continue // nothing to retract from a group that does not exist
 				}
-				gi = g.newGroup(row)
 				g.ints[n] = gi
 				g.inInts[gi] = true
 			}
@@ -104,11 +114,13 @@ func (g *groupAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 			}
 			g.keyBuf = buf
 			if gi, ok = g.groups[string(buf)]; !ok {
-				if retract {
+				if gi, ok, err = g.missing(row, retract); err != nil {
+					return err
+				}
+				if !ok {
 					continue
 				}
-				gi = g.newGroup(row)
-				key := string(buf)
+				key := string(g.keyBuf)
 				g.groups[key] = gi
 				g.keyStr[gi] = key
 			}
@@ -116,6 +128,9 @@ func (g *groupAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 		if !g.dirty[gi] {
 			g.dirty[gi] = true
 			g.touched = append(g.touched, gi)
+			if g.st != nil {
+				g.markChanged(gi)
+			}
 		}
 		if retract {
 			if g.count[gi] == 0 {
@@ -132,7 +147,55 @@ func (g *groupAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 			acc.add(gi, argValue(row, g.args[a]))
 		}
 	}
-	return g.emitChanges(out)
+	if err := g.emitChanges(out); err != nil {
+		return err
+	}
+	return g.maybeSpill()
+}
+
+// missing handles a row whose group is not in memory: it loads the group
+// from the state store if the operator is backed by one, or else starts a
+// new group for an addition. It reports false when a retraction finds no
+// group (nothing to retract).
+func (g *groupAggOp) missing(row []types.Value, retract bool) (int32, bool, error) {
+	if g.st != nil && g.st.backed {
+		gi, ok, err := g.loadGroup(row)
+		if err != nil || ok {
+			return gi, ok, err
+		}
+	}
+	if retract {
+		return 0, false, nil
+	}
+	return g.newGroup(row), true, nil
+}
+
+// newAccumulators (re)creates the accumulators, holding no groups.
+func (g *groupAggOp) newAccumulators() error {
+	g.accs = make([]accumulator, len(g.calls))
+	for i, c := range g.calls {
+		acc, err := newAccumulator(c)
+		if err != nil {
+			return err
+		}
+		g.accs[i] = acc
+	}
+	return nil
+}
+
+func (g *groupAggOp) resetGroupIndex() {
+	g.groups = make(map[string]int32)
+	g.ints = make(map[int64]int32)
+}
+
+// dropGroups forgets every in-memory group (after they were written to the
+// state store).
+func (g *groupAggOp) dropGroups() {
+	g.resetGroupIndex()
+	g.keyStr, g.inInts, g.keyVals, g.count = g.keyStr[:0], g.inInts[:0], g.keyVals[:0], g.count[:0]
+	g.emitted, g.last, g.dirty, g.free = g.emitted[:0], g.last[:0], g.dirty[:0], g.free[:0]
+	// Cannot fail: the calls were accepted when the operator opened.
+	_ = g.newAccumulators()
 }
 
 // intStored reports whether values of kind k are stored as int64 bits, so
@@ -185,6 +248,9 @@ func (g *groupAggOp) newGroup(row []types.Value) int32 {
 
 // removeGroup forgets group gi, whose row count reached zero.
 func (g *groupAggOp) removeGroup(gi int32) {
+	if g.st != nil {
+		g.forgetState(gi)
+	}
 	if g.inInts[gi] {
 		delete(g.ints, g.keyVals[gi].Int()) // one key column
 		g.inInts[gi] = false

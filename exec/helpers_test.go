@@ -106,7 +106,7 @@ func (r *sliceReader) Seek([]byte) error         { return nil }
 func (r *sliceReader) Close() error              { return nil }
 
 // counterSource is an unbounded source of rows (n, n % 10), n = 0, 1, ...
-// per subtask; it counts a skipped record every 1000 rows.
+// per subtask; it counts one skipped record per Next call.
 type counterSource struct{}
 
 func (counterSource) Bounded() bool { return false }
@@ -114,19 +114,20 @@ func (counterSource) Open(int, int) (connector.SourceReader, error) {
 	return &counterReader{}, nil
 }
 
-type counterReader struct{ n int64 }
+type counterReader struct{ n, calls int64 }
 
 func (r *counterReader) Next(ctx context.Context, b *types.Batch, max int) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	r.calls++
 	for range max {
 		b.Append(types.Insert, []types.Value{types.BigIntValue(r.n), types.BigIntValue(r.n % 10)})
 		r.n++
 	}
 	return nil
 }
-func (r *counterReader) Skipped() int64            { return r.n / 1000 }
+func (r *counterReader) Skipped() int64            { return r.calls }
 func (r *counterReader) Position() ([]byte, error) { return nil, nil }
 func (r *counterReader) Seek([]byte) error         { return nil }
 func (r *counterReader) Close() error              { return nil }
@@ -145,6 +146,8 @@ type collectSink struct {
 	gate chan struct{}
 	// failWrite makes Write fail.
 	failWrite bool
+	// firstLen is the size of the first batch written.
+	firstLen int
 }
 
 func (s *collectSink) AcceptsUpdates() bool { return true }
@@ -163,7 +166,7 @@ type collectWriter struct {
 
 func (w *collectWriter) Write(b *types.Batch) error {
 	if w.s.firstWrite != nil {
-		w.s.once.Do(func() { close(w.s.firstWrite) })
+		w.s.once.Do(func() { w.s.firstLen = b.Len(); close(w.s.firstWrite) })
 	}
 	if w.s.gate != nil {
 		<-w.s.gate
@@ -275,7 +278,8 @@ func (failingSource) Open(int, int) (connector.SourceReader, error) {
 }
 
 // trickleSource emits one row per Next call (or, with idle, one row and then
-// nothing) until done is closed, then ends.
+// nothing) until done is closed, then ends. Each call waits 100µs first, so
+// that a busy trickle stays far from a full batch within FlushInterval.
 type trickleSource struct {
 	idle bool
 	done chan struct{}
@@ -292,21 +296,16 @@ type trickleReader struct {
 }
 
 func (r *trickleReader) Next(ctx context.Context, b *types.Batch, max int) error {
+	// Wait a little for data, as a reader of a slow input would.
 	select {
 	case <-r.s.done:
 		return io.EOF
 	case <-ctx.Done():
 		return ctx.Err()
-	default:
+	case <-time.After(100 * time.Microsecond):
 	}
 	if r.s.idle && r.n > 0 {
-		// Nothing to read: wait a little for the end, as a real reader would.
-		select {
-		case <-r.s.done:
-			return io.EOF
-		case <-time.After(time.Millisecond):
-			return nil
-		}
+		return nil
 	}
 	b.Append(types.Insert, []types.Value{types.BigIntValue(r.n), types.BigIntValue(0)})
 	r.n++

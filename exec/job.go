@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -33,6 +34,27 @@ type Job struct {
 	vertexIn, vertexOut   []atomic.Int64
 	skipped               []atomic.Int64 // per source subtask
 	inFlight, maxInFlight atomic.Int64   // batches sent and not yet processed
+
+	ck *checkpointer // nil when checkpointing is off
+}
+
+// fault calls Options.Fault at a named fault point.
+func (j *Job) fault(point string) error {
+	if j.opts.Fault == nil {
+		return nil
+	}
+	if err := j.opts.Fault(point); err != nil {
+		return fmt.Errorf("fault %s: %w", point, err)
+	}
+	return nil
+}
+
+// stateBudget is the memory budget of each stateful operator subtask.
+func (j *Job) stateBudget() int64 {
+	if c := j.opts.Checkpoint; c != nil && c.StateCacheBytes > 0 {
+		return c.StateCacheBytes
+	}
+	return statestore.DefaultCacheBytes
 }
 
 // Metrics are a job's live counters.
@@ -75,6 +97,24 @@ func Start(ctx context.Context, g *JobGraph, opts Options) (*Job, error) {
 		vertexOut: make([]atomic.Int64, len(g.Vertices)),
 	}
 	tasks := j.buildTasks(widths)
+	if c := opts.Checkpoint; c != nil {
+		first, err := prepareCheckpointing(g, c)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		j.ck = newCheckpointer(j, c, tasks, first)
+	}
+	tasksDone := make(chan struct{})
+	ckDone := make(chan struct{})
+	if j.ck != nil {
+		go func() {
+			defer close(ckDone)
+			j.ck.run(tasksDone)
+		}()
+	} else {
+		close(ckDone)
+	}
 	for _, t := range tasks {
 		j.tasks.Add(1)
 		go func() {
@@ -95,6 +135,8 @@ func Start(ctx context.Context, g *JobGraph, opts Options) (*Job, error) {
 	}()
 	go func() {
 		j.tasks.Wait()
+		close(tasksDone)
+		<-ckDone
 		cancel()
 		<-watcherDone
 		opts.logf("job %s: finished", g.Name)
@@ -112,7 +154,7 @@ func (j *Job) buildTasks(widths []int) []*task {
 	nSources := 0
 	for vi, v := range g.Vertices {
 		for s := range v.Parallelism {
-			t := &task{job: j, v: v, vi: vi, subtask: s}
+			t := &task{job: j, v: v, vi: vi, subtask: s, outWidth: widths[vi]}
 			if v.Source != nil {
 				t.sourceIdx = nSources
 				nSources++
@@ -123,59 +165,68 @@ func (j *Job) buildTasks(widths []int) []*task {
 	}
 	j.skipped = make([]atomic.Int64, nSources)
 	for vi, v := range g.Vertices {
-		// Count the receiver's channels first to size its inbox.
 		for _, t := range byVertex[vi] {
-			n := 0
-			for _, in := range v.Inputs {
-				if in.Partition.Kind == Forward {
-					n++
-				} else {
-					n += g.Vertices[in.From].Parallelism
-				}
+			if n := numChannels(g, v); n > 0 {
+				t.inbox = make(chan message, n*j.opts.ChannelBuffer)
+				t.gate = newInputGate(n)
 			}
-			if n == 0 {
-				continue
-			}
-			inbox := make(chan message, n*j.opts.ChannelBuffer)
-			t.inbox = inbox
-			t.gate = newInputGate(n)
 		}
 		for _, in := range v.Inputs {
-			up := g.Vertices[in.From]
-			var owner []int32
-			if in.Partition.Kind == Hash {
-				owner = make([]int32, j.maxPar)
-				for kg := range owner {
-					owner[kg] = int32(types.SubtaskForKeyGroup(kg, v.Parallelism, j.maxPar))
-				}
-			}
-			edges := make([]*outEdge, up.Parallelism)
-			for u := range edges {
-				nd := v.Parallelism
-				if in.Partition.Kind == Forward {
-					nd = 1
-				}
-				edges[u] = &outEdge{kind: in.Partition.Kind, keys: in.Partition.Keys, dests: make([]*outChannel, nd), owner: owner, maxPar: j.maxPar}
-				byVertex[in.From][u].outEdges = append(byVertex[in.From][u].outEdges, edges[u])
-			}
-			for s, t := range byVertex[vi] {
-				connect := func(u, d int) {
-					l := newLink(t.inbox, len(t.links), widths[in.From], j.opts.ChannelBuffer)
-					t.links = append(t.links, l)
-					t.ports = append(t.ports, in.Port)
-					edges[u].dests[d] = &outChannel{link: l, pending: l.getBatch(j.opts.BatchSize)}
-				}
-				if in.Partition.Kind == Forward {
-					connect(s, 0)
-					continue
-				}
-				for u := range up.Parallelism {
-					connect(u, s)
-				}
-			}
+			j.connect(in, byVertex[in.From], byVertex[vi], widths[in.From])
 		}
 	}
 	return all
+}
+
+// numChannels returns the number of logical input channels of each subtask of v.
+func numChannels(g *JobGraph, v *Vertex) int {
+	n := 0
+	for _, in := range v.Inputs {
+		if in.Partition.Kind == Forward {
+			n++
+		} else {
+			n += g.Vertices[in.From].Parallelism
+		}
+	}
+	return n
+}
+
+// connect creates the logical channels of edge in, from the upstream tasks
+// ups to the downstream tasks downs: subtask i to i for Forward, every
+// upstream to every downstream subtask otherwise (Global sends rows to
+// subtask 0 only, but control messages to all).
+func (j *Job) connect(in Input, ups, downs []*task, width int) {
+	var owner []int32
+	if in.Partition.Kind == Hash {
+		owner = make([]int32, j.maxPar)
+		for kg := range owner {
+			owner[kg] = int32(types.SubtaskForKeyGroup(kg, len(downs), j.maxPar))
+		}
+	}
+	edges := make([]*outEdge, len(ups))
+	for u, up := range ups {
+		nd := len(downs)
+		if in.Partition.Kind == Forward {
+			nd = 1
+		}
+		edges[u] = &outEdge{kind: in.Partition.Kind, keys: in.Partition.Keys, dests: make([]*outChannel, nd), owner: owner, maxPar: j.maxPar}
+		up.outEdges = append(up.outEdges, edges[u])
+	}
+	link := func(u, d int, down *task) {
+		l := newLink(down.inbox, len(down.links), width, j.opts.ChannelBuffer)
+		down.links = append(down.links, l)
+		down.ports = append(down.ports, in.Port)
+		edges[u].dests[d] = &outChannel{link: l, pending: l.getBatch(j.opts.BatchSize)}
+	}
+	for s, down := range downs {
+		if in.Partition.Kind == Forward {
+			link(s, 0, down)
+			continue
+		}
+		for u := range ups {
+			link(u, s, down)
+		}
+	}
 }
 
 // fail records the first failure and cancels every task.

@@ -280,7 +280,7 @@ func TestStopUnboundedSource(t *testing.T) {
 			if m.Vertices[0].RowsOut != m.RowsRead || m.Vertices[1].RowsIn != m.RowsRead {
 				t.Errorf("vertex metrics %+v", m.Vertices)
 			}
-			if m.Skipped == 0 || m.Skipped > m.RowsRead/1000 {
+			if m.Skipped == 0 || m.Skipped*128 != m.RowsRead {
 				t.Errorf("skipped %d for %d rows", m.Skipped, m.RowsRead)
 			}
 			if sink.flushed != 3 || sink.closed != 3 {
@@ -452,15 +452,34 @@ func TestPartialBatchesAreFlushed(t *testing.T) {
 				{Name: "Source", Parallelism: 1, Source: src, SourceWidth: 2},
 				{Name: "Sink", Parallelism: 1, Inputs: []Input{{From: 0, Partition: Partitioning{Kind: Rebalance}}}, Sink: sink},
 			}}
-			j, err := Start(context.Background(), g, Options{BatchSize: 1 << 20})
+			const batch = 1000
+			j, err := Start(context.Background(), g, Options{BatchSize: batch})
 			if err != nil {
 				t.Fatal(err)
 			}
-			<-sink.firstWrite // a batch far from full reached the sink
+			<-sink.firstWrite
+			if sink.firstLen >= batch {
+				t.Errorf("first batch has %d rows: not a partial batch", sink.firstLen)
+			}
 			close(src.done)
 			if err := j.Wait(); err != nil {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+func TestWrongOperatorWidthFailsJob(t *testing.T) {
+	g := &JobGraph{Name: "width", Vertices: []*Vertex{
+		{Name: "Source -> Calc", Parallelism: 1, Source: &sliceSource{width: 2, rows: testRows(1, 10, 2, 2)}, SourceWidth: 2,
+			Operators: []OperatorSpec{{Name: "Calc", OutWidth: 3, New: NewCalc(nil, nil)}}},
+		{Name: "Sink", Parallelism: 1, Inputs: []Input{{From: 0, Partition: Partitioning{Kind: Forward}}}, Sink: &collectSink{}},
+	}}
+	j, err := Start(context.Background(), g, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Wait(); err == nil || !strings.Contains(err.Error(), "operator Calc: rows of width 2 emitted where the plan declares width 3") {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -16,6 +16,13 @@ type Options struct {
 	FlushInterval time.Duration
 	// Logf, if set, receives the runtime's log lines.
 	Logf func(format string, args ...any)
+	// Checkpoint, if set, turns checkpointing on (and restores from
+	// Checkpoint.Restore).
+	Checkpoint *CheckpointOptions
+	// Fault, if set, is called at each named fault point (FaultSourceTrigger
+	// and the other Fault* constants); an error it returns fails the job
+	// there. Tests use it to crash the job at exact moments.
+	Fault func(point string) error
 
 	// creditWaitHook, if set (tests only), is called by a sender that is
 	// about to block waiting for a credit.

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/exec/coordinator"
+	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -19,6 +22,7 @@ type task struct {
 	vi        int
 	subtask   int
 	sourceIdx int // index into Job.skipped, for source tasks
+	outWidth  int // row width of the chain's output
 
 	// Output side.
 	outEdges []*outEdge
@@ -37,6 +41,18 @@ type task struct {
 	writer   connector.SinkWriter
 
 	lastFlush time.Time
+
+	// Checkpointing (nil/empty when off).
+	trigger    chan int64          // source tasks: checkpoints to start
+	stateful   []StatefulOperator  // by operator index; nil if stateless
+	stores     []*statestore.Store // by operator index; nil if stateless
+	replay     []message           // released from hold, to offer before the inbox
+	alignStart time.Time           // when the first barrier of the aligning checkpoint came
+}
+
+// taskID names the task for the checkpoint coordinator.
+func (t *task) taskID() coordinator.TaskID {
+	return coordinator.TaskID{Vertex: t.vi, Subtask: t.subtask}
 }
 
 // chainError attributes an error to an operator or a sink of the chain.
@@ -136,7 +152,7 @@ func (t *task) open() error {
 		t.writer = w
 		t.tail = &sinkEmitter{t: t}
 	case len(t.outEdges) > 0:
-		t.x = &exchange{ctx: j.ctx, job: j, edges: t.outEdges, batchSize: j.opts.BatchSize, rowsOut: &j.vertexOut[t.vi]}
+		t.x = &exchange{ctx: j.ctx, job: j, edges: t.outEdges, batchSize: j.opts.BatchSize, width: t.outWidth, rowsOut: &j.vertexOut[t.vi]}
 		t.tail = t.x
 	default:
 		t.tail = &discardEmitter{t: t}
@@ -144,7 +160,7 @@ func (t *task) open() error {
 	for _, spec := range t.v.Operators {
 		op := spec.New()
 		t.ops = append(t.ops, op)
-		ctx := &OpContext{Subtask: t.subtask, Parallelism: par, MaxParallelism: j.maxPar, Name: spec.Name}
+		ctx := &OpContext{Subtask: t.subtask, Parallelism: par, MaxParallelism: j.maxPar, Name: spec.Name, ID: spec.ID, StateBudget: j.stateBudget()}
 		if err := op.Open(ctx); err != nil {
 			return fmt.Errorf("open operator %s: %w", spec.Name, err)
 		}
@@ -168,6 +184,9 @@ func (t *task) open() error {
 			return fmt.Errorf("open source %s: %w", t.v.SourceName, err)
 		}
 		t.reader = r
+	}
+	if err := t.restore(); err != nil {
+		return err
 	}
 	t.lastFlush = time.Now()
 	j.opts.logf("task %s (%d/%d): running", t.v.Name, t.subtask+1, par)
@@ -213,6 +232,10 @@ func (t *task) runSource() error {
 		select {
 		case <-j.stopCh:
 			return nil
+		case id := <-t.trigger:
+			if err := t.sourceCheckpoint(id); err != nil {
+				return err
+			}
 		default:
 		}
 		if err := ctx.Err(); err != nil {
@@ -253,6 +276,14 @@ func (t *task) runInputs() error {
 	ctx := t.job.ctx
 	for !t.gate.AllEnded() {
 		var m message
+		if len(t.replay) > 0 {
+			m = t.replay[0]
+			t.replay = t.replay[1:]
+			if err := t.handle(m); err != nil {
+				return err
+			}
+			continue
+		}
 		select {
 		case m = <-t.inbox:
 		case <-ctx.Done():
@@ -288,14 +319,51 @@ func (t *task) handle(m message) error {
 		return err
 	case gateEnded, gateAllEnded:
 		l.release(t.job, m)
+		if t.gate.AlignedAfterEnd() {
+			return t.aligned()
+		}
 	case gateQueued:
+	case gateBarrier:
+		l.release(t.job, m)
+		if t.alignStart.IsZero() {
+			t.alignStart = time.Now()
+		}
+		return t.job.fault(FaultMidAlignment)
+	case gateAligned:
+		l.release(t.job, m)
+		if t.alignStart.IsZero() {
+			t.alignStart = time.Now()
+		}
+		return t.aligned()
+	case gateSubsumed:
+		// Abandon the older checkpoint: process what was held, then this barrier.
+		t.alignStart = time.Time{}
+		t.replay = append(append(t.gate.ReleaseAll(), m), t.replay...)
+	case gateStale:
+		l.release(t.job, m)
 	}
+	return nil
+}
+
+// aligned runs when the barriers of a checkpoint have arrived on every open
+// input: snapshot, forward the barrier, ack, then process what was held.
+func (t *task) aligned() error {
+	id := t.gate.Aligning()
+	align := time.Since(t.alignStart)
+	t.alignStart = time.Time{}
+	if err := t.checkpoint(id, align); err != nil {
+		return err
+	}
+	t.replay = append(t.gate.ReleaseAll(), t.replay...)
 	return nil
 }
 
 // finish ends the operators after all input ended, then flushes the output
 // and sends end of input downstream (or flushes the sink).
 func (t *task) finish() error {
+	if err := t.finishCheckpointing(); err != nil {
+		return err
+	}
 	for i, op := range t.ops {
 		if err := op.Finish(t.emitters[i]); err != nil {
 			return attribute("operator "+t.v.Operators[i].Name, err)
@@ -326,6 +394,17 @@ func (t *task) close() error {
 	for i, op := range t.ops {
 		if err := op.Close(); err != nil {
 			keep(fmt.Errorf("close operator %s: %w", t.v.Operators[i].Name, err))
+		}
+	}
+	for i, st := range t.stores {
+		if st == nil {
+			continue
+		}
+		if err := st.Close(); err != nil {
+			keep(fmt.Errorf("close state of %s: %w", t.v.Operators[i].Name, err))
+		}
+		if err := os.RemoveAll(st.Dir()); err != nil {
+			keep(fmt.Errorf("remove working state of %s: %w", t.v.Operators[i].Name, err))
 		}
 	}
 	if t.writer != nil {

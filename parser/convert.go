@@ -113,7 +113,7 @@ func (c *converter) confValue(v *gConfValue) string {
 	if v.Quoted != nil {
 		return unquoteString(*v.Quoted)
 	}
-	return v.Words
+	return c.text(v.Tokens)
 }
 
 // condName returns the name of "[IF [NOT] EXISTS] name" and whether the
@@ -237,7 +237,7 @@ func (c *converter) typeName(g *gType) *TypeName {
 		if typeParamLimit[t.Name] == 0 {
 			c.fail(g.Pos, "type %s takes no parameters", t.Name)
 		} else {
-			c.fail(g.Pos, "type %s takes at most %d parameters", t.Name, typeParamLimit[t.Name])
+			c.fail(g.Pos, "type %s takes at most %d parameter(s)", t.Name, typeParamLimit[t.Name])
 		}
 	}
 	return t

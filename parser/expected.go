@@ -67,6 +67,10 @@ var candidateGroups = []struct {
 	{"a type", []string{"INT", "VARCHAR"}, typeNames},
 }
 
+// maxProbePrefix bounds the statement prefix (in tokens) for which the
+// expected tokens are computed: each candidate costs a parse of the prefix.
+const maxProbePrefix = 150
+
 // maxListed bounds the number of alternatives an error message lists.
 const maxListed = 10
 
@@ -107,8 +111,12 @@ func (l *language) buildVocabulary() []candidate {
 	return out
 }
 
-// expected lists what the grammar accepts at token k of seg.
-func (l *language) expected(seg segment, k int, try tryFunc) string {
+// expected lists what the grammar accepts at token k of seg, and reports
+// whether an identifier would fit there.
+func (l *language) expected(seg segment, k int, try tryFunc) (list string, identOK bool) {
+	if k > maxProbePrefix {
+		return "", false
+	}
 	at := seg.end
 	if k < len(seg.toks) {
 		at = toPos(seg.toks[k].Pos)
@@ -172,27 +180,31 @@ func (l *language) expected(seg segment, k int, try tryFunc) string {
 			}
 		}
 	}
-	var list []string
+	if labels["<end>"] != "" {
+		labels["<end>"] = seg.endLabel
+	}
+	var names []string
 	for _, c := range l.vocab {
 		if lb := labels[c.key]; lb != "" {
-			list = append(list, lb)
+			names = append(names, lb)
 		}
 	}
+	identOK = accepted["<ident>"]
 	switch {
-	case len(list) == 0:
-		return ""
-	case len(list) == 1:
-		return list[0]
-	case len(list) > maxListed:
-		list = append(list[:maxListed], "...")
+	case len(names) == 0:
+		return "", identOK
+	case len(names) == 1:
+		return names[0], identOK
+	case len(names) > maxListed:
+		names = append(names[:maxListed], "...")
 	}
-	return "one of " + strings.Join(list, ", ")
+	return "one of " + strings.Join(names, ", "), identOK
 }
 
 // dropRelaxed removes candidates that the grammar accepts only because it
 // reads some constructs loosely (convert.go then rejects them): a string
 // after an identifier other than TIMESTAMP, KEY after anything but
-// PRIMARY, FOR outside WATERMARK FOR, PLAN FOR and SUBSTRING, and FROM in
+// PRIMARY, PRECISION after anything but DOUBLE, FOR outside WATERMARK FOR, PLAN FOR and SUBSTRING, and FROM in
 // a call other than SUBSTRING.
 func (l *language) dropRelaxed(prefix []lexer.Token, accepted map[string]bool) {
 	prev := ""
@@ -204,6 +216,9 @@ func (l *language) dropRelaxed(prefix []lexer.Token, accepted map[string]bool) {
 	}
 	if prev != "PRIMARY" {
 		delete(accepted, "KEY")
+	}
+	if prev != "DOUBLE" {
+		delete(accepted, "PRECISION")
 	}
 	switch call := innermostCall(l, prefix); call {
 	case "SUBSTRING":

@@ -442,7 +442,8 @@ func not(b bool) string {
 	return ""
 }
 
-var plainIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// plainIdent matches what the lexer reads as one identifier.
+var plainIdent = regexp.MustCompile(`^[\p{L}_][\p{L}\p{N}_]*$`)
 
 // quoteIdent returns name as written in SQL: bare when that reads back as
 // the same identifier, otherwise in backticks.

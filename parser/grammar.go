@@ -1,8 +1,6 @@
 package parser
 
 import (
-	"strings"
-
 	"github.com/alecthomas/participle/v2/lexer"
 )
 
@@ -16,7 +14,7 @@ import (
 // f(...), t.*), the grammar reads the word as an identifier first and
 // convert.go checks it.
 //
-// Reserved words are lexed as Keyword tokens, so that @Ident never captures
+// Reserved words become Keyword tokens, so that @Ident never captures
 // them; every other word (including grammar words such as TABLES, WATERMARK,
 // SECOND or TIMESTAMP) is an Ident and stays usable as a column name. All
 // grammar literals match both token types case-insensitively.
@@ -63,8 +61,9 @@ func newLexer() *lexer.StatefulDefinition {
 		{Name: tokBadString, Pattern: `'[\s\S]*`},
 		{Name: tokBadComment, Pattern: `/\*[\s\S]*`},
 		{Name: tokNumber, Pattern: `(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?`},
-		{Name: tokKeyword, Pattern: `(?i)(?:` + strings.Join(reservedWords, "|") + `)\b`},
-		{Name: tokIdent, Pattern: `[A-Za-z_][A-Za-z0-9_]*`},
+		{Name: tokIdent, Pattern: `[\p{L}_][\p{L}\p{N}_]*`},
+		// Reserved words are lexed as Ident and retyped by language.lex.
+		{Name: tokKeyword, Pattern: `[^\s\S]`},
 		{Name: tokOp, Pattern: `<>|!=|<=|>=|\|\||[=<>+\-*/%(),.;]`},
 		{Name: tokChar, Pattern: `[\s\S]`},
 	})
@@ -106,6 +105,7 @@ type gConfKey struct {
 // gConfValue is a configuration value: 'quoted' or unquoted words.
 type gConfValue struct {
 	Pos    lexer.Position
+	Tokens []lexer.Token
 	Quoted *string `parser:"  @String"`
 	Words  string  `parser:"| @(Ident | Keyword | Number | '.' | '-' | '/')+"`
 }

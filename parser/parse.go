@@ -15,11 +15,12 @@ const maxNesting = 100
 // language is the lexer and the participle parsers, built once. It is
 // immutable after construction and safe for concurrent use.
 type language struct {
-	def   *lexer.StatefulDefinition
-	stmt  *participle.Parser[gStmt]
-	expr  *participle.Parser[gExprRoot]
-	types map[string]lexer.TokenType
-	vocab []candidate
+	def      *lexer.StatefulDefinition
+	stmt     *participle.Parser[gStmt]
+	expr     *participle.Parser[gExprRoot]
+	types    map[string]lexer.TokenType
+	reserved map[string]bool // upper case
+	vocab    []candidate
 }
 
 // lang is the process-wide parser; participle parsers are immutable.
@@ -39,6 +40,10 @@ func newLanguage() *language {
 		stmt:  participle.MustBuild[gStmt](opts...),
 		expr:  participle.MustBuild[gExprRoot](opts...),
 		types: def.Symbols(),
+	}
+	l.reserved = map[string]bool{}
+	for _, w := range reservedWords {
+		l.reserved[w] = true
 	}
 	l.vocab = l.buildVocabulary()
 	return l
@@ -71,7 +76,7 @@ func ParseExpr(src string) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	seg := segment{toks: toks, end: endPos(src, toks), endName: "end of input"}
+	seg := segment{toks: toks, end: endPos(src, toks), endName: "end of input", endLabel: "end of input"}
 	if perr := lang.checkTokens(seg); perr != nil {
 		return nil, perr.WithSource(src)
 	}
@@ -92,9 +97,10 @@ func ParseExpr(src string) (Expr, error) {
 
 // segment is the tokens of one statement and where it ends.
 type segment struct {
-	toks    []lexer.Token
-	end     Pos    // position of the terminating ';', or just after the last token
-	endName string // how to name the end in messages: `";"` or "end of input"
+	toks     []lexer.Token
+	end      Pos    // position of the terminating ';', or just after the last token
+	endName  string // how to name the end when it is unexpected: `";"` or "end of input"
+	endLabel string // how to name the end when it is expected
 }
 
 // lex returns the significant tokens of src (no whitespace or comments).
@@ -112,6 +118,9 @@ func (l *language) lex(src string) ([]lexer.Token, error) {
 		if t.EOF() || l.is(t, tokWhitespace) || l.is(t, tokComment) {
 			continue
 		}
+		if l.is(t, tokIdent) && l.reserved[strings.ToUpper(t.Value)] {
+			t.Type = l.types[tokKeyword]
+		}
 		toks = append(toks, t)
 	}
 	return toks, nil
@@ -124,13 +133,13 @@ func (l *language) segments(src string, toks []lexer.Token) []segment {
 	for i, t := range toks {
 		if l.is(t, tokOp) && t.Value == ";" {
 			if i > start {
-				out = append(out, segment{toks: toks[start:i], end: toPos(t.Pos), endName: `";"`})
+				out = append(out, segment{toks: toks[start:i], end: toPos(t.Pos), endName: `";"`, endLabel: `";"`})
 			}
 			start = i + 1
 		}
 	}
 	if start < len(toks) {
-		out = append(out, segment{toks: toks[start:], end: endPos(src, toks), endName: "end of input"})
+		out = append(out, segment{toks: toks[start:], end: endPos(src, toks), endName: "end of input", endLabel: `";"`})
 	}
 	return out
 }
@@ -176,6 +185,8 @@ func (l *language) checkTokens(seg segment) *Error {
 			return Errorf(p, "unterminated quoted identifier")
 		case l.is(t, tokBadComment):
 			return Errorf(p, "unterminated comment")
+		case l.is(t, tokChar) && t.Value == `"`:
+			return Errorf(p, "unexpected character '\"' (quote identifiers with backticks: `name`)")
 		case l.is(t, tokChar):
 			return Errorf(p, "unexpected character %q", t.Value)
 		}
@@ -257,11 +268,31 @@ func (l *language) syntaxError(seg segment, err error, try tryFunc) *Error {
 		pos = seg.end
 		got = seg.endName
 	}
-	expected := l.expected(seg, k, try)
-	if expected == "" {
-		return Errorf(pos, "unexpected %s", got)
+	if k > 0 && k < len(seg.toks) && strings.EqualFold(seg.toks[k-1].Value, "FROM") &&
+		strings.EqualFold(seg.toks[k].Value, "TABLE") {
+		return Errorf(pos, "table functions in FROM (FROM TABLE(TUMBLE(...))) are not supported yet")
 	}
-	return Errorf(pos, "unexpected %s, expected %s", got, expected)
+	expected, identOK := l.expected(seg, k, try)
+	msg := "unexpected " + got
+	if expected != "" {
+		msg += ", expected " + expected
+	}
+	if identOK && k < len(seg.toks) && l.is(seg.toks[k], tokKeyword) && !isStructural(seg.toks[k].Value) {
+		w := seg.toks[k].Value
+		msg += fmt.Sprintf(" (%s is a reserved word: write `%s` to use it as a name)", w, w)
+	}
+	return &Error{Pos: pos, Msg: msg}
+}
+
+// isStructural reports whether a reserved word is almost always meant in
+// its grammatical role, so that an error at it does not suggest quoting.
+func isStructural(word string) bool {
+	switch strings.ToUpper(word) {
+	case "AND", "AS", "BETWEEN", "BY", "ELSE", "END", "FROM", "GROUP", "HAVING",
+		"IN", "IS", "JOIN", "LIKE", "NOT", "ON", "OR", "THEN", "UNION", "WHEN", "WHERE":
+		return true
+	}
+	return false
 }
 
 // describeToken renders a token for an error message.

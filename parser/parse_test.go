@@ -200,3 +200,30 @@ func TestErrorType(t *testing.T) {
 		t.Fatalf("error at %+v with source %q", e.Pos, e.Source)
 	}
 }
+
+func TestConcurrentParse(t *testing.T) {
+	const workers = 4
+	errs := make(chan error, workers)
+	for i := 0; i < workers; i++ {
+		go func() {
+			var err error
+			for j := 0; j < 20 && err == nil; j++ {
+				_, err = Parse("SELECT a, COUNT(*) FROM t WHERE b > 1 GROUP BY a")
+				if err == nil {
+					_, perr := Parse("SELECT a FROM")
+					if perr == nil {
+						err = errNoError
+					}
+				}
+			}
+			errs <- err
+		}()
+	}
+	for i := 0; i < workers; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+var errNoError = Errorf(Pos{}, "bad input parsed without error")

@@ -43,13 +43,29 @@ type outlet struct {
 }
 
 type graphBuilder struct {
-	g *exec.JobGraph
+	g       *exec.JobGraph
+	sources map[string]int // source ids handed out, for duplicates
+}
+
+// sourceID returns the id of a source vertex: its scan's id, suffixed -2,
+// -3, ... when the same table is scanned again in the job (each scan has its
+// own positions in checkpoints).
+func (b *graphBuilder) sourceID(id string) string {
+	if b.sources == nil {
+		b.sources = map[string]int{}
+	}
+	b.sources[id]++
+	if n := b.sources[id]; n > 1 {
+		return fmt.Sprintf("%s-%d", id, n)
+	}
+	return id
 }
 
 func (b *graphBuilder) emit(p *pnode) ([]outlet, error) {
 	switch p.kind {
 	case pScan:
 		v := &exec.Vertex{
+			ID:          b.sourceID(p.id),
 			Parallelism: p.parallelism,
 			Source:      p.source,
 			SourceWidth: p.scan.Table.Schema.Len(),

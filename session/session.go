@@ -47,6 +47,9 @@ type RunOptions struct {
 	Quiet bool
 	// Exec holds runtime options; zero values take the defaults.
 	Exec exec.Options
+	// Restore is "" (start from the beginning), RestoreLatest, or the
+	// folder of a checkpoint or savepoint to restore.
+	Restore string
 }
 
 // JobNameFromPath returns the default job name for a query file: its base
@@ -82,7 +85,15 @@ func (s *Session) RunScript(ctx context.Context, src string, opts RunOptions) er
 	if err != nil {
 		return withSource(err, src)
 	}
-	return s.runJob(ctx, plan, opts)
+	return s.runJob(ctx, plan, insertsText(inserts), opts)
+}
+
+func insertsText(ins []*parser.Insert) string {
+	parts := make([]string, len(ins))
+	for i, st := range ins {
+		parts[i] = st.SQL() + ";"
+	}
+	return strings.Join(parts, "\n")
 }
 
 // ExplainScript executes a script's SET and DDL statements and prints the
@@ -195,20 +206,56 @@ func (s *Session) jobName(def string) string {
 	return def
 }
 
-// runJob runs a planned job to its end and reports on stderr.
-func (s *Session) runJob(ctx context.Context, plan *planner.Plan, opts RunOptions) error {
+// runJob runs a planned job to its end and reports on stderr. With
+// checkpointing, a failed job restarts from its latest checkpoint as the
+// restart strategy allows.
+func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, opts RunOptions) error {
 	start := time.Now()
-	job, err := exec.Start(ctx, plan.Graph, opts.Exec)
+	ck, err := s.checkpointing(plan, query, opts)
 	if err != nil {
-		return fmt.Errorf("start job %s: %w", plan.Graph.Name, err)
+		return err
 	}
-	err = job.Wait()
-	m := job.Metrics()
-	if m.Skipped > 0 {
-		fmt.Fprintf(s.Env.Stderr, "weir: skipped %d malformed record(s) (ignore-parse-errors)\n", m.Skipped)
-	}
+	defer removeWorkDir(ck)
+	strategy, err := s.restartStrategy(ck != nil && ck.Interval > 0)
 	if err != nil {
-		return fmt.Errorf("job %s failed: %w", plan.Graph.Name, err)
+		return err
+	}
+	restore := opts.Restore
+	var rowsRead, rowsWritten, skipped int64
+	for {
+		eopts := opts.Exec
+		if ck != nil {
+			r, err := s.findRestore(ck, restore)
+			if err != nil {
+				return err
+			}
+			c := *ck
+			c.Restore = r
+			eopts.Checkpoint = &c
+		}
+		job, err := exec.Start(ctx, plan.Graph, eopts)
+		if err != nil {
+			return fmt.Errorf("start job %s: %w", plan.Graph.Name, err)
+		}
+		err = job.Wait()
+		m := job.Metrics()
+		rowsRead += m.RowsRead
+		rowsWritten += m.RowsWritten
+		skipped += m.Skipped
+		if err == nil {
+			break
+		}
+		if ck == nil || !strategy.allow(time.Now()) || ctx.Err() != nil {
+			return fmt.Errorf("job %s failed: %w", plan.Graph.Name, err)
+		}
+		fmt.Fprintf(s.Env.Stderr, "weir: job %s failed: %v\nweir: restarting (%s) in %s\n", plan.Graph.Name, err, strategy.kind, strategy.delay)
+		if !sleepCtx(ctx, strategy.delay) {
+			return fmt.Errorf("job %s failed: %w", plan.Graph.Name, err)
+		}
+		restore = RestoreLatest
+	}
+	if skipped > 0 {
+		fmt.Fprintf(s.Env.Stderr, "weir: skipped %d malformed record(s) (ignore-parse-errors)\n", skipped)
 	}
 	if !opts.Quiet {
 		how := "finished"
@@ -216,7 +263,7 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, opts RunOption
 			how = "stopped"
 		}
 		fmt.Fprintf(s.Env.Stderr, "weir: job %s %s in %s: %d rows read, %d rows written\n",
-			plan.Graph.Name, how, time.Since(start).Round(time.Millisecond), m.RowsRead, m.RowsWritten)
+			plan.Graph.Name, how, time.Since(start).Round(time.Millisecond), rowsRead, rowsWritten)
 	}
 	return nil
 }

@@ -8,6 +8,9 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
+// ErrClosed is returned by operations on a closed Store.
+var ErrClosed = errors.New("statestore: store is closed")
+
 // Store is the keyed state of one stateful subtask: a Pebble database in a
 // working folder with a bounded write-back cache in front of it. See the
 // package documentation for the key layout and concurrency rules.
@@ -64,6 +67,9 @@ func (s *Store) Table(operatorID, stateName string) (*Table, error) {
 // Flush writes every dirty cache entry to Pebble (in key order, as one
 // batch). The cache keeps its entries, now clean.
 func (s *Store) Flush() error {
+	if s.closed {
+		return ErrClosed
+	}
 	if s.cache.dirty == 0 {
 		return nil
 	}
@@ -140,9 +146,8 @@ func (s *Store) get(key []byte) ([]byte, bool, error) {
 func (s *Store) put(key, value []byte, absent bool) error {
 	if e := s.cache.lookup(key); e != nil {
 		if grow := int64(len(value) - cap(e.value)); grow > 0 && s.cache.wouldOverflow(grow) {
-			// Flush/evict first; e stays valid because it is referenced
-			// (or dirty) and evict only removes clean unreferenced ones,
-			// but its slot pointer may move if entries grows: look again.
+			// Make room first. Eviction may remove e itself (once
+			// flushed, it is clean), so look it up again.
 			if err := s.makeRoom(grow); err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -135,6 +136,18 @@ func TestBadInput(t *testing.T) {
 	if err := tb.Scan(3, 2, func(int, []byte, []byte) error { return nil }); err == nil {
 		t.Error("Scan with empty range: want error")
 	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := tb.Put(1, []byte("k"), nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("Put after Close: %v, want ErrClosed", err)
+	}
+	if _, err := s.Snapshot(filepath.Join(t.TempDir(), "snap")); !errors.Is(err, ErrClosed) {
+		t.Errorf("Snapshot after Close: %v, want ErrClosed", err)
+	}
 	long := string(make([]byte, 256))
 	if _, err := s.Table(long, "x"); err == nil {
 		t.Error("256-byte operator id: want error")
@@ -214,6 +227,9 @@ func TestLargerThanCache(t *testing.T) {
 		return 1
 	}
 	checkAll(t, tb, n, 128, want)
+	if s.cache.bytes > s.cache.budget {
+		t.Errorf("after reads the cache holds %d bytes, budget %d", s.cache.bytes, s.cache.budget)
+	}
 	// Scan sees the same content.
 	seen := 0
 	err := tb.Scan(0, 127, func(kg int, key, value []byte) error {

@@ -10,15 +10,19 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/repl"
 	"github.com/weir-sql/weir/session"
 )
 
 const usage = `Weir: a streaming SQL engine.
 
 Usage:
+  weir                           open the interactive SQL shell (piped input: run it)
+  weir -f FILE.sql               run a file through the shell, without prompts
   weir run [--quiet] FILE.sql    run a query file (bounded input runs to completion;
                                  unbounded input runs until Ctrl-C or SIGTERM)
   weir explain FILE.sql          print the plan of a query file's INSERT statements
@@ -31,12 +35,13 @@ func main() {
 
 // run is main without the process: it returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
-	}
 	env := connector.Env{Stdout: stdout, Stderr: stderr}
+	if len(args) == 0 {
+		return runShell(args, env)
+	}
 	switch args[0] {
+	case "-f", "--file":
+		return runShell(args, env)
 	case "run":
 		return runFile(args[1:], env)
 	case "explain":
@@ -103,4 +108,48 @@ func reportError(w io.Writer, path string, err error) {
 		return
 	}
 	fmt.Fprintf(w, "weir: %s: %v\n", path, err)
+}
+
+// runShell opens the SQL shell on the terminal, or runs it without prompts
+// over `-f FILE` or piped standard input (exit code 1 on the first error).
+func runShell(args []string, env connector.Env) int {
+	fs := flag.NewFlagSet("weir", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	file := fs.String("f", "", "run the statements of `FILE` through the shell and exit")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
+		fmt.Fprintln(env.Stderr, "usage: weir [-f FILE.sql]")
+		return 2
+	}
+	opts := repl.Options{Out: env.Stdout, Err: env.Stderr}
+	if home, err := os.UserHomeDir(); err == nil {
+		opts.HistoryFile = filepath.Join(home, ".weir_history")
+	}
+	sh := repl.New(session.New(env), opts)
+	defer sh.Close()
+	if *file == "" && repl.IsTerminal(int(os.Stdin.Fd())) {
+		if err := sh.RunInteractive(context.Background(), int(os.Stdin.Fd()), int(os.Stdout.Fd())); err != nil {
+			fmt.Fprintf(env.Stderr, "weir: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	in := io.Reader(os.Stdin)
+	if *file != "" {
+		f, err := os.Open(*file)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "weir: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		in = f
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := sh.RunScript(ctx, in); err != nil {
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintln(env.Stderr, "weir: stopped")
+		}
+		return 1
+	}
+	return 0
 }

@@ -1,0 +1,23 @@
+// Package checkpoint owns the on-disk layout of checkpoints and savepoints:
+// the folder structure, the versioned and checksummed _metadata file, atomic
+// completion, finding the latest valid checkpoint, retention, savepoints and
+// inspection.
+//
+// Layout:
+//
+//	<dir>/<job>/chk-<n>/                 one checkpoint
+//	<dir>/<job>/chk-<n>/op-<id>-<k>/     the state snapshot of operator <id>, subtask <k>
+//	<dir>/<job>/chk-<n>/_metadata        written last, atomically
+//
+// A folder without _metadata is incomplete: it is ignored by Latest and
+// deleted by Retain once a newer checkpoint is complete. A savepoint is a
+// folder with the same content (subtask folders and _metadata) anywhere the
+// user chooses; its files are real copies, so it is self-contained.
+//
+// Subtask state folders are Pebble checkpoints (see package statestore),
+// whose sstables are hard links shared between checkpoints of the same job.
+// Deleting one checkpoint folder only removes its links, so it never breaks
+// another checkpoint as long as all of them are on one filesystem.
+//
+// All file I/O goes through the FS interface.
+package checkpoint

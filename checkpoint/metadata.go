@@ -1,0 +1,208 @@
+package checkpoint
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FormatVersion is the _metadata format this package writes. It reads
+// versions 1..FormatVersion.
+const FormatVersion = 1
+
+// MetadataFile is the name of the file that completes a checkpoint.
+const MetadataFile = "_metadata"
+
+// metadataMagic starts every _metadata file.
+const metadataMagic = "WEIR-METADATA"
+
+// Sentinel errors, checked with errors.Is.
+var (
+	// ErrIncompleteCheckpoint: the folder has no _metadata (the checkpoint
+	// never completed).
+	ErrIncompleteCheckpoint = errors.New("incomplete checkpoint")
+	// ErrCorruptCheckpoint: _metadata is truncated, fails its checksum or
+	// cannot be decoded, or state files it lists are missing or of the
+	// wrong size.
+	ErrCorruptCheckpoint = errors.New("corrupt checkpoint")
+	// ErrNoCheckpoint: there is no valid checkpoint to restore from.
+	ErrNoCheckpoint = errors.New("no valid checkpoint")
+)
+
+// Kind tells a checkpoint from a savepoint.
+type Kind string
+
+// Kinds of snapshot.
+const (
+	KindCheckpoint Kind = "checkpoint"
+	KindSavepoint  Kind = "savepoint"
+)
+
+// Metadata is the content of _metadata: everything needed to restore a job.
+type Metadata struct {
+	FormatVersion   int       `json:"format_version"`
+	Job             string    `json:"job"`
+	Query           string    `json:"query,omitempty"`
+	PlanFingerprint string    `json:"plan_fingerprint,omitempty"`
+	CheckpointID    int64     `json:"checkpoint_id"`
+	Timestamp       time.Time `json:"timestamp"`
+	Kind            Kind      `json:"kind"`
+	MaxParallelism  int       `json:"max_parallelism"`
+	// Operators lists the stateful operators and their subtasks' state.
+	Operators []OperatorState `json:"operators,omitempty"`
+	// Sources holds the position of every source subtask.
+	Sources []SourcePosition `json:"sources,omitempty"`
+	// Sinks holds the pre-committed transaction of every transactional
+	// sink subtask.
+	Sinks []SinkTransaction `json:"sinks,omitempty"`
+	// Extra is free-form information (e.g. the savepoint's origin).
+	Extra map[string]string `json:"extra,omitempty"`
+}
+
+// OperatorState is the state of one stateful operator.
+type OperatorState struct {
+	// ID is the operator's stable id (exec.OperatorSpec.ID).
+	ID          string         `json:"id"`
+	Name        string         `json:"name,omitempty"`
+	Parallelism int            `json:"parallelism"`
+	Subtasks    []SubtaskState `json:"subtasks"`
+}
+
+// SubtaskState is the state snapshot of one subtask of an operator.
+type SubtaskState struct {
+	Subtask int `json:"subtask"`
+	// Dir is the state folder, relative to the checkpoint folder.
+	Dir        string `json:"dir"`
+	StateBytes int64  `json:"state_bytes"`
+	Keys       int64  `json:"keys"`
+	// Files lists the folder's files and sizes; it is verified on load.
+	Files []FileInfo `json:"files"`
+}
+
+// FileInfo is one file of a state folder.
+type FileInfo struct {
+	Name string `json:"name"`
+	Size int64  `json:"size"`
+}
+
+// SourcePosition is the opaque position of one source subtask (offsets per
+// partition, file and byte offset, ...), as the connector encoded it.
+type SourcePosition struct {
+	// Source identifies the source vertex (its name in the job graph).
+	Source   string `json:"source"`
+	Subtask  int    `json:"subtask"`
+	Position []byte `json:"position"`
+}
+
+// SinkTransaction is the opaque transaction id of one sink subtask,
+// pre-committed for this checkpoint.
+type SinkTransaction struct {
+	Sink        string `json:"sink"`
+	Subtask     int    `json:"subtask"`
+	Transaction []byte `json:"transaction"`
+}
+
+// Operator returns the state of the operator with the given id, or nil.
+func (m *Metadata) Operator(id string) *OperatorState {
+	for i := range m.Operators {
+		if m.Operators[i].ID == id {
+			return &m.Operators[i]
+		}
+	}
+	return nil
+}
+
+// EncodeMetadata encodes m as a _metadata file: a header line
+// "WEIR-METADATA <version> <crc32c> <length>" followed by the JSON body.
+// The CRC-32C (Castagnoli) and length cover the body, so truncation and bit
+// flips are detected.
+func EncodeMetadata(m *Metadata) ([]byte, error) {
+	body, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode metadata: %w", err)
+	}
+	body = append(body, '\n')
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "%s %d %08x %d\n", metadataMagic, m.FormatVersion, crc32.Checksum(body, castagnoli), len(body))
+	buf.Write(body)
+	return buf.Bytes(), nil
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// DecodeMetadata decodes and checks a _metadata file. Every failure wraps
+// ErrCorruptCheckpoint.
+func DecodeMetadata(data []byte) (*Metadata, error) {
+	nl := bytes.IndexByte(data, '\n')
+	if nl < 0 {
+		return nil, fmt.Errorf("%w: _metadata has no header line (truncated?)", ErrCorruptCheckpoint)
+	}
+	fields := strings.Fields(string(data[:nl]))
+	if len(fields) != 4 || fields[0] != metadataMagic {
+		return nil, fmt.Errorf("%w: _metadata has a malformed header %q", ErrCorruptCheckpoint, data[:nl])
+	}
+	version, err1 := strconv.Atoi(fields[1])
+	sum, err2 := strconv.ParseUint(fields[2], 16, 32)
+	length, err3 := strconv.Atoi(fields[3])
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return nil, fmt.Errorf("%w: _metadata header %q: %v", ErrCorruptCheckpoint, data[:nl], err)
+	}
+	if version < 1 || version > FormatVersion {
+		return nil, fmt.Errorf("%w: _metadata format version %d not supported (this build reads 1..%d)", ErrCorruptCheckpoint, version, FormatVersion)
+	}
+	body := data[nl+1:]
+	if len(body) != length {
+		return nil, fmt.Errorf("%w: _metadata body is %d bytes, header says %d (truncated?)", ErrCorruptCheckpoint, len(body), length)
+	}
+	if got := crc32.Checksum(body, castagnoli); got != uint32(sum) {
+		return nil, fmt.Errorf("%w: _metadata checksum %08x, header says %08x", ErrCorruptCheckpoint, got, sum)
+	}
+	var m Metadata
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("%w: decode _metadata: %v", ErrCorruptCheckpoint, err)
+	}
+	if m.FormatVersion != version {
+		return nil, fmt.Errorf("%w: _metadata body says format version %d, header %d", ErrCorruptCheckpoint, m.FormatVersion, version)
+	}
+	if err := m.check(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorruptCheckpoint, err)
+	}
+	return &m, nil
+}
+
+// check validates what the metadata says about itself.
+func (m *Metadata) check() error {
+	if m.Kind != KindCheckpoint && m.Kind != KindSavepoint {
+		return fmt.Errorf("unknown kind %q", m.Kind)
+	}
+	seen := map[string]bool{}
+	for _, op := range m.Operators {
+		if seen[op.ID] {
+			return fmt.Errorf("operator %q listed twice", op.ID)
+		}
+		seen[op.ID] = true
+		for _, st := range op.Subtasks {
+			if err := checkRelDir(st.Dir); err != nil {
+				return fmt.Errorf("operator %q subtask %d: %v", op.ID, st.Subtask, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkRelDir accepts a single clean folder name inside the checkpoint
+// folder, so that metadata never points outside it.
+func checkRelDir(dir string) error {
+	if dir == "" || dir == "." || dir == ".." || strings.ContainsAny(dir, `/\`) || path.Clean(dir) != dir {
+		return fmt.Errorf("state folder %q is not a plain folder name", dir)
+	}
+	return nil
+}

@@ -1,0 +1,119 @@
+package checkpoint
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func sampleMetadata() Metadata {
+	return Metadata{
+		FormatVersion:   FormatVersion,
+		Job:             "sums",
+		Query:           "SELECT n % 2 AS parity, SUM(n)\nFROM (SELECT * FROM s1 UNION ALL SELECT * FROM s2)\nGROUP BY n % 2",
+		PlanFingerprint: "9f2c41d0",
+		CheckpointID:    2,
+		Timestamp:       time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC),
+		Kind:            KindCheckpoint,
+		MaxParallelism:  128,
+		Operators: []OperatorState{{
+			ID: "agg", Name: "GroupAggregate(groupBy=[parity], select=[parity, SUM(n)])", Parallelism: 2,
+			Subtasks: []SubtaskState{
+				{Subtask: 0, Dir: "op-agg-0", StateBytes: 4096, Keys: 1, Files: []FileInfo{{"MANIFEST-000001", 100}, {"OPTIONS-000003", 200}, {"000004.sst", 3796}}},
+				{Subtask: 1, Dir: "op-agg-1", StateBytes: 4096, Keys: 1, Files: []FileInfo{{"MANIFEST-000001", 100}, {"OPTIONS-000003", 200}, {"000004.sst", 3796}}},
+			},
+		}},
+		Sources: []SourcePosition{{Source: "s1", Subtask: 0, Position: []byte("3")}, {Source: "s2", Subtask: 0, Position: []byte{0, 0, 0, 4}}},
+		Sinks:   []SinkTransaction{{Sink: "out", Subtask: 0, Transaction: []byte("txn-2-0")}},
+		Extra:   map[string]string{"note": "worked example"},
+	}
+}
+
+func TestMetadataRoundTrip(t *testing.T) {
+	m := sampleMetadata()
+	data, err := EncodeMetadata(&m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeMetadata(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(*got, m) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", *got, m)
+	}
+}
+
+func TestMetadataDamageDetected(t *testing.T) {
+	m := sampleMetadata()
+	data, err := EncodeMetadata(&m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every truncation and every single-bit flip is detected.
+	for n := 0; n < len(data); n++ {
+		if _, err := DecodeMetadata(data[:n]); !errors.Is(err, ErrCorruptCheckpoint) {
+			t.Fatalf("truncated to %d bytes: err %v, want ErrCorruptCheckpoint", n, err)
+		}
+	}
+	for i := 0; i < len(data); i++ {
+		for bit := 0; bit < 8; bit++ {
+			d := append([]byte(nil), data...)
+			d[i] ^= 1 << bit
+			got, err := DecodeMetadata(d)
+			if err == nil && !reflect.DeepEqual(*got, m) {
+				t.Fatalf("flip byte %d bit %d: decoded different metadata without error", i, bit)
+			}
+			if err != nil && !errors.Is(err, ErrCorruptCheckpoint) {
+				t.Fatalf("flip byte %d bit %d: err %v does not wrap ErrCorruptCheckpoint", i, bit, err)
+			}
+		}
+	}
+}
+
+func TestMetadataRejects(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(m *Metadata)
+		want string
+	}{
+		{"future version", func(m *Metadata) { m.FormatVersion = FormatVersion + 1 }, "format version"},
+		{"unknown kind", func(m *Metadata) { m.Kind = "backup" }, "unknown kind"},
+		{"escaping dir", func(m *Metadata) { m.Operators[0].Subtasks[0].Dir = "../x" }, "not a plain folder name"},
+		{"absolute dir", func(m *Metadata) { m.Operators[0].Subtasks[0].Dir = "/etc" }, "not a plain folder name"},
+		{"duplicate operator", func(m *Metadata) { m.Operators = append(m.Operators, m.Operators[0]) }, "listed twice"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := sampleMetadata()
+			c.edit(&m)
+			data, err := EncodeMetadata(&m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = DecodeMetadata(data)
+			if !errors.Is(err, ErrCorruptCheckpoint) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err %v, want ErrCorruptCheckpoint mentioning %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestSubtaskDirName(t *testing.T) {
+	cases := map[string]string{
+		"agg":       "op-agg-3",
+		"Agg_1.v2":  "op-Agg_1.v2-3",
+		"a/b":       "op-a%2Fb-3",
+		"a-b":       "op-a%2Db-3",
+		"x y%":      "op-x%20y%25-3",
+		"../../etc": "op-..%2F..%2Fetc-3",
+		"":          "op--3",
+	}
+	for id, want := range cases {
+		if got := SubtaskDirName(id, 3); got != want {
+			t.Errorf("SubtaskDirName(%q) = %q, want %q", id, got, want)
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"path/filepath"
+)
+
+// Savepoint writes a self-contained copy of checkpoint src to folder dst,
+// which must not exist: every state file is really copied (not linked) and
+// synced, and _metadata, written last, says Kind savepoint and records the
+// origin in Extra["savepoint.source"]. Retention never touches it, and it
+// can be moved and restored with Load. On failure dst is removed.
+//
+// It is a function of a completed checkpoint (not of live stores), so the
+// runtime takes a savepoint by completing a checkpoint and copying it.
+func Savepoint(fsys FS, src *Checkpoint, dst string) (_ *Checkpoint, retErr error) {
+	if _, err := fsys.Stat(dst); err == nil {
+		return nil, fmt.Errorf("savepoint to %s: folder exists", dst)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("savepoint to %s: %w", dst, err)
+	}
+	if err := fsys.MkdirAll(dst); err != nil {
+		return nil, fmt.Errorf("savepoint to %s: %w", dst, err)
+	}
+	defer func() {
+		if retErr != nil {
+			_ = fsys.RemoveAll(dst)
+		}
+	}()
+	for _, op := range src.Meta.Operators {
+		for _, st := range op.Subtasks {
+			from, to := filepath.Join(src.Path, st.Dir), filepath.Join(dst, st.Dir)
+			if err := fsys.MkdirAll(to); err != nil {
+				return nil, fmt.Errorf("savepoint to %s: %w", dst, err)
+			}
+			for _, f := range st.Files {
+				if err := copyFileSync(fsys, filepath.Join(from, f.Name), filepath.Join(to, f.Name)); err != nil {
+					return nil, fmt.Errorf("savepoint to %s: %w", dst, err)
+				}
+			}
+			if err := fsys.SyncDir(to); err != nil {
+				return nil, fmt.Errorf("savepoint to %s: sync %s: %w", dst, to, err)
+			}
+		}
+	}
+	meta := src.Meta
+	meta.Kind = KindSavepoint
+	meta.Extra = maps.Clone(meta.Extra)
+	if meta.Extra == nil {
+		meta.Extra = map[string]string{}
+	}
+	meta.Extra["savepoint.source"] = src.Path
+	c, err := completeIn(fsys, dst, meta)
+	if err != nil {
+		return nil, fmt.Errorf("savepoint to %s: %w", dst, err)
+	}
+	if err := fsys.SyncDir(filepath.Dir(dst)); err != nil {
+		return nil, fmt.Errorf("savepoint to %s: sync parent: %w", dst, err)
+	}
+	return c, nil
+}

@@ -1,0 +1,482 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// chkPrefix starts the name of every checkpoint folder.
+const chkPrefix = "chk-"
+
+// Storage is the checkpoint folder of one job: <dir>/<job>.
+type Storage struct {
+	fs  FS
+	dir string // <dir>/<job>
+	job string
+}
+
+// NewStorage returns the storage of job under dir. The job name must be a
+// plain folder name.
+func NewStorage(fsys FS, dir, job string) (*Storage, error) {
+	if err := checkRelDir(job); err != nil {
+		return nil, fmt.Errorf("checkpoint storage: job name: %w", err)
+	}
+	return &Storage{fs: fsys, dir: filepath.Join(dir, job), job: job}, nil
+}
+
+// Dir returns the job's checkpoint folder.
+func (s *Storage) Dir() string { return s.dir }
+
+// Checkpoint is a complete, verified checkpoint or savepoint.
+type Checkpoint struct {
+	// Path is the checkpoint's folder.
+	Path string
+	Meta Metadata
+}
+
+// SubtaskDir returns the state folder of an operator's subtask, and false
+// if the checkpoint holds no state for it.
+func (c *Checkpoint) SubtaskDir(operatorID string, subtask int) (string, bool) {
+	op := c.Meta.Operator(operatorID)
+	if op == nil {
+		return "", false
+	}
+	for _, st := range op.Subtasks {
+		if st.Subtask == subtask {
+			return filepath.Join(c.Path, st.Dir), true
+		}
+	}
+	return "", false
+}
+
+// SubtaskDirName is the state folder name of an operator's subtask:
+// op-<id>-<subtask>, with bytes of the id other than letters, digits, '_'
+// and '.' written as %XX so the name is safe and distinct for every id.
+func SubtaskDirName(operatorID string, subtask int) string {
+	var b strings.Builder
+	b.WriteString("op-")
+	for i := 0; i < len(operatorID); i++ {
+		c := operatorID[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	fmt.Fprintf(&b, "-%d", subtask)
+	return b.String()
+}
+
+func chkDirName(id int64) string { return chkPrefix + strconv.FormatInt(id, 10) }
+
+// parseChkDir returns the id of a folder named chk-<n>.
+func parseChkDir(name string) (int64, bool) {
+	rest, ok := strings.CutPrefix(name, chkPrefix)
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(rest, 10, 64)
+	if err != nil || id < 0 || strconv.FormatInt(id, 10) != rest {
+		return 0, false
+	}
+	return id, true
+}
+
+// Pending is a checkpoint being written: its folder exists, its _metadata
+// does not yet.
+type Pending struct {
+	s    *Storage
+	id   int64
+	path string
+}
+
+// Begin creates the folder of checkpoint id. It fails if the folder
+// exists (ids must not be reused).
+func (s *Storage) Begin(id int64) (*Pending, error) {
+	if id < 0 {
+		return nil, fmt.Errorf("begin checkpoint %d: negative id", id)
+	}
+	if err := s.fs.MkdirAll(s.dir); err != nil {
+		return nil, fmt.Errorf("begin checkpoint %d: %w", id, err)
+	}
+	p := filepath.Join(s.dir, chkDirName(id))
+	if _, err := s.fs.Stat(p); err == nil {
+		return nil, fmt.Errorf("begin checkpoint %d: %s already exists", id, p)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("begin checkpoint %d: %w", id, err)
+	}
+	if err := s.fs.MkdirAll(p); err != nil {
+		return nil, fmt.Errorf("begin checkpoint %d: %w", id, err)
+	}
+	if err := s.fs.SyncDir(s.dir); err != nil {
+		return nil, fmt.Errorf("begin checkpoint %d: sync %s: %w", id, s.dir, err)
+	}
+	return &Pending{s: s, id: id, path: p}, nil
+}
+
+// ID returns the checkpoint id.
+func (p *Pending) ID() int64 { return p.id }
+
+// Path returns the checkpoint's folder.
+func (p *Pending) Path() string { return p.path }
+
+// SubtaskDir returns the folder where an operator's subtask writes its
+// state snapshot. The folder is not created (Store.Snapshot requires that
+// it not exist).
+func (p *Pending) SubtaskDir(operatorID string, subtask int) string {
+	return filepath.Join(p.path, SubtaskDirName(operatorID, subtask))
+}
+
+// Complete makes the checkpoint complete by writing meta as its _metadata,
+// atomically (temporary file, fsync, rename, fsync of the folder).
+//
+// Complete fills in FormatVersion, CheckpointID, Job (if empty), Kind
+// (checkpoint, if empty) and Timestamp (now, if zero); a subtask whose
+// Files is nil gets the file list of its folder. It then verifies that
+// every state folder holds its listed files before writing, so a completed
+// checkpoint is always loadable.
+func (p *Pending) Complete(meta Metadata) (*Checkpoint, error) {
+	meta.FormatVersion = FormatVersion
+	meta.CheckpointID = p.id
+	if meta.Job == "" {
+		meta.Job = p.s.job
+	} else if meta.Job != p.s.job {
+		return nil, fmt.Errorf("complete checkpoint %d: metadata names job %q, storage is for %q", p.id, meta.Job, p.s.job)
+	}
+	if meta.Kind == "" {
+		meta.Kind = KindCheckpoint
+	}
+	if meta.Timestamp.IsZero() {
+		meta.Timestamp = time.Now().UTC()
+	}
+	c, err := completeIn(p.s.fs, p.path, meta)
+	if err != nil {
+		return nil, fmt.Errorf("complete checkpoint %d: %w", p.id, err)
+	}
+	return c, nil
+}
+
+// completeIn fills file lists, verifies and writes _metadata in dir.
+func completeIn(fsys FS, dir string, meta Metadata) (*Checkpoint, error) {
+	// Copy the operator slices so that filling file lists does not write
+	// into the caller's metadata.
+	meta.Operators = append([]OperatorState(nil), meta.Operators...)
+	for i := range meta.Operators {
+		op := &meta.Operators[i]
+		op.Subtasks = append([]SubtaskState(nil), op.Subtasks...)
+		for j := range op.Subtasks {
+			st := &op.Subtasks[j]
+			if st.Files != nil {
+				continue
+			}
+			files, total, err := listStateFiles(fsys, filepath.Join(dir, st.Dir))
+			if err != nil {
+				return nil, err
+			}
+			st.Files = files
+			if st.StateBytes == 0 {
+				st.StateBytes = total
+			}
+		}
+	}
+	if err := meta.check(); err != nil {
+		return nil, err
+	}
+	if err := verifyState(fsys, dir, &meta); err != nil {
+		return nil, err
+	}
+	data, err := EncodeMetadata(&meta)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFileAtomic(fsys, filepath.Join(dir, MetadataFile), data); err != nil {
+		return nil, err
+	}
+	return &Checkpoint{Path: dir, Meta: meta}, nil
+}
+
+// Abort removes the checkpoint's folder.
+func (p *Pending) Abort() error {
+	if err := p.s.fs.RemoveAll(p.path); err != nil {
+		return fmt.Errorf("abort checkpoint %d: %w", p.id, err)
+	}
+	return nil
+}
+
+// listStateFiles lists the regular files of a state folder.
+func listStateFiles(fsys FS, dir string) ([]FileInfo, int64, error) {
+	entries, err := fsys.ReadDir(dir)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list state folder: %w", err)
+	}
+	files := []FileInfo{}
+	var total int64
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			return nil, 0, fmt.Errorf("stat %s: %w", filepath.Join(dir, e.Name()), err)
+		}
+		files = append(files, FileInfo{Name: e.Name(), Size: info.Size()})
+		total += info.Size()
+	}
+	return files, total, nil
+}
+
+// verifyState checks that every state folder of meta exists in dir and
+// holds the files Pebble needs (a MANIFEST and an OPTIONS file are listed)
+// and every listed file with its size. Failures wrap ErrCorruptCheckpoint.
+func verifyState(fsys FS, dir string, meta *Metadata) error {
+	for _, op := range meta.Operators {
+		for _, st := range op.Subtasks {
+			if err := verifySubtask(fsys, filepath.Join(dir, st.Dir), st); err != nil {
+				return fmt.Errorf("%w: operator %q subtask %d: %v", ErrCorruptCheckpoint, op.ID, st.Subtask, err)
+			}
+		}
+	}
+	return nil
+}
+
+func verifySubtask(fsys FS, dir string, st SubtaskState) error {
+	entries, err := fsys.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("state folder: %w", err)
+	}
+	sizes := make(map[string]int64, len(entries))
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			return fmt.Errorf("stat %s: %w", e.Name(), err)
+		}
+		sizes[e.Name()] = info.Size()
+	}
+	var manifest, options bool
+	for _, f := range st.Files {
+		manifest = manifest || strings.HasPrefix(f.Name, "MANIFEST-")
+		options = options || strings.HasPrefix(f.Name, "OPTIONS-")
+		size, ok := sizes[f.Name]
+		switch {
+		case !ok:
+			return fmt.Errorf("missing file %s", f.Name)
+		case size != f.Size:
+			return fmt.Errorf("file %s is %d bytes, expected %d", f.Name, size, f.Size)
+		}
+	}
+	if !manifest || !options {
+		return fmt.Errorf("state folder %s lacks a MANIFEST or OPTIONS file", st.Dir)
+	}
+	return nil
+}
+
+// Load reads and verifies the checkpoint or savepoint in folder path (for
+// --restore PATH). A folder without _metadata yields an error wrapping
+// ErrIncompleteCheckpoint; a damaged one, ErrCorruptCheckpoint.
+func Load(fsys FS, path string) (*Checkpoint, error) {
+	m, err := readMetadata(fsys, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := verifyState(fsys, path, m); err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	return &Checkpoint{Path: path, Meta: *m}, nil
+}
+
+// readMetadata reads and decodes path/_metadata.
+func readMetadata(fsys FS, path string) (*Metadata, error) {
+	data, err := fsys.ReadFile(filepath.Join(path, MetadataFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, serr := fsys.Stat(path); serr != nil {
+			return nil, fmt.Errorf("load %s: %w", path, serr)
+		}
+		return nil, fmt.Errorf("load %s: %w: no %s", path, ErrIncompleteCheckpoint, MetadataFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	m, err := DecodeMetadata(data)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	return m, nil
+}
+
+// Skipped is a checkpoint folder that Latest passed over, and why.
+type Skipped struct {
+	ID     int64
+	Path   string
+	Reason error
+}
+
+// checkpointDirs returns the ids of the chk-<n> folders, highest first.
+func (s *Storage) checkpointDirs() ([]int64, error) {
+	entries, err := s.fs.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list checkpoints of %s: %w", s.job, err)
+	}
+	var ids []int64
+	for _, e := range entries {
+		if id, ok := parseChkDir(e.Name()); ok && e.IsDir() {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] > ids[j] })
+	return ids, nil
+}
+
+// Latest returns the complete and valid checkpoint with the highest id,
+// and the newer folders it skipped with the reason (their Reason wraps
+// ErrIncompleteCheckpoint or ErrCorruptCheckpoint). With no valid
+// checkpoint it returns an error wrapping ErrNoCheckpoint.
+func (s *Storage) Latest() (*Checkpoint, []Skipped, error) {
+	ids, err := s.checkpointDirs()
+	if err != nil {
+		return nil, nil, err
+	}
+	var skipped []Skipped
+	for _, id := range ids {
+		p := filepath.Join(s.dir, chkDirName(id))
+		c, err := Load(s.fs, p)
+		if err == nil {
+			return c, skipped, nil
+		}
+		if !errors.Is(err, ErrIncompleteCheckpoint) && !errors.Is(err, ErrCorruptCheckpoint) {
+			// An I/O error says nothing about the checkpoint: stop rather
+			// than fall back to an older one silently.
+			return nil, skipped, err
+		}
+		skipped = append(skipped, Skipped{ID: id, Path: p, Reason: err})
+	}
+	return nil, skipped, fmt.Errorf("job %s in %s: %w", s.job, s.dir, ErrNoCheckpoint)
+}
+
+// Info describes one checkpoint folder, for `weir checkpoints list`.
+type Info struct {
+	ID   int64
+	Path string
+	// Time and Kind come from _metadata when it is readable.
+	Time time.Time
+	Kind Kind
+	// Reason is nil for a complete, valid checkpoint.
+	Reason error
+}
+
+// Valid reports whether the checkpoint is complete and valid.
+func (i Info) Valid() bool { return i.Reason == nil }
+
+// List describes every checkpoint folder of the job, lowest id first.
+func (s *Storage) List() ([]Info, error) {
+	ids, err := s.checkpointDirs()
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]Info, 0, len(ids))
+	for i := len(ids) - 1; i >= 0; i-- {
+		id := ids[i]
+		p := filepath.Join(s.dir, chkDirName(id))
+		info := Info{ID: id, Path: p}
+		c, err := Load(s.fs, p)
+		switch {
+		case err == nil:
+			info.Time, info.Kind = c.Meta.Timestamp, c.Meta.Kind
+		case errors.Is(err, ErrIncompleteCheckpoint), errors.Is(err, ErrCorruptCheckpoint):
+			info.Reason = err
+			if m, merr := readMetadata(s.fs, p); merr == nil {
+				info.Time, info.Kind = m.Timestamp, m.Kind
+			}
+		default:
+			return nil, err
+		}
+		infos = append(infos, info)
+	}
+	return infos, nil
+}
+
+// Retain keeps the newest n valid checkpoints and deletes the older valid
+// ones, and every incomplete or corrupt folder older than the newest valid
+// checkpoint (newer ones may still be in progress). Each folder loses its
+// _metadata first, so a crash mid-deletion leaves an incomplete folder,
+// never a damaged complete one.
+func (s *Storage) Retain(n int) error {
+	if n < 1 {
+		return fmt.Errorf("retain %d checkpoints: must keep at least one", n)
+	}
+	infos, err := s.List()
+	if err != nil {
+		return err
+	}
+	var newestValid int64 = -1
+	kept := 0
+	var doomed []Info
+	for i := len(infos) - 1; i >= 0; i-- {
+		info := infos[i]
+		switch {
+		case info.Valid() && kept < n:
+			kept++
+			if newestValid < 0 {
+				newestValid = info.ID
+			}
+		case info.Valid():
+			doomed = append(doomed, info)
+		case newestValid >= 0:
+			doomed = append(doomed, info)
+		}
+	}
+	for _, info := range doomed {
+		if err := s.remove(info.Path); err != nil {
+			return fmt.Errorf("retain %d checkpoints: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// remove deletes a checkpoint folder, _metadata first.
+func (s *Storage) remove(path string) error {
+	meta := filepath.Join(path, MetadataFile)
+	if err := s.fs.Remove(meta); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", meta, err)
+	}
+	if err := s.fs.SyncDir(path); err != nil {
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := s.fs.RemoveAll(path); err != nil {
+		return fmt.Errorf("remove %s: %w", path, err)
+	}
+	return nil
+}
+
+// DiscardIncompleteAfter removes the incomplete or corrupt checkpoint
+// folders with an id above id (what a crashed run left behind) and returns
+// the highest checkpoint id still present (0 if none), so that new ids do
+// not collide with existing folders.
+func (s *Storage) DiscardIncompleteAfter(id int64) (int64, error) {
+	infos, err := s.List()
+	if err != nil {
+		return 0, err
+	}
+	var highest int64
+	for _, info := range infos {
+		if !info.Valid() && info.ID > id {
+			if err := s.remove(info.Path); err != nil {
+				return 0, fmt.Errorf("discard incomplete checkpoint %d: %w", info.ID, err)
+			}
+			continue
+		}
+		highest = max(highest, info.ID)
+	}
+	return highest, nil
+}

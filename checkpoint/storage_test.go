@@ -1,0 +1,462 @@
+package checkpoint
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite golden files under testdata/")
+
+// fakeStateFiles is the content of a fake Pebble snapshot folder.
+var fakeStateFiles = map[string]string{
+	"MANIFEST-000001": "manifest",
+	"OPTIONS-000003":  "[Options]\n",
+	"000004.sst":      "sstable four",
+	"000005.sst":      "sstable five!",
+}
+
+// writeFakeState writes a fake Pebble snapshot into dir (which it creates).
+func writeFakeState(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range fakeStateFiles {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// testMeta is the metadata of a checkpoint with two subtasks of "agg".
+func testMeta(id int64) Metadata {
+	return Metadata{
+		Query:           "SELECT parity, SUM(n) FROM t GROUP BY parity",
+		PlanFingerprint: "9f2c41d0",
+		Timestamp:       time.Date(2026, 1, 2, 3, 4, int(id), 0, time.UTC),
+		MaxParallelism:  128,
+		Operators: []OperatorState{{
+			ID: "agg", Name: "GroupAggregate", Parallelism: 2,
+			Subtasks: []SubtaskState{
+				{Subtask: 0, Dir: SubtaskDirName("agg", 0), Keys: 10 * id},
+				{Subtask: 1, Dir: SubtaskDirName("agg", 1), Keys: 10*id + 1},
+			},
+		}},
+		Sources: []SourcePosition{{Source: "s1", Subtask: 0, Position: []byte(fmt.Sprint(id))}},
+	}
+}
+
+// writeCheckpoint writes a complete checkpoint id with fake state through fsys.
+func writeCheckpoint(t *testing.T, st *Storage, id int64) *Checkpoint {
+	t.Helper()
+	p, err := st.Begin(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for sub := 0; sub < 2; sub++ {
+		writeFakeState(t, p.SubtaskDir("agg", sub))
+	}
+	c, err := p.Complete(testMeta(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func newStorage(t *testing.T, fsys FS) (*Storage, string) {
+	t.Helper()
+	root := t.TempDir()
+	st, err := NewStorage(fsys, root, "job")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, root
+}
+
+func TestCompleteAndLoad(t *testing.T) {
+	st, _ := newStorage(t, OSFS{})
+	c := writeCheckpoint(t, st, 1)
+	if c.Meta.Job != "job" || c.Meta.CheckpointID != 1 || c.Meta.Kind != KindCheckpoint || c.Meta.FormatVersion != FormatVersion {
+		t.Errorf("completed metadata not filled in: %+v", c.Meta)
+	}
+	if got := len(c.Meta.Operators[0].Subtasks[0].Files); got != len(fakeStateFiles) {
+		t.Errorf("file list has %d files, want %d", got, len(fakeStateFiles))
+	}
+	loaded, err := Load(OSFS{}, c.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, ok := loaded.SubtaskDir("agg", 1)
+	if !ok || dir != filepath.Join(c.Path, "op-agg-1") {
+		t.Errorf("SubtaskDir = %q, %v", dir, ok)
+	}
+	if _, ok := loaded.SubtaskDir("agg", 2); ok {
+		t.Error("SubtaskDir of a missing subtask: want false")
+	}
+	if _, err := st.Begin(1); err == nil {
+		t.Error("Begin of an existing id: want error")
+	}
+	// Complete refuses to write metadata whose state is missing.
+	p, err := st.Begin(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Complete(testMeta(2)); err == nil {
+		t.Error("Complete without state folders: want error")
+	}
+	if _, err := os.Stat(filepath.Join(p.Path(), MetadataFile)); !os.IsNotExist(err) {
+		t.Errorf("failed Complete left _metadata: %v", err)
+	}
+	if err := p.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p.Path()); !os.IsNotExist(err) {
+		t.Errorf("Abort left the folder: %v", err)
+	}
+}
+
+// damage breaks checkpoint folder p in one way.
+type damage struct {
+	name   string
+	apply  func(t *testing.T, p string)
+	reason error
+	text   string
+}
+
+var damages = []damage{
+	{"no metadata", func(t *testing.T, p string) { must(t, os.Remove(filepath.Join(p, MetadataFile))) },
+		ErrIncompleteCheckpoint, "no _metadata"},
+	{"truncated metadata", func(t *testing.T, p string) {
+		f := filepath.Join(p, MetadataFile)
+		data, err := os.ReadFile(f)
+		must(t, err)
+		must(t, os.WriteFile(f, data[:len(data)*2/3], 0o644))
+	}, ErrCorruptCheckpoint, "truncated"},
+	{"bit flip", func(t *testing.T, p string) {
+		f := filepath.Join(p, MetadataFile)
+		data, err := os.ReadFile(f)
+		must(t, err)
+		data[len(data)/2] ^= 0x10
+		must(t, os.WriteFile(f, data, 0o644))
+	}, ErrCorruptCheckpoint, "checksum"},
+	{"deleted sst", func(t *testing.T, p string) { must(t, os.Remove(filepath.Join(p, "op-agg-1", "000005.sst"))) },
+		ErrCorruptCheckpoint, "missing file 000005.sst"},
+	{"short sst", func(t *testing.T, p string) {
+		must(t, os.WriteFile(filepath.Join(p, "op-agg-0", "000004.sst"), []byte("x"), 0o644))
+	}, ErrCorruptCheckpoint, "000004.sst is 1 bytes"},
+	{"missing subtask folder", func(t *testing.T, p string) { must(t, os.RemoveAll(filepath.Join(p, "op-agg-0"))) },
+		ErrCorruptCheckpoint, "state folder"},
+	{"empty metadata", func(t *testing.T, p string) { must(t, os.WriteFile(filepath.Join(p, MetadataFile), nil, 0o644)) },
+		ErrCorruptCheckpoint, "no header line"},
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLatestSkipsDamaged(t *testing.T) {
+	for _, d := range damages {
+		t.Run(d.name, func(t *testing.T) {
+			st, _ := newStorage(t, OSFS{})
+			writeCheckpoint(t, st, 1)
+			writeCheckpoint(t, st, 2)
+			bad := writeCheckpoint(t, st, 3)
+			d.apply(t, bad.Path)
+			c, skipped, err := st.Latest()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Meta.CheckpointID != 2 {
+				t.Errorf("Latest = %d, want 2", c.Meta.CheckpointID)
+			}
+			if len(skipped) != 1 || skipped[0].ID != 3 {
+				t.Fatalf("skipped %+v, want checkpoint 3", skipped)
+			}
+			if r := skipped[0].Reason; !errors.Is(r, d.reason) || !strings.Contains(r.Error(), d.text) {
+				t.Errorf("reason %v, want %v mentioning %q", r, d.reason, d.text)
+			}
+			if _, err := Load(OSFS{}, bad.Path); !errors.Is(err, d.reason) {
+				t.Errorf("Load of damaged: %v, want %v", err, d.reason)
+			}
+		})
+	}
+}
+
+func TestLatestNone(t *testing.T) {
+	st, _ := newStorage(t, OSFS{})
+	if _, _, err := st.Latest(); !errors.Is(err, ErrNoCheckpoint) {
+		t.Errorf("Latest of empty storage: %v, want ErrNoCheckpoint", err)
+	}
+	p, err := st.Begin(7)
+	must(t, err)
+	_, skipped, err := st.Latest()
+	if !errors.Is(err, ErrNoCheckpoint) || len(skipped) != 1 || skipped[0].ID != 7 {
+		t.Errorf("Latest with only an incomplete one: %v, skipped %+v", err, skipped)
+	}
+	_ = p
+}
+
+// TestCompleteCrashAtEveryStep crashes the process at every mutating
+// filesystem operation of Complete and checks that what is left is either
+// the complete new checkpoint or no _metadata at all, with Latest falling
+// back to the previous checkpoint.
+func TestCompleteCrashAtEveryStep(t *testing.T) {
+	// Count Complete's mutating operations once.
+	probe := NewFaultFS(OSFS{})
+	pst, _ := newStorage(t, probe)
+	pp, err := pst.Begin(1)
+	must(t, err)
+	writeFakeState(t, pp.SubtaskDir("agg", 0))
+	writeFakeState(t, pp.SubtaskDir("agg", 1))
+	before := mutatingOps(probe)
+	_, err = pp.Complete(testMeta(1))
+	must(t, err)
+	steps := mutatingOps(probe) - before
+	if steps < 4 {
+		t.Fatalf("Complete did only %d mutating operations", steps)
+	}
+
+	for k := 0; k <= steps; k++ {
+		t.Run(fmt.Sprintf("crash after %d", k), func(t *testing.T) {
+			ffs := NewFaultFS(OSFS{})
+			st, root := newStorage(t, ffs)
+			writeCheckpoint(t, st, 1)
+			p, err := st.Begin(2)
+			must(t, err)
+			writeFakeState(t, p.SubtaskDir("agg", 0))
+			writeFakeState(t, p.SubtaskDir("agg", 1))
+			ffs.CrashAfter(k)
+			_, cerr := p.Complete(testMeta(2))
+			crashed := ffs.Fired() == 1
+			if k < steps && (!crashed || cerr == nil) {
+				t.Fatalf("crash point %d of %d did not fire (fired %d, err %v)", k, steps, ffs.Fired(), cerr)
+			}
+			// Restart: a fresh process looks at the disk.
+			st2, err := NewStorage(OSFS{}, root, "job")
+			must(t, err)
+			c, skipped, err := st2.Latest()
+			must(t, err)
+			_, metaErr := os.Stat(filepath.Join(p.Path(), MetadataFile))
+			switch {
+			case metaErr == nil:
+				if c.Meta.CheckpointID != 2 {
+					t.Errorf("_metadata of 2 exists but Latest = %d (skipped %+v)", c.Meta.CheckpointID, skipped)
+				}
+			case os.IsNotExist(metaErr):
+				if c.Meta.CheckpointID != 1 || len(skipped) != 1 || !errors.Is(skipped[0].Reason, ErrIncompleteCheckpoint) {
+					t.Errorf("no _metadata: Latest = %d, skipped %+v; want 1 and 2 incomplete", c.Meta.CheckpointID, skipped)
+				}
+			default:
+				t.Fatal(metaErr)
+			}
+			// Retention after the restart cleans nothing it must keep.
+			must(t, st2.Retain(1))
+			c2, _, err := st2.Latest()
+			must(t, err)
+			if c2.Meta.CheckpointID != c.Meta.CheckpointID {
+				t.Errorf("after Retain, Latest = %d, want %d", c2.Meta.CheckpointID, c.Meta.CheckpointID)
+			}
+		})
+	}
+}
+
+func mutatingOps(f *FaultFS) int {
+	n := 0
+	for op := Op(0); op < numOps; op++ {
+		if op.mutating() {
+			n += f.Count(op)
+		}
+	}
+	return n
+}
+
+func TestCompleteFaults(t *testing.T) {
+	cases := []struct {
+		op  Op
+		err error
+	}{
+		{OpWrite, ErrDiskFull},
+		{OpSync, errors.New("EIO")},
+		{OpRename, errors.New("rename refused")},
+		{OpCreate, os.ErrPermission},
+	}
+	for _, c := range cases {
+		t.Run(c.op.String(), func(t *testing.T) {
+			ffs := NewFaultFS(OSFS{})
+			st, _ := newStorage(t, ffs)
+			writeCheckpoint(t, st, 1)
+			p, err := st.Begin(2)
+			must(t, err)
+			writeFakeState(t, p.SubtaskDir("agg", 0))
+			writeFakeState(t, p.SubtaskDir("agg", 1))
+			ffs.FailNth(c.op, ffs.Count(c.op)+1, c.err)
+			_, err = p.Complete(testMeta(2))
+			if !errors.Is(err, c.err) {
+				t.Fatalf("Complete: %v, want %v", err, c.err)
+			}
+			if ffs.Fired() != 1 {
+				t.Fatalf("fired %d faults, want 1", ffs.Fired())
+			}
+			entries, err := os.ReadDir(p.Path())
+			must(t, err)
+			for _, e := range entries {
+				if strings.HasPrefix(e.Name(), MetadataFile) {
+					t.Errorf("failed Complete left %s", e.Name())
+				}
+			}
+			c1, _, err := st.Latest()
+			must(t, err)
+			if c1.Meta.CheckpointID != 1 {
+				t.Errorf("Latest = %d, want 1", c1.Meta.CheckpointID)
+			}
+		})
+	}
+}
+
+func TestRetain(t *testing.T) {
+	st, _ := newStorage(t, OSFS{})
+	inc0, err := st.Begin(0) // incomplete, older than every complete one
+	must(t, err)
+	for id := int64(1); id <= 5; id++ {
+		writeCheckpoint(t, st, id)
+	}
+	bad := writeCheckpoint(t, st, 6)
+	must(t, os.Remove(filepath.Join(bad.Path, "op-agg-0", "000004.sst"))) // corrupt
+	writeCheckpoint(t, st, 7)
+	inc8, err := st.Begin(8) // in progress, newer than every complete one
+	must(t, err)
+
+	must(t, st.Retain(2))
+	infos, err := st.List()
+	must(t, err)
+	var ids []string
+	for _, i := range infos {
+		ids = append(ids, fmt.Sprintf("%d:%v", i.ID, i.Valid()))
+	}
+	if got := strings.Join(ids, " "); got != "5:true 7:true 8:false" {
+		t.Errorf("after Retain(2): %s, want 5:true 7:true 8:false", got)
+	}
+	for _, p := range []string{inc0.Path(), bad.Path} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s not removed", p)
+		}
+	}
+	if _, err := os.Stat(inc8.Path()); err != nil {
+		t.Errorf("in-progress checkpoint removed: %v", err)
+	}
+	if err := st.Retain(0); err == nil {
+		t.Error("Retain(0): want error")
+	}
+}
+
+func TestSavepoint(t *testing.T) {
+	st, root := newStorage(t, OSFS{})
+	c := writeCheckpoint(t, st, 3)
+	dst := filepath.Join(root, "savepoints", "sp-1")
+	sp, err := Savepoint(OSFS{}, c, dst)
+	must(t, err)
+	if sp.Meta.Kind != KindSavepoint || sp.Meta.Extra["savepoint.source"] != c.Path {
+		t.Errorf("savepoint metadata %+v", sp.Meta)
+	}
+	a, err := os.Stat(filepath.Join(c.Path, "op-agg-0", "000004.sst"))
+	must(t, err)
+	b, err := os.Stat(filepath.Join(dst, "op-agg-0", "000004.sst"))
+	must(t, err)
+	if os.SameFile(a, b) {
+		t.Error("savepoint sstable is a hard link, want a copy")
+	}
+	// Self-contained: it loads after the checkpoint is gone and is moved.
+	must(t, os.RemoveAll(st.Dir()))
+	moved := filepath.Join(root, "moved")
+	must(t, os.Rename(dst, moved))
+	l, err := Load(OSFS{}, moved)
+	must(t, err)
+	if l.Meta.CheckpointID != 3 || l.Meta.Kind != KindSavepoint {
+		t.Errorf("loaded %+v", l.Meta)
+	}
+	if _, err := Savepoint(OSFS{}, c, moved); err == nil {
+		t.Error("savepoint into an existing folder: want error")
+	}
+	// A disk-full copy leaves nothing behind.
+	ffs := NewFaultFS(OSFS{})
+	ffs.FailNth(OpWrite, 2, ErrDiskFull)
+	dst2 := filepath.Join(root, "sp-2")
+	if _, err := Savepoint(ffs, l, dst2); !errors.Is(err, ErrDiskFull) {
+		t.Fatalf("Savepoint on a full disk: %v", err)
+	}
+	if _, err := os.Stat(dst2); !os.IsNotExist(err) {
+		t.Errorf("failed savepoint left %s", dst2)
+	}
+}
+
+func TestListAndInspectGolden(t *testing.T) {
+	st, _ := newStorage(t, OSFS{})
+	writeCheckpoint(t, st, 1)
+	c2 := writeCheckpoint(t, st, 2)
+	for i, d := range damages[:4] {
+		c := writeCheckpoint(t, st, int64(3+i))
+		d.apply(t, c.Path)
+	}
+	_, err := st.Begin(7)
+	must(t, err)
+	infos, err := st.List()
+	must(t, err)
+	checkGolden(t, "list.golden", FormatList(infos))
+
+	full := sampleMetadata()
+	full.Job = ""
+	p, err := st.Begin(8)
+	must(t, err)
+	for _, op := range full.Operators {
+		for _, sub := range op.Subtasks {
+			writeFakeState(t, filepath.Join(p.Path(), sub.Dir))
+		}
+	}
+	for i := range full.Operators[0].Subtasks {
+		full.Operators[0].Subtasks[i].Files = nil
+		full.Operators[0].Subtasks[i].StateBytes = 0
+	}
+	c8, err := p.Complete(full)
+	must(t, err)
+	var out strings.Builder
+	for _, path := range []string{c2.Path, c8.Path} {
+		report, err := Inspect(OSFS{}, path)
+		must(t, err)
+		out.WriteString(report)
+		out.WriteString("\n")
+	}
+	// A damaged one is still inspected, with its status.
+	report, err := Inspect(OSFS{}, filepath.Join(st.Dir(), "chk-6"))
+	must(t, err)
+	out.WriteString(report)
+	checkGolden(t, "inspect.golden", out.String())
+	if _, err := Inspect(OSFS{}, filepath.Join(st.Dir(), "chk-7")); !errors.Is(err, ErrIncompleteCheckpoint) {
+		t.Errorf("Inspect of incomplete: %v", err)
+	}
+}
+
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *rewrite {
+		must(t, os.MkdirAll("testdata", 0o755))
+		must(t, os.WriteFile(path, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -rewrite to create)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs (run with -rewrite and review the diff):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}

@@ -1,0 +1,148 @@
+package exec
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/weir-sql/weir/types"
+)
+
+// This file encodes the accumulators' per-group state as bytes, for keyed
+// state in the state store. Encodings are compact (varints) and versioned by
+// the group record's leading byte (see groupStateVersion).
+
+// errBadState reports a state record that cannot be decoded.
+var errBadState = errors.New("malformed aggregate state")
+
+func readVarint(src []byte) (int64, []byte, error) {
+	v, n := binary.Varint(src)
+	if n <= 0 {
+		return 0, nil, errBadState
+	}
+	return v, src[n:], nil
+}
+
+func readUvarint(src []byte) (uint64, []byte, error) {
+	v, n := binary.Uvarint(src)
+	if n <= 0 {
+		return 0, nil, errBadState
+	}
+	return v, src[n:], nil
+}
+
+func readFloat(src []byte) (float64, []byte, error) {
+	if len(src) < 8 {
+		return 0, nil, errBadState
+	}
+	return math.Float64frombits(binary.LittleEndian.Uint64(src)), src[8:], nil
+}
+
+func appendFloat(dst []byte, f float64) []byte {
+	return binary.LittleEndian.AppendUint64(dst, math.Float64bits(f))
+}
+
+func (a *countAcc) save(g int32, dst []byte) []byte { return binary.AppendVarint(dst, a.n[g]) }
+func (a *countAcc) load(g int32, src []byte) (rest []byte, err error) {
+	a.n[g], rest, err = readVarint(src)
+	return rest, err
+}
+
+func (a *sumIntAcc) save(g int32, dst []byte) []byte {
+	return binary.AppendVarint(binary.AppendVarint(dst, a.sum[g]), a.n[g])
+}
+func (a *sumIntAcc) load(g int32, src []byte) (rest []byte, err error) {
+	if a.sum[g], rest, err = readVarint(src); err != nil {
+		return nil, err
+	}
+	a.n[g], rest, err = readVarint(rest)
+	return rest, err
+}
+
+func (a *sumFloatAcc) save(g int32, dst []byte) []byte {
+	return binary.AppendVarint(appendFloat(dst, a.sum[g]), a.n[g])
+}
+func (a *sumFloatAcc) load(g int32, src []byte) (rest []byte, err error) {
+	if a.sum[g], rest, err = readFloat(src); err != nil {
+		return nil, err
+	}
+	a.n[g], rest, err = readVarint(rest)
+	return rest, err
+}
+
+func (a *avgAcc) save(g int32, dst []byte) []byte {
+	dst = binary.AppendVarint(dst, a.isum[g])
+	dst = appendFloat(dst, a.fsum[g])
+	return binary.AppendVarint(dst, a.n[g])
+}
+func (a *avgAcc) load(g int32, src []byte) (rest []byte, err error) {
+	if a.isum[g], rest, err = readVarint(src); err != nil {
+		return nil, err
+	}
+	if a.fsum[g], rest, err = readFloat(rest); err != nil {
+		return nil, err
+	}
+	a.n[g], rest, err = readVarint(rest)
+	return rest, err
+}
+
+func (a *minMaxAcc) save(g int32, dst []byte) []byte {
+	s := a.vals[g]
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	for _, e := range s {
+		dst = types.AppendKey(dst, e.v)
+		dst = binary.AppendVarint(dst, e.n)
+	}
+	return dst
+}
+func (a *minMaxAcc) load(g int32, src []byte) ([]byte, error) {
+	n, rest, err := readUvarint(src)
+	if err != nil || n > uint64(len(rest)) {
+		return nil, errBadState
+	}
+	s := make([]valCount, n)
+	for i := range s {
+		if s[i].v, rest, err = types.DecodeKey(rest); err != nil {
+			return nil, fmt.Errorf("%w: %v", errBadState, err)
+		}
+		if s[i].n, rest, err = readVarint(rest); err != nil {
+			return nil, err
+		}
+	}
+	a.vals[g] = s
+	return rest, nil
+}
+
+func (a *distinctAcc) save(g int32, dst []byte) []byte {
+	m := a.seen[g]
+	dst = binary.AppendUvarint(dst, uint64(len(m)))
+	for k, c := range m {
+		dst = binary.AppendUvarint(dst, uint64(len(k)))
+		dst = append(dst, k...)
+		dst = binary.AppendVarint(dst, *c)
+	}
+	return a.inner.save(g, dst)
+}
+func (a *distinctAcc) load(g int32, src []byte) ([]byte, error) {
+	n, rest, err := readUvarint(src)
+	if err != nil || n > uint64(len(rest)) {
+		return nil, errBadState
+	}
+	m := make(map[string]*int64, n)
+	for range n {
+		var l uint64
+		if l, rest, err = readUvarint(rest); err != nil || l > uint64(len(rest)) {
+			return nil, errBadState
+		}
+		k := string(rest[:l])
+		rest = rest[l:]
+		c := new(int64)
+		if *c, rest, err = readVarint(rest); err != nil {
+			return nil, err
+		}
+		m[k] = c
+	}
+	a.seen[g] = m
+	return a.inner.load(g, rest)
+}

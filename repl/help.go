@@ -1,0 +1,25 @@
+package repl
+
+// helpText is what HELP prints: every statement and shell command, one line each.
+const helpText = `Statements (end each with ';'; a statement may span lines):
+  SET 'key' = 'value'               set a session property (SET alone lists them)
+  RESET ['key']                     reset one or all session properties
+  CREATE TABLE t (...) WITH (...)   declare a table over a connector
+  CREATE TEMPORARY VIEW v AS q      declare a view
+  DROP TABLE t / DROP VIEW v        remove a table or view
+  SHOW TABLES                       list tables and views
+  DESCRIBE t                        show the columns of a table or view
+  SHOW CREATE TABLE t               show the DDL of a table
+  EXPLAIN q                         show the plan of a query or INSERT
+  SELECT ...                        run a query and show its result as it changes
+  INSERT INTO t SELECT ...          submit a background job and print its id
+  SHOW JOBS                         list jobs: id, name, state, uptime, rows in/out
+  STOP JOB 'id'                     stop a job cleanly
+  HELP                              show this help
+Shell commands:
+  QUIT, EXIT, Ctrl-D                leave the shell (running jobs are stopped)
+  Ctrl-C                            cancel the input or stop the running query
+  q                                 stop the running query
+  Tab, Up/Down                      complete a word, recall history (~/.weir_history)
+Result mode: SET 'sql-client.execution.result-mode' = 'table' | 'changelog' | 'tableau'.
+`

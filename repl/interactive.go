@@ -1,0 +1,117 @@
+package repl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/chzyer/readline"
+)
+
+// Prompts of the interactive shell.
+const (
+	Prompt             = "weir> "
+	ContinuationPrompt = "    > "
+)
+
+// IsTerminal reports whether fd is a terminal.
+func IsTerminal(fd int) bool { return readline.IsTerminal(fd) }
+
+// RunInteractive runs the shell on the terminal whose input is inFd and
+// output outFd (normally 0 and 1) until Ctrl-D, QUIT or EXIT. Errors in
+// statements are printed and the shell goes on; the error returned is a
+// failure of the terminal itself. Ctrl-C cancels the input being typed or
+// stops the running query; it never leaves the shell.
+func (sh *Shell) RunInteractive(ctx context.Context, inFd, outFd int) error {
+	t := &terminal{inFd: inFd, outFd: outFd, interrupts: make(chan os.Signal, 1)}
+	signal.Notify(t.interrupts, os.Interrupt)
+	defer signal.Stop(t.interrupts)
+
+	cfg := &readline.Config{
+		Prompt:                 Prompt,
+		HistoryFile:            sh.opts.HistoryFile,
+		DisableAutoSaveHistory: true,
+		HistorySearchFold:      true,
+		AutoComplete:           completer{sh: sh},
+		InterruptPrompt:        "^C",
+		EOFPrompt:              "exit",
+		Stdout:                 sh.opts.Out,
+		Stderr:                 sh.opts.Err,
+		FuncGetWidth:           t.width,
+	}
+	if f, err := openInput(inFd); err == nil {
+		t.keys = startKeyPump(f)
+		defer t.keys.Close()
+		cfg.Stdin = t.keys
+	}
+	rl, err := readline.NewEx(cfg)
+	if err != nil {
+		return fmt.Errorf("open terminal: %w", err)
+	}
+	sh.term = t
+	defer func() {
+		if t.keys != nil {
+			t.keys.Close() // first, so that readline is not left reading
+		}
+		rl.Close()
+		sh.term = nil
+	}()
+
+	fmt.Fprintln(sh.opts.Out, "Weir SQL shell. Statements end with ';'. HELP lists them; Ctrl-D leaves.")
+	var sp splitter
+	for ctx.Err() == nil {
+		if sp.pending() {
+			rl.SetPrompt(ContinuationPrompt)
+		} else {
+			rl.SetPrompt(Prompt)
+		}
+		line, err := rl.Readline()
+		switch {
+		case errors.Is(err, readline.ErrInterrupt):
+			sp = splitter{}
+			continue
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return fmt.Errorf("read input: %w", err)
+		}
+		if !sp.pending() && isQuit(line) {
+			return nil
+		}
+		stmts := sp.add(line)
+		if len(stmts) == 0 {
+			continue
+		}
+		if err := rl.SaveHistory(historyEntry(stmts)); err != nil {
+			fmt.Fprintf(sh.opts.Err, "[WARNING] history not saved: %v\n", err)
+		}
+		for _, st := range stmts {
+			if err := sh.runStatement(ctx, st); errors.Is(err, ErrQuit) {
+				return nil
+			}
+		}
+		sp.forget()
+	}
+	return ctx.Err()
+}
+
+// historyEntry is the history line of the statements just completed: their
+// lines joined into one (whole-line comments dropped), so that the up arrow
+// recalls a whole statement.
+func historyEntry(stmts []located) string {
+	var parts []string
+	for _, st := range stmts {
+		var lines []string
+		for _, l := range strings.Split(st.text, "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "--") {
+				lines = append(lines, l)
+			}
+		}
+		parts = append(parts, strings.Join(lines, " ")+";")
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,100 @@
+package repl
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/session"
+)
+
+const jobTables = `
+CREATE TABLE endless (n BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '1000');
+CREATE TABLE ten (n BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');
+CREATE TABLE bh (n BIGINT) WITH ('connector' = 'blackhole');`
+
+// jobShell returns a shell with the tables of jobTables.
+func jobShell(t *testing.T) (*Shell, *bytes.Buffer) {
+	t.Helper()
+	var out bytes.Buffer
+	sh := New(session.New(connector.Env{Stdout: &out, Stderr: &out}), Options{Out: &out, Err: &out})
+	t.Cleanup(sh.Close)
+	for _, st := range strings.Split(strings.TrimSpace(jobTables), "\n") {
+		if err := sh.execText(context.Background(), strings.TrimSuffix(st, ";")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out.Reset()
+	return sh, &out
+}
+
+var submittedRe = regexp.MustCompile(`Submitted job ([0-9a-f]{8}) \(insert-into_bh\)`)
+
+// submit runs an INSERT and returns the job id the shell printed.
+func submit(t *testing.T, sh *Shell, out *bytes.Buffer, insert string) string {
+	t.Helper()
+	out.Reset()
+	if err := sh.execText(context.Background(), insert); err != nil {
+		t.Fatal(err)
+	}
+	m := submittedRe.FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no job id in %q", out.String())
+	}
+	return m[1]
+}
+
+// jobRow returns the SHOW JOBS line of job id.
+func jobRow(t *testing.T, sh *Shell, out *bytes.Buffer, id string) string {
+	t.Helper()
+	out.Reset()
+	if err := sh.execText(context.Background(), "SHOW JOBS"); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.Contains(l, id) {
+			return l
+		}
+	}
+	t.Fatalf("job %s not in SHOW JOBS:\n%s", id, out.String())
+	return ""
+}
+
+func TestStopJob(t *testing.T) {
+	sh, out := jobShell(t)
+	id := submit(t, sh, out, "INSERT INTO bh SELECT n FROM endless")
+	if row := jobRow(t, sh, out, id); !strings.Contains(row, "RUNNING") || !strings.Contains(row, "insert-into_bh") {
+		t.Fatalf("SHOW JOBS row %q: want RUNNING insert-into_bh", row)
+	}
+	out.Reset()
+	if err := sh.execText(context.Background(), "STOP JOB '"+id+"'"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Stopped job "+id) {
+		t.Fatalf("STOP JOB printed %q", out.String())
+	}
+	if row := jobRow(t, sh, out, id); !strings.Contains(row, "CANCELED") {
+		t.Fatalf("SHOW JOBS row %q: want CANCELED", row)
+	}
+	err := sh.execText(context.Background(), "STOP JOB '"+id+"'")
+	if err == nil || !strings.Contains(err.Error(), "not running (it is CANCELED)") {
+		t.Fatalf("second STOP JOB: err = %v", err)
+	}
+}
+
+func TestBoundedJobFinishes(t *testing.T) {
+	sh, out := jobShell(t)
+	id := submit(t, sh, out, "INSERT INTO bh SELECT n FROM ten")
+	sh.jobs.Wait()
+	row := jobRow(t, sh, out, id)
+	cells := strings.Split(row, "|")
+	if len(cells) != 8 {
+		t.Fatalf("row %q: want 6 cells", row)
+	}
+	if state, in, written := strings.TrimSpace(cells[3]), strings.TrimSpace(cells[5]), strings.TrimSpace(cells[6]); state != "FINISHED" || in != "10" || written != "10" {
+		t.Fatalf("row %q: state %s, rows in %s, rows out %s; want FINISHED, 10, 10", row, state, in, written)
+	}
+}

@@ -1,0 +1,122 @@
+package repl
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/weir-sql/weir/exec"
+	"github.com/weir-sql/weir/parser"
+)
+
+// refreshInterval is how often a running query's view is updated: at most
+// ten redraws a second.
+const refreshInterval = 100 * time.Millisecond
+
+// runQuery runs a bare query as a foreground job and shows its result in
+// the result mode in effect until it ends by itself (bounded input) or the
+// user stops it: 'q' or Ctrl-C in the shell, ctx cancelled in a script.
+func (sh *Shell) runQuery(ctx context.Context, q *parser.QueryStmt) error {
+	col := newCollector()
+	plan, err := sh.sess.PlanQuery(q, col.sinkFor)
+	if err != nil {
+		return err
+	}
+	bounded := true
+	for _, v := range plan.Graph.Vertices {
+		if v.Source != nil && !v.Source.Bounded() {
+			bounded = false
+		}
+	}
+	view := sh.newView(plan.Schema, bounded)
+
+	var keys <-chan []byte
+	var interrupts <-chan os.Signal
+	if sh.term != nil {
+		drainSignals(sh.term.interrupts)
+		interrupts = sh.term.interrupts
+		if sh.term.keys != nil {
+			keys = sh.term.keys.chunks
+			if restore, err := keyMode(sh.term.inFd); err == nil {
+				defer restore()
+			}
+		}
+	}
+
+	start := time.Now()
+	job, err := exec.Start(context.Background(), plan.Graph, sh.opts.Exec)
+	if err != nil {
+		return fmt.Errorf("start query: %w", err)
+	}
+	status := func() string {
+		if sh.opts.LastCheckpoint == nil {
+			return ""
+		}
+		return sh.opts.LastCheckpoint(job)
+	}
+	stopped := false
+	var viewErr error
+	stop := func() {
+		if !stopped {
+			stopped = true
+			job.Stop()
+		}
+	}
+	ctxDone := ctx.Done()
+	ticker := time.NewTicker(refreshInterval)
+	defer ticker.Stop()
+	view.begin()
+	for running := true; running; {
+		select {
+		case <-job.Done():
+			running = false
+		case <-ticker.C:
+			if viewErr == nil {
+				if viewErr = view.update(col.take()); viewErr != nil {
+					stop()
+				}
+				view.tick(time.Since(start), status())
+			}
+		case <-ctxDone:
+			ctxDone = nil
+			stop()
+		case <-interrupts:
+			stop()
+		case c, ok := <-keys:
+			if !ok {
+				keys = nil
+				continue
+			}
+			for _, k := range c {
+				if k == 'q' || k == 'Q' || k == 3 {
+					stop()
+				}
+			}
+		}
+	}
+	if viewErr == nil {
+		viewErr = view.update(col.take())
+	}
+	if err := job.Wait(); err != nil {
+		view.abort()
+		return fmt.Errorf("query failed: %w", err)
+	}
+	if viewErr != nil {
+		view.abort()
+		return fmt.Errorf("query result: %w", viewErr)
+	}
+	view.finish(time.Since(start), stopped)
+	return nil
+}
+
+// drainSignals drops Ctrl-Cs pressed before the query started.
+func drainSignals(c chan os.Signal) {
+	for {
+		select {
+		case <-c:
+		default:
+			return
+		}
+	}
+}

@@ -1,0 +1,202 @@
+package repl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/weir-sql/weir/parser"
+	"github.com/weir-sql/weir/session"
+	"github.com/weir-sql/weir/types"
+)
+
+// runStatement parses and executes one statement, printing its result or
+// its error. It returns the error (already printed), or ErrQuit.
+func (sh *Shell) runStatement(ctx context.Context, st located) error {
+	if isQuit(st.text) {
+		return ErrQuit
+	}
+	err := sh.execText(ctx, st.text)
+	if err != nil {
+		err = relocate(err, st)
+		sh.printError(err)
+	}
+	return err
+}
+
+// isQuit reports whether text is the shell command QUIT or EXIT.
+func isQuit(text string) bool {
+	t := strings.ToUpper(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(text), ";")))
+	return t == "QUIT" || t == "EXIT"
+}
+
+func (sh *Shell) execText(ctx context.Context, text string) error {
+	stmts, err := parser.Parse(text)
+	if err != nil {
+		return err
+	}
+	for _, st := range stmts {
+		if err := sh.exec(ctx, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exec executes one parsed statement.
+func (sh *Shell) exec(ctx context.Context, st parser.Statement) error {
+	out := sh.opts.Out
+	switch st := st.(type) {
+	case *parser.QueryStmt:
+		return sh.runQuery(ctx, st)
+	case *parser.Insert:
+		return sh.submitInsert(st)
+	case *parser.ShowJobs:
+		sh.showJobs()
+	case *parser.StopJob:
+		if st.WithSavepoint {
+			return parser.Errorf(st.Pos, "savepoints are not available yet: STOP JOB '%s' WITH SAVEPOINT is not supported (STOP JOB '%s' stops the job without one)", st.ID, st.ID)
+		}
+		if err := sh.jobs.Stop(st.ID); err != nil {
+			return parser.Errorf(st.Pos, "%v", err)
+		}
+		sh.info("Stopped job %s.", st.ID)
+	case *parser.Help:
+		fmt.Fprint(out, helpText)
+	case *parser.SetStmt:
+		if err := checkSet(st); err != nil {
+			return err
+		}
+		if err := sh.sess.Exec(st, out); err != nil {
+			return err
+		}
+		if st.Key != "" {
+			sh.info("Session property has been set.")
+		}
+	case *parser.ResetStmt:
+		if err := sh.sess.Exec(st, out); err != nil {
+			return err
+		}
+		sh.info("Session property has been reset.")
+	case *parser.CreateTable, *parser.CreateView, *parser.DropTable:
+		if err := sh.sess.Exec(st, out); err != nil {
+			return err
+		}
+		sh.info("Execute statement succeeded.")
+	case *parser.ShowTables:
+		names := sh.sess.Catalog.Names()
+		if len(names) == 0 {
+			fmt.Fprintln(out, "Empty set")
+			return nil
+		}
+		rows := make([][]string, len(names))
+		for i, n := range names {
+			rows[i] = []string{n}
+		}
+		sh.printTable([]string{"table name"}, []bool{false}, rows)
+	case *parser.Describe:
+		schema, err := sh.sess.Catalog.Describe(st.Name)
+		if err != nil {
+			return parser.Errorf(st.Pos, "%v", err)
+		}
+		rows := make([][]string, len(schema.Columns))
+		for i, c := range schema.Columns {
+			rows[i] = []string{c.Name, c.Type.Kind.String(), fmt.Sprint(!c.Type.NotNull)}
+		}
+		sh.printTable([]string{"name", "type", "null"}, []bool{false, false, false}, rows)
+	default:
+		// EXPLAIN, SHOW CREATE TABLE: the session prints their text.
+		return sh.sess.Exec(st, out)
+	}
+	return nil
+}
+
+// checkSet refuses SET values the shell knows to be wrong.
+func checkSet(st *parser.SetStmt) error {
+	switch st.Key {
+	case KeyResultMode:
+		switch strings.ToLower(strings.TrimSpace(st.Value)) {
+		case ModeTable, ModeChangelog, ModeTableau:
+		default:
+			return parser.Errorf(st.Pos, "invalid value '%s' for '%s': use 'table', 'changelog' or 'tableau'", st.Value, st.Key)
+		}
+	case session.KeySavepointPath:
+		return parser.Errorf(st.Pos, "savepoints are not available yet: '%s' cannot be set", st.Key)
+	}
+	return nil
+}
+
+// submitInsert starts an INSERT as a background job and prints its id.
+func (sh *Shell) submitInsert(ins *parser.Insert) error {
+	plan, err := sh.sess.PlanInsert(ins)
+	if err != nil {
+		return err
+	}
+	id, err := sh.jobs.Submit(plan, sh.opts.Exec)
+	if err != nil {
+		return err
+	}
+	sh.info("Submitted job %s (%s). SHOW JOBS lists it; STOP JOB '%s' stops it.", id, plan.Graph.Name, id)
+	return nil
+}
+
+// showJobs prints the jobs of the session.
+func (sh *Shell) showJobs() {
+	jobs := sh.jobs.List()
+	if len(jobs) == 0 {
+		fmt.Fprintln(sh.opts.Out, "Empty set")
+		return
+	}
+	rows := make([][]string, len(jobs))
+	for i, j := range jobs {
+		rows[i] = []string{j.ID, j.Name, string(j.State), j.Uptime.Round(time.Second).String(),
+			fmt.Sprint(j.RowsIn), fmt.Sprint(j.RowsOut)}
+	}
+	sh.printTable([]string{"id", "name", "state", "uptime", "rows in", "rows out"},
+		[]bool{false, false, false, true, true, true}, rows)
+	for _, j := range jobs {
+		if j.Err != nil {
+			fmt.Fprintf(sh.opts.Out, "job %s failed: %v\n", j.ID, j.Err)
+		}
+	}
+}
+
+// printTable prints rows of cells as a box table fitted to the width.
+func (sh *Shell) printTable(names []string, right []bool, rows [][]string) {
+	natural := make([]int, len(names))
+	for _, r := range rows {
+		for i, c := range r {
+			natural[i] = max(natural[i], len([]rune(c)))
+		}
+	}
+	f := newTableFormat(names, right, natural, sh.width())
+	b := f.appendHeader(nil)
+	for _, r := range rows {
+		b = f.appendCells(b, r)
+	}
+	b = f.appendBorder(b)
+	b = fmt.Appendf(b, "%d %s in set\n", len(rows), plural(len(rows), "row"))
+	sh.opts.Out.Write(b)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// isBounded reports whether every source of a query's plan ends by itself.
+func isBounded(sources []bool) bool {
+	for _, b := range sources {
+		if !b {
+			return false
+		}
+	}
+	return true
+}
+
+var _ = types.Insert
+var _ = errors.New

@@ -1,0 +1,1 @@
+SET 'sql-client.execution.result-mode' = 'grid';

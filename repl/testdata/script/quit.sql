@@ -1,0 +1,3 @@
+SHOW TABLES;
+QUIT;
+SELECT nothing FROM nowhere;

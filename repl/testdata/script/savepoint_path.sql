@@ -1,0 +1,1 @@
+SET 'execution.savepoint.path' = '/tmp/sp';

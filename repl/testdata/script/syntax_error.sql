@@ -1,0 +1,5 @@
+SHOW TABLES;
+CREATE TABLE t (
+  n BIGINT,
+  m BIGINT,,
+) WITH ('connector' = 'datagen');

@@ -1,0 +1,2 @@
+SHOW JOBS;
+STOP JOB 'ffffffff';

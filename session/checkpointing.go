@@ -1,0 +1,245 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/weir-sql/weir/checkpoint"
+	"github.com/weir-sql/weir/exec"
+	"github.com/weir-sql/weir/planner"
+	"github.com/weir-sql/weir/statestore"
+)
+
+// Defaults of the checkpointing configuration.
+const (
+	DefaultCheckpointDir     = "weir-checkpoints"
+	DefaultCheckpointTimeout = 10 * time.Minute
+	DefaultNumRetained       = 1
+)
+
+// RestoreLatest, as RunOptions.Restore, restores the job's latest complete
+// checkpoint, or starts from the beginning when there is none.
+const RestoreLatest = "latest"
+
+// checkpointing builds the runtime's checkpoint options from the session's
+// configuration for a job, or nil when checkpointing is off and nothing is
+// restored. It reports what it restores on stderr.
+func (s *Session) checkpointing(plan *planner.Plan, query string, opts RunOptions) (*exec.CheckpointOptions, error) {
+	interval, err := s.duration(KeyCheckpointInterval, 0)
+	if err != nil {
+		return nil, err
+	}
+	if interval == 0 && opts.Restore == "" {
+		return nil, nil
+	}
+	timeout, err := s.duration(KeyCheckpointTimeout, DefaultCheckpointTimeout)
+	if err != nil {
+		return nil, err
+	}
+	minPause, err := s.duration(KeyCheckpointMinPause, 0)
+	if err != nil {
+		return nil, err
+	}
+	retain := DefaultNumRetained
+	if v, ok := s.Config[KeyNumRetained]; ok {
+		if retain, err = strconv.Atoi(strings.TrimSpace(v)); err != nil || retain < 1 {
+			return nil, fmt.Errorf("SET '%s' = '%s': expected a whole number of at least 1", KeyNumRetained, v)
+		}
+	}
+	cache := int64(statestore.DefaultCacheBytes)
+	if v, ok := s.Config[KeyStateCacheSize]; ok {
+		if cache, err = ParseBytes(v); err != nil {
+			return nil, fmt.Errorf("SET '%s': %w", KeyStateCacheSize, err)
+		}
+	}
+	dir := s.Config[KeyCheckpointDir]
+	if dir == "" {
+		dir = DefaultCheckpointDir
+	}
+	dir = strings.TrimPrefix(dir, "file://")
+	storage, err := checkpoint.NewStorage(checkpoint.OSFS{}, dir, plan.Graph.Name)
+	if err != nil {
+		return nil, err
+	}
+	c := &exec.CheckpointOptions{
+		Interval:        interval,
+		Timeout:         timeout,
+		MinPause:        minPause,
+		Storage:         storage,
+		Retain:          retain,
+		StateCacheBytes: cache,
+		WorkDir:         filepath.Join(storage.Dir(), "_work"),
+		Query:           query,
+	}
+	if !opts.Quiet {
+		c.Report = func(r exec.CheckpointReport) { s.reportCheckpoint(r) }
+	}
+	return c, nil
+}
+
+// findRestore resolves RunOptions.Restore ("latest" or a folder) to a
+// checkpoint; nil means start from the beginning.
+func (s *Session) findRestore(c *exec.CheckpointOptions, restore string) (*checkpoint.Checkpoint, error) {
+	switch restore {
+	case "":
+		return nil, nil
+	case RestoreLatest:
+		latest, skipped, err := c.Storage.Latest()
+		for _, sk := range skipped {
+			fmt.Fprintf(s.Env.Stderr, "weir: skipping checkpoint %d: %v\n", sk.ID, sk.Reason)
+		}
+		if errors.Is(err, checkpoint.ErrNoCheckpoint) {
+			fmt.Fprintf(s.Env.Stderr, "weir: no complete checkpoint in %s: starting from the beginning\n", c.Storage.Dir())
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("find latest checkpoint: %w", err)
+		}
+		fmt.Fprintf(s.Env.Stderr, "weir: restoring checkpoint %d from %s\n", latest.Meta.CheckpointID, latest.Path)
+		return latest, nil
+	default:
+		cp, err := checkpoint.Load(checkpoint.OSFS{}, restore)
+		if err != nil {
+			return nil, fmt.Errorf("restore %s: %w", restore, err)
+		}
+		fmt.Fprintf(s.Env.Stderr, "weir: restoring %s %d from %s\n", cp.Meta.Kind, cp.Meta.CheckpointID, cp.Path)
+		return cp, nil
+	}
+}
+
+func (s *Session) reportCheckpoint(r exec.CheckpointReport) {
+	if !r.Completed {
+		fmt.Fprintf(s.Env.Stderr, "weir: checkpoint %d aborted after %s: %s\n", r.ID, r.Duration.Round(time.Millisecond), r.Reason)
+		return
+	}
+	fmt.Fprintf(s.Env.Stderr, "weir: checkpoint %d complete in %s (state %s, %d keys, alignment %s)\n",
+		r.ID, r.Duration.Round(time.Millisecond), formatBytes(r.StateSize), r.Keys, r.Alignment.Round(time.Microsecond))
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func (s *Session) duration(key string, def time.Duration) (time.Duration, error) {
+	v, ok := s.Config[key]
+	if !ok {
+		return def, nil
+	}
+	d, err := ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("SET '%s': %w", key, err)
+	}
+	return d, nil
+}
+
+// restartStrategy decides whether a failed job restarts (Flink's
+// restart-strategy.* keys).
+type restartStrategy struct {
+	kind     string // none, fixed-delay, failure-rate
+	attempts int
+	delay    time.Duration
+	interval time.Duration // failure-rate: the window
+	failures []time.Time
+}
+
+func (s *Session) restartStrategy(checkpointing bool) (*restartStrategy, error) {
+	kind := strings.ToLower(strings.TrimSpace(s.Config[KeyRestartType]))
+	if kind == "" {
+		kind = "none"
+		if checkpointing {
+			kind = "fixed-delay"
+		}
+	}
+	r := &restartStrategy{kind: kind}
+	var err error
+	switch kind {
+	case "none", "off", "disable":
+		r.kind = "none"
+	case "fixed-delay", "fixeddelay":
+		r.kind = "fixed-delay"
+		if r.attempts, err = s.intKey("restart-strategy.fixed-delay.attempts", 3); err != nil {
+			return nil, err
+		}
+		if r.delay, err = s.duration("restart-strategy.fixed-delay.delay", time.Second); err != nil {
+			return nil, err
+		}
+	case "failure-rate", "failurerate":
+		r.kind = "failure-rate"
+		if r.attempts, err = s.intKey("restart-strategy.failure-rate.max-failures-per-interval", 1); err != nil {
+			return nil, err
+		}
+		if r.interval, err = s.duration("restart-strategy.failure-rate.failure-rate-interval", time.Minute); err != nil {
+			return nil, err
+		}
+		if r.delay, err = s.duration("restart-strategy.failure-rate.delay", time.Second); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("SET '%s' = '%s': expected none, fixed-delay or failure-rate", KeyRestartType, kind)
+	}
+	return r, nil
+}
+
+// allow records a failure at now and reports whether the job may restart.
+func (r *restartStrategy) allow(now time.Time) bool {
+	switch r.kind {
+	case "fixed-delay":
+		r.failures = append(r.failures, now)
+		return len(r.failures) <= r.attempts
+	case "failure-rate":
+		r.failures = append(r.failures, now)
+		recent := 0
+		for _, f := range r.failures {
+			if now.Sub(f) <= r.interval {
+				recent++
+			}
+		}
+		return recent <= r.attempts
+	}
+	return false
+}
+
+func (s *Session) intKey(key string, def int) (int, error) {
+	v, ok := s.Config[key]
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("SET '%s' = '%s': expected a whole number", key, v)
+	}
+	return n, nil
+}
+
+// sleepCtx waits d or until ctx is done; it reports whether d passed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// removeWorkDir removes the working state folder after a job.
+func removeWorkDir(c *exec.CheckpointOptions) {
+	if c != nil {
+		_ = os.RemoveAll(c.WorkDir)
+	}
+}
