@@ -275,7 +275,7 @@ func TestCommandScriptAndPipe(t *testing.T) {
 				if err != nil && !(errors.As(err, &exitErr) && exitErr.ExitCode() == 1) {
 					t.Fatalf("run: %v\n%s", err, errOut.String())
 				}
-				if got := transcript(out.String(), errOut.String(), err != nil); got != string(want) {
+				if got := transcript(out.String(), errOut.String(), "", err != nil); got != string(want) {
 					t.Errorf("got\n%s\nwant\n%s", got, want)
 				}
 			})

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/weir-sql/weir/connector"
@@ -33,13 +34,35 @@ func normalize(s string) string {
 }
 
 // transcript is what the golden files hold: standard output, standard
-// error and the exit status of a run.
-func transcript(stdout, stderr string, failed bool) string {
+// error, what print sinks wrote (when kept apart) and the exit status.
+func transcript(stdout, stderr, sinks string, failed bool) string {
 	status := "ok"
 	if failed {
 		status = "error"
 	}
-	return "-- stdout --\n" + normalize(stdout) + "-- stderr --\n" + normalize(stderr) + "-- status --\n" + status + "\n"
+	t := "-- stdout --\n" + normalize(stdout) + "-- stderr --\n" + normalize(stderr)
+	if sinks != "" {
+		t += "-- print sinks --\n" + sinks
+	}
+	return t + "-- status --\n" + status + "\n"
+}
+
+// syncBuffer is a buffer that jobs' print sinks may write to concurrently.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // scriptCases are the golden scripts: testdata/script/*.sql and the
@@ -86,12 +109,15 @@ func TestScriptGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Print sinks write from their jobs' goroutines: their output
+			// is kept apart so that the transcript does not depend on timing.
 			var out, errOut bytes.Buffer
-			sess := session.New(connector.Env{Stdout: &out, Stderr: &errOut})
+			var sinks syncBuffer
+			sess := session.New(connector.Env{Stdout: &sinks, Stderr: &sinks})
 			sh := New(sess, Options{Out: &out, Err: &errOut})
 			runErr := sh.RunScript(context.Background(), bytes.NewReader(src))
 			sh.Close()
-			checkGolden(t, name, transcript(out.String(), errOut.String(), runErr != nil))
+			checkGolden(t, name, transcript(out.String(), errOut.String(), sinks.String(), runErr != nil))
 		})
 	}
 }

@@ -23,9 +23,16 @@ const usage = `Weir: a streaming SQL engine.
 Usage:
   weir                           open the interactive SQL shell (piped input: run it)
   weir -f FILE.sql               run a file through the shell, without prompts
-  weir run [--quiet] FILE.sql    run a query file (bounded input runs to completion;
-                                 unbounded input runs until Ctrl-C or SIGTERM)
+  weir run [--quiet] [--restore latest|PATH] FILE.sql
+                                 run a query file (bounded input runs to completion;
+                                 unbounded input runs until Ctrl-C or SIGTERM);
+                                 --restore latest continues from the job's latest
+                                 complete checkpoint (or starts from the beginning
+                                 if there is none), --restore PATH from that folder
   weir explain FILE.sql          print the plan of a query file's INSERT statements
+  weir checkpoints list DIR      list the checkpoints in DIR (a job's checkpoint
+                                 folder, or state.checkpoints.dir with --job NAME)
+  weir checkpoints inspect PATH  show one checkpoint or savepoint
   weir help                      show this help
 `
 
@@ -46,6 +53,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runFile(args[1:], env)
 	case "explain":
 		return explainFile(args[1:], env)
+	case "checkpoints":
+		return checkpoints(args[1:], env)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -59,11 +68,17 @@ func runFile(args []string, env connector.Env) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	quiet := fs.Bool("quiet", false, "do not report progress on stderr")
+	restore := fs.String("restore", "", "restore from 'latest' (the job's latest complete checkpoint) or from a checkpoint or savepoint folder")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(env.Stderr, "usage: weir run [--quiet] FILE.sql")
+		fmt.Fprintln(env.Stderr, "usage: weir run [--quiet] [--restore latest|PATH] FILE.sql")
+		return 2
+	}
+	fault, err := session.ParseFaults(os.Getenv(session.FaultsEnv), os.Getenv(session.FaultLogEnv))
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "weir: %v\n", err)
 		return 2
 	}
 	path := fs.Arg(0)
@@ -72,10 +87,12 @@ func runFile(args []string, env connector.Env) int {
 		fmt.Fprintf(env.Stderr, "weir: %v\n", err)
 		return 1
 	}
+	ropts := session.RunOptions{JobName: session.JobNameFromPath(path), Quiet: *quiet, Restore: *restore}
+	ropts.Exec.Fault = fault
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	s := session.New(env)
-	err = s.RunScript(ctx, string(src), session.RunOptions{JobName: session.JobNameFromPath(path), Quiet: *quiet})
+	err = s.RunScript(ctx, string(src), ropts)
 	if err != nil {
 		reportError(env.Stderr, path, err)
 		return 1
