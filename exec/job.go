@@ -75,6 +75,17 @@ type VertexMetrics struct {
 // Start validates g and starts one goroutine per subtask of every vertex.
 // Cancelling ctx stops the job cleanly, as Stop does.
 func Start(ctx context.Context, g *JobGraph, opts Options) (*Job, error) {
+	j, tasks, err := newJob(ctx, g, opts)
+	if err != nil {
+		return nil, err
+	}
+	j.launch(ctx, tasks)
+	return j, nil
+}
+
+// newJob validates g and builds the job and its tasks and channels, without
+// starting anything.
+func newJob(ctx context.Context, g *JobGraph, opts Options) (*Job, []*task, error) {
 	opts = opts.withDefaults()
 	maxPar := types.DefaultMaxParallelism
 	if g != nil && g.MaxParallelism != 0 {
@@ -82,7 +93,7 @@ func Start(ctx context.Context, g *JobGraph, opts Options) (*Job, error) {
 	}
 	widths, err := validate(g, maxPar)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	j := &Job{
@@ -101,10 +112,17 @@ func Start(ctx context.Context, g *JobGraph, opts Options) (*Job, error) {
 		first, err := prepareCheckpointing(g, c)
 		if err != nil {
 			cancel()
-			return nil, err
+			return nil, nil, err
 		}
 		j.ck = newCheckpointer(j, c, tasks, first)
 	}
+	return j, tasks, nil
+}
+
+// launch starts the goroutines of the job: one per task, the checkpointer,
+// and the watchers that end the job.
+func (j *Job) launch(ctx context.Context, tasks []*task) {
+	g, opts, cancel, runCtx := j.graph, j.opts, j.cancel, j.ctx
 	tasksDone := make(chan struct{})
 	ckDone := make(chan struct{})
 	if j.ck != nil {
@@ -143,7 +161,6 @@ func Start(ctx context.Context, g *JobGraph, opts Options) (*Job, error) {
 		close(j.done)
 	}()
 	opts.logf("job %s: started %d tasks", g.Name, len(tasks))
-	return j, nil
 }
 
 // buildTasks creates every task and the channels between them.

@@ -113,6 +113,30 @@ func TestMaterializerKeepsPositionOnUpdate(t *testing.T) {
 	}
 }
 
+func TestMaterializerCompactsDeletes(t *testing.T) {
+	var changes []change
+	for i := range 300 {
+		changes = append(changes, change{types.Insert, fmt.Sprint(i), int64(i)})
+	}
+	var want []string
+	for i := range 300 {
+		if i%10 == 0 {
+			want = append(want, fmt.Sprintf("%d=%d", i, i))
+			continue
+		}
+		changes = append(changes, change{types.Delete, fmt.Sprint(i), int64(i)})
+	}
+	changes = append(changes, change{types.Insert, "last", 1})
+	want = append(want, "last=1")
+	m := materialize(t, changes)
+	if got := rowsOf(m); !slices.Equal(got, want) {
+		t.Fatalf("rows %v, want %v", got, want)
+	}
+	if len(m.slots) > 2*len(want)+64 {
+		t.Fatalf("%d slots for %d rows: removed rows were not compacted", len(m.slots), len(want))
+	}
+}
+
 func TestMaterializerRejectsUnknownRetraction(t *testing.T) {
 	m := NewMaterializer(2)
 	err := m.Apply(types.Delete, []types.Value{types.StringValue("a"), types.BigIntValue(1)})

@@ -63,7 +63,7 @@ func readScreen(r io.Reader) *screen {
 // returns the offset just past it. It fails the test at the deadline.
 func (s *screen) waitFor(t *testing.T, from int, want string) int {
 	t.Helper()
-	deadline := time.NewTimer(60 * time.Second)
+	deadline := time.NewTimer(30 * time.Second)
 	defer deadline.Stop()
 	for {
 		s.mu.Lock()
@@ -172,7 +172,7 @@ func TestShellOnPseudoTerminal(t *testing.T) {
 	typeIn("CREATE TABLE endless (n BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '100');\r")
 	at = scr.waitFor(t, at, "Execute statement succeeded.")
 	at = scr.waitFor(t, at, Prompt)
-	typeIn("SELECT COUNT(*) AS c FROM endless;\r")
+	typeIn("SELECT n % 2 AS p, COUNT(*) AS c FROM endless GROUP BY n % 2;\r")
 	at = scr.waitFor(t, at, "updates/s") // the live table's footer
 	typeIn("\x03")
 	at = scr.waitFor(t, at, "stopped)")
@@ -223,7 +223,7 @@ func TestShellOnPseudoTerminal(t *testing.T) {
 		if err != nil {
 			t.Fatalf("weir exited with %v; screen:\n%s", err, scr.text())
 		}
-	case <-time.After(60 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatalf("weir did not exit on Ctrl-D; screen:\n%s", scr.text())
 	}
 	hist, err := os.ReadFile(filepath.Join(home, ".weir_history"))

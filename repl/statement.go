@@ -2,14 +2,12 @@ package repl
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/weir-sql/weir/parser"
 	"github.com/weir-sql/weir/session"
-	"github.com/weir-sql/weir/types"
 )
 
 // runStatement parses and executes one statement, printing its result or
@@ -187,16 +185,3 @@ func plural(n int, word string) string {
 	}
 	return word + "s"
 }
-
-// isBounded reports whether every source of a query's plan ends by itself.
-func isBounded(sources []bool) bool {
-	for _, b := range sources {
-		if !b {
-			return false
-		}
-	}
-	return true
-}
-
-var _ = types.Insert
-var _ = errors.New

@@ -1,0 +1,49 @@
+package repl
+
+import (
+	"context"
+	"io"
+	"slices"
+	"testing"
+
+	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/session"
+)
+
+func TestCompleter(t *testing.T) {
+	sh := New(session.New(connector.Env{}), Options{Out: io.Discard, Err: io.Discard})
+	err := sh.execText(context.Background(), "CREATE TABLE orders (order_id BIGINT, amount INT) WITH ('connector' = 'datagen')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := completer{sh: sh}
+	tests := []struct {
+		line string
+		want []string // full words offered
+	}{
+		{"SEL", []string{"SELECT"}},
+		{"sel", []string{"select"}},
+		{"SELECT * FROM ord", []string{"order_id", "orders"}},
+		{"SELECT * FROM orders WHERE amo", []string{"amount"}},
+		{"SELECT order_", []string{"order_id"}},
+		{"SELECT o.amo", []string{"amount"}},
+		{"SET 'parallelism", []string{"'parallelism.default'"}},
+		{"SET 'sql-client.execution.result-mode' = 'chan", []string{"'changelog'"}},
+		{"CREATE TABLE t (x INT) WITH ('connector' = 'data", []string{"'datagen'"}},
+		{"SELECT zzz", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.line, func(t *testing.T) {
+			line := []rune(tc.line)
+			ends, n := c.Do(line, len(line))
+			word := string(line[len(line)-n:])
+			var got []string
+			for _, e := range ends {
+				got = append(got, word+string(e))
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("completions of %q: %q, want %q", tc.line, got, tc.want)
+			}
+		})
+	}
+}
