@@ -247,9 +247,11 @@ func (g *groupAggOp) newGroup(row []types.Value) int32 {
 }
 
 // removeGroup forgets group gi, whose row count reached zero.
-func (g *groupAggOp) removeGroup(gi int32) {
+func (g *groupAggOp) removeGroup(gi int32) error {
 	if g.st != nil {
-		g.forgetState(gi)
+		if err := g.forgetState(gi); err != nil {
+			return err
+		}
 	}
 	if g.inInts[gi] {
 		delete(g.ints, g.keyVals[gi].Int()) // one key column
@@ -265,6 +267,7 @@ func (g *groupAggOp) removeGroup(gi int32) {
 		acc.reset(gi)
 	}
 	g.free = append(g.free, gi)
+	return nil
 }
 
 // emitChanges emits, for every group touched by the batch, +I, -U/+U or -D
@@ -281,7 +284,9 @@ func (g *groupAggOp) emitChanges(out Emitter) error {
 			if g.emitted[gi] {
 				g.appendRow(o, types.Delete, keys, last)
 			}
-			g.removeGroup(gi)
+			if err := g.removeGroup(gi); err != nil {
+				return err
+			}
 			continue
 		}
 		for a, acc := range g.accs {

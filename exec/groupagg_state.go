@@ -36,14 +36,8 @@ type groupState struct {
 	backed    bool   // groups not in memory may be in the store
 	changed   []bool // per group: changed since the last PrepareSnapshot
 	changes   []int32
-	deletes   []deletedKey
 	valBuf    []byte
 	encBuf    []byte
-}
-
-type deletedKey struct {
-	kg  int
-	key []byte
 }
 
 // InitState implements StatefulOperator.
@@ -63,18 +57,13 @@ func (g *groupAggOp) InitState(store *statestore.Store, restored bool) error {
 }
 
 // PrepareSnapshot implements StatefulOperator: it writes the groups that
-// changed since the last call, and the deletions, into the store.
+// changed since the last call into the store. (Deletions went to the store
+// when the groups were removed.)
 func (g *groupAggOp) PrepareSnapshot() error {
 	st := g.st
 	if st == nil {
 		return nil
 	}
-	for _, d := range st.deletes {
-		if err := st.table.Delete(d.kg, d.key); err != nil {
-			return fmt.Errorf("state of %s: %w", g.name, err)
-		}
-	}
-	st.deletes = st.deletes[:0]
 	for _, gi := range st.changes {
 		if !st.changed[gi] {
 			continue // removed since, or listed twice
@@ -128,14 +117,19 @@ func (g *groupAggOp) markChanged(gi int32) {
 	}
 }
 
-// forgetState is called when group gi is removed: its stored state goes.
-func (g *groupAggOp) forgetState(gi int32) {
+// forgetState is called when group gi is removed: its stored state is
+// deleted at once (in the store's write-back cache), so that a later row of
+// the same key does not load the stale state.
+func (g *groupAggOp) forgetState(gi int32) error {
 	st := g.st
 	if int(gi) < len(st.changed) {
 		st.changed[gi] = false
 	}
 	key := g.encodeKey(gi)
-	st.deletes = append(st.deletes, deletedKey{kg: types.KeyGroup(types.HashKey(key), st.maxPar), key: append([]byte(nil), key...)})
+	if err := st.table.Delete(types.KeyGroup(types.HashKey(key), st.maxPar), key); err != nil {
+		return fmt.Errorf("state of %s: %w", g.name, err)
+	}
+	return nil
 }
 
 // loadGroup looks up the group of row's key in the store. If found, it

@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/weir-sql/weir/checkpoint"
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/exec"
 )
@@ -143,5 +146,156 @@ func TestFaultPointsRestartFromLatestCheckpoint(t *testing.T) {
 					len(got), len(want), head(got), head(want), stderr.String())
 			}
 		})
+	}
+}
+
+// watchWriter collects what is written and calls onLine for every line.
+type watchWriter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	onLine func(string)
+	part   string
+}
+
+func (w *watchWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	w.part += string(p)
+	for {
+		i := strings.IndexByte(w.part, '\n')
+		if i < 0 {
+			break
+		}
+		line := w.part[:i]
+		w.part = w.part[i+1:]
+		if w.onLine != nil {
+			w.onLine(line)
+		}
+	}
+	return len(p), nil
+}
+
+func (w *watchWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// TestRestoreSkipsDamagedCheckpoints stops a job after several checkpoints,
+// damages the newest ones in three ways, and restores: each damaged one is
+// reported and skipped for the previous good one, and the final state still
+// equals the batch answer.
+func TestRestoreSkipsDamagedCheckpoints(t *testing.T) {
+	const n, keys = 400000, 300
+	dir := t.TempDir()
+	script := strings.Replace(keyedSumScript(dir, n, keys, 2), "'state.checkpoints.num-retained' = '2'", "'state.checkpoints.num-retained' = '5'", 1)
+	script = strings.Replace(script, "'rows-per-second' = '150000'", "'rows-per-second' = '100000'", 1)
+
+	// First run: stop it once checkpoint 5 is complete.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out1 bytes.Buffer
+	stderr1 := &watchWriter{onLine: func(l string) {
+		if strings.HasPrefix(l, "weir: checkpoint 5 complete") {
+			cancel()
+		}
+	}}
+	s := New(connector.Env{Stdout: &out1, Stderr: stderr1})
+	if err := s.RunScript(ctx, script, RunOptions{JobName: "damaged"}); err != nil {
+		t.Fatalf("first run: %v\n%s", err, stderr1.String())
+	}
+	if !strings.Contains(stderr1.String(), "checkpoint 5 complete") {
+		t.Fatalf("the first run ended before checkpoint 5:\n%s", stderr1.String())
+	}
+	st, err := checkpoint.NewStorage(checkpoint.OSFS{}, dir, "damaged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos, err := st.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var valid []checkpoint.Info
+	for _, in := range infos {
+		if in.Valid() {
+			valid = append(valid, in)
+		}
+	}
+	if len(valid) < 4 {
+		t.Fatalf("want at least 4 valid checkpoints, have %v", infos)
+	}
+	newest := valid[len(valid)-1]
+	// Damage: truncate the newest _metadata; delete an sstable of the one
+	// before; and leave a newer folder without _metadata.
+	meta := filepath.Join(newest.Path, checkpoint.MetadataFile)
+	data, err := os.ReadFile(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(meta, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second := valid[len(valid)-2]
+	ssts, _ := filepath.Glob(filepath.Join(second.Path, "op-*", "*.sst"))
+	if len(ssts) == 0 {
+		t.Fatalf("checkpoint %d has no sstables", second.ID)
+	}
+	if err := os.Remove(ssts[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(st.Dir(), fmt.Sprintf("chk-%d", newest.ID+1), "op-x-0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	good := valid[len(valid)-3]
+
+	var out2 bytes.Buffer
+	stderr2 := &watchWriter{}
+	s = New(connector.Env{Stdout: &out2, Stderr: stderr2})
+	if err := s.RunScript(context.Background(), script, RunOptions{JobName: "damaged", Restore: RestoreLatest}); err != nil {
+		t.Fatalf("restore run: %v\n%s", err, stderr2.String())
+	}
+	log := stderr2.String()
+	for _, want := range []string{
+		fmt.Sprintf("skipping checkpoint %d", newest.ID+1),
+		fmt.Sprintf("skipping checkpoint %d", newest.ID),
+		fmt.Sprintf("skipping checkpoint %d", second.ID),
+		fmt.Sprintf("restoring checkpoint %d", good.ID),
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, log)
+		}
+	}
+	got := upsertByKey(t, out1.String()+out2.String())
+	want := keyedSumAnswer(n, keys)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("final state differs from the batch answer (%d rows, want %d)", len(got), len(want))
+	}
+}
+
+// TestStateLargerThanMemory runs a keyed sum whose groups far exceed a tiny
+// state cache budget, so groups spill to Pebble and are read back, across
+// a failure and a restore; the final state equals the batch answer.
+func TestStateLargerThanMemory(t *testing.T) {
+	const n, keys = 60000, 20000
+	script := strings.Replace(keyedSumScript(t.TempDir(), n, keys, 2), "SET 'parallelism.default'",
+		"SET 'state.cache.size' = '64kb';\nSET 'parallelism.default'", 1)
+	hook, err := ParseFaults("K4@13=error", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	stderr := &watchWriter{}
+	s := New(connector.Env{Stdout: &stdout, Stderr: stderr})
+	if err := s.RunScript(context.Background(), script, RunOptions{JobName: "big", Exec: exec.Options{BatchSize: 256, Fault: hook}}); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "weir: restoring checkpoint") {
+		t.Fatalf("no restore happened:\n%s", stderr.String())
+	}
+	got := upsertByKey(t, stdout.String())
+	want := keyedSumAnswer(n, keys)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("final state differs from the batch answer (%d rows, want %d)", len(got), len(want))
 	}
 }

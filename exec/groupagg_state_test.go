@@ -1,0 +1,151 @@
+package exec
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/weir-sql/weir/statestore"
+	"github.com/weir-sql/weir/types"
+)
+
+// allAggs covers every accumulator kind, so every state encoding is written
+// and read back.
+var allAggs = []AggCall{
+	{Func: AggCountStar, Arg: -1, Type: types.BigInt},
+	{Func: AggSum, Arg: 1, ArgType: types.BigInt, Type: types.BigInt},
+	{Func: AggSum, Arg: 2, ArgType: types.Double, Type: types.Double},
+	{Func: AggAvg, Arg: 1, ArgType: types.BigInt, Type: types.BigInt},
+	{Func: AggMin, Arg: 1, ArgType: types.BigInt, Type: types.BigInt},
+	{Func: AggMax, Arg: 3, ArgType: types.Varchar, Type: types.Varchar},
+	{Func: AggCount, Arg: 1, ArgType: types.BigInt, Type: types.BigInt, Distinct: true},
+}
+
+// stateInput makes batches of (k, v, d, s) rows over many keys, with some
+// rows retracted later, and returns them with the expected final result
+// rows computed by a plain in-memory GroupAgg.
+func stateInput(seed uint64, keys, rows int) []*types.Batch {
+	r := rand.New(rand.NewPCG(seed, 1))
+	var out []*types.Batch
+	var added [][]types.Value
+	b := types.NewBatch(4, 256)
+	for i := range rows {
+		if b.Len() == 256 {
+			out = append(out, b)
+			b = types.NewBatch(4, 256)
+		}
+		if i%5 == 4 && len(added) > 0 {
+			j := r.IntN(len(added))
+			b.Append(types.Delete, added[j])
+			added = append(added[:j], added[j+1:]...)
+			continue
+		}
+		v := int64(r.IntN(1000))
+		row := []types.Value{types.BigIntValue(int64(r.IntN(keys))), types.BigIntValue(v),
+			types.DoubleValue(float64(v) / 4), types.StringValue(fmt.Sprintf("s%03d", v%97))}
+		added = append(added, row)
+		b.Append(types.Insert, row)
+	}
+	return append(out, b)
+}
+
+func finalRows(t *testing.T, changelog []string) []string {
+	t.Helper()
+	rows := map[string]int{}
+	for _, l := range changelog {
+		kind, row := l[:2], l[2:]
+		switch kind {
+		case "+I", "+U":
+			rows[row]++
+		case "-U", "-D":
+			if rows[row]--; rows[row] == 0 {
+				delete(rows, row)
+			}
+		}
+	}
+	var out []string
+	for r, n := range rows {
+		if n != 1 {
+			t.Fatalf("row %s present %d times", r, n)
+		}
+		out = append(out, r)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func openAgg(t *testing.T, st *statestore.Store, restored bool, budget int64) *groupAggOp {
+	t.Helper()
+	op := NewGroupAgg([]int{0}, allAggs)().(*groupAggOp)
+	if err := op.Open(&OpContext{Parallelism: 1, MaxParallelism: 128, Name: "agg", ID: "agg", StateBudget: budget}); err != nil {
+		t.Fatal(err)
+	}
+	if st != nil {
+		if err := op.InitState(st, restored); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return op
+}
+
+// TestGroupAggStateSpillAndRestore checks that a GroupAgg whose groups
+// spill to the store, and one restored from a snapshot halfway, emit the
+// same final result as one that keeps everything in memory.
+func TestGroupAggStateSpillAndRestore(t *testing.T) {
+	batches := stateInput(7, 5000, 40000)
+	var mem recorder
+	plain := openAgg(t, nil, false, 0)
+	for _, b := range batches {
+		if err := plain.Process(0, b, &mem); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := finalRows(t, mem.rows)
+	if len(want) < 4000 {
+		t.Fatalf("only %d groups: the test needs many more than the budget", len(want))
+	}
+
+	dir := t.TempDir()
+	st, err := statestore.Open(filepath.Join(dir, "work"), statestore.Options{CacheBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got recorder
+	agg := openAgg(t, st, false, 1) // the smallest budget: 1024 groups
+	half := len(batches) / 2
+	for _, b := range batches[:half] {
+		if err := agg.Process(0, b, &got); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !agg.st.backed {
+		t.Fatal("the groups never spilled to the store")
+	}
+	if err := agg.PrepareSnapshot(); err != nil {
+		t.Fatal(err)
+	}
+	snap := filepath.Join(dir, "snap")
+	if _, err := st.Snapshot(snap); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	restored, err := statestore.Restore(snap, filepath.Join(dir, "work2"), statestore.Options{CacheBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer restored.Close()
+	agg2 := openAgg(t, restored, true, 1)
+	for _, b := range batches[half:] {
+		if err := agg2.Process(0, b, &got); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if g := finalRows(t, got.rows); strings.Join(g, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("spilled and restored result differs: %d rows, want %d", len(g), len(want))
+	}
+}
