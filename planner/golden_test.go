@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/connector/builtin"
 	"github.com/weir-sql/weir/parser"
 	"github.com/weir-sql/weir/types"
 )
@@ -50,21 +51,9 @@ func sinkFactory(updates bool) connector.SinkFactory {
 	}
 }
 
-func testRegistry() *connector.Registry {
-	r := connector.NewRegistry()
-	src := func(t *connector.Table, _ connector.Env) (connector.Source, error) {
-		if _, ok := t.Options["path"]; !ok && t.Options["connector"] == "filesystem" {
-			return nil, errors.New("missing option 'path'")
-		}
-		return fakeSource{}, nil
-	}
-	r.RegisterSource("datagen", src)
-	r.RegisterSource("filesystem", src)
-	r.RegisterSink("filesystem", sinkFactory(false))
-	r.RegisterSink("print", sinkFactory(true))
-	r.RegisterSink("blackhole", sinkFactory(true))
-	return r
-}
+// testRegistry returns the built-in connectors, so the goldens also check
+// the real option validation.
+func testRegistry() *connector.Registry { return builtin.Registry() }
 
 // runScript runs the statements of a script the way the shell would and
 // returns the EXPLAIN text of its INSERTs (planned as one job), or of

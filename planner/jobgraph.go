@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/weir-sql/weir/exec"
+	"github.com/weir-sql/weir/expr"
 )
 
 // assignIDs gives every node an id derived from what it computes: a hash of
@@ -103,7 +104,11 @@ func (b *graphBuilder) emit(p *pnode) ([]outlet, error) {
 	switch p.kind {
 	case pCalc:
 		c := p.calc
-		v.Operators = append(v.Operators, exec.OperatorSpec{Name: p.desc, ID: p.id, OutWidth: len(c.Exprs), New: exec.NewCalc(c.Cond, c.Exprs)})
+		exprs := c.Exprs
+		if exprs == nil {
+			exprs = []expr.Expr{} // no columns (COUNT(*) needs only rows), not "pass through"
+		}
+		v.Operators = append(v.Operators, exec.OperatorSpec{Name: p.desc, ID: p.id, OutWidth: len(exprs), New: exec.NewCalc(c.Cond, exprs)})
 	case pAgg:
 		a := p.agg
 		v.Operators = append(v.Operators, exec.OperatorSpec{Name: p.desc, ID: p.id, OutWidth: p.schema.Len(), New: exec.NewGroupAgg(a.Keys, a.Aggs)})

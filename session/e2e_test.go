@@ -241,6 +241,14 @@ func TestGroupedQueriesMatchBatchAnswer(t *testing.T) {
 			},
 		},
 		{
+			name:  "count star alone",
+			sink:  "c BIGINT",
+			query: "SELECT COUNT(*) FROM orders",
+			answer: func() []string {
+				return []string{fmt.Sprintf("[%d]", len(rows))}
+			},
+		},
+		{
 			name:  "expressions in group keys and union all",
 			sink:  "parity BIGINT, s BIGINT",
 			query: "SELECT k % 2, SUM(v) FROM (SELECT k, v FROM orders UNION ALL SELECT k, v * 2 FROM orders WHERE name = 'ann') GROUP BY k % 2",
