@@ -190,3 +190,41 @@ func connectorName(t *Table) (string, error) {
 	}
 	return name, nil
 }
+
+// RescalableReader is a SourceReader whose position can be restored at
+// another parallelism than the one it was taken at.
+type RescalableReader interface {
+	SourceReader
+	// SeekAll moves the reader, before any call to Next, to where the
+	// readers of an earlier run left off, given the positions (from
+	// Position) of all of that run's subtasks, at whatever parallelism it
+	// ran. Together the readers of this run then read exactly the rows the
+	// earlier readers had not returned.
+	SeekAll(positions [][]byte) error
+}
+
+// TransactionalWriter is a SinkWriter with two-phase commit: what it writes
+// becomes visible only when the checkpoint that covers it completes.
+type TransactionalWriter interface {
+	SinkWriter
+	// PreCommit is called at checkpoint barrier checkpointID: it makes
+	// everything written since the previous PreCommit durable but not yet
+	// visible, and returns the transaction that commits it (opaque bytes
+	// recorded in the checkpoint).
+	PreCommit(checkpointID int64) ([]byte, error)
+	// Commit makes a pre-committed transaction visible. It is idempotent:
+	// committing a transaction again, or one already committed, is not an
+	// error.
+	Commit(txn []byte) error
+}
+
+// TransactionalSink is a Sink whose writers are TransactionalWriters.
+type TransactionalSink interface {
+	Sink
+	// Recover is called once per job start, before any writer opens, with
+	// the transactions that the checkpoint being restored pre-committed (of
+	// all subtasks; nil when starting from scratch). It commits them (they
+	// may not have been committed before the failure) and discards whatever
+	// earlier runs wrote but did not pre-commit in that checkpoint.
+	Recover(txns [][]byte) error
+}

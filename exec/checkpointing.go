@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,8 +11,10 @@ import (
 	"time"
 
 	"github.com/weir-sql/weir/checkpoint"
+	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/exec/coordinator"
 	"github.com/weir-sql/weir/statestore"
+	"github.com/weir-sql/weir/types"
 )
 
 // CheckpointOptions turns checkpointing on for a job (Options.Checkpoint).
@@ -33,6 +37,13 @@ type CheckpointOptions struct {
 	Query, PlanFingerprint string
 	// Report, if set, is told about every completed or aborted checkpoint.
 	Report func(CheckpointReport)
+	// AllowNonRestoredState lets a restore drop the state of operators
+	// that are no longer in the query (Flink's --allow-non-restored-state).
+	AllowNonRestoredState bool
+	// NoFinalCheckpoint turns off the final checkpoint of a bounded job.
+	// With it on (the default), tasks that finished wait for a checkpoint
+	// of their final state, whose completion commits transactional sinks.
+	NoFinalCheckpoint bool
 }
 
 // CheckpointReport describes a completed or aborted checkpoint.
@@ -65,6 +76,8 @@ type taskSnapshot struct {
 	task      coordinator.TaskID
 	source    string // vertex id of a source task
 	position  []byte
+	sink      string   // sink id of a transactional sink task
+	txns      [][]byte // its transactions not yet committed
 	ops       []opSnapshot
 	alignment time.Duration
 }
@@ -104,32 +117,72 @@ type checkpointer struct {
 	mu      sync.Mutex
 	pending map[int64]*checkpoint.Pending
 
-	triggers map[coordinator.TaskID]chan int64
+	triggers map[coordinator.TaskID]chan triggerMsg
+	ctls     []chan ctlMsg
 	started  map[int64]time.Time
+
+	savepoints chan savepointRequest // from Job.Savepoint
+	queued     []savepointRequest    // waiting for the pending checkpoint to end
+	inFlight   map[int64]savepointRequest
+}
+
+// savepointRequest asks for a savepoint into dir; stop ends the job after it.
+type savepointRequest struct {
+	dir   string
+	stop  bool
+	reply chan savepointResult
+}
+
+type savepointResult struct {
+	path string
+	err  error
 }
 
 func newCheckpointer(j *Job, opts *CheckpointOptions, tasks []*task, firstID int64) *checkpointer {
 	c := &checkpointer{
-		j:        j,
-		opts:     opts,
-		events:   make(chan ckptEvent, 4*len(tasks)+16),
-		pending:  map[int64]*checkpoint.Pending{},
-		triggers: map[coordinator.TaskID]chan int64{},
-		started:  map[int64]time.Time{},
+		j:          j,
+		opts:       opts,
+		events:     make(chan ckptEvent, 4*len(tasks)+16),
+		pending:    map[int64]*checkpoint.Pending{},
+		triggers:   map[coordinator.TaskID]chan triggerMsg{},
+		started:    map[int64]time.Time{},
+		savepoints: make(chan savepointRequest),
+		inFlight:   map[int64]savepointRequest{},
 	}
 	var all, sources []coordinator.TaskID
 	for _, t := range tasks {
 		id := t.taskID()
+		t.ctl = make(chan ctlMsg, 64)
+		c.ctls = append(c.ctls, t.ctl)
 		if t.v.Source != nil {
 			sources = append(sources, id)
-			t.trigger = make(chan int64, 8)
+			t.trigger = make(chan triggerMsg, 8)
 			c.triggers[id] = t.trigger
 		} else {
 			all = append(all, id)
 		}
 	}
-	c.coord = coordinator.New(coordinator.Config{Interval: opts.Interval, Timeout: opts.Timeout, MinPause: opts.MinPause}, all, sources, firstID)
+	c.coord = coordinator.New(coordinator.Config{Interval: opts.Interval, Timeout: opts.Timeout, MinPause: opts.MinPause,
+		Final: !opts.NoFinalCheckpoint}, all, sources, firstID)
 	return c
+}
+
+// final reports whether finished tasks wait for a final checkpoint.
+func (c *checkpointer) final() bool { return !c.opts.NoFinalCheckpoint }
+
+// tell sends m to every task. A task's control channel has room for many
+// messages; if one is full the message is dropped, which is harmless for
+// ctlComplete (a later completion commits everything before it).
+func (c *checkpointer) tell(m ctlMsg) {
+	for _, ch := range c.ctls {
+		select {
+		case ch <- m:
+		default:
+			if m.kind == ctlFinal {
+				c.j.fail(fmt.Errorf("checkpoint %d: a task's control channel is full", m.id))
+			}
+		}
+	}
 }
 
 // subtaskDir returns the folder where an operator subtask writes its state
@@ -164,6 +217,9 @@ func (c *checkpointer) run(tasksDone <-chan struct{}) {
 			c.do(c.coord.Tick(now))
 		case ev := <-c.events:
 			c.handle(ev)
+		case r := <-c.savepoints:
+			c.queued = append(c.queued, r)
+			c.startSavepoints()
 		case <-tasksDone:
 			// Drain what the tasks said last, then abort what is pending.
 			for {
@@ -177,6 +233,9 @@ func (c *checkpointer) run(tasksDone <-chan struct{}) {
 			}
 			if id := c.coord.Pending(); id != 0 {
 				c.abort(id, "the job ended before all tasks acked")
+			}
+			for _, r := range c.queued {
+				r.reply <- savepointResult{err: fmt.Errorf("savepoint: the job ended")}
 			}
 			return
 		}
@@ -204,7 +263,9 @@ func (c *checkpointer) do(actions []coordinator.Action) {
 		actions = actions[1:]
 		switch a.Kind {
 		case coordinator.TriggerSources:
-			actions = append(actions, c.trigger(a)...)
+			actions = append(actions, c.trigger(a, false)...)
+		case coordinator.TriggerFinal:
+			actions = append(actions, c.triggerFinal(a)...)
 		case coordinator.WriteMetadata:
 			actions = append(actions, c.write(a)...)
 		case coordinator.NotifyComplete:
@@ -215,23 +276,59 @@ func (c *checkpointer) do(actions []coordinator.Action) {
 	}
 }
 
-func (c *checkpointer) trigger(a coordinator.Action) []coordinator.Action {
-	p, err := c.opts.Storage.Begin(a.ID)
-	if err != nil {
-		return c.coord.Declined(time.Now(), a.ID, coordinator.TaskID{Vertex: -1}, err.Error())
+func (c *checkpointer) trigger(a coordinator.Action, stop bool) []coordinator.Action {
+	if !c.begin(a) {
+		return c.coord.Declined(time.Now(), a.ID, coordinator.TaskID{Vertex: -1}, "cannot create the checkpoint folder")
 	}
-	c.mu.Lock()
-	c.pending[a.ID] = p
-	c.mu.Unlock()
-	c.started[a.ID] = a.Time
 	for id, ch := range c.triggers {
 		select {
-		case ch <- a.ID:
+		case ch <- triggerMsg{id: a.ID, stop: stop}:
 		default:
 			c.j.opts.logf("checkpoint %d: source %s has triggers queued; skipped", a.ID, id)
 		}
 	}
 	return nil
+}
+
+// begin creates checkpoint a.ID's folder.
+func (c *checkpointer) begin(a coordinator.Action) bool {
+	p, err := c.opts.Storage.Begin(a.ID)
+	if err != nil {
+		c.j.opts.logf("checkpoint %d: %v", a.ID, err)
+		return false
+	}
+	c.mu.Lock()
+	c.pending[a.ID] = p
+	c.mu.Unlock()
+	c.started[a.ID] = a.Time
+	return true
+}
+
+// triggerFinal asks every (finished) task to snapshot its final state.
+func (c *checkpointer) triggerFinal(a coordinator.Action) []coordinator.Action {
+	if !c.begin(a) {
+		c.j.fail(fmt.Errorf("final checkpoint %d: cannot create its folder", a.ID))
+		return nil
+	}
+	c.tell(ctlMsg{kind: ctlFinal, id: a.ID})
+	return nil
+}
+
+// startSavepoints triggers the first queued savepoint when no checkpoint is
+// in flight.
+func (c *checkpointer) startSavepoints() {
+	if len(c.queued) == 0 || c.coord.Pending() != 0 {
+		return
+	}
+	r := c.queued[0]
+	c.queued = c.queued[1:]
+	if len(c.triggers) == len(c.coord.FinishedSources()) {
+		r.reply <- savepointResult{err: fmt.Errorf("savepoint: every source has finished")}
+		return
+	}
+	a := c.coord.Trigger(time.Now())
+	c.inFlight[a.ID] = r
+	c.do(c.trigger(a, r.stop))
 }
 
 // write builds the checkpoint's metadata from the acks and completes it.
@@ -258,6 +355,9 @@ func (c *checkpointer) write(a coordinator.Action) []coordinator.Action {
 		if s.source != "" {
 			meta.Sources = append(meta.Sources, checkpoint.SourcePosition{Source: s.source, Subtask: s.task.Subtask, Position: s.position})
 		}
+		for _, txn := range s.txns {
+			meta.Sinks = append(meta.Sinks, checkpoint.SinkTransaction{Sink: s.sink, Subtask: s.task.Subtask, Transaction: txn})
+		}
 		for _, o := range s.ops {
 			i, ok := ops[o.id]
 			if !ok {
@@ -272,6 +372,15 @@ func (c *checkpointer) write(a coordinator.Action) []coordinator.Action {
 	done, err := p.Complete(meta)
 	if err != nil {
 		return c.coord.WriteFailed(now, a.ID, err)
+	}
+	if r, ok := c.inFlight[a.ID]; ok {
+		delete(c.inFlight, a.ID)
+		sp, err := checkpoint.Savepoint(checkpoint.OSFS{}, done, filepath.Join(r.dir, fmt.Sprintf("savepoint-%d-%s", a.ID, time.Now().UTC().Format("20060102T150405"))))
+		if err != nil {
+			r.reply <- savepointResult{err: err}
+		} else {
+			r.reply <- savepointResult{path: sp.Path}
+		}
 	}
 	if c.opts.Report != nil {
 		var size, keys int64
@@ -298,7 +407,9 @@ func (c *checkpointer) completed(id int64) {
 		c.j.fail(fmt.Errorf("checkpoint %d: %w", id, err))
 		return
 	}
-	// Transactional sinks commit here (a later issue).
+	// Transactional sinks commit what the checkpoint covers.
+	c.tell(ctlMsg{kind: ctlComplete, id: id})
+	c.startSavepoints()
 	if err := c.j.fault(FaultBeforeRetain); err != nil {
 		c.j.fail(fmt.Errorf("checkpoint %d: %w", id, err))
 		return
@@ -323,6 +434,14 @@ func (c *checkpointer) abort(id int64, reason string) {
 	if c.opts.Report != nil {
 		c.opts.Report(CheckpointReport{ID: id, Reason: reason, Duration: time.Since(start)})
 	}
+	if r, ok := c.inFlight[id]; ok {
+		delete(c.inFlight, id)
+		r.reply <- savepointResult{err: fmt.Errorf("savepoint aborted: %s", reason)}
+	}
+	if id == c.coord.Final() {
+		c.j.fail(fmt.Errorf("final checkpoint %d aborted: %s", id, reason))
+	}
+	c.startSavepoints()
 }
 
 // workDir returns the working state folder of an operator subtask.
@@ -340,7 +459,7 @@ func prepareCheckpointing(g *JobGraph, c *CheckpointOptions) (int64, error) {
 	var restoredID int64
 	if r := c.Restore; r != nil {
 		restoredID = r.Meta.CheckpointID
-		if err := checkRestore(g, r); err != nil {
+		if err := checkRestore(g, r, c.AllowNonRestoredState); err != nil {
 			return 0, err
 		}
 	}
@@ -358,42 +477,108 @@ func prepareCheckpointing(g *JobGraph, c *CheckpointOptions) (int64, error) {
 }
 
 // checkRestore verifies that checkpoint r can be restored into g: every
-// operator state maps to an operator of the same parallelism.
-func checkRestore(g *JobGraph, r *checkpoint.Checkpoint) error {
-	type opInfo struct {
-		name string
-		par  int
+// operator state maps to an operator of the query (unless allow drops the
+// unmatched), and the key groups did not change.
+func checkRestore(g *JobGraph, r *checkpoint.Checkpoint, allow bool) error {
+	maxPar := g.MaxParallelism
+	if maxPar == 0 {
+		maxPar = types.DefaultMaxParallelism
 	}
-	ops := map[string]opInfo{}
+	if r.Meta.MaxParallelism != 0 && r.Meta.MaxParallelism != maxPar {
+		return fmt.Errorf("restore %s: it was taken with max parallelism %d, the job has %d; the number of key groups cannot change",
+			r.Path, r.Meta.MaxParallelism, maxPar)
+	}
+	ops := map[string]bool{}
 	for _, v := range g.Vertices {
 		for _, op := range v.Operators {
-			ops[op.ID] = opInfo{op.Name, v.Parallelism}
+			ops[op.ID] = true
 		}
 		if v.Source != nil {
-			ops[v.ID] = opInfo{v.Name, v.Parallelism}
+			ops[v.ID] = true
 		}
 	}
 	var problems []string
 	for _, st := range r.Meta.Operators {
-		op, ok := ops[st.ID]
-		switch {
-		case !ok:
-			problems = append(problems, fmt.Sprintf("state of operator %s (%s) matches no operator of the query", st.ID, st.Name))
-		case op.par != st.Parallelism:
-			problems = append(problems, fmt.Sprintf("operator %s runs at parallelism %d but its state was taken at %d (rescaling comes with savepoints)", op.name, op.par, st.Parallelism))
+		if !ops[st.ID] {
+			problems = append(problems, fmt.Sprintf("operator %s %s", st.ID, st.Name))
 		}
 	}
+	seen := map[string]bool{}
 	for _, sp := range r.Meta.Sources {
-		op, ok := ops[sp.Source]
-		switch {
-		case !ok:
-			problems = append(problems, fmt.Sprintf("position of source %s matches no source of the query", sp.Source))
-		case sp.Subtask >= op.par:
-			problems = append(problems, fmt.Sprintf("source %s runs at parallelism %d but its positions were taken at a higher one", op.name, op.par))
+		if !ops[sp.Source] && !seen[sp.Source] {
+			seen[sp.Source] = true
+			problems = append(problems, fmt.Sprintf("source %s", sp.Source))
 		}
 	}
-	if len(problems) > 0 {
-		return fmt.Errorf("restore %s: %s", r.Path, strings.Join(problems, "; "))
+	if len(problems) > 0 && !allow {
+		return fmt.Errorf("restore %s: state of %d operator(s) matches nothing in the query (changed or removed): %s; "+
+			"restore with --allow-non-restored-state to drop it", r.Path, len(problems), strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// sinkID returns the id of vertex vi's sink in checkpoints: its table name,
+// suffixed -2, -3, ... when several vertices write the same table.
+func (j *Job) sinkID(vi int) string {
+	n := 0
+	for i := 0; i <= vi; i++ {
+		if j.graph.Vertices[i].Sink != nil && j.graph.Vertices[i].SinkName == j.graph.Vertices[vi].SinkName {
+			n++
+		}
+	}
+	if n > 1 {
+		return fmt.Sprintf("%s-%d", j.graph.Vertices[vi].SinkName, n)
+	}
+	return j.graph.Vertices[vi].SinkName
+}
+
+// ErrNoCheckpointing is returned by Savepoint for a job without checkpointing.
+var ErrNoCheckpointing = errors.New("checkpointing is not configured for this job")
+
+// Savepoint takes a savepoint of the running job: a checkpoint, copied to a
+// self-contained folder in dir (checkpoint.Savepoint). With stop, the
+// sources end right after it, so the job stops with nothing processed after
+// the savepoint. It returns the savepoint's folder.
+func (j *Job) Savepoint(ctx context.Context, dir string, stop bool) (string, error) {
+	if j.ck == nil {
+		return "", ErrNoCheckpointing
+	}
+	r := savepointRequest{dir: dir, stop: stop, reply: make(chan savepointResult, 1)}
+	select {
+	case j.ck.savepoints <- r:
+	case <-j.done:
+		return "", errors.New("savepoint: the job has ended")
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	select {
+	case res := <-r.reply:
+		return res.path, res.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// recoverSinks lets every transactional sink commit what the restored
+// checkpoint pre-committed and discard what was written after it.
+func recoverSinks(j *Job, r *checkpoint.Checkpoint) error {
+	for vi, v := range j.graph.Vertices {
+		ts, ok := v.Sink.(connector.TransactionalSink)
+		if !ok {
+			continue
+		}
+		var txns [][]byte
+		if r != nil {
+			id := j.sinkID(vi)
+			for _, st := range r.Meta.Sinks {
+				if st.Sink == id {
+					txns = append(txns, st.Transaction)
+				}
+			}
+		}
+		if err := ts.Recover(txns); err != nil {
+			return fmt.Errorf("recover sink %s: %w", v.SinkName, err)
+		}
 	}
 	return nil
 }

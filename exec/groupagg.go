@@ -9,7 +9,12 @@ import (
 // groupAggOp is a hash aggregation over a changelog (see NewGroupAgg). Groups
 // are numbered; the map from encoded key to number is the only per-group
 // allocation, and accumulators keep their state in typed slices indexed by
-// group number. Results are emitted once per input batch (mini-batch).
+// group number. Results are emitted once per input batch, or with mini-batch
+// on (Options.MiniBatch) once per mini-batch: changes accumulate over several
+// input batches and are emitted when the task flushes (its input is idle,
+// FlushInterval passed, a barrier comes, the input ends) or when
+// miniBatchRows rows are pending, so a hot key yields one update per
+// mini-batch rather than one per input batch.
 type groupAggOp struct {
 	keys  []int
 	calls []AggCall
@@ -39,7 +44,15 @@ type groupAggOp struct {
 	scratch []types.Value
 	out     *types.Batch
 	maxCol  int
+
+	miniBatch   bool    // hold changes across batches (bufferingOperator)
+	pendingRows int     // input rows since the last emit
+	lastOut     Emitter // the emitter of the last Process call, for emitPending
 }
+
+// miniBatchRows bounds the input rows whose changes are held before they
+// are emitted.
+const miniBatchRows = 1 << 15
 
 var _ Operator = (*groupAggOp)(nil)
 
@@ -147,10 +160,29 @@ func (g *groupAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 			acc.add(gi, argValue(row, g.args[a]))
 		}
 	}
-	if err := g.emitChanges(out); err != nil {
-		return err
+	g.lastOut = out
+	g.pendingRows += b.Len()
+	if !g.miniBatch || g.pendingRows >= miniBatchRows {
+		if err := g.emitChanges(out); err != nil {
+			return err
+		}
 	}
 	return g.maybeSpill()
+}
+
+// enableMiniBatch implements bufferingOperator.
+func (g *groupAggOp) enableMiniBatch() { g.miniBatch = true }
+
+// hasPending implements bufferingOperator.
+func (g *groupAggOp) hasPending() bool { return len(g.touched) > 0 }
+
+// emitPending implements bufferingOperator: it emits the changes of the
+// groups touched since the last emit.
+func (g *groupAggOp) emitPending() error {
+	if len(g.touched) == 0 || g.lastOut == nil {
+		return nil
+	}
+	return g.emitChanges(g.lastOut)
 }
 
 // missing handles a row whose group is not in memory: it loads the group
@@ -305,6 +337,7 @@ func (g *groupAggOp) emitChanges(out Emitter) error {
 		copy(last, g.scratch)
 	}
 	g.touched = g.touched[:0]
+	g.pendingRows = 0
 	if o.Len() == 0 {
 		return nil
 	}
@@ -331,9 +364,8 @@ func equalValues(a, b []types.Value) bool {
 	return true
 }
 
-// Finish implements Operator: results were emitted batch by batch, so there
-// is nothing left.
-func (g *groupAggOp) Finish(Emitter) error { return nil }
+// Finish implements Operator: it emits the pending changes.
+func (g *groupAggOp) Finish(out Emitter) error { return g.emitChanges(out) }
 
 // Close implements Operator.
 func (g *groupAggOp) Close() error {

@@ -64,6 +64,9 @@ func (g *groupAggOp) PrepareSnapshot() error {
 	if st == nil {
 		return nil
 	}
+	if err := g.emitPending(); err != nil { // the barrier follows the changes
+		return err
+	}
 	for _, gi := range st.changes {
 		if !st.changed[gi] {
 			continue // removed since, or listed twice

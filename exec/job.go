@@ -115,6 +115,10 @@ func newJob(ctx context.Context, g *JobGraph, opts Options) (*Job, []*task, erro
 			return nil, nil, err
 		}
 		j.ck = newCheckpointer(j, c, tasks, first)
+		if err := recoverSinks(j, c.Restore); err != nil {
+			cancel()
+			return nil, nil, err
+		}
 	}
 	return j, tasks, nil
 }

@@ -14,6 +14,11 @@ type Options struct {
 	// FlushInterval is how long a partially filled output batch may wait
 	// before it is sent (default 5ms).
 	FlushInterval time.Duration
+	// MiniBatch lets aggregations hold their changes across input batches
+	// and emit them when the task flushes (idle input, FlushInterval, a
+	// barrier, end of input): fewer, later updates for hot keys (Flink's
+	// 'table.exec.mini-batch.enabled'). Off, they emit once per batch.
+	MiniBatch bool
 	// Logf, if set, receives the runtime's log lines.
 	Logf func(format string, args ...any)
 	// Checkpoint, if set, turns checkpointing on (and restores from

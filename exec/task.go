@@ -43,7 +43,12 @@ type task struct {
 	lastFlush time.Time
 
 	// Checkpointing (nil/empty when off).
-	trigger    chan int64          // source tasks: checkpoints to start
+	trigger    chan triggerMsg     // source tasks: checkpoints to start
+	ctl        chan ctlMsg         // from the checkpointer: completed checkpoints, final snapshot
+	txns       []pendingTxn        // a transactional sink's pre-committed transactions
+	stopping   bool                // a source took a stop-with-savepoint checkpoint
+	finalID    int64               // the final checkpoint this finished task snapshots for
+	finalDone  bool                // the final checkpoint completed (and was committed)
 	stateful   []StatefulOperator  // by operator index; nil if stateless
 	stores     []*statestore.Store // by operator index; nil if stateless
 	replay     []message           // released from hold, to offer before the inbox
@@ -164,6 +169,9 @@ func (t *task) open() error {
 		if err := op.Open(ctx); err != nil {
 			return fmt.Errorf("open operator %s: %w", spec.Name, err)
 		}
+		if b, ok := op.(bufferingOperator); ok && j.opts.MiniBatch {
+			b.enableMiniBatch()
+		}
 	}
 	t.emitters = make([]Emitter, len(t.ops))
 	for i := range t.ops {
@@ -202,21 +210,39 @@ func (t *task) push(port int, b *types.Batch) error {
 	return attribute("operator "+t.v.Operators[0].Name, t.ops[0].Process(port, b, t.emitters[0]))
 }
 
-// flush sends pending output batches.
+// flush emits what the operators hold back, in chain order, and sends
+// pending output batches.
 func (t *task) flush() error {
+	t.lastFlush = time.Now()
+	for i, op := range t.ops {
+		if b, ok := op.(bufferingOperator); ok && b.hasPending() {
+			if err := b.emitPending(); err != nil {
+				return attribute("operator "+t.v.Operators[i].Name, err)
+			}
+		}
+	}
 	if t.x == nil {
 		return nil
 	}
-	t.lastFlush = time.Now()
 	return t.x.flush()
+}
+
+// pending reports whether output waits in an operator or the exchange.
+func (t *task) pending() bool {
+	if t.x != nil && t.x.dirty {
+		return true
+	}
+	for _, op := range t.ops {
+		if b, ok := op.(bufferingOperator); ok && b.hasPending() {
+			return true
+		}
+	}
+	return false
 }
 
 // maybeFlush flushes when output has waited FlushInterval.
 func (t *task) maybeFlush() error {
-	if t.x == nil || !t.x.dirty {
-		return nil
-	}
-	if time.Since(t.lastFlush) < t.job.opts.FlushInterval {
+	if time.Since(t.lastFlush) < t.job.opts.FlushInterval || !t.pending() {
 		return nil
 	}
 	return t.flush()
@@ -232,8 +258,17 @@ func (t *task) runSource() error {
 		select {
 		case <-j.stopCh:
 			return nil
-		case id := <-t.trigger:
-			if err := t.sourceCheckpoint(id); err != nil {
+		case tr := <-t.trigger:
+			if err := t.sourceCheckpoint(tr.id); err != nil {
+				return err
+			}
+			if tr.stop {
+				// Stop with savepoint: nothing follows the savepoint's barrier.
+				t.stopping = true
+				return nil
+			}
+		case m := <-t.ctl:
+			if err := t.control(m); err != nil {
 				return err
 			}
 		default:
@@ -286,6 +321,11 @@ func (t *task) runInputs() error {
 		}
 		select {
 		case m = <-t.inbox:
+		case c := <-t.ctl:
+			if err := t.control(c); err != nil {
+				return err
+			}
+			continue
 		case <-ctx.Done():
 			return ctx.Err()
 		default:
@@ -295,6 +335,11 @@ func (t *task) runInputs() error {
 			}
 			select {
 			case m = <-t.inbox:
+			case c := <-t.ctl:
+				if err := t.control(c); err != nil {
+					return err
+				}
+				continue
 			case <-ctx.Done():
 				return ctx.Err()
 			}
@@ -351,7 +396,7 @@ func (t *task) aligned() error {
 	id := t.gate.Aligning()
 	align := time.Since(t.alignStart)
 	t.alignStart = time.Time{}
-	if err := t.checkpoint(id, align); err != nil {
+	if err := t.checkpoint(id, align, true); err != nil {
 		return err
 	}
 	t.replay = append(t.gate.ReleaseAll(), t.replay...)
@@ -361,9 +406,6 @@ func (t *task) aligned() error {
 // finish ends the operators after all input ended, then flushes the output
 // and sends end of input downstream (or flushes the sink).
 func (t *task) finish() error {
-	if err := t.finishCheckpointing(); err != nil {
-		return err
-	}
 	for i, op := range t.ops {
 		if err := op.Finish(t.emitters[i]); err != nil {
 			return attribute("operator "+t.v.Operators[i].Name, err)
@@ -380,7 +422,7 @@ func (t *task) finish() error {
 		}
 	}
 	t.job.opts.logf("task %s (%d/%d): finished", t.v.Name, t.subtask+1, t.v.Parallelism)
-	return nil
+	return t.finishCheckpointing()
 }
 
 // close releases everything the task opened and returns the first error.
@@ -407,7 +449,7 @@ func (t *task) close() error {
 			keep(fmt.Errorf("remove working state of %s: %w", t.v.Operators[i].Name, err))
 		}
 	}
-	if t.writer != nil {
+	if _, txnl := t.writer.(connector.TransactionalWriter); t.writer != nil && (!txnl || t.job.ck == nil || t.finalDone) {
 		if err := t.writer.Close(); err != nil {
 			keep(fmt.Errorf("close sink %s: %w", t.v.SinkName, err))
 		}

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/weir-sql/weir/checkpoint"
+	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/statestore"
+	"github.com/weir-sql/weir/types"
 )
 
 // This file is the task's part of the checkpoint algorithm: restoring state
@@ -34,13 +37,25 @@ func (t *task) restore() error {
 			err      error
 			restored bool
 		)
-		if ck.Restore != nil {
-			if dir, ok := ck.Restore.SubtaskDir(spec.ID, t.subtask); ok {
+		if r := ck.Restore; r != nil {
+			if old := r.Meta.Operator(spec.ID); old != nil {
 				if err := t.job.fault(FaultDuringRestore); err != nil {
 					return err
 				}
-				st, err = statestore.Restore(dir, work, sopts)
 				restored = true
+				if old.Parallelism == t.v.Parallelism {
+					if dir, ok := r.SubtaskDir(spec.ID, t.subtask); ok {
+						st, err = statestore.Restore(dir, work, sopts)
+					}
+				} else {
+					// Rescaling: gather this subtask's key groups from the
+					// old subtasks that held them.
+					first, last := keyGroupRange(t.subtask, t.v.Parallelism, t.job.maxPar)
+					var dirs []string
+					if dirs, err = r.StateDirsForKeyGroups(spec.ID, first, last); err == nil {
+						st, err = statestore.RestoreKeyGroups(dirs, work, first, last, sopts)
+					}
+				}
 			}
 		}
 		if st == nil && err == nil {
@@ -55,15 +70,62 @@ func (t *task) restore() error {
 		}
 	}
 	if t.reader != nil && ck.Restore != nil {
-		for _, sp := range ck.Restore.Meta.Sources {
-			if sp.Source == t.v.ID && sp.Subtask == t.subtask {
-				if err := t.reader.Seek(sp.Position); err != nil {
-					return fmt.Errorf("source %s: restore position: %w", t.v.SourceName, err)
-				}
-			}
-		}
+		return t.seek(ck.Restore)
 	}
 	return nil
+}
+
+// seek moves a source reader to the position restored checkpoint r holds
+// for it: its own subtask's position when the parallelism is unchanged,
+// otherwise all old subtasks' positions (connector.RescalableReader).
+func (t *task) seek(r *checkpoint.Checkpoint) error {
+	var all [][]byte
+	var own []byte
+	for _, sp := range r.Meta.Sources {
+		if sp.Source != t.v.ID {
+			continue
+		}
+		for len(all) <= sp.Subtask {
+			all = append(all, nil)
+		}
+		all[sp.Subtask] = sp.Position
+		if sp.Subtask == t.subtask {
+			own = sp.Position
+		}
+	}
+	switch {
+	case len(all) == 0:
+		return nil // a source new to the query starts from the beginning
+	case len(all) == t.v.Parallelism:
+		if err := t.reader.Seek(own); err != nil {
+			return fmt.Errorf("source %s: restore position: %w", t.v.SourceName, err)
+		}
+		return nil
+	}
+	rr, ok := t.reader.(connector.RescalableReader)
+	if !ok {
+		return fmt.Errorf("source %s: its positions were taken at parallelism %d and it cannot be restored at %d",
+			t.v.SourceName, len(all), t.v.Parallelism)
+	}
+	if err := rr.SeekAll(all); err != nil {
+		return fmt.Errorf("source %s: restore positions at parallelism %d: %w", t.v.SourceName, t.v.Parallelism, err)
+	}
+	return nil
+}
+
+// keyGroupRange returns the key groups [first, last] that subtask owns
+// (types.SubtaskForKeyGroup).
+func keyGroupRange(subtask, parallelism, maxPar int) (int, int) {
+	first, last := -1, -1
+	for kg := range maxPar {
+		if types.SubtaskForKeyGroup(kg, parallelism, maxPar) == subtask {
+			if first < 0 {
+				first = kg
+			}
+			last = kg
+		}
+	}
+	return first, last
 }
 
 // sourceCheckpoint starts checkpoint id at a source task, between two
@@ -72,13 +134,14 @@ func (t *task) sourceCheckpoint(id int64) error {
 	if err := t.job.fault(FaultSourceTrigger); err != nil {
 		return err
 	}
-	return t.checkpoint(id, 0)
+	return t.checkpoint(id, 0, true)
 }
 
 // checkpoint snapshots the task's state for checkpoint id, forwards the
-// barrier and acks. A failure to snapshot declines the checkpoint (the job
-// goes on); a failure to forward fails the task.
-func (t *task) checkpoint(id int64, alignment time.Duration) error {
+// barrier (unless this is the final checkpoint of a finished task) and acks.
+// A failure to snapshot declines the checkpoint (the job goes on); a failure
+// to forward fails the task.
+func (t *task) checkpoint(id int64, alignment time.Duration, forward bool) error {
 	ck := t.job.ck
 	snap, err := t.snapshot(id)
 	if err != nil {
@@ -88,12 +151,12 @@ func (t *task) checkpoint(id int64, alignment time.Duration) error {
 	if err := t.job.fault(FaultBeforeAck); err != nil {
 		return err
 	}
-	if t.writer != nil {
+	if _, txnl := t.writer.(connector.TransactionalWriter); t.writer != nil && !txnl {
 		if err := t.writer.Flush(); err != nil {
 			return fmt.Errorf("flush sink %s: %w", t.v.SinkName, err)
 		}
 	}
-	if t.x != nil {
+	if t.x != nil && forward {
 		if err := t.x.barrier(id); err != nil {
 			return err
 		}
@@ -115,6 +178,19 @@ func (t *task) snapshot(id int64) (*taskSnapshot, error) {
 			return nil, fmt.Errorf("source %s: position: %w", t.v.SourceName, err)
 		}
 		s.source, s.position = t.v.ID, pos
+	}
+	if w, ok := t.writer.(connector.TransactionalWriter); ok {
+		txn, err := w.PreCommit(id)
+		if err != nil {
+			return nil, fmt.Errorf("sink %s: pre-commit: %w", t.v.SinkName, err)
+		}
+		t.txns = append(t.txns, pendingTxn{id: id, txn: txn})
+		// The checkpoint records every transaction not yet committed: a
+		// restore must commit them all.
+		s.sink = t.job.sinkID(t.vi)
+		for _, p := range t.txns {
+			s.txns = append(s.txns, p.txn)
+		}
 	}
 	for i, so := range t.stateful {
 		if so == nil {
@@ -142,7 +218,9 @@ func (t *task) snapshot(id int64) (*taskSnapshot, error) {
 
 // finishCheckpointing tells the coordinator that the task ended: a source
 // with its final position (so later checkpoints need not wait for it),
-// another task so that no new checkpoint starts.
+// another task so that no new checkpoint starts. With a final checkpoint the
+// task then waits: it snapshots its final state when asked, and ends when
+// that checkpoint is complete (and its sink committed).
 func (t *task) finishCheckpointing() error {
 	ck := t.job.ck
 	if ck == nil {
@@ -156,8 +234,89 @@ func (t *task) finishCheckpointing() error {
 		}
 		snap.source, snap.position = t.v.ID, pos
 		ck.send(ckptEvent{kind: evSourceFinished, snap: snap})
+	} else {
+		ck.send(ckptEvent{kind: evTaskFinished, snap: taskSnapshot{task: t.taskID()}})
+	}
+	if !ck.final() {
 		return nil
 	}
-	ck.send(ckptEvent{kind: evTaskFinished, snap: taskSnapshot{task: t.taskID()}})
+	for !t.finalDone {
+		select {
+		case m := <-t.ctl:
+			if err := t.control(m); err != nil {
+				return err
+			}
+		case <-t.job.ctx.Done():
+			return t.job.ctx.Err()
+		}
+	}
+	return nil
+}
+
+// pendingTxn is a sink transaction pre-committed for checkpoint id.
+type pendingTxn struct {
+	id  int64
+	txn []byte
+}
+
+// ctlMsg is what the checkpointer tells a task.
+type ctlMsg struct {
+	kind ctlKind
+	id   int64
+}
+
+type ctlKind uint8
+
+const (
+	// ctlComplete: checkpoint id is complete; commit what it covers.
+	ctlComplete ctlKind = iota
+	// ctlFinal: snapshot the final state for checkpoint id (the task has finished).
+	ctlFinal
+)
+
+// triggerMsg starts a checkpoint at a source task; stop ends the source
+// right after it (stop with savepoint).
+type triggerMsg struct {
+	id   int64
+	stop bool
+}
+
+// control handles a message from the checkpointer.
+func (t *task) control(m ctlMsg) error {
+	switch m.kind {
+	case ctlFinal:
+		t.finalID = m.id
+		return t.checkpoint(m.id, 0, false)
+	case ctlComplete:
+		if err := t.commit(m.id); err != nil {
+			return err
+		}
+		if t.finalID != 0 && m.id >= t.finalID {
+			t.finalDone = true
+		}
+	}
+	return nil
+}
+
+// commit commits the sink transactions of checkpoints up to id.
+func (t *task) commit(id int64) error {
+	w, ok := t.writer.(connector.TransactionalWriter)
+	if !ok {
+		return nil
+	}
+	n := 0
+	for _, p := range t.txns {
+		if p.id > id {
+			break
+		}
+		if err := w.Commit(p.txn); err != nil {
+			return fmt.Errorf("sink %s: commit checkpoint %d: %w", t.v.SinkName, p.id, err)
+		}
+		n++
+		if err := t.job.fault(FaultMidCommit); err != nil {
+			return err
+		}
+	}
+	t.txns = t.txns[n:]
 	return nil
 }

@@ -28,6 +28,10 @@ type Config struct {
 	// MinPause is the least time between the end of one checkpoint and the
 	// trigger of the next (execution.checkpointing.min-pause).
 	MinPause time.Duration
+	// Final asks for a final checkpoint once every task has finished
+	// (bounded input): its sinks' commit makes the output complete, and a
+	// restore after it replays nothing.
+	Final bool
 }
 
 // Ack is what a task reports when it has snapshotted its state for a checkpoint.
@@ -54,6 +58,9 @@ const (
 	NotifyComplete
 	// Abort: checkpoint ID failed (Reason); remove its folder; the job goes on.
 	Abort
+	// TriggerFinal: every task has finished; ask every task to snapshot its
+	// final state for checkpoint ID (no barriers flow any more).
+	TriggerFinal
 )
 
 func (k ActionKind) String() string {
@@ -66,6 +73,8 @@ func (k ActionKind) String() string {
 		return "notify-complete"
 	case Abort:
 		return "abort"
+	case TriggerFinal:
+		return "trigger-final"
 	}
 	return "unknown"
 }
@@ -86,6 +95,8 @@ type Coordinator struct {
 	sources  map[TaskID]bool
 	finished map[TaskID]Ack // finished sources' final acks
 	draining bool           // a non-source task finished: no new checkpoints
+	done     map[TaskID]bool
+	final    int64 // id of the final checkpoint, once triggered
 
 	nextID        int64
 	pending       *pending
@@ -111,6 +122,7 @@ func New(cfg Config, tasks, sources []TaskID, firstID int64) *Coordinator {
 		tasks:    map[TaskID]bool{},
 		sources:  map[TaskID]bool{},
 		finished: map[TaskID]Ack{},
+		done:     map[TaskID]bool{},
 		nextID:   firstID,
 	}
 	for _, t := range tasks {
@@ -220,7 +232,11 @@ func (c *Coordinator) Written(now time.Time, id int64) []Action {
 	c.pending = nil
 	c.lastEnd = now
 	c.lastCompleted = id
-	return []Action{{Kind: NotifyComplete, ID: id}}
+	out := []Action{{Kind: NotifyComplete, ID: id}}
+	if a, ok := c.maybeFinal(); ok {
+		out = append(out, a...)
+	}
+	return out
 }
 
 // WriteFailed reports that writing checkpoint id's metadata failed: abort it.
@@ -239,6 +255,10 @@ func (c *Coordinator) SourceFinished(ack Ack) []Action {
 		return nil
 	}
 	c.finished[ack.Task] = ack
+	c.done[ack.Task] = true
+	if a, ok := c.maybeFinal(); ok {
+		return a
+	}
 	if p := c.pending; p != nil && !p.writing {
 		if _, ok := p.acks[ack.Task]; !ok {
 			return c.Acked(p.id, ack)
@@ -255,12 +275,43 @@ func (c *Coordinator) TaskFinished(now time.Time, task TaskID) []Action {
 		return nil
 	}
 	c.draining = true
-	if p := c.pending; p != nil && !p.writing {
+	c.done[task] = true
+	var out []Action
+	if p := c.pending; p != nil && !p.writing && p.id != c.final {
 		if _, ok := p.acks[task]; !ok {
-			return []Action{c.abort(now, fmt.Sprintf("task %s finished before acking checkpoint %d", task, p.id))}
+			out = append(out, c.abort(now, fmt.Sprintf("task %s finished before acking checkpoint %d", task, p.id)))
 		}
 	}
-	return nil
+	if a, ok := c.maybeFinal(); ok {
+		out = append(out, a...)
+	}
+	return out
+}
+
+// FinishedSources returns the source tasks that have finished.
+func (c *Coordinator) FinishedSources() []TaskID {
+	out := make([]TaskID, 0, len(c.finished))
+	for t := range c.finished {
+		out = append(out, t)
+	}
+	return out
+}
+
+// Final returns the id of the final checkpoint, or 0 if none was triggered.
+func (c *Coordinator) Final() int64 { return c.final }
+
+// maybeFinal triggers the final checkpoint when every task has finished and
+// no checkpoint is being written.
+func (c *Coordinator) maybeFinal() ([]Action, bool) {
+	if !c.cfg.Final || c.final != 0 || len(c.done) < len(c.tasks) || c.pending != nil {
+		return nil, false
+	}
+	a := c.Trigger(time.Now())
+	c.final = a.ID
+	// Finished sources' acks were copied in by Trigger; the final snapshot
+	// replaces them, so the runtime asks every task.
+	clear(c.pending.acks)
+	return []Action{{Kind: TriggerFinal, ID: a.ID, Time: a.Time}}, true
 }
 
 func (c *Coordinator) runningSources() int {

@@ -87,6 +87,10 @@ func runTrace(t *testing.T, path string) {
 		case "config":
 			for _, kv := range f[1:] {
 				k, v, _ := strings.Cut(kv, "=")
+				if k == "final" {
+					cfg.Final = v == "true"
+					continue
+				}
 				d, err := time.ParseDuration(v)
 				if err != nil {
 					t.Fatalf("bad config %q", kv)
@@ -99,6 +103,7 @@ func runTrace(t *testing.T, path string) {
 				case "minpause":
 					cfg.MinPause = d
 				}
+				continue
 			}
 		case "tasks":
 			tasks = parseTasks(t, f[1:])

@@ -1,0 +1,17 @@
+package exec
+
+// bufferingOperator is an operator that can hold back output across
+// Process calls (a mini-batch, Options.MiniBatch) until the task flushes:
+// when its input is idle, every FlushInterval, before a checkpoint
+// barrier (in PrepareSnapshot) and at the end of input (in Finish).
+type bufferingOperator interface {
+	// enableMiniBatch, called after Open, lets the operator hold back output.
+	enableMiniBatch()
+	// hasPending reports whether output is held back.
+	hasPending() bool
+	// emitPending emits what is held back, to the emitter of the last
+	// Process call.
+	emitPending() error
+}
+
+var _ bufferingOperator = (*groupAggOp)(nil)
