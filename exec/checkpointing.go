@@ -533,7 +533,7 @@ func (j *Job) sinkID(vi int) string {
 }
 
 // ErrNoCheckpointing is returned by Savepoint for a job without checkpointing.
-var ErrNoCheckpointing = errors.New("checkpointing is not configured for this job")
+var ErrNoCheckpointing = errors.New("savepoints need checkpointing: SET 'execution.checkpointing.interval' (or run with --stop-with-savepoint)")
 
 // Savepoint takes a savepoint of the running job: a checkpoint, copied to a
 // self-contained folder in dir (checkpoint.Savepoint). With stop, the

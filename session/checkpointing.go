@@ -21,6 +21,7 @@ const (
 	DefaultCheckpointDir     = "weir-checkpoints"
 	DefaultCheckpointTimeout = 10 * time.Minute
 	DefaultNumRetained       = 1
+	DefaultSavepointDir      = "weir-savepoints"
 )
 
 // RestoreLatest, as RunOptions.Restore, restores the job's latest complete
@@ -35,7 +36,7 @@ func (s *Session) checkpointing(plan *planner.Plan, query string, opts RunOption
 	if err != nil {
 		return nil, err
 	}
-	if interval == 0 && opts.Restore == "" {
+	if interval == 0 && opts.Restore == "" && !opts.StopWithSavepoint {
 		return nil, nil
 	}
 	timeout, err := s.duration(KeyCheckpointTimeout, DefaultCheckpointTimeout)
@@ -76,6 +77,8 @@ func (s *Session) checkpointing(plan *planner.Plan, query string, opts RunOption
 		StateCacheBytes: cache,
 		WorkDir:         filepath.Join(storage.Dir(), "_work"),
 		Query:           query,
+
+		AllowNonRestoredState: opts.AllowNonRestoredState,
 	}
 	if !opts.Quiet {
 		c.Report = func(r exec.CheckpointReport) { s.reportCheckpoint(r) }

@@ -18,6 +18,9 @@ const (
 	KeyNumRetained        = "state.checkpoints.num-retained"
 	KeyStateCacheSize     = "state.cache.size"
 	KeySavepointPath      = "execution.savepoint.path"
+	KeySavepointDir       = "state.savepoints.dir"
+	KeySavepointOnStop    = "execution.savepoint.on-stop"
+	KeyIgnoreUnclaimed    = "execution.savepoint.ignore-unclaimed-state"
 	KeyRestartType        = "restart-strategy.type"
 )
 

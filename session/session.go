@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/weir-sql/weir/connector"
@@ -48,8 +49,18 @@ type RunOptions struct {
 	// Exec holds runtime options; zero values take the defaults.
 	Exec exec.Options
 	// Restore is "" (start from the beginning), RestoreLatest, or the
-	// folder of a checkpoint or savepoint to restore.
+	// folder of a checkpoint or savepoint to restore. When empty,
+	// 'execution.savepoint.path' is used if set.
 	Restore string
+	// AllowNonRestoredState drops restored state that matches no operator
+	// of the query (also 'execution.savepoint.ignore-unclaimed-state').
+	AllowNonRestoredState bool
+	// StopWithSavepoint makes a stop (ctx cancelled: Ctrl-C, SIGTERM) write
+	// a savepoint first (also 'execution.savepoint.on-stop' = 'true').
+	StopWithSavepoint bool
+	// Savepoints, when it delivers, takes a savepoint of the running job
+	// (weir run does this on SIGUSR1).
+	Savepoints <-chan struct{}
 }
 
 // JobNameFromPath returns the default job name for a query file: its base
@@ -211,6 +222,15 @@ func (s *Session) jobName(def string) string {
 // restart strategy allows.
 func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, opts RunOptions) error {
 	start := time.Now()
+	if opts.Restore == "" {
+		opts.Restore = s.Config[KeySavepointPath]
+	}
+	if s.boolKey(KeySavepointOnStop) {
+		opts.StopWithSavepoint = true
+	}
+	if s.boolKey(KeyIgnoreUnclaimed) {
+		opts.AllowNonRestoredState = true
+	}
 	ck, err := s.checkpointing(plan, query, opts)
 	if err != nil {
 		return err
@@ -233,11 +253,11 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 			c.Restore = r
 			eopts.Checkpoint = &c
 		}
-		job, err := exec.Start(ctx, plan.Graph, eopts)
+		job, err := exec.Start(context.WithoutCancel(ctx), plan.Graph, eopts)
 		if err != nil {
 			return fmt.Errorf("start job %s: %w", plan.Graph.Name, err)
 		}
-		err = job.Wait()
+		err = s.superviseJob(ctx, job, opts)
 		m := job.Metrics()
 		rowsRead += m.RowsRead
 		rowsWritten += m.RowsWritten
@@ -266,6 +286,56 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 			plan.Graph.Name, how, time.Since(start).Round(time.Millisecond), rowsRead, rowsWritten)
 	}
 	return nil
+}
+
+// superviseJob waits for a running job, stopping it when ctx is cancelled
+// (with a savepoint first if asked) and taking a savepoint whenever
+// opts.Savepoints delivers. Savepoint paths are reported on stderr.
+func (s *Session) superviseJob(ctx context.Context, job *exec.Job, opts RunOptions) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	savepoint := func(stop bool) {
+		defer wg.Done()
+		path, err := job.Savepoint(context.Background(), s.savepointDir(), stop)
+		if err != nil {
+			fmt.Fprintf(s.Env.Stderr, "weir: savepoint failed: %v\n", err)
+			if stop {
+				job.Stop()
+			}
+			return
+		}
+		fmt.Fprintf(s.Env.Stderr, "weir: savepoint written to %s\n", path)
+	}
+	stopping := ctx.Done()
+	for {
+		select {
+		case <-job.Done():
+			return job.Wait()
+		case <-stopping:
+			stopping = nil
+			if opts.StopWithSavepoint {
+				wg.Add(1)
+				go savepoint(true)
+			} else {
+				job.Stop()
+			}
+		case <-opts.Savepoints:
+			wg.Add(1)
+			go savepoint(false)
+		}
+	}
+}
+
+// savepointDir is 'state.savepoints.dir' (default weir-savepoints).
+func (s *Session) savepointDir() string {
+	if d := s.Config[KeySavepointDir]; d != "" {
+		return strings.TrimPrefix(d, "file://")
+	}
+	return DefaultSavepointDir
+}
+
+func (s *Session) boolKey(key string) bool {
+	return strings.EqualFold(strings.TrimSpace(s.Config[key]), "true")
 }
 
 // withSource attaches the script text to a SQL error so that it renders the

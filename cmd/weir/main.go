@@ -23,16 +23,21 @@ const usage = `Weir: a streaming SQL engine.
 Usage:
   weir                           open the interactive SQL shell (piped input: run it)
   weir -f FILE.sql               run a file through the shell, without prompts
-  weir run [--quiet] [--restore latest|PATH] FILE.sql
+  weir run [--quiet] [--restore latest|PATH] [--allow-non-restored-state]
+           [--stop-with-savepoint] FILE.sql
                                  run a query file (bounded input runs to completion;
                                  unbounded input runs until Ctrl-C or SIGTERM);
                                  --restore latest continues from the job's latest
                                  complete checkpoint (or starts from the beginning
                                  if there is none), --restore PATH from that folder
+                                 (a checkpoint or a savepoint); SIGUSR1 writes a
+                                 savepoint to state.savepoints.dir while it runs
   weir explain FILE.sql          print the plan of a query file's INSERT statements
   weir checkpoints list DIR      list the checkpoints in DIR (a job's checkpoint
                                  folder, or state.checkpoints.dir with --job NAME)
   weir checkpoints inspect PATH  show one checkpoint or savepoint
+  weir bench [--duration D] [--runs N] [--json]
+                                 run the benchmark suite (see README, Benchmarks)
   weir help                      show this help
 `
 
@@ -55,6 +60,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return explainFile(args[1:], env)
 	case "checkpoints":
 		return checkpoints(args[1:], env)
+	case "bench":
+		return runBench(args[1:], env)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -69,6 +76,8 @@ func runFile(args []string, env connector.Env) int {
 	fs.SetOutput(env.Stderr)
 	quiet := fs.Bool("quiet", false, "do not report progress on stderr")
 	restore := fs.String("restore", "", "restore from 'latest' (the job's latest complete checkpoint) or from a checkpoint or savepoint folder")
+	allowNonRestored := fs.Bool("allow-non-restored-state", false, "when restoring, drop state that matches no operator of the query")
+	stopWithSavepoint := fs.Bool("stop-with-savepoint", false, "on Ctrl-C or SIGTERM, write a savepoint before stopping")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -87,10 +96,33 @@ func runFile(args []string, env connector.Env) int {
 		fmt.Fprintf(env.Stderr, "weir: %v\n", err)
 		return 1
 	}
-	ropts := session.RunOptions{JobName: session.JobNameFromPath(path), Quiet: *quiet, Restore: *restore}
+	ropts := session.RunOptions{JobName: session.JobNameFromPath(path), Quiet: *quiet, Restore: *restore,
+		AllowNonRestoredState: *allowNonRestored, StopWithSavepoint: *stopWithSavepoint}
 	ropts.Exec.Fault = fault
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// SIGUSR1 takes a savepoint while the job runs.
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	defer signal.Stop(usr1)
+	savepoints := make(chan struct{})
+	ropts.Savepoints = savepoints
+	forwardDone := make(chan struct{})
+	defer close(forwardDone)
+	go func() {
+		for {
+			select {
+			case <-usr1:
+				select {
+				case savepoints <- struct{}{}:
+				case <-forwardDone:
+					return
+				}
+			case <-forwardDone:
+				return
+			}
+		}
+	}()
 	s := session.New(env)
 	err = s.RunScript(ctx, string(src), ropts)
 	if err != nil {
