@@ -26,6 +26,25 @@ type accumulator interface {
 	load(g int32, src []byte) ([]byte, error)
 }
 
+// accBytes estimates the memory of one group's state in acc (the typed
+// slices; MIN/MAX and DISTINCT count their per-group headers only, as their
+// values vary).
+func accBytes(acc accumulator) int64 {
+	switch a := acc.(type) {
+	case *countAcc:
+		return 8
+	case *sumIntAcc, *sumFloatAcc:
+		return 16
+	case *avgAcc:
+		return 24
+	case *minMaxAcc:
+		return 24 + 40
+	case *distinctAcc:
+		return 8 + 64 + accBytes(a.inner)
+	}
+	return 32
+}
+
 // newAccumulator builds the accumulator of call.
 func newAccumulator(call AggCall) (accumulator, error) {
 	var acc accumulator

@@ -12,17 +12,42 @@ type calcOp struct {
 	filter expr.Expr
 	proj   []expr.Expr
 	out    *types.Batch
+	// cols is set when every projection is a plain column reference: the
+	// input column of each output column, copied without evaluation.
+	cols []int
+	// identity is set when cols maps every input column to itself.
+	identity bool
 }
 
 var _ Operator = (*calcOp)(nil)
 
 // Open implements Operator.
-func (c *calcOp) Open(*OpContext) error { return nil }
+func (c *calcOp) Open(*OpContext) error {
+	c.cols, c.identity = nil, false
+	if len(c.proj) == 0 {
+		return nil
+	}
+	cols := make([]int, len(c.proj))
+	identity := true
+	for i, p := range c.proj {
+		col, ok := p.(*expr.Column)
+		if !ok {
+			return nil
+		}
+		cols[i] = col.Index
+		identity = identity && col.Index == i
+	}
+	c.cols, c.identity = cols, identity
+	return nil
+}
 
 // Process implements Operator.
 func (c *calcOp) Process(_ int, b *types.Batch, out Emitter) error {
-	if c.filter == nil && c.proj == nil {
+	if c.filter == nil && (c.proj == nil || (c.identity && len(c.cols) == b.Width)) {
 		return out.Emit(b)
+	}
+	if c.filter == nil && c.cols != nil {
+		return c.project(b, out)
 	}
 	width := b.Width
 	if c.proj != nil {
@@ -59,6 +84,31 @@ func (c *calcOp) Process(_ int, b *types.Batch, out Emitter) error {
 	}
 	if o.Len() == 0 {
 		return nil
+	}
+	err := out.Emit(o)
+	o.Reset()
+	return err
+}
+
+// project copies the columns cols of every row of b.
+func (c *calcOp) project(b *types.Batch, out Emitter) error {
+	w := len(c.cols)
+	if c.out == nil || c.out.Width != w {
+		c.out = types.NewBatch(w, b.Len())
+	}
+	o := c.out
+	o.Reset()
+	for _, col := range c.cols {
+		if col < 0 || col >= b.Width {
+			return fmt.Errorf("column %d out of range of input width %d", col, b.Width)
+		}
+	}
+	for i := range b.Len() {
+		row := b.Row(i)
+		dst := growRow(o, b.Kinds[i])
+		for k, col := range c.cols {
+			dst[k] = row[col]
+		}
 	}
 	err := out.Emit(o)
 	o.Reset()

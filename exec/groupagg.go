@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/weir-sql/weir/types"
 )
@@ -30,9 +31,12 @@ type groupAggOp struct {
 	groups  map[string]int32
 	ints    map[int64]int32 // groups of a single integer-stored key (fast path)
 	intKey  int             // the key column when there is exactly one, else -1
-	keyStr  []string        // per group: its key in groups ("" when in ints)
+	keyStr  []string        // per group: its key in groups ("" when in ints); grown only for such groups
 	inInts  []bool          // per group: registered in ints
-	keyVals []types.Value   // per group: len(keys) key values
+	keyVals []types.Value   // per group not in ints: len(keys) key values; grown only for such groups
+	keyInt  []int64         // per group in ints: its key's int64 (with one key column)
+	keyKind []types.Kind    // per group in ints: its key's kind
+	keyOne  [1]types.Value  // groupKey's result for a group in ints
 	count   []int64         // per group: rows accumulated
 	emitted []bool          // per group: a result row is out (and not deleted)
 	last    []types.Value   // per group: len(calls) last emitted results
@@ -48,6 +52,24 @@ type groupAggOp struct {
 	miniBatch   bool    // hold changes across batches (bufferingOperator)
 	pendingRows int     // input rows since the last emit
 	lastOut     Emitter // the emitter of the last Process call, for emitPending
+}
+
+// bytesPerGroup estimates the memory one group costs, for the state budget:
+// the per-group slices (row count, flags, key values and last results as
+// types.Value), the accumulators' typed state, and the index map entry
+// (Go maps average about half full; measured: 112 bytes a group for one
+// BIGINT key and one SUM, against 113 estimated).
+func (g *groupAggOp) bytesPerGroup() int64 {
+	const valueBytes = int64(unsafe.Sizeof(types.Value{}))
+	n := int64(8+3+1+4) + valueBytes*int64(len(g.calls)) // count, flags, change list, last
+	for _, acc := range g.accs {
+		n += accBytes(acc)
+	}
+	if g.intKey >= 0 {
+		return n + 9 + 40 // typed key, map[int64]int32 entry
+	}
+	// Key values, map[string]int32 entry, the key string in keyStr and its bytes.
+	return n + valueBytes*int64(len(g.keys)) + 56 + 16 + 10*int64(len(g.keys))
 }
 
 // miniBatchRows bounds the input rows whose changes are held before they
@@ -135,6 +157,9 @@ func (g *groupAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 				}
 				key := string(g.keyBuf)
 				g.groups[key] = gi
+				for int(gi) >= len(g.keyStr) {
+					g.keyStr = append(g.keyStr, "") // only groups keyed by string need one
+				}
 				g.keyStr[gi] = key
 			}
 		}
@@ -225,6 +250,7 @@ func (g *groupAggOp) resetGroupIndex() {
 func (g *groupAggOp) dropGroups() {
 	g.resetGroupIndex()
 	g.keyStr, g.inInts, g.keyVals, g.count = g.keyStr[:0], g.inInts[:0], g.keyVals[:0], g.count[:0]
+	g.keyInt, g.keyKind = g.keyInt[:0], g.keyKind[:0]
 	g.emitted, g.last, g.dirty, g.free = g.emitted[:0], g.last[:0], g.dirty[:0], g.free[:0]
 	// Cannot fail: the calls were accepted when the operator opened.
 	_ = g.newAccumulators()
@@ -256,13 +282,13 @@ func (g *groupAggOp) newGroup(row []types.Value) int32 {
 		g.free = g.free[:n-1]
 	} else {
 		gi = int32(len(g.count))
-		g.keyStr = append(g.keyStr, "")
 		g.inInts = append(g.inInts, false)
 		g.count = append(g.count, 0)
 		g.emitted = append(g.emitted, false)
 		g.dirty = append(g.dirty, false)
-		for range g.keys {
-			g.keyVals = append(g.keyVals, types.Value{})
+		if g.intKey >= 0 {
+			g.keyInt = append(g.keyInt, 0)
+			g.keyKind = append(g.keyKind, 0)
 		}
 		for range g.calls {
 			g.last = append(g.last, types.Value{})
@@ -271,11 +297,32 @@ func (g *groupAggOp) newGroup(row []types.Value) int32 {
 			acc.grow()
 		}
 	}
-	kv := g.keyVals[int(gi)*len(g.keys):]
+	if g.intKey >= 0 && intStored(row[g.intKey].Kind()) {
+		// Process registers it in ints: keep the key typed, not as a Value.
+		g.keyInt[gi], g.keyKind[gi] = row[g.intKey].Int(), row[g.intKey].Kind()
+		g.inInts[gi] = true
+		return gi
+	}
+	nk := len(g.keys)
+	for len(g.keyVals) < int(gi+1)*nk {
+		g.keyVals = append(g.keyVals, types.Value{})
+	}
+	kv := g.keyVals[int(gi)*nk:]
 	for i, k := range g.keys {
 		kv[i] = row[k]
 	}
 	return gi
+}
+
+// groupKey returns group gi's key values (for a group in ints, valid until
+// the next call).
+func (g *groupAggOp) groupKey(gi int32) []types.Value {
+	if g.inInts[gi] {
+		g.keyOne[0] = types.BigIntValue(g.keyInt[gi]).WithKind(g.keyKind[gi])
+		return g.keyOne[:]
+	}
+	nk := len(g.keys)
+	return g.keyVals[int(gi)*nk : int(gi+1)*nk]
 }
 
 // removeGroup forgets group gi, whose row count reached zero.
@@ -286,13 +333,13 @@ func (g *groupAggOp) removeGroup(gi int32) error {
 		}
 	}
 	if g.inInts[gi] {
-		delete(g.ints, g.keyVals[gi].Int()) // one key column
+		delete(g.ints, g.keyInt[gi]) // one key column
 		g.inInts[gi] = false
 	} else {
 		delete(g.groups, g.keyStr[gi])
 		g.keyStr[gi] = ""
+		clear(g.keyVals[int(gi)*len(g.keys) : int(gi+1)*len(g.keys)])
 	}
-	clear(g.keyVals[int(gi)*len(g.keys) : int(gi+1)*len(g.keys)])
 	clear(g.last[int(gi)*len(g.calls) : int(gi+1)*len(g.calls)])
 	g.emitted[gi] = false
 	for _, acc := range g.accs {
@@ -307,10 +354,10 @@ func (g *groupAggOp) removeGroup(gi int32) error {
 func (g *groupAggOp) emitChanges(out Emitter) error {
 	o := g.out
 	o.Reset()
-	nk, na := len(g.keys), len(g.calls)
+	na := len(g.calls)
 	for _, gi := range g.touched {
 		g.dirty[gi] = false
-		keys := g.keyVals[int(gi)*nk : int(gi+1)*nk]
+		keys := g.groupKey(gi)
 		last := g.last[int(gi)*na : int(gi+1)*na]
 		if g.count[gi] == 0 {
 			if g.emitted[gi] {
@@ -371,6 +418,6 @@ func (g *groupAggOp) Finish(out Emitter) error { return g.emitChanges(out) }
 func (g *groupAggOp) Close() error {
 	g.groups, g.ints = nil, nil
 	g.accs = nil
-	g.keyVals, g.last, g.keyStr = nil, nil, nil
+	g.keyVals, g.last, g.keyStr, g.keyInt, g.keyKind = nil, nil, nil, nil, nil
 	return nil
 }

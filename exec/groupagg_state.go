@@ -22,10 +22,6 @@ const groupStateVersion = 1
 // groupsStateName is the name of the GroupAgg's state in the store.
 const groupsStateName = "groups"
 
-// bytesPerGroupEstimate is the memory a group costs beyond its accumulators'
-// variable parts, used against the state cache budget.
-const bytesPerGroupEstimate = 160
-
 var _ StatefulOperator = (*groupAggOp)(nil)
 
 // groupState is the GroupAgg's link to its state store.
@@ -49,7 +45,7 @@ func (g *groupAggOp) InitState(store *statestore.Store, restored bool) error {
 	g.st = &groupState{
 		table:     tb,
 		maxPar:    g.maxPar,
-		maxGroups: int(max(g.budget/bytesPerGroupEstimate, 1024)),
+		maxGroups: int(max(g.budget/g.bytesPerGroup(), 1024)),
 		backed:    restored,
 		changed:   make([]bool, len(g.count)),
 	}
@@ -99,9 +95,8 @@ func (g *groupAggOp) storeGroup(gi int32) error {
 
 // encodeKey returns group gi's encoded key (valid until the next call).
 func (g *groupAggOp) encodeKey(gi int32) []byte {
-	nk := len(g.keys)
 	buf := g.st.encBuf[:0]
-	for _, v := range g.keyVals[int(gi)*nk : int(gi+1)*nk] {
+	for _, v := range g.groupKey(gi) {
 		buf = types.AppendKey(buf, v)
 	}
 	g.st.encBuf = buf

@@ -55,7 +55,13 @@ func (sh *Shell) exec(ctx context.Context, st parser.Statement) error {
 		sh.showJobs()
 	case *parser.StopJob:
 		if st.WithSavepoint {
-			return parser.Errorf(st.Pos, "savepoints are not available yet: STOP JOB '%s' WITH SAVEPOINT is not supported (STOP JOB '%s' stops the job without one)", st.ID, st.ID)
+			path, err := sh.jobs.StopWithSavepoint(st.ID)
+			if err != nil {
+				return err
+			}
+			sh.info("Stopped job %s with a savepoint: %s", st.ID, path)
+			sh.info("Resume it with SET 'execution.savepoint.path' = '%s'; before the INSERT.", path)
+			return nil
 		}
 		if err := sh.jobs.Stop(st.ID); err != nil {
 			return parser.Errorf(st.Pos, "%v", err)
@@ -120,8 +126,6 @@ func checkSet(st *parser.SetStmt) error {
 		default:
 			return parser.Errorf(st.Pos, "invalid value '%s' for '%s': use 'table', 'changelog' or 'tableau'", st.Value, st.Key)
 		}
-	case session.KeySavepointPath:
-		return parser.Errorf(st.Pos, "savepoints are not available yet: '%s' cannot be set", st.Key)
 	}
 	return nil
 }
@@ -132,7 +136,7 @@ func (sh *Shell) submitInsert(ins *parser.Insert) error {
 	if err != nil {
 		return err
 	}
-	id, err := sh.jobs.Submit(plan, sh.opts.Exec)
+	id, err := sh.jobs.Submit(sh.sess, plan, ins.SQL()+";", session.RunOptions{JobName: plan.Graph.Name, Exec: sh.opts.Exec})
 	if err != nil {
 		return err
 	}

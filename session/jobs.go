@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/weir-sql/weir/exec"
 	"github.com/weir-sql/weir/planner"
 )
 
@@ -49,7 +48,8 @@ type Jobs struct {
 
 type bgJob struct {
 	id, name string
-	job      *exec.Job
+	control  *JobControl
+	cancel   context.CancelFunc
 	started  time.Time
 	recorded chan struct{} // closed once the end state below is set
 
@@ -58,18 +58,23 @@ type bgJob struct {
 	state    JobState
 	err      error
 	stopping bool
+	stopped  JobState // the state a requested stop ends in
 }
 
 // NewJobs returns an empty job list.
 func NewJobs() *Jobs { return &Jobs{} }
 
-// Submit starts plan as a background job and returns its id, 8 hex digits.
-func (js *Jobs) Submit(plan *planner.Plan, opts exec.Options) (string, error) {
-	job, err := exec.Start(context.Background(), plan.Graph, opts)
-	if err != nil {
-		return "", fmt.Errorf("start job %s: %w", plan.Graph.Name, err)
-	}
-	b := &bgJob{id: js.newID(), name: plan.Graph.Name, job: job, started: time.Now(), state: JobRunning, recorded: make(chan struct{})}
+// Submit starts plan as a background job of session s and returns its id,
+// 8 hex digits. The job runs as `weir run` runs one: with checkpoints,
+// restarts and restore as the session's configuration says (a restore
+// from 'execution.savepoint.path', for example). query is its SQL text.
+func (js *Jobs) Submit(s *Session, plan *planner.Plan, query string, opts RunOptions) (string, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ctl := NewJobControl()
+	opts.Control = ctl
+	opts.Quiet = true
+	b := &bgJob{id: js.newID(), name: plan.Graph.Name, control: ctl, cancel: cancel, started: time.Now(),
+		state: JobRunning, recorded: make(chan struct{})}
 	js.mu.Lock()
 	js.jobs = append(js.jobs, b)
 	js.mu.Unlock()
@@ -77,7 +82,8 @@ func (js *Jobs) Submit(plan *planner.Plan, opts exec.Options) (string, error) {
 	go func() {
 		defer js.wg.Done()
 		defer close(b.recorded)
-		err := job.Wait()
+		defer cancel()
+		err := s.runJob(ctx, plan, query, opts)
 		js.mu.Lock()
 		defer js.mu.Unlock()
 		b.ended = time.Now()
@@ -85,11 +91,23 @@ func (js *Jobs) Submit(plan *planner.Plan, opts exec.Options) (string, error) {
 		case err != nil:
 			b.state, b.err = JobFailed, err
 		case b.stopping:
-			b.state = JobCanceled
+			b.state = b.stopped
 		default:
 			b.state = JobFinished
 		}
 	}()
+	// A job that cannot start (a bad restore path, say) fails at once:
+	// report that here rather than as a FAILED job later.
+	select {
+	case <-ctl.started():
+	case <-b.recorded:
+		js.mu.Lock()
+		err := b.err
+		js.mu.Unlock()
+		if err != nil {
+			return "", err
+		}
+	}
 	return b.id, nil
 }
 
@@ -125,7 +143,7 @@ func (js *Jobs) List() []JobInfo {
 	out := make([]JobInfo, 0, len(js.jobs))
 	now := time.Now()
 	for _, b := range js.jobs {
-		m := b.job.Metrics()
+		m := b.control.Metrics()
 		end := now
 		if !b.ended.IsZero() {
 			end = b.ended
@@ -142,21 +160,45 @@ func (js *Jobs) List() []JobInfo {
 // Stop stops the job with the given id cleanly (sources stop, sinks are
 // flushed) and waits until it has ended. Stopping an ended job is an error.
 func (js *Jobs) Stop(id string) error {
-	b := js.find(id)
-	if b == nil {
-		return fmt.Errorf("no job with id '%s' (SHOW JOBS lists them)", id)
+	b, err := js.beginStop(id, JobCanceled)
+	if err != nil {
+		return err
 	}
-	js.mu.Lock()
-	if b.state != JobRunning {
-		st := b.state
-		js.mu.Unlock()
-		return fmt.Errorf("job '%s' is not running (it is %s)", id, st)
-	}
-	b.stopping = true
-	js.mu.Unlock()
-	b.job.Stop()
+	b.cancel()
 	<-b.recorded
 	return nil
+}
+
+// StopWithSavepoint takes a savepoint of the job with the given id, stops
+// it right after (nothing is processed after the savepoint), waits until it
+// has ended and returns the savepoint's folder.
+func (js *Jobs) StopWithSavepoint(id string) (string, error) {
+	b, err := js.beginStop(id, JobFinished)
+	if err != nil {
+		return "", err
+	}
+	path, err := b.control.Savepoint(true, b.recorded)
+	if err != nil {
+		b.cancel()
+		<-b.recorded
+		return "", fmt.Errorf("stop job '%s' with savepoint: %w", id, err)
+	}
+	<-b.recorded
+	return path, nil
+}
+
+func (js *Jobs) beginStop(id string, end JobState) (*bgJob, error) {
+	b := js.find(id)
+	if b == nil {
+		return nil, fmt.Errorf("no job with id '%s' (SHOW JOBS lists them)", id)
+	}
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	if b.state != JobRunning {
+		return nil, fmt.Errorf("job '%s' is not running (it is %s)", id, b.state)
+	}
+	b.stopping, b.stopped = true, end
+	return b, nil
 }
 
 // Running returns the number of running jobs.
@@ -180,8 +222,8 @@ func (js *Jobs) Close() {
 	js.mu.Lock()
 	for _, b := range js.jobs {
 		if b.state == JobRunning {
-			b.stopping = true
-			b.job.Stop()
+			b.stopping, b.stopped = true, JobCanceled
+			b.cancel()
 		}
 	}
 	js.mu.Unlock()

@@ -61,6 +61,79 @@ type RunOptions struct {
 	// Savepoints, when it delivers, takes a savepoint of the running job
 	// (weir run does this on SIGUSR1).
 	Savepoints <-chan struct{}
+	// Control, if set, lets another goroutine watch and steer the job (the
+	// shell's background jobs).
+	Control *JobControl
+}
+
+// JobControl steers a job that runJob runs: it exposes the current run's
+// exec.Job (which changes when the job restarts) and takes savepoints on
+// request.
+type JobControl struct {
+	mu        sync.Mutex
+	current   *exec.Job
+	savepoint chan controlSavepoint
+	start     chan struct{} // closed when the first run has started
+	once      sync.Once
+}
+
+type controlSavepoint struct {
+	stop  bool
+	reply chan controlResult
+}
+
+type controlResult struct {
+	path string
+	err  error
+}
+
+// NewJobControl returns a control for one job.
+func NewJobControl() *JobControl {
+	return &JobControl{savepoint: make(chan controlSavepoint), start: make(chan struct{})}
+}
+
+// started is closed once the job's first run has started.
+func (c *JobControl) started() <-chan struct{} { return c.start }
+
+// Metrics returns the current run's metrics (zero before it starts).
+func (c *JobControl) Metrics() exec.Metrics {
+	c.mu.Lock()
+	j := c.current
+	c.mu.Unlock()
+	if j == nil {
+		return exec.Metrics{}
+	}
+	return j.Metrics()
+}
+
+// Savepoint takes a savepoint (and with stop, stops the job after it) and
+// returns its folder. done is closed when the job has ended.
+func (c *JobControl) Savepoint(stop bool, done <-chan struct{}) (string, error) {
+	r := controlSavepoint{stop: stop, reply: make(chan controlResult, 1)}
+	select {
+	case c.savepoint <- r:
+	case <-done:
+		return "", fmt.Errorf("the job has ended")
+	}
+	res := <-r.reply
+	return res.path, res.err
+}
+
+func (c *JobControl) set(j *exec.Job) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.current = j
+	c.mu.Unlock()
+	c.once.Do(func() { close(c.start) })
+}
+
+func (c *JobControl) requests() chan controlSavepoint {
+	if c == nil {
+		return nil
+	}
+	return c.savepoint
 }
 
 // JobNameFromPath returns the default job name for a query file: its base
@@ -292,11 +365,15 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 // (with a savepoint first if asked) and taking a savepoint whenever
 // opts.Savepoints delivers. Savepoint paths are reported on stderr.
 func (s *Session) superviseJob(ctx context.Context, job *exec.Job, opts RunOptions) error {
+	opts.Control.set(job)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	savepoint := func(stop bool) {
+	savepoint := func(stop bool, reply chan controlResult) {
 		defer wg.Done()
 		path, err := job.Savepoint(context.Background(), s.savepointDir(), stop)
+		if reply != nil {
+			reply <- controlResult{path: path, err: err}
+		}
 		if err != nil {
 			fmt.Fprintf(s.Env.Stderr, "weir: savepoint failed: %v\n", err)
 			if stop {
@@ -315,13 +392,16 @@ func (s *Session) superviseJob(ctx context.Context, job *exec.Job, opts RunOptio
 			stopping = nil
 			if opts.StopWithSavepoint {
 				wg.Add(1)
-				go savepoint(true)
+				go savepoint(true, nil)
 			} else {
 				job.Stop()
 			}
 		case <-opts.Savepoints:
 			wg.Add(1)
-			go savepoint(false)
+			go savepoint(false, nil)
+		case r := <-opts.Control.requests():
+			wg.Add(1)
+			go savepoint(r.stop, r.reply)
 		}
 	}
 }

@@ -67,3 +67,53 @@ func ReadAll(ctx context.Context, src connector.Source, width, parallelism, batc
 func Table(name string, cols []types.Column, opts map[string]string) *connector.Table {
 	return &connector.Table{Name: name, Schema: types.Schema{Columns: cols}, Options: opts}
 }
+
+// ReadRescaled reads src in stages, as a job restored at other
+// parallelisms would: stage k opens parallelisms[k] readers, restores in
+// each with SeekAll the positions the previous stage ended at (nothing for
+// the first stage), reads up to cut(k, subtask) rows from each (a negative
+// cut: to the end), then records their positions and closes them. It
+// returns every row read, by stage then subtask.
+func ReadRescaled(ctx context.Context, src connector.Source, width, batchMax int, parallelisms []int, cut func(stage, subtask int) int) ([]string, error) {
+	var out []string
+	var positions [][]byte
+	for k, p := range parallelisms {
+		next := make([][]byte, p)
+		for s := range p {
+			rows, pos, err := readStage(ctx, src, width, batchMax, s, p, positions, cut(k, s))
+			if err != nil {
+				return out, fmt.Errorf("stage %d, subtask %d of %d: %w", k, s, p, err)
+			}
+			out = append(out, rows...)
+			next[s] = pos
+		}
+		positions = next
+	}
+	return out, nil
+}
+
+func readStage(ctx context.Context, src connector.Source, width, batchMax, subtask, parallelism int, positions [][]byte, limit int) ([]string, []byte, error) {
+	r, err := src.Open(subtask, parallelism)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+	if positions != nil {
+		rr, ok := r.(connector.RescalableReader)
+		if !ok {
+			return nil, nil, fmt.Errorf("reader %T is not a connector.RescalableReader", r)
+		}
+		if err := rr.SeekAll(positions); err != nil {
+			return nil, nil, fmt.Errorf("SeekAll: %w", err)
+		}
+	}
+	rows, err := Drain(ctx, r, width, batchMax, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	pos, err := r.Position()
+	if err != nil {
+		return nil, nil, fmt.Errorf("Position: %w", err)
+	}
+	return rows, pos, nil
+}

@@ -17,13 +17,13 @@
 // random values are a pure function of (seed, i, column). Random timestamps
 // lie in [base - max-past, base], where base is the time the source was
 // built (as Flink's "now"); base is stored in every reader's position, so a
-// reader restored with Seek generates the same timestamps again.
+// reader restored with Seek generates the same timestamps again. SeekAll
+// restores the positions of a run at another parallelism: each reader then
+// skips the rows the earlier runs emitted (see position.go).
 package datagen
 
 import (
 	"context"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -80,12 +80,14 @@ type Reader struct {
 	gen         generator
 	subtask     int
 	parallelism int
-	count       int64 // rows emitted so far
-	quota       int64 // rows this subtask emits in all; -1 if unbounded
+	count       int64 // cursor: rows of this subtask passed so far
+	quota       int64 // rows of this subtask in all; -1 if unbounded
 	lim         *limiter
+	layers      []layer // progress of earlier runs at other parallelisms
+	horizon     int64   // no row at or above it was emitted by a layer
 }
 
-var _ connector.SourceReader = (*Reader)(nil)
+var _ connector.RescalableReader = (*Reader)(nil)
 
 // Next appends up to max rows, fewer when the rate limit says so.
 func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
@@ -107,62 +109,17 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 		return err
 	}
 	i := int64(r.subtask) + r.count*int64(r.parallelism)
-	for range n {
-		r.gen.fill(b.AppendEmpty(types.Insert), i)
+	for n > 0 && (r.quota < 0 || r.count < r.quota) {
+		if !r.emitted(i) {
+			r.gen.fill(b.AppendEmpty(types.Insert), i)
+			n--
+		}
 		i += int64(r.parallelism)
+		r.count++
 	}
-	r.count += int64(n)
 	if r.quota >= 0 && r.count >= r.quota {
 		return io.EOF
 	}
-	return nil
-}
-
-const positionVersion = 1
-
-// Position encodes the count of rows emitted, the subtask layout and the
-// timestamp base: version byte, then uvarint count, subtask, parallelism,
-// and varint base.
-func (r *Reader) Position() ([]byte, error) {
-	p := []byte{positionVersion}
-	p = binary.AppendUvarint(p, uint64(r.count))
-	p = binary.AppendUvarint(p, uint64(r.subtask))
-	p = binary.AppendUvarint(p, uint64(r.parallelism))
-	p = binary.AppendVarint(p, r.gen.base)
-	return p, nil
-}
-
-// ErrBadPosition reports a position Seek cannot use.
-var ErrBadPosition = errors.New("datagen: invalid position")
-
-// Seek restores a position from Position. It must come from the same
-// subtask at the same parallelism.
-func (r *Reader) Seek(pos []byte) error {
-	if len(pos) == 0 || pos[0] != positionVersion {
-		return fmt.Errorf("%w: unknown version", ErrBadPosition)
-	}
-	rest := pos[1:]
-	var vals [3]uint64
-	for k := range vals {
-		v, n := binary.Uvarint(rest)
-		if n <= 0 {
-			return fmt.Errorf("%w: truncated", ErrBadPosition)
-		}
-		vals[k], rest = v, rest[n:]
-	}
-	base, n := binary.Varint(rest)
-	if n <= 0 || n != len(rest) {
-		return fmt.Errorf("%w: truncated or trailing bytes", ErrBadPosition)
-	}
-	count, subtask, parallelism := int64(vals[0]), int(vals[1]), int(vals[2])
-	if subtask != r.subtask || parallelism != r.parallelism {
-		return fmt.Errorf("%w: taken by subtask %d of %d, restoring subtask %d of %d (datagen cannot change parallelism on restore)",
-			ErrBadPosition, subtask, parallelism, r.subtask, r.parallelism)
-	}
-	if count < 0 || (r.quota >= 0 && count > r.quota) {
-		return fmt.Errorf("%w: row count %d beyond this subtask's %d rows", ErrBadPosition, count, r.quota)
-	}
-	r.count, r.gen.base = count, base
 	return nil
 }
 

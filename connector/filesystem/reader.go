@@ -4,12 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/types"
@@ -53,11 +51,14 @@ type Reader struct {
 	pendEmitted int
 	// After Seek: how many rows of the first record were already returned.
 	skipRows int
+	// After SeekAll: where files after the current one start, by global
+	// index; files not in it start at the beginning.
+	starts map[int]fileStart
 }
 
 var (
-	_ connector.SourceReader = (*Reader)(nil)
-	_ connector.Stats        = (*Reader)(nil)
+	_ connector.RescalableReader = (*Reader)(nil)
+	_ connector.Stats            = (*Reader)(nil)
 )
 
 // Skipped returns the number of malformed records skipped.
@@ -193,6 +194,23 @@ func (r *Reader) nextFile() {
 	}
 	r.file += r.parallelism
 	r.offset, r.line = 0, 1
+	r.enterFile()
+}
+
+// enterFile applies the start of the current file restored by SeekAll,
+// moving past files the earlier run finished.
+func (r *Reader) enterFile() {
+	for r.file < len(r.src.files) {
+		st, ok := r.starts[r.file]
+		if !ok {
+			return
+		}
+		if !st.done {
+			r.offset, r.line, r.skipRows = st.offset, st.line, st.emitted
+			return
+		}
+		r.file += r.parallelism
+	}
 }
 
 // readRecord reads the next record, advancing offset and line past it.
@@ -254,68 +272,6 @@ func (r *Reader) readLine() ([]byte, error) {
 func trimEOL(b []byte) []byte {
 	b = bytes.TrimSuffix(b, []byte{'\n'})
 	return bytes.TrimSuffix(b, []byte{'\r'})
-}
-
-const positionVersion = 1
-
-// Position encodes the file index, the byte offset and line number of the
-// next record, how many of that record's rows were already returned, and
-// the file's name (checked on Seek): a version byte, four uvarints, then
-// the name's length and bytes.
-func (r *Reader) Position() ([]byte, error) {
-	offset, line, emitted := r.offset, r.line, 0
-	if r.pending.Len() > 0 {
-		offset, line, emitted = r.pendOffset, r.pendLine, r.pendEmitted
-	}
-	name := ""
-	if r.file < len(r.src.files) {
-		name = filepath.Base(r.src.files[r.file])
-	}
-	p := []byte{positionVersion}
-	p = binary.AppendUvarint(p, uint64(r.file))
-	p = binary.AppendUvarint(p, uint64(offset))
-	p = binary.AppendUvarint(p, uint64(line))
-	p = binary.AppendUvarint(p, uint64(emitted))
-	p = binary.AppendUvarint(p, uint64(len(name)))
-	return append(p, name...), nil
-}
-
-// ErrBadPosition reports a position Seek cannot use.
-var ErrBadPosition = errors.New("filesystem: invalid position")
-
-// Seek moves to a position from Position, before any Next.
-func (r *Reader) Seek(pos []byte) error {
-	if len(pos) == 0 || pos[0] != positionVersion {
-		return fmt.Errorf("%w: unknown version", ErrBadPosition)
-	}
-	rest := pos[1:]
-	var vals [5]uint64
-	for k := range vals {
-		v, n := binary.Uvarint(rest)
-		if n <= 0 {
-			return fmt.Errorf("%w: truncated", ErrBadPosition)
-		}
-		vals[k], rest = v, rest[n:]
-	}
-	if uint64(len(rest)) != vals[4] {
-		return fmt.Errorf("%w: truncated", ErrBadPosition)
-	}
-	file, name := int(vals[0]), string(rest)
-	if file < len(r.src.files) {
-		if file%r.parallelism != r.subtask {
-			return fmt.Errorf("%w: file %d is not read by subtask %d of %d", ErrBadPosition, file, r.subtask, r.parallelism)
-		}
-		if got := filepath.Base(r.src.files[file]); got != name {
-			return fmt.Errorf("%w: file %d was %q, now %q (the folder changed)", ErrBadPosition, file, name, got)
-		}
-	}
-	if r.f != nil {
-		r.f.Close()
-		r.f = nil
-	}
-	r.file, r.offset, r.line, r.skipRows = file, int64(vals[1]), int64(vals[2]), int(vals[3])
-	r.pending.Reset()
-	return nil
 }
 
 // Close closes the open file.

@@ -86,11 +86,11 @@ func TestSinkFormats(t *testing.T) {
 		batch  *types.Batch
 		final  string
 	}{
-		{"sink.csv", map[string]string{"format": "csv"}, sinkRows(), "part-1-0.csv"},
-		{"sink-semicolon.csv", map[string]string{"format": "csv", "csv.field-delimiter": ";", "csv.null-literal": "\\N"}, sinkRows(), "part-1-0.csv"},
-		{"sink.json", map[string]string{"format": "json"}, sinkRows(), "part-1-0.json"},
-		{"sink-iso.json", map[string]string{"format": "json", "json.timestamp-format.standard": "ISO-8601"}, sinkRows(), "part-1-0.json"},
-		{"sink-debezium.json", map[string]string{"format": "debezium-json"}, updateRows(), "part-1-0.json"},
+		{"sink.csv", map[string]string{"format": "csv"}, sinkRows(), "part-1-1-0.csv"},
+		{"sink-semicolon.csv", map[string]string{"format": "csv", "csv.field-delimiter": ";", "csv.null-literal": "\\N"}, sinkRows(), "part-1-1-0.csv"},
+		{"sink.json", map[string]string{"format": "json"}, sinkRows(), "part-1-1-0.json"},
+		{"sink-iso.json", map[string]string{"format": "json", "json.timestamp-format.standard": "ISO-8601"}, sinkRows(), "part-1-1-0.json"},
+		{"sink-debezium.json", map[string]string{"format": "debezium-json"}, updateRows(), "part-1-1-0.json"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.golden, func(t *testing.T) {
@@ -212,7 +212,7 @@ func TestSinkPartNumbers(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if want := []string{"part-0-0.csv", "part-0-1.csv"}; !slices.Equal(names, want) {
+	if want := []string{"part-0-1-0.csv", "part-0-1-1.csv"}; !slices.Equal(names, want) {
 		t.Errorf("files %v, want %v", names, want)
 	}
 }

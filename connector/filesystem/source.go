@@ -32,7 +32,8 @@ const readBufferSize = 1 << 20
 // share one string allocation.
 //
 // File j is read by subtask j % parallelism. A reader's position is the
-// file and the byte offset of its next unread record.
+// file and the byte offset of its next unread record; SeekAll restores the
+// positions of a run at another parallelism (see position.go).
 type Source struct {
 	schema  types.Schema
 	format  format

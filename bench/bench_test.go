@@ -1,0 +1,62 @@
+package bench
+
+import (
+	"context"
+	"flag"
+	"testing"
+	"time"
+)
+
+// benchDuration is how long each workload runs under go test -bench.
+var benchDuration = flag.Duration("bench.duration", 3*time.Second, "how long each workload runs in go test -bench")
+
+// benchmarkWorkload runs one workload (once: a streaming run is timed by
+// its duration, not by b.N) and reports its figures as metrics.
+func benchmarkWorkload(b *testing.B, name string) {
+	for range b.N {
+		results, err := Run(context.Background(), Config{Workloads: []string{name}, Duration: *benchDuration, Dir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		r := results[len(results)-1]
+		ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+		if r.RowsPerSec > 0 {
+			b.ReportMetric(r.RowsPerSec, "rows/s")
+			b.ReportMetric(r.CPUNsPerRow, "cpu-ns/row")
+		}
+		if r.Checkpoints > 0 {
+			b.ReportMetric(ms(r.CkptP50), "ckpt-p50-ms")
+			b.ReportMetric(ms(r.CkptP99), "ckpt-p99-ms")
+			b.ReportMetric(ms(r.AlignP99), "align-p99-ms")
+		}
+		if r.Restore > 0 {
+			b.ReportMetric(ms(r.Restore), "restore-ms")
+		}
+		if r.LatP99 > 0 {
+			b.ReportMetric(ms(r.LatP50), "lat-p50-ms")
+			b.ReportMetric(ms(r.LatP99), "lat-p99-ms")
+			b.ReportMetric(ms(r.LatP999), "lat-p99.9-ms")
+		}
+		if r.PeakRSS > 0 {
+			b.ReportMetric(float64(r.PeakRSS)/(1<<20), "peak-rss-MiB")
+		}
+		b.ReportMetric(float64(r.PeakGo)/(1<<20), "peak-go-MiB")
+	}
+}
+
+func BenchmarkReference(b *testing.B) { benchmarkWorkload(b, "REF") }
+
+// BenchmarkW1 is SUM GROUP BY over 1,000 keys with checkpoints every second.
+func BenchmarkW1(b *testing.B) { benchmarkWorkload(b, "W1") }
+
+// BenchmarkW2 is SUM GROUP BY over 1,000,000 random keys with checkpoints.
+func BenchmarkW2(b *testing.B) { benchmarkWorkload(b, "W2") }
+
+// BenchmarkW3 is W1 with checkpoints off.
+func BenchmarkW3(b *testing.B) { benchmarkWorkload(b, "W3") }
+
+// BenchmarkW4 restores a 1,000,000-key checkpoint (written by W2 first).
+func BenchmarkW4(b *testing.B) { benchmarkWorkload(b, "W4") }
+
+// BenchmarkW5 is W1 at half its peak rate, measuring latency.
+func BenchmarkW5(b *testing.B) { benchmarkWorkload(b, "W5") }

@@ -1,0 +1,192 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/weir-sql/weir/checkpoint"
+	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/exec"
+	"github.com/weir-sql/weir/parser"
+	"github.com/weir-sql/weir/planner"
+	"github.com/weir-sql/weir/session"
+	"github.com/weir-sql/weir/statestore"
+)
+
+// jobSpec is one run of a SQL script through the session, the planner and
+// the runtime, in process.
+type jobSpec struct {
+	name     string        // job name: checkpoints go to <dir>/<name>
+	script   string        // SET, CREATE TABLE and one INSERT
+	interval time.Duration // checkpoint interval; 0 for off
+	dir      string        // checkpoint folder (state.checkpoints.dir)
+	restore  bool          // restore the job's latest checkpoint
+	duration time.Duration // how long to run
+	// stopAtFirstRow stops the job once the first row reached a bench sink.
+	stopAtFirstRow bool
+	progress       io.Writer // rows/s once a second; nil for none
+	label          string    // workload name in progress lines
+}
+
+// jobRun is what a run measured.
+type jobRun struct {
+	rows        int64         // rows read by the sources while measuring
+	elapsed     time.Duration // from start to stop
+	cpu         time.Duration // process CPU time from start to stop
+	checkpoints []time.Duration
+	alignments  []time.Duration
+	aborted     int
+	keys        int64 // keys in the last completed checkpoint
+	peakGo      uint64
+	peakRSS     uint64
+	firstRow    time.Duration // from the call to the first row at a bench sink
+	latency     *histogram
+}
+
+// runJob plans and runs spec and returns its measurements.
+func runJob(ctx context.Context, spec jobSpec) (*jobRun, error) {
+	mem := startMemSampler(20 * time.Millisecond)
+	col := &collector{clock: clock{base: time.Now()}}
+	run, err := runJobWith(ctx, spec, col)
+	peakGo, peakRSS := mem.finish()
+	if err != nil {
+		return nil, err
+	}
+	run.peakGo, run.peakRSS = peakGo, peakRSS
+	return run, nil
+}
+
+func runJobWith(ctx context.Context, spec jobSpec, col *collector) (*jobRun, error) {
+	s := session.New(connector.Env{Stdout: io.Discard, Stderr: io.Discard})
+	col.register(s.Connectors)
+	stmts, err := parser.Parse(spec.script)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", spec.label, err)
+	}
+	var inserts []*parser.Insert
+	for _, st := range stmts {
+		if ins, ok := st.(*parser.Insert); ok {
+			inserts = append(inserts, ins)
+			continue
+		}
+		if err := s.Exec(st, io.Discard); err != nil {
+			return nil, fmt.Errorf("%s: %w", spec.label, err)
+		}
+	}
+	pl := &planner.Planner{Catalog: s.Catalog, Connectors: s.Connectors, Env: s.Env, Config: s.Config}
+	plan, err := pl.PlanInserts(inserts, spec.name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: plan: %w", spec.label, err)
+	}
+	run := &jobRun{latency: &col.latencies}
+	var opts exec.Options
+	opts.MiniBatch = strings.EqualFold(strings.TrimSpace(s.Config[miniBatchKey]), "true")
+	var mu sync.Mutex
+	if spec.interval > 0 || spec.restore {
+		storage, err := checkpoint.NewStorage(checkpoint.OSFS{}, spec.dir, spec.name)
+		if err != nil {
+			return nil, err
+		}
+		c := &exec.CheckpointOptions{
+			Interval:        spec.interval,
+			Timeout:         time.Minute,
+			Storage:         storage,
+			Retain:          1,
+			StateCacheBytes: statestore.DefaultCacheBytes,
+			WorkDir:         filepath.Join(storage.Dir(), "_work"),
+			Query:           spec.script,
+			Report: func(r exec.CheckpointReport) {
+				mu.Lock()
+				defer mu.Unlock()
+				if !r.Completed {
+					run.aborted++
+					return
+				}
+				run.checkpoints = append(run.checkpoints, r.Duration)
+				run.alignments = append(run.alignments, r.Alignment)
+				run.keys = r.Keys
+			},
+		}
+		if spec.restore {
+			latest, _, err := storage.Latest()
+			if err != nil {
+				return nil, fmt.Errorf("%s: latest checkpoint: %w", spec.label, err)
+			}
+			c.Restore = latest
+		}
+		opts.Checkpoint = c
+	}
+	start, cpu0 := time.Now(), processCPU()
+	job, err := exec.Start(ctx, plan.Graph, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: start: %w", spec.label, err)
+	}
+	stopped := watch(job, spec, col, start)
+	err = job.Wait()
+	run.rows, run.elapsed, run.cpu = stopped.rows, stopped.at.Sub(start), stopped.cpu-cpu0
+	if first := col.firstRow.Load(); first > 0 {
+		run.firstRow = time.Duration(first)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", spec.label, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return run, nil
+}
+
+// miniBatchKey turns on mini-batch aggregation (exec.Options.MiniBatch), as
+// Flink's key of that name.
+const miniBatchKey = "table.exec.mini-batch.enabled"
+
+// stopPoint is where the measurement ended.
+type stopPoint struct {
+	rows int64
+	at   time.Time
+	cpu  time.Duration
+}
+
+// watch reports progress once a second and stops the job after the
+// duration (or at the first sink row). It returns when the job is stopped.
+func watch(job *exec.Job, spec jobSpec, col *collector, start time.Time) stopPoint {
+	deadline := time.NewTimer(spec.duration)
+	defer deadline.Stop()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var poll <-chan time.Time
+	if spec.stopAtFirstRow {
+		p := time.NewTicker(time.Millisecond)
+		defer p.Stop()
+		poll = p.C
+	}
+	lastRows, lastAt := int64(0), start
+	stop := func() stopPoint {
+		sp := stopPoint{rows: job.Metrics().RowsRead, at: time.Now(), cpu: processCPU()}
+		job.Stop()
+		return sp
+	}
+	for {
+		select {
+		case <-job.Done():
+			return stopPoint{rows: job.Metrics().RowsRead, at: time.Now(), cpu: processCPU()}
+		case <-deadline.C:
+			return stop()
+		case <-poll:
+			if col.firstRow.Load() > 0 {
+				return stop()
+			}
+		case now := <-tick.C:
+			rows := job.Metrics().RowsRead
+			if spec.progress != nil {
+				rate := float64(rows-lastRows) / now.Sub(lastAt).Seconds()
+				fmt.Fprintf(spec.progress, "  %s %4.0fs  %s rows/s\n", spec.label, now.Sub(start).Seconds(), formatRate(rate))
+			}
+			lastRows, lastAt = rows, now
+		}
+	}
+}

@@ -1,0 +1,37 @@
+package bench
+
+// parallelism is the parallelism of every workload.
+const parallelism = 2
+
+// The workloads' SQL. The datagen source is unthrottled (its rate limit is
+// far above what two cores reach).
+const (
+	w1Script = `SET 'parallelism.default' = '2';
+SET 'table.exec.mini-batch.enabled' = 'true';
+CREATE TABLE t (k BIGINT, v BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '1000000000000',
+  'fields.k.min' = '0', 'fields.k.max' = '999', 'fields.v.min' = '0', 'fields.v.max' = '99');
+CREATE TABLE s (k BIGINT, total BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO s SELECT k, SUM(v) FROM t GROUP BY k;
+`
+	w2Table = `SET 'parallelism.default' = '2';
+SET 'table.exec.mini-batch.enabled' = 'true';
+CREATE TABLE t (k BIGINT, v BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '1000000000000',
+  'fields.k.min' = '0', 'fields.k.max' = '999999', 'fields.v.min' = '0', 'fields.v.max' = '99');
+`
+	w2Script = w2Table + `CREATE TABLE s (k BIGINT, total BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO s SELECT k, SUM(v) FROM t GROUP BY k;
+`
+	// w4Script is W2's query into a sink that notes the first row; the
+	// operator ids, which depend on the source and the query only, match
+	// W2's checkpoint.
+	w4Script = w2Table + `CREATE TABLE s (k BIGINT, total BIGINT) WITH ('connector' = 'bench-sink');
+INSERT INTO s SELECT k, SUM(v) FROM t GROUP BY k;
+`
+	// w5Script is W1's query over stamped rows at a given rate (%f).
+	w5Script = `SET 'parallelism.default' = '2';
+SET 'table.exec.mini-batch.enabled' = 'true';
+CREATE TABLE t (k BIGINT, v BIGINT, ts BIGINT) WITH ('connector' = 'bench-stamp', 'keys' = '1000', 'rows-per-second' = '%f');
+CREATE TABLE s (k BIGINT, total BIGINT, sts BIGINT, cnt BIGINT) WITH ('connector' = 'bench-sink', 'latency' = 'true');
+INSERT INTO s SELECT k, SUM(v), SUM(ts), COUNT(*) FROM t GROUP BY k;
+`
+)

@@ -1,0 +1,180 @@
+package filesystem
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Part files. Subtask s writes .part-<s>-<n>.inprogress (hidden from
+// readers, which skip names starting with '.') and a commit renames it to
+// part-<s>-<c>-<n>.<ext>, c being the checkpoint that pre-committed it. n
+// counts the part files of s in the folder, so that no name is ever used
+// twice, even by another run.
+
+// inProgressName returns the name of subtask's in-progress part file n.
+func inProgressName(subtask, n int) string {
+	return ".part-" + strconv.Itoa(subtask) + "-" + strconv.Itoa(n) + ".inprogress"
+}
+
+// finalName returns the name part file n of subtask gets when checkpoint commits it.
+func finalName(subtask int, checkpoint int64, n int, ext string) string {
+	return fmt.Sprintf("part-%d-%d-%d.%s", subtask, checkpoint, n, ext)
+}
+
+// partName is a parsed part file name.
+type partName struct {
+	subtask, n int
+	inProgress bool
+}
+
+// parsePartName parses .part-<s>-<n>.inprogress, part-<s>-<c>-<n>.<ext>
+// and the older part-<s>-<n>.<ext>; ok is false for any other name.
+func parsePartName(name string) (partName, bool) {
+	var p partName
+	rest, hidden := strings.CutPrefix(name, ".")
+	rest, ok := strings.CutPrefix(rest, "part-")
+	if !ok {
+		return p, false
+	}
+	stem, ext, ok := strings.Cut(rest, ".")
+	if !ok || ext == "" || strings.Contains(ext, ".") {
+		return p, false
+	}
+	p.inProgress = ext == "inprogress"
+	if hidden != p.inProgress {
+		return p, false
+	}
+	fields := strings.Split(stem, "-")
+	if len(fields) != 2 && (len(fields) != 3 || p.inProgress) {
+		return p, false
+	}
+	nums := make([]int, len(fields))
+	for k, f := range fields {
+		v, err := strconv.Atoi(f)
+		if err != nil || v < 0 || strconv.Itoa(v) != f {
+			return p, false
+		}
+		nums[k] = v
+	}
+	p.subtask, p.n = nums[0], nums[len(nums)-1]
+	return p, true
+}
+
+// nextPartNumber returns one more than the highest n of subtask's part
+// files in dir, in progress or final.
+func nextPartNumber(dir string, subtask int) (int, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, fmt.Errorf("filesystem sink: %w", err)
+	}
+	next := 0
+	for _, e := range entries {
+		if p, ok := parsePartName(e.Name()); ok && p.subtask == subtask && p.n >= next {
+			next = p.n + 1
+		}
+	}
+	return next, nil
+}
+
+// txnFile is one part file of a transaction: its in-progress and final
+// names (in the sink's folder) and its size when pre-committed.
+type txnFile struct {
+	tmp, final string
+	size       int64
+}
+
+// transaction is what PreCommit returns: the files to rename.
+type transaction struct {
+	checkpoint int64
+	files      []txnFile
+}
+
+const txnVersion = 1
+
+// ErrBadTransaction reports transaction bytes Commit or Recover cannot use.
+var ErrBadTransaction = errors.New("filesystem sink: invalid transaction")
+
+// encode returns version 1: a version byte, uvarint checkpoint and file
+// count, then per file the in-progress name, the final name (each a
+// uvarint length and bytes) and the uvarint size.
+func (t *transaction) encode() []byte {
+	b := []byte{txnVersion}
+	b = binary.AppendUvarint(b, uint64(t.checkpoint))
+	b = binary.AppendUvarint(b, uint64(len(t.files)))
+	for _, f := range t.files {
+		b = appendName(b, f.tmp)
+		b = appendName(b, f.final)
+		b = binary.AppendUvarint(b, uint64(f.size))
+	}
+	return b
+}
+
+// decodeTransaction parses and validates transaction bytes: every name
+// must be a part file name of the right kind, without a folder.
+func decodeTransaction(b []byte) (*transaction, error) {
+	if len(b) == 0 || b[0] != txnVersion {
+		return nil, fmt.Errorf("%w: unknown version", ErrBadTransaction)
+	}
+	d := &posDecoder{rest: b[1:]}
+	t := &transaction{checkpoint: d.uint()}
+	n := d.uint()
+	if n > int64(len(d.rest)) {
+		return nil, fmt.Errorf("%w: truncated", ErrBadTransaction)
+	}
+	for range n {
+		f := txnFile{tmp: d.name(), final: d.name(), size: d.uint()}
+		if d.err != nil {
+			break
+		}
+		tp, ok1 := parsePartName(f.tmp)
+		fp, ok2 := parsePartName(f.final)
+		if !ok1 || !ok2 || !tp.inProgress || fp.inProgress {
+			return nil, fmt.Errorf("%w: %q, %q are not part file names", ErrBadTransaction, f.tmp, f.final)
+		}
+		t.files = append(t.files, f)
+	}
+	if d.err != nil || len(d.rest) != 0 {
+		return nil, fmt.Errorf("%w: truncated or trailing bytes", ErrBadTransaction)
+	}
+	return t, nil
+}
+
+// commitFiles renames each in-progress file of a transaction to its final
+// name, then syncs the folder. A file already renamed (the final name
+// exists, the in-progress one does not) is skipped.
+func commitFiles(dir string, files []txnFile) error {
+	renamed := false
+	for _, f := range files {
+		tmp, final := filepath.Join(dir, f.tmp), filepath.Join(dir, f.final)
+		st, err := os.Stat(tmp)
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, ferr := os.Stat(final); ferr == nil {
+				continue // committed before
+			}
+			return fmt.Errorf("filesystem sink: commit %s: neither it nor %s exists", tmp, f.final)
+		}
+		if err != nil {
+			return fmt.Errorf("filesystem sink: commit: %w", err)
+		}
+		if st.Size() != f.size {
+			return fmt.Errorf("filesystem sink: commit %s: %d bytes, %d when pre-committed", tmp, st.Size(), f.size)
+		}
+		if _, err := os.Lstat(final); err == nil {
+			return fmt.Errorf("filesystem sink: commit %s: %s exists already", tmp, f.final)
+		}
+		if err := os.Rename(tmp, final); err != nil {
+			return fmt.Errorf("filesystem sink: commit: %w", err)
+		}
+		renamed = true
+	}
+	if renamed {
+		return syncDir(dir)
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+package filesystem
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// sizeUnits maps the units of a memory size, as Flink's MemorySize
+// accepts them, to their factor.
+var sizeUnits = map[string]int64{
+	"": 1, "b": 1, "bytes": 1,
+	"k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10,
+	"m": 1 << 20, "mb": 1 << 20, "mebibytes": 1 << 20,
+	"g": 1 << 30, "gb": 1 << 30, "gibibytes": 1 << 30,
+	"t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40,
+}
+
+// durationUnits maps the units of a duration, as Flink's TimeUtils
+// accepts them, to their length; a number without a unit is milliseconds.
+var durationUnits = map[string]time.Duration{
+	"ns": time.Nanosecond, "nano": time.Nanosecond, "nanos": time.Nanosecond, "nanosecond": time.Nanosecond, "nanoseconds": time.Nanosecond,
+	"us": time.Microsecond, "µs": time.Microsecond, "micro": time.Microsecond, "micros": time.Microsecond, "microsecond": time.Microsecond, "microseconds": time.Microsecond,
+	"": time.Millisecond, "ms": time.Millisecond, "milli": time.Millisecond, "millis": time.Millisecond, "millisecond": time.Millisecond, "milliseconds": time.Millisecond,
+	"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
+	"m": time.Minute, "min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
+	"h": time.Hour, "hour": time.Hour, "hours": time.Hour,
+	"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
+}
+
+// splitAmount splits "128 mb" into 128 and "mb" (lower case).
+func splitAmount(s string) (int64, string, error) {
+	s = strings.TrimSpace(s)
+	end := 0
+	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
+		end++
+	}
+	if end == 0 {
+		return 0, "", fmt.Errorf("%q does not start with a number", s)
+	}
+	n, err := strconv.ParseInt(s[:end], 10, 64)
+	if err != nil {
+		return 0, "", fmt.Errorf("%q: %w", s, err)
+	}
+	return n, strings.ToLower(strings.TrimSpace(s[end:])), nil
+}
+
+// parseSize parses a memory size such as "128mb", "1 gb" or "4096".
+func parseSize(s string) (int64, error) {
+	n, unit, err := splitAmount(s)
+	if err != nil {
+		return 0, err
+	}
+	f, ok := sizeUnits[unit]
+	if !ok {
+		return 0, fmt.Errorf("%q: unknown unit %q (use b, kb, mb, gb or tb)", s, unit)
+	}
+	if n > math.MaxInt64/f {
+		return 0, fmt.Errorf("%q: too large", s)
+	}
+	return n * f, nil
+}
+
+// parseDuration parses a duration such as "30 min", "10s" or "500"
+// (milliseconds).
+func parseDuration(s string) (time.Duration, error) {
+	n, unit, err := splitAmount(s)
+	if err != nil {
+		return 0, err
+	}
+	d, ok := durationUnits[unit]
+	if !ok {
+		return 0, fmt.Errorf("%q: unknown unit %q (use ms, s, min, h or d)", s, unit)
+	}
+	if n > math.MaxInt64/int64(d) {
+		return 0, fmt.Errorf("%q: too large", s)
+	}
+	return time.Duration(n) * d, nil
+}

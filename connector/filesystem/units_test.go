@@ -1,0 +1,134 @@
+package filesystem
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/connector/connectortest"
+)
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		err  string
+	}{
+		{"128mb", 128 << 20, ""},
+		{"1 gb", 1 << 30, ""},
+		{"128MB", 128 << 20, ""},
+		{"4096", 4096, ""},
+		{"10 b", 10, ""},
+		{"64k", 64 << 10, ""},
+		{" 2 tb ", 2 << 40, ""},
+		{"mb", 0, "does not start with a number"},
+		{"1.5mb", 0, "unknown unit \".5mb\""},
+		{"3 parsecs", 0, "unknown unit"},
+		{"99999999999 tb", 0, "too large"},
+	}
+	for _, tc := range tests {
+		got, err := parseSize(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: got %v, %v; want error %q", tc.in, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q: got %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+		err  string
+	}{
+		{"30 min", 30 * time.Minute, ""},
+		{"10s", 10 * time.Second, ""},
+		{"500", 500 * time.Millisecond, ""},
+		{"250 ms", 250 * time.Millisecond, ""},
+		{"2 h", 2 * time.Hour, ""},
+		{"1d", 24 * time.Hour, ""},
+		{"3 Minutes", 3 * time.Minute, ""},
+		{"", 0, "does not start with a number"},
+		{"5 weeks", 0, "unknown unit"},
+		{"9999999999999 d", 0, "too large"},
+	}
+	for _, tc := range tests {
+		got, err := parseDuration(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: got %v, %v; want error %q", tc.in, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q: got %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestRollingOptions(t *testing.T) {
+	tests := []struct {
+		opts     map[string]string
+		size     int64
+		rollover time.Duration
+		err      string
+	}{
+		{map[string]string{}, 128 << 20, 30 * time.Minute, ""},
+		{map[string]string{"sink.rolling-policy.file-size": "1 kb", "sink.rolling-policy.rollover-interval": "10s"}, 1 << 10, 10 * time.Second, ""},
+		{map[string]string{"sink.rolling-policy.file-size": "0"}, 0, 0, "option 'sink.rolling-policy.file-size': must be positive"},
+		{map[string]string{"sink.rolling-policy.file-size": "big"}, 0, 0, "option 'sink.rolling-policy.file-size': \"big\" does not start"},
+		{map[string]string{"sink.rolling-policy.rollover-interval": "1 fortnight"}, 0, 0, "option 'sink.rolling-policy.rollover-interval': \"1 fortnight\": unknown unit"},
+		{map[string]string{"sink.rolling-policy.rollover-interval": "0s"}, 0, 0, "must be positive"},
+	}
+	for _, tc := range tests {
+		opts := map[string]string{"format": "csv", "path": t.TempDir()}
+		for k, v := range tc.opts {
+			opts[k] = v
+		}
+		s, err := NewSink(connectortest.Table("out", idCols, opts), connector.Env{})
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%v: got %v, want %q", tc.opts, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fs := s.(*Sink); fs.fileSize != tc.size || fs.rollover != tc.rollover {
+			t.Errorf("%v: size %d, rollover %v", tc.opts, fs.fileSize, fs.rollover)
+		}
+	}
+}
+
+func TestParsePartName(t *testing.T) {
+	tests := []struct {
+		name string
+		want partName
+		ok   bool
+	}{
+		{".part-0-12.inprogress", partName{0, 12, true}, true},
+		{"part-3-7-12.csv", partName{3, 12, false}, true},
+		{"part-3-12.json", partName{3, 12, false}, true},
+		{".part-3-7-12.inprogress", partName{}, false},
+		{"part-3-12.inprogress", partName{}, false},
+		{".part-3-12.csv", partName{}, false},
+		{"part-a-1.csv", partName{}, false},
+		{"part-1-01.csv", partName{}, false},
+		{"part-1-1", partName{}, false},
+		{"part-1-1.csv.bak", partName{}, false},
+		{"notes.txt", partName{}, false},
+	}
+	for _, tc := range tests {
+		got, ok := parsePartName(tc.name)
+		if ok != tc.ok || (ok && got != tc.want) {
+			t.Errorf("%s: got %+v, %v", tc.name, got, ok)
+		}
+	}
+}

@@ -1,0 +1,180 @@
+package exec
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/weir-sql/weir/expr"
+	"github.com/weir-sql/weir/statestore"
+	"github.com/weir-sql/weir/types"
+)
+
+// TestGroupAggMiniBatch feeds batches to a GroupAgg with mini-batch on and
+// checks that changes are held until emitPending (or Finish, or
+// PrepareSnapshot), then emitted once per group with the net change.
+func TestGroupAggMiniBatch(t *testing.T) {
+	sum := AggCall{Func: AggSum, Arg: 1, ArgType: types.BigInt, Type: types.BigInt}
+	type step struct {
+		in    string // batch, or "" for the flush action
+		flush string // "emit", "finish", "snapshot"
+		want  string // output after the step
+	}
+	tests := []struct {
+		name  string
+		keys  []int
+		steps []step
+	}{
+		{"int key: updates fold", []int{0}, []step{
+			{in: "+I 1 1"}, {in: "+I 1 2; +I 2 5"},
+			{flush: "emit", want: "+I[1, 3] +I[2, 5]"},
+			{in: "+I 1 1"}, {in: "-D 2 5"}, {in: "+I 3 7; -D 3 7"},
+			{flush: "emit", want: "-U[1, 3] +U[1, 4] -D[2, 5]"},
+			{flush: "emit", want: ""},
+			{in: "+I 2 1; +I 1 -4"},
+			{flush: "finish", want: "+I[2, 1] -U[1, 4] +U[1, 0]"},
+		}},
+		{"string key and null key", []int{0}, []step{
+			{in: "+I a 1; +I null 2"}, {in: "+I a 2"},
+			{flush: "emit", want: "+I[a, 3] +I[<NULL>, 2]"},
+			{in: "-D a 1; -D a 2"}, {in: "+I a 9"},
+			{flush: "snapshot", want: "-U[a, 3] +U[a, 9]"},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			op := newGroupAggOp(tc.keys, []AggCall{sum})
+			if err := op.Open(&OpContext{Parallelism: 1, MaxParallelism: 128, Name: "agg", ID: "agg", StateBudget: 1 << 20}); err != nil {
+				t.Fatal(err)
+			}
+			st, err := statestore.Open(t.TempDir(), statestore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if err := op.InitState(st, false); err != nil {
+				t.Fatal(err)
+			}
+			op.enableMiniBatch()
+			rec := &recorder{}
+			for i, s := range tc.steps {
+				rec.rows = nil
+				switch {
+				case s.in != "":
+					if err := op.Process(0, parseRows(t, 2, s.in), rec); err != nil {
+						t.Fatal(err)
+					}
+				case s.flush == "emit":
+					if err := op.emitPending(); err != nil {
+						t.Fatal(err)
+					}
+				case s.flush == "finish":
+					if err := op.Finish(rec); err != nil {
+						t.Fatal(err)
+					}
+				case s.flush == "snapshot":
+					if err := op.PrepareSnapshot(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if got := strings.Join(rec.rows, " "); got != s.want {
+					t.Errorf("step %d: got %q, want %q", i, got, s.want)
+				}
+				if op.hasPending() != (s.in != "") {
+					t.Errorf("step %d: hasPending = %v", i, op.hasPending())
+				}
+			}
+		})
+	}
+}
+
+// TestGroupAggMiniBatchRowCap checks that a mini-batch is emitted without a
+// flush once miniBatchRows rows are pending.
+func TestGroupAggMiniBatchRowCap(t *testing.T) {
+	op := newGroupAggOp([]int{0}, []AggCall{{Func: AggCountStar, Arg: -1, Type: types.BigInt}})
+	if err := op.Open(&OpContext{Parallelism: 1, MaxParallelism: 128}); err != nil {
+		t.Fatal(err)
+	}
+	op.enableMiniBatch()
+	rec := &recorder{}
+	b := types.NewBatch(1, 1024)
+	for range 1024 {
+		b.Append(types.Insert, []types.Value{types.BigIntValue(7)})
+	}
+	for range miniBatchRows/1024 - 1 {
+		if err := op.Process(0, b, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(rec.rows) != 0 {
+		t.Fatalf("emitted %v before the row cap", rec.rows)
+	}
+	if err := op.Process(0, b, rec); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"+I[7, 32768]"}; !slices.Equal(rec.rows, want) {
+		t.Fatalf("got %v, want %v", rec.rows, want)
+	}
+}
+
+// TestPipelineMiniBatch runs a job with and without mini-batch and checks
+// that both end with the batch answer.
+func TestPipelineMiniBatch(t *testing.T) {
+	rows := testRows(3, 20000, 300, 1000)
+	sums, seen := map[int64]int64{}, map[int64]bool{}
+	for _, r := range rows {
+		seen[r[0].Int()] = true
+		if !r[1].IsNull() {
+			sums[r[0].Int()] += r[1].Int()
+		}
+	}
+	var want [][]types.Value
+	for k := range seen {
+		want = append(want, []types.Value{types.BigIntValue(k), types.BigIntValue(sums[k])})
+	}
+	for _, mini := range []bool{false, true} {
+		sink := &collectSink{}
+		g := &JobGraph{Name: "mini", Vertices: []*Vertex{
+			{Name: "Source", Parallelism: 2, Source: &sliceSource{width: 2, rows: rows}, SourceWidth: 2},
+			{Name: "Sum -> Sink", Parallelism: 2,
+				Inputs: []Input{{From: 0, Partition: Partitioning{Kind: Hash, Keys: []int{0}}}},
+				Operators: []OperatorSpec{{Name: "GroupAggregate", OutWidth: 2, New: NewGroupAgg([]int{0},
+					[]AggCall{{Func: AggSum, Arg: 1, ArgType: types.BigInt, Type: types.BigInt}})}},
+				Sink: sink},
+		}}
+		runJob(t, g, Options{BatchSize: 128, MiniBatch: mini})
+		if got, w := applyChangelog(t, sink.rows), sortedRows(want); !slices.Equal(got, w) {
+			t.Fatalf("mini-batch %v: final result differs: got %d rows, want %d", mini, len(got), len(w))
+		}
+	}
+}
+
+// TestCalcColumnProjection checks the fast paths of a Calc whose
+// projections are plain columns: a reordering copy and an identity pass.
+func TestCalcColumnProjection(t *testing.T) {
+	col := func(i int) expr.Expr { return expr.NewColumn(i, types.BigInt, "") }
+	tests := []struct {
+		name string
+		proj []expr.Expr
+		want string
+	}{
+		{"identity", []expr.Expr{col(0), col(1)}, "+I[1, 2] -U[3, 4]"},
+		{"swap", []expr.Expr{col(1), col(0)}, "+I[2, 1] -U[4, 3]"},
+		{"subset twice", []expr.Expr{col(1), col(1)}, "+I[2, 2] -U[4, 4]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			op := NewCalc(nil, tc.proj)()
+			if err := op.Open(&OpContext{Name: "Calc"}); err != nil {
+				t.Fatal(err)
+			}
+			rec := &recorder{}
+			if err := op.Process(0, parseRows(t, 2, "+I 1 2; -U 3 4"), rec); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(rec.rows, " "); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
