@@ -148,71 +148,66 @@ func JobNameFromPath(path string) string {
 // end as one job (as Flink's STATEMENT SET), until bounded input is exhausted
 // or ctx is cancelled (a clean stop).
 func (s *Session) RunScript(ctx context.Context, src string, opts RunOptions) error {
-	stmts, err := parser.Parse(src)
-	if err != nil {
+	plan, query, err := s.planScript(src, opts, false)
+	if err != nil || plan == nil {
 		return err
 	}
-	var inserts []*parser.Insert
-	for _, st := range stmts {
-		if ins, ok := st.(*parser.Insert); ok {
-			inserts = append(inserts, ins)
-			continue
-		}
-		if err := s.Exec(st, s.Env.Stdout); err != nil {
-			return withSource(err, src)
-		}
-	}
-	if len(inserts) == 0 {
-		return nil
-	}
-	plan, err := s.planner().PlanInserts(inserts, s.jobName(opts.JobName))
-	if err != nil {
-		return withSource(err, src)
-	}
-	return s.runJob(ctx, plan, insertsText(inserts), opts)
-}
-
-func insertsText(ins []*parser.Insert) string {
-	parts := make([]string, len(ins))
-	for i, st := range ins {
-		parts[i] = st.SQL() + ";"
-	}
-	return strings.Join(parts, "\n")
+	return s.runJob(ctx, plan, query, opts)
 }
 
 // ExplainScript executes a script's SET and DDL statements and prints the
-// plan of its INSERT statements (as one job) and of its EXPLAIN statements.
+// plan of its INSERT statements (as one job) and of its EXPLAIN statements
+// and queries.
 func (s *Session) ExplainScript(src string, opts RunOptions) error {
+	plan, _, err := s.planScript(src, opts, true)
+	if err != nil || plan == nil {
+		return err
+	}
+	fmt.Fprintln(s.Env.Stdout, plan.Explain)
+	return nil
+}
+
+// planScript executes a script's statements other than INSERT in order and
+// plans its INSERTs as one job; it returns nil when there is none, and the
+// INSERTs' text. With explain, bare queries print their plan.
+func (s *Session) planScript(src string, opts RunOptions, explain bool) (*planner.Plan, string, error) {
 	stmts, err := parser.Parse(src)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	var inserts []*parser.Insert
 	for _, st := range stmts {
 		switch st := st.(type) {
 		case *parser.Insert:
 			inserts = append(inserts, st)
+			continue
 		case *parser.QueryStmt:
-			text, err := s.planner().Explain(&parser.Explain{StmtBase: st.StmtBase, Stmt: st})
-			if err != nil {
-				return withSource(err, src)
+			if explain {
+				st2 := &parser.Explain{StmtBase: st.StmtBase, Stmt: st}
+				if err := s.Exec(st2, s.Env.Stdout); err != nil {
+					return nil, "", withSource(err, src)
+				}
+				continue
 			}
-			fmt.Fprintln(s.Env.Stdout, text)
-		default:
-			if err := s.Exec(st, s.Env.Stdout); err != nil {
-				return withSource(err, src)
-			}
+			return nil, "", withSource(parser.Errorf(st.Position(),
+				"a query in a file needs a sink: INSERT INTO a table (a 'print' table shows the changelog), or run the file in the shell (weir -f FILE)"), src)
+		}
+		if err := s.Exec(st, s.Env.Stdout); err != nil {
+			return nil, "", withSource(err, src)
 		}
 	}
 	if len(inserts) == 0 {
-		return nil
+		return nil, "", nil
 	}
 	plan, err := s.planner().PlanInserts(inserts, s.jobName(opts.JobName))
 	if err != nil {
-		return withSource(err, src)
+		return nil, "", withSource(err, src)
 	}
-	fmt.Fprintln(s.Env.Stdout, plan.Explain)
-	return nil
+	parts := make([]string, len(inserts))
+	for i, st := range inserts {
+		parts[i] = st.SQL() + ";"
+	}
+	return plan, strings.Join(parts, "\n"), nil
 }
 
 // Exec executes one statement that does not start a job (everything but

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCommandLine runs the command in process: exit codes and what a user
+// sees for a good file, a SQL error, a bad record, explain and bad usage.
+func TestCommandLine(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	data := write("in.csv", "1,10\n2,20\n1,5\nx,7\n")
+	good := write("good.sql", `
+SET 'parallelism.default' = '1';
+CREATE TABLE t (k INT, v BIGINT) WITH ('connector' = 'filesystem', 'path' = '`+data+`', 'format' = 'csv',
+  'csv.ignore-parse-errors' = 'true');
+CREATE TABLE o (k INT, s BIGINT) WITH ('connector' = 'print');
+INSERT INTO o SELECT k, SUM(v) FROM t GROUP BY k;`)
+	badSQL := write("bad.sql", "CREATE TABLE t (k INT) WITH ('connector' = 'datagen');\n"+
+		"CREATE TABLE o (k INT) WITH ('connector' = 'print');\nINSERT INTO o\nSELECT kk\n  FROM t;")
+	bareQuery := write("bare.sql", "CREATE TABLE t (k INT) WITH ('connector' = 'datagen');\nSELECT k FROM t;")
+	badRecord := write("badrec.sql", strings.Replace(string(must(os.ReadFile(good))), "'csv.ignore-parse-errors' = 'true'", "'csv.allow-comments' = 'false'", 1))
+	cases := []struct {
+		args   []string
+		code   int
+		stdout []string
+		stderr []string
+	}{
+		{[]string{"run", "--quiet", good}, 0, []string{"+I[1, 15]\n", "+I[2, 20]\n"}, []string{"skipped 1 malformed record"}},
+		{[]string{"run", "--quiet", bareQuery}, 1, nil, []string{"a query in a file needs a sink"}},
+		{[]string{"run", badSQL}, 1, nil, []string{"line 4:8: unknown column 'kk' (columns in scope: k)", "  SELECT kk\n         ^"}},
+		{[]string{"run", badRecord}, 1, nil, []string{"in.csv: offset 14 (line 4)", "column k"}},
+		{[]string{"explain", good}, 0, []string{"== Optimized Physical Plan ==", "GroupAggregate(groupBy=[k]", "Exchange(distribution=[hash[k]]", "== Job Graph =="}, nil},
+		{[]string{"run"}, 2, nil, []string{"usage: weir run"}},
+		{[]string{"frobnicate"}, 2, nil, []string{`unknown command "frobnicate"`}},
+		{[]string{"run", filepath.Join(dir, "missing.sql")}, 1, nil, []string{"no such file"}},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args[:1], " ")+" "+filepath.Base(tc.args[len(tc.args)-1]), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(tc.args, &stdout, &stderr)
+			if code != tc.code {
+				t.Fatalf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, stdout.String(), stderr.String())
+			}
+			for _, want := range tc.stdout {
+				if !strings.Contains(stdout.String(), want) {
+					t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
+				}
+			}
+			for _, want := range tc.stderr {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+				}
+			}
+		})
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
