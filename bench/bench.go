@@ -204,7 +204,6 @@ func (s *suite) throughput(ctx context.Context, name, script string, interval, d
 // restore restores W2's latest checkpoint (running W2 first if this
 // invocation has not) and measures the time to the first output row.
 func (s *suite) restore(ctx context.Context, d time.Duration) (*Result, error) {
-	note := ""
 	if !s.w2Ready {
 		prep := s.spec("W2", w2Script, time.Second, max(d, 5*time.Second))
 		prep.label = "W4 (writing W2's checkpoint)"
@@ -229,7 +228,6 @@ func (s *suite) restore(ctx context.Context, d time.Duration) (*Result, error) {
 	r := run.result("W4")
 	r.Restore = run.firstRow
 	r.RowsPerSec, r.Rows, r.CPUNsPerRow = 0, 0, 0
-	r.Note = note
 	return r, nil
 }
 

@@ -8,7 +8,7 @@ import (
 )
 
 // benchDuration is how long each workload runs under go test -bench.
-var benchDuration = flag.Duration("bench.duration", 3*time.Second, "how long each workload runs in go test -bench")
+var benchDuration = flag.Duration("workload.duration", 3*time.Second, "how long each workload runs in go test -bench")
 
 // benchmarkWorkload runs one workload (once: a streaming run is timed by
 // its duration, not by b.N) and reports its figures as metrics.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -85,7 +84,7 @@ func runJobWith(ctx context.Context, spec jobSpec, col *collector) (*jobRun, err
 	}
 	run := &jobRun{latency: &col.latencies}
 	var opts exec.Options
-	opts.MiniBatch = strings.EqualFold(strings.TrimSpace(s.Config[miniBatchKey]), "true")
+	opts.MiniBatch = s.MiniBatchEnabled()
 	var mu sync.Mutex
 	if spec.interval > 0 || spec.restore {
 		storage, err := checkpoint.NewStorage(checkpoint.OSFS{}, spec.dir, spec.name)
@@ -139,10 +138,6 @@ func runJobWith(ctx context.Context, spec jobSpec, col *collector) (*jobRun, err
 	defer mu.Unlock()
 	return run, nil
 }
-
-// miniBatchKey turns on mini-batch aggregation (exec.Options.MiniBatch), as
-// Flink's key of that name.
-const miniBatchKey = "table.exec.mini-batch.enabled"
 
 // stopPoint is where the measurement ended.
 type stopPoint struct {

@@ -29,20 +29,20 @@ type groupAggOp struct {
 	st     *groupState // nil without a state store (no checkpointing)
 
 	groups  map[string]int32
-	ints    map[int64]int32 // groups of a single integer-stored key (fast path)
-	intKey  int             // the key column when there is exactly one, else -1
-	keyStr  []string        // per group: its key in groups ("" when in ints); grown only for such groups
-	inInts  []bool          // per group: registered in ints
-	keyVals []types.Value   // per group not in ints: len(keys) key values; grown only for such groups
-	keyInt  []int64         // per group in ints: its key's int64 (with one key column)
-	keyKind []types.Kind    // per group in ints: its key's kind
-	keyOne  [1]types.Value  // groupKey's result for a group in ints
-	count   []int64         // per group: rows accumulated
-	emitted []bool          // per group: a result row is out (and not deleted)
-	last    []types.Value   // per group: len(calls) last emitted results
-	dirty   []bool          // per group: touched by the current batch
-	touched []int32         // groups touched by the current batch, in order
-	free    []int32         // numbers of removed groups, for reuse
+	ints    *intTable      // groups of a single integer-stored key (fast path)
+	intKey  int            // the key column when there is exactly one, else -1
+	keyStr  []string       // per group: its key in groups ("" when in ints); grown only for such groups
+	inInts  []bool         // per group: registered in ints
+	keyVals []types.Value  // per group not in ints: len(keys) key values; grown only for such groups
+	keyInt  []int64        // per group in ints: its key's int64 (with one key column)
+	keyKind []types.Kind   // per group in ints: its key's kind
+	keyOne  [1]types.Value // groupKey's result for a group in ints
+	count   []int64        // per group: rows accumulated
+	emitted []bool         // per group: a result row is out (and not deleted)
+	last    []types.Value  // per group: len(calls) last emitted results
+	dirty   []bool         // per group: touched by the current batch
+	touched []int32        // groups touched by the current batch, in order
+	free    []int32        // numbers of removed groups, for reuse
 
 	keyBuf  []byte
 	scratch []types.Value
@@ -132,14 +132,14 @@ func (g *groupAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 		var ok bool
 		if g.intKey >= 0 && intStored(row[g.intKey].Kind()) {
 			n := row[g.intKey].Int()
-			if gi, ok = g.ints[n]; !ok {
+			if gi, ok = g.ints.get(n); !ok {
 				if gi, ok, err = g.missing(row, retract); err != nil {
 					return err
 				}
 				if !ok {
 					continue // nothing to retract from a group that does not exist
 				}
-				g.ints[n] = gi
+				g.ints.put(n, gi)
 				g.inInts[gi] = true
 			}
 		} else {
@@ -242,7 +242,7 @@ func (g *groupAggOp) newAccumulators() error {
 
 func (g *groupAggOp) resetGroupIndex() {
 	g.groups = make(map[string]int32)
-	g.ints = make(map[int64]int32)
+	g.ints = newIntTable()
 }
 
 // dropGroups forgets every in-memory group (after they were written to the
@@ -333,7 +333,7 @@ func (g *groupAggOp) removeGroup(gi int32) error {
 		}
 	}
 	if g.inInts[gi] {
-		delete(g.ints, g.keyInt[gi]) // one key column
+		g.ints.del(g.keyInt[gi]) // one key column
 		g.inInts[gi] = false
 	} else {
 		delete(g.groups, g.keyStr[gi])

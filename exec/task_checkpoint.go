@@ -172,25 +172,19 @@ func (t *task) checkpoint(id int64, alignment time.Duration, forward bool) error
 // every stateful operator of the chain.
 func (t *task) snapshot(id int64) (*taskSnapshot, error) {
 	s := &taskSnapshot{task: t.taskID()}
+	// Everything the chain computed before the barrier goes out before it:
+	// output an operator holds back (a mini-batch) reaches the operators
+	// after it, the sink, and the exchange, in chain order. Only then are
+	// the state and the sink's transaction cut.
+	if err := t.flush(); err != nil {
+		return nil, err
+	}
 	if t.reader != nil {
 		pos, err := t.reader.Position()
 		if err != nil {
 			return nil, fmt.Errorf("source %s: position: %w", t.v.SourceName, err)
 		}
 		s.source, s.position = t.v.ID, pos
-	}
-	if w, ok := t.writer.(connector.TransactionalWriter); ok {
-		txn, err := w.PreCommit(id)
-		if err != nil {
-			return nil, fmt.Errorf("sink %s: pre-commit: %w", t.v.SinkName, err)
-		}
-		t.txns = append(t.txns, pendingTxn{id: id, txn: txn})
-		// The checkpoint records every transaction not yet committed: a
-		// restore must commit them all.
-		s.sink = t.job.sinkID(t.vi)
-		for _, p := range t.txns {
-			s.txns = append(s.txns, p.txn)
-		}
 	}
 	for i, so := range t.stateful {
 		if so == nil {
@@ -212,6 +206,21 @@ func (t *task) snapshot(id int64) (*taskSnapshot, error) {
 			return nil, fmt.Errorf("state of %s: %w", spec.Name, err)
 		}
 		s.ops = append(s.ops, opSnapshot{id: spec.ID, name: spec.Name, parallelism: t.v.Parallelism, dir: rel, info: info})
+	}
+	// Last, the sink pre-commits what it has written, which now includes
+	// every row that the state snapshot accounts for.
+	if w, ok := t.writer.(connector.TransactionalWriter); ok {
+		txn, err := w.PreCommit(id)
+		if err != nil {
+			return nil, fmt.Errorf("sink %s: pre-commit: %w", t.v.SinkName, err)
+		}
+		t.txns = append(t.txns, pendingTxn{id: id, txn: txn})
+		// The checkpoint records every transaction not yet committed: a
+		// restore must commit them all.
+		s.sink = t.job.sinkID(t.vi)
+		for _, p := range t.txns {
+			s.txns = append(s.txns, p.txn)
+		}
 	}
 	return s, nil
 }

@@ -22,6 +22,7 @@ const (
 	KeySavepointOnStop    = "execution.savepoint.on-stop"
 	KeyIgnoreUnclaimed    = "execution.savepoint.ignore-unclaimed-state"
 	KeyRestartType        = "restart-strategy.type"
+	KeyMiniBatch          = "table.exec.mini-batch.enabled"
 )
 
 // ParseDuration parses a duration the way Flink's configuration does: a
@@ -93,4 +94,17 @@ func ParseBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("invalid memory size %q: unknown unit (use b, kb, mb, gb)", s)
 	}
 	return n * m, nil
+}
+
+// MiniBatchEnabled reports whether aggregations hold their changes across
+// input batches ('table.exec.mini-batch.enabled'). Unlike Flink, Weir turns
+// it on by default: its bound is the runtime's flush interval (a few
+// milliseconds) or idle input, so it costs little latency and saves most
+// of the -U/+U churn of hot keys.
+func (s *Session) MiniBatchEnabled() bool {
+	v, ok := s.Config[KeyMiniBatch]
+	if !ok {
+		return true
+	}
+	return strings.EqualFold(strings.TrimSpace(v), "true")
 }

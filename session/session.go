@@ -312,6 +312,7 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 	var rowsRead, rowsWritten, skipped int64
 	for {
 		eopts := opts.Exec
+		eopts.MiniBatch = s.MiniBatchEnabled()
 		if ck != nil {
 			r, err := s.findRestore(ck, restore)
 			if err != nil {

@@ -31,6 +31,8 @@ type field struct {
 	length int
 	// maxPast: a random timestamp lies in [base-maxPast, base].
 	maxPast int64
+	// span reduces a random value onto [min, max] (or [0, maxPast]).
+	span fastMod
 	// nullBelow: a value is NULL when its null hash is below this; 0 never.
 	nullBelow uint64
 }
@@ -81,6 +83,7 @@ func parseConfig(schema types.Schema, opts map[string]string) (*config, error) {
 				c.rows = n
 			}
 		}
+		f.prepare()
 		c.fields = append(c.fields, f)
 	}
 	if err := options.CheckKnown("datagen", opts, valid); err != nil {

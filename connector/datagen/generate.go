@@ -44,12 +44,12 @@ func (g *generator) fill(row []types.Value, i int64) {
 		case types.KindBoolean:
 			row[c] = types.BoolValue(h&1 == 1)
 		case types.KindInt, types.KindBigInt, types.KindInterval:
-			row[c] = types.BigIntValue(inRange(h, f.min, f.max)).WithKind(f.kind)
+			row[c] = types.BigIntValue(int64(uint64(f.min) + f.span.reduce(h))).WithKind(f.kind)
 		case types.KindDouble:
 			u := float64(h>>11) / (1 << 53)
 			row[c] = types.DoubleValue(f.fmin + (f.fmax-f.fmin)*u)
 		case types.KindTimestamp:
-			row[c] = types.TimestampValue(g.base - inRange(h, 0, f.maxPast))
+			row[c] = types.TimestampValue(g.base - int64(f.span.reduce(h)))
 		case types.KindVarchar:
 			row[c] = types.StringValue(g.randomString(h, f.length))
 		default:
@@ -58,13 +58,16 @@ func (g *generator) fill(row []types.Value, i int64) {
 	}
 }
 
-// inRange maps h uniformly (up to a negligible bias) onto [lo, hi].
-func inRange(h uint64, lo, hi int64) int64 {
-	span := uint64(hi) - uint64(lo) + 1
-	if span == 0 { // the full 64-bit range
-		return int64(h)
+// prepare precomputes what fill needs: the span of a random integer,
+// interval or timestamp field, onto which fill maps a random h uniformly
+// (up to a negligible bias) as h mod span.
+func (f *field) prepare() {
+	switch f.kind {
+	case types.KindInt, types.KindBigInt, types.KindInterval:
+		f.span = newFastMod(uint64(f.max) - uint64(f.min) + 1)
+	case types.KindTimestamp:
+		f.span = newFastMod(uint64(f.maxPast) + 1)
 	}
-	return int64(uint64(lo) + h%span)
 }
 
 // randomString returns n lowercase hex digits derived from h.

@@ -111,7 +111,7 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 	i := int64(r.subtask) + r.count*int64(r.parallelism)
 	for n > 0 && (r.quota < 0 || r.count < r.quota) {
 		if !r.emitted(i) {
-			r.gen.fill(b.AppendEmpty(types.Insert), i)
+			r.gen.fill(appendRow(b), i)
 			n--
 		}
 		i += int64(r.parallelism)
@@ -121,6 +121,18 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 		return io.EOF
 	}
 	return nil
+}
+
+// appendRow appends an Insert row to b and returns it for fill, which
+// overwrites every column, so unlike AppendEmpty it need not clear it.
+func appendRow(b *types.Batch) []types.Value {
+	n, w := len(b.Vals), b.Width
+	if cap(b.Vals)-n < w || cap(b.Kinds) == len(b.Kinds) {
+		return b.AppendEmpty(types.Insert)
+	}
+	b.Kinds = append(b.Kinds, types.Insert)
+	b.Vals = b.Vals[:n+w]
+	return b.Vals[n : n+w : n+w]
 }
 
 // Close releases the reader.

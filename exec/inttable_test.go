@@ -1,0 +1,57 @@
+package exec
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestIntTableAgainstMap applies random puts and deletes, with keys drawn
+// from ranges small and large (many collisions and long probe runs, or
+// few), to an intTable and a map, and checks that they agree.
+func TestIntTableAgainstMap(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		keys  int64
+		steps int
+	}{
+		{"dense small", 50, 20000},
+		{"medium", 5000, 50000},
+		{"sparse", 1 << 40, 20000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(7, uint64(tc.keys)))
+			tb, ref := newIntTable(), map[int64]int32{}
+			for step := range tc.steps {
+				k := r.Int64N(tc.keys) - tc.keys/2
+				if _, ok := ref[k]; ok && r.IntN(3) == 0 {
+					tb.del(k)
+					delete(ref, k)
+				} else if !ok {
+					tb.put(k, int32(step))
+					ref[k] = int32(step)
+				}
+				if step%997 == 0 {
+					for k, want := range ref {
+						if got, ok := tb.get(k); !ok || got != want {
+							t.Fatalf("step %d: get(%d) = %d, %v; want %d", step, k, got, ok, want)
+						}
+					}
+				}
+				if tb.len() != len(ref) {
+					t.Fatalf("step %d: len %d, want %d", step, tb.len(), len(ref))
+				}
+			}
+			for k := range ref {
+				tb.del(k)
+			}
+			for i := range tc.keys % 1000 {
+				if _, ok := tb.get(i); ok {
+					t.Fatalf("key %d found after deleting all", i)
+				}
+			}
+			if tb.len() != 0 {
+				t.Fatalf("len %d after deleting all", tb.len())
+			}
+		})
+	}
+}
