@@ -87,7 +87,7 @@ func (g *groupAggOp) storeGroup(gi int32) error {
 	}
 	st.valBuf = v
 	kg := types.KeyGroup(types.HashKey(key), st.maxPar)
-	if err := st.table.Put(kg, key, v); err != nil {
+	if err := st.table.PutThrough(kg, key, v); err != nil {
 		return fmt.Errorf("state of %s: %w", g.name, err)
 	}
 	return nil

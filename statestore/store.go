@@ -23,6 +23,7 @@ type Store struct {
 	keyBuf   []byte  // reused for encoding keys on the hot path
 	dirtyBuf []int32 // reused by flush
 	batch    *pebble.Batch
+	through  *pebble.Batch // PutThrough writes not yet committed
 	closed   bool
 }
 
@@ -40,11 +41,12 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("statestore: open pebble in %s: %w", dir, err)
 	}
 	return &Store{
-		dir:   dir,
-		opts:  opts,
-		db:    db,
-		cache: newWriteCache(opts.CacheBytes),
-		batch: db.NewBatch(),
+		dir:     dir,
+		opts:    opts,
+		db:      db,
+		cache:   newWriteCache(opts.CacheBytes),
+		batch:   db.NewBatch(),
+		through: db.NewBatch(),
 	}, nil
 }
 
@@ -69,6 +71,9 @@ func (s *Store) Table(operatorID, stateName string) (*Table, error) {
 func (s *Store) Flush() error {
 	if s.closed {
 		return ErrClosed
+	}
+	if err := s.CommitThrough(); err != nil {
+		return err
 	}
 	if s.cache.dirty == 0 {
 		return nil
@@ -117,11 +122,46 @@ func (s *Store) makeRoom(n int64) error {
 	return nil
 }
 
+// CommitThrough commits the writes of PutThrough to Pebble (without sync:
+// durability comes from snapshots). Flush and Snapshot commit them too.
+func (s *Store) CommitThrough() error {
+	if s.closed {
+		return ErrClosed
+	}
+	if s.through.Empty() {
+		return nil
+	}
+	if err := s.through.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("statestore: commit %d writes: %w", s.through.Count(), err)
+	}
+	s.through.Reset()
+	return nil
+}
+
+// putThrough writes an encoded key straight into the write-through batch
+// unless the cache holds the key (then the cache takes the write, so that
+// it never holds a stale value).
+func (s *Store) putThrough(key, value []byte) error {
+	if s.cache.lookup(key) != nil {
+		return s.put(key, value, false)
+	}
+	if err := s.through.Set(key, value, nil); err != nil {
+		return fmt.Errorf("statestore: put: %w", err)
+	}
+	return nil
+}
+
 // get returns the value of an encoded key through the cache, loading it
 // from Pebble on a miss.
 func (s *Store) get(key []byte) ([]byte, bool, error) {
 	if e := s.cache.lookup(key); e != nil {
 		return e.value, e.flags&flagAbsent == 0, nil
+	}
+	if !s.through.Empty() {
+		// Reads must see what was written through.
+		if err := s.CommitThrough(); err != nil {
+			return nil, false, err
+		}
 	}
 	v, closer, err := s.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -182,7 +222,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	err := s.batch.Close()
+	err := errors.Join(s.batch.Close(), s.through.Close())
 	if cerr := s.db.Close(); cerr != nil && err == nil {
 		err = cerr
 	}

@@ -48,6 +48,19 @@ func (t *Table) Put(keyGroup int, key, value []byte) error {
 	return t.s.put(k, value, false)
 }
 
+// PutThrough stores a copy of value for key in keyGroup, as Put, but
+// bypasses the write-back cache when the key is not in it: the write goes
+// into a batch that CommitThrough (or Flush, Snapshot, a read) commits. It
+// is for writing back state that the caller keeps in memory anyway, where a
+// cache copy would only cost time. Neither slice is retained.
+func (t *Table) PutThrough(keyGroup int, key, value []byte) error {
+	k, err := t.encode(keyGroup, key)
+	if err != nil {
+		return err
+	}
+	return t.s.putThrough(k, value)
+}
+
 // Delete removes key from keyGroup; deleting a missing key is not an error.
 func (t *Table) Delete(keyGroup int, key []byte) error {
 	k, err := t.encode(keyGroup, key)
