@@ -454,19 +454,6 @@ const (
 	maxSinkKillJitter = 120 * time.Millisecond
 )
 
-// sinkKillSeed returns the seed of TestSinkRandomKills: WEIR_SINK_KILL_SEED,
-// or the clock.
-func sinkKillSeed(t *testing.T) uint64 {
-	if s := os.Getenv("WEIR_SINK_KILL_SEED"); s != "" {
-		seed, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("WEIR_SINK_KILL_SEED=%q: %v", s, err)
-		}
-		return seed
-	}
-	return uint64(time.Now().UnixNano())
-}
-
 // TestSinkRandomKills SIGKILLs the binary at random moments, each after at
 // least one new checkpoint completed, restarts it with --restore latest,
 // lets the last run finish, and checks that the committed output equals
@@ -474,7 +461,7 @@ func sinkKillSeed(t *testing.T) uint64 {
 // committed so far is a consistent prefix).
 func TestSinkRandomKills(t *testing.T) {
 	needBinary(t)
-	seed := sinkKillSeed(t)
+	seed := seedFrom(t, "WEIR_SINK_KILL_SEED")
 	t.Logf("seed %d; repeat with: WEIR_SINK_KILL_SEED=%d go test ./cmd/weir -run '^TestSinkRandomKills$' -v", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 0x73696e6b))
 	start := time.Now()

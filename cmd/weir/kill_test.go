@@ -689,12 +689,13 @@ const (
 	maxEarlyJitter = 60 * time.Millisecond
 )
 
-// killSeed returns the seed of TestRandomKills: WEIR_KILL_SEED, or the clock.
-func killSeed(t *testing.T) uint64 {
-	if s := os.Getenv("WEIR_KILL_SEED"); s != "" {
+// seedFrom returns the seed of a randomized test: the environment variable
+// env if set (to repeat a run), else the clock.
+func seedFrom(t *testing.T, env string) uint64 {
+	if s := os.Getenv(env); s != "" {
 		seed, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			t.Fatalf("WEIR_KILL_SEED=%q: %v", s, err)
+			t.Fatalf("%s=%q: %v", env, s, err)
 		}
 		return seed
 	}
@@ -709,7 +710,7 @@ func killSeed(t *testing.T) uint64 {
 // after the input is exhausted, or never if the job finishes first.
 func TestRandomKills(t *testing.T) {
 	needBinary(t)
-	seed := killSeed(t)
+	seed := seedFrom(t, "WEIR_KILL_SEED")
 	t.Logf("seed %d; repeat with: WEIR_KILL_SEED=%d go test ./cmd/weir -run '^TestRandomKills$' -v", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 0x6b696c6c))
 	start := time.Now()

@@ -107,9 +107,13 @@ func runFile(args []string, env connector.Env) int {
 	defer signal.Stop(usr1)
 	savepoints := make(chan struct{})
 	ropts.Savepoints = savepoints
-	forwardDone := make(chan struct{})
-	defer close(forwardDone)
+	forwardDone, forwardExited := make(chan struct{}), make(chan struct{})
+	defer func() {
+		close(forwardDone)
+		<-forwardExited
+	}()
 	go func() {
+		defer close(forwardExited)
 		for {
 			select {
 			case <-usr1:
