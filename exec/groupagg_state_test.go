@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -147,5 +149,43 @@ func TestGroupAggStateSpillAndRestore(t *testing.T) {
 	}
 	if g := finalRows(t, got.rows); strings.Join(g, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("spilled and restored result differs: %d rows, want %d", len(g), len(want))
+	}
+}
+
+// TestChangesInKeyOrder checks that the write order of changed groups is
+// the byte order of their state keys (the order Pebble sorts them in).
+func TestChangesInKeyOrder(t *testing.T) {
+	st, err := statestore.Open(filepath.Join(t.TempDir(), "work"), statestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	agg := NewGroupAgg([]int{0}, []AggCall{{Func: AggCountStar, Arg: -1, Type: types.BigInt}})().(*groupAggOp)
+	if err := agg.Open(&OpContext{Parallelism: 1, MaxParallelism: 128, Name: "agg", ID: "agg", StateBudget: 64 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	if err := agg.InitState(st, false); err != nil {
+		t.Fatal(err)
+	}
+	b := types.NewBatch(1, 4096)
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 4096 {
+		b.Append(types.Insert, []types.Value{types.BigIntValue(r.Int64N(1<<40) - 1<<39)})
+	}
+	if err := agg.Process(0, b, &recorder{}); err != nil {
+		t.Fatal(err)
+	}
+	order := agg.changesInKeyOrder()
+	if len(order) != 4096 {
+		t.Fatalf("%d changed groups, want 4096", len(order))
+	}
+	var prev []byte
+	for i, gi := range order {
+		key := agg.encodeKey(gi)
+		full := append(binary.BigEndian.AppendUint16(nil, uint16(types.KeyGroup(types.HashKey(key), 128))), key...)
+		if i > 0 && bytes.Compare(prev, full) > 0 {
+			t.Fatalf("group %d is out of key order", i)
+		}
+		prev = full
 	}
 }
