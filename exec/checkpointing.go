@@ -277,8 +277,8 @@ func (c *checkpointer) do(actions []coordinator.Action) {
 }
 
 func (c *checkpointer) trigger(a coordinator.Action, stop bool) []coordinator.Action {
-	if !c.begin(a) {
-		return c.coord.Declined(time.Now(), a.ID, coordinator.TaskID{Vertex: -1}, "cannot create the checkpoint folder")
+	if err := c.begin(a); err != nil {
+		return c.coord.Declined(time.Now(), a.ID, coordinator.TaskID{Vertex: -1}, err.Error())
 	}
 	for id, ch := range c.triggers {
 		select {
@@ -291,23 +291,22 @@ func (c *checkpointer) trigger(a coordinator.Action, stop bool) []coordinator.Ac
 }
 
 // begin creates checkpoint a.ID's folder.
-func (c *checkpointer) begin(a coordinator.Action) bool {
+func (c *checkpointer) begin(a coordinator.Action) error {
 	p, err := c.opts.Storage.Begin(a.ID)
 	if err != nil {
-		c.j.opts.logf("checkpoint %d: %v", a.ID, err)
-		return false
+		return err
 	}
 	c.mu.Lock()
 	c.pending[a.ID] = p
 	c.mu.Unlock()
 	c.started[a.ID] = a.Time
-	return true
+	return nil
 }
 
 // triggerFinal asks every (finished) task to snapshot its final state.
 func (c *checkpointer) triggerFinal(a coordinator.Action) []coordinator.Action {
-	if !c.begin(a) {
-		c.j.fail(fmt.Errorf("final checkpoint %d: cannot create its folder", a.ID))
+	if err := c.begin(a); err != nil {
+		c.j.fail(fmt.Errorf("final checkpoint %d: %w", a.ID, err))
 		return nil
 	}
 	c.tell(ctlMsg{kind: ctlFinal, id: a.ID})
