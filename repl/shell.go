@@ -158,13 +158,18 @@ func (sh *Shell) resultMode() string {
 	return ModeTable
 }
 
-// width returns the width results are fitted to.
+// width returns the width results are fitted to: the terminal's, or, for a
+// script or piped input, no limit (cutting values would lose data that a
+// script's reader wants).
 func (sh *Shell) width() int {
 	if sh.term == nil {
-		return DefaultWidth
+		return unlimitedWidth
 	}
 	return sh.term.width()
 }
+
+// unlimitedWidth is the width of output that goes to no terminal.
+const unlimitedWidth = 1 << 20
 
 func firstLine(s string) string {
 	s = strings.TrimSpace(s)
