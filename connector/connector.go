@@ -216,6 +216,10 @@ type TransactionalWriter interface {
 	// committing a transaction again, or one already committed, is not an
 	// error.
 	Commit(txn []byte) error
+	// Abort releases the writer after a failure, instead of Close: what was
+	// written but not pre-committed is discarded, what was pre-committed
+	// is left for TransactionalSink.Recover. Nothing becomes visible.
+	Abort() error
 }
 
 // TransactionalSink is a Sink whose writers are TransactionalWriters.

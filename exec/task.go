@@ -449,13 +449,11 @@ func (t *task) close() error {
 			keep(fmt.Errorf("remove working state of %s: %w", t.v.Operators[i].Name, err))
 		}
 	}
-	if _, txnl := t.writer.(connector.TransactionalWriter); txnl && t.job.ck != nil && !t.finalDone {
+	if tw, txnl := t.writer.(connector.TransactionalWriter); txnl && t.job.ck != nil && !t.finalDone {
 		// Not committed by a checkpoint (the job failed or was cancelled):
 		// what is not pre-committed goes; a restore recovers the rest.
-		if a, ok := t.writer.(interface{ Abort() error }); ok {
-			if err := a.Abort(); err != nil {
-				keep(fmt.Errorf("abort sink %s: %w", t.v.SinkName, err))
-			}
+		if err := tw.Abort(); err != nil {
+			keep(fmt.Errorf("abort sink %s: %w", t.v.SinkName, err))
 		}
 	} else if t.writer != nil {
 		if err := t.writer.Close(); err != nil {
