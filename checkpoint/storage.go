@@ -461,8 +461,8 @@ func (s *Storage) remove(path string) error {
 
 // DiscardIncompleteAfter removes the incomplete or corrupt checkpoint
 // folders with an id above id (what a crashed run left behind) and returns
-// the highest checkpoint id still present (0 if none), so that new ids do
-// not collide with existing folders.
+// the highest checkpoint id present before (0 if none), so that new ids
+// never repeat one a log may already have named.
 func (s *Storage) DiscardIncompleteAfter(id int64) (int64, error) {
 	infos, err := s.List()
 	if err != nil {
@@ -470,13 +470,12 @@ func (s *Storage) DiscardIncompleteAfter(id int64) (int64, error) {
 	}
 	var highest int64
 	for _, info := range infos {
+		highest = max(highest, info.ID)
 		if !info.Valid() && info.ID > id {
 			if err := s.remove(info.Path); err != nil {
 				return 0, fmt.Errorf("discard incomplete checkpoint %d: %w", info.ID, err)
 			}
-			continue
 		}
-		highest = max(highest, info.ID)
 	}
 	return highest, nil
 }
