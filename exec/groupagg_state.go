@@ -52,7 +52,7 @@ func (g *groupAggOp) InitState(store *statestore.Store, restored bool) error {
 		maxPar:    g.maxPar,
 		maxGroups: int(max(g.budget/g.bytesPerGroup(), 1024)),
 		backed:    restored,
-		changed:   make([]bool, len(g.count)),
+		changed:   make([]bool, len(g.heads)),
 	}
 	return nil
 }
@@ -107,15 +107,15 @@ func (g *groupAggOp) changesInKeyOrder() []int32 {
 		if !st.changed[gi] {
 			continue
 		}
-		if !g.inInts[gi] {
+		if !g.heads[gi].inInts {
 			rest = append(rest, gi)
 			continue
 		}
 		key := g.encodeKey(gi)
 		order = append(order, sortEntry{
 			kg:   uint32(types.KeyGroup(types.HashKey(key), st.maxPar)),
-			kind: g.keyKind[gi],
-			rev:  bits.ReverseBytes64(uint64(g.keyInt[gi])),
+			kind: g.heads[gi].keyKind,
+			rev:  bits.ReverseBytes64(uint64(g.heads[gi].keyInt)),
 			gi:   gi,
 		})
 	}
@@ -142,7 +142,7 @@ func (g *groupAggOp) storeGroup(gi int32) error {
 	st := g.st
 	key := g.encodeKey(gi)
 	v := append(st.valBuf[:0], groupStateVersion)
-	v = binary.AppendVarint(v, g.count[gi])
+	v = binary.AppendVarint(v, g.heads[gi].count)
 	for _, acc := range g.accs {
 		v = acc.save(gi, v)
 	}
@@ -217,7 +217,7 @@ func (g *groupAggOp) loadGroup(row []types.Value) (int32, bool, error) {
 		return 0, false, fmt.Errorf("state of %s: %w", g.name, err)
 	}
 	gi := g.newGroup(row)
-	g.count[gi] = count
+	g.heads[gi].count = count
 	for _, acc := range g.accs {
 		if rest, err = acc.load(gi, rest); err != nil {
 			return 0, false, fmt.Errorf("state of %s: %w", g.name, err)
@@ -228,7 +228,7 @@ func (g *groupAggOp) loadGroup(row []types.Value) (int32, bool, error) {
 	for a, acc := range g.accs {
 		last[a] = acc.result(gi)
 	}
-	g.emitted[gi] = true
+	g.heads[gi].emitted = true
 	return gi, true, nil
 }
 
@@ -237,7 +237,7 @@ func (g *groupAggOp) loadGroup(row []types.Value) (int32, bool, error) {
 // batches, when no group is being emitted.
 func (g *groupAggOp) maybeSpill() error {
 	st := g.st
-	if st == nil || len(g.count)-len(g.free) <= st.maxGroups {
+	if st == nil || len(g.heads)-len(g.free) <= st.maxGroups {
 		return nil
 	}
 	if err := g.PrepareSnapshot(); err != nil {
