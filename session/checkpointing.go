@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weir-sql/weir/confval"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -55,7 +56,7 @@ func (s *Session) checkpointing(plan *planner.Plan, query string, opts RunOption
 	}
 	cache := int64(statestore.DefaultCacheBytes)
 	if v, ok := s.Config[KeyStateCacheSize]; ok {
-		if cache, err = ParseBytes(v); err != nil {
+		if cache, err = confval.MemorySize(v); err != nil {
 			return nil, fmt.Errorf("SET '%s': %w", KeyStateCacheSize, err)
 		}
 	}
@@ -142,7 +143,7 @@ func (s *Session) duration(key string, def time.Duration) (time.Duration, error)
 	if !ok {
 		return def, nil
 	}
-	d, err := ParseDuration(v)
+	d, err := confval.Duration(v)
 	if err != nil {
 		return 0, fmt.Errorf("SET '%s': %w", key, err)
 	}

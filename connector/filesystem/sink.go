@@ -3,6 +3,7 @@ package filesystem
 import (
 	"errors"
 	"fmt"
+	"github.com/weir-sql/weir/confval"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -75,7 +76,7 @@ func NewSink(t *connector.Table, _ connector.Env) (connector.Sink, error) {
 	}
 	s := &Sink{dir: dir, format: f, schema: t.Schema, parallelism: p, fileSize: defaultFileSize, rollover: defaultRollover, now: time.Now}
 	if v, ok := t.Options["sink.rolling-policy.file-size"]; ok {
-		if s.fileSize, err = parseSize(v); err == nil && s.fileSize <= 0 {
+		if s.fileSize, err = confval.MemorySize(v); err == nil && s.fileSize <= 0 {
 			err = errors.New("must be positive")
 		}
 		if err != nil {
@@ -83,7 +84,7 @@ func NewSink(t *connector.Table, _ connector.Env) (connector.Sink, error) {
 		}
 	}
 	if v, ok := t.Options["sink.rolling-policy.rollover-interval"]; ok {
-		if s.rollover, err = parseDuration(v); err == nil && s.rollover <= 0 {
+		if s.rollover, err = confval.Duration(v); err == nil && s.rollover <= 0 {
 			err = errors.New("must be positive")
 		}
 		if err != nil {

@@ -19,14 +19,15 @@ const module = "github.com/weir-sql/weir/"
 // Subpackages inherit their parent's rule unless listed themselves.
 var allowed = map[string][]string{
 	"types":                   {},
+	"confval":                 {},
 	"parser":                  {},
 	"expr":                    {"types"},
 	"statestore":              {"types"},
 	"checkpoint":              {"types"},
-	"connector":               {"types", "connector"},
+	"connector":               {"types", "connector", "confval"},
 	"exec":                    {"types", "expr", "connector", "statestore", "checkpoint", "exec"},
 	"planner":                 {"types", "parser", "expr", "exec", "connector"},
-	"session":                 {"types", "parser", "expr", "exec", "connector", "planner", "checkpoint", "statestore"},
+	"session":                 {"types", "parser", "expr", "exec", "connector", "planner", "checkpoint", "statestore", "confval"},
 	"repl":                    {"types", "parser", "exec", "connector", "planner", "session"},
 	"bench":                   {"types", "parser", "exec", "connector", "planner", "session", "checkpoint", "statestore", "bench"},
 	"cmd/weir":                {"types", "parser", "exec", "connector", "planner", "session", "checkpoint", "repl", "bench"},

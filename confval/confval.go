@@ -1,4 +1,8 @@
-package filesystem
+// Package confval parses configuration values the way Flink writes them:
+// durations ("10s", "500 ms", "1 min"; a bare number is milliseconds) and
+// memory sizes ("64mb", "1 gb"; a bare number is bytes). SET keys and
+// connector options share it.
+package confval
 
 import (
 	"fmt"
@@ -12,10 +16,10 @@ import (
 // accepts them, to their factor.
 var sizeUnits = map[string]int64{
 	"": 1, "b": 1, "bytes": 1,
-	"k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10,
-	"m": 1 << 20, "mb": 1 << 20, "mebibytes": 1 << 20,
-	"g": 1 << 30, "gb": 1 << 30, "gibibytes": 1 << 30,
-	"t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40,
+	"k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "kibibytes": 1 << 10,
+	"m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20, "mebibytes": 1 << 20,
+	"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "gibibytes": 1 << 30,
+	"t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40, "tebibytes": 1 << 40,
 }
 
 // durationUnits maps the units of a duration, as Flink's TimeUtils
@@ -47,8 +51,8 @@ func splitAmount(s string) (int64, string, error) {
 	return n, strings.ToLower(strings.TrimSpace(s[end:])), nil
 }
 
-// parseSize parses a memory size such as "128mb", "1 gb" or "4096".
-func parseSize(s string) (int64, error) {
+// MemorySize parses a memory size such as "128mb", "1 gb" or "4096" (bytes).
+func MemorySize(s string) (int64, error) {
 	n, unit, err := splitAmount(s)
 	if err != nil {
 		return 0, err
@@ -63,9 +67,9 @@ func parseSize(s string) (int64, error) {
 	return n * f, nil
 }
 
-// parseDuration parses a duration such as "30 min", "10s" or "500"
+// Duration parses a duration such as "30 min", "10s" or "500"
 // (milliseconds).
-func parseDuration(s string) (time.Duration, error) {
+func Duration(s string) (time.Duration, error) {
 	n, unit, err := splitAmount(s)
 	if err != nil {
 		return 0, err
