@@ -4,17 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/weir-sql/weir/checkpoint"
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/exec"
-	"github.com/weir-sql/weir/parser"
-	"github.com/weir-sql/weir/planner"
 	"github.com/weir-sql/weir/session"
-	"github.com/weir-sql/weir/statestore"
 )
 
 // jobSpec is one run of a SQL script through the session, the planner and
@@ -63,62 +58,46 @@ func runJob(ctx context.Context, spec jobSpec) (*jobRun, error) {
 func runJobWith(ctx context.Context, spec jobSpec, col *collector) (*jobRun, error) {
 	s := session.New(connector.Env{Stdout: io.Discard, Stderr: io.Discard})
 	col.register(s.Connectors)
-	stmts, err := parser.Parse(spec.script)
+	// The session builds the job as `weir run` would; only the
+	// checkpoint settings of the spec are added to the script's.
+	s.Config[session.KeyCheckpointDir] = spec.dir
+	s.Config[session.KeyCheckpointTimeout] = "1 min"
+	if spec.interval > 0 {
+		s.Config[session.KeyCheckpointInterval] = fmt.Sprintf("%d ms", spec.interval.Milliseconds())
+	}
+	ropts := session.RunOptions{JobName: spec.name, Quiet: true}
+	if spec.restore {
+		ropts.Restore = session.RestoreLatest
+	}
+	plan, query, err := s.PlanScript(spec.script, ropts)
+	if err == nil && plan == nil {
+		err = fmt.Errorf("the script has no INSERT")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", spec.label, err)
 	}
-	var inserts []*parser.Insert
-	for _, st := range stmts {
-		if ins, ok := st.(*parser.Insert); ok {
-			inserts = append(inserts, ins)
-			continue
-		}
-		if err := s.Exec(st, io.Discard); err != nil {
-			return nil, fmt.Errorf("%s: %w", spec.label, err)
-		}
-	}
-	pl := &planner.Planner{Catalog: s.Catalog, Connectors: s.Connectors, Env: s.Env, Config: s.Config}
-	plan, err := pl.PlanInserts(inserts, spec.name)
+	ck, err := s.CheckpointOptions(plan, query, ropts)
 	if err != nil {
-		return nil, fmt.Errorf("%s: plan: %w", spec.label, err)
+		return nil, fmt.Errorf("%s: %w", spec.label, err)
+	}
+	if spec.restore && (ck == nil || ck.Restore == nil) {
+		return nil, fmt.Errorf("%s: no checkpoint to restore in %s", spec.label, spec.dir)
 	}
 	run := &jobRun{latency: &col.latencies}
-	var opts exec.Options
-	opts.MiniBatch = s.MiniBatchEnabled()
+	opts := exec.Options{MiniBatch: s.MiniBatchEnabled(), Checkpoint: ck}
 	var mu sync.Mutex
-	if spec.interval > 0 || spec.restore {
-		storage, err := checkpoint.NewStorage(checkpoint.OSFS{}, spec.dir, spec.name)
-		if err != nil {
-			return nil, err
-		}
-		c := &exec.CheckpointOptions{
-			Interval:        spec.interval,
-			Timeout:         time.Minute,
-			Storage:         storage,
-			Retain:          1,
-			StateCacheBytes: statestore.DefaultCacheBytes,
-			WorkDir:         filepath.Join(storage.Dir(), "_work"),
-			Query:           spec.script,
-			Report: func(r exec.CheckpointReport) {
-				mu.Lock()
-				defer mu.Unlock()
-				if !r.Completed {
-					run.aborted++
-					return
-				}
-				run.checkpoints = append(run.checkpoints, r.Duration)
-				run.alignments = append(run.alignments, r.Alignment)
-				run.keys = r.Keys
-			},
-		}
-		if spec.restore {
-			latest, _, err := storage.Latest()
-			if err != nil {
-				return nil, fmt.Errorf("%s: latest checkpoint: %w", spec.label, err)
+	if ck != nil {
+		ck.Report = func(r exec.CheckpointReport) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !r.Completed {
+				run.aborted++
+				return
 			}
-			c.Restore = latest
+			run.checkpoints = append(run.checkpoints, r.Duration)
+			run.alignments = append(run.alignments, r.Alignment)
+			run.keys = r.Keys
 		}
-		opts.Checkpoint = c
 	}
 	start, cpu0 := time.Now(), processCPU()
 	job, err := exec.Start(ctx, plan.Graph, opts)

@@ -87,6 +87,21 @@ func (s *Session) checkpointing(plan *planner.Plan, query string, opts RunOption
 	return c, nil
 }
 
+// CheckpointOptions returns the runtime's checkpoint options for a planned
+// job as the session's configuration and opts say (the same that RunScript
+// uses), with opts.Restore resolved to a checkpoint; nil when checkpointing
+// is off and nothing is restored.
+func (s *Session) CheckpointOptions(plan *planner.Plan, query string, opts RunOptions) (*exec.CheckpointOptions, error) {
+	c, err := s.checkpointing(plan, query, opts)
+	if err != nil || c == nil {
+		return c, err
+	}
+	if c.Restore, err = s.findRestore(c, opts.Restore); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
 // findRestore resolves RunOptions.Restore ("latest" or a folder) to a
 // checkpoint; nil means start from the beginning.
 func (s *Session) findRestore(c *exec.CheckpointOptions, restore string) (*checkpoint.Checkpoint, error) {

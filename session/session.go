@@ -167,6 +167,14 @@ func (s *Session) ExplainScript(src string, opts RunOptions) error {
 	return nil
 }
 
+// PlanScript executes a script's SET, DDL and other statements in order
+// and plans its INSERTs as one job, as RunScript does, without running it
+// (for callers that run the job themselves, such as the benchmarks). It
+// returns nil when the script has no INSERT, and the INSERTs' text.
+func (s *Session) PlanScript(src string, opts RunOptions) (*planner.Plan, string, error) {
+	return s.planScript(src, opts, false)
+}
+
 // planScript executes a script's statements other than INSERT in order and
 // plans its INSERTs as one job; it returns nil when there is none, and the
 // INSERTs' text. With explain, bare queries print their plan.
