@@ -86,57 +86,18 @@ func (e *sinkEnv) outDir() string { return filepath.Join(e.dir, sinkOut) }
 // start runs `weir run ARGS... kill_sink.sql` with the given WEIR_FAULTS
 // (may be empty); stdout goes to a file of its own.
 func (e *sinkEnv) start(faults string, args ...string) *weirProc {
-	t := e.t
-	t.Helper()
+	e.t.Helper()
 	args = append(append([]string{"run"}, args...), sinkJob+".sql")
-	out, err := os.Create(filepath.Join(e.dir, fmt.Sprintf("stdout-%02d.txt", e.runs)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(weirBin, args...)
-	cmd.Dir = e.dir
-	cmd.Stdout = out
-	cmd.Env = append(withoutFaultEnv(os.Environ()), "WEIR_FAULT_LOG="+e.faultLog)
-	if faults != "" {
-		cmd.Env = append(cmd.Env, "WEIR_FAULTS="+faults)
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		_ = out.Close()
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		_ = out.Close()
-		t.Fatalf("start weir %s: %v", strings.Join(args, " "), err)
-	}
-	p := &weirProc{cmd: cmd, out: out, log: newLineLog(), readerDone: make(chan struct{}),
-		label: fmt.Sprintf("run %d (weir %s, WEIR_FAULTS=%q)", e.runs, strings.Join(args, " "), faults)}
-	go func() {
-		defer close(p.readerDone)
-		p.log.readFrom(stderr)
-	}()
+	p := startWeir(e.t, e.dir, filepath.Join(e.dir, fmt.Sprintf("stdout-%02d.txt", e.runs)), e.faultLog, faults, e.runs, args)
 	e.runs++
-	t.Cleanup(func() {
-		if p.state == nil {
-			_ = cmd.Process.Kill()
-			p.wait()
-		}
-	})
 	return p
 }
 
 // finish waits for a run that must end by itself with exit code 0 and
 // report that the job finished.
 func (e *sinkEnv) finish(p *weirProc) {
-	t := e.t
-	t.Helper()
-	st := p.waitDeadline(t, runDeadline)
-	if !st.Success() {
-		t.Fatalf("%s: %v, want exit code 0\nstderr:\n%s", p.label, st, p.log.text())
-	}
-	if !p.log.has(finishedLine) {
-		t.Fatalf("%s: stderr does not say the job finished:\n%s", p.label, p.log.text())
-	}
+	e.t.Helper()
+	expectFinished(e.t, p, finishedLine)
 }
 
 // waitLine waits for a line of p's stderr from index from on that matches
@@ -163,14 +124,7 @@ func signalProc(t *testing.T, p *weirProc, sig syscall.Signal) {
 // faultsFired returns the lines of the fault log, spaces as underscores.
 func (e *sinkEnv) faultsFired() []string {
 	e.t.Helper()
-	data, err := os.ReadFile(e.faultLog)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return strings.Fields(strings.ReplaceAll(string(data), " ", "_"))
+	return readFaultLog(e.t, e.faultLog)
 }
 
 // ---- the committed output ----

@@ -134,22 +134,34 @@ func (e *killEnv) jobDir() string { return filepath.Join(e.dir, killCkpts, killJ
 // start runs `weir run [--restore latest] kill_sum.sql` with the given
 // WEIR_FAULTS (may be empty); stdout goes to a file of its own.
 func (e *killEnv) start(restore bool, faults string) *weirProc {
-	t := e.t
-	t.Helper()
+	e.t.Helper()
 	args := []string{"run"}
 	if restore {
 		args = append(args, "--restore", "latest")
 	}
 	args = append(args, killJob+".sql")
 	outPath := filepath.Join(e.dir, fmt.Sprintf("stdout-%02d.txt", len(e.outs)))
+	p := startWeir(e.t, e.dir, outPath, e.faultLog, faults, len(e.outs), args)
+	e.outs = append(e.outs, outPath)
+	e.killed = append(e.killed, false)
+	e.lastProc = p
+	return p
+}
+
+// startWeir starts the weir binary in dir with args, stdout to outPath,
+// stderr read line by line into the returned process's log, faults armed
+// by WEIR_FAULTS (may be empty) and logged to faultLog. The test's cleanup
+// kills it if it is still running.
+func startWeir(t *testing.T, dir, outPath, faultLog, faults string, run int, args []string) *weirProc {
+	t.Helper()
 	out, err := os.Create(outPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(weirBin, args...)
-	cmd.Dir = e.dir
+	cmd.Dir = dir
 	cmd.Stdout = out
-	cmd.Env = append(withoutFaultEnv(os.Environ()), session.FaultLogEnv+"="+e.faultLog)
+	cmd.Env = append(withoutFaultEnv(os.Environ()), session.FaultLogEnv+"="+faultLog)
 	if faults != "" {
 		cmd.Env = append(cmd.Env, session.FaultsEnv+"="+faults)
 	}
@@ -163,14 +175,11 @@ func (e *killEnv) start(restore bool, faults string) *weirProc {
 		t.Fatalf("start weir %s: %v", strings.Join(args, " "), err)
 	}
 	p := &weirProc{cmd: cmd, out: out, log: newLineLog(), readerDone: make(chan struct{}),
-		label: fmt.Sprintf("run %d (weir %s, WEIR_FAULTS=%q)", len(e.outs), strings.Join(args, " "), faults)}
+		label: fmt.Sprintf("run %d (weir %s, WEIR_FAULTS=%q)", run, strings.Join(args, " "), faults)}
 	go func() {
 		defer close(p.readerDone)
 		p.log.readFrom(stderr)
 	}()
-	e.outs = append(e.outs, outPath)
-	e.killed = append(e.killed, false)
-	e.lastProc = p
 	t.Cleanup(func() {
 		if p.state == nil {
 			_ = cmd.Process.Kill()
@@ -178,6 +187,32 @@ func (e *killEnv) start(restore bool, faults string) *weirProc {
 		}
 	})
 	return p
+}
+
+// expectFinished waits for a run that must end by itself with exit code 0
+// and a stderr line matching finished.
+func expectFinished(t *testing.T, p *weirProc, finished *regexp.Regexp) {
+	t.Helper()
+	st := p.waitDeadline(t, runDeadline)
+	if !st.Success() {
+		t.Fatalf("%s: %v, want exit code 0\nstderr:\n%s", p.label, st, p.log.text())
+	}
+	if !p.log.has(finished) {
+		t.Fatalf("%s: stderr does not say the job finished:\n%s", p.label, p.log.text())
+	}
+}
+
+// readFaultLog returns the lines of a fault log, spaces as underscores.
+func readFaultLog(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(strings.ReplaceAll(string(data), " ", "_"))
 }
 
 // withoutFaultEnv drops WEIR_FAULTS and WEIR_FAULT_LOG from env.
@@ -194,15 +229,8 @@ func withoutFaultEnv(env []string) []string {
 
 // finish waits for a run that must end by itself with exit code 0.
 func (e *killEnv) finish(p *weirProc) {
-	t := e.t
-	t.Helper()
-	st := p.waitDeadline(t, runDeadline)
-	if !st.Success() {
-		t.Fatalf("%s: %v, want exit code 0\nstderr:\n%s", p.label, st, p.log.text())
-	}
-	if !p.log.has(regexp.MustCompile(`^weir: job ` + killJob + ` finished`)) {
-		t.Fatalf("%s: stderr does not say the job finished:\n%s", p.label, p.log.text())
-	}
+	e.t.Helper()
+	expectFinished(e.t, p, regexp.MustCompile(`^weir: job `+killJob+` finished`))
 }
 
 // killAfter SIGKILLs run p after d (unless it ended before) and waits for
@@ -245,14 +273,7 @@ func killedBySIGKILL(st *os.ProcessState) bool {
 // faultsFired returns the lines of the fault log.
 func (e *killEnv) faultsFired() []string {
 	e.t.Helper()
-	data, err := os.ReadFile(e.faultLog)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return strings.Fields(strings.ReplaceAll(string(data), " ", "_"))
+	return readFaultLog(e.t, e.faultLog)
 }
 
 // checkAnswer applies the output of all runs, in order, as an upsert
