@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -24,23 +23,16 @@ import (
 // final rows are still the job's final state.
 func upsertByKey(t *testing.T, out string) []string {
 	t.Helper()
-	line := regexp.MustCompile(`^(?:\S*> )?([+-][IUD])\[([^,\]]*)(.*)\]$`)
 	rows := map[string]string{}
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		if l == "" {
-			continue
-		}
-		m := line.FindStringSubmatch(l)
-		if m == nil {
-			t.Fatalf("unexpected print line %q", l)
-		}
-		switch m[1] {
+	forPrintLines(t, out, func(kind, row string) {
+		key, _, _ := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(row, "["), "]"), ",")
+		switch kind {
 		case "+I", "+U":
-			rows[m[2]] = "[" + m[2] + m[3] + "]"
+			rows[key] = row
 		case "-D":
-			delete(rows, m[2])
+			delete(rows, key)
 		}
-	}
+	})
 	var out2 []string
 	for _, r := range rows {
 		out2 = append(out2, r)
@@ -49,9 +41,14 @@ func upsertByKey(t *testing.T, out string) []string {
 	return out2
 }
 
-// keyedSumScript sums a datagen sequence 0..n-1 per id % keys, with
-// checkpoints every few milliseconds and a fast restart strategy.
+// keyedSumScript sums a datagen sequence 0..n-1 per id % keys into a print
+// table, with checkpoints every few milliseconds and a fast restart strategy.
 func keyedSumScript(dir string, n, keys, par int) string {
+	return keyedSumScriptInto(dir, n, keys, par, "'connector' = 'print'")
+}
+
+// keyedSumScriptInto is keyedSumScript with the sink table's WITH options.
+func keyedSumScriptInto(dir string, n, keys, par int, sinkWith string) string {
 	return fmt.Sprintf(`
 SET 'parallelism.default' = '%d';
 SET 'execution.checkpointing.interval' = '15ms';
@@ -62,9 +59,9 @@ SET 'restart-strategy.fixed-delay.attempts' = '5';
 SET 'restart-strategy.fixed-delay.delay' = '1ms';
 CREATE TABLE ev (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence',
   'fields.id.start' = '0', 'fields.id.end' = '%d', 'rows-per-second' = '150000');
-CREATE TABLE sums (k BIGINT, s BIGINT, c BIGINT) WITH ('connector' = 'print');
+CREATE TABLE sums (k BIGINT, s BIGINT, c BIGINT) WITH (%s);
 INSERT INTO sums SELECT id %% %d, SUM(id), COUNT(*) FROM ev GROUP BY id %% %d;
-`, par, dir, n-1, keys, keys)
+`, par, dir, n-1, sinkWith, keys, keys)
 }
 
 func keyedSumAnswer(n, keys int) []string {

@@ -20,30 +20,42 @@ import (
 // and returns the resulting multiset of rows, each rendered as "[a, b]".
 func applyChangelog(t *testing.T, out string) map[string]int {
 	t.Helper()
-	line := regexp.MustCompile(`^(?:\S*> )?([+-][IUD])(\[.*\])$`)
 	rows := map[string]int{}
+	forPrintLines(t, out, func(kind, row string) {
+		switch kind {
+		case "+I", "+U":
+			rows[row]++
+		case "-U", "-D":
+			rows[row]--
+			if rows[row] < 0 {
+				t.Fatalf("retraction of a row never added: %s%s", kind, row)
+			}
+			if rows[row] == 0 {
+				delete(rows, row)
+			}
+		}
+	})
+	return rows
+}
+
+// printLine is a line of the print sink: an optional "id:n> " prefix, the
+// row kind, the row.
+var printLine = regexp.MustCompile(`^(?:\S*> )?([+-][IUD])(\[.*\])$`)
+
+// forPrintLines calls fn with the kind ("+I", ...) and the row ("[a, b]")
+// of every line the print sink wrote.
+func forPrintLines(t *testing.T, out string, fn func(kind, row string)) {
+	t.Helper()
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		if l == "" {
 			continue
 		}
-		m := line.FindStringSubmatch(l)
+		m := printLine.FindStringSubmatch(l)
 		if m == nil {
 			t.Fatalf("unexpected print line %q", l)
 		}
-		switch m[1] {
-		case "+I", "+U":
-			rows[m[2]]++
-		case "-U", "-D":
-			rows[m[2]]--
-			if rows[m[2]] < 0 {
-				t.Fatalf("retraction of a row never added: %s", l)
-			}
-			if rows[m[2]] == 0 {
-				delete(rows, m[2])
-			}
-		}
+		fn(m[1], m[2])
 	}
-	return rows
 }
 
 func sortedRows(m map[string]int) []string {
