@@ -256,9 +256,13 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// removeWorkDir removes the working state folder after a job.
-func removeWorkDir(c *exec.CheckpointOptions) {
-	if c != nil {
-		_ = os.RemoveAll(c.WorkDir)
+// removeWorkDir removes the working state folder after a job; a failure
+// is reported, not fatal (the next run of the job clears it first).
+func (s *Session) removeWorkDir(c *exec.CheckpointOptions) {
+	if c == nil {
+		return
+	}
+	if err := os.RemoveAll(c.WorkDir); err != nil {
+		fmt.Fprintf(s.Env.Stderr, "weir: could not remove the working state folder: %v\n", err)
 	}
 }

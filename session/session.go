@@ -311,7 +311,7 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 	if err != nil {
 		return err
 	}
-	defer removeWorkDir(ck)
+	defer s.removeWorkDir(ck)
 	strategy, err := s.restartStrategy(ck != nil && ck.Interval > 0)
 	if err != nil {
 		return err
