@@ -18,6 +18,10 @@ type accumulator interface {
 	add(g int32, v types.Value)
 	// retract takes v (-U, -D) out of group g.
 	retract(g int32, v types.Value)
+	// update adds (+I, +U) or retracts (-U, -D) column col of each row i
+	// of b into group gis[i], in row order, skipping rows whose gis[i] is
+	// negative. col is -1 for COUNT(*).
+	update(gis []int32, b *types.Batch, col int)
 	// result returns group g's current result.
 	result(g int32) types.Value
 	// save appends group g's state to dst (see aggstate.go).
@@ -121,6 +125,21 @@ func castResult(t types.Type, v types.Value) types.Value {
 	return v
 }
 
+// updateEach is update for an accumulator without a batch loop of its own.
+func updateEach(acc accumulator, gis []int32, b *types.Batch, col int) {
+	for i, g := range gis {
+		if g < 0 {
+			continue
+		}
+		v := b.Vals[i*b.Width+col]
+		if b.Kinds[i].IsRetraction() {
+			acc.retract(g, v)
+		} else {
+			acc.add(g, v)
+		}
+	}
+}
+
 // countAcc is COUNT(*) (star) or COUNT(x).
 type countAcc struct {
 	typ  types.Type
@@ -141,61 +160,120 @@ func (a *countAcc) retract(g int32, v types.Value) {
 	}
 }
 func (a *countAcc) result(g int32) types.Value { return intResult(a.typ, a.n[g]) }
-
-// sumIntAcc is SUM over integers, in int64.
-type sumIntAcc struct {
-	typ types.Type
-	sum []int64
-	n   []int64 // non-NULL inputs
+func (a *countAcc) update(gis []int32, b *types.Batch, col int) {
+	for i, g := range gis {
+		if g < 0 || (!a.star && b.Vals[i*b.Width+col].IsNull()) {
+			continue
+		}
+		if b.Kinds[i].IsRetraction() {
+			a.n[g]--
+		} else {
+			a.n[g]++
+		}
+	}
 }
 
-func (a *sumIntAcc) grow()         { a.sum = append(a.sum, 0); a.n = append(a.n, 0) }
-func (a *sumIntAcc) reset(g int32) { a.sum[g], a.n[g] = 0, 0 }
+// sumIntAcc is SUM over integers, in int64. A group's sum and count of
+// non-NULL inputs sit together (one cache line for a row's update).
+type sumIntAcc struct {
+	typ types.Type
+	s   []intSum
+}
+
+type intSum struct {
+	sum int64
+	n   int64 // non-NULL inputs
+}
+
+func (a *sumIntAcc) grow()         { a.s = append(a.s, intSum{}) }
+func (a *sumIntAcc) reset(g int32) { a.s[g] = intSum{} }
 func (a *sumIntAcc) add(g int32, v types.Value) {
 	if !v.IsNull() {
-		a.sum[g] += v.Int()
-		a.n[g]++
+		s := &a.s[g]
+		s.sum += v.Int()
+		s.n++
 	}
 }
 func (a *sumIntAcc) retract(g int32, v types.Value) {
 	if !v.IsNull() {
-		a.sum[g] -= v.Int()
-		a.n[g]--
+		s := &a.s[g]
+		s.sum -= v.Int()
+		s.n--
+	}
+}
+func (a *sumIntAcc) update(gis []int32, b *types.Batch, col int) {
+	for i, g := range gis {
+		v := &b.Vals[i*b.Width+col]
+		if g < 0 || v.IsNull() {
+			continue
+		}
+		s := &a.s[g]
+		if b.Kinds[i].IsRetraction() {
+			s.sum -= v.Int()
+			s.n--
+		} else {
+			s.sum += v.Int()
+			s.n++
+		}
 	}
 }
 func (a *sumIntAcc) result(g int32) types.Value {
-	if a.n[g] == 0 {
+	s := a.s[g]
+	if s.n == 0 {
 		return types.NullValue()
 	}
-	return intResult(a.typ, a.sum[g])
+	return intResult(a.typ, s.sum)
 }
 
 // sumFloatAcc is SUM over DOUBLE, in float64.
 type sumFloatAcc struct {
 	typ types.Type
-	sum []float64
-	n   []int64
+	s   []floatSum
 }
 
-func (a *sumFloatAcc) grow()         { a.sum = append(a.sum, 0); a.n = append(a.n, 0) }
-func (a *sumFloatAcc) reset(g int32) { a.sum[g], a.n[g] = 0, 0 }
+type floatSum struct {
+	sum float64
+	n   int64 // non-NULL inputs
+}
+
+func (a *sumFloatAcc) grow()         { a.s = append(a.s, floatSum{}) }
+func (a *sumFloatAcc) reset(g int32) { a.s[g] = floatSum{} }
 func (a *sumFloatAcc) add(g int32, v types.Value) {
 	if !v.IsNull() {
-		a.sum[g] += v.Float()
-		a.n[g]++
+		s := &a.s[g]
+		s.sum += v.Float()
+		s.n++
 	}
 }
 func (a *sumFloatAcc) retract(g int32, v types.Value) {
 	if !v.IsNull() {
-		a.sum[g] -= v.Float()
-		a.n[g]--
+		s := &a.s[g]
+		s.sum -= v.Float()
+		s.n--
+	}
+}
+func (a *sumFloatAcc) update(gis []int32, b *types.Batch, col int) {
+	for i, g := range gis {
+		v := &b.Vals[i*b.Width+col]
+		if g < 0 || v.IsNull() {
+			continue
+		}
+		s := &a.s[g]
+		if b.Kinds[i].IsRetraction() {
+			s.sum -= v.Float()
+			s.n--
+		} else {
+			s.sum += v.Float()
+			s.n++
+		}
 	}
 }
 func (a *sumFloatAcc) result(g int32) types.Value {
-	if a.n[g] == 0 {
+	s := a.s[g]
+	if s.n == 0 {
 		return types.NullValue()
 	}
-	return floatResult(a.typ, a.sum[g])
+	return floatResult(a.typ, s.sum)
 }
 
 // avgAcc is AVG: sum / count, with integer division for an integer result
@@ -203,51 +281,56 @@ func (a *sumFloatAcc) result(g int32) types.Value {
 type avgAcc struct {
 	typ     types.Type
 	floatIn bool
-	isum    []int64
-	fsum    []float64
-	n       []int64
+	s       []avgSum
 }
 
-func (a *avgAcc) grow() {
-	a.isum = append(a.isum, 0)
-	a.fsum = append(a.fsum, 0)
-	a.n = append(a.n, 0)
+type avgSum struct {
+	isum int64
+	fsum float64
+	n    int64
 }
-func (a *avgAcc) reset(g int32) { a.isum[g], a.fsum[g], a.n[g] = 0, 0, 0 }
+
+func (a *avgAcc) grow()         { a.s = append(a.s, avgSum{}) }
+func (a *avgAcc) reset(g int32) { a.s[g] = avgSum{} }
 func (a *avgAcc) add(g int32, v types.Value) {
 	if v.IsNull() {
 		return
 	}
+	s := &a.s[g]
 	if a.floatIn {
-		a.fsum[g] += v.Float()
+		s.fsum += v.Float()
 	} else {
-		a.isum[g] += v.Int()
+		s.isum += v.Int()
 	}
-	a.n[g]++
+	s.n++
 }
 func (a *avgAcc) retract(g int32, v types.Value) {
 	if v.IsNull() {
 		return
 	}
+	s := &a.s[g]
 	if a.floatIn {
-		a.fsum[g] -= v.Float()
+		s.fsum -= v.Float()
 	} else {
-		a.isum[g] -= v.Int()
+		s.isum -= v.Int()
 	}
-	a.n[g]--
+	s.n--
+}
+func (a *avgAcc) update(gis []int32, b *types.Batch, col int) {
+	updateEach(a, gis, b, col)
 }
 func (a *avgAcc) result(g int32) types.Value {
-	n := a.n[g]
-	if n == 0 {
+	s := a.s[g]
+	if s.n == 0 {
 		return types.NullValue()
 	}
 	if a.floatIn {
-		return floatResult(a.typ, a.fsum[g]/float64(n))
+		return floatResult(a.typ, s.fsum/float64(s.n))
 	}
 	if a.typ.Kind == types.KindDouble {
-		return types.DoubleValue(float64(a.isum[g]) / float64(n))
+		return types.DoubleValue(float64(s.isum) / float64(s.n))
 	}
-	return intResult(a.typ, a.isum[g]/n)
+	return intResult(a.typ, s.isum/s.n)
 }
 
 // valCount is a distinct value and how many times it is present.
@@ -297,6 +380,9 @@ func (a *minMaxAcc) retract(g int32, v types.Value) {
 	if s[i].n == 0 {
 		a.vals[g] = slices.Delete(s, i, i+1)
 	}
+}
+func (a *minMaxAcc) update(gis []int32, b *types.Batch, col int) {
+	updateEach(a, gis, b, col)
 }
 func (a *minMaxAcc) result(g int32) types.Value {
 	s := a.vals[g]
@@ -354,3 +440,6 @@ func (a *distinctAcc) retract(g int32, v types.Value) {
 	}
 }
 func (a *distinctAcc) result(g int32) types.Value { return a.inner.result(g) }
+func (a *distinctAcc) update(gis []int32, b *types.Batch, col int) {
+	updateEach(a, gis, b, col)
+}

@@ -50,40 +50,44 @@ func (a *countAcc) load(g int32, src []byte) (rest []byte, err error) {
 }
 
 func (a *sumIntAcc) save(g int32, dst []byte) []byte {
-	return binary.AppendVarint(binary.AppendVarint(dst, a.sum[g]), a.n[g])
+	return binary.AppendVarint(binary.AppendVarint(dst, a.s[g].sum), a.s[g].n)
 }
 func (a *sumIntAcc) load(g int32, src []byte) (rest []byte, err error) {
-	if a.sum[g], rest, err = readVarint(src); err != nil {
+	s := &a.s[g]
+	if s.sum, rest, err = readVarint(src); err != nil {
 		return nil, err
 	}
-	a.n[g], rest, err = readVarint(rest)
+	s.n, rest, err = readVarint(rest)
 	return rest, err
 }
 
 func (a *sumFloatAcc) save(g int32, dst []byte) []byte {
-	return binary.AppendVarint(appendFloat(dst, a.sum[g]), a.n[g])
+	return binary.AppendVarint(appendFloat(dst, a.s[g].sum), a.s[g].n)
 }
 func (a *sumFloatAcc) load(g int32, src []byte) (rest []byte, err error) {
-	if a.sum[g], rest, err = readFloat(src); err != nil {
+	s := &a.s[g]
+	if s.sum, rest, err = readFloat(src); err != nil {
 		return nil, err
 	}
-	a.n[g], rest, err = readVarint(rest)
+	s.n, rest, err = readVarint(rest)
 	return rest, err
 }
 
 func (a *avgAcc) save(g int32, dst []byte) []byte {
-	dst = binary.AppendVarint(dst, a.isum[g])
-	dst = appendFloat(dst, a.fsum[g])
-	return binary.AppendVarint(dst, a.n[g])
+	s := &a.s[g]
+	dst = binary.AppendVarint(dst, s.isum)
+	dst = appendFloat(dst, s.fsum)
+	return binary.AppendVarint(dst, s.n)
 }
 func (a *avgAcc) load(g int32, src []byte) (rest []byte, err error) {
-	if a.isum[g], rest, err = readVarint(src); err != nil {
+	s := &a.s[g]
+	if s.isum, rest, err = readVarint(src); err != nil {
 		return nil, err
 	}
-	if a.fsum[g], rest, err = readFloat(rest); err != nil {
+	if s.fsum, rest, err = readFloat(rest); err != nil {
 		return nil, err
 	}
-	a.n[g], rest, err = readVarint(rest)
+	s.n, rest, err = readVarint(rest)
 	return rest, err
 }
 

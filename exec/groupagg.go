@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/weir-sql/weir/types"
@@ -35,11 +36,12 @@ type groupAggOp struct {
 	heads   []groupHead    // per group: what every row and every emit reads, in one place
 	keyVals []types.Value  // per group not in ints: len(keys) key values; grown only for such groups
 	keyOne  [1]types.Value // groupKey's result for a group in ints
-	last    []types.Value  // per group: len(calls) last emitted results
-	touched []int32        // groups touched by the current batch, in order
+	touched []int32        // groups touched since the last emit, in order
+	before  []types.Value  // per touched group: len(calls) results as last emitted
 	free    []int32        // numbers of removed groups, for reuse
 
 	keyBuf  []byte
+	gis     []int32 // per row of the batch in Process: its group, or -1
 	scratch []types.Value
 	out     *types.Batch
 	maxCol  int
@@ -50,13 +52,12 @@ type groupAggOp struct {
 }
 
 // bytesPerGroup estimates the memory one group costs, for the state budget:
-// the per-group slices (row count, flags, key values and last results as
-// types.Value), the accumulators' typed state, and the index map entry
-// (Go maps average about half full; measured: 112 bytes a group for one
-// BIGINT key and one SUM, against 113 estimated).
+// the group's head (row count, flags, an integer key), the accumulators'
+// typed state, and the index entry (the int table's slots or a Go map's,
+// which average about half full, with the key's values and bytes).
 func (g *groupAggOp) bytesPerGroup() int64 {
 	const valueBytes = int64(unsafe.Sizeof(types.Value{}))
-	n := int64(unsafe.Sizeof(groupHead{})+1+4) + valueBytes*int64(len(g.calls)) // head, change flag and list, last
+	n := int64(unsafe.Sizeof(groupHead{}) + 4) // head, changed list
 	for _, acc := range g.accs {
 		n += accBytes(acc)
 	}
@@ -71,6 +72,13 @@ func (g *groupAggOp) bytesPerGroup() int64 {
 // are emitted.
 const miniBatchRows = 1 << 15
 
+// miniBatchGroups bounds the groups whose changes are held before they are
+// emitted. Emitting reads each touched group again (its key, results and
+// last results); with many distinct keys, emitting while those groups are
+// still in the CPU cache is faster than holding them for miniBatchRows rows,
+// and holding more distinct keys saves no output rows.
+const miniBatchGroups = 2048
+
 var _ Operator = (*groupAggOp)(nil)
 
 // groupHead holds a group's small, hot fields together, so that processing
@@ -83,6 +91,8 @@ type groupHead struct {
 	inInts  bool       // registered in ints
 	emitted bool       // a result row is out (and not deleted)
 	dirty   bool       // touched by the current batch
+	changed bool       // with a state store: changed since the last snapshot
+	kg      uint16     // with a state store: the key's key group
 }
 
 func newGroupAggOp(keys []int, calls []AggCall) *groupAggOp {
@@ -126,80 +136,141 @@ func (g *groupAggOp) Open(ctx *OpContext) error {
 	return nil
 }
 
-// Process implements Operator.
+// Process implements Operator. It works on the batch a step at a time
+// (find every row's group, then count the rows, then update each
+// accumulator) rather than a row at a time: with many keys each step's
+// memory accesses miss the CPU cache, and the misses of independent rows
+// overlap only when the loop over the rows is short.
 func (g *groupAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 	if g.maxCol >= b.Width {
 		return fmt.Errorf("column %d out of range of input width %d", g.maxCol, b.Width)
 	}
-	var err error
-	for i := range b.Len() {
-		row := b.Row(i)
-		retract := b.Kinds[i].IsRetraction()
-		var gi int32
-		var ok bool
-		if g.intKey >= 0 && intStored(row[g.intKey].Kind()) {
-			n := row[g.intKey].Int()
-			if gi, ok = g.ints.get(n); !ok {
-				if gi, ok, err = g.missing(row, retract); err != nil {
-					return err
+	n := b.Len()
+	gis := slices.Grow(g.gis[:0], n)[:n]
+	g.gis = gis
+	if k := g.intKey; k >= 0 {
+		for i := range gis {
+			gis[i] = -1
+			if v := &b.Vals[i*b.Width+k]; intStored(v.Kind()) {
+				if gi, ok := g.ints.get(v.Int()); ok {
+					gis[i] = gi
 				}
-				if !ok {
-					continue // nothing to retract from a group that does not exist
-				}
-				g.ints.put(n, gi)
-				g.heads[gi].inInts = true
-			}
-		} else {
-			buf := g.keyBuf[:0]
-			for _, k := range g.keys {
-				buf = types.AppendKey(buf, row[k])
-			}
-			g.keyBuf = buf
-			if gi, ok = g.groups[string(buf)]; !ok {
-				if gi, ok, err = g.missing(row, retract); err != nil {
-					return err
-				}
-				if !ok {
-					continue
-				}
-				key := string(g.keyBuf)
-				g.groups[key] = gi
-				for int(gi) >= len(g.keyStr) {
-					g.keyStr = append(g.keyStr, "") // only groups keyed by string need one
-				}
-				g.keyStr[gi] = key
 			}
 		}
-		if !g.heads[gi].dirty {
-			g.heads[gi].dirty = true
-			g.touched = append(g.touched, gi)
-			if g.st != nil {
-				g.markChanged(gi)
-			}
+	} else {
+		for i := range gis {
+			gis[i] = -1
 		}
-		if retract {
-			if g.heads[gi].count == 0 {
-				continue
-			}
-			g.heads[gi].count--
-			for a, acc := range g.accs {
-				acc.retract(gi, argValue(row, g.args[a]))
-			}
+	}
+	for i := range gis {
+		if gis[i] >= 0 {
 			continue
 		}
-		g.heads[gi].count++
-		for a, acc := range g.accs {
-			acc.add(gi, argValue(row, g.args[a]))
+		gi, ok, err := g.findGroup(b.Row(i), b.Kinds[i].IsRetraction())
+		if err != nil {
+			return err
 		}
+		if ok {
+			gis[i] = gi
+		}
+	}
+	first := len(g.touched)
+	for i, gi := range gis {
+		if gi < 0 {
+			continue
+		}
+		h := &g.heads[gi]
+		if !h.dirty {
+			g.touch(gi)
+		}
+		if !b.Kinds[i].IsRetraction() {
+			h.count++
+		} else if h.count > 0 {
+			h.count--
+		} else {
+			gis[i] = -1 // nothing to retract
+		}
+	}
+	g.recordBefore(first)
+	for a, acc := range g.accs {
+		acc.update(gis, b, g.args[a])
 	}
 	g.lastOut = out
 	g.pendingRows += b.Len()
-	if !g.miniBatch || g.pendingRows >= miniBatchRows {
+	if !g.miniBatch || g.pendingRows >= miniBatchRows || len(g.touched) >= miniBatchGroups {
 		if err := g.emitChanges(out); err != nil {
 			return err
 		}
 	}
 	return g.maybeSpill()
+}
+
+// findGroup returns the group of row's key, creating it for an addition
+// (or loading it from the state store) if it is not in memory. It reports
+// false for a retraction that finds no group: there is nothing to retract.
+func (g *groupAggOp) findGroup(row []types.Value, retract bool) (int32, bool, error) {
+	if g.intKey >= 0 && intStored(row[g.intKey].Kind()) {
+		n := row[g.intKey].Int()
+		if gi, ok := g.ints.get(n); ok {
+			return gi, true, nil
+		}
+		gi, ok, err := g.missing(row, retract)
+		if err != nil || !ok {
+			return 0, false, err
+		}
+		g.ints.put(n, gi)
+		g.heads[gi].inInts = true
+		return gi, true, nil
+	}
+	buf := g.keyBuf[:0]
+	for _, k := range g.keys {
+		buf = types.AppendKey(buf, row[k])
+	}
+	g.keyBuf = buf
+	if gi, ok := g.groups[string(buf)]; ok {
+		return gi, true, nil
+	}
+	gi, ok, err := g.missing(row, retract)
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	key := string(g.keyBuf)
+	g.groups[key] = gi
+	for int(gi) >= len(g.keyStr) {
+		g.keyStr = append(g.keyStr, "") // only groups keyed by string need one
+	}
+	g.keyStr[gi] = key
+	return gi, true, nil
+}
+
+// touch records the first change to group gi since the last emit.
+func (g *groupAggOp) touch(gi int32) {
+	g.heads[gi].dirty = true
+	g.touched = append(g.touched, gi)
+	if g.st != nil {
+		g.markChanged(gi)
+	}
+}
+
+// recordBefore keeps, for the groups touched from touched[first] on, their
+// results as last emitted, which are their current results (every change
+// is emitted), before the batch changes them. Keeping them per touched
+// group, in order, rather than per group makes the emit read them
+// sequentially; taking them for all the batch's new groups in one loop
+// lets the cache misses on the accumulators' state overlap.
+func (g *groupAggOp) recordBefore(first int) {
+	na := len(g.accs)
+	added := g.touched[first:]
+	g.before = slices.Grow(g.before, len(added)*na)[:len(g.touched)*na]
+	for a, acc := range g.accs {
+		for j, gi := range added {
+			v := types.Value{}
+			if g.heads[gi].emitted {
+				v = acc.result(gi)
+			}
+			g.before[(first+j)*na+a] = v
+		}
+	}
 }
 
 // enableMiniBatch implements bufferingOperator.
@@ -257,7 +328,7 @@ func (g *groupAggOp) resetGroupIndex() {
 func (g *groupAggOp) dropGroups() {
 	g.resetGroupIndex()
 	g.keyStr, g.heads, g.keyVals = g.keyStr[:0], g.heads[:0], g.keyVals[:0]
-	g.last, g.free = g.last[:0], g.free[:0]
+	g.free = g.free[:0]
 	// Cannot fail: the calls were accepted when the operator opened.
 	_ = g.newAccumulators()
 }
@@ -272,13 +343,6 @@ func intStored(k types.Kind) bool {
 	return false
 }
 
-func argValue(row []types.Value, col int) types.Value {
-	if col < 0 {
-		return types.Value{}
-	}
-	return row[col]
-}
-
 // newGroup allocates a group for the key values in row and returns its
 // number; the caller registers it in groups or ints.
 func (g *groupAggOp) newGroup(row []types.Value) int32 {
@@ -286,12 +350,10 @@ func (g *groupAggOp) newGroup(row []types.Value) int32 {
 	if n := len(g.free); n > 0 {
 		gi = g.free[n-1]
 		g.free = g.free[:n-1]
+		g.heads[gi] = groupHead{}
 	} else {
 		gi = int32(len(g.heads))
 		g.heads = append(g.heads, groupHead{})
-		for range g.calls {
-			g.last = append(g.last, types.Value{})
-		}
 		for _, acc := range g.accs {
 			acc.grow()
 		}
@@ -300,15 +362,18 @@ func (g *groupAggOp) newGroup(row []types.Value) int32 {
 		// Process registers it in ints: keep the key typed, not as a Value.
 		h := &g.heads[gi]
 		h.keyInt, h.keyKind, h.inInts = row[g.intKey].Int(), row[g.intKey].Kind(), true
-		return gi
+	} else {
+		nk := len(g.keys)
+		for len(g.keyVals) < int(gi+1)*nk {
+			g.keyVals = append(g.keyVals, types.Value{})
+		}
+		kv := g.keyVals[int(gi)*nk:]
+		for i, k := range g.keys {
+			kv[i] = row[k]
+		}
 	}
-	nk := len(g.keys)
-	for len(g.keyVals) < int(gi+1)*nk {
-		g.keyVals = append(g.keyVals, types.Value{})
-	}
-	kv := g.keyVals[int(gi)*nk:]
-	for i, k := range g.keys {
-		kv[i] = row[k]
+	if g.st != nil {
+		g.heads[gi].kg = g.keyGroup(gi)
 	}
 	return gi
 }
@@ -339,7 +404,6 @@ func (g *groupAggOp) removeGroup(gi int32) error {
 		g.keyStr[gi] = ""
 		clear(g.keyVals[int(gi)*len(g.keys) : int(gi+1)*len(g.keys)])
 	}
-	clear(g.last[int(gi)*len(g.calls) : int(gi+1)*len(g.calls)])
 	g.heads[gi].emitted = false
 	for _, acc := range g.accs {
 		acc.reset(gi)
@@ -354,10 +418,10 @@ func (g *groupAggOp) emitChanges(out Emitter) error {
 	o := g.out
 	o.Reset()
 	na := len(g.calls)
-	for _, gi := range g.touched {
+	for i, gi := range g.touched {
 		g.heads[gi].dirty = false
 		keys := g.groupKey(gi)
-		last := g.last[int(gi)*na : int(gi+1)*na]
+		last := g.before[i*na : (i+1)*na]
 		if g.heads[gi].count == 0 {
 			if g.heads[gi].emitted {
 				g.appendRow(o, types.Delete, keys, last)
@@ -377,12 +441,11 @@ func (g *groupAggOp) emitChanges(out Emitter) error {
 		case !equalValues(last, g.scratch):
 			g.appendRow(o, types.UpdateBefore, keys, last)
 			g.appendRow(o, types.UpdateAfter, keys, g.scratch)
-		default:
-			continue
 		}
-		copy(last, g.scratch)
 	}
 	g.touched = g.touched[:0]
+	clear(g.before) // drop references to strings
+	g.before = g.before[:0]
 	g.pendingRows = 0
 	if o.Len() == 0 {
 		return nil
@@ -417,6 +480,6 @@ func (g *groupAggOp) Finish(out Emitter) error { return g.emitChanges(out) }
 func (g *groupAggOp) Close() error {
 	g.groups, g.ints = nil, nil
 	g.accs = nil
-	g.keyVals, g.last, g.keyStr, g.heads = nil, nil, nil, nil
+	g.keyVals, g.before, g.keyStr, g.heads = nil, nil, nil, nil
 	return nil
 }

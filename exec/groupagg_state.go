@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/binary"
 	"fmt"
@@ -31,14 +32,17 @@ var _ StatefulOperator = (*groupAggOp)(nil)
 type groupState struct {
 	table     *statestore.Table
 	maxPar    int
-	maxGroups int    // groups kept in memory before spilling
-	backed    bool   // groups not in memory may be in the store
-	changed   []bool // per group: changed since the last PrepareSnapshot
-	changes   []int32
-	order     []sortEntry // reused by changesInKeyOrder
+	maxGroups int     // groups kept in memory before spilling
+	backed    bool    // groups not in memory may be in the store
+	changes   []int32 // groups whose groupHead.changed was set, in order
+	order     []sortEntry
+	bucketed  []sortEntry
+	starts    []int32 // per key group: where its entries start in bucketed
 	sorted    []int32
 	valBuf    []byte
 	encBuf    []byte
+	cmpA      []byte
+	cmpB      []byte
 }
 
 // InitState implements StatefulOperator.
@@ -52,9 +56,16 @@ func (g *groupAggOp) InitState(store *statestore.Store, restored bool) error {
 		maxPar:    g.maxPar,
 		maxGroups: int(max(g.budget/g.bytesPerGroup(), 1024)),
 		backed:    restored,
-		changed:   make([]bool, len(g.heads)),
+	}
+	for gi := range g.heads { // groups made before the store (none, as tasks run)
+		g.heads[gi].kg = g.keyGroup(int32(gi))
 	}
 	return nil
+}
+
+// keyGroup computes group gi's key group from its key.
+func (g *groupAggOp) keyGroup(gi int32) uint16 {
+	return uint16(types.KeyGroup(types.HashKey(g.encodeKey(gi)), g.maxPar))
 }
 
 // PrepareSnapshot implements StatefulOperator: it writes the groups that
@@ -69,10 +80,10 @@ func (g *groupAggOp) PrepareSnapshot() error {
 		return err
 	}
 	for _, gi := range g.changesInKeyOrder() {
-		if !st.changed[gi] {
+		if !g.heads[gi].changed {
 			continue // removed since, or listed twice
 		}
-		st.changed[gi] = false
+		g.heads[gi].changed = false
 		if err := g.storeGroup(gi); err != nil {
 			return err
 		}
@@ -81,60 +92,83 @@ func (g *groupAggOp) PrepareSnapshot() error {
 	return nil
 }
 
-// sortEntry orders a group with a single integer key as its state key
-// sorts in Pebble: key group, then the key's encoding (kind, then the
-// little-endian bytes of the integer, which sort as the byte-reversed value).
+// sortEntry is a changed group with what orders its state key within its
+// key group: for a group of a single integer key, the key's kind and the
+// little-endian bytes of the integer (which sort as the byte-reversed
+// value).
 type sortEntry struct {
-	kg   uint32
-	kind types.Kind
 	rev  uint64
 	gi   int32
+	kg   uint16
+	kind types.Kind
+	ints bool // keyed in ints; otherwise compare encoded keys
 }
 
-// changesInKeyOrder returns the changed groups, in the order of their state
-// keys when the operator has a single integer key. Pebble sorts a large
-// write batch before flushing it; a batch that arrives sorted costs it a
-// linear pass instead, and integer comparisons here are much cheaper than
-// its key comparisons. (Order is only a speed-up: any order is correct.)
+// changesInKeyOrder returns the changed groups in the order of their state
+// keys (key group, then encoded key). The store writes a long run of
+// ascending keys more cheaply than the same keys in random order (Pebble
+// need not sort them), and integer comparisons here are much cheaper than
+// its key comparisons. The groups are first distributed by key group (a
+// counting sort, one pass) and then each key group, small enough to stay in
+// the CPU cache, is sorted by key. Order is only a speed-up: any order is
+// correct.
 func (g *groupAggOp) changesInKeyOrder() []int32 {
 	st := g.st
-	if g.intKey < 0 || len(st.changes) < 1024 {
+	if len(st.changes) < 1024 {
 		return st.changes
 	}
-	order := st.order[:0]
-	var rest []int32
-	for _, gi := range st.changes {
-		if !st.changed[gi] {
-			continue
-		}
-		if !g.heads[gi].inInts {
-			rest = append(rest, gi)
-			continue
-		}
-		key := g.encodeKey(gi)
-		order = append(order, sortEntry{
-			kg:   uint32(types.KeyGroup(types.HashKey(key), st.maxPar)),
-			kind: g.heads[gi].keyKind,
-			rev:  bits.ReverseBytes64(uint64(g.heads[gi].keyInt)),
-			gi:   gi,
-		})
+	if cap(st.starts) < st.maxPar+1 {
+		st.starts = make([]int32, st.maxPar+1)
 	}
-	slices.SortFunc(order, func(a, b sortEntry) int {
-		switch {
-		case a.kg != b.kg:
-			return cmp.Compare(a.kg, b.kg)
-		case a.kind != b.kind:
+	starts := st.starts[:st.maxPar+1]
+	clear(starts)
+	order := st.order[:0]
+	for _, gi := range st.changes {
+		h := &g.heads[gi]
+		if !h.changed {
+			continue
+		}
+		h.changed = false // listed once, even if gi appears twice
+		order = append(order, sortEntry{rev: bits.ReverseBytes64(uint64(h.keyInt)), gi: gi, kg: h.kg, kind: h.keyKind, ints: h.inInts})
+		starts[h.kg+1]++
+	}
+	for i := 1; i < len(starts); i++ {
+		starts[i] += starts[i-1]
+	}
+	bucketed := slices.Grow(st.bucketed[:0], len(order))[:len(order)]
+	next := st.sorted[:0] // borrowed as the per-key-group write position
+	for _, n := range starts[:st.maxPar] {
+		next = append(next, n)
+	}
+	for _, e := range order {
+		bucketed[next[e.kg]] = e
+		next[e.kg]++
+	}
+	for kg := range st.maxPar {
+		slices.SortFunc(bucketed[starts[kg]:starts[kg+1]], g.compareEntries)
+	}
+	out := next[:0]
+	for _, e := range bucketed {
+		g.heads[e.gi].changed = true
+		out = append(out, e.gi)
+	}
+	st.order, st.bucketed, st.sorted = order, bucketed, out
+	return out
+}
+
+// compareEntries orders two changed groups of one key group by their
+// encoded keys.
+func (g *groupAggOp) compareEntries(a, b sortEntry) int {
+	if a.ints && b.ints {
+		if a.kind != b.kind {
 			return cmp.Compare(a.kind, b.kind)
 		}
 		return cmp.Compare(a.rev, b.rev)
-	})
-	st.order = order
-	out := st.sorted[:0]
-	for _, e := range order {
-		out = append(out, e.gi)
 	}
-	st.sorted = append(out, rest...)
-	return st.sorted
+	st := g.st
+	st.cmpA = g.appendKey(st.cmpA[:0], a.gi)
+	st.cmpB = g.appendKey(st.cmpB[:0], b.gi)
+	return bytes.Compare(st.cmpA, st.cmpB)
 }
 
 // storeGroup writes group gi's state to the store.
@@ -147,8 +181,7 @@ func (g *groupAggOp) storeGroup(gi int32) error {
 		v = acc.save(gi, v)
 	}
 	st.valBuf = v
-	kg := types.KeyGroup(types.HashKey(key), st.maxPar)
-	if err := st.table.PutThrough(kg, key, v); err != nil {
+	if err := st.table.PutThrough(int(g.heads[gi].kg), key, v); err != nil {
 		return fmt.Errorf("state of %s: %w", g.name, err)
 	}
 	return nil
@@ -156,23 +189,23 @@ func (g *groupAggOp) storeGroup(gi int32) error {
 
 // encodeKey returns group gi's encoded key (valid until the next call).
 func (g *groupAggOp) encodeKey(gi int32) []byte {
-	buf := g.st.encBuf[:0]
+	g.st.encBuf = g.appendKey(g.st.encBuf[:0], gi)
+	return g.st.encBuf
+}
+
+// appendKey appends group gi's encoded key to buf.
+func (g *groupAggOp) appendKey(buf []byte, gi int32) []byte {
 	for _, v := range g.groupKey(gi) {
 		buf = types.AppendKey(buf, v)
 	}
-	g.st.encBuf = buf
 	return buf
 }
 
 // markChanged records that group gi's state changed since the last snapshot.
 func (g *groupAggOp) markChanged(gi int32) {
-	st := g.st
-	for int(gi) >= len(st.changed) {
-		st.changed = append(st.changed, false)
-	}
-	if !st.changed[gi] {
-		st.changed[gi] = true
-		st.changes = append(st.changes, gi)
+	if h := &g.heads[gi]; !h.changed {
+		h.changed = true
+		g.st.changes = append(g.st.changes, gi)
 	}
 }
 
@@ -181,11 +214,8 @@ func (g *groupAggOp) markChanged(gi int32) {
 // the same key does not load the stale state.
 func (g *groupAggOp) forgetState(gi int32) error {
 	st := g.st
-	if int(gi) < len(st.changed) {
-		st.changed[gi] = false
-	}
-	key := g.encodeKey(gi)
-	if err := st.table.Delete(types.KeyGroup(types.HashKey(key), st.maxPar), key); err != nil {
+	g.heads[gi].changed = false
+	if err := st.table.Delete(int(g.heads[gi].kg), g.encodeKey(gi)); err != nil {
 		return fmt.Errorf("state of %s: %w", g.name, err)
 	}
 	return nil
@@ -223,11 +253,6 @@ func (g *groupAggOp) loadGroup(row []types.Value) (int32, bool, error) {
 			return 0, false, fmt.Errorf("state of %s: %w", g.name, err)
 		}
 	}
-	na := len(g.calls)
-	last := g.last[int(gi)*na : int(gi+1)*na]
-	for a, acc := range g.accs {
-		last[a] = acc.result(gi)
-	}
 	g.heads[gi].emitted = true
 	return gi, true, nil
 }
@@ -244,7 +269,6 @@ func (g *groupAggOp) maybeSpill() error {
 		return err
 	}
 	g.dropGroups()
-	st.changed = st.changed[:0]
 	st.backed = true
 	return nil
 }

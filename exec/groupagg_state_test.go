@@ -153,39 +153,73 @@ func TestGroupAggStateSpillAndRestore(t *testing.T) {
 }
 
 // TestChangesInKeyOrder checks that the write order of changed groups is
-// the byte order of their state keys (the order Pebble sorts them in).
+// the byte order of their state keys (the order Pebble sorts them in), for
+// integer keys (with a NULL key among them), string keys and a two-column
+// key, and that each changed group is listed once and stays marked changed.
 func TestChangesInKeyOrder(t *testing.T) {
-	st, err := statestore.Open(filepath.Join(t.TempDir(), "work"), statestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	agg := NewGroupAgg([]int{0}, []AggCall{{Func: AggCountStar, Arg: -1, Type: types.BigInt}})().(*groupAggOp)
-	if err := agg.Open(&OpContext{Parallelism: 1, MaxParallelism: 128, Name: "agg", ID: "agg", StateBudget: 64 << 20}); err != nil {
-		t.Fatal(err)
-	}
-	if err := agg.InitState(st, false); err != nil {
-		t.Fatal(err)
-	}
-	b := types.NewBatch(1, 4096)
 	r := rand.New(rand.NewPCG(3, 4))
-	for range 4096 {
-		b.Append(types.Insert, []types.Value{types.BigIntValue(r.Int64N(1<<40) - 1<<39)})
+	cases := []struct {
+		name string
+		keys []int
+		row  func(i int) []types.Value
+	}{
+		{"bigint", []int{0}, func(int) []types.Value {
+			return []types.Value{types.BigIntValue(r.Int64N(1<<40) - 1<<39), types.StringValue("")}
+		}},
+		{"bigint and null", []int{0}, func(i int) []types.Value {
+			if i%1000 == 7 {
+				return []types.Value{types.NullValue(), types.StringValue("")}
+			}
+			return []types.Value{types.IntValue(r.Int64N(1 << 20)), types.StringValue("")}
+		}},
+		{"varchar", []int{1}, func(int) []types.Value {
+			return []types.Value{types.BigIntValue(0), types.StringValue(strings.Repeat("x", r.IntN(20)) + fmt.Sprint(r.Int64N(1<<30)))}
+		}},
+		{"two columns", []int{1, 0}, func(int) []types.Value {
+			return []types.Value{types.BigIntValue(r.Int64N(100)), types.StringValue(fmt.Sprint(r.Int64N(100)))}
+		}},
 	}
-	if err := agg.Process(0, b, &recorder{}); err != nil {
-		t.Fatal(err)
-	}
-	order := agg.changesInKeyOrder()
-	if len(order) != 4096 {
-		t.Fatalf("%d changed groups, want 4096", len(order))
-	}
-	var prev []byte
-	for i, gi := range order {
-		key := agg.encodeKey(gi)
-		full := append(binary.BigEndian.AppendUint16(nil, uint16(types.KeyGroup(types.HashKey(key), 128))), key...)
-		if i > 0 && bytes.Compare(prev, full) > 0 {
-			t.Fatalf("group %d is out of key order", i)
-		}
-		prev = full
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := statestore.Open(filepath.Join(t.TempDir(), "work"), statestore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			agg := NewGroupAgg(tc.keys, []AggCall{{Func: AggCountStar, Arg: -1, Type: types.BigInt}})().(*groupAggOp)
+			if err := agg.Open(&OpContext{Parallelism: 1, MaxParallelism: 128, Name: "agg", ID: "agg", StateBudget: 64 << 20}); err != nil {
+				t.Fatal(err)
+			}
+			if err := agg.InitState(st, false); err != nil {
+				t.Fatal(err)
+			}
+			b := types.NewBatch(2, 8192)
+			for i := range 8192 {
+				b.Append(types.Insert, tc.row(i))
+			}
+			if err := agg.Process(0, b, &recorder{}); err != nil {
+				t.Fatal(err)
+			}
+			groups := len(agg.heads) - len(agg.free)
+			if groups < 1024 {
+				t.Fatalf("only %d groups: the test would not exercise sorting", groups)
+			}
+			order := agg.changesInKeyOrder()
+			if len(order) != groups {
+				t.Fatalf("%d changed groups listed, want %d", len(order), groups)
+			}
+			var prev []byte
+			for i, gi := range order {
+				if !agg.heads[gi].changed {
+					t.Fatalf("group %d lost its changed mark", gi)
+				}
+				key := agg.encodeKey(gi)
+				full := append(binary.BigEndian.AppendUint16(nil, uint16(types.KeyGroup(types.HashKey(key), 128))), key...)
+				if i > 0 && bytes.Compare(prev, full) >= 0 {
+					t.Fatalf("group %d of %d is out of key order (or listed twice)", i, len(order))
+				}
+				prev = full
+			}
+		})
 	}
 }

@@ -6,12 +6,18 @@ import "math/bits"
 // with linear probing, kept at most half full, with backward-shift deletion
 // (no tombstones). It is the GroupAgg's index for a single integer key,
 // where it is cheaper than a Go map: one multiply to hash, and the probe
-// usually ends in the first slot.
+// usually ends in the first slot. A slot holds key and group together, so
+// a lookup of a key not in the CPU cache costs one miss, not two.
 type intTable struct {
-	keys  []int64
-	vals  []int32 // group number + 1; 0 marks an empty slot
-	shift uint    // 64 - log2(len(keys))
+	slots []intSlot
+	shift uint // 64 - log2(len(slots))
 	n     int
+}
+
+// intSlot is one slot of an intTable.
+type intSlot struct {
+	key int64
+	val int32 // group number + 1; 0 marks an empty slot
 }
 
 const intTableMinSlots = 64
@@ -23,8 +29,7 @@ func newIntTable() *intTable {
 }
 
 func (t *intTable) init(slots int) {
-	t.keys = make([]int64, slots)
-	t.vals = make([]int32, slots)
+	t.slots = make([]intSlot, slots)
 	t.shift = uint(64 - bits.TrailingZeros(uint(slots)))
 	t.n = 0
 }
@@ -36,75 +41,74 @@ func (t *intTable) home(k int64) int {
 
 // get returns the group of k.
 func (t *intTable) get(k int64) (int32, bool) {
-	mask := len(t.keys) - 1
+	mask := len(t.slots) - 1
 	for i := t.home(k); ; i = (i + 1) & mask {
-		v := t.vals[i]
-		if v == 0 {
+		s := &t.slots[i]
+		if s.val == 0 {
 			return 0, false
 		}
-		if t.keys[i] == k {
-			return v - 1, true
+		if s.key == k {
+			return s.val - 1, true
 		}
 	}
 }
 
 // put maps k, which must not be in the table, to group g.
 func (t *intTable) put(k int64, g int32) {
-	if 2*(t.n+1) > len(t.keys) {
+	if 2*(t.n+1) > len(t.slots) {
 		t.grow()
 	}
-	mask := len(t.keys) - 1
-	i := t.home(k)
-	for t.vals[i] != 0 {
-		i = (i + 1) & mask
-	}
-	t.keys[i], t.vals[i] = k, g+1
+	t.insert(k, g+1)
 	t.n++
 }
 
+// insert places an entry in the first free slot of k's probe.
+func (t *intTable) insert(k int64, val int32) {
+	mask := len(t.slots) - 1
+	i := t.home(k)
+	for t.slots[i].val != 0 {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = intSlot{key: k, val: val}
+}
+
 func (t *intTable) grow() {
-	keys, vals := t.keys, t.vals
-	t.init(2 * len(keys))
-	mask := len(t.keys) - 1
-	for j, v := range vals {
-		if v == 0 {
-			continue
+	old := t.slots
+	t.init(2 * len(old))
+	for _, s := range old {
+		if s.val != 0 {
+			t.insert(s.key, s.val)
+			t.n++
 		}
-		i := t.home(keys[j])
-		for t.vals[i] != 0 {
-			i = (i + 1) & mask
-		}
-		t.keys[i], t.vals[i] = keys[j], v
-		t.n++
 	}
 }
 
 // del removes k if present. Later entries of the probe run move back so
 // that every entry stays reachable from its home slot.
 func (t *intTable) del(k int64) {
-	mask := len(t.keys) - 1
+	mask := len(t.slots) - 1
 	i := t.home(k)
 	for {
-		if t.vals[i] == 0 {
+		if t.slots[i].val == 0 {
 			return
 		}
-		if t.keys[i] == k {
+		if t.slots[i].key == k {
 			break
 		}
 		i = (i + 1) & mask
 	}
 	t.n--
-	for j := (i + 1) & mask; t.vals[j] != 0; j = (j + 1) & mask {
-		h := t.home(t.keys[j])
+	for j := (i + 1) & mask; t.slots[j].val != 0; j = (j + 1) & mask {
+		h := t.home(t.slots[j].key)
 		// Entry j may move to the hole at i unless its home lies
 		// cyclically in (i, j].
 		if (i < j && i < h && h <= j) || (i > j && (i < h || h <= j)) {
 			continue
 		}
-		t.keys[i], t.vals[i] = t.keys[j], t.vals[j]
+		t.slots[i] = t.slots[j]
 		i = j
 	}
-	t.keys[i], t.vals[i] = 0, 0
+	t.slots[i] = intSlot{}
 }
 
 // len returns the number of keys.
