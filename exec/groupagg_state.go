@@ -1,12 +1,9 @@
 package exec
 
 import (
-	"bytes"
-	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math/bits"
-	"slices"
 
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
@@ -35,10 +32,9 @@ type groupState struct {
 	maxGroups int     // groups kept in memory before spilling
 	backed    bool    // groups not in memory may be in the store
 	changes   []int32 // groups whose groupHead.changed was set, in order
-	order     []sortEntry
-	bucketed  []sortEntry
-	starts    []int32 // per key group: where its entries start in bucketed
-	sorted    []int32
+	entries   []changeEntry
+	spare     []changeEntry // the radix sort's second buffer
+	vals      []byte        // the changed groups' encoded state
 	valBuf    []byte
 	encBuf    []byte
 	cmpA      []byte
@@ -69,8 +65,8 @@ func (g *groupAggOp) keyGroup(gi int32) uint16 {
 }
 
 // PrepareSnapshot implements StatefulOperator: it writes the groups that
-// changed since the last call into the store. (Deletions went to the store
-// when the groups were removed.)
+// changed since the last call into the store, in state-key order (see
+// sortChanges). (Deletions went to the store when the groups were removed.)
 func (g *groupAggOp) PrepareSnapshot() error {
 	st := g.st
 	if st == nil {
@@ -79,112 +75,66 @@ func (g *groupAggOp) PrepareSnapshot() error {
 	if err := g.emitPending(); err != nil { // the barrier follows the changes
 		return err
 	}
-	for _, gi := range g.changesInKeyOrder() {
-		if !g.heads[gi].changed {
-			continue // removed since, or listed twice
+	entries := g.sortChanges(g.collectChanges())
+	for i := range entries {
+		e := &entries[i]
+		var key []byte
+		if e.ints {
+			st.encBuf = types.AppendKey(st.encBuf[:0], types.BigIntValue(int64(bits.ReverseBytes64(e.rev))).WithKind(e.kind))
+			key = st.encBuf
+		} else {
+			key = g.encodeKey(e.gi)
 		}
-		g.heads[gi].changed = false
-		if err := g.storeGroup(gi); err != nil {
-			return err
+		if err := st.table.PutThrough(int(e.kg), key, st.vals[e.valOff:e.valOff+e.valLen]); err != nil {
+			return fmt.Errorf("state of %s: %w", g.name, err)
 		}
 	}
 	st.changes = st.changes[:0]
 	return nil
 }
 
-// sortEntry is a changed group with what orders its state key within its
-// key group: for a group of a single integer key, the key's kind and the
-// little-endian bytes of the integer (which sort as the byte-reversed
-// value).
-type sortEntry struct {
-	rev  uint64
-	gi   int32
-	kg   uint16
-	kind types.Kind
-	ints bool // keyed in ints; otherwise compare encoded keys
-}
-
-// changesInKeyOrder returns the changed groups in the order of their state
-// keys (key group, then encoded key). The store writes a long run of
-// ascending keys more cheaply than the same keys in random order (Pebble
-// need not sort them), and integer comparisons here are much cheaper than
-// its key comparisons. The groups are first distributed by key group (a
-// counting sort, one pass) and then each key group, small enough to stay in
-// the CPU cache, is sorted by key. Order is only a speed-up: any order is
-// correct.
-func (g *groupAggOp) changesInKeyOrder() []int32 {
+// collectChanges clears the changed mark of every changed group and returns
+// an entry for each, with its state encoded in st.vals. When many groups
+// changed it visits the groups in number order rather than in the order
+// they changed: reading them in memory order is much faster.
+func (g *groupAggOp) collectChanges() []changeEntry {
 	st := g.st
-	if len(st.changes) < 1024 {
-		return st.changes
-	}
-	if cap(st.starts) < st.maxPar+1 {
-		st.starts = make([]int32, st.maxPar+1)
-	}
-	starts := st.starts[:st.maxPar+1]
-	clear(starts)
-	order := st.order[:0]
-	for _, gi := range st.changes {
+	entries, vals := st.entries[:0], st.vals[:0]
+	visit := func(gi int32) {
 		h := &g.heads[gi]
 		if !h.changed {
-			continue
+			return // removed since, or listed twice
 		}
-		h.changed = false // listed once, even if gi appears twice
-		order = append(order, sortEntry{rev: bits.ReverseBytes64(uint64(h.keyInt)), gi: gi, kg: h.kg, kind: h.keyKind, ints: h.inInts})
-		starts[h.kg+1]++
+		h.changed = false
+		off := len(vals)
+		vals = g.appendState(vals, gi)
+		entries = append(entries, changeEntry{
+			rev: bits.ReverseBytes64(uint64(h.keyInt)), gi: gi,
+			valOff: uint32(off), valLen: uint32(len(vals) - off),
+			kg: h.kg, kind: h.keyKind, ints: h.inInts,
+		})
 	}
-	for i := 1; i < len(starts); i++ {
-		starts[i] += starts[i-1]
+	if len(st.changes) > len(g.heads)/8 {
+		for gi := range g.heads {
+			visit(int32(gi))
+		}
+	} else {
+		for _, gi := range st.changes {
+			visit(gi)
+		}
 	}
-	bucketed := slices.Grow(st.bucketed[:0], len(order))[:len(order)]
-	next := st.sorted[:0] // borrowed as the per-key-group write position
-	for _, n := range starts[:st.maxPar] {
-		next = append(next, n)
-	}
-	for _, e := range order {
-		bucketed[next[e.kg]] = e
-		next[e.kg]++
-	}
-	for kg := range st.maxPar {
-		slices.SortFunc(bucketed[starts[kg]:starts[kg+1]], g.compareEntries)
-	}
-	out := next[:0]
-	for _, e := range bucketed {
-		g.heads[e.gi].changed = true
-		out = append(out, e.gi)
-	}
-	st.order, st.bucketed, st.sorted = order, bucketed, out
-	return out
+	st.entries, st.vals = entries, vals
+	return entries
 }
 
-// compareEntries orders two changed groups of one key group by their
-// encoded keys.
-func (g *groupAggOp) compareEntries(a, b sortEntry) int {
-	if a.ints && b.ints {
-		if a.kind != b.kind {
-			return cmp.Compare(a.kind, b.kind)
-		}
-		return cmp.Compare(a.rev, b.rev)
-	}
-	st := g.st
-	st.cmpA = g.appendKey(st.cmpA[:0], a.gi)
-	st.cmpB = g.appendKey(st.cmpB[:0], b.gi)
-	return bytes.Compare(st.cmpA, st.cmpB)
-}
-
-// storeGroup writes group gi's state to the store.
-func (g *groupAggOp) storeGroup(gi int32) error {
-	st := g.st
-	key := g.encodeKey(gi)
-	v := append(st.valBuf[:0], groupStateVersion)
-	v = binary.AppendVarint(v, g.heads[gi].count)
+// appendState appends group gi's encoded state to dst.
+func (g *groupAggOp) appendState(dst []byte, gi int32) []byte {
+	dst = append(dst, groupStateVersion)
+	dst = binary.AppendVarint(dst, g.heads[gi].count)
 	for _, acc := range g.accs {
-		v = acc.save(gi, v)
+		dst = acc.save(gi, dst)
 	}
-	st.valBuf = v
-	if err := st.table.PutThrough(int(g.heads[gi].kg), key, v); err != nil {
-		return fmt.Errorf("state of %s: %w", g.name, err)
-	}
-	return nil
+	return dst
 }
 
 // encodeKey returns group gi's encoded key (valid until the next call).
