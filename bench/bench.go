@@ -52,6 +52,11 @@ type Result struct {
 	CkptP99     time.Duration `json:"checkpoint_p99_ns,omitempty"`
 	AlignP50    time.Duration `json:"alignment_p50_ns,omitempty"`
 	AlignP99    time.Duration `json:"alignment_p99_ns,omitempty"`
+	// Sync percentiles: the longest time any task spent cutting its state
+	// before forwarding the barrier (the stores then write in the
+	// background).
+	SyncP50 time.Duration `json:"sync_p50_ns,omitempty"`
+	SyncP99 time.Duration `json:"sync_p99_ns,omitempty"`
 	StateKeys   int64         `json:"state_keys,omitempty"`
 	// PeakGo is the peak memory mapped by the Go runtime (heap, stacks,
 	// metadata; not released to the OS); PeakRSS the peak resident set of
@@ -266,6 +271,8 @@ func (r *jobRun) result(name string) *Result {
 		CkptP99:     percentile(r.checkpoints, 99),
 		AlignP50:    percentile(r.alignments, 50),
 		AlignP99:    percentile(r.alignments, 99),
+		SyncP50:     percentile(r.syncs, 50),
+		SyncP99:     percentile(r.syncs, 99),
 		StateKeys:   r.keys,
 		PeakGo:      r.peakGo,
 		PeakRSS:     r.peakRSS,
@@ -320,6 +327,8 @@ func medianResult(name string, runs []*Result) *Result {
 	r.CkptP99 = medD(func(x *Result) time.Duration { return x.CkptP99 })
 	r.AlignP50 = medD(func(x *Result) time.Duration { return x.AlignP50 })
 	r.AlignP99 = medD(func(x *Result) time.Duration { return x.AlignP99 })
+	r.SyncP50 = medD(func(x *Result) time.Duration { return x.SyncP50 })
+	r.SyncP99 = medD(func(x *Result) time.Duration { return x.SyncP99 })
 	r.StateKeys = int64(med(func(x *Result) float64 { return float64(x.StateKeys) }))
 	r.PeakGo = uint64(med(func(x *Result) float64 { return float64(x.PeakGo) }))
 	r.PeakRSS = uint64(med(func(x *Result) float64 { return float64(x.PeakRSS) }))

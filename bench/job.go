@@ -34,6 +34,7 @@ type jobRun struct {
 	cpu         time.Duration // process CPU time from start to stop
 	checkpoints []time.Duration
 	alignments  []time.Duration
+	syncs       []time.Duration
 	aborted     int
 	keys        int64 // keys in the last completed checkpoint
 	peakGo      uint64
@@ -96,6 +97,7 @@ func runJobWith(ctx context.Context, spec jobSpec, col *collector) (*jobRun, err
 			}
 			run.checkpoints = append(run.checkpoints, r.Duration)
 			run.alignments = append(run.alignments, r.Alignment)
+			run.syncs = append(run.syncs, r.Sync)
 			run.keys = r.Keys
 		}
 	}

@@ -12,7 +12,7 @@ import (
 // WriteTable writes results as an aligned text table.
 func WriteTable(w io.Writer, results []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "workload\trows/s\tCPU/row\tratio\tckpt p50\tckpt p99\talign p50\talign p99\trestore\tlat p50\tlat p99\tlat p99.9\tpeak Go\tpeak RSS\tnote")
+	fmt.Fprintln(tw, "workload\trows/s\tCPU/row\tratio\tckpt p50\tckpt p99\talign p50\talign p99\tsync p50\tsync p99\trestore\tlat p50\tlat p99\tlat p99.9\tpeak Go\tpeak RSS\tnote")
 	for _, r := range results {
 		rate := "-"
 		if r.RowsPerSec > 0 {
@@ -40,8 +40,8 @@ func WriteTable(w io.Writer, results []Result) error {
 		if r.CPUNsPerRow > 0 {
 			cpu = fmt.Sprintf("%.0fns", r.CPUNsPerRow)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Workload, rate, cpu, ratio,
-			dur(r.CkptP50), dur(r.CkptP99), dur(r.AlignP50), dur(r.AlignP99), dur(r.Restore),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Workload, rate, cpu, ratio,
+			dur(r.CkptP50), dur(r.CkptP99), dur(r.AlignP50), dur(r.AlignP99), dur(r.SyncP50), dur(r.SyncP99), dur(r.Restore),
 			dur(r.LatP50), dur(r.LatP99), dur(r.LatP999), peakGo, peakRSS, note)
 	}
 	return tw.Flush()

@@ -54,6 +54,11 @@ type CheckpointReport struct {
 	Path      string
 	Duration  time.Duration // from trigger to complete
 	Alignment time.Duration // longest alignment of any task
+	// Sync is the longest time any task spent cutting its state (flushing,
+	// preparing its operators' changes, starting the stores' snapshots)
+	// before forwarding the barrier; the stores write the rest in the
+	// background while the task goes on.
+	Sync      time.Duration
 	StateSize int64         // bytes of state files referenced
 	Keys      int64
 }
@@ -80,6 +85,7 @@ type taskSnapshot struct {
 	txns      [][]byte // its transactions not yet committed
 	ops       []opSnapshot
 	alignment time.Duration
+	sync      time.Duration // cutting the state, before the barrier went on
 }
 
 type opSnapshot struct {
@@ -347,10 +353,11 @@ func (c *checkpointer) write(a coordinator.Action) []coordinator.Action {
 		MaxParallelism:  c.j.maxPar,
 	}
 	ops := map[string]int{}
-	var align time.Duration
+	var align, sync time.Duration
 	for _, ack := range a.Acks {
 		s := ack.State.(taskSnapshot)
 		align = max(align, ack.Alignment)
+		sync = max(sync, s.sync)
 		if s.source != "" {
 			meta.Sources = append(meta.Sources, checkpoint.SourcePosition{Source: s.source, Subtask: s.task.Subtask, Position: s.position})
 		}
@@ -390,7 +397,7 @@ func (c *checkpointer) write(a coordinator.Action) []coordinator.Action {
 			}
 		}
 		c.opts.Report(CheckpointReport{ID: a.ID, Completed: true, Path: done.Path, Duration: time.Since(a.Time),
-			Alignment: align, StateSize: size, Keys: keys})
+			Alignment: align, Sync: sync, StateSize: size, Keys: keys})
 	}
 	return c.coord.Written(time.Now(), a.ID)
 }

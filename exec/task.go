@@ -53,6 +53,7 @@ type task struct {
 	stores     []*statestore.Store // by operator index; nil if stateless
 	replay     []message           // released from hold, to offer before the inbox
 	alignStart time.Time           // when the first barrier of the aligning checkpoint came
+	writing    []writingSnapshot   // checkpoints whose state is still being written, oldest first
 }
 
 // taskID names the task for the checkpoint coordinator.
@@ -271,6 +272,10 @@ func (t *task) runSource() error {
 			if err := t.control(m); err != nil {
 				return err
 			}
+		case <-t.snapshotWritten():
+			if err := t.ackWritten(); err != nil {
+				return err
+			}
 		default:
 		}
 		if err := ctx.Err(); err != nil {
@@ -326,6 +331,11 @@ func (t *task) runInputs() error {
 				return err
 			}
 			continue
+		case <-t.snapshotWritten():
+			if err := t.ackWritten(); err != nil {
+				return err
+			}
+			continue
 		case <-ctx.Done():
 			return ctx.Err()
 		default:
@@ -337,6 +347,11 @@ func (t *task) runInputs() error {
 			case m = <-t.inbox:
 			case c := <-t.ctl:
 				if err := t.control(c); err != nil {
+					return err
+				}
+				continue
+			case <-t.snapshotWritten():
+				if err := t.ackWritten(); err != nil {
 					return err
 				}
 				continue
@@ -442,6 +457,7 @@ func (t *task) close() error {
 		if st == nil {
 			continue
 		}
+		// Close waits for a snapshot still being written.
 		if err := st.Close(); err != nil {
 			keep(fmt.Errorf("close state of %s: %w", t.v.Operators[i].Name, err))
 		}
