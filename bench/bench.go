@@ -55,9 +55,9 @@ type Result struct {
 	// Sync percentiles: the longest time any task spent cutting its state
 	// before forwarding the barrier (the stores then write in the
 	// background).
-	SyncP50 time.Duration `json:"sync_p50_ns,omitempty"`
-	SyncP99 time.Duration `json:"sync_p99_ns,omitempty"`
-	StateKeys   int64         `json:"state_keys,omitempty"`
+	SyncP50   time.Duration `json:"sync_p50_ns,omitempty"`
+	SyncP99   time.Duration `json:"sync_p99_ns,omitempty"`
+	StateKeys int64         `json:"state_keys,omitempty"`
 	// PeakGo is the peak memory mapped by the Go runtime (heap, stacks,
 	// metadata; not released to the OS); PeakRSS the peak resident set of
 	// the process, which includes Pebble's caches and memtables.

@@ -59,7 +59,7 @@ type CheckpointReport struct {
 	// before forwarding the barrier; the stores write the rest in the
 	// background while the task goes on.
 	Sync      time.Duration
-	StateSize int64         // bytes of state files referenced
+	StateSize int64 // bytes of state files referenced
 	Keys      int64
 }
 
