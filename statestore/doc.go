@@ -17,6 +17,27 @@
 // the state name length from the end. Operator ids and state names are
 // therefore limited to 255 bytes each.
 //
+// # Write path
+//
+// Put and Delete go to the write-back cache; Flush (also called by Scan,
+// Snapshot and when the cache is full) writes its dirty entries to Pebble as
+// one batch, in key order.
+//
+// PutThrough is for state the caller keeps in memory anyway (the grouped
+// aggregate writes its changed groups at each barrier): a key the cache
+// does not hold bypasses it. While such writes arrive in strictly ascending
+// key order, they are collected in a batch until there are more than a few
+// thousand; then the batch is moved into an sstable that the rest of the
+// run streams into, in the table format of the database, and CommitThrough
+// (or Flush, Snapshot, or a Get, which must see the writes) ingests the
+// file. Pebble then neither copies the writes into a batch, sorts and
+// iterates them, nor flushes a memtable: the sstable is written once, as
+// the writes arrive. A key out of order sends it and the rest of the run to
+// the batch, which is committed after the ingestion, so later writes win.
+// Small or unordered runs simply use the batch. Files for ingestion are
+// written in the ingest folder of the working folder, which Pebble and
+// snapshots ignore.
+//
 // # Concurrency
 //
 // A Store belongs to one subtask and is used from that subtask's goroutine

@@ -23,12 +23,18 @@ type Store struct {
 	keyBuf   []byte  // reused for encoding keys on the hot path
 	dirtyBuf []int32 // reused by flush
 	batch    *pebble.Batch
-	through  *pebble.Batch // PutThrough writes not yet committed
+	through  *throughWriter // PutThrough writes not yet committed
 	closed   bool
 }
 
 // Open opens or creates the state database in the working folder dir.
 func Open(dir string, opts Options) (*Store, error) {
+	return openTuned(dir, opts, nil)
+}
+
+// openTuned is Open with a hook that may change the Pebble options (for
+// benchmarks that compare settings).
+func openTuned(dir string, opts Options, tune func(*pebble.Options)) (*Store, error) {
 	opts = opts.withDefaults()
 	if opts.MaxParallelism > 1<<16 {
 		return nil, fmt.Errorf("statestore: max parallelism %d exceeds 65536", opts.MaxParallelism)
@@ -36,7 +42,12 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("statestore: create %s: %w", dir, err)
 	}
-	db, err := pebble.Open(dir, opts.pebbleOptions())
+	popts := opts.pebbleOptions()
+	if tune != nil {
+		tune(popts)
+	}
+	popts.EnsureDefaults()
+	db, err := pebble.Open(dir, popts)
 	if err != nil {
 		return nil, fmt.Errorf("statestore: open pebble in %s: %w", dir, err)
 	}
@@ -46,7 +57,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		db:      db,
 		cache:   newWriteCache(opts.CacheBytes),
 		batch:   db.NewBatch(),
-		through: db.NewBatch(),
+		through: newThroughWriter(db, popts, dir),
 	}, nil
 }
 
@@ -128,27 +139,17 @@ func (s *Store) CommitThrough() error {
 	if s.closed {
 		return ErrClosed
 	}
-	if s.through.Empty() {
-		return nil
-	}
-	if err := s.through.Commit(pebble.NoSync); err != nil {
-		return fmt.Errorf("statestore: commit %d writes: %w", s.through.Count(), err)
-	}
-	s.through.Reset()
-	return nil
+	return s.through.commit()
 }
 
-// putThrough writes an encoded key straight into the write-through batch
-// unless the cache holds the key (then the cache takes the write, so that
-// it never holds a stale value).
+// putThrough writes an encoded key straight to the write-through writer
+// (see throughWriter) unless the cache holds the key (then the cache takes
+// the write, so that it never holds a stale value).
 func (s *Store) putThrough(key, value []byte) error {
 	if s.cache.lookup(key) != nil {
 		return s.put(key, value, false)
 	}
-	if err := s.through.Set(key, value, nil); err != nil {
-		return fmt.Errorf("statestore: put: %w", err)
-	}
-	return nil
+	return s.through.set(key, value)
 }
 
 // get returns the value of an encoded key through the cache, loading it
@@ -157,7 +158,7 @@ func (s *Store) get(key []byte) ([]byte, bool, error) {
 	if e := s.cache.lookup(key); e != nil {
 		return e.value, e.flags&flagAbsent == 0, nil
 	}
-	if !s.through.Empty() {
+	if !s.through.empty() {
 		// Reads must see what was written through.
 		if err := s.CommitThrough(); err != nil {
 			return nil, false, err
@@ -222,7 +223,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	err := errors.Join(s.batch.Close(), s.through.Close())
+	err := errors.Join(s.batch.Close(), s.through.close())
 	if cerr := s.db.Close(); cerr != nil && err == nil {
 		err = cerr
 	}

@@ -50,9 +50,11 @@ func (t *Table) Put(keyGroup int, key, value []byte) error {
 
 // PutThrough stores a copy of value for key in keyGroup, as Put, but
 // bypasses the write-back cache when the key is not in it: the write goes
-// into a batch that CommitThrough (or Flush, Snapshot, a read) commits. It
-// is for writing back state that the caller keeps in memory anyway, where a
-// cache copy would only cost time. Neither slice is retained.
+// into a batch, or, for a long run of writes in ascending key order, into an
+// sstable, that CommitThrough (or Flush, Snapshot, a read) commits or
+// ingests (see the package documentation). It is for writing back state
+// that the caller keeps in memory anyway, where a cache copy would only cost
+// time; writing in key order makes it cheapest. Neither slice is retained.
 func (t *Table) PutThrough(keyGroup int, key, value []byte) error {
 	k, err := t.encode(keyGroup, key)
 	if err != nil {

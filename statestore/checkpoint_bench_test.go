@@ -1,0 +1,233 @@
+package statestore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/sstable"
+
+	"github.com/weir-sql/weir/types"
+)
+
+// w2Key is one group of the W2 workload: its key group and BIGINT key.
+type w2Key struct {
+	kg int
+	k  int64
+}
+
+// w2Keys returns the keys that subtask 0 of 2 holds of the BIGINT keys 0..999,999
+// spread over the default key groups (about 500k), in state-key
+// order (key group, then encoded key), as the grouped aggregate writes them.
+func w2Keys(tb testing.TB, opPrefix []byte, name string) []w2Key {
+	tb.Helper()
+	type sortable struct {
+		w2Key
+		enc []byte // the full state key
+	}
+	var all []sortable
+	for i := range 1_000_000 {
+		k := types.AppendKey(nil, types.BigIntValue(int64(i)))
+		kg := types.KeyGroup(types.HashKey(k), types.DefaultMaxParallelism)
+		if types.SubtaskForKeyGroup(kg, 2, types.DefaultMaxParallelism) == 0 {
+			all = append(all, sortable{w2Key{kg: kg, k: int64(i)}, appendStateKey(nil, opPrefix, kg, k, name)})
+		}
+	}
+	slices.SortFunc(all, func(a, b sortable) int { return bytes.Compare(a.enc, b.enc) })
+	keys := make([]w2Key, len(all))
+	for i := range all {
+		keys[i] = all[i].w2Key
+	}
+	return keys
+}
+
+// cpuTime returns the process's user plus system CPU time so far, which
+// includes Pebble's background flushes and compactions.
+func cpuTime(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkCheckpointCycle models the state store of one subtask of
+// benchmark W2 (SELECT k, SUM(v) FROM t GROUP BY k over 1M uniformly random
+// keys, parallelism 2, a checkpoint every second): the store holds ~500k
+// keys, and each cycle writes ~400k of them (new values, in state-key
+// order) with PutThrough and takes a snapshot. Run it with -benchtime=30x
+// or so, so that compactions reach their steady state. Besides ns/op it
+// reports the process CPU per cycle including Pebble's background work
+// (cpu-ms/cycle) and the wall time of Snapshot (snap-ms/cycle).
+func BenchmarkCheckpointCycle(b *testing.B) {
+	for _, c := range checkpointCycleCases {
+		b.Run(c.name, func(b *testing.B) { benchCheckpointCycle(b, c.minIngest, c.tune) })
+	}
+}
+
+// checkpointCycleCases are the settings BenchmarkCheckpointCycle and
+// BenchmarkRestoreGet compare: the store as configured, and variations.
+var checkpointCycleCases = []struct {
+	name      string
+	minIngest int
+	tune      func(*pebble.Options)
+}{
+	{"default", ingestMinKeys, nil},
+	// The write path and format before ingestion: a batch, columnar blocks.
+	{"batch+columnar", math.MaxInt, func(o *pebble.Options) { o.FormatMajorVersion = pebble.FormatNewest }},
+	{"columnar", ingestMinKeys, func(o *pebble.Options) { o.FormatMajorVersion = pebble.FormatNewest }},
+	{"L0=16", ingestMinKeys, func(o *pebble.Options) { o.L0CompactionThreshold = 16 }},
+	{"nocompress", ingestMinKeys, func(o *pebble.Options) {
+		for i := range o.Levels {
+			o.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.NoCompression }
+		}
+	}},
+}
+
+func benchCheckpointCycle(b *testing.B, minIngest int, tune func(*pebble.Options)) {
+	root := b.TempDir()
+	s, err := openTuned(filepath.Join(root, "work"), Options{}, tune)
+	if err != nil {
+		b.Fatal(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			_ = s.Close()
+		}
+	}()
+	s.through.minIngest = minIngest
+	opID := "0123456789abcdef"
+	tb := table(b, s, opID, "groups")
+	keys := w2Keys(b, appendOperatorPrefix(nil, opID), "groups")
+	rng := rand.New(rand.NewPCG(1, 2))
+	val := make([]byte, 0, 16)
+	var key []byte
+	cycle := func(i int, frac float64) time.Duration {
+		for _, k := range keys {
+			if rng.Float64() >= frac {
+				continue
+			}
+			val = append(val[:0], 1)
+			val = binary.AppendVarint(val, int64(rng.IntN(100)))
+			val = binary.AppendVarint(val, rng.Int64N(1<<30))
+			key = types.AppendKey(key[:0], types.BigIntValue(k.k))
+			if err := tb.PutThrough(k.kg, key, val); err != nil {
+				b.Fatal(err)
+			}
+		}
+		start := time.Now()
+		if _, err := s.Snapshot(filepath.Join(root, fmt.Sprintf("snap%d", i))); err != nil {
+			b.Fatal(err)
+		}
+		d := time.Since(start)
+		// Checkpoints older than the last two are discarded, as the
+		// coordinator does.
+		if err := os.RemoveAll(filepath.Join(root, fmt.Sprintf("snap%d", i-2))); err != nil {
+			b.Fatal(err)
+		}
+		return d
+	}
+	cycle(-1, 1) // the initial state: every key
+	b.ResetTimer()
+	cpu0 := cpuTime(b)
+	var snap time.Duration
+	for i := 0; i < b.N; i++ {
+		snap += cycle(i, 0.8)
+	}
+	b.StopTimer()
+	if os.Getenv("STATESTORE_BENCH_METRICS") != "" && b.N > 1 {
+		fmt.Fprintf(os.Stderr, "%s: %d cycles\n%s\n", b.Name(), b.N, s.db.Metrics())
+	}
+	// Close waits for running compactions, whose CPU belongs to the cycles.
+	closed = true
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	cpu := cpuTime(b) - cpu0
+	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/cycle")
+	b.ReportMetric(float64(snap.Microseconds())/1e3/float64(b.N), "snap-ms/cycle")
+	b.ReportMetric(float64(len(keys)), "keys")
+}
+
+// BenchmarkRestoreGet measures what follows a restore of a W2 subtask: the
+// grouped aggregate loads each key's state with Get on first sight, in no
+// particular order. The snapshot is taken after 12 checkpoint cycles, so
+// the database has the shape (level 0 files over the base level) that the
+// checkpoint settings produce. Each iteration restores the snapshot and
+// reads every key once; ns/get is the cost of one such read.
+func BenchmarkRestoreGet(b *testing.B) {
+	for _, c := range checkpointCycleCases {
+		b.Run(c.name, func(b *testing.B) { benchRestoreGet(b, c.minIngest, c.tune) })
+	}
+}
+
+func benchRestoreGet(b *testing.B, minIngest int, tune func(*pebble.Options)) {
+	root := b.TempDir()
+	s, err := openTuned(filepath.Join(root, "work"), Options{}, tune)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	s.through.minIngest = minIngest
+	opID := "0123456789abcdef"
+	tb := table(b, s, opID, "groups")
+	keys := w2Keys(b, appendOperatorPrefix(nil, opID), "groups")
+	rng := rand.New(rand.NewPCG(1, 2))
+	var key, val []byte
+	for i := range 13 {
+		for _, k := range keys {
+			if i > 0 && rng.Float64() >= 0.8 {
+				continue
+			}
+			val = binary.AppendVarint(append(val[:0], 1), rng.Int64N(1<<30))
+			key = types.AppendKey(key[:0], types.BigIntValue(k.k))
+			if err := tb.PutThrough(k.kg, key, val); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := s.CommitThrough(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	snap := filepath.Join(root, "snap")
+	if _, err := s.Snapshot(snap); err != nil {
+		b.Fatal(err)
+	}
+	rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, err := openRestored(snap, filepath.Join(root, fmt.Sprintf("restored%d", i)), tune)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rt := table(b, r, opID, "groups")
+		for _, k := range keys {
+			key = types.AppendKey(key[:0], types.BigIntValue(k.k))
+			if _, ok, err := rt.Get(k.kg, key); err != nil || !ok {
+				b.Fatalf("get %d: %v %v", k.k, ok, err)
+			}
+		}
+		if err := r.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(keys)), "ns/get")
+}
+
+// openRestored is Restore with the Pebble options changed by tune.
+func openRestored(snapshotDir, workDir string, tune func(*pebble.Options)) (*Store, error) {
+	if err := cloneSnapshot(snapshotDir, workDir); err != nil {
+		return nil, err
+	}
+	return openTuned(workDir, Options{}, tune)
+}

@@ -1,0 +1,177 @@
+package statestore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
+	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// ingestMinKeys is how many ascending write-through keys go into the batch
+// before the rest of the run is streamed into an sstable for ingestion: an
+// ingestion has a fixed cost (a file, a sync, a MANIFEST edit) that a small
+// batch does not.
+const ingestMinKeys = 8192
+
+// ingestDir is the folder, inside the working folder, where sstables for
+// ingestion are written. Pebble ignores it, and so do snapshots.
+const ingestDir = "ingest"
+
+// throughWriter collects the writes of PutThrough until CommitThrough.
+//
+// While the keys arrive in strictly ascending order (the grouped aggregate
+// sorts its changes before writing them), they go into a Pebble batch; once
+// there are more than ingestMinKeys, the batch is moved into an sstable and
+// the rest of the run is streamed straight into it, and CommitThrough
+// ingests it: Pebble then neither copies the writes into a batch and sorts
+// them nor flushes them from a memtable. Once a key arrives out of order, it
+// and every later key of the run go into the batch. CommitThrough ingests
+// the sstable before it commits the batch, so the batch's writes, all later
+// than those of the sstable, win.
+type throughWriter struct {
+	db    *pebble.DB
+	opts  *pebble.Options // the database's options, with defaults filled in
+	dir   string          // where sstables for ingestion are written
+	batch *pebble.Batch
+
+	sst     *sstable.Writer // nil when no sstable is open
+	sstPath string
+	files   int // sstables written so far, to name them
+
+	minIngest int // ingestMinKeys, but tests may change it
+
+	last    []byte // the last key of the ascending run
+	n       int    // keys in the ascending run
+	ordered bool   // every key of this run so far was ascending
+}
+
+func newThroughWriter(db *pebble.DB, opts *pebble.Options, workDir string) *throughWriter {
+	return &throughWriter{
+		db:        db,
+		opts:      opts,
+		dir:       filepath.Join(workDir, ingestDir),
+		batch:     db.NewBatch(),
+		minIngest: ingestMinKeys,
+		ordered:   true,
+	}
+}
+
+// empty reports whether there is nothing to commit.
+func (w *throughWriter) empty() bool { return w.sst == nil && w.batch.Empty() }
+
+// set writes key = value.
+func (w *throughWriter) set(key, value []byte) error {
+	if w.ordered && (w.n == 0 || bytes.Compare(key, w.last) > 0) {
+		w.last = append(w.last[:0], key...)
+		w.n++
+		if w.sst == nil && w.n > w.minIngest {
+			if err := w.startSST(); err != nil {
+				return err
+			}
+		}
+		if w.sst != nil {
+			if err := w.sst.Set(key, value); err != nil {
+				return fmt.Errorf("statestore: write sstable %s: %w", w.sstPath, err)
+			}
+			return nil
+		}
+	} else {
+		w.ordered = false
+	}
+	if err := w.batch.Set(key, value, nil); err != nil {
+		return fmt.Errorf("statestore: put: %w", err)
+	}
+	return nil
+}
+
+// startSST opens an sstable and moves the batch into it: the batch holds
+// only the keys of the ascending run so far, all smaller than the key that
+// comes next.
+func (w *throughWriter) startSST() error {
+	if err := w.openSST(); err != nil {
+		return err
+	}
+	r := w.batch.Reader()
+	for {
+		kind, k, v, ok, err := r.Next()
+		if err != nil {
+			return fmt.Errorf("statestore: read write-through batch: %w", err)
+		}
+		if !ok {
+			break
+		}
+		if kind != pebble.InternalKeyKindSet {
+			return fmt.Errorf("statestore: write-through batch holds a %s", kind)
+		}
+		if err := w.sst.Set(k, v); err != nil {
+			return fmt.Errorf("statestore: write sstable %s: %w", w.sstPath, err)
+		}
+	}
+	w.batch.Reset()
+	return nil
+}
+
+// openSST starts a new sstable for ingestion, in the table format and with
+// the level-0 options the database itself would use for a flush.
+func (w *throughWriter) openSST() error {
+	if err := os.MkdirAll(w.dir, 0o755); err != nil {
+		return fmt.Errorf("statestore: create %s: %w", w.dir, err)
+	}
+	w.files++
+	path := filepath.Join(w.dir, strconv.Itoa(w.files)+".sst")
+	f, err := vfs.Default.Create(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return fmt.Errorf("statestore: create sstable: %w", err)
+	}
+	// Like Pebble's own sstables, the file is synced as it is written
+	// (BytesPerSync), so that the sync that finishes it is short.
+	f = vfs.NewSyncingFile(f, vfs.SyncingFileOptions{BytesPerSync: w.opts.BytesPerSync})
+	wo := w.opts.MakeWriterOptions(0, w.db.TableFormat())
+	w.sst = sstable.NewWriter(objstorageprovider.NewFileWritable(f), wo)
+	w.sstPath = path
+	return nil
+}
+
+// commit ingests the sstable, if any, then commits the batch.
+func (w *throughWriter) commit() error {
+	if w.sst != nil {
+		sst, path := w.sst, w.sstPath
+		w.sst, w.sstPath = nil, ""
+		if err := sst.Close(); err != nil {
+			_ = os.Remove(path)
+			return fmt.Errorf("statestore: finish sstable %s: %w", path, err)
+		}
+		// On success Ingest moves the file into the database.
+		if err := w.db.Ingest(context.Background(), []string{path}); err != nil {
+			_ = os.Remove(path)
+			return fmt.Errorf("statestore: ingest %d writes: %w", w.n, err)
+		}
+	}
+	w.n = 0
+	w.ordered = true
+	if w.batch.Empty() {
+		return nil
+	}
+	if err := w.batch.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("statestore: commit %d writes: %w", w.batch.Count(), err)
+	}
+	w.batch.Reset()
+	return nil
+}
+
+// close drops whatever was not committed.
+func (w *throughWriter) close() error {
+	if w.sst != nil {
+		_ = w.sst.Close()
+		_ = os.Remove(w.sstPath)
+		w.sst = nil
+	}
+	return w.batch.Close()
+}
