@@ -27,6 +27,7 @@ var _ StatefulOperator = (*groupAggOp)(nil)
 
 // groupState is the GroupAgg's link to its state store.
 type groupState struct {
+	store     *statestore.Store
 	table     *statestore.Table
 	maxPar    int
 	maxGroups int     // groups kept in memory before spilling
@@ -48,6 +49,7 @@ func (g *groupAggOp) InitState(store *statestore.Store, restored bool) error {
 		return fmt.Errorf("state of %s: %w", g.name, err)
 	}
 	g.st = &groupState{
+		store:     store,
 		table:     tb,
 		maxPar:    g.maxPar,
 		maxGroups: int(max(g.budget/g.bytesPerGroup(), 1024)),
@@ -67,6 +69,12 @@ func (g *groupAggOp) keyGroup(gi int32) uint16 {
 // PrepareSnapshot implements StatefulOperator: it writes the groups that
 // changed since the last call into the store, in state-key order (see
 // sortChanges). (Deletions went to the store when the groups were removed.)
+//
+// When every group is in memory and at least half of them changed, it
+// writes all of them instead, as the operator's complete state
+// (Store.ReplaceOperator): the store then replaces the old state at once
+// instead of layering the changes over it, and writing the unchanged rest
+// costs less than merging the changes in later (Pebble's compactions).
 func (g *groupAggOp) PrepareSnapshot() error {
 	st := g.st
 	if st == nil {
@@ -75,7 +83,14 @@ func (g *groupAggOp) PrepareSnapshot() error {
 	if err := g.emitPending(); err != nil { // the barrier follows the changes
 		return err
 	}
-	entries := g.sortChanges(g.collectChanges())
+	live := len(g.heads) - len(g.free)
+	all := !st.backed && len(st.changes) > 0 && 2*len(st.changes) >= live
+	if all {
+		if err := st.store.ReplaceOperator(g.id); err != nil {
+			return fmt.Errorf("state of %s: %w", g.name, err)
+		}
+	}
+	entries := g.sortChanges(g.collectChanges(all))
 	for i := range entries {
 		e := &entries[i]
 		var key []byte
@@ -94,15 +109,20 @@ func (g *groupAggOp) PrepareSnapshot() error {
 }
 
 // collectChanges clears the changed mark of every changed group and returns
-// an entry for each, with its state encoded in st.vals. When many groups
-// changed it visits the groups in number order rather than in the order
-// they changed: reading them in memory order is much faster.
-func (g *groupAggOp) collectChanges() []changeEntry {
+// an entry for each (with all, for every group), with its state encoded in
+// st.vals. When many groups changed it visits the groups in number order
+// rather than in the order they changed: reading them in memory order is
+// much faster.
+func (g *groupAggOp) collectChanges(all bool) []changeEntry {
 	st := g.st
 	entries, vals := st.entries[:0], st.vals[:0]
 	visit := func(gi int32) {
 		h := &g.heads[gi]
-		if !h.changed {
+		if all {
+			if h.count == 0 {
+				return // a free group number (removed groups were emitted)
+			}
+		} else if !h.changed {
 			return // removed since, or listed twice
 		}
 		h.changed = false
@@ -114,7 +134,7 @@ func (g *groupAggOp) collectChanges() []changeEntry {
 			kg: h.kg, kind: h.keyKind, ints: h.inInts,
 		})
 	}
-	if len(st.changes) > len(g.heads)/8 {
+	if all || len(st.changes) > len(g.heads)/8 {
 		for gi := range g.heads {
 			visit(int32(gi))
 		}

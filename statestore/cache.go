@@ -122,6 +122,32 @@ func (c *writeCache) markClean(idx []int32) {
 	c.dirty = 0
 }
 
+// dropPrefix removes every entry whose key starts with prefix, dirty or not.
+func (c *writeCache) dropPrefix(prefix []byte) {
+	p := string(prefix)
+	for i := range c.entries {
+		e := &c.entries[i]
+		if e.key == "" || !strings.HasPrefix(e.key, p) {
+			continue
+		}
+		if e.flags&flagDirty != 0 {
+			c.dirty--
+		}
+		c.remove(int32(i))
+	}
+}
+
+// remove frees entry i.
+func (c *writeCache) remove(i int32) {
+	e := &c.entries[i]
+	c.bytes -= e.size()
+	delete(c.index, e.key)
+	e.key = ""
+	e.value = nil
+	e.flags = 0
+	c.free = append(c.free, i)
+}
+
 // evict removes clean entries, least recently used first (CLOCK), until
 // the cache holds at most target bytes or only dirty entries remain.
 func (c *writeCache) evict(target int64) {
@@ -145,12 +171,7 @@ func (c *writeCache) evict(target int64) {
 		case e.flags&flagRef != 0:
 			e.flags &^= flagRef
 		default:
-			c.bytes -= e.size()
-			delete(c.index, e.key)
-			e.key = ""
-			e.value = nil
-			e.flags = 0
-			c.free = append(c.free, i)
+			c.remove(i)
 		}
 	}
 }

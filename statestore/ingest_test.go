@@ -10,7 +10,7 @@ import (
 
 // ingestStep is one step of a TestIngestPath scenario.
 type ingestStep struct {
-	op       string // put, putdesc, del, get, commit, snap, rescale
+	op       string // put, putdesc, del, get, commit, snap, rescale, replace
 	from, to int    // key range of put/putdesc (inclusive), key of del/get
 	val      string
 }
@@ -72,6 +72,57 @@ func TestIngestPath(t *testing.T) {
 			{op: "put", from: 40, to: 99, val: "b"},
 			{op: "rescale"},
 		}, true},
+		{"replace drops the keys not rewritten", []ingestStep{
+			{op: "put", from: 0, to: 49, val: "a"},
+			{op: "commit"},
+			{op: "replace"},
+			{op: "put", from: 10, to: 19, val: "b"},
+		}, true},
+		{"replace of keys in the memtable", []ingestStep{
+			{op: "put", from: 0, to: 3, val: "a"}, // small: a batch, then the memtable
+			{op: "commit"},
+			{op: "replace"},
+			{op: "put", from: 2, to: 2, val: "b"},
+			{op: "get", from: 1},
+		}, true},
+		{"replace drops cached writes", []ingestStep{
+			{op: "put", from: 0, to: 49, val: "a"},
+			{op: "commit"},
+			{op: "del", from: 7},  // a dirty delete in the cache
+			{op: "get", from: 30}, // a clean value in the cache
+			{op: "replace"},
+			{op: "put", from: 0, to: 9, val: "b"},
+			{op: "get", from: 30},
+		}, true},
+		{"replace in descending order", []ingestStep{
+			{op: "put", from: 0, to: 49, val: "a"},
+			{op: "commit"},
+			{op: "replace"},
+			{op: "putdesc", from: 29, to: 20, val: "b"},
+		}, true},
+		{"replace with nothing", []ingestStep{
+			{op: "put", from: 0, to: 49, val: "a"},
+			{op: "commit"},
+			{op: "replace"},
+			{op: "commit"},
+		}, true},
+		{"get during a replace", []ingestStep{
+			{op: "put", from: 0, to: 49, val: "a"},
+			{op: "commit"},
+			{op: "replace"},
+			{op: "put", from: 0, to: 9, val: "b"},
+			{op: "get", from: 30},
+			{op: "put", from: 10, to: 19, val: "c"},
+		}, true},
+		{"replace, snapshot and restore", []ingestStep{
+			{op: "put", from: 0, to: 49, val: "a"},
+			{op: "snap"},
+			{op: "replace"},
+			{op: "put", from: 20, to: 29, val: "b"},
+			{op: "snap"},
+			{op: "get", from: 5},
+			{op: "rescale"},
+		}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -95,6 +146,7 @@ type ingestHarness struct {
 	t        *testing.T
 	s        *Store
 	tb       *Table
+	other    *Table // of another operator
 	model    map[string]string
 	ingests  uint64 // ingestions by stores replaced since
 	restored int
@@ -104,11 +156,13 @@ const (
 	ingestTestOp    = "op"
 	ingestTestState = "st"
 	ingestTestGroup = 5
+	ingestOtherOp   = "op2"
 )
 
 func newIngestHarness(t *testing.T) *ingestHarness {
 	h := &ingestHarness{t: t, model: map[string]string{}}
 	h.use(openTest(t, Options{CacheBytes: 1 << 20}))
+	h.writeOther()
 	return h
 }
 
@@ -118,6 +172,17 @@ func (h *ingestHarness) use(s *Store) {
 	s.through.minIngest = 4
 	h.s = s
 	h.tb = table(h.t, s, ingestTestOp, ingestTestState)
+	h.other = table(h.t, s, ingestOtherOp, ingestTestState)
+}
+
+// writeOther gives another operator, whose id extends the tested one's,
+// keys that a replace of the tested operator must leave alone.
+func (h *ingestHarness) writeOther() {
+	for i := range 10 {
+		if err := h.other.Put(ingestTestGroup, []byte(ingestKey(i)), []byte("other")); err != nil {
+			h.t.Fatal(err)
+		}
+	}
 }
 
 func ingestKey(i int) string { return fmt.Sprintf("k%04d", i) }
@@ -154,6 +219,11 @@ func (h *ingestHarness) apply(st ingestStep) {
 		if err := h.s.CommitThrough(); err != nil {
 			t.Fatal(err)
 		}
+	case "replace":
+		if err := h.s.ReplaceOperator(ingestTestOp); err != nil {
+			t.Fatal(err)
+		}
+		clear(h.model)
 	case "snap", "rescale":
 		snap := filepath.Join(t.TempDir(), "snap")
 		if _, err := h.s.Snapshot(snap); err != nil {
@@ -211,6 +281,11 @@ func (h *ingestHarness) check() {
 		h.checkGet(k)
 	}
 	h.checkGet(ingestKey(9999)) // never written
+	for i := range 10 {
+		if v, ok := mustGet(h.t, h.other, ingestTestGroup, ingestKey(i)); v != "other" || !ok {
+			h.t.Fatalf("the other operator's key %d = %q %v", i, v, ok)
+		}
+	}
 }
 
 // ingested reports whether any store of the harness ingested an sstable.

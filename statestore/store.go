@@ -142,6 +142,29 @@ func (s *Store) CommitThrough() error {
 	return s.through.commit()
 }
 
+// ReplaceOperator declares that the PutThrough writes that follow, up to
+// the next CommitThrough (or Flush, Snapshot, or a Get that must read
+// Pebble), are the complete state of operator operatorID: when they are
+// committed, every other key of the operator, in all its tables, is
+// deleted. Writes the operator has in the write-back cache are dropped now.
+// Writes in ascending key order are cheapest: they replace the operator's
+// state without a compaction.
+func (s *Store) ReplaceOperator(operatorID string) error {
+	if s.closed {
+		return ErrClosed
+	}
+	start := appendOperatorPrefix(nil, operatorID)
+	end := prefixSuccessor(start)
+	if end == nil {
+		return fmt.Errorf("statestore: operator id %q has no key range to replace", operatorID)
+	}
+	if err := s.CommitThrough(); err != nil {
+		return err
+	}
+	s.cache.dropPrefix(start)
+	return s.through.beginReplace(start, end)
+}
+
 // putThrough writes an encoded key straight to the write-through writer
 // (see throughWriter) unless the cache holds the key (then the cache takes
 // the write, so that it never holds a stale value).

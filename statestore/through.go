@@ -35,6 +35,12 @@ const ingestDir = "ingest"
 // and every later key of the run go into the batch. CommitThrough ingests
 // the sstable before it commits the batch, so the batch's writes, all later
 // than those of the sstable, win.
+//
+// In replace mode (beginReplace) the run is the complete content of a key
+// span: the sstable is open from the first key, and CommitThrough ingests
+// it and excises the span's older keys in one step (Pebble's
+// IngestAndExcise), so the old data is dropped without a compaction and the
+// new file lands in the bottom level.
 type throughWriter struct {
 	db    *pebble.DB
 	opts  *pebble.Options // the database's options, with defaults filled in
@@ -50,6 +56,8 @@ type throughWriter struct {
 	last    []byte // the last key of the ascending run
 	n       int    // keys in the ascending run
 	ordered bool   // every key of this run so far was ascending
+
+	replace *pebble.KeyRange // in replace mode: the span the run replaces
 }
 
 func newThroughWriter(db *pebble.DB, opts *pebble.Options, workDir string) *throughWriter {
@@ -139,9 +147,53 @@ func (w *throughWriter) openSST() error {
 	return nil
 }
 
+// beginReplace starts a run, on an empty writer, that replaces every key
+// in [start, end).
+func (w *throughWriter) beginReplace(start, end []byte) error {
+	if !w.empty() {
+		return fmt.Errorf("statestore: replace begun with writes not committed")
+	}
+	if err := w.openSST(); err != nil {
+		return err
+	}
+	w.replace = &pebble.KeyRange{Start: start, End: end}
+	return nil
+}
+
+// commitReplace ends a replace run: the sstable is ingested and the span
+// excised at once (if the run wrote no key in order, the span is deleted
+// with a range deletion instead). The batch is committed after it.
+func (w *throughWriter) commitReplace() error {
+	span := *w.replace
+	w.replace = nil
+	sst, path, n := w.sst, w.sstPath, w.n
+	w.sst, w.sstPath = nil, ""
+	if err := sst.Close(); err != nil {
+		_ = os.Remove(path)
+		return fmt.Errorf("statestore: finish sstable %s: %w", path, err)
+	}
+	if n == 0 {
+		_ = os.Remove(path)
+		if err := w.db.DeleteRange(span.Start, span.End, pebble.NoSync); err != nil {
+			return fmt.Errorf("statestore: replace: delete old state: %w", err)
+		}
+		return nil
+	}
+	// On success IngestAndExcise moves the file into the database.
+	if _, err := w.db.IngestAndExcise(context.Background(), []string{path}, nil, nil, span); err != nil {
+		_ = os.Remove(path)
+		return fmt.Errorf("statestore: replace state with %d writes: %w", n, err)
+	}
+	return nil
+}
+
 // commit ingests the sstable, if any, then commits the batch.
 func (w *throughWriter) commit() error {
-	if w.sst != nil {
+	if w.replace != nil {
+		if err := w.commitReplace(); err != nil {
+			return err
+		}
+	} else if w.sst != nil {
 		sst, path := w.sst, w.sstPath
 		w.sst, w.sstPath = nil, ""
 		if err := sst.Close(); err != nil {
@@ -168,6 +220,7 @@ func (w *throughWriter) commit() error {
 
 // close drops whatever was not committed.
 func (w *throughWriter) close() error {
+	w.replace = nil
 	if w.sst != nil {
 		_ = w.sst.Close()
 		_ = os.Remove(w.sstPath)
