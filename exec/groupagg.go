@@ -210,37 +210,40 @@ func (g *groupAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 // false for a retraction that finds no group: there is nothing to retract.
 func (g *groupAggOp) findGroup(row []types.Value, retract bool) (int32, bool, error) {
 	if g.intKey >= 0 && intStored(row[g.intKey].Kind()) {
-		n := row[g.intKey].Int()
-		if gi, ok := g.ints.get(n); ok {
+		if gi, ok := g.ints.get(row[g.intKey].Int()); ok {
 			return gi, true, nil
 		}
-		gi, ok, err := g.missing(row, retract)
-		if err != nil || !ok {
-			return 0, false, err
+	} else {
+		buf := g.keyBuf[:0]
+		for _, k := range g.keys {
+			buf = types.AppendKey(buf, row[k])
 		}
-		g.ints.put(n, gi)
-		g.heads[gi].inInts = true
-		return gi, true, nil
-	}
-	buf := g.keyBuf[:0]
-	for _, k := range g.keys {
-		buf = types.AppendKey(buf, row[k])
-	}
-	g.keyBuf = buf
-	if gi, ok := g.groups[string(buf)]; ok {
-		return gi, true, nil
+		g.keyBuf = buf
+		if gi, ok := g.groups[string(buf)]; ok {
+			return gi, true, nil
+		}
 	}
 	gi, ok, err := g.missing(row, retract)
 	if err != nil || !ok {
 		return 0, false, err
 	}
-	key := string(g.keyBuf)
+	g.register(gi, row, g.keyBuf)
+	return gi, true, nil
+}
+
+// register enters new group gi, of the key values in row, in the group
+// index. encoded is the key's encoding, used for a key not in ints.
+func (g *groupAggOp) register(gi int32, row []types.Value, encoded []byte) {
+	if g.heads[gi].inInts {
+		g.ints.put(row[g.intKey].Int(), gi)
+		return
+	}
+	key := string(encoded)
 	g.groups[key] = gi
 	for int(gi) >= len(g.keyStr) {
 		g.keyStr = append(g.keyStr, "") // only groups keyed by string need one
 	}
 	g.keyStr[gi] = key
-	return gi, true, nil
 }
 
 // touch records the first change to group gi since the last emit.

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"errors"
 	"encoding/binary"
 	"fmt"
 	"math/bits"
@@ -58,6 +59,54 @@ func (g *groupAggOp) InitState(store *statestore.Store, restored bool) error {
 	for gi := range g.heads { // groups made before the store (none, as tasks run)
 		g.heads[gi].kg = g.keyGroup(int32(gi))
 	}
+	if restored {
+		return g.loadAll()
+	}
+	return nil
+}
+
+// errBudgetFull stops loadAll's scan.
+var errBudgetFull = errors.New("state budget full")
+
+// loadAll loads the restored groups into memory with one scan of the store,
+// as long as they fit in the memory budget. One sequential scan costs a
+// small fraction of loading each group with a lookup when its key first
+// comes again, and with every group in memory the operator is no longer
+// backed by the store (no lookups for new keys, and snapshots that replace
+// the state when most of it changed). When the groups do not fit, those
+// loaded stay and the rest load by lookup.
+func (g *groupAggOp) loadAll() error {
+	st := g.st
+	row := make([]types.Value, g.maxCol+1)
+	err := st.table.Scan(0, st.maxPar-1, func(_ int, key, val []byte) error {
+		if len(g.heads)-len(g.free) >= st.maxGroups {
+			return errBudgetFull
+		}
+		rest := key
+		for _, k := range g.keys {
+			v, r, err := types.DecodeKey(rest)
+			if err != nil {
+				return fmt.Errorf("group key %x: %w", key, err)
+			}
+			row[k], rest = v, r
+		}
+		if len(rest) != 0 {
+			return fmt.Errorf("group key %x: %d bytes left over", key, len(rest))
+		}
+		gi, err := g.restoreGroup(row, val)
+		if err != nil {
+			return err
+		}
+		g.register(gi, row, key)
+		return nil
+	})
+	switch {
+	case errors.Is(err, errBudgetFull):
+		return nil // still backed
+	case err != nil:
+		return fmt.Errorf("state of %s: load: %w", g.name, err)
+	}
+	st.backed = false
 	return nil
 }
 
@@ -209,22 +258,33 @@ func (g *groupAggOp) loadGroup(row []types.Value) (int32, bool, error) {
 	if !ok {
 		return 0, false, nil
 	}
+	gi, err := g.restoreGroup(row, val)
+	if err != nil {
+		return 0, false, fmt.Errorf("state of %s: %w", g.name, err)
+	}
+	return gi, true, nil
+}
+
+// restoreGroup makes a group for the key values in row from its stored
+// record val. It is already emitted: its result is out. The caller
+// registers it in the group index.
+func (g *groupAggOp) restoreGroup(row []types.Value, val []byte) (int32, error) {
 	if len(val) == 0 || val[0] != groupStateVersion {
-		return 0, false, fmt.Errorf("state of %s: group record of unknown version", g.name)
+		return 0, errors.New("group record of unknown version")
 	}
 	count, rest, err := readVarint(val[1:])
 	if err != nil {
-		return 0, false, fmt.Errorf("state of %s: %w", g.name, err)
+		return 0, err
 	}
 	gi := g.newGroup(row)
 	g.heads[gi].count = count
 	for _, acc := range g.accs {
 		if rest, err = acc.load(gi, rest); err != nil {
-			return 0, false, fmt.Errorf("state of %s: %w", g.name, err)
+			return 0, err
 		}
 	}
 	g.heads[gi].emitted = true
-	return gi, true, nil
+	return gi, nil
 }
 
 // maybeSpill writes every group back to the store and drops them from

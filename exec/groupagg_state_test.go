@@ -79,9 +79,12 @@ func finalRows(t *testing.T, changelog []string) []string {
 	return out
 }
 
-func openAgg(t *testing.T, st *statestore.Store, restored bool, budget int64) *groupAggOp {
+func openAgg(t *testing.T, st *statestore.Store, restored bool, budget int64, keys ...int) *groupAggOp {
 	t.Helper()
-	op := NewGroupAgg([]int{0}, allAggs)().(*groupAggOp)
+	if len(keys) == 0 {
+		keys = []int{0}
+	}
+	op := NewGroupAgg(keys, allAggs)().(*groupAggOp)
 	if err := op.Open(&OpContext{Parallelism: 1, MaxParallelism: 128, Name: "agg", ID: "agg", StateBudget: budget}); err != nil {
 		t.Fatal(err)
 	}
@@ -95,60 +98,84 @@ func openAgg(t *testing.T, st *statestore.Store, restored bool, budget int64) *g
 
 // TestGroupAggStateSpillAndRestore checks that a GroupAgg whose groups
 // spill to the store, and one restored from a snapshot halfway, emit the
-// same final result as one that keeps everything in memory.
+// same final result as one that keeps everything in memory: restored with a
+// budget its groups exceed (some load at once, the rest by lookup) and with
+// one they fit in (all load at once and the store no longer backs it), by an
+// integer key and by a two-column key.
 func TestGroupAggStateSpillAndRestore(t *testing.T) {
+	cases := []struct {
+		name          string
+		keys          []int
+		restoreBudget int64
+		wantBacked    bool
+	}{
+		{"bigint key, restored over budget", []int{0}, 1, true},
+		{"bigint key, restored into memory", []int{0}, 64 << 20, false},
+		{"two-column key, restored over budget", []int{3, 0}, 1, true},
+		{"two-column key, restored into memory", []int{3, 0}, 64 << 20, false},
+	}
 	batches := stateInput(7, 5000, 40000)
-	var mem recorder
-	plain := openAgg(t, nil, false, 0)
-	for _, b := range batches {
-		if err := plain.Process(0, b, &mem); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want := finalRows(t, mem.rows)
-	if len(want) < 4000 {
-		t.Fatalf("only %d groups: the test needs many more than the budget", len(want))
-	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var mem recorder
+			plain := openAgg(t, nil, false, 0, tc.keys...)
+			for _, b := range batches {
+				if err := plain.Process(0, b, &mem); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := finalRows(t, mem.rows)
+			if len(want) < 4000 {
+				t.Fatalf("only %d groups: the test needs many more than the budget", len(want))
+			}
 
-	dir := t.TempDir()
-	st, err := statestore.Open(filepath.Join(dir, "work"), statestore.Options{CacheBytes: 64 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got recorder
-	agg := openAgg(t, st, false, 1) // the smallest budget: 1024 groups
-	half := len(batches) / 2
-	for _, b := range batches[:half] {
-		if err := agg.Process(0, b, &got); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if !agg.st.backed {
-		t.Fatal("the groups never spilled to the store")
-	}
-	if err := agg.PrepareSnapshot(); err != nil {
-		t.Fatal(err)
-	}
-	snap := filepath.Join(dir, "snap")
-	if _, err := st.Snapshot(snap); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	restored, err := statestore.Restore(snap, filepath.Join(dir, "work2"), statestore.Options{CacheBytes: 64 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer restored.Close()
-	agg2 := openAgg(t, restored, true, 1)
-	for _, b := range batches[half:] {
-		if err := agg2.Process(0, b, &got); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if g := finalRows(t, got.rows); strings.Join(g, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("spilled and restored result differs: %d rows, want %d", len(g), len(want))
+			dir := t.TempDir()
+			st, err := statestore.Open(filepath.Join(dir, "work"), statestore.Options{CacheBytes: 64 << 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got recorder
+			agg := openAgg(t, st, false, 1, tc.keys...) // the smallest budget: 1024 groups
+			half := len(batches) / 2
+			for _, b := range batches[:half] {
+				if err := agg.Process(0, b, &got); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !agg.st.backed {
+				t.Fatal("the groups never spilled to the store")
+			}
+			if err := agg.PrepareSnapshot(); err != nil {
+				t.Fatal(err)
+			}
+			snap := filepath.Join(dir, "snap")
+			if _, err := st.Snapshot(snap); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Close(); err != nil {
+				t.Fatal(err)
+			}
+			restored, err := statestore.Restore(snap, filepath.Join(dir, "work2"), statestore.Options{CacheBytes: 64 << 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer restored.Close()
+			agg2 := openAgg(t, restored, true, tc.restoreBudget, tc.keys...)
+			if agg2.st.backed != tc.wantBacked {
+				t.Fatalf("restored operator backed = %v, want %v (%d groups loaded)", agg2.st.backed, tc.wantBacked, len(agg2.heads))
+			}
+			if !tc.wantBacked && len(agg2.heads) < 3000 {
+				t.Fatalf("only %d groups loaded", len(agg2.heads))
+			}
+			for _, b := range batches[half:] {
+				if err := agg2.Process(0, b, &got); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if g := finalRows(t, got.rows); strings.Join(g, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("spilled and restored result differs: %d rows, want %d", len(g), len(want))
+			}
+		})
 	}
 }
 
