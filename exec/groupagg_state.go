@@ -1,10 +1,11 @@
 package exec
 
 import (
-	"errors"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
@@ -28,19 +29,20 @@ var _ StatefulOperator = (*groupAggOp)(nil)
 
 // groupState is the GroupAgg's link to its state store.
 type groupState struct {
-	store     *statestore.Store
-	table     *statestore.Table
-	maxPar    int
-	maxGroups int     // groups kept in memory before spilling
-	backed    bool    // groups not in memory may be in the store
-	changes   []int32 // groups whose groupHead.changed was set, in order
-	entries   []changeEntry
-	spare     []changeEntry // the radix sort's second buffer
-	vals      []byte        // the changed groups' encoded state
-	valBuf    []byte
-	encBuf    []byte
-	cmpA      []byte
-	cmpB      []byte
+	store      *statestore.Store
+	table      *statestore.Table
+	maxPar     int
+	maxGroups  int     // groups kept in memory before spilling
+	backed     bool    // groups not in memory may be in the store
+	changes    []int32 // groups whose groupHead.changed was set, in order
+	entries    []changeEntry
+	spare      []changeEntry // the radix sort's second buffer
+	vals       []byte        // the changed groups' encoded state
+	sortedVals []byte        // gatherValues' second buffer
+	valBuf     []byte
+	encBuf     []byte
+	cmpA       []byte
+	cmpB       []byte
 }
 
 // InitState implements StatefulOperator.
@@ -139,7 +141,7 @@ func (g *groupAggOp) PrepareSnapshot() error {
 			return fmt.Errorf("state of %s: %w", g.name, err)
 		}
 	}
-	entries := g.sortChanges(g.collectChanges(all))
+	entries := g.gatherValues(g.sortChanges(g.collectChanges(all)))
 	for i := range entries {
 		e := &entries[i]
 		var key []byte
@@ -193,6 +195,23 @@ func (g *groupAggOp) collectChanges(all bool) []changeEntry {
 		}
 	}
 	st.entries, st.vals = entries, vals
+	return entries
+}
+
+// gatherValues copies the entries' encoded states into a buffer in the
+// entries' (sorted) order, so that the store reads them in memory order. In
+// one short loop the reads of the scattered states overlap; in the write
+// loop each would stall the store's sstable writer.
+func (g *groupAggOp) gatherValues(entries []changeEntry) []changeEntry {
+	st := g.st
+	out := slices.Grow(st.sortedVals[:0], len(st.vals))
+	for i := range entries {
+		e := &entries[i]
+		off := len(out)
+		out = append(out, st.vals[e.valOff:e.valOff+e.valLen]...)
+		e.valOff = uint32(off)
+	}
+	st.vals, st.sortedVals = out, st.vals
 	return entries
 }
 

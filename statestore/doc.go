@@ -38,6 +38,13 @@
 // written in the ingest folder of the working folder, which Pebble and
 // snapshots ignore.
 //
+// ReplaceOperator turns the next write-through run into the operator's
+// complete state: the run's sstable is opened at once, and CommitThrough
+// ingests it while excising the operator's key span (IngestAndExcise), so
+// the old state leaves the database without a compaction and the new file
+// lands in the bottom level. The grouped aggregate does this when most of
+// its groups changed since the last checkpoint.
+//
 // # Concurrency
 //
 // A Store belongs to one subtask and is used from that subtask's goroutine

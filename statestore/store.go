@@ -169,7 +169,7 @@ func (s *Store) ReplaceOperator(operatorID string) error {
 // (see throughWriter) unless the cache holds the key (then the cache takes
 // the write, so that it never holds a stale value).
 func (s *Store) putThrough(key, value []byte) error {
-	if s.cache.lookup(key) != nil {
+	if len(s.cache.index) > 0 && s.cache.lookup(key) != nil { // no hashing when the cache is empty
 		return s.put(key, value, false)
 	}
 	return s.through.set(key, value)
