@@ -28,6 +28,7 @@ func benchmarkWorkload(b *testing.B, name string) {
 			b.ReportMetric(ms(r.CkptP50), "ckpt-p50-ms")
 			b.ReportMetric(ms(r.CkptP99), "ckpt-p99-ms")
 			b.ReportMetric(ms(r.AlignP99), "align-p99-ms")
+			b.ReportMetric(ms(r.SyncP99), "sync-p99-ms")
 		}
 		if r.Restore > 0 {
 			b.ReportMetric(ms(r.Restore), "restore-ms")
