@@ -52,9 +52,8 @@ type Result struct {
 	CkptP99     time.Duration `json:"checkpoint_p99_ns,omitempty"`
 	AlignP50    time.Duration `json:"alignment_p50_ns,omitempty"`
 	AlignP99    time.Duration `json:"alignment_p99_ns,omitempty"`
-	// Sync percentiles: the longest time any task spent cutting its state
-	// before forwarding the barrier (the stores then write in the
-	// background).
+	// Sync percentiles: the longest time any task spent on its snapshot
+	// before forwarding the barrier (exec.CheckpointReport.Sync).
 	SyncP50   time.Duration `json:"sync_p50_ns,omitempty"`
 	SyncP99   time.Duration `json:"sync_p99_ns,omitempty"`
 	StateKeys int64         `json:"state_keys,omitempty"`

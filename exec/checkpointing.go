@@ -54,10 +54,10 @@ type CheckpointReport struct {
 	Path      string
 	Duration  time.Duration // from trigger to complete
 	Alignment time.Duration // longest alignment of any task
-	// Sync is the longest time any task spent cutting its state (flushing,
-	// preparing its operators' changes, starting the stores' snapshots)
-	// before forwarding the barrier; the stores write the rest in the
-	// background while the task goes on.
+	// Sync is the longest time any task spent on its snapshot before it
+	// forwarded the barrier: flushing what its chain held back, writing its
+	// operators' changed state into their stores and snapshotting them,
+	// and pre-committing its sink.
 	Sync      time.Duration
 	StateSize int64 // bytes of state files referenced
 	Keys      int64
@@ -85,7 +85,7 @@ type taskSnapshot struct {
 	txns      [][]byte // its transactions not yet committed
 	ops       []opSnapshot
 	alignment time.Duration
-	sync      time.Duration // cutting the state, before the barrier went on
+	sync      time.Duration // taking the snapshot, before the barrier went on
 }
 
 type opSnapshot struct {

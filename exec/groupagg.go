@@ -90,7 +90,7 @@ type groupHead struct {
 	keyKind types.Kind // the key's kind, for a group in ints
 	inInts  bool       // registered in ints
 	emitted bool       // a result row is out (and not deleted)
-	dirty   bool       // touched by the current batch
+	dirty   bool       // touched since the last emit
 	changed bool       // with a state store: changed since the last snapshot
 	kg      uint16     // with a state store: the key's key group
 }
@@ -415,7 +415,7 @@ func (g *groupAggOp) removeGroup(gi int32) error {
 	return nil
 }
 
-// emitChanges emits, for every group touched by the batch, +I, -U/+U or -D
+// emitChanges emits, for every group touched since the last emit, +I, -U/+U or -D
 // as its result changed, and nothing if it did not.
 func (g *groupAggOp) emitChanges(out Emitter) error {
 	o := g.out

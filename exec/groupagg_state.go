@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 
@@ -16,8 +17,9 @@ import (
 // the last checkpoint is written to the store in PrepareSnapshot. When the
 // groups outgrow their memory budget, they are written back and dropped
 // from memory, and from then on a group not in memory is looked up in the
-// store (the operator is "backed"). A restored operator starts backed, so a
-// restore costs nothing up front: groups load as their keys come.
+// store (the operator is "backed"). A restored operator reads its groups
+// into memory with one scan while they fit in the budget (loadAll); if they
+// do not, it stays backed and the rest load as their keys come.
 
 // groupStateVersion leads every stored group record.
 const groupStateVersion = 1
@@ -141,7 +143,11 @@ func (g *groupAggOp) PrepareSnapshot() error {
 			return fmt.Errorf("state of %s: %w", g.name, err)
 		}
 	}
-	entries := g.gatherValues(g.sortChanges(g.collectChanges(all)))
+	entries, err := g.collectChanges(all)
+	if err != nil {
+		return fmt.Errorf("state of %s: %w", g.name, err)
+	}
+	entries = g.gatherValues(g.sortChanges(entries))
 	for i := range entries {
 		e := &entries[i]
 		var key []byte
@@ -164,9 +170,10 @@ func (g *groupAggOp) PrepareSnapshot() error {
 // st.vals. When many groups changed it visits the groups in number order
 // rather than in the order they changed: reading them in memory order is
 // much faster.
-func (g *groupAggOp) collectChanges(all bool) []changeEntry {
+func (g *groupAggOp) collectChanges(all bool) ([]changeEntry, error) {
 	st := g.st
 	entries, vals := st.entries[:0], st.vals[:0]
+	tooBig := false
 	visit := func(gi int32) {
 		h := &g.heads[gi]
 		if all {
@@ -179,6 +186,9 @@ func (g *groupAggOp) collectChanges(all bool) []changeEntry {
 		h.changed = false
 		off := len(vals)
 		vals = g.appendState(vals, gi)
+		if len(vals) > math.MaxUint32 {
+			tooBig = true // changeEntry's offsets are 32-bit
+		}
 		entries = append(entries, changeEntry{
 			rev: bits.ReverseBytes64(uint64(h.keyInt)), gi: gi,
 			valOff: uint32(off), valLen: uint32(len(vals) - off),
@@ -195,7 +205,10 @@ func (g *groupAggOp) collectChanges(all bool) []changeEntry {
 		}
 	}
 	st.entries, st.vals = entries, vals
-	return entries
+	if tooBig {
+		return nil, fmt.Errorf("the state of %d groups to write exceeds 4 GiB", len(entries))
+	}
+	return entries, nil
 }
 
 // gatherValues copies the entries' encoded states into a buffer in the

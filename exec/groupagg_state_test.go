@@ -237,7 +237,11 @@ func TestChangesInKeyOrder(t *testing.T) {
 			if groups < 1024 {
 				t.Fatalf("only %d groups: the test would not exercise sorting", groups)
 			}
-			order := agg.sortChanges(agg.collectChanges(false))
+			entries, err := agg.collectChanges(false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			order := agg.sortChanges(entries)
 			if len(order) != groups {
 				t.Fatalf("%d changed groups listed, want %d", len(order), groups)
 			}

@@ -457,7 +457,6 @@ func (t *task) close() error {
 		if st == nil {
 			continue
 		}
-		// Close waits for a snapshot still being written.
 		if err := st.Close(); err != nil {
 			keep(fmt.Errorf("close state of %s: %w", t.v.Operators[i].Name, err))
 		}

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -139,10 +140,13 @@ func (t *task) sourceCheckpoint(id int64) error {
 
 // checkpoint snapshots the task's state for checkpoint id, forwards the
 // barrier (unless this is the final checkpoint of a finished task) and acks.
-// The state stores write their snapshots in the background: the task goes
-// on processing, and acks when they are written (ackWritten), in checkpoint
-// order. A failure to snapshot declines the checkpoint (the job goes on); a
-// failure to forward fails the task.
+// The task acks when its stores report their snapshots written
+// (ackWritten), in checkpoint order; a store may finish after the barrier
+// went on (today's stores finish before). A failure to take the snapshot
+// declines the checkpoint and the job goes on, unless the state could not
+// be written: then the stores no longer hold what the operators think is
+// written, and the task fails, so that the job restores the latest
+// checkpoint. A failure to forward fails the task.
 func (t *task) checkpoint(id int64, alignment time.Duration, forward bool) error {
 	// The stores write one snapshot at a time; ack the earlier ones first.
 	if err := t.awaitWritten(); err != nil {
@@ -152,6 +156,10 @@ func (t *task) checkpoint(id int64, alignment time.Duration, forward bool) error
 	start := time.Now()
 	snap, writing, err := t.snapshot(id)
 	if err != nil {
+		var swe *stateWriteError
+		if errors.As(err, &swe) {
+			return err
+		}
 		t.decline(id, err)
 	}
 	if _, txnl := t.writer.(connector.TransactionalWriter); t.writer != nil && !txnl {
@@ -188,6 +196,19 @@ func (t *task) decline(id int64, err error) {
 	t.job.ck.send(ckptEvent{kind: evDecline, id: id, snap: taskSnapshot{task: t.taskID()}, err: err})
 }
 
+// stateWriteError is a failure to write an operator's state for a
+// checkpoint. It fails the task (see checkpoint).
+type stateWriteError struct {
+	id  int64
+	err error
+}
+
+func (e *stateWriteError) Error() string {
+	return fmt.Sprintf("checkpoint %d: %v", e.id, e.err)
+}
+
+func (e *stateWriteError) Unwrap() error { return e.err }
+
 // writingSnapshot is a checkpoint of the task whose state snapshots are
 // still being written.
 type writingSnapshot struct {
@@ -204,8 +225,9 @@ type storeWrite struct {
 }
 
 // snapshotWritten returns a channel that is closed when the oldest
-// checkpoint's snapshots may be written, or nil (never ready) when no
-// snapshot is being written. The task selects on it with its inputs.
+// checkpoint's snapshots have been written (or failed), or nil (never
+// ready) when no snapshot is being written. The task selects on it with its
+// inputs.
 func (t *task) snapshotWritten() <-chan struct{} {
 	if len(t.writing) == 0 {
 		return nil
@@ -221,16 +243,16 @@ func (t *task) snapshotWritten() <-chan struct{} {
 	return w[len(w)-1].pending.Done()
 }
 
-// ackWritten acks (or declines) the oldest checkpoint being written, once
-// all its snapshots are written.
+// ackWritten acks the oldest checkpoint being written, once all its
+// snapshots are written. A snapshot that failed fails the task (see
+// checkpoint).
 func (t *task) ackWritten() error {
 	w := t.writing[0]
 	t.writing = t.writing[1:]
 	for _, s := range w.stores {
 		info, err := s.pending.Wait()
 		if err != nil {
-			t.decline(w.id, fmt.Errorf("state of %s: %w", w.snap.ops[s.op].name, err))
-			return nil
+			return &stateWriteError{id: w.id, err: fmt.Errorf("state of %s: %w", w.snap.ops[s.op].name, err)}
 		}
 		w.snap.ops[s.op].info = info
 	}
@@ -277,7 +299,7 @@ func (t *task) snapshot(id int64) (*taskSnapshot, []storeWrite, error) {
 		}
 		spec := t.v.Operators[i]
 		if err := so.PrepareSnapshot(); err != nil {
-			return nil, nil, err
+			return nil, nil, &stateWriteError{id: id, err: err} // names the operator
 		}
 		if err := t.job.fault(FaultMidSnapshot); err != nil {
 			return nil, nil, err

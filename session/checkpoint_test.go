@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/weir-sql/weir/checkpoint"
@@ -143,6 +144,58 @@ func TestFaultPointsRestartFromLatestCheckpoint(t *testing.T) {
 					len(got), len(want), head(got), head(want), stderr.String())
 			}
 		})
+	}
+}
+
+// TestFailedStateWriteRestarts breaks the operators' state stores between
+// two checkpoints (their sstable folder becomes a file, so the next
+// snapshot cannot write the state). The checkpoint must not be declined
+// with the job going on, as its stores no longer hold the state the
+// operators think is written: the job must fail, restart from the latest
+// checkpoint and still reach the batch answer.
+func TestFailedStateWriteRestarts(t *testing.T) {
+	const n, keys = 40000, 500
+	want := keyedSumAnswer(n, keys)
+	dir := t.TempDir()
+	var once sync.Once
+	var triggers atomic.Int32
+	broken := 0
+	fault := func(point string) error {
+		// At checkpoint 3 (each of the two sources passes K1 once per
+		// checkpoint), when the stores have written sstables before.
+		if point != exec.FaultSourceTrigger || triggers.Add(1) < 5 {
+			return nil
+		}
+		once.Do(func() {
+			work, _ := filepath.Glob(filepath.Join(dir, "failed-write", "_work", "*", "ingest"))
+			for _, w := range work {
+				if os.RemoveAll(w) == nil && os.WriteFile(w, nil, 0o644) == nil {
+					broken++
+				}
+			}
+		})
+		return nil
+	}
+	var stdout, stderr bytes.Buffer
+	s := New(connector.Env{Stdout: &stdout, Stderr: &stderr})
+	err := s.RunScript(context.Background(), keyedSumScript(dir, n, keys, 2),
+		RunOptions{JobName: "failed-write", Exec: exec.Options{BatchSize: 128, Fault: fault}})
+	if err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+	}
+	if broken == 0 {
+		t.Fatalf("no state store was broken (no ingest folder yet?)\nstderr:\n%s", stderr.String())
+	}
+	for _, w := range []string{"failed: GroupAggregate", "not a directory", "restarting", "weir: restoring checkpoint"} {
+		if !strings.Contains(stderr.String(), w) {
+			t.Fatalf("stderr does not say %q:\n%s", w, stderr.String())
+		}
+	}
+	if strings.Contains(stderr.String(), "declined") {
+		t.Fatalf("a checkpoint whose state could not be written was declined, the job going on:\n%s", stderr.String())
+	}
+	if got := upsertByKey(t, stdout.String()); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("final state differs from the batch answer: %d rows, want %d", len(got), len(want))
 	}
 }
 

@@ -3,8 +3,10 @@ package statestore
 import (
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -291,4 +293,53 @@ func (h *ingestHarness) check() {
 // ingested reports whether any store of the harness ingested an sstable.
 func (h *ingestHarness) ingested() bool {
 	return h.ingests+h.s.db.Metrics().Ingest.Count > 0
+}
+
+// TestFailedWriteMakesStoreUnusable checks that once the writes of a
+// write-through run are lost (here the sstable vanishes before it is
+// ingested, or the ingest folder cannot be created for a replace), every
+// later call fails instead of serving or snapshotting a state that lacks
+// them.
+func TestFailedWriteMakesStoreUnusable(t *testing.T) {
+	cases := []struct {
+		name       string
+		breakStore func(h *ingestHarness) error // returns the first error seen
+	}{
+		{"ingest of a vanished sstable", func(h *ingestHarness) error {
+			h.apply(ingestStep{op: "put", from: 0, to: 49, val: "a"})
+			if err := os.Remove(h.s.through.sstPath); err != nil {
+				t.Fatal(err)
+			}
+			return h.s.CommitThrough()
+		}},
+		{"replace without an ingest folder", func(h *ingestHarness) error {
+			dir := filepath.Join(h.s.Dir(), ingestDir)
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(dir, nil, 0o644); err != nil { // a file where the folder goes
+				t.Fatal(err)
+			}
+			return h.s.ReplaceOperator(ingestTestOp)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newIngestHarness(t)
+			h.apply(ingestStep{op: "put", from: 0, to: 9, val: "old"})
+			h.apply(ingestStep{op: "commit"})
+			if err := tc.breakStore(h); err == nil {
+				t.Fatal("the broken write did not fail")
+			}
+			if _, _, err := h.tb.Get(ingestTestGroup, []byte(ingestKey(3))); err == nil || !strings.Contains(err.Error(), "unusable after a failed write") {
+				t.Errorf("get after the failure: %v", err)
+			}
+			if err := h.tb.PutThrough(ingestTestGroup, []byte(ingestKey(3)), []byte("x")); err == nil {
+				t.Error("a write after the failure succeeded")
+			}
+			if _, err := h.s.Snapshot(filepath.Join(t.TempDir(), "snap")); err == nil {
+				t.Error("a snapshot after the failure succeeded")
+			}
+		})
+	}
 }

@@ -37,8 +37,8 @@ type SnapshotInfo struct {
 // unchanged since an earlier snapshot are shared with it. The store stays
 // usable; later writes do not affect the snapshot.
 func (s *Store) Snapshot(dir string) (SnapshotInfo, error) {
-	if s.closed {
-		return SnapshotInfo{}, ErrClosed
+	if err := s.check(); err != nil {
+		return SnapshotInfo{}, err
 	}
 	if err := s.Flush(); err != nil {
 		return SnapshotInfo{}, err

@@ -25,6 +25,26 @@ type Store struct {
 	batch    *pebble.Batch
 	through  *throughWriter // PutThrough writes not yet committed
 	closed   bool
+	failed   error // a write that failed: the store no longer holds what its user wrote
+}
+
+// check returns why the store cannot be used: it is closed, or a write
+// failed. After a failed write the store's content is not what its user
+// wrote (the writes of a failed ingestion are gone), so every later call
+// fails too: the subtask must fail and restore from a checkpoint.
+func (s *Store) check() error {
+	if s.closed {
+		return ErrClosed
+	}
+	return s.failed
+}
+
+// fail records err, a failed write, and returns it.
+func (s *Store) fail(err error) error {
+	if s.failed == nil {
+		s.failed = fmt.Errorf("statestore: unusable after a failed write: %w", err)
+	}
+	return err
 }
 
 // Open opens or creates the state database in the working folder dir.
@@ -80,8 +100,8 @@ func (s *Store) Table(operatorID, stateName string) (*Table, error) {
 // Flush writes every dirty cache entry to Pebble (in key order, as one
 // batch). The cache keeps its entries, now clean.
 func (s *Store) Flush() error {
-	if s.closed {
-		return ErrClosed
+	if err := s.check(); err != nil {
+		return err
 	}
 	if err := s.CommitThrough(); err != nil {
 		return err
@@ -102,11 +122,11 @@ func (s *Store) Flush() error {
 			err = b.Set(key, e.value, nil)
 		}
 		if err != nil {
-			return fmt.Errorf("statestore: flush: %w", err)
+			return s.fail(fmt.Errorf("statestore: flush: %w", err))
 		}
 	}
 	if err := b.Commit(pebble.NoSync); err != nil {
-		return fmt.Errorf("statestore: flush %d entries: %w", len(s.dirtyBuf), err)
+		return s.fail(fmt.Errorf("statestore: flush %d entries: %w", len(s.dirtyBuf), err))
 	}
 	b.Reset()
 	s.cache.markClean(s.dirtyBuf)
@@ -136,10 +156,13 @@ func (s *Store) makeRoom(n int64) error {
 // CommitThrough commits the writes of PutThrough to Pebble (without sync:
 // durability comes from snapshots). Flush and Snapshot commit them too.
 func (s *Store) CommitThrough() error {
-	if s.closed {
-		return ErrClosed
+	if err := s.check(); err != nil {
+		return err
 	}
-	return s.through.commit()
+	if err := s.through.commit(); err != nil {
+		return s.fail(err)
+	}
+	return nil
 }
 
 // ReplaceOperator declares that the PutThrough writes that follow, up to
@@ -150,8 +173,8 @@ func (s *Store) CommitThrough() error {
 // Writes in ascending key order are cheapest: they replace the operator's
 // state without a compaction.
 func (s *Store) ReplaceOperator(operatorID string) error {
-	if s.closed {
-		return ErrClosed
+	if err := s.check(); err != nil {
+		return err
 	}
 	start := appendOperatorPrefix(nil, operatorID)
 	end := prefixSuccessor(start)
@@ -162,7 +185,10 @@ func (s *Store) ReplaceOperator(operatorID string) error {
 		return err
 	}
 	s.cache.dropPrefix(start)
-	return s.through.beginReplace(start, end)
+	if err := s.through.beginReplace(start, end); err != nil {
+		return s.fail(err)
+	}
+	return nil
 }
 
 // putThrough writes an encoded key straight to the write-through writer
@@ -172,7 +198,10 @@ func (s *Store) putThrough(key, value []byte) error {
 	if len(s.cache.index) > 0 && s.cache.lookup(key) != nil { // no hashing when the cache is empty
 		return s.put(key, value, false)
 	}
-	return s.through.set(key, value)
+	if err := s.through.set(key, value); err != nil {
+		return s.fail(err)
+	}
+	return nil
 }
 
 // get returns the value of an encoded key through the cache, loading it

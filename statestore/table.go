@@ -16,8 +16,8 @@ type Table struct {
 }
 
 func (t *Table) encode(keyGroup int, key []byte) ([]byte, error) {
-	if t.s.closed {
-		return nil, ErrClosed
+	if err := t.s.check(); err != nil {
+		return nil, err
 	}
 	if keyGroup < 0 || keyGroup >= t.s.opts.MaxParallelism {
 		return nil, fmt.Errorf("statestore: key group %d outside [0, %d)", keyGroup, t.s.opts.MaxParallelism)
