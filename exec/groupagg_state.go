@@ -36,7 +36,8 @@ type groupState struct {
 	maxPar     int
 	maxGroups  int     // groups kept in memory before spilling
 	backed     bool    // groups not in memory may be in the store
-	changes    []int32 // groups whose groupHead.changed was set, in order
+	changes    []int32 // groups whose groupHead.changed was set, in order (some since removed)
+	changed    int     // groups whose groupHead.changed is set
 	entries    []changeEntry
 	spare      []changeEntry // the radix sort's second buffer
 	vals       []byte        // the changed groups' encoded state
@@ -137,7 +138,7 @@ func (g *groupAggOp) PrepareSnapshot() error {
 		return err
 	}
 	live := len(g.heads) - len(g.free)
-	all := !st.backed && len(st.changes) > 0 && 2*len(st.changes) >= live
+	all := !st.backed && st.changed > 0 && 2*st.changed >= live
 	if all {
 		if err := st.store.ReplaceOperator(g.id); err != nil {
 			return fmt.Errorf("state of %s: %w", g.name, err)
@@ -161,7 +162,7 @@ func (g *groupAggOp) PrepareSnapshot() error {
 			return fmt.Errorf("state of %s: %w", g.name, err)
 		}
 	}
-	st.changes = st.changes[:0]
+	st.changes, st.changed = st.changes[:0], 0
 	return nil
 }
 
@@ -257,6 +258,7 @@ func (g *groupAggOp) markChanged(gi int32) {
 	if h := &g.heads[gi]; !h.changed {
 		h.changed = true
 		g.st.changes = append(g.st.changes, gi)
+		g.st.changed++
 	}
 }
 
@@ -265,7 +267,10 @@ func (g *groupAggOp) markChanged(gi int32) {
 // the same key does not load the stale state.
 func (g *groupAggOp) forgetState(gi int32) error {
 	st := g.st
-	g.heads[gi].changed = false
+	if g.heads[gi].changed {
+		g.heads[gi].changed = false
+		st.changed--
+	}
 	if err := st.table.Delete(int(g.heads[gi].kg), g.encodeKey(gi)); err != nil {
 		return fmt.Errorf("state of %s: %w", g.name, err)
 	}
