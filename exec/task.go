@@ -53,7 +53,6 @@ type task struct {
 	stores     []*statestore.Store // by operator index; nil if stateless
 	replay     []message           // released from hold, to offer before the inbox
 	alignStart time.Time           // when the first barrier of the aligning checkpoint came
-	writing    []writingSnapshot   // checkpoints whose state is still being written, oldest first
 }
 
 // taskID names the task for the checkpoint coordinator.
@@ -272,10 +271,6 @@ func (t *task) runSource() error {
 			if err := t.control(m); err != nil {
 				return err
 			}
-		case <-t.snapshotWritten():
-			if err := t.ackWritten(); err != nil {
-				return err
-			}
 		default:
 		}
 		if err := ctx.Err(); err != nil {
@@ -331,11 +326,6 @@ func (t *task) runInputs() error {
 				return err
 			}
 			continue
-		case <-t.snapshotWritten():
-			if err := t.ackWritten(); err != nil {
-				return err
-			}
-			continue
 		case <-ctx.Done():
 			return ctx.Err()
 		default:
@@ -347,11 +337,6 @@ func (t *task) runInputs() error {
 			case m = <-t.inbox:
 			case c := <-t.ctl:
 				if err := t.control(c); err != nil {
-					return err
-				}
-				continue
-			case <-t.snapshotWritten():
-				if err := t.ackWritten(); err != nil {
 					return err
 				}
 				continue

@@ -140,27 +140,24 @@ func (t *task) sourceCheckpoint(id int64) error {
 
 // checkpoint snapshots the task's state for checkpoint id, forwards the
 // barrier (unless this is the final checkpoint of a finished task) and acks.
-// The task acks when its stores report their snapshots written
-// (ackWritten), in checkpoint order; a store may finish after the barrier
-// went on (today's stores finish before). A failure to take the snapshot
-// declines the checkpoint and the job goes on, unless the state could not
-// be written: then the stores no longer hold what the operators think is
-// written, and the task fails, so that the job restores the latest
-// checkpoint. A failure to forward fails the task.
+// A failure to take the snapshot declines the checkpoint and the job goes
+// on, unless the state could not be written: then the stores no longer hold
+// what the operators think is written, and the task fails, so that the job
+// restores the latest checkpoint. A failure to forward fails the task.
 func (t *task) checkpoint(id int64, alignment time.Duration, forward bool) error {
-	// The stores write one snapshot at a time; ack the earlier ones first.
-	if err := t.awaitWritten(); err != nil {
-		return err
-	}
 	ck := t.job.ck
 	start := time.Now()
-	snap, writing, err := t.snapshot(id)
+	snap, err := t.snapshot(id)
 	if err != nil {
 		var swe *stateWriteError
 		if errors.As(err, &swe) {
 			return err
 		}
-		t.decline(id, err)
+		t.job.opts.logf("task %s (%d/%d): declines checkpoint %d: %v", t.v.Name, t.subtask+1, t.v.Parallelism, id, err)
+		ck.send(ckptEvent{kind: evDecline, id: id, snap: taskSnapshot{task: t.taskID()}, err: err})
+	}
+	if err := t.job.fault(FaultBeforeAck); err != nil {
+		return err
 	}
 	if _, txnl := t.writer.(connector.TransactionalWriter); t.writer != nil && !txnl {
 		if err := t.writer.Flush(); err != nil {
@@ -172,28 +169,11 @@ func (t *task) checkpoint(id int64, alignment time.Duration, forward bool) error
 			return err
 		}
 	}
-	if snap == nil {
-		return nil
+	if snap != nil {
+		snap.alignment, snap.sync = alignment, time.Since(start)
+		ck.send(ckptEvent{kind: evAck, id: id, snap: *snap})
 	}
-	snap.alignment, snap.sync = alignment, time.Since(start)
-	if len(writing) > 0 {
-		t.writing = append(t.writing, writingSnapshot{id: id, snap: snap, stores: writing})
-		if forward {
-			return nil
-		}
-		return t.awaitWritten() // a finished task has nothing else to do
-	}
-	if err := t.job.fault(FaultBeforeAck); err != nil {
-		return err
-	}
-	ck.send(ckptEvent{kind: evAck, id: id, snap: *snap})
 	return nil
-}
-
-// decline tells the coordinator that the task cannot take checkpoint id.
-func (t *task) decline(id int64, err error) {
-	t.job.opts.logf("task %s (%d/%d): declines checkpoint %d: %v", t.v.Name, t.subtask+1, t.v.Parallelism, id, err)
-	t.job.ck.send(ckptEvent{kind: evDecline, id: id, snap: taskSnapshot{task: t.taskID()}, err: err})
 }
 
 // stateWriteError is a failure to write an operator's state for a
@@ -209,114 +189,57 @@ func (e *stateWriteError) Error() string {
 
 func (e *stateWriteError) Unwrap() error { return e.err }
 
-// writingSnapshot is a checkpoint of the task whose state snapshots are
-// still being written.
-type writingSnapshot struct {
-	id     int64
-	snap   *taskSnapshot
-	stores []storeWrite
-}
-
-// storeWrite is one operator's state snapshot being written: its entry in
-// taskSnapshot.ops gets the snapshot's description when it is done.
-type storeWrite struct {
-	op      int
-	pending *statestore.PendingSnapshot
-}
-
-// snapshotWritten returns a channel that is closed when the oldest
-// checkpoint's snapshots have been written (or failed), or nil (never
-// ready) when no snapshot is being written. The task selects on it with its
-// inputs.
-func (t *task) snapshotWritten() <-chan struct{} {
-	if len(t.writing) == 0 {
-		return nil
-	}
-	w := t.writing[0].stores
-	for _, s := range w[:len(w)-1] {
-		select {
-		case <-s.pending.Done():
-		default:
-			return s.pending.Done()
-		}
-	}
-	return w[len(w)-1].pending.Done()
-}
-
-// ackWritten acks the oldest checkpoint being written, once all its
-// snapshots are written. A snapshot that failed fails the task (see
-// checkpoint).
-func (t *task) ackWritten() error {
-	w := t.writing[0]
-	t.writing = t.writing[1:]
-	for _, s := range w.stores {
-		info, err := s.pending.Wait()
-		if err != nil {
-			return &stateWriteError{id: w.id, err: fmt.Errorf("state of %s: %w", w.snap.ops[s.op].name, err)}
-		}
-		w.snap.ops[s.op].info = info
-	}
-	if err := t.job.fault(FaultBeforeAck); err != nil {
-		return err
-	}
-	t.job.ck.send(ckptEvent{kind: evAck, id: w.id, snap: *w.snap})
-	return nil
-}
-
-// awaitWritten waits for every snapshot being written and acks them.
-func (t *task) awaitWritten() error {
-	for len(t.writing) > 0 {
-		if err := t.ackWritten(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// snapshot records the source position, cuts the state of every stateful
-// operator of the chain (the stores go on writing it in the background:
-// the returned writes) and pre-commits the sink.
-func (t *task) snapshot(id int64) (*taskSnapshot, []storeWrite, error) {
+// snapshot records the source position, writes the state snapshot of
+// every stateful operator of the chain and pre-commits the sink.
+//
+// The stores write their snapshots before it returns, not in the
+// background: most of the cost is the sstable an operator streams in
+// PrepareSnapshot, and under a source that keeps every core busy a
+// background writer would share the cores with the processing and make
+// the checkpoint longer, not shorter (measured with W2).
+func (t *task) snapshot(id int64) (*taskSnapshot, error) {
 	s := &taskSnapshot{task: t.taskID()}
 	// Everything the chain computed before the barrier goes out before it:
 	// output an operator holds back (a mini-batch) reaches the operators
 	// after it, the sink, and the exchange, in chain order. Only then are
 	// the state and the sink's transaction cut.
 	if err := t.flush(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if t.reader != nil {
 		pos, err := t.reader.Position()
 		if err != nil {
-			return nil, nil, fmt.Errorf("source %s: position: %w", t.v.SourceName, err)
+			return nil, fmt.Errorf("source %s: position: %w", t.v.SourceName, err)
 		}
 		s.source, s.position = t.v.ID, pos
 	}
-	var writes []storeWrite
 	for i, so := range t.stateful {
 		if so == nil {
 			continue
 		}
 		spec := t.v.Operators[i]
 		if err := so.PrepareSnapshot(); err != nil {
-			return nil, nil, &stateWriteError{id: id, err: err} // names the operator
+			return nil, &stateWriteError{id: id, err: err} // names the operator
 		}
 		if err := t.job.fault(FaultMidSnapshot); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		dir, rel, err := t.job.ck.subtaskDir(id, spec.ID, t.subtask)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		writes = append(writes, storeWrite{op: len(s.ops), pending: t.stores[i].BeginSnapshot(dir)})
-		s.ops = append(s.ops, opSnapshot{id: spec.ID, name: spec.Name, parallelism: t.v.Parallelism, dir: rel})
+		info, err := t.stores[i].Snapshot(dir)
+		if err != nil {
+			return nil, &stateWriteError{id: id, err: fmt.Errorf("state of %s: %w", spec.Name, err)}
+		}
+		s.ops = append(s.ops, opSnapshot{id: spec.ID, name: spec.Name, parallelism: t.v.Parallelism, dir: rel, info: info})
 	}
 	// Last, the sink pre-commits what it has written, which now includes
 	// every row that the state snapshot accounts for.
 	if w, ok := t.writer.(connector.TransactionalWriter); ok {
 		txn, err := w.PreCommit(id)
 		if err != nil {
-			return nil, nil, fmt.Errorf("sink %s: pre-commit: %w", t.v.SinkName, err)
+			return nil, fmt.Errorf("sink %s: pre-commit: %w", t.v.SinkName, err)
 		}
 		t.txns = append(t.txns, pendingTxn{id: id, txn: txn})
 		// The checkpoint records every transaction not yet committed: a
@@ -326,7 +249,7 @@ func (t *task) snapshot(id int64) (*taskSnapshot, []storeWrite, error) {
 			s.txns = append(s.txns, p.txn)
 		}
 	}
-	return s, writes, nil
+	return s, nil
 }
 
 // finishCheckpointing tells the coordinator that the task ended: a source
@@ -338,9 +261,6 @@ func (t *task) finishCheckpointing() error {
 	ck := t.job.ck
 	if ck == nil {
 		return nil
-	}
-	if err := t.awaitWritten(); err != nil {
-		return err
 	}
 	if t.v.Source != nil {
 		snap := taskSnapshot{task: t.taskID()}
