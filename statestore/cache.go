@@ -45,8 +45,13 @@ func newWriteCache(budget int64) *writeCache {
 	return &writeCache{index: make(map[string]int32), budget: budget}
 }
 
-// lookup returns the entry for key, or nil. It does not allocate.
+// lookup returns the entry for key, or nil. It does not allocate, and an
+// empty cache does not hash the key (state written through, never cached,
+// looks up every key).
 func (c *writeCache) lookup(key []byte) *cacheEntry {
+	if len(c.index) == 0 {
+		return nil
+	}
 	i, ok := c.index[string(key)]
 	if !ok {
 		return nil

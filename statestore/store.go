@@ -195,7 +195,7 @@ func (s *Store) ReplaceOperator(operatorID string) error {
 // (see throughWriter) unless the cache holds the key (then the cache takes
 // the write, so that it never holds a stale value).
 func (s *Store) putThrough(key, value []byte) error {
-	if len(s.cache.index) > 0 && s.cache.lookup(key) != nil { // no hashing when the cache is empty
+	if s.cache.lookup(key) != nil {
 		return s.put(key, value, false)
 	}
 	if err := s.through.set(key, value); err != nil {
