@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/weir-sql/weir/types"
@@ -37,10 +38,8 @@ func accBytes(acc accumulator) int64 {
 	switch a := acc.(type) {
 	case *countAcc:
 		return 8
-	case *sumIntAcc, *sumFloatAcc:
+	case *sumAcc:
 		return 16
-	case *avgAcc:
-		return 24
 	case *minMaxAcc:
 		return 24 + 40
 	case *distinctAcc:
@@ -60,9 +59,9 @@ func newAccumulator(call AggCall) (accumulator, error) {
 	case AggSum:
 		switch {
 		case call.ArgType.Kind.IsInteger():
-			acc = &sumIntAcc{typ: call.Type}
+			acc = &sumAcc{typ: call.Type}
 		case call.ArgType.Kind == types.KindDouble:
-			acc = &sumFloatAcc{typ: call.Type}
+			acc = &sumAcc{typ: call.Type, floatIn: true}
 		default:
 			return nil, fmt.Errorf("%s: SUM of %s is not supported", call.Name, call.ArgType)
 		}
@@ -70,7 +69,7 @@ func newAccumulator(call AggCall) (accumulator, error) {
 		if !call.ArgType.Kind.IsNumeric() {
 			return nil, fmt.Errorf("%s: AVG of %s is not supported", call.Name, call.ArgType)
 		}
-		acc = &avgAcc{typ: call.Type, floatIn: call.ArgType.Kind == types.KindDouble}
+		acc = &sumAcc{typ: call.Type, floatIn: call.ArgType.Kind == types.KindDouble, avg: true}
 	case AggMin, AggMax:
 		acc = &minMaxAcc{typ: call.Type, max: call.Func == AggMax}
 	default:
@@ -173,164 +172,71 @@ func (a *countAcc) update(gis []int32, b *types.Batch, col int) {
 	}
 }
 
-// sumIntAcc is SUM over integers, in int64. A group's sum and count of
-// non-NULL inputs sit together (one cache line for a row's update).
-type sumIntAcc struct {
-	typ types.Type
-	s   []intSum
-}
-
-type intSum struct {
-	sum int64
-	n   int64 // non-NULL inputs
-}
-
-func (a *sumIntAcc) grow()         { a.s = append(a.s, intSum{}) }
-func (a *sumIntAcc) reset(g int32) { a.s[g] = intSum{} }
-func (a *sumIntAcc) add(g int32, v types.Value) {
-	if !v.IsNull() {
-		s := &a.s[g]
-		s.sum += v.Int()
-		s.n++
-	}
-}
-func (a *sumIntAcc) retract(g int32, v types.Value) {
-	if !v.IsNull() {
-		s := &a.s[g]
-		s.sum -= v.Int()
-		s.n--
-	}
-}
-func (a *sumIntAcc) update(gis []int32, b *types.Batch, col int) {
-	for i, g := range gis {
-		v := &b.Vals[i*b.Width+col]
-		if g < 0 || v.IsNull() {
-			continue
-		}
-		s := &a.s[g]
-		if b.Kinds[i].IsRetraction() {
-			s.sum -= v.Int()
-			s.n--
-		} else {
-			s.sum += v.Int()
-			s.n++
-		}
-	}
-}
-func (a *sumIntAcc) result(g int32) types.Value {
-	s := a.s[g]
-	if s.n == 0 {
-		return types.NullValue()
-	}
-	return intResult(a.typ, s.sum)
-}
-
-// sumFloatAcc is SUM over DOUBLE, in float64.
-type sumFloatAcc struct {
-	typ types.Type
-	s   []floatSum
-}
-
-type floatSum struct {
-	sum float64
-	n   int64 // non-NULL inputs
-}
-
-func (a *sumFloatAcc) grow()         { a.s = append(a.s, floatSum{}) }
-func (a *sumFloatAcc) reset(g int32) { a.s[g] = floatSum{} }
-func (a *sumFloatAcc) add(g int32, v types.Value) {
-	if !v.IsNull() {
-		s := &a.s[g]
-		s.sum += v.Float()
-		s.n++
-	}
-}
-func (a *sumFloatAcc) retract(g int32, v types.Value) {
-	if !v.IsNull() {
-		s := &a.s[g]
-		s.sum -= v.Float()
-		s.n--
-	}
-}
-func (a *sumFloatAcc) update(gis []int32, b *types.Batch, col int) {
-	for i, g := range gis {
-		v := &b.Vals[i*b.Width+col]
-		if g < 0 || v.IsNull() {
-			continue
-		}
-		s := &a.s[g]
-		if b.Kinds[i].IsRetraction() {
-			s.sum -= v.Float()
-			s.n--
-		} else {
-			s.sum += v.Float()
-			s.n++
-		}
-	}
-}
-func (a *sumFloatAcc) result(g int32) types.Value {
-	s := a.s[g]
-	if s.n == 0 {
-		return types.NullValue()
-	}
-	return floatResult(a.typ, s.sum)
-}
-
-// avgAcc is AVG: sum / count, with integer division for an integer result
-// type (as Flink).
-type avgAcc struct {
+// sumAcc is SUM or AVG: per group, the sum of the non-NULL inputs (in
+// int64 for integer inputs, float64 for DOUBLE) and their count, together
+// in 16 bytes (one cache line for a row's update). AVG divides, with
+// integer division for an integer result type (as Flink).
+type sumAcc struct {
 	typ     types.Type
-	floatIn bool
-	s       []avgSum
+	floatIn bool // the sum is a float64 (its bits), else an int64
+	avg     bool
+	s       []sumState
 }
 
-type avgSum struct {
-	isum int64
-	fsum float64
-	n    int64
+type sumState struct {
+	sum uint64 // int64, or float64 bits when floatIn
+	n   int64  // non-NULL inputs
 }
 
-func (a *avgAcc) grow()         { a.s = append(a.s, avgSum{}) }
-func (a *avgAcc) reset(g int32) { a.s[g] = avgSum{} }
-func (a *avgAcc) add(g int32, v types.Value) {
+func (a *sumAcc) grow()         { a.s = append(a.s, sumState{}) }
+func (a *sumAcc) reset(g int32) { a.s[g] = sumState{} }
+
+// apply adds v into group g, or with retract takes it out.
+func (a *sumAcc) apply(g int32, v *types.Value, retract bool) {
 	if v.IsNull() {
 		return
 	}
 	s := &a.s[g]
-	if a.floatIn {
-		s.fsum += v.Float()
+	switch {
+	case a.floatIn && retract:
+		s.sum = math.Float64bits(math.Float64frombits(s.sum) - v.Float())
+	case a.floatIn:
+		s.sum = math.Float64bits(math.Float64frombits(s.sum) + v.Float())
+	case retract:
+		s.sum -= uint64(v.Int())
+	default:
+		s.sum += uint64(v.Int())
+	}
+	if retract {
+		s.n--
 	} else {
-		s.isum += v.Int()
+		s.n++
 	}
-	s.n++
 }
-func (a *avgAcc) retract(g int32, v types.Value) {
-	if v.IsNull() {
-		return
+func (a *sumAcc) add(g int32, v types.Value)     { a.apply(g, &v, false) }
+func (a *sumAcc) retract(g int32, v types.Value) { a.apply(g, &v, true) }
+func (a *sumAcc) update(gis []int32, b *types.Batch, col int) {
+	for i, g := range gis {
+		if g >= 0 {
+			a.apply(g, &b.Vals[i*b.Width+col], b.Kinds[i].IsRetraction())
+		}
 	}
-	s := &a.s[g]
-	if a.floatIn {
-		s.fsum -= v.Float()
-	} else {
-		s.isum -= v.Int()
-	}
-	s.n--
 }
-func (a *avgAcc) update(gis []int32, b *types.Batch, col int) {
-	updateEach(a, gis, b, col)
-}
-func (a *avgAcc) result(g int32) types.Value {
+func (a *sumAcc) result(g int32) types.Value {
 	s := a.s[g]
-	if s.n == 0 {
+	switch {
+	case s.n == 0:
 		return types.NullValue()
+	case a.floatIn && a.avg:
+		return floatResult(a.typ, math.Float64frombits(s.sum)/float64(s.n))
+	case a.floatIn:
+		return floatResult(a.typ, math.Float64frombits(s.sum))
+	case a.avg && a.typ.Kind == types.KindDouble:
+		return types.DoubleValue(float64(int64(s.sum)) / float64(s.n))
+	case a.avg:
+		return intResult(a.typ, int64(s.sum)/s.n)
 	}
-	if a.floatIn {
-		return floatResult(a.typ, s.fsum/float64(s.n))
-	}
-	if a.typ.Kind == types.KindDouble {
-		return types.DoubleValue(float64(s.isum) / float64(s.n))
-	}
-	return intResult(a.typ, s.isum/s.n)
+	return intResult(a.typ, int64(s.sum))
 }
 
 // valCount is a distinct value and how many times it is present.

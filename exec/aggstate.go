@@ -49,43 +49,47 @@ func (a *countAcc) load(g int32, src []byte) (rest []byte, err error) {
 	return rest, err
 }
 
-func (a *sumIntAcc) save(g int32, dst []byte) []byte {
-	return binary.AppendVarint(binary.AppendVarint(dst, a.s[g].sum), a.s[g].n)
-}
-func (a *sumIntAcc) load(g int32, src []byte) (rest []byte, err error) {
+// save writes SUM's sum (a varint for integers, the float's 8 bytes for
+// DOUBLE) and count; AVG's integer sum, float sum and count, one of the two
+// sums zero.
+func (a *sumAcc) save(g int32, dst []byte) []byte {
 	s := &a.s[g]
-	if s.sum, rest, err = readVarint(src); err != nil {
-		return nil, err
+	var isum int64
+	var fsum float64
+	if a.floatIn {
+		fsum = math.Float64frombits(s.sum)
+	} else {
+		isum = int64(s.sum)
 	}
-	s.n, rest, err = readVarint(rest)
-	return rest, err
-}
-
-func (a *sumFloatAcc) save(g int32, dst []byte) []byte {
-	return binary.AppendVarint(appendFloat(dst, a.s[g].sum), a.s[g].n)
-}
-func (a *sumFloatAcc) load(g int32, src []byte) (rest []byte, err error) {
-	s := &a.s[g]
-	if s.sum, rest, err = readFloat(src); err != nil {
-		return nil, err
+	switch {
+	case a.avg:
+		dst = appendFloat(binary.AppendVarint(dst, isum), fsum)
+	case a.floatIn:
+		dst = appendFloat(dst, fsum)
+	default:
+		dst = binary.AppendVarint(dst, isum)
 	}
-	s.n, rest, err = readVarint(rest)
-	return rest, err
-}
-
-func (a *avgAcc) save(g int32, dst []byte) []byte {
-	s := &a.s[g]
-	dst = binary.AppendVarint(dst, s.isum)
-	dst = appendFloat(dst, s.fsum)
 	return binary.AppendVarint(dst, s.n)
 }
-func (a *avgAcc) load(g int32, src []byte) (rest []byte, err error) {
+func (a *sumAcc) load(g int32, src []byte) (rest []byte, err error) {
 	s := &a.s[g]
-	if s.isum, rest, err = readVarint(src); err != nil {
-		return nil, err
+	var isum int64
+	var fsum float64
+	rest = src
+	if a.avg || !a.floatIn {
+		if isum, rest, err = readVarint(rest); err != nil {
+			return nil, err
+		}
 	}
-	if s.fsum, rest, err = readFloat(rest); err != nil {
-		return nil, err
+	if a.avg || a.floatIn {
+		if fsum, rest, err = readFloat(rest); err != nil {
+			return nil, err
+		}
+	}
+	if a.floatIn {
+		s.sum = math.Float64bits(fsum)
+	} else {
+		s.sum = uint64(isum)
 	}
 	s.n, rest, err = readVarint(rest)
 	return rest, err
