@@ -17,6 +17,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/weir-sql/weir/internal/cputime"
 )
 
 // Config says how to run the suite.
@@ -191,10 +193,10 @@ func (s *suite) spec(name, script string, interval, d time.Duration) jobSpec {
 }
 
 func (s *suite) reference(ctx context.Context, d time.Duration) *Result {
-	cpu0 := processCPU()
+	cpu0 := cputime.Process()
 	rows, elapsed := runReference(ctx, parallelism, 1000, d)
 	return &Result{Workload: "REF", Rows: rows, RowsPerSec: float64(rows) / elapsed.Seconds(),
-		CPUNsPerRow: float64(processCPU()-cpu0) / float64(max(rows, 1))}
+		CPUNsPerRow: float64(cputime.Process()-cpu0) / float64(max(rows, 1))}
 }
 
 func (s *suite) throughput(ctx context.Context, name, script string, interval, d time.Duration) (*Result, error) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/exec"
+	"github.com/weir-sql/weir/internal/cputime"
 	"github.com/weir-sql/weir/session"
 )
 
@@ -101,7 +102,7 @@ func runJobWith(ctx context.Context, spec jobSpec, col *collector) (*jobRun, err
 			run.keys = r.Keys
 		}
 	}
-	start, cpu0 := time.Now(), processCPU()
+	start, cpu0 := time.Now(), cputime.Process()
 	job, err := exec.Start(ctx, plan.Graph, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: start: %w", spec.label, err)
@@ -142,14 +143,14 @@ func watch(job *exec.Job, spec jobSpec, col *collector, start time.Time) stopPoi
 	}
 	lastRows, lastAt := int64(0), start
 	stop := func() stopPoint {
-		sp := stopPoint{rows: job.Metrics().RowsRead, at: time.Now(), cpu: processCPU()}
+		sp := stopPoint{rows: job.Metrics().RowsRead, at: time.Now(), cpu: cputime.Process()}
 		job.Stop()
 		return sp
 	}
 	for {
 		select {
 		case <-job.Done():
-			return stopPoint{rows: job.Metrics().RowsRead, at: time.Now(), cpu: processCPU()}
+			return stopPoint{rows: job.Metrics().RowsRead, at: time.Now(), cpu: cputime.Process()}
 		case <-deadline.C:
 			return stop()
 		case <-poll:

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/weir-sql/weir/internal/cputime"
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
 )
@@ -92,22 +92,13 @@ func BenchmarkGroupAggCheckpoint(b *testing.B) {
 		return time.Since(start)
 	}
 	cycle(-1) // every key exists
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	var snap time.Duration
 	b.ResetTimer()
 	for i := range b.N {
 		snap += cycle(i)
 	}
 	b.StopTimer()
-	b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/cycle")
+	b.ReportMetric(float64((cputime.Process()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/cycle")
 	b.ReportMetric(float64(snap.Milliseconds())/float64(b.N), "snapshot-ms/cycle")
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

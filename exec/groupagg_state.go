@@ -42,7 +42,6 @@ type groupState struct {
 	spare      []changeEntry // the radix sort's second buffer
 	vals       []byte        // the changed groups' encoded state
 	sortedVals []byte        // gatherValues' second buffer
-	valBuf     []byte
 	encBuf     []byte
 	cmpA       []byte
 	cmpB       []byte

@@ -9,13 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/sstable"
 
+	"github.com/weir-sql/weir/internal/cputime"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -48,16 +48,6 @@ func w2Keys(tb testing.TB, opPrefix []byte, name string) []w2Key {
 		keys[i] = all[i].w2Key
 	}
 	return keys
-}
-
-// cpuTime returns the process's user plus system CPU time so far, which
-// includes Pebble's background flushes and compactions.
-func cpuTime(tb testing.TB) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		tb.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkCheckpointCycle models the state store of one subtask of
@@ -139,7 +129,7 @@ func benchCheckpointCycle(b *testing.B, minIngest int, tune func(*pebble.Options
 	}
 	cycle(-1, 1) // the initial state: every key
 	b.ResetTimer()
-	cpu0 := cpuTime(b)
+	cpu0 := cputime.Process()
 	var snap time.Duration
 	for i := 0; i < b.N; i++ {
 		snap += cycle(i, 0.8)
@@ -153,7 +143,7 @@ func benchCheckpointCycle(b *testing.B, minIngest int, tune func(*pebble.Options
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
 	}
-	cpu := cpuTime(b) - cpu0
+	cpu := cputime.Process() - cpu0
 	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/cycle")
 	b.ReportMetric(float64(snap.Microseconds())/1e3/float64(b.N), "snap-ms/cycle")
 	b.ReportMetric(float64(len(keys)), "keys")
