@@ -232,3 +232,21 @@ type TransactionalSink interface {
 	// earlier runs wrote but did not pre-commit in that checkpoint.
 	Recover(txns [][]byte) error
 }
+
+// DurableSink is a TransactionalSink whose committed output outlives the
+// job, in a location that later runs write to again (a folder). The
+// runtime uses it so that two runs never write one location at once and a
+// run never writes again, unasked, output that is already committed.
+type DurableSink interface {
+	TransactionalSink
+	// Location names where the output goes, for messages.
+	Location() string
+	// Claim takes the location for one run of a job until release is
+	// called (or the process ends). While it is held, another Claim (in
+	// this process or another) fails at once with an error that names the
+	// holder; owner describes this run for that message.
+	Claim(owner string) (release func() error, err error)
+	// Committed returns the highest checkpoint id of the output the
+	// location holds committed by earlier runs; 0 when it holds none.
+	Committed() (int64, error)
+}

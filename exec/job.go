@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/weir-sql/weir/checkpoint"
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
 )
@@ -108,17 +109,28 @@ func newJob(ctx context.Context, g *JobGraph, opts Options) (*Job, []*task, erro
 		vertexOut: make([]atomic.Int64, len(g.Vertices)),
 	}
 	tasks := j.buildTasks(widths)
+	var restore *checkpoint.Checkpoint
+	if c := opts.Checkpoint; c != nil {
+		restore = c.Restore
+	}
+	committed, err := checkCommittedOutput(j, restore)
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
 	if c := opts.Checkpoint; c != nil {
 		first, err := prepareCheckpointing(g, c)
 		if err != nil {
 			cancel()
 			return nil, nil, err
 		}
-		j.ck = newCheckpointer(j, c, tasks, first)
-		if err := recoverSinks(j, c.Restore); err != nil {
-			cancel()
-			return nil, nil, err
-		}
+		// Checkpoint ids stay above those of committed output, so that
+		// the output this run commits is never taken for a later run's.
+		j.ck = newCheckpointer(j, c, tasks, max(first, committed+1))
+	}
+	if err := recoverSinks(j, restore); err != nil {
+		cancel()
+		return nil, nil, err
 	}
 	return j, tasks, nil
 }

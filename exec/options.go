@@ -24,6 +24,13 @@ type Options struct {
 	// Checkpoint, if set, turns checkpointing on (and restores from
 	// Checkpoint.Restore).
 	Checkpoint *CheckpointOptions
+	// AllowDuplicateOutput lets the job start although a durable sink
+	// (connector.DurableSink) already holds output committed after the
+	// checkpoint it starts from, which the job then writes again; without
+	// it such a start fails with a *CommittedOutputError.
+	AllowDuplicateOutput bool
+	// Notice, if set, receives warnings for the user (one line each).
+	Notice func(msg string)
 	// Fault, if set, is called at each named fault point (FaultSourceTrigger
 	// and the other Fault* constants); an error it returns fails the job
 	// there. Tests use it to crash the job at exact moments.

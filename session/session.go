@@ -55,6 +55,10 @@ type RunOptions struct {
 	// AllowNonRestoredState drops restored state that matches no operator
 	// of the query (also 'execution.savepoint.ignore-unclaimed-state').
 	AllowNonRestoredState bool
+	// AllowDuplicateOutput starts the job although a sink's folder holds
+	// output committed after the checkpoint it starts from, writing those
+	// rows again (also 'table.exec.sink.allow-duplicate-output' = 'true').
+	AllowDuplicateOutput bool
 	// StopWithSavepoint makes a stop (ctx cancelled: Ctrl-C, SIGTERM) write
 	// a savepoint first (also 'execution.savepoint.on-stop' = 'true').
 	StopWithSavepoint bool
@@ -307,10 +311,18 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 	if s.boolKey(KeyIgnoreUnclaimed) {
 		opts.AllowNonRestoredState = true
 	}
+	if s.boolKey(KeyAllowDuplicateOutput) {
+		opts.AllowDuplicateOutput = true
+	}
 	ck, err := s.checkpointing(plan, query, opts)
 	if err != nil {
 		return err
 	}
+	held, err := s.claim(plan, ck)
+	if err != nil {
+		return err
+	}
+	defer held.release(s)
 	defer s.removeWorkDir(ck)
 	strategy, err := s.restartStrategy(ck != nil && ck.Interval > 0)
 	if err != nil {
@@ -321,6 +333,10 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 	for {
 		eopts := opts.Exec
 		eopts.MiniBatch = s.MiniBatchEnabled()
+		eopts.AllowDuplicateOutput = opts.AllowDuplicateOutput
+		if eopts.Notice == nil {
+			eopts.Notice = func(msg string) { fmt.Fprintf(s.Env.Stderr, "weir: warning: %s\n", msg) }
+		}
 		if ck != nil {
 			r, err := s.findRestore(ck, restore)
 			if err != nil {

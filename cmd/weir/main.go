@@ -24,14 +24,17 @@ Usage:
   weir                           open the interactive SQL shell (piped input: run it)
   weir -f FILE.sql               run a file through the shell, without prompts
   weir run [--quiet] [--restore latest|PATH] [--allow-non-restored-state]
-           [--stop-with-savepoint] FILE.sql
+           [--stop-with-savepoint] [--allow-duplicate-output] FILE.sql
                                  run a query file (bounded input runs to completion;
                                  unbounded input runs until Ctrl-C or SIGTERM);
                                  --restore latest continues from the job's latest
                                  complete checkpoint (or starts from the beginning
                                  if there is none), --restore PATH from that folder
                                  (a checkpoint or a savepoint); SIGUSR1 writes a
-                                 savepoint to state.savepoints.dir while it runs
+                                 savepoint to state.savepoints.dir while it runs;
+                                 a run that would write again output a sink folder
+                                 already holds is refused unless
+                                 --allow-duplicate-output
   weir explain FILE.sql          print the plan of a query file's INSERT statements
   weir checkpoints list DIR      list the checkpoints in DIR (a job's checkpoint
                                  folder, or state.checkpoints.dir with --job NAME)
@@ -78,6 +81,7 @@ func runFile(args []string, env connector.Env) int {
 	restore := fs.String("restore", "", "restore from 'latest' (the job's latest complete checkpoint) or from a checkpoint or savepoint folder")
 	allowNonRestored := fs.Bool("allow-non-restored-state", false, "when restoring, drop state that matches no operator of the query")
 	stopWithSavepoint := fs.Bool("stop-with-savepoint", false, "on Ctrl-C or SIGTERM, write a savepoint before stopping")
+	allowDup := fs.Bool("allow-duplicate-output", false, "start although a sink's folder holds output committed after the checkpoint the job starts from (those rows are written again)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -97,7 +101,7 @@ func runFile(args []string, env connector.Env) int {
 		return 1
 	}
 	ropts := session.RunOptions{JobName: session.JobNameFromPath(path), Quiet: *quiet, Restore: *restore,
-		AllowNonRestoredState: *allowNonRestored, StopWithSavepoint: *stopWithSavepoint}
+		AllowNonRestoredState: *allowNonRestored, StopWithSavepoint: *stopWithSavepoint, AllowDuplicateOutput: *allowDup}
 	ropts.Exec.Fault = fault
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/connector/internal/options"
+	"github.com/weir-sql/weir/internal/filelock"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -51,7 +52,7 @@ type Sink struct {
 	recovered   int64            // highest checkpoint Recover committed
 }
 
-var _ connector.TransactionalSink = (*Sink)(nil)
+var _ connector.DurableSink = (*Sink)(nil)
 
 // NewSink is the filesystem sink factory.
 func NewSink(t *connector.Table, _ connector.Env) (connector.Sink, error) {
@@ -117,11 +118,39 @@ func (s *Sink) Open(subtask, parallelism int) (connector.SinkWriter, error) {
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("filesystem sink: %w", err)
 	}
-	next, err := nextPartNumber(s.dir, subtask)
+	next, committed, err := nextPartNumber(s.dir, subtask)
 	if err != nil {
 		return nil, err
 	}
-	return &Writer{sink: s, subtask: subtask, next: next, last: s.recovered, enc: newEncoder(s.format, s.schema.Columns)}, nil
+	// Files that Close commits without a checkpoint are named after the
+	// highest checkpoint in the folder, so names keep increasing per run.
+	last := max(s.recovered, committed)
+	return &Writer{sink: s, subtask: subtask, next: next, last: last, enc: newEncoder(s.format, s.schema.Columns)}, nil
+}
+
+// lockName is the lock file in the sink's folder; hidden, so readers of
+// the folder skip it.
+const lockName = ".weir.lock"
+
+// Location returns the sink's folder.
+func (s *Sink) Location() string { return s.dir }
+
+// Claim takes the sink's folder for one run (an OS file lock on
+// .weir.lock in it, released by the kernel if the process dies). Another
+// run claiming the folder meanwhile fails at once, naming this one.
+func (s *Sink) Claim(owner string) (release func() error, err error) {
+	l, err := filelock.Acquire(filepath.Join(s.dir, lockName), owner)
+	if err != nil {
+		return nil, fmt.Errorf("filesystem sink folder %s is in use: %w", s.dir, err)
+	}
+	return l.Release, nil
+}
+
+// Committed returns the highest checkpoint whose output the folder holds
+// as final part files (0 if none).
+func (s *Sink) Committed() (int64, error) {
+	c, _, err := committedIn(s.dir)
+	return c, err
 }
 
 // Recover commits the transactions of the checkpoint being restored (of

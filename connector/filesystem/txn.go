@@ -30,6 +30,7 @@ func finalName(subtask int, checkpoint int64, n int, ext string) string {
 // partName is a parsed part file name.
 type partName struct {
 	subtask, n int
+	checkpoint int64 // of a final name; 0 in the older part-<s>-<n> names
 	inProgress bool
 }
 
@@ -63,23 +64,53 @@ func parsePartName(name string) (partName, bool) {
 		nums[k] = v
 	}
 	p.subtask, p.n = nums[0], nums[len(nums)-1]
+	if len(nums) == 3 {
+		p.checkpoint = int64(nums[1])
+	}
 	return p, true
 }
 
 // nextPartNumber returns one more than the highest n of subtask's part
-// files in dir, in progress or final.
-func nextPartNumber(dir string, subtask int) (int, error) {
+// files in dir, in progress or final, and the highest checkpoint of the
+// final part files of any subtask (committedIn).
+func nextPartNumber(dir string, subtask int) (next int, committed int64, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return 0, fmt.Errorf("filesystem sink: %w", err)
+		return 0, 0, fmt.Errorf("filesystem sink: %w", err)
 	}
-	next := 0
 	for _, e := range entries {
-		if p, ok := parsePartName(e.Name()); ok && p.subtask == subtask && p.n >= next {
+		p, ok := parsePartName(e.Name())
+		if !ok {
+			continue
+		}
+		if p.subtask == subtask && p.n >= next {
 			next = p.n + 1
 		}
+		if !p.inProgress {
+			committed = max(committed, p.checkpoint, 1)
+		}
 	}
-	return next, nil
+	return next, committed, nil
+}
+
+// committedIn returns the highest checkpoint whose part files dir holds
+// (an older final name without a checkpoint counts as 1), and how many
+// final part files it holds; 0, 0 for a folder that does not exist.
+func committedIn(dir string) (checkpoint int64, files int, err error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("filesystem sink: %w", err)
+	}
+	for _, e := range entries {
+		if p, ok := parsePartName(e.Name()); ok && !p.inProgress {
+			checkpoint = max(checkpoint, p.checkpoint, 1)
+			files++
+		}
+	}
+	return checkpoint, files, nil
 }
 
 // txnFile is one part file of a transaction: its in-progress and final

@@ -50,9 +50,9 @@ func TestParsePartName(t *testing.T) {
 		want partName
 		ok   bool
 	}{
-		{".part-0-12.inprogress", partName{0, 12, true}, true},
-		{"part-3-7-12.csv", partName{3, 12, false}, true},
-		{"part-3-12.json", partName{3, 12, false}, true},
+		{".part-0-12.inprogress", partName{0, 12, 0, true}, true},
+		{"part-3-7-12.csv", partName{3, 12, 7, false}, true},
+		{"part-3-12.json", partName{3, 12, 0, false}, true},
 		{".part-3-7-12.inprogress", partName{}, false},
 		{"part-3-12.inprogress", partName{}, false},
 		{".part-3-12.csv", partName{}, false},
