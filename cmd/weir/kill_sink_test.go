@@ -141,7 +141,7 @@ var partFileName = regexp.MustCompile(`^part-(\d+)-(\d+)-(\d+)\.json$`)
 // sinkFolder lists the sink's folder: the committed part files (ordered
 // by checkpoint, subtask and number, the order in which their records were
 // produced for any one key) and the in-progress files. Any other name is
-// an error.
+// an error (but the lock file .weir.lock).
 func sinkFolder(dir string) (parts []partFile, inProgress []string, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -149,6 +149,9 @@ func sinkFolder(dir string) (parts []partFile, inProgress []string, err error) {
 	}
 	for _, en := range entries {
 		name := en.Name()
+		if name == ".weir.lock" { // the folder's lock file, hidden from readers
+			continue
+		}
 		if strings.HasPrefix(name, ".part-") && strings.HasSuffix(name, ".inprogress") {
 			inProgress = append(inProgress, name)
 			continue

@@ -350,8 +350,10 @@ func (e *killEnv) checkCheckpointFolder(wantLatest int64) {
 		case name == "_work", strings.HasSuffix(name, ".tmp"), strings.HasSuffix(name, ".inprogress"),
 			strings.Contains(strings.ToLower(name), "temp"):
 			leftovers = append(leftovers, rel)
+		case rel == ".lock" && d.Type().IsRegular():
+			// the job's lock file: one run at a time
 		case filepath.Dir(rel) == "." && rel != "." && !(d.IsDir() && strings.HasPrefix(name, "chk-")):
-			leftovers = append(leftovers, rel) // only chk-<n> folders belong in the job's folder
+			leftovers = append(leftovers, rel) // only chk-<n> folders and the lock belong in the job's folder
 		}
 		return nil
 	})

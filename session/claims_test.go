@@ -1,0 +1,86 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/exec"
+	"github.com/weir-sql/weir/internal/filelock"
+)
+
+// unboundedSumScript is an unbounded grouped sum with checkpoints into a
+// filesystem sink, all under dir, with job name job and sink folder out.
+func unboundedSumScript(dir, job, out string) string {
+	return fmt.Sprintf(`SET 'parallelism.default' = '1';
+SET 'pipeline.name' = '%s';
+SET 'execution.checkpointing.interval' = '50ms';
+SET 'state.checkpoints.dir' = '%s';
+CREATE TABLE ev (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = 'random', 'rows-per-second' = '1000');
+CREATE TABLE sums (k BIGINT, s BIGINT) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'debezium-json');
+INSERT INTO sums SELECT id %% 10, SUM(id) FROM ev GROUP BY id %% 10;
+`, job, filepath.Join(dir, "ckpts"), filepath.Join(dir, out))
+}
+
+// TestBackgroundJobsShareNoFolder submits a job in the background, as the
+// shell's INSERT does, then the same job again: the second fails at once,
+// saying another job of this process holds the checkpoint folder. A job
+// of another name that writes the same sink folder fails too; one with
+// folders of its own runs. After the first stops, the job starts again.
+func TestBackgroundJobsShareNoFolder(t *testing.T) {
+	dir := t.TempDir()
+	jobs := NewJobs()
+	defer jobs.Close()
+	submitWith := func(job, out string, opts RunOptions) (string, error) {
+		t.Helper()
+		s := New(connector.Env{Stdout: io.Discard, Stderr: io.Discard})
+		plan, query, err := s.PlanScript(unboundedSumScript(dir, job, out), RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return jobs.Submit(s, plan, query, opts)
+	}
+	submit := func(job, out string) (string, error) { return submitWith(job, out, RunOptions{}) }
+	first, err := submit("sums", "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = submit("sums", "out")
+	if !errors.Is(err, filelock.ErrHeld) || !strings.Contains(err.Error(), "checkpoint folder") ||
+		!strings.Contains(err.Error(), "held by another job of this process") {
+		t.Fatalf("second run of the job: %v, want the checkpoint folder held by another job of this process", err)
+	}
+	_, err = submit("other", "out")
+	if !errors.Is(err, filelock.ErrHeld) || !strings.Contains(err.Error(), "sink sums: filesystem sink folder") {
+		t.Fatalf("another job into the same sink folder: %v, want the sink folder in use", err)
+	}
+	third, err := submit("third", "out3")
+	if err != nil {
+		t.Fatalf("a job with folders of its own: %v", err)
+	}
+	for _, id := range []string{first, third} {
+		if err := jobs.Stop(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jobs.Wait()
+	// The stop committed what the job read: the job restarts from its
+	// latest checkpoint, but a fresh start into "out" is refused.
+	again, err := submitWith("sums", "out", RunOptions{Restore: RestoreLatest})
+	if err != nil {
+		t.Fatalf("restarting the stopped job: %v", err)
+	}
+	if err := jobs.Stop(again); err != nil {
+		t.Fatal(err)
+	}
+	jobs.Wait()
+	_, err = submit("sums", "out")
+	var committed *exec.CommittedOutputError
+	if !errors.As(err, &committed) || committed.Restored != 0 {
+		t.Fatalf("a fresh start into the job's committed output: %v, want a CommittedOutputError", err)
+	}
+}
