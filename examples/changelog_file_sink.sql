@@ -5,6 +5,9 @@
 -- Run:  go run ./cmd/weir run examples/changelog_file_sink.sql
 -- Then: cat /tmp/weir-example-histogram/part-*
 -- Each line is Debezium JSON: {"before":…,"after":…,"op":"c"|"u"|"d"}.
+-- Running it again is refused while the folder holds this run's output (it
+-- would write every change a second time): rm -r /tmp/weir-example-histogram
+-- first, or add --allow-duplicate-output to append a second copy.
 
 SET 'parallelism.default' = '2';
 

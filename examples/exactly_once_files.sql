@@ -15,6 +15,11 @@
 -- The final part files hold every change exactly once: read them with
 --   cat /tmp/weir-exactly-once/part-*
 -- (hidden .inprogress files are not yet committed).
+--
+-- Two runs of the job at once are refused (the second names the process of
+-- the first), and so is a start from the beginning into a folder that holds
+-- the output of an earlier run: rm -r /tmp/weir-exactly-once weir-checkpoints/exactly_once_files
+-- to start over.
 
 SET 'parallelism.default' = '2';
 SET 'execution.checkpointing.interval' = '1s';
