@@ -20,15 +20,18 @@ const benchUsage = "usage: weir bench [--duration D] [--runs N] [--workloads W1,
 // (or JSON) on stdout.
 func runBench(args []string, env connector.Env) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
 	duration := fs.Duration("duration", 0, "how long each workload runs (default 10s)")
 	runs := fs.Int("runs", 1, "runs of each workload; the figures are the median")
-	workloads := fs.String("workloads", "", "comma-separated workloads to run ("+strings.Join(bench.Workloads(), ", ")+"); all by default")
+	workloads := fs.String("workloads", "", "comma-separated `LIST` of workloads to run ("+strings.Join(bench.Workloads(), ", ")+"); all by default")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
-	dir := fs.String("dir", "", "scratch folder for checkpoints (default: a temporary folder)")
+	dir := fs.String("dir", "", "scratch folder `DIR` for checkpoints (default: a temporary folder)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE`")
 	memProfile := fs.String("memprofile", "", "write a heap profile at the end to `FILE`")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
+	rest, code, done := parseArgs(fs, args, benchUsage+"\n\nRuns the benchmark workloads (README, Benchmarks): progress on stderr,\nthe results table (or JSON) on stdout.", env.Stdout, env.Stderr)
+	if done {
+		return code
+	}
+	if len(rest) != 0 {
 		fmt.Fprintln(env.Stderr, benchUsage)
 		return 2
 	}

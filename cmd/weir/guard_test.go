@@ -222,4 +222,3 @@ func TestRunAgainIntoCommittedOutput(t *testing.T) {
 		}
 	}
 }
-

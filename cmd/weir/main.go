@@ -42,6 +42,9 @@ Usage:
   weir bench [--duration D] [--runs N] [--json]
                                  run the benchmark suite (see README, Benchmarks)
   weir help                      show this help
+  weir version                   print the versions of weir, Go and Pebble
+
+Each command's --help lists its flags.
 `
 
 func main() {
@@ -68,25 +71,34 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
+	case "version", "--version":
+		fmt.Fprint(stdout, versionText())
+		return 0
 	default:
 		fmt.Fprintf(stderr, "weir: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
 }
 
+const runUsage = `usage: weir run [flags] FILE.sql
+
+Runs a file of statements: SET, DDL and EXPLAIN in order, then all its
+INSERT INTO statements together as one job. Bounded input runs to its end;
+unbounded input until Ctrl-C or SIGTERM. SIGUSR1 writes a savepoint.`
+
 func runFile(args []string, env connector.Env) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
 	quiet := fs.Bool("quiet", false, "do not report progress on stderr")
-	restore := fs.String("restore", "", "restore from 'latest' (the job's latest complete checkpoint) or from a checkpoint or savepoint folder")
+	restore := fs.String("restore", "", "`latest|PATH` to restore: 'latest' (the job's latest complete checkpoint, or none) or a checkpoint or savepoint folder")
 	allowNonRestored := fs.Bool("allow-non-restored-state", false, "when restoring, drop state that matches no operator of the query")
 	stopWithSavepoint := fs.Bool("stop-with-savepoint", false, "on Ctrl-C or SIGTERM, write a savepoint before stopping")
 	allowDup := fs.Bool("allow-duplicate-output", false, "start although a sink's folder holds output committed after the checkpoint the job starts from (those rows are written again)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	files, code, done := parseArgs(fs, args, runUsage, env.Stdout, env.Stderr)
+	if done {
+		return code
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(env.Stderr, "usage: weir run [--quiet] [--restore latest|PATH] FILE.sql")
+	if len(files) != 1 {
+		fmt.Fprintln(env.Stderr, "usage: weir run [flags] FILE.sql (weir run --help lists the flags)")
 		return 2
 	}
 	fault, err := session.ParseFaults(os.Getenv(session.FaultsEnv), os.Getenv(session.FaultLogEnv))
@@ -94,7 +106,7 @@ func runFile(args []string, env connector.Env) int {
 		fmt.Fprintf(env.Stderr, "weir: %v\n", err)
 		return 2
 	}
-	path := fs.Arg(0)
+	path := files[0]
 	src, err := os.ReadFile(path)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "weir: %v\n", err)
@@ -141,11 +153,16 @@ func runFile(args []string, env connector.Env) int {
 }
 
 func explainFile(args []string, env connector.Env) int {
-	if len(args) != 1 {
+	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
+	files, code, done := parseArgs(fs, args, "usage: weir explain FILE.sql\n\nPrints the plan of the file's INSERT statements: the logical plan, the\noptimized physical plan and the job graph.", env.Stdout, env.Stderr)
+	if done {
+		return code
+	}
+	if len(files) != 1 {
 		fmt.Fprintln(env.Stderr, "usage: weir explain FILE.sql")
 		return 2
 	}
-	path := args[0]
+	path := files[0]
 	src, err := os.ReadFile(path)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "weir: %v\n", err)

@@ -31,19 +31,30 @@ INSERT INTO o SELECT k, SUM(v) FROM t GROUP BY k;`)
 	bareQuery := write("bare.sql", "CREATE TABLE t (k INT) WITH ('connector' = 'datagen');\nSELECT k FROM t;")
 	badRecord := write("badrec.sql", strings.Replace(string(must(os.ReadFile(good))), "'csv.ignore-parse-errors' = 'true'", "'csv.allow-comments' = 'false'", 1))
 	cases := []struct {
-		args   []string
-		code   int
-		stdout []string
-		stderr []string
+		args     []string
+		code     int
+		stdout   []string
+		stderr   []string
+		noStderr []string // must not be on stderr
 	}{
-		{[]string{"run", "--quiet", good}, 0, []string{"+I[1, 15]\n", "+I[2, 20]\n"}, []string{"skipped 1 malformed record"}},
-		{[]string{"run", "--quiet", bareQuery}, 1, nil, []string{"a query in a file needs a sink"}},
-		{[]string{"run", badSQL}, 1, nil, []string{"line 4:8: unknown column 'kk' (columns in scope: k)", "  SELECT kk\n         ^"}},
-		{[]string{"run", badRecord}, 1, nil, []string{"in.csv: offset 14 (line 4)", "column k"}},
-		{[]string{"explain", good}, 0, []string{"== Optimized Physical Plan ==", "GroupAggregate(groupBy=[k]", "Exchange(distribution=[hash[k]]", "== Job Graph =="}, nil},
-		{[]string{"run"}, 2, nil, []string{"usage: weir run"}},
-		{[]string{"frobnicate"}, 2, nil, []string{`unknown command "frobnicate"`}},
-		{[]string{"run", filepath.Join(dir, "missing.sql")}, 1, nil, []string{"no such file"}},
+		{[]string{"run", "--quiet", good}, 0, []string{"+I[1, 15]\n", "+I[2, 20]\n"}, []string{"skipped 1 malformed record"}, nil},
+		{[]string{"run", "--quiet", bareQuery}, 1, nil, []string{"a query in a file needs a sink"}, nil},
+		{[]string{"run", badSQL}, 1, nil, []string{"line 4:8: unknown column 'kk' (columns in scope: k)", "  SELECT kk\n         ^"}, nil},
+		{[]string{"run", badRecord}, 1, nil, []string{"in.csv: offset 14 (line 4)", "column k"}, nil},
+		{[]string{"explain", good}, 0, []string{"== Optimized Physical Plan ==", "GroupAggregate(groupBy=[k]", "Exchange(distribution=[hash[k]]", "== Job Graph =="}, nil, nil},
+		{[]string{"run"}, 2, nil, []string{"usage: weir run"}, nil},
+		{[]string{"frobnicate"}, 2, nil, []string{`unknown command "frobnicate"`}, nil},
+		{[]string{"run", filepath.Join(dir, "missing.sql")}, 1, nil, []string{"no such file"}, nil},
+		// Flags after the file work as before it.
+		{[]string{"run", good, "--quiet"}, 0, []string{"+I[1, 15]\n"}, nil, []string{"finished in"}},
+		{[]string{"run", good}, 0, []string{"+I[1, 15]\n"}, []string{"job good finished in"}, nil},
+		{[]string{"run", good, "--no-such-flag"}, 2, nil, []string{"flag provided but not defined: -no-such-flag", "usage: weir run [flags] FILE.sql"}, nil},
+		// Each subcommand's help exits 0 and lists every flag.
+		{[]string{"run", "--help"}, 0, []string{"usage: weir run [flags] FILE.sql", "--quiet", "--restore latest|PATH", "--allow-non-restored-state",
+			"--stop-with-savepoint", "--allow-duplicate-output"}, nil, nil},
+		{[]string{"bench", "-h"}, 0, []string{"usage: weir bench", "--duration", "--runs", "--workloads LIST", "--json", "--dir DIR", "--cpuprofile FILE", "--memprofile FILE"}, nil, nil},
+		{[]string{"explain", "--help"}, 0, []string{"usage: weir explain FILE.sql"}, nil, nil},
+		{[]string{"--version"}, 0, []string{"weir ", "\ngo go1.", "\npebble v2."}, nil, nil},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args[:1], " ")+" "+filepath.Base(tc.args[len(tc.args)-1]), func(t *testing.T) {
@@ -60,6 +71,11 @@ INSERT INTO o SELECT k, SUM(v) FROM t GROUP BY k;`)
 			for _, want := range tc.stderr {
 				if !strings.Contains(stderr.String(), want) {
 					t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+				}
+			}
+			for _, bad := range tc.noStderr {
+				if strings.Contains(stderr.String(), bad) {
+					t.Errorf("stderr has %q:\n%s", bad, stderr.String())
 				}
 			}
 		})
