@@ -189,19 +189,25 @@ func (p *filePosition) check(names []string, subtask, parallelism int) error {
 // last file only for the current file of a subtask at its end (which has
 // no name).
 func (p *filePosition) checkName(names []string, j int, name string, current bool) error {
-	if j >= len(names) {
-		if current && name == "" {
-			return nil
-		}
-		return fmt.Errorf("%w: file %d (%q) is gone (the folder changed)", ErrBadPosition, j, name)
+	if j >= len(names) && current && name == "" {
+		return nil
 	}
-	if got := names[j]; got != name {
-		if p.version < positionV3 && strings.Contains(got, "/") {
-			return fmt.Errorf("%w: file %d was %q, now %q: the position was taken by a Weir that did not read subfolders, and the files in them change the order; start the job from the beginning", ErrBadPosition, j, name, got)
-		}
-		return fmt.Errorf("%w: file %d was %q, now %q (the folder changed)", ErrBadPosition, j, name, got)
+	var what string
+	switch {
+	case j < len(names) && names[j] == name:
+		return nil
+	case j < len(names):
+		what = fmt.Sprintf("file %d was %q, now %q", j, name, names[j])
+	default:
+		what = fmt.Sprintf("file %d (%q) is gone", j, name)
 	}
-	return nil
+	if k := slices.Index(names, name); k >= 0 {
+		what += fmt.Sprintf("; %q is file %d: files before it were added or removed", name, k)
+	}
+	if p.version < positionV3 && slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "/") }) {
+		return fmt.Errorf("%w: %s: the position was taken by a Weir that did not read subfolders, and the files in them change the order; start the job from the beginning", ErrBadPosition, what)
+	}
+	return fmt.Errorf("%w: %s (the folder changed)", ErrBadPosition, what)
 }
 
 // ErrFileChanged reports a file that a restored position reads from an

@@ -95,6 +95,12 @@ func TestRestoreFileGone(t *testing.T) {
 	}
 	pos, _ := r.Position()
 	r.Close()
+	r0, _ := s.Open(0, 1)
+	if _, err := connectortest.Drain(ctx, r0, 1, 10, -1); err != nil {
+		t.Fatal(err)
+	}
+	end, _ := r0.Position()
+	r0.Close()
 	if err := os.Remove(filepath.Join(dir, "sub", "b.csv")); err != nil {
 		t.Fatal(err)
 	}
@@ -103,9 +109,22 @@ func TestRestoreFileGone(t *testing.T) {
 	if err := r2.Seek(pos); !errors.Is(err, ErrBadPosition) || !strings.Contains(err.Error(), `file 1 ("sub/b.csv") is gone`) {
 		t.Errorf("got %v", err)
 	}
-	// A reader that had finished restores at its end.
-	r3, _ := s.Open(0, 1)
-	if _, err := connectortest.Drain(ctx, r3, 1, 10, -1); err != nil && !strings.Contains(err.Error(), "no such file") {
+	// b.csv back, a.csv gone: the index of b.csv changed.
+	writeFile(t, dir, "sub/b.csv", "2\n3\n")
+	if err := os.Remove(filepath.Join(dir, "a.csv")); err != nil {
 		t.Fatal(err)
+	}
+	s3, _ := openSource(t, cols, map[string]string{"format": "csv", "path": dir})
+	r4, _ := s3.Open(0, 1)
+	if err := r4.Seek(pos); !errors.Is(err, ErrBadPosition) || !strings.Contains(err.Error(), `file 1 ("sub/b.csv") is gone; "sub/b.csv" is file 0: files before it were added or removed`) {
+		t.Errorf("got %v", err)
+	}
+	// A reader that had finished restores at its end.
+	r5, _ := s3.Open(0, 1)
+	if err := r5.Seek(end); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := connectortest.Drain(ctx, r5, 1, 10, -1); err != nil || len(got) != 0 {
+		t.Errorf("after the end: got %v, %v", got, err)
 	}
 }
