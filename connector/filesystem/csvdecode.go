@@ -104,7 +104,9 @@ func (d *csvDecoder) decode(rec []byte) (int, error) {
 		case d.f.hasNullLiteral && !fd.quoted && string(text) == d.f.nullLiteral:
 			d.row[c] = types.NullValue()
 		case kind == types.KindVarchar:
-			d.strs.add(&d.row[c], text)
+			if err := d.strs.add(&d.row[c], text); err != nil {
+				return 0, fmt.Errorf("column %s: %w", d.cols[c].Name, err)
+			}
 		case len(bytes.TrimSpace(text)) == 0:
 			d.row[c] = types.NullValue()
 		default:

@@ -96,7 +96,8 @@ func (d *jsonDecoder) decodeDebezium() (int, error) {
 				return nil
 			}
 			if err := d.object(d.rows[which]); err != nil {
-				return fmt.Errorf("%s: %w", key, err)
+				// Not key: the object's own keys reuse its buffer.
+				return fmt.Errorf("%s: %w", [2]string{"before", "after"}[which], err)
 			}
 			if which == 0 {
 				hasBefore = true
@@ -235,8 +236,8 @@ func (d *jsonDecoder) value(c int, dst *types.Value) error {
 			return err
 		}
 		if kind == types.KindVarchar {
-			d.strs.add(dst, raw) // numbers, booleans, objects as their JSON text
-			return nil
+			text = raw // numbers, booleans, objects as their JSON text
+			break
 		}
 		if c0 := raw[0]; c0 == '{' || c0 == '[' || (kind == types.KindTimestamp && c0 != 't' && c0 != 'f') {
 			return fmt.Errorf("column %s: cannot read JSON %s as %s", d.cols[c].Name, jsonKind(c0), kind)
@@ -244,7 +245,9 @@ func (d *jsonDecoder) value(c int, dst *types.Value) error {
 		text = raw
 	}
 	if kind == types.KindVarchar {
-		d.strs.add(dst, text)
+		if err := d.strs.add(dst, text); err != nil {
+			return fmt.Errorf("column %s: %w", d.cols[c].Name, err)
+		}
 		return nil
 	}
 	v, err := parseScalar(text, kind, d.sep)

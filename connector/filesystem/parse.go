@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/weir-sql/weir/connector/internal/options"
@@ -111,11 +112,32 @@ func (s *recordStrings) reset() {
 	s.pending = s.pending[:0]
 }
 
-// add appends text as the pending value of *dst.
-func (s *recordStrings) add(dst *types.Value, text []byte) {
+// add appends text as the pending value of *dst, or fails if text is not
+// valid UTF-8.
+func (s *recordStrings) add(dst *types.Value, text []byte) error {
+	if !utf8.Valid(text) {
+		return invalidUTF8(text)
+	}
 	start := len(s.buf)
 	s.buf = append(s.buf, text...)
 	s.pending = append(s.pending, pendingString{dst: dst, start: start, end: len(s.buf)})
+	return nil
+}
+
+// invalidUTF8 describes the first byte of text that is not valid UTF-8.
+func invalidUTF8(text []byte) error {
+	i := 0
+	for i < len(text) {
+		r, n := utf8.DecodeRune(text[i:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		i += n
+	}
+	if i >= len(text) {
+		return fmt.Errorf("invalid UTF-8")
+	}
+	return fmt.Errorf("invalid UTF-8 (byte 0x%02x at byte %d of the value)", text[i], i+1)
 }
 
 // finish sets every pending value from one string holding all the text.

@@ -4,8 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"path/filepath"
+	"os"
 	"slices"
+	"strings"
 )
 
 // Positions. Subtask s of parallelism p reads the files j with j % p == s
@@ -25,10 +26,10 @@ type fileStart struct {
 // filePosition is a decoded Position.
 type filePosition struct {
 	version              byte
-	subtask, parallelism int // version 2 only
+	subtask, parallelism int // version 2 and 3
 	file                 int // global index of the current file
 	at                   fileStart
-	name                 string // the current file's name
+	name                 string // the current file's name (see positionV3)
 	later                []laterFile
 }
 
@@ -42,6 +43,11 @@ type laterFile struct {
 const (
 	positionV1 = 1 // file, offset, line, emitted, name
 	positionV2 = 2 // subtask, parallelism, v1's fields, then the later files
+	// positionV3 is v2 with each file named by its path relative to the
+	// folder ('/'-separated), since files in subfolders are read too;
+	// v1 and v2 named files by base name, read only in the folder itself,
+	// whose relative path is the same.
+	positionV3 = 3
 )
 
 // ErrBadPosition reports a position Seek cannot use.
@@ -59,7 +65,7 @@ func appendName(b []byte, name string) []byte {
 }
 
 func (p *filePosition) encode() []byte {
-	b := []byte{positionV2}
+	b := []byte{positionV3}
 	b = binary.AppendUvarint(b, uint64(p.subtask))
 	b = binary.AppendUvarint(b, uint64(p.parallelism))
 	b = binary.AppendUvarint(b, uint64(p.file))
@@ -116,20 +122,20 @@ func (d *posDecoder) name() string {
 	return s
 }
 
-// decodeFilePosition parses a position of version 1 or 2.
+// decodeFilePosition parses a position of version 1, 2 or 3.
 func decodeFilePosition(b []byte) (*filePosition, error) {
-	if len(b) == 0 || (b[0] != positionV1 && b[0] != positionV2) {
+	if len(b) == 0 || b[0] < positionV1 || b[0] > positionV3 {
 		return nil, fmt.Errorf("%w: unknown version", ErrBadPosition)
 	}
 	d := &posDecoder{rest: b[1:]}
 	p := &filePosition{version: b[0]}
-	if p.version == positionV2 {
+	if p.version >= positionV2 {
 		p.subtask, p.parallelism = int(d.uint()), int(d.uint())
 	}
 	p.file = int(d.uint())
 	p.at = d.start()
 	p.name = d.name()
-	if p.version == positionV2 {
+	if p.version >= positionV2 {
 		n := d.uint()
 		if n > int64(len(d.rest)) {
 			return nil, fmt.Errorf("%w: truncated", ErrBadPosition)
@@ -149,29 +155,30 @@ func decodeFilePosition(b []byte) (*filePosition, error) {
 	if len(d.rest) != 0 {
 		return nil, fmt.Errorf("%w: trailing bytes", ErrBadPosition)
 	}
-	if p.version == positionV2 && (p.parallelism < 1 || p.subtask >= p.parallelism) {
+	if p.version >= positionV2 && (p.parallelism < 1 || p.subtask >= p.parallelism) {
 		return nil, fmt.Errorf("%w: subtask %d of %d", ErrBadPosition, p.subtask, p.parallelism)
 	}
 	return p, nil
 }
 
 // check verifies that the position belongs to subtask of parallelism and
-// that the files it names are still where they were.
-func (p *filePosition) check(files []string, subtask, parallelism int) error {
-	if p.version == positionV2 && (p.subtask != subtask || p.parallelism != parallelism) {
+// that the files it names are still where they were (names are the
+// source's relative file names).
+func (p *filePosition) check(names []string, subtask, parallelism int) error {
+	if p.version >= positionV2 && (p.subtask != subtask || p.parallelism != parallelism) {
 		return fmt.Errorf("%w: taken by subtask %d of %d, not %d of %d", ErrBadPosition, p.subtask, p.parallelism, subtask, parallelism)
 	}
 	if p.file%parallelism != subtask {
 		return fmt.Errorf("%w: file %d is not read by subtask %d of %d", ErrBadPosition, p.file, subtask, parallelism)
 	}
-	if err := checkName(files, p.file, p.name, true); err != nil {
+	if err := p.checkName(names, p.file, p.name, true); err != nil {
 		return err
 	}
 	for _, l := range p.later {
 		if l.file <= p.file || l.file%parallelism != subtask {
 			return fmt.Errorf("%w: file %d is not a later file of subtask %d of %d", ErrBadPosition, l.file, subtask, parallelism)
 		}
-		if err := checkName(files, l.file, l.name, false); err != nil {
+		if err := p.checkName(names, l.file, l.name, false); err != nil {
 			return err
 		}
 	}
@@ -179,16 +186,54 @@ func (p *filePosition) check(files []string, subtask, parallelism int) error {
 }
 
 // checkName verifies that file j is still called name; j may be past the
-// last file only for the current file (the subtask is at the end).
-func checkName(files []string, j int, name string, current bool) error {
-	if j >= len(files) {
-		if current {
-			return nil
-		}
-		return fmt.Errorf("%w: file %d (%q) is gone (the folder changed)", ErrBadPosition, j, name)
+// last file only for the current file of a subtask at its end (which has
+// no name).
+func (p *filePosition) checkName(names []string, j int, name string, current bool) error {
+	if j >= len(names) && current && name == "" {
+		return nil
 	}
-	if got := filepath.Base(files[j]); got != name {
-		return fmt.Errorf("%w: file %d was %q, now %q (the folder changed)", ErrBadPosition, j, name, got)
+	var what string
+	switch {
+	case j < len(names) && names[j] == name:
+		return nil
+	case j < len(names):
+		what = fmt.Sprintf("file %d was %q, now %q", j, name, names[j])
+	default:
+		what = fmt.Sprintf("file %d (%q) is gone", j, name)
+	}
+	if k := slices.Index(names, name); k >= 0 {
+		what += fmt.Sprintf("; %q is file %d: files before it were added or removed", name, k)
+	}
+	if p.version < positionV3 && slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "/") }) {
+		return fmt.Errorf("%w: %s: the position was taken by a Weir that did not read subfolders, and the files in them change the order; start the job from the beginning", ErrBadPosition, what)
+	}
+	return fmt.Errorf("%w: %s (the folder changed)", ErrBadPosition, what)
+}
+
+// ErrFileChanged reports a file that a restored position reads from an
+// offset, but which is now shorter than that offset or gone.
+var ErrFileChanged = errors.New("filesystem: a file changed since the checkpoint")
+
+// checkSize verifies that file j still has a record at st (the file was
+// not truncated below the offset the checkpoint had read it to).
+func (r *Reader) checkSize(j int, st fileStart) error {
+	if st.done || j >= len(r.src.files) {
+		return nil
+	}
+	need := st.offset
+	if st.emitted > 0 {
+		need++ // the record some of whose rows were returned
+	}
+	if need == 0 {
+		return nil
+	}
+	path := r.src.files[j]
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("%w: %s, read up to byte offset %d, is gone: %w", ErrFileChanged, path, st.offset, err)
+	}
+	if fi.Size() < need {
+		return fmt.Errorf("%w: %s was read up to byte offset %d, but its size is now %d bytes (truncated or replaced)", ErrFileChanged, path, st.offset, fi.Size())
 	}
 	return nil
 }
@@ -206,11 +251,11 @@ func (r *Reader) Position() ([]byte, error) {
 		p.at.emitted = r.skipRows // restored, and the record not read yet
 	}
 	if r.file < len(r.src.files) {
-		p.name = filepath.Base(r.src.files[r.file])
+		p.name = r.src.names[r.file]
 	}
 	for j, st := range r.starts {
 		if j > r.file {
-			p.later = append(p.later, laterFile{file: j, start: st, name: filepath.Base(r.src.files[j])})
+			p.later = append(p.later, laterFile{file: j, start: st, name: r.src.names[j]})
 		}
 	}
 	slices.SortFunc(p.later, func(a, b laterFile) int { return a.file - b.file })
@@ -224,13 +269,19 @@ func (r *Reader) Seek(pos []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := p.check(r.src.files, r.subtask, r.parallelism); err != nil {
+	if err := p.check(r.src.names, r.subtask, r.parallelism); err != nil {
+		return err
+	}
+	if err := r.checkSize(p.file, p.at); err != nil {
 		return err
 	}
 	var starts map[int]fileStart
 	if len(p.later) > 0 {
 		starts = make(map[int]fileStart, len(p.later))
 		for _, l := range p.later {
+			if err := r.checkSize(l.file, l.start); err != nil {
+				return err
+			}
 			starts[l.file] = l.start
 		}
 	}
@@ -249,7 +300,7 @@ func (r *Reader) SeekAll(positions [][]byte) error {
 	for k, b := range positions {
 		p, err := decodeFilePosition(b)
 		if err == nil {
-			err = p.check(r.src.files, k, len(positions))
+			err = p.check(r.src.names, k, len(positions))
 		}
 		if err != nil {
 			return fmt.Errorf("position of subtask %d of %d: %w", k, len(positions), err)
@@ -259,6 +310,9 @@ func (r *Reader) SeekAll(positions [][]byte) error {
 	starts := map[int]fileStart{}
 	for j := r.subtask; j < len(r.src.files); j += r.parallelism {
 		if st, ok := startOf(old, j); ok {
+			if err := r.checkSize(j, st); err != nil {
+				return err
+			}
 			starts[j] = st
 		}
 	}

@@ -32,7 +32,10 @@ func rescaleFolder(t *testing.T, format string) string {
 				fmt.Fprintf(&b, `{"op":"u","before":{"i":%d,"s":"old"},"after":{"i":%d,"s":"r%d"}}`+"\n", id, id, id)
 			}
 		}
-		writeFile(t, dir, fmt.Sprintf("f%d.%s", f, format), b.String())
+		// Some files in subfolders, which are read in order of their
+		// relative paths: "f1", "s/f2", "s/t/f3", "u/f4", "v5", "v6", "w0".
+		name := [...]string{"w0", "f1", "s/f2", "s/t/f3", "u/f4", "v5", "v6"}[f]
+		writeFile(t, dir, name+"."+format, b.String())
 	}
 	return dir
 }

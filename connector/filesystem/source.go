@@ -18,8 +18,9 @@ import (
 const readBufferSize = 1 << 20
 
 // Source is a filesystem table read as a bounded stream. Options: 'path'
-// (a file, or a folder whose regular files are read in name order, except
-// names starting with '.' or '_'), 'format' ('csv', 'json' or
+// (a file, or a folder whose regular files, in it and in its subfolders,
+// are read in order of their relative paths, except names starting with
+// '.' or '_' at any level), 'format' ('csv', 'json' or
 // 'debezium-json') and the format's options; 'ignore-parse-errors' is a
 // synonym of '<format>.ignore-parse-errors'.
 //
@@ -37,8 +38,9 @@ const readBufferSize = 1 << 20
 type Source struct {
 	schema  types.Schema
 	format  format
-	files   []string
-	notNull []int // indexes of NOT NULL columns
+	files   []string // paths of the files, in reading order
+	names   []string // their paths relative to 'path' ('/'-separated), recorded in positions
+	notNull []int    // indexes of NOT NULL columns
 }
 
 var _ connector.Source = (*Source)(nil)
@@ -65,43 +67,76 @@ func NewSource(t *connector.Table, _ connector.Env) (connector.Source, error) {
 			s.notNull = append(s.notNull, i)
 		}
 	}
-	if s.files, err = listFiles(path); err != nil {
+	if s.files, s.names, err = listFiles(path); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// listFiles returns path if it is a file, or the visible regular files in
-// it, sorted by name, if it is a folder.
-func listFiles(path string) ([]string, error) {
+// listFiles returns path and its base name if it is a file; if it is a
+// folder, the visible regular files in it and in its subfolders at any
+// depth (following symbolic links), with their paths relative to it,
+// sorted by relative path. Names starting with '.' or '_' are skipped at
+// every level, as Flink does (in-progress and temporary files).
+func listFiles(path string) (files, names []string, err error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("option 'path': %w", err)
+		return nil, nil, fmt.Errorf("option 'path': %w", err)
 	}
 	if !st.IsDir() {
-		return []string{path}, nil
+		return []string{path}, []string{filepath.Base(path)}, nil
 	}
-	entries, err := os.ReadDir(path)
+	if err := walkFolder(path, "", []os.FileInfo{st}, &names); err != nil {
+		return nil, nil, fmt.Errorf("option 'path': %w", err)
+	}
+	sort.Strings(names)
+	files = make([]string, len(names))
+	for i, n := range names {
+		files[i] = filepath.Join(path, filepath.FromSlash(n))
+	}
+	return files, names, nil
+}
+
+// walkFolder appends to names the visible regular files under root/rel
+// (rel is "" or ends with '/'); parents are the folders on the way down,
+// to detect a symbolic link that leads back into one of them.
+func walkFolder(root, rel string, parents []os.FileInfo, names *[]string) error {
+	dir := filepath.Join(root, filepath.FromSlash(rel))
+	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("option 'path': %w", err)
+		return err
 	}
-	var files []string
 	for _, e := range entries {
 		name := e.Name()
 		if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
 			continue
 		}
-		full := filepath.Join(path, name)
-		if !e.Type().IsRegular() {
-			st, err := os.Stat(full) // follow symbolic links
-			if err != nil || !st.Mode().IsRegular() {
-				continue
+		typ := e.Type()
+		var st os.FileInfo
+		if typ&os.ModeSymlink != 0 || typ.IsDir() {
+			if st, err = os.Stat(filepath.Join(dir, name)); err != nil {
+				if typ&os.ModeSymlink != 0 {
+					continue // a dangling link
+				}
+				return err
+			}
+			typ = st.Mode().Type()
+		}
+		switch {
+		case typ.IsRegular():
+			*names = append(*names, rel+name)
+		case typ.IsDir():
+			for _, p := range parents {
+				if os.SameFile(p, st) {
+					return fmt.Errorf("%s: a symbolic link cycle (it leads back to a folder above it)", filepath.Join(dir, name))
+				}
+			}
+			if err := walkFolder(root, rel+name+"/", append(parents, st), names); err != nil {
+				return err
 			}
 		}
-		files = append(files, full)
 	}
-	sort.Strings(files)
-	return files, nil
+	return nil
 }
 
 // Bounded is true: the files are read once.

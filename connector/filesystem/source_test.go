@@ -3,6 +3,7 @@ package filesystem
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -27,6 +28,9 @@ var typedCols = []types.Column{
 func writeFile(t testing.TB, dir, name, content string) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -171,6 +175,13 @@ func TestMalformed(t *testing.T) {
 		{"json", "{\"id\":null}\n", `offset 0 (line 1): column id: NULL in a NOT NULL column`, 0},
 		{"debezium-json", `{"op":"x","after":{"id":1}}` + "\n", `offset 0 (line 1): unknown op 'x'`, 0},
 		{"debezium-json", `{"op":"c","after":null}` + "\n", `offset 0 (line 1): op 'c' needs a non-null "after"`, 0},
+		// Invalid UTF-8 in VARCHAR values: a stray byte, a cut sequence,
+		// an overlong encoding, an encoded surrogate.
+		{"csv", "1,2,a\n2,3,b\xffc\n", `offset 6 (line 2): column k: invalid UTF-8 (byte 0xff at byte 2 of the value)`, 1},
+		{"csv", "1,2,\"\xc3\"\n5,6,x\n", `offset 0 (line 1): column k: invalid UTF-8 (byte 0xc3 at byte 1 of the value)`, 1},
+		{"json", "{\"id\":1,\"k\":\"a\xe2\x82\"}\n", `offset 0 (line 1): column k: invalid UTF-8 (byte 0xe2 at byte 2 of the value)`, 0},
+		{"json", "{\"id\":1,\"k\":{\"x\":\"\xed\xa0\x80\"}}\n", `offset 0 (line 1): column k: invalid UTF-8 (byte 0xed at byte 7 of the value)`, 0},
+		{"debezium-json", "{\"op\":\"c\",\"after\":{\"id\":1,\"k\":\"\xc0\xaf\"}}\n", `offset 0 (line 1): after: column k: invalid UTF-8 (byte 0xc0 at byte 1 of the value)`, 0},
 	}
 	cols[0].Type.NotNull = true
 	for _, tc := range tests {
@@ -196,6 +207,25 @@ func TestMalformed(t *testing.T) {
 			if len(rows) != tc.good || r.(connector.Stats).Skipped() != 1 {
 				t.Errorf("%s %q with %s: %d rows and %d skipped, want %d and 1", tc.format, tc.content, key, len(rows), r.(connector.Stats).Skipped(), tc.good)
 			}
+		}
+	}
+}
+
+// TestValidUTF8 reads multi-byte UTF-8, raw and (JSON) escaped, unchanged.
+func TestValidUTF8(t *testing.T) {
+	cols := []types.Column{{Name: "s", Type: types.Varchar}, {Name: "t", Type: types.Varchar}}
+	want := []string{"+I[é日本🙂, \u0000x\U0010ffff]"}
+	for format, content := range map[string]string{
+		"csv":  "é日本🙂,\"\x00x\xf4\x8f\xbf\xbf\"\n",
+		"json": `{"s":"\u00e9日\u672c\ud83d\ude42","t":"\u0000x` + "\xf4\x8f\xbf\xbf\"}\n",
+	} {
+		s, err := openSource(t, cols, map[string]string{"format": format, "path": writeFile(t, t.TempDir(), "in", content)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := readRows(t, s, 10)
+		if err != nil || len(got) != 1 || got[0] != fmt.Sprintf("+I[%s, %s]", "é日本🙂", "\x00x\U0010ffff") {
+			t.Errorf("%s: got %q, %v; want %q", format, got, err, want)
 		}
 	}
 }
