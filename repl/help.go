@@ -15,6 +15,8 @@ const helpText = `Statements (end each with ';'; a statement may span lines):
   INSERT INTO t SELECT ...          submit a background job and print its id
   SHOW JOBS                         list jobs: id, name, state, uptime, rows in/out
   STOP JOB 'id'                     stop a job cleanly
+  STOP JOB 'id' WITH SAVEPOINT      write a savepoint, stop the job, print the folder
+                                    (resume: SET 'execution.savepoint.path' = '<folder>')
   HELP                              show this help
 Shell commands:
   QUIT, EXIT, Ctrl-D                leave the shell (running jobs are stopped)

@@ -98,3 +98,58 @@ func TestBoundedJobFinishes(t *testing.T) {
 		t.Fatalf("row %q: state %s, rows in %s, rows out %s; want FINISHED, 10, 10", row, state, in, written)
 	}
 }
+
+// TestSavepointPathUsedOnce stops a job with a savepoint, whose folder the
+// shell prints once, resumes it through 'execution.savepoint.path', which
+// the shell then resets (and says so), and submits the job again: that
+// one starts afresh.
+func TestSavepointPathUsedOnce(t *testing.T) {
+	sh, out := jobShell(t)
+	dir := t.TempDir()
+	for _, st := range []string{
+		"SET 'execution.checkpointing.interval' = '1 min'",
+		"SET 'state.checkpoints.dir' = '" + dir + "/ckpts'",
+		"SET 'state.savepoints.dir' = '" + dir + "/sp'",
+	} {
+		if err := sh.execText(context.Background(), st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := submit(t, sh, out, "INSERT INTO bh SELECT n FROM endless")
+	out.Reset()
+	if err := sh.execText(context.Background(), "STOP JOB '"+id+"' WITH SAVEPOINT"); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`Stopped job ` + id + ` with a savepoint: (\S+)\n`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("STOP JOB WITH SAVEPOINT printed %q", out.String())
+	}
+	path := m[1]
+	if n := strings.Count(out.String(), path); n != 2 { // the folder, and how to resume it
+		t.Fatalf("the savepoint folder is printed %d times, want once and once in the resume hint:\n%s", n, out.String())
+	}
+	if strings.Contains(out.String(), "savepoint written to") {
+		t.Fatalf("the session printed the folder too:\n%s", out.String())
+	}
+	if err := sh.execText(context.Background(), "SET 'execution.savepoint.path' = '"+path+"'"); err != nil {
+		t.Fatal(err)
+	}
+	resumed := submit(t, sh, out, "INSERT INTO bh SELECT n FROM endless")
+	if want := "Job " + resumed + " resumes from " + path + ". 'execution.savepoint.path' has been reset"; !strings.Contains(out.String(), want) {
+		t.Fatalf("INSERT after SET 'execution.savepoint.path' printed %q, want %q", out.String(), want)
+	}
+	out.Reset()
+	if err := sh.execText(context.Background(), "SET"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "execution.savepoint.path") {
+		t.Fatalf("SET lists the savepoint path after it was used:\n%s", out.String())
+	}
+	if err := sh.execText(context.Background(), "STOP JOB '"+resumed+"'"); err != nil {
+		t.Fatal(err)
+	}
+	submit(t, sh, out, "INSERT INTO bh SELECT n FROM endless")
+	if strings.Contains(out.String(), "resumes from") {
+		t.Fatalf("a later INSERT restored the savepoint again: %q", out.String())
+	}
+}

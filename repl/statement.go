@@ -136,11 +136,14 @@ func (sh *Shell) submitInsert(ins *parser.Insert) error {
 	if err != nil {
 		return err
 	}
-	id, err := sh.jobs.Submit(sh.sess, plan, ins.SQL()+";", session.RunOptions{JobName: plan.Graph.Name, Exec: sh.opts.Exec})
+	id, restored, err := sh.jobs.SubmitRestoring(sh.sess, plan, ins.SQL()+";", session.RunOptions{JobName: plan.Graph.Name, Exec: sh.opts.Exec})
 	if err != nil {
 		return err
 	}
 	sh.info("Submitted job %s (%s). SHOW JOBS lists it; STOP JOB '%s' stops it.", id, plan.Graph.Name, id)
+	if restored != "" {
+		sh.info("Job %s resumes from %s. '%s' has been reset, so the next INSERT starts afresh.", id, restored, session.KeySavepointPath)
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"sort"
 	"sync"
 	"time"
@@ -68,7 +69,46 @@ func NewJobs() *Jobs { return &Jobs{} }
 // 8 hex digits. The job runs as `weir run` runs one: with checkpoints,
 // restarts and restore as the session's configuration says (a restore
 // from 'execution.savepoint.path', for example). query is its SQL text.
-func (js *Jobs) Submit(s *Session, plan *planner.Plan, query string, opts RunOptions) (string, error) {
+//
+// The job runs with a copy of the session's configuration as it is now, so
+// later SETs do not reach it. 'execution.savepoint.path', if set, is used
+// by this job only: Submit removes it from the session (restored says
+// which folder the job resumes), so that the next INSERT does not restore
+// the same savepoint by mistake. If the job cannot start, the key stays.
+func (js *Jobs) Submit(s *Session, plan *planner.Plan, query string, opts RunOptions) (id string, err error) {
+	return js.submit(s, plan, query, opts)
+}
+
+// SubmitRestoring is Submit that also reports the savepoint or checkpoint
+// folder the job resumes from 'execution.savepoint.path' ("" for none).
+func (js *Jobs) SubmitRestoring(s *Session, plan *planner.Plan, query string, opts RunOptions) (id, restored string, err error) {
+	if opts.Restore == "" {
+		restored = s.Config[KeySavepointPath]
+	}
+	id, err = js.submit(s, plan, query, opts)
+	if err != nil {
+		return "", "", err
+	}
+	return id, restored, nil
+}
+
+func (js *Jobs) submit(s *Session, plan *planner.Plan, query string, opts RunOptions) (string, error) {
+	own := *s
+	own.Config = maps.Clone(s.Config)
+	if opts.Restore == "" && own.Config[KeySavepointPath] != "" {
+		opts.Restore = own.Config[KeySavepointPath]
+	}
+	delete(own.Config, KeySavepointPath)
+	id, err := js.start(&own, plan, query, opts)
+	if err != nil {
+		return "", err
+	}
+	delete(s.Config, KeySavepointPath)
+	return id, nil
+}
+
+// start runs the job in the background with session s (the job's own).
+func (js *Jobs) start(s *Session, plan *planner.Plan, query string, opts RunOptions) (string, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ctl := NewJobControl()
 	opts.Control = ctl

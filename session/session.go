@@ -401,7 +401,9 @@ func (s *Session) superviseJob(ctx context.Context, job *exec.Job, opts RunOptio
 			}
 			return
 		}
-		fmt.Fprintf(s.Env.Stderr, "weir: savepoint written to %s\n", path)
+		if reply == nil { // a requester reports the folder itself
+			fmt.Fprintf(s.Env.Stderr, "weir: savepoint written to %s\n", path)
+		}
 	}
 	stopping := ctx.Done()
 	for {
