@@ -61,6 +61,11 @@ type CheckpointReport struct {
 	Sync      time.Duration
 	StateSize int64 // bytes of state files referenced
 	Keys      int64
+	// Final is true for the checkpoint of the job's end state, taken when
+	// every task has finished (at the end of bounded input, or after a
+	// stop): it holds no rows that an earlier checkpoint or savepoint did
+	// not see beyond those read up to the end.
+	Final bool
 }
 
 // Fault points of the checkpoint algorithm (DESIGN.md, Testing). Options.Fault
@@ -397,7 +402,7 @@ func (c *checkpointer) write(a coordinator.Action) []coordinator.Action {
 			}
 		}
 		c.opts.Report(CheckpointReport{ID: a.ID, Completed: true, Path: done.Path, Duration: time.Since(a.Time),
-			Alignment: align, Sync: sync, StateSize: size, Keys: keys})
+			Alignment: align, Sync: sync, StateSize: size, Keys: keys, Final: a.ID == c.coord.Final()})
 	}
 	return c.coord.Written(time.Now(), a.ID)
 }

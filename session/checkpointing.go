@@ -137,8 +137,12 @@ func (s *Session) reportCheckpoint(r exec.CheckpointReport) {
 		fmt.Fprintf(s.Env.Stderr, "weir: checkpoint %d aborted after %s: %s\n", r.ID, r.Duration.Round(time.Millisecond), r.Reason)
 		return
 	}
-	fmt.Fprintf(s.Env.Stderr, "weir: checkpoint %d complete in %s (state %s, %d keys, alignment %s, sync %s)\n",
-		r.ID, r.Duration.Round(time.Millisecond), formatBytes(r.StateSize), r.Keys, r.Alignment.Round(time.Microsecond), r.Sync.Round(time.Microsecond))
+	final := ""
+	if r.Final {
+		final = "final, the job's state at its end; "
+	}
+	fmt.Fprintf(s.Env.Stderr, "weir: checkpoint %d complete in %s (%sstate %s, %d keys, alignment %s, sync %s)\n",
+		r.ID, r.Duration.Round(time.Millisecond), final, formatBytes(r.StateSize), r.Keys, r.Alignment.Round(time.Microsecond), r.Sync.Round(time.Microsecond))
 }
 
 func formatBytes(n int64) string {

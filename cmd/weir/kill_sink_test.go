@@ -588,10 +588,17 @@ func TestStopWithSavepointResume(t *testing.T) {
 			from = i + 1
 		}
 		signalProc(t, p, syscall.SIGTERM)
-		_, m := waitLine(t, p, from, savepointLine, firstCheckpointDeadline)
+		spLine, m := waitLine(t, p, from, savepointLine, firstCheckpointDeadline)
 		sp := m[1]
 		if st := p.waitDeadline(t, runDeadline); !st.Success() {
 			t.Fatalf("%s: %v after SIGTERM with --stop-with-savepoint, want exit code 0\nstderr:\n%s", p.label, st, p.log.text())
+		}
+		// After the savepoint only the final checkpoint of the end state
+		// completes, and the log says it is that one.
+		for _, l := range p.log.lines[spLine+1:] {
+			if completeLine.MatchString(l) && !strings.Contains(l, "(final, the job's state at its end;") {
+				t.Fatalf("%s: a checkpoint after the savepoint that is not the final one: %q\nstderr:\n%s", p.label, l, p.log.text())
+			}
 		}
 		if !p.log.has(stoppedLine) {
 			t.Fatalf("%s: stderr does not say the job stopped:\n%s", p.label, p.log.text())
