@@ -3,7 +3,9 @@ package datagen
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -294,5 +296,55 @@ func TestCancelDuringWait(t *testing.T) {
 	}
 	if ctx.checks < 2 {
 		t.Error("Next did not wait on the context")
+	}
+}
+
+// TestTimestampsMove checks that random timestamps follow the rows: row i
+// is due at base + i*1000/rows-per-second, and its timestamp lies within
+// max-past before that (with max-past 0, exactly that), so an event-time
+// query over datagen sees time pass.
+func TestTimestampsMove(t *testing.T) {
+	cols := []types.Column{{Name: "ts", Type: types.Timestamp}}
+	for _, tc := range []struct {
+		rps, maxPast int64
+	}{{1000, 0}, {300, 0}, {2000, 5000}} {
+		opts := map[string]string{"rows-per-second": fmt.Sprint(tc.rps), "number-of-rows": "5000", "fields.ts.max-past": fmt.Sprint(tc.maxPast)}
+		s := mustSource(t, cols, opts)
+		// at parallelism 2, so each subtask's rows are the odd or even ones
+		got := map[int64]int64{}
+		for sub := range 2 {
+			r, err := s.Open(sub, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.(*Reader).lim = newLimiter(1e12) // no pacing in the test
+			b := types.NewBatch(1, 5000)
+			for {
+				err := r.Next(context.Background(), b, 5000)
+				if err != nil && !errors.Is(err, io.EOF) {
+					t.Fatal(err)
+				}
+				if errors.Is(err, io.EOF) {
+					break
+				}
+			}
+			for k := range b.Len() {
+				got[int64(sub)+2*int64(k)] = b.Row(k)[0].Int()
+			}
+		}
+		if len(got) != 5000 {
+			t.Fatalf("%d rows, want 5000", len(got))
+		}
+		minTS, maxTS := int64(math.MaxInt64), int64(math.MinInt64)
+		for i, ts := range got {
+			due := base.UnixMilli() + i*1000/tc.rps
+			if ts > due || ts < due-tc.maxPast {
+				t.Fatalf("rps %d, max-past %d: row %d has ts %d, want within [%d, %d]", tc.rps, tc.maxPast, i, ts, due-tc.maxPast, due)
+			}
+			minTS, maxTS = min(minTS, ts), max(maxTS, ts)
+		}
+		if span := 4999 * 1000 / tc.rps; maxTS-minTS < span-tc.maxPast {
+			t.Fatalf("rps %d: timestamps span %d ms, want about %d", tc.rps, maxTS-minTS, span)
+		}
 	}
 }

@@ -15,7 +15,8 @@ const hexDigits = "0123456789abcdef"
 // generator produces rows as a pure function of the global row number.
 type generator struct {
 	seed   uint64
-	base   int64 // "now" of random timestamps, ms since the epoch
+	base   int64 // "now" of row 0's random timestamps, ms since the epoch
+	rps    int64 // rows per second (all subtasks): row i's "now" is base + i*1000/rps
 	fields []field
 	buf    []byte // scratch for random strings
 }
@@ -49,13 +50,24 @@ func (g *generator) fill(row []types.Value, i int64) {
 			u := float64(h>>11) / (1 << 53)
 			row[c] = types.DoubleValue(f.fmin + (f.fmax-f.fmin)*u)
 		case types.KindTimestamp:
-			row[c] = types.TimestampValue(g.base - int64(f.span.reduce(h)))
+			row[c] = types.TimestampValue(g.now(i) - int64(f.span.reduce(h)))
 		case types.KindVarchar:
 			row[c] = types.StringValue(g.randomString(h, f.length))
 		default:
 			row[c] = types.NullValue()
 		}
 	}
+}
+
+// now returns row i's "now": the time the row is due at the table's rate
+// (rows-per-second) when the source starts at base. Time thus moves with
+// the rows, as Flink's datagen (which reads the clock) has it, and a
+// replayed row gets the same value.
+func (g *generator) now(i int64) int64 {
+	if g.rps <= 0 {
+		return g.base
+	}
+	return g.base + (i/g.rps)*1000 + (i%g.rps)*1000/g.rps
 }
 
 // prepare precomputes what fill needs: the span of a random integer,

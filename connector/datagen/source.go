@@ -15,9 +15,11 @@
 //
 // Determinism: global row i is emitted by subtask i % parallelism, and its
 // random values are a pure function of (seed, i, column). Random timestamps
-// lie in [base - max-past, base], where base is the time the source was
-// built (as Flink's "now"); base is stored in every reader's position, so a
-// reader restored with Seek generates the same timestamps again. SeekAll
+// lie in [now(i) - max-past, now(i)], where now(i) = base + i*1000/rps is the
+// time row i is due at the table's rate and base the time the source was
+// built (Flink's datagen reads the clock instead): time moves with the rows.
+// base is stored in every reader's position, so a reader restored with Seek
+// generates the same timestamps again. SeekAll
 // restores the positions of a run at another parallelism: each reader then
 // skips the rows the earlier runs emitted (see position.go).
 package datagen
@@ -63,7 +65,7 @@ func (s *Source) Open(subtask, parallelism int) (connector.SourceReader, error) 
 		return nil, fmt.Errorf("datagen: invalid subtask %d of parallelism %d", subtask, parallelism)
 	}
 	r := &Reader{
-		gen:         generator{seed: s.cfg.seed, base: s.base, fields: s.cfg.fields},
+		gen:         generator{seed: s.cfg.seed, base: s.base, rps: int64(s.cfg.rowsPerSecond), fields: s.cfg.fields},
 		subtask:     subtask,
 		parallelism: parallelism,
 		quota:       -1,
