@@ -53,6 +53,12 @@ func (sh *Shell) RunInteractive(ctx context.Context, inFd, outFd int) error {
 		return fmt.Errorf("open terminal: %w", err)
 	}
 	sh.term = t
+	// What background jobs write (a print sink) goes through readline,
+	// which prints it above the prompt and draws the prompt and the input
+	// again below it, as database shells show asynchronous notices.
+	env := sh.sess.Env
+	sh.sess.Env.Stdout, sh.sess.Env.Stderr = rl.Stdout(), rl.Stderr()
+	defer func() { sh.sess.Env = env }()
 	defer func() {
 		if t.keys != nil {
 			t.keys.Close() // first, so that readline is not left reading

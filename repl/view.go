@@ -121,8 +121,11 @@ func (v *changeStream) finish(elapsed time.Duration, stopped bool) {
 	fmt.Fprintf(v.out, "Received %d %s (%s)\n", v.n, plural(int(v.n), "change"), how)
 }
 
-// liveTable keeps the result table on screen and redraws it in place with
-// ANSI cursor movement, under a footer with the row count and update rate.
+// liveTable keeps the result table on screen while the query runs, under a
+// footer with the row count and update rate, and redraws it in place on
+// the terminal's alternate screen (as top and less do): the redraws never
+// reach the scrollback, however tall the table. When the query ends the
+// main screen comes back and the final table is printed there once.
 type liveTable struct {
 	out    io.Writer
 	schema types.Schema
@@ -130,13 +133,26 @@ type liveTable struct {
 	width  func() int
 	height func() int
 
-	lines       int // lines of the current drawing
+	onAlt       bool // the alternate screen is shown
 	lastChanges int64
 	lastTick    time.Duration
 	rate        float64
+	buf         []byte
 }
 
-func (v *liveTable) begin() {}
+// Terminal control sequences of the live table.
+const (
+	enterAltScreen = "\x1b[?1049h\x1b[H\x1b[2J" // alternate screen, cleared
+	leaveAltScreen = "\x1b[?1049l"              // back to the main screen and its cursor
+	eraseToEOL     = "\x1b[K"
+	eraseBelow     = "\x1b[J"
+	cursorHome     = "\x1b[H"
+)
+
+func (v *liveTable) begin() {
+	io.WriteString(v.out, enterAltScreen)
+	v.onAlt = true
+}
 
 func (v *liveTable) update(b *types.Batch) error { return applyAll(v.m, b) }
 
@@ -145,6 +161,8 @@ func (v *liveTable) tick(elapsed time.Duration, checkpoint string) {
 		v.rate = float64(v.m.Changes()-v.lastChanges) / dt.Seconds()
 		v.lastChanges, v.lastTick = v.m.Changes(), elapsed
 	}
+	// The table, its borders, the line of rows not shown and the footer
+	// fit in the screen with a line to spare, so nothing scrolls.
 	maxRows := max(v.height()-7, 1)
 	width := v.width()
 	footer := fmt.Sprintf("%d %s · %.0f updates/s · %s", v.m.Len(), plural(v.m.Len(), "row"), v.rate, elapsed.Round(100*time.Millisecond))
@@ -156,24 +174,29 @@ func (v *liveTable) tick(elapsed time.Duration, checkpoint string) {
 		footer = string(appendCell(nil, footer, width-1, false))
 	}
 	text := renderTable(v.schema, v.m, width, maxRows) + footer + "\n"
-	v.erase()
-	io.WriteString(v.out, text)
-	v.lines = strings.Count(text, "\n")
+	// Draw over the previous drawing from the top left, clearing the rest
+	// of each line and what is below, so the screen does not flicker.
+	v.buf = append(v.buf[:0], cursorHome...)
+	for line := range strings.Lines(text) {
+		v.buf = append(v.buf, strings.TrimSuffix(line, "\n")...)
+		v.buf = append(v.buf, eraseToEOL+"\r\n"...)
+	}
+	v.buf = append(v.buf, eraseBelow...)
+	v.out.Write(v.buf)
 }
 
-// erase removes the current drawing: cursor up over it, clear to the end
-// of the screen.
-func (v *liveTable) erase() {
-	if v.lines > 0 {
-		fmt.Fprintf(v.out, "\x1b[%dA\r\x1b[J", v.lines)
-		v.lines = 0
+// leave returns to the main screen.
+func (v *liveTable) leave() {
+	if v.onAlt {
+		io.WriteString(v.out, leaveAltScreen)
+		v.onAlt = false
 	}
 }
 
-func (v *liveTable) abort() { v.erase() }
+func (v *liveTable) abort() { v.leave() }
 
 func (v *liveTable) finish(elapsed time.Duration, stopped bool) {
-	v.erase()
+	v.leave()
 	if v.m.Len() > 0 {
 		io.WriteString(v.out, renderTable(v.schema, v.m, v.width(), -1))
 	}
