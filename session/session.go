@@ -317,7 +317,7 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 		return err
 	}
 	restore := opts.Restore
-	var rowsRead, rowsWritten, skipped int64
+	var rowsRead, rowsWritten, skipped, dropped int64
 	for {
 		eopts := opts.Exec
 		eopts.MiniBatch = s.MiniBatchEnabled()
@@ -339,6 +339,7 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 		rowsRead += m.RowsRead
 		rowsWritten += m.RowsWritten
 		skipped += m.Skipped
+		dropped += m.Dropped
 		if err == nil {
 			break
 		}
@@ -353,6 +354,9 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 	}
 	if skipped > 0 {
 		fmt.Fprintf(s.Env.Stderr, "weir: skipped %d malformed record(s) (ignore-parse-errors)\n", skipped)
+	}
+	if dropped > 0 {
+		fmt.Fprintf(s.Env.Stderr, "weir: dropped %d row(s) with NULL in a NOT NULL sink column ('%s' = 'DROP')\n", dropped, planner.KeyNotNullEnforcer)
 	}
 	if !opts.Quiet {
 		how := "finished"
