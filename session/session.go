@@ -28,6 +28,9 @@ type Session struct {
 	Config     map[string]string
 	Connectors *connector.Registry
 	Env        connector.Env
+	// Warn, if set, receives warnings about statements (a SET of a Flink
+	// key that Weir ignores); by default they go to Env.Stderr.
+	Warn func(pos parser.Pos, msg string)
 }
 
 // New returns a session with the built-in connectors, writing to env.
@@ -234,6 +237,13 @@ func (s *Session) Exec(st parser.Statement, out io.Writer) error {
 			}
 			return nil
 		}
+		warning, err := CheckSet(st.Key, st.Value)
+		if err != nil {
+			return parser.Errorf(st.Pos, "%v", err)
+		}
+		if warning != "" {
+			s.warn(st.Pos, warning)
+		}
 		s.Config[st.Key] = st.Value
 	case *parser.ResetStmt:
 		if st.Key == "" {
@@ -277,6 +287,14 @@ func (s *Session) Exec(st parser.Statement, out io.Writer) error {
 		return parser.Errorf(st.Position(), "%s is not supported in a query file", firstWord(st.SQL()))
 	}
 	return nil
+}
+
+func (s *Session) warn(pos parser.Pos, msg string) {
+	if s.Warn != nil {
+		s.Warn(pos, msg)
+		return
+	}
+	fmt.Fprintf(s.Env.Stderr, "weir: warning: line %d:%d: %s\n", pos.Line, pos.Col, msg)
 }
 
 func (s *Session) planner() *planner.Planner {
