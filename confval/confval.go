@@ -83,3 +83,37 @@ func Duration(s string) (time.Duration, error) {
 	}
 	return time.Duration(n) * d, nil
 }
+
+// Closest returns the candidate within edit distance 2 of key (the nearest
+// one), or "" when none is that close: the "did you mean" of a misspelled
+// option or SET key.
+func Closest(key string, candidates []string) string {
+	best, bestDist := "", 3
+	for _, c := range candidates {
+		if d := EditDistance(key, c); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+// EditDistance is the Levenshtein distance between a and b (in bytes).
+func EditDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -79,3 +79,27 @@ func TestParseDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestClosest(t *testing.T) {
+	cases := []struct {
+		a, b string
+		dist int
+	}{
+		{"", "", 0}, {"abc", "abc", 0}, {"", "abc", 3}, {"kitten", "sitting", 3},
+		{"interval", "intervall", 1}, {"defualt", "default", 2},
+	}
+	for _, c := range cases {
+		if d := EditDistance(c.a, c.b); d != c.dist {
+			t.Errorf("EditDistance(%q, %q) = %d, want %d", c.a, c.b, d, c.dist)
+		}
+		if d := EditDistance(c.b, c.a); d != c.dist {
+			t.Errorf("EditDistance(%q, %q) = %d, want %d", c.b, c.a, d, c.dist)
+		}
+	}
+	keys := []string{"path", "format", "sink.parallelism"}
+	for key, want := range map[string]string{"pth": "path", "fromat": "format", "sink.paralelism": "sink.parallelism", "compression": ""} {
+		if got := Closest(key, keys); got != want {
+			t.Errorf("Closest(%q) = %q, want %q", key, got, want)
+		}
+	}
+}

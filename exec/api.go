@@ -4,6 +4,8 @@
 package exec
 
 import (
+	"sync/atomic"
+
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
@@ -47,6 +49,10 @@ type OpContext struct {
 	// StateBudget is the memory a stateful operator may use for state it
 	// keeps in memory before writing it back to its state store.
 	StateBudget int64
+	// Dropped counts the rows operators drop by policy (the not-null
+	// enforcer's DROP), for the whole job (Metrics.Dropped). It may be nil
+	// in tests.
+	Dropped *atomic.Int64
 }
 
 // StatefulOperator is an Operator with keyed state that checkpoints

@@ -34,6 +34,7 @@ type Job struct {
 	rowsRead, rowsWritten atomic.Int64
 	vertexIn, vertexOut   []atomic.Int64
 	skipped               []atomic.Int64 // per source subtask
+	dropped               atomic.Int64   // rows dropped by operators (not-null enforcer DROP)
 	inFlight, maxInFlight atomic.Int64   // batches sent and not yet processed
 
 	ck *checkpointer // nil when checkpointing is off
@@ -63,6 +64,7 @@ type Metrics struct {
 	RowsRead    int64 // rows read by all sources
 	RowsWritten int64 // rows written to all sinks
 	Skipped     int64 // malformed records skipped by source readers (connector.Stats)
+	Dropped     int64 // rows dropped before a sink for NULL in a NOT NULL column ('DROP' enforcer)
 	Vertices    []VertexMetrics
 }
 
@@ -299,7 +301,7 @@ func (j *Job) Done() <-chan struct{} { return j.done }
 
 // Metrics returns a snapshot of the job's live counters.
 func (j *Job) Metrics() Metrics {
-	m := Metrics{RowsRead: j.rowsRead.Load(), RowsWritten: j.rowsWritten.Load()}
+	m := Metrics{RowsRead: j.rowsRead.Load(), RowsWritten: j.rowsWritten.Load(), Dropped: j.dropped.Load()}
 	for i := range j.skipped {
 		m.Skipped += j.skipped[i].Load()
 	}

@@ -25,7 +25,7 @@ func assignIDs(p *pnode, used map[string]int) {
 	}
 	h.Write([]byte(p.canon))
 	id := hex.EncodeToString(h.Sum(nil))[:16]
-	if p.kind == pCalc || p.kind == pAgg {
+	if p.kind == pCalc || p.kind == pAgg || p.kind == pEnforcer {
 		// Only operators need unique ids; a source read by two INSERTs
 		// hashes alike so that what is built on it does too.
 		used[id]++
@@ -112,6 +112,9 @@ func (b *graphBuilder) emit(p *pnode) ([]outlet, error) {
 	case pAgg:
 		a := p.agg
 		v.Operators = append(v.Operators, exec.OperatorSpec{Name: p.desc, ID: p.id, OutWidth: p.schema.Len(), New: exec.NewGroupAgg(a.Keys, a.Aggs)})
+	case pEnforcer:
+		v.Operators = append(v.Operators, exec.OperatorSpec{Name: p.desc, ID: p.id, OutWidth: p.schema.Len(),
+			New: exec.NewNotNullEnforcer(p.table, p.notNull, p.notNullNames, p.action)})
 	case pSink:
 		v.Sink, v.SinkName = p.sink, p.table
 	}

@@ -19,6 +19,7 @@ const (
 	pAgg
 	pUnion
 	pSink
+	pEnforcer
 )
 
 // pnode is a physical plan node: an operator with its parallelism, or an
@@ -41,6 +42,10 @@ type pnode struct {
 	part   exec.Partitioning
 	sink   connector.Sink
 	table  string // sink table name
+
+	notNull      []int    // pEnforcer: the NOT NULL columns it checks
+	notNullNames []string // and their names
+	action       exec.NotNullAction
 }
 
 // Children returns the inputs.
@@ -121,6 +126,12 @@ func (b *physBuilder) build(n Node) (*pnode, error) {
 		out.kind, out.sink, out.table = pSink, sink, x.Name
 		out.desc = "Sink(table=[" + x.Name + "], fields=[" + fields(out.schema) + "])"
 		out.canon = "sink " + key(x.Name)
+		if enf, err := b.notNullEnforcer(x, kids[0]); err != nil {
+			return nil, err
+		} else if enf != nil {
+			kids = []*pnode{enf}
+			out.kids = kids
+		}
 		in := kids[0]
 		out.parallelism = in.parallelism
 		if sp := sink.Parallelism(); sp > 0 && sp != in.parallelism {
@@ -142,6 +153,38 @@ func (b *physBuilder) build(n Node) (*pnode, error) {
 		return nil, fmt.Errorf("planner: no physical operator for %T", n)
 	}
 	return out, nil
+}
+
+// notNullEnforcer returns the operator that checks the NOT NULL columns of
+// sink x's table which its input in may fill with NULL, as Flink's
+// ConstraintEnforcer does; nil when the input's types prove every NOT NULL
+// column non-null (then nothing is checked at run time).
+func (b *physBuilder) notNullEnforcer(x *Sink, in *pnode) (*pnode, error) {
+	if x.Table == nil {
+		return nil, nil
+	}
+	var cols []int
+	var names []string
+	for i, c := range x.Table.Schema.Columns {
+		if c.Type.NotNull && i < in.schema.Len() && !in.schema.Columns[i].Type.NotNull {
+			cols = append(cols, i)
+			names = append(names, c.Name)
+		}
+	}
+	if len(cols) == 0 {
+		return nil, nil
+	}
+	action, err := b.p.notNullAction()
+	if err != nil {
+		return nil, err
+	}
+	return &pnode{
+		kind: pEnforcer, kids: []*pnode{in}, schema: in.schema, mode: in.mode, parallelism: in.parallelism,
+		desc:    exec.NotNullDesc(names, action),
+		canon:   fmt.Sprintf("notnull %s %v %v", key(x.Name), cols, action),
+		table:   x.Name,
+		notNull: cols, notNullNames: names, action: action,
+	}, nil
 }
 
 // updateProducer names the operator that makes a plan updating.

@@ -54,6 +54,31 @@ func (p *Planner) parallelism() (int, error) {
 	return runtime.NumCPU(), nil
 }
 
+// KeyNotNullEnforcer is the SET key that says what a sink does with NULL in
+// a NOT NULL column: 'ERROR' (default: the job fails) or 'DROP' (the row is
+// dropped and counted), as in Flink.
+const KeyNotNullEnforcer = "table.exec.sink.not-null-enforcer"
+
+// ParseNotNullEnforcer parses a value of 'table.exec.sink.not-null-enforcer'
+// (ERROR or DROP, case-insensitive).
+func ParseNotNullEnforcer(v string) (exec.NotNullAction, error) {
+	switch strings.ToUpper(strings.TrimSpace(v)) {
+	case "ERROR":
+		return exec.NotNullError, nil
+	case "DROP":
+		return exec.NotNullDrop, nil
+	}
+	return 0, fmt.Errorf("config '%s' = '%s': expected 'ERROR' or 'DROP'", KeyNotNullEnforcer, v)
+}
+
+func (p *Planner) notNullAction() (exec.NotNullAction, error) {
+	v, ok := p.Config[KeyNotNullEnforcer]
+	if !ok {
+		return exec.NotNullError, nil
+	}
+	return ParseNotNullEnforcer(v)
+}
+
 // PlanInserts plans all INSERTs of a script as one job (Flink's STATEMENT SET).
 func (p *Planner) PlanInserts(ins []*parser.Insert, jobName string) (*Plan, error) {
 	if len(ins) == 0 {
@@ -215,6 +240,9 @@ func (p *Planner) bindInsert(in *parser.Insert) (*Sink, error) {
 	}
 	for i, c := range ts.Columns {
 		if exprs[i] == nil {
+			if c.Type.NotNull {
+				return nil, parser.Errorf(in.Pos, "INSERT into %s: column '%s' is NOT NULL and has no default value: list it in the column list", t.Name, c.Name)
+			}
 			exprs[i] = expr.NewLiteral(types.NullValue(), c.Type.Nullable())
 		}
 	}

@@ -22,13 +22,8 @@ var keywords = []string{
 	"MINUTE", "HOUR", "DAY",
 }
 
-// setKeys are the SET keys completed after a quote.
-var setKeys = []string{
-	session.KeyParallelism, session.KeyPipelineName, session.KeyCheckpointInterval,
-	session.KeyCheckpointTimeout, session.KeyCheckpointMinPause, session.KeyCheckpointDir,
-	session.KeyNumRetained, session.KeyStateCacheSize, session.KeyRestartType,
-	"table.exec.resource.default-parallelism", KeyResultMode,
-}
+// setKeys are the SET keys completed after a quote: those Weir uses.
+var setKeys = session.SetKeys()
 
 // completer completes the word before the cursor: keywords, table and view
 // names, column names, and after a quote SET keys and connector names.

@@ -13,12 +13,13 @@ import (
 	"strings"
 
 	"github.com/weir-sql/weir/exec"
+	"github.com/weir-sql/weir/parser"
 	"github.com/weir-sql/weir/session"
 )
 
 // Result modes of 'sql-client.execution.result-mode', as in Flink's SQL client.
 const (
-	KeyResultMode = "sql-client.execution.result-mode"
+	KeyResultMode = session.KeyResultMode
 	ModeTable     = "table"
 	ModeChangelog = "changelog"
 	ModeTableau   = "tableau"
@@ -57,7 +58,11 @@ func New(sess *session.Session, opts Options) *Shell {
 	if opts.Err == nil {
 		opts.Err = os.Stderr
 	}
-	return &Shell{sess: sess, jobs: session.NewJobs(), opts: opts}
+	sh := &Shell{sess: sess, jobs: session.NewJobs(), opts: opts}
+	if sess.Warn == nil {
+		sess.Warn = func(_ parser.Pos, msg string) { fmt.Fprintf(sh.opts.Out, "[WARNING] %s\n", msg) }
+	}
+	return sh
 }
 
 // Close stops the background jobs that are still running and waits for them.

@@ -70,9 +70,6 @@ func (sh *Shell) exec(ctx context.Context, st parser.Statement) error {
 	case *parser.Help:
 		fmt.Fprint(out, helpText)
 	case *parser.SetStmt:
-		if err := checkSet(st); err != nil {
-			return err
-		}
 		if err := sh.sess.Exec(st, out); err != nil {
 			return err
 		}
@@ -113,19 +110,6 @@ func (sh *Shell) exec(ctx context.Context, st parser.Statement) error {
 	default:
 		// EXPLAIN, SHOW CREATE TABLE: the session prints their text.
 		return sh.sess.Exec(st, out)
-	}
-	return nil
-}
-
-// checkSet refuses SET values the shell knows to be wrong.
-func checkSet(st *parser.SetStmt) error {
-	switch st.Key {
-	case KeyResultMode:
-		switch strings.ToLower(strings.TrimSpace(st.Value)) {
-		case ModeTable, ModeChangelog, ModeTableau:
-		default:
-			return parser.Errorf(st.Pos, "invalid value '%s' for '%s': use 'table', 'changelog' or 'tableau'", st.Value, st.Key)
-		}
 	}
 	return nil
 }

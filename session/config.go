@@ -1,7 +1,14 @@
 package session
 
 import (
+	"fmt"
+	"sort"
+	"strconv"
 	"strings"
+
+	"github.com/weir-sql/weir/confval"
+	"github.com/weir-sql/weir/planner"
+	"github.com/weir-sql/weir/types"
 )
 
 // Config keys Weir reads, with Flink's names.
@@ -20,7 +27,154 @@ const (
 	KeyIgnoreUnclaimed    = "execution.savepoint.ignore-unclaimed-state"
 	KeyRestartType        = "restart-strategy.type"
 	KeyMiniBatch          = "table.exec.mini-batch.enabled"
+	KeyNotNullEnforcer    = planner.KeyNotNullEnforcer
+	// KeyResultMode is the shell's result display (table, changelog, tableau).
+	KeyResultMode = "sql-client.execution.result-mode"
 )
+
+// setKeys are the keys SET accepts, each with the check of its value (nil:
+// any text).
+var setKeys = map[string]func(string) error{
+	KeyParallelism: checkParallelism,
+	"table.exec.resource.default-parallelism": checkParallelism,
+	KeyPipelineName:                         nil,
+	KeyCheckpointInterval:                   checkDuration,
+	KeyCheckpointTimeout:                    checkDuration,
+	KeyCheckpointMinPause:                   checkDuration,
+	KeyCheckpointDir:                        checkNonEmpty,
+	KeyNumRetained:                          checkWholeNumber(1),
+	KeyStateCacheSize:                       checkMemorySize,
+	KeySavepointPath:                        nil,
+	KeySavepointDir:                         checkNonEmpty,
+	KeySavepointOnStop:                      checkBool,
+	KeyIgnoreUnclaimed:                      checkBool,
+	KeyRestartType:                          checkRestartType,
+	"restart-strategy.fixed-delay.attempts": checkWholeNumber(0),
+	"restart-strategy.fixed-delay.delay":    checkDuration,
+	"restart-strategy.failure-rate.max-failures-per-interval": checkWholeNumber(0),
+	"restart-strategy.failure-rate.failure-rate-interval":     checkDuration,
+	"restart-strategy.failure-rate.delay":                     checkDuration,
+	KeyMiniBatch:                                              checkBool,
+	KeyNotNullEnforcer:                                        checkChoice("ERROR", "DROP"),
+	KeyResultMode:                                             checkChoice("table", "changelog", "tableau"),
+}
+
+// flinkPrefixes are the prefixes of Flink's configuration keys. SET accepts
+// a key under one of them that Weir does not use, with a warning that it is
+// ignored, unless the key is within edit distance 2 of one Weir uses (a
+// misspelling).
+var flinkPrefixes = []string{
+	"table.", "pipeline.", "execution.", "state.", "sql-client.", "restart-strategy.",
+	"taskmanager.", "jobmanager.", "parallelism.", "rest.", "web.", "metrics.",
+	"high-availability.", "security.", "cluster.", "python.", "env.", "heartbeat.", "akka.", "pekko.",
+}
+
+// SetKeys returns the keys SET accepts, sorted (for completion and help).
+func SetKeys() []string {
+	keys := make([]string, 0, len(setKeys))
+	for k := range setKeys {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// CheckSet checks a SET of key to value before it takes effect: a key Weir
+// uses must have a valid value; an unknown key is an error naming the
+// closest known key, unless it is a key of Flink that Weir does not use
+// (under a known prefix and not within edit distance 2 of a known key):
+// then warning says that it is ignored.
+func CheckSet(key, value string) (warning string, err error) {
+	check, known := setKeys[key]
+	if known {
+		if check == nil {
+			return "", nil
+		}
+		if err := check(value); err != nil {
+			return "", fmt.Errorf("SET '%s' = '%s': %w", key, value, err)
+		}
+		return "", nil
+	}
+	if near := confval.Closest(key, SetKeys()); near != "" {
+		return "", fmt.Errorf("SET: unknown key '%s' (did you mean '%s'?)", key, near)
+	}
+	for _, p := range flinkPrefixes {
+		if strings.HasPrefix(key, p) && len(key) > len(p) {
+			return fmt.Sprintf("'%s' is a Flink option that Weir does not use; it is ignored", key), nil
+		}
+	}
+	return "", fmt.Errorf("SET: unknown key '%s' (Weir's keys: %s)", key, strings.Join(SetKeys(), ", "))
+}
+
+func checkParallelism(v string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 || n > types.DefaultMaxParallelism {
+		return fmt.Errorf("expected a whole number from 1 to %d", types.DefaultMaxParallelism)
+	}
+	return nil
+}
+
+func checkDuration(v string) error {
+	if _, err := confval.Duration(v); err != nil {
+		return fmt.Errorf("expected a duration such as '10 s', '500 ms' or '1 min': %s", reason(v, err))
+	}
+	return nil
+}
+
+func checkMemorySize(v string) error {
+	if _, err := confval.MemorySize(v); err != nil {
+		return fmt.Errorf("expected a memory size such as '64mb' or '1 gb': %s", reason(v, err))
+	}
+	return nil
+}
+
+// reason is a confval error without the value it starts with (the SET
+// error shows the value already).
+func reason(v string, err error) string {
+	return strings.TrimPrefix(err.Error(), strconv.Quote(strings.TrimSpace(v))+": ")
+}
+
+func checkNonEmpty(v string) error {
+	if strings.TrimSpace(v) == "" {
+		return fmt.Errorf("expected a folder")
+	}
+	return nil
+}
+
+func checkRestartType(v string) error {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "none", "off", "disable", "fixed-delay", "fixeddelay", "failure-rate", "failurerate":
+		return nil
+	}
+	return fmt.Errorf("expected one of 'none', 'fixed-delay', 'failure-rate'")
+}
+
+func checkBool(v string) error {
+	return checkChoice("true", "false")(v)
+}
+
+// checkWholeNumber accepts whole numbers of at least least.
+func checkWholeNumber(least int) func(string) error {
+	return func(v string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < least {
+			return fmt.Errorf("expected a whole number of at least %d", least)
+		}
+		return nil
+	}
+}
+
+// checkChoice accepts one of choices, case-insensitive.
+func checkChoice(choices ...string) func(string) error {
+	return func(v string) error {
+		for _, c := range choices {
+			if strings.EqualFold(strings.TrimSpace(v), c) {
+				return nil
+			}
+		}
+		return fmt.Errorf("expected one of '%s'", strings.Join(choices, "', '"))
+	}
+}
 
 // MiniBatchEnabled reports whether aggregations hold their changes across
 // input batches ('table.exec.mini-batch.enabled'). Unlike Flink, Weir turns

@@ -1,8 +1,13 @@
 package session
 
 import (
+	"bytes"
+	"context"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/weir-sql/weir/connector"
 )
 
 func TestRestartStrategies(t *testing.T) {
@@ -45,5 +50,109 @@ func TestRestartStrategies(t *testing.T) {
 	s := &Session{Config: map[string]string{"restart-strategy.type": "sometimes"}}
 	if _, err := s.restartStrategy(true); err == nil {
 		t.Fatal("an unknown restart strategy was accepted")
+	}
+}
+
+func TestCheckSet(t *testing.T) {
+	cases := []struct {
+		key, value string
+		err        []string // substrings of the error; nil: accepted
+		warn       string   // substring of the warning; "": none
+	}{
+		{key: "execution.checkpointing.interval", value: "5 s"},
+		{key: "execution.checkpointing.interval", value: "500"},
+		{"execution.checkpointing.interval", "5 parsecs", []string{"'execution.checkpointing.interval' = '5 parsecs'", "expected a duration", `unknown unit "parsecs"`}, ""},
+		{"execution.checkpointing.intervall", "5 s", []string{"unknown key 'execution.checkpointing.intervall'", "did you mean 'execution.checkpointing.interval'?"}, ""},
+		{"executon.checkpointing.interval", "5 s", []string{"did you mean 'execution.checkpointing.interval'?"}, ""},
+		{"parallelism.default", "two", []string{"'parallelism.default' = 'two'", "expected a whole number from 1 to 128"}, ""},
+		{"parallelism.default", "0", []string{"expected a whole number from 1 to 128"}, ""},
+		{"parallelism.default", "1000", []string{"expected a whole number from 1 to 128"}, ""},
+		{key: "parallelism.default", value: " 4 "},
+		{"parallelism.defualt", "4", []string{"did you mean 'parallelism.default'?"}, ""},
+		{"Parallelism.Default", "4", []string{"did you mean 'parallelism.default'?"}, ""},
+		{key: "table.exec.resource.default-parallelism", value: "2"},
+		{key: "pipeline.name", value: "anything at all"},
+		{key: "state.checkpoints.num-retained", value: "3"},
+		{"state.checkpoints.num-retained", "0", []string{"expected a whole number of at least 1"}, ""},
+		{"state.checkpoint.num-retained", "3", []string{"did you mean 'state.checkpoints.num-retained'?"}, ""},
+		{key: "state.cache.size", value: "128 mb"},
+		{"state.cache.size", "lots", []string{"expected a memory size"}, ""},
+		{"state.checkpoints.dir", " ", []string{"expected a folder"}, ""},
+		{key: "execution.savepoint.on-stop", value: "TRUE"},
+		{"execution.savepoint.on-stop", "yes", []string{"expected one of 'true', 'false'"}, ""},
+		{"table.exec.mini-batch.enabled", "on", []string{"expected one of 'true', 'false'"}, ""},
+		{key: "restart-strategy.type", value: "Fixed-Delay"},
+		{"restart-strategy.type", "exponential-delay", []string{"expected one of 'none', 'fixed-delay', 'failure-rate'"}, ""},
+		{"restart-strategy.fixed-delay.attempts", "-1", []string{"at least 0"}, ""},
+		{"restart-strategy.failure-rate.delay", "soon", []string{"expected a duration"}, ""},
+		{key: "table.exec.sink.not-null-enforcer", value: "drop"},
+		{key: "table.exec.sink.not-null-enforcer", value: "ERROR"},
+		{"table.exec.sink.not-null-enforcer", "ignore", []string{"expected one of 'ERROR', 'DROP'"}, ""},
+		{"table.exec.sink.not-null-enforcr", "DROP", []string{"did you mean 'table.exec.sink.not-null-enforcer'?"}, ""},
+		{key: "sql-client.execution.result-mode", value: "changelog"},
+		{"sql-client.execution.result-mode", "grid", []string{"expected one of 'table', 'changelog', 'tableau'"}, ""},
+		// Flink keys Weir does not use: accepted, with a warning.
+		{key: "table.exec.state.ttl", value: "1 h", warn: "'table.exec.state.ttl' is a Flink option that Weir does not use; it is ignored"},
+		{key: "pipeline.jars", value: "file:///x.jar", warn: "ignored"},
+		{key: "execution.runtime-mode", value: "streaming", warn: "ignored"},
+		{key: "taskmanager.memory.process.size", value: "4g", warn: "ignored"},
+		// Neither Weir's nor under a Flink prefix.
+		{"checkpoint.interval", "5 s", []string{"unknown key 'checkpoint.interval'", "Weir's keys: ", "execution.checkpointing.interval"}, ""},
+		{"table.", "x", []string{"unknown key 'table.'"}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.key+"="+c.value, func(t *testing.T) {
+			warn, err := CheckSet(c.key, c.value)
+			if c.err == nil {
+				if err != nil {
+					t.Fatalf("rejected: %v", err)
+				}
+			} else {
+				if err == nil {
+					t.Fatalf("accepted (warning %q), want an error", warn)
+				}
+				for _, w := range c.err {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not say %q", err, w)
+					}
+				}
+			}
+			if (c.warn == "") != (warn == "") || !strings.Contains(warn, c.warn) {
+				t.Errorf("warning %q, want %q", warn, c.warn)
+			}
+		})
+	}
+}
+
+// TestSetErrorsAtTheStatement checks that a bad SET fails at once, with the
+// line and column of the SET, and that a rejected SET changes nothing.
+func TestSetErrorsAtTheStatement(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	s := New(connector.Env{Stdout: &stdout, Stderr: &stderr})
+	src := "SET 'parallelism.default' = '2';\nCREATE TABLE t (k INT) WITH ('connector' = 'datagen');\n  SET 'execution.checkpointing.intervall' = '1 s';\n"
+	err := s.RunScript(context.Background(), src, RunOptions{Quiet: true})
+	if err == nil {
+		t.Fatal("a misspelled SET key was accepted")
+	}
+	want := "line 3:3: SET: unknown key 'execution.checkpointing.intervall' (did you mean 'execution.checkpointing.interval'?)"
+	if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "  SET 'execution") {
+		t.Fatalf("error %q, want %q with the line", err, want)
+	}
+	if _, ok := s.Config["execution.checkpointing.intervall"]; ok {
+		t.Fatal("the rejected key was stored")
+	}
+	err = s.RunScript(context.Background(), "SET 'parallelism.default' = 'two';", RunOptions{Quiet: true})
+	if err == nil || !strings.Contains(err.Error(), "line 1:1: SET 'parallelism.default' = 'two': expected a whole number") {
+		t.Fatalf("error %v", err)
+	}
+	if s.Config["parallelism.default"] != "2" {
+		t.Fatalf("parallelism.default = %q after a rejected SET, want the earlier 2", s.Config["parallelism.default"])
+	}
+	stderr.Reset()
+	if err := s.RunScript(context.Background(), "\nSET 'table.exec.state.ttl' = '1 h';", RunOptions{Quiet: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := stderr.String(); got != "weir: warning: line 2:1: 'table.exec.state.ttl' is a Flink option that Weir does not use; it is ignored\n" {
+		t.Fatalf("stderr %q", got)
 	}
 }

@@ -28,6 +28,9 @@ type Session struct {
 	Config     map[string]string
 	Connectors *connector.Registry
 	Env        connector.Env
+	// Warn, if set, receives warnings about statements (a SET of a Flink
+	// key that Weir ignores); by default they go to Env.Stderr.
+	Warn func(pos parser.Pos, msg string)
 }
 
 // New returns a session with the built-in connectors, writing to env.
@@ -238,6 +241,13 @@ func (s *Session) Exec(st parser.Statement, out io.Writer) error {
 			}
 			return nil
 		}
+		warning, err := CheckSet(st.Key, st.Value)
+		if err != nil {
+			return parser.Errorf(st.Pos, "%v", err)
+		}
+		if warning != "" {
+			s.warn(st.Pos, warning)
+		}
 		s.Config[st.Key] = st.Value
 	case *parser.ResetStmt:
 		if st.Key == "" {
@@ -281,6 +291,14 @@ func (s *Session) Exec(st parser.Statement, out io.Writer) error {
 		return parser.Errorf(st.Position(), "%s is not supported in a query file", firstWord(st.SQL()))
 	}
 	return nil
+}
+
+func (s *Session) warn(pos parser.Pos, msg string) {
+	if s.Warn != nil {
+		s.Warn(pos, msg)
+		return
+	}
+	fmt.Fprintf(s.Env.Stderr, "weir: warning: line %d:%d: %s\n", pos.Line, pos.Col, msg)
 }
 
 func (s *Session) planner() *planner.Planner {
@@ -329,7 +347,7 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 		return err
 	}
 	restore := opts.Restore
-	var rowsRead, rowsWritten, skipped int64
+	var rowsRead, rowsWritten, skipped, dropped int64
 	for {
 		eopts := opts.Exec
 		eopts.MiniBatch = s.MiniBatchEnabled()
@@ -355,6 +373,7 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 		rowsRead += m.RowsRead
 		rowsWritten += m.RowsWritten
 		skipped += m.Skipped
+		dropped += m.Dropped
 		if err == nil {
 			break
 		}
@@ -369,6 +388,9 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 	}
 	if skipped > 0 {
 		fmt.Fprintf(s.Env.Stderr, "weir: skipped %d malformed record(s) (ignore-parse-errors)\n", skipped)
+	}
+	if dropped > 0 {
+		fmt.Fprintf(s.Env.Stderr, "weir: dropped %d row(s) with NULL in a NOT NULL sink column ('%s' = 'DROP')\n", dropped, planner.KeyNotNullEnforcer)
 	}
 	if !opts.Quiet {
 		how := "finished"

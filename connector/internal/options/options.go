@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/weir-sql/weir/confval"
 )
 
 // CheckKnown returns an error naming every key of opts that is not in valid,
@@ -39,43 +41,11 @@ func CheckKnown(connector string, opts map[string]string, valid []string) error 
 		quoted[i] = "'" + k + "'"
 	}
 	hint := ""
-	if s := closest(bad[0], all); s != "" {
+	if s := confval.Closest(bad[0], all); s != "" {
 		hint = fmt.Sprintf(" (did you mean '%s'?)", s)
 	}
 	return fmt.Errorf("%s: unsupported option %s%s; supported options: %s",
 		connector, strings.Join(quoted, ", "), hint, strings.Join(all, ", "))
-}
-
-// closest returns the candidate within a small edit distance of key, or "".
-func closest(key string, candidates []string) string {
-	best, bestDist := "", 3
-	for _, c := range candidates {
-		if d := editDistance(key, c); d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // Bool parses option key as 'true' or 'false' (case-insensitive), or

@@ -1,0 +1,1 @@
+SET 'execution.checkpointing.interval' = '5 parsecs';
