@@ -84,3 +84,14 @@ func TestBackgroundJobsShareNoFolder(t *testing.T) {
 		t.Fatalf("a fresh start into the job's committed output: %v, want a CommittedOutputError", err)
 	}
 }
+
+// TestAllowDuplicateOutputKey checks that the SET key is known and takes
+// only a boolean.
+func TestAllowDuplicateOutputKey(t *testing.T) {
+	if warn, err := CheckSet(KeyAllowDuplicateOutput, "true"); err != nil || warn != "" {
+		t.Fatalf("SET '%s' = 'true': %v %s", KeyAllowDuplicateOutput, err, warn)
+	}
+	if _, err := CheckSet(KeyAllowDuplicateOutput, "sometimes"); err == nil {
+		t.Fatalf("SET '%s' = 'sometimes' accepted", KeyAllowDuplicateOutput)
+	}
+}

@@ -56,6 +56,7 @@ var setKeys = map[string]func(string) error{
 	"restart-strategy.failure-rate.delay":                     checkDuration,
 	KeyMiniBatch:                                              checkBool,
 	KeyNotNullEnforcer:                                        checkChoice("ERROR", "DROP"),
+	KeyAllowDuplicateOutput:                                   checkBool,
 	KeyResultMode:                                             checkChoice("table", "changelog", "tableau"),
 }
 
