@@ -26,7 +26,8 @@ var keywords = []string{
 var setKeys = session.SetKeys()
 
 // completer completes the word before the cursor: keywords, table and view
-// names, column names, and after a quote SET keys and connector names.
+// names, column names; in quotes what the context takes (SET keys and
+// values, connector names).
 type completer struct{ sh *Shell }
 
 // Do implements readline.AutoCompleter: it returns the possible endings of
@@ -45,6 +46,12 @@ func (c completer) Do(line []rune, pos int) ([][]rune, int) {
 		word = word[dot+1:]
 	}
 	var out [][]rune
+	if quoted {
+		for _, cand := range c.quotedCandidates(string(line[:start]), word) {
+			out = append(out, []rune(cand[len(word):]))
+		}
+		return out, len([]rune(word))
+	}
 	for _, cand := range c.candidates(word, quoted) {
 		out = append(out, []rune(cand[len(word):]))
 	}
@@ -61,17 +68,7 @@ func (c completer) candidates(word string, quoted bool) []string {
 			out = append(out, word+cand[len(word):])
 		}
 	}
-	if quoted {
-		for _, k := range setKeys {
-			add("'" + k + "'")
-		}
-		for _, n := range c.sh.sess.Connectors.Names() {
-			add("'" + n + "'")
-		}
-		for _, m := range []string{ModeTable, ModeChangelog, ModeTableau} {
-			add("'" + m + "'")
-		}
-	} else {
+	if !quoted {
 		lower := strings.IndexFunc(word, unicode.IsLower) >= 0
 		for _, k := range keywords {
 			if lower {
@@ -91,6 +88,52 @@ func (c completer) candidates(word string, quoted bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// quotedCandidates completes a quoted word by what comes before it:
+// after SET or RESET a key; after 'connector' = a connector name; after
+// SET 'key' = one of the key's values; in WITH ( or after a comma there,
+// the 'connector' option. Anywhere else (a string literal) nothing.
+func (c completer) quotedCandidates(before, word string) []string {
+	var pool []string
+	prefix := strings.TrimRightFunc(before, unicode.IsSpace)
+	upper := strings.ToUpper(prefix)
+	statement := strings.ToUpper(strings.TrimSpace(before))
+	switch {
+	case strings.HasSuffix(prefix, "="):
+		key := lastQuoted(strings.TrimRightFunc(strings.TrimSuffix(prefix, "="), unicode.IsSpace))
+		switch {
+		case key == "connector":
+			pool = c.sh.sess.Connectors.Names()
+		case strings.HasPrefix(statement, "SET"):
+			pool = session.SetValueChoices(key)
+		}
+	case strings.HasSuffix(upper, "SET") || strings.HasSuffix(upper, "RESET"):
+		pool = setKeys
+	case (strings.HasSuffix(prefix, "(") || strings.HasSuffix(prefix, ",")) && strings.Contains(upper, "WITH"):
+		pool = []string{"connector"}
+	}
+	var out []string
+	for _, p := range pool {
+		cand := "'" + p + "'"
+		if len(cand) > len(word) && strings.EqualFold(cand[:len(word)], word) {
+			out = append(out, word+cand[len(word):])
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// lastQuoted returns the content of the quoted string s ends with, or "".
+func lastQuoted(s string) string {
+	if !strings.HasSuffix(s, "'") {
+		return ""
+	}
+	open := strings.LastIndexByte(s[:len(s)-1], '\'')
+	if open < 0 {
+		return ""
+	}
+	return s[open+1 : len(s)-1]
 }
 
 func isWordRune(r rune) bool {

@@ -31,6 +31,16 @@ func TestCompleter(t *testing.T) {
 		{"SET 'sql-client.execution.result-mode' = 'chan", []string{"'changelog'"}},
 		{"CREATE TABLE t (x INT) WITH ('connector' = 'data", []string{"'datagen'"}},
 		{"SELECT zzz", nil},
+		// In quotes, what the place takes and nothing else.
+		{"SET '", quoteAll(session.SetKeys())},
+		{"RESET 'pa", []string{"'parallelism.default'"}},
+		{"SET 'table.exec.sink.not-null-enforcer' = '", []string{"'DROP'", "'ERROR'"}},
+		{"set 'table.exec.mini-batch.enabled' = 't", []string{"'true'"}},
+		{"CREATE TABLE t (x INT) WITH ('connector' = '", []string{"'blackhole'", "'datagen'", "'filesystem'", "'print'"}},
+		{"CREATE TABLE t (x INT) WITH ('conn", []string{"'connector'"}},
+		{"CREATE TABLE t (x INT) WITH ('connector' = 'print', 'con", []string{"'connector'"}},
+		{"SET 'pipeline.name' = '", nil},
+		{"SELECT * FROM orders WHERE name = 'da", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.line, func(t *testing.T) {
@@ -46,4 +56,12 @@ func TestCompleter(t *testing.T) {
 			}
 		})
 	}
+}
+
+func quoteAll(words []string) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = "'" + w + "'"
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 
 	"github.com/chzyer/readline"
 )
@@ -48,10 +49,21 @@ func (sh *Shell) RunInteractive(ctx context.Context, inFd, outFd int) error {
 		defer t.keys.Close()
 		cfg.Stdin = t.keys
 	}
+	// Ctrl-C with a completion list open closes the list and cancels the
+	// line at once (readline alone would only close the list).
+	var current atomic.Pointer[readline.Instance] // set once readline runs
+	cfg.FuncFilterInputRune = func(r rune) (rune, bool) {
+		if rl := current.Load(); r == readline.CharInterrupt && rl != nil && rl.Operation.IsInCompleteMode() {
+			rl.Operation.ExitCompleteMode(true)
+			rl.Refresh() // erase the list below the line
+		}
+		return r, true
+	}
 	rl, err := readline.NewEx(cfg)
 	if err != nil {
 		return fmt.Errorf("open terminal: %w", err)
 	}
+	current.Store(rl)
 	sh.term = t
 	// What background jobs write (a print sink) goes through readline,
 	// which prints it above the prompt and draws the prompt and the input

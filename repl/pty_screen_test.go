@@ -162,3 +162,31 @@ func TestBackgroundOutputAbovePrompt(t *testing.T) {
 	p.scr.waitFor(t, at, Prompt)
 	p.quit()
 }
+
+// TestCtrlCClosesCompletionList opens a completion list with Tab and
+// presses Ctrl-C once: the list goes and the line is cancelled, so the
+// next statement runs alone.
+func TestCtrlCClosesCompletionList(t *testing.T) {
+	p := startPTYShell(t, 40, 100)
+	at := p.scr.waitFor(t, 0, Prompt)
+	p.typeIn("CREATE TABLE orders (order_id BIGINT, order_total INT) WITH ('connector' = 'datagen');\r")
+	at = p.scr.waitFor(t, at, "Execute statement succeeded.")
+	at = p.scr.waitFor(t, at, Prompt)
+	p.typeIn("SELECT ord\t\t") // two candidates: the second Tab lists them
+	at = p.scr.waitFor(t, at, "order_total")
+	p.typeIn("\x03")
+	at = p.scr.waitFor(t, at, Prompt)
+	p.typeIn("SHOW TABLES;\r")
+	at = p.scr.waitFor(t, at, "1 row in set")
+	p.scr.waitFor(t, at, Prompt)
+	lines := p.seen()
+	for _, l := range lines {
+		if strings.Contains(l, "order_id") && strings.Contains(l, "order_total") && !strings.Contains(l, "CREATE") {
+			t.Fatalf("the completion list is still on the screen: %q\n%s", l, strings.Join(lines, "\n"))
+		}
+		if strings.Contains(l, "[ERROR]") {
+			t.Fatalf("the cancelled line ran with the next one: %q\n%s", l, strings.Join(lines, "\n"))
+		}
+	}
+	p.quit()
+}

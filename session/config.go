@@ -70,6 +70,22 @@ var flinkPrefixes = []string{
 	"high-availability.", "security.", "cluster.", "python.", "env.", "heartbeat.", "akka.", "pekko.",
 }
 
+// setChoices are the values of the keys that take one of a few (for
+// completion); TestSetChoicesAreAccepted keeps them in step with setKeys.
+var setChoices = map[string][]string{
+	KeyResultMode:           {"table", "changelog", "tableau"},
+	KeyNotNullEnforcer:      {"ERROR", "DROP"},
+	KeyRestartType:          {"none", "fixed-delay", "failure-rate"},
+	KeyMiniBatch:            {"true", "false"},
+	KeySavepointOnStop:      {"true", "false"},
+	KeyIgnoreUnclaimed:      {"true", "false"},
+	KeyAllowDuplicateOutput: {"true", "false"},
+}
+
+// SetValueChoices returns the values key takes when they are a few (such
+// as 'table', 'changelog', 'tableau'), or nil.
+func SetValueChoices(key string) []string { return setChoices[key] }
+
 // SetKeys returns the keys SET accepts, sorted (for completion and help).
 func SetKeys() []string {
 	keys := make([]string, 0, len(setKeys))

@@ -156,3 +156,18 @@ func TestSetErrorsAtTheStatement(t *testing.T) {
 		t.Fatalf("stderr %q", got)
 	}
 }
+
+// TestSetChoicesAreAccepted keeps the values offered for completion in step
+// with the checks of SET.
+func TestSetChoicesAreAccepted(t *testing.T) {
+	for key, choices := range setChoices {
+		for _, v := range choices {
+			if _, err := CheckSet(key, v); err != nil {
+				t.Errorf("SET '%s' = '%s' is offered but refused: %v", key, v, err)
+			}
+		}
+		if _, err := CheckSet(key, "surely-not-a-choice"); err == nil {
+			t.Errorf("SET '%s' takes any value, but has choices %v", key, choices)
+		}
+	}
+}
