@@ -2,7 +2,9 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -146,7 +148,9 @@ func (j *Job) launch(ctx context.Context, tasks []*task) {
 	if j.ck != nil {
 		go func() {
 			defer close(ckDone)
-			j.ck.run(tasksDone)
+			if err := runGuarded(func() error { j.ck.run(tasksDone); return nil }); err != nil {
+				j.fail(fmt.Errorf("checkpoint coordinator: %w", err))
+			}
 		}()
 	} else {
 		close(ckDone)
@@ -155,7 +159,7 @@ func (j *Job) launch(ctx context.Context, tasks []*task) {
 		j.tasks.Add(1)
 		go func() {
 			defer j.tasks.Done()
-			if err := t.run(); err != nil {
+			if err := runGuarded(t.run); err != nil {
 				j.fail(fmt.Errorf("%s (%d/%d): %w", t.v.Name, t.subtask+1, t.v.Parallelism, err))
 			}
 		}()
@@ -323,3 +327,19 @@ func (j *Job) batchSent() {
 }
 
 func (j *Job) batchDone() { j.inFlight.Add(-1) }
+
+// ErrPanic is wrapped by the error of a task that panicked.
+var ErrPanic = errors.New("panic")
+
+// runGuarded runs f, turning a panic in it (an operator's, a connector's,
+// Pebble's) into an error with the panic's value and stack, so that it
+// fails the job it belongs to, which then restarts or fails cleanly,
+// instead of the whole process and every other job in it.
+func runGuarded(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v\n%s", ErrPanic, r, debug.Stack())
+		}
+	}()
+	return f()
+}

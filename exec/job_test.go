@@ -483,3 +483,55 @@ func TestWrongOperatorWidthFailsJob(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// panicAt panics when column i equals v.
+type panicAt struct {
+	i int
+	v int64
+}
+
+func (p panicAt) Type() types.Type { return types.BigInt }
+func (p panicAt) Eval(row []types.Value) (types.Value, error) {
+	if row[p.i].Int() == p.v {
+		panic(fmt.Sprintf("operator bug at %d", p.v))
+	}
+	return row[p.i], nil
+}
+func (p panicAt) String() string { return "panic($" + fmt.Sprint(p.i) + ")" }
+
+// TestOperatorPanicFailsJob: a panic inside an operator fails its job
+// with the panic's value and stack, like an error, and leaves the process
+// (and its goroutines) as they were.
+func TestOperatorPanicFailsJob(t *testing.T) {
+	base := runtime.NumGoroutine()
+	rows := testRows(3, 5000, 10, 1000)
+	rows[2500][1] = types.BigIntValue(-1)
+	sink := &collectSink{}
+	g := &JobGraph{Name: "panic", Vertices: []*Vertex{
+		{Name: "Source", Parallelism: 2, Source: &sliceSource{width: 2, rows: rows}, SourceWidth: 2},
+		{Name: "Calc -> GroupAggregate", Parallelism: 2,
+			Inputs: []Input{{From: 0, Partition: Partitioning{Kind: Rebalance}}},
+			Operators: []OperatorSpec{
+				{Name: "Calc(panic)", OutWidth: 2, New: NewCalc(nil, []expr.Expr{colRef{0, types.BigInt}, panicAt{1, -1}})},
+				{Name: "GroupAggregate", OutWidth: 2, New: NewGroupAgg([]int{0}, []AggCall{{Func: AggSum, Arg: 1, ArgType: types.BigInt, Type: types.BigInt}})},
+			}},
+		{Name: "Sink", Parallelism: 2, Inputs: []Input{{From: 1, Partition: Partitioning{Kind: Forward}}}, Sink: sink},
+	}}
+	j, err := Start(context.Background(), g, Options{BatchSize: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = j.Wait()
+	if !errors.Is(err, ErrPanic) {
+		t.Fatalf("got %v, want a panic error", err)
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "Calc -> GroupAggregate (") || !strings.Contains(msg, "panic: operator bug at -1") ||
+		!strings.Contains(msg, "panicAt.Eval") {
+		t.Errorf("error does not name the vertex, the panic and where it happened: %v", err)
+	}
+	if sink.closed != 2 {
+		t.Errorf("sink writers closed %d, want 2", sink.closed)
+	}
+	checkNoLeak(t, base)
+}
