@@ -9,6 +9,11 @@
 //	<dir>/<job>/chk-<n>/op-<id>-<k>/     the state snapshot of operator <id>, subtask <k>
 //	<dir>/<job>/chk-<n>/_metadata        written last, atomically
 //
+// _metadata lists every state file with its size and CRC-32C; Load (and so
+// Latest, List and Inspect) verifies them all, so a damaged file makes the
+// checkpoint corrupt before Pebble ever opens it. Retention checks sizes
+// only, to stay cheap.
+//
 // A folder without _metadata is incomplete: it is ignored by Latest and
 // deleted by Retain once a newer checkpoint is complete. A savepoint is a
 // folder with the same content (subtask folders and _metadata) anywhere the

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -136,27 +137,30 @@ func writeFileSync(fsys FS, path string, data []byte) error {
 	return nil
 }
 
-// copyFileSync copies src to a new file dst and syncs it.
-func copyFileSync(fsys FS, src, dst string) error {
+// copyFileSync copies src to a new file dst and syncs it. It returns the
+// CRC-32C and length of what it copied.
+func copyFileSync(fsys FS, src, dst string) (uint32, int64, error) {
 	in, err := fsys.Open(src)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", src, err)
+		return 0, 0, fmt.Errorf("open %s: %w", src, err)
 	}
 	defer in.Close()
 	out, err := fsys.Create(dst)
 	if err != nil {
-		return fmt.Errorf("create %s: %w", dst, err)
+		return 0, 0, fmt.Errorf("create %s: %w", dst, err)
 	}
-	if _, err := io.Copy(out, in); err != nil {
+	h := crc32.New(castagnoli)
+	n, err := io.Copy(io.MultiWriter(out, h), in)
+	if err != nil {
 		_ = out.Close()
-		return fmt.Errorf("copy %s to %s: %w", src, dst, err)
+		return 0, 0, fmt.Errorf("copy %s to %s: %w", src, dst, err)
 	}
 	if err := out.Sync(); err != nil {
 		_ = out.Close()
-		return fmt.Errorf("sync %s: %w", dst, err)
+		return 0, 0, fmt.Errorf("sync %s: %w", dst, err)
 	}
 	if err := out.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", dst, err)
+		return 0, 0, fmt.Errorf("close %s: %w", dst, err)
 	}
-	return nil
+	return h.Sum32(), n, nil
 }

@@ -10,7 +10,10 @@ import (
 )
 
 // Inspect returns a human-readable report of the checkpoint or savepoint in
-// folder path, for `weir checkpoints inspect`. A folder whose _metadata is
+// folder path, for `weir checkpoints inspect`. Its status verifies every
+// state file (checksums included). Key counts are "about": they are
+// estimated from sstable properties, in which a key overwritten since the
+// last compaction counts more than once. A folder whose _metadata is
 // readable but whose state files are damaged is still reported, with its
 // status; a folder without readable _metadata is an error.
 func Inspect(fsys FS, path string) (string, error) {
@@ -19,8 +22,10 @@ func Inspect(fsys FS, path string) (string, error) {
 		return "", err
 	}
 	status := "valid"
-	if err := verifyState(fsys, path, m); err != nil {
+	if err := verifyState(fsys, path, m, true); err != nil {
 		status = err.Error()
+	} else if !hasChecksums(m) && len(m.Operators) > 0 {
+		status = "valid (format version 1: state files checked by size only, no checksums)"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %d of job %q\n", m.Kind, m.CheckpointID, m.Job)
@@ -61,14 +66,14 @@ func Inspect(fsys FS, path string) (string, error) {
 					ssts++
 				}
 			}
-			fmt.Fprintf(&b, "    subtask %d  %s  %s  %d keys  %d files (%d sst)\n",
+			fmt.Fprintf(&b, "    subtask %d  %s  %s  about %d keys  %d files (%d sst)\n",
 				st.Subtask, st.Dir, formatBytes(st.StateBytes), st.Keys, len(st.Files), ssts)
 			totalBytes += st.StateBytes
 			totalKeys += st.Keys
 		}
 	}
 	if len(m.Operators) > 0 {
-		fmt.Fprintf(&b, "  total  %s  %d keys\n", formatBytes(totalBytes), totalKeys)
+		fmt.Fprintf(&b, "  total  %s  about %d keys\n", formatBytes(totalBytes), totalKeys)
 	}
 	if len(m.Sinks) > 0 {
 		fmt.Fprintf(&b, "sinks:\n")
@@ -90,6 +95,20 @@ func Inspect(fsys FS, path string) (string, error) {
 	return b.String(), nil
 }
 
+// hasChecksums reports whether m records state file checksums.
+func hasChecksums(m *Metadata) bool {
+	for _, op := range m.Operators {
+		for _, st := range op.Subtasks {
+			for _, f := range st.Files {
+				if f.CRC32C != "" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // FormatList renders List's result as a table, for `weir checkpoints list`.
 func FormatList(infos []Info) string {
 	if len(infos) == 0 {
@@ -109,6 +128,9 @@ func FormatList(infos []Info) string {
 			status = i.Reason.Error()
 			// The path is noise in a table whose rows are already named.
 			status = strings.TrimPrefix(status, "load "+i.Path+": ")
+			if i.Unreadable() {
+				status = "unreadable: " + status
+			}
 		}
 		fmt.Fprintf(&b, "%-8d %-24s %-10s %s\n", i.ID, t, kind, status)
 	}

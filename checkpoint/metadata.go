@@ -13,8 +13,9 @@ import (
 )
 
 // FormatVersion is the _metadata format this package writes. It reads
-// versions 1..FormatVersion.
-const FormatVersion = 1
+// versions 1..FormatVersion. Version 2 added the checksum of every state
+// file (FileInfo.CRC32C); version 1 checkpoints restore without that check.
+const FormatVersion = 2
 
 // MetadataFile is the name of the file that completes a checkpoint.
 const MetadataFile = "_metadata"
@@ -28,8 +29,8 @@ var (
 	// never completed).
 	ErrIncompleteCheckpoint = errors.New("incomplete checkpoint")
 	// ErrCorruptCheckpoint: _metadata is truncated, fails its checksum or
-	// cannot be decoded, or state files it lists are missing or of the
-	// wrong size.
+	// cannot be decoded, or state files it lists are missing, of the
+	// wrong size or fail their checksum.
 	ErrCorruptCheckpoint = errors.New("corrupt checkpoint")
 	// ErrNoCheckpoint: there is no valid checkpoint to restore from.
 	ErrNoCheckpoint = errors.New("no valid checkpoint")
@@ -89,7 +90,13 @@ type SubtaskState struct {
 type FileInfo struct {
 	Name string `json:"name"`
 	Size int64  `json:"size"`
+	// CRC32C is the file's CRC-32C (Castagnoli) as 8 hex digits; empty in
+	// format version 1, whose files are checked by size only.
+	CRC32C string `json:"crc32c,omitempty"`
 }
+
+// FormatCRC32C renders a CRC-32C as FileInfo.CRC32C does.
+func FormatCRC32C(sum uint32) string { return fmt.Sprintf("%08x", sum) }
 
 // SourcePosition is the opaque position of one source subtask (offsets per
 // partition, file and byte offset, ...), as the connector encoded it.
@@ -192,6 +199,14 @@ func (m *Metadata) check() error {
 		for _, st := range op.Subtasks {
 			if err := checkRelDir(st.Dir); err != nil {
 				return fmt.Errorf("operator %q subtask %d: %v", op.ID, st.Subtask, err)
+			}
+			for _, f := range st.Files {
+				if f.CRC32C == "" {
+					continue
+				}
+				if _, err := strconv.ParseUint(f.CRC32C, 16, 32); err != nil || len(f.CRC32C) != 8 {
+					return fmt.Errorf("operator %q subtask %d: file %s: malformed crc32c %q", op.ID, st.Subtask, f.Name, f.CRC32C)
+				}
 			}
 		}
 	}

@@ -21,8 +21,8 @@ func sampleMetadata() Metadata {
 		Operators: []OperatorState{{
 			ID: "agg", Name: "GroupAggregate(groupBy=[parity], select=[parity, SUM(n)])", Parallelism: 2,
 			Subtasks: []SubtaskState{
-				{Subtask: 0, Dir: "op-agg-0", StateBytes: 4096, Keys: 1, Files: []FileInfo{{"MANIFEST-000001", 100}, {"OPTIONS-000003", 200}, {"000004.sst", 3796}}},
-				{Subtask: 1, Dir: "op-agg-1", StateBytes: 4096, Keys: 1, Files: []FileInfo{{"MANIFEST-000001", 100}, {"OPTIONS-000003", 200}, {"000004.sst", 3796}}},
+				{Subtask: 0, Dir: "op-agg-0", StateBytes: 4096, Keys: 1, Files: []FileInfo{{Name: "MANIFEST-000001", Size: 100}, {Name: "OPTIONS-000003", Size: 200}, {Name: "000004.sst", Size: 3796}}},
+				{Subtask: 1, Dir: "op-agg-1", StateBytes: 4096, Keys: 1, Files: []FileInfo{{Name: "MANIFEST-000001", Size: 100}, {Name: "OPTIONS-000003", Size: 200}, {Name: "000004.sst", Size: 3796}}},
 			},
 		}},
 		Sources: []SourcePosition{{Source: "s1", Subtask: 0, Position: []byte("3")}, {Source: "s2", Subtask: 0, Position: []byte{0, 0, 0, 4}}},

@@ -30,24 +30,41 @@ func Savepoint(fsys FS, src *Checkpoint, dst string) (_ *Checkpoint, retErr erro
 			_ = fsys.RemoveAll(dst)
 		}
 	}()
-	for _, op := range src.Meta.Operators {
-		for _, st := range op.Subtasks {
+	meta := src.Meta
+	// The copy gets its own operator and file lists, with the checksum of
+	// every file (computed as it is copied, and checked against the
+	// checkpoint's when it has them, so a damaged file is not copied into
+	// a savepoint that would look valid).
+	meta.Operators = append([]OperatorState(nil), meta.Operators...)
+	for i := range meta.Operators {
+		op := &meta.Operators[i]
+		op.Subtasks = append([]SubtaskState(nil), op.Subtasks...)
+		for j := range op.Subtasks {
+			st := &op.Subtasks[j]
 			from, to := filepath.Join(src.Path, st.Dir), filepath.Join(dst, st.Dir)
 			if err := fsys.MkdirAll(to); err != nil {
 				return nil, fmt.Errorf("savepoint to %s: %w", dst, err)
 			}
-			for _, f := range st.Files {
-				if err := copyFileSync(fsys, filepath.Join(from, f.Name), filepath.Join(to, f.Name)); err != nil {
+			st.Files = append([]FileInfo(nil), st.Files...)
+			for k := range st.Files {
+				f := &st.Files[k]
+				sum, n, err := copyFileSync(fsys, filepath.Join(from, f.Name), filepath.Join(to, f.Name))
+				if err != nil {
 					return nil, fmt.Errorf("savepoint to %s: %w", dst, err)
 				}
+				if n != f.Size || f.CRC32C != "" && f.CRC32C != FormatCRC32C(sum) {
+					return nil, fmt.Errorf("savepoint to %s: %w: %s %d: operator %q subtask %d: file %s changed since the checkpoint was written (%d bytes, crc32c %s; expected %d bytes, crc32c %s)",
+						dst, ErrCorruptCheckpoint, src.Meta.Kind, src.Meta.CheckpointID, op.ID, st.Subtask, f.Name, n, FormatCRC32C(sum), f.Size, f.CRC32C)
+				}
+				f.CRC32C = FormatCRC32C(sum)
 			}
 			if err := fsys.SyncDir(to); err != nil {
 				return nil, fmt.Errorf("savepoint to %s: sync %s: %w", dst, to, err)
 			}
 		}
 	}
-	meta := src.Meta
 	meta.Kind = KindSavepoint
+	meta.FormatVersion = FormatVersion
 	meta.Extra = maps.Clone(meta.Extra)
 	if meta.Extra == nil {
 		meta.Extra = map[string]string{}

@@ -3,6 +3,8 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"sort"
@@ -175,7 +177,7 @@ func completeIn(fsys FS, dir string, meta Metadata) (*Checkpoint, error) {
 			if st.Files != nil {
 				continue
 			}
-			files, total, err := listStateFiles(fsys, filepath.Join(dir, st.Dir))
+			files, total, err := listStateFiles(fsys, filepath.Join(dir, st.Dir), true)
 			if err != nil {
 				return nil, err
 			}
@@ -188,7 +190,9 @@ func completeIn(fsys FS, dir string, meta Metadata) (*Checkpoint, error) {
 	if err := meta.check(); err != nil {
 		return nil, err
 	}
-	if err := verifyState(fsys, dir, &meta); err != nil {
+	// The files were just written and their checksums computed: check
+	// that they are all there, without reading them again.
+	if err := verifyState(fsys, dir, &meta, false); err != nil {
 		return nil, err
 	}
 	data, err := EncodeMetadata(&meta)
@@ -209,8 +213,9 @@ func (p *Pending) Abort() error {
 	return nil
 }
 
-// listStateFiles lists the regular files of a state folder.
-func listStateFiles(fsys FS, dir string) ([]FileInfo, int64, error) {
+// listStateFiles lists the regular files of a state folder, with their
+// checksums if sums is set.
+func listStateFiles(fsys FS, dir string, sums bool) ([]FileInfo, int64, error) {
 	entries, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list state folder: %w", err)
@@ -225,19 +230,43 @@ func listStateFiles(fsys FS, dir string) ([]FileInfo, int64, error) {
 		if err != nil {
 			return nil, 0, fmt.Errorf("stat %s: %w", filepath.Join(dir, e.Name()), err)
 		}
-		files = append(files, FileInfo{Name: e.Name(), Size: info.Size()})
+		fi := FileInfo{Name: e.Name(), Size: info.Size()}
+		if sums {
+			sum, _, err := fileCRC(fsys, filepath.Join(dir, e.Name()))
+			if err != nil {
+				return nil, 0, err
+			}
+			fi.CRC32C = FormatCRC32C(sum)
+		}
+		files = append(files, fi)
 		total += info.Size()
 	}
 	return files, total, nil
 }
 
+// fileCRC returns the CRC-32C and the length of the file at path.
+func fileCRC(fsys FS, path string) (uint32, int64, error) {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return 0, 0, fmt.Errorf("checksum: %w", err)
+	}
+	defer f.Close()
+	h := crc32.New(castagnoli)
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return 0, 0, fmt.Errorf("checksum %s: %w", path, err)
+	}
+	return h.Sum32(), n, nil
+}
+
 // verifyState checks that every state folder of meta exists in dir and
 // holds the files Pebble needs (a MANIFEST and an OPTIONS file are listed)
-// and every listed file with its size. Failures wrap ErrCorruptCheckpoint.
-func verifyState(fsys FS, dir string, meta *Metadata) error {
+// and every listed file with its size, and with sums, its checksum (files
+// listed with one). Failures wrap ErrCorruptCheckpoint.
+func verifyState(fsys FS, dir string, meta *Metadata, sums bool) error {
 	for _, op := range meta.Operators {
 		for _, st := range op.Subtasks {
-			if err := verifySubtask(fsys, filepath.Join(dir, st.Dir), st); err != nil {
+			if err := verifySubtask(fsys, filepath.Join(dir, st.Dir), st, sums); err != nil {
 				return fmt.Errorf("%w: operator %q subtask %d: %v", ErrCorruptCheckpoint, op.ID, st.Subtask, err)
 			}
 		}
@@ -245,7 +274,7 @@ func verifyState(fsys FS, dir string, meta *Metadata) error {
 	return nil
 }
 
-func verifySubtask(fsys FS, dir string, st SubtaskState) error {
+func verifySubtask(fsys FS, dir string, st SubtaskState, sums bool) error {
 	entries, err := fsys.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("state folder: %w", err)
@@ -276,18 +305,42 @@ func verifySubtask(fsys FS, dir string, st SubtaskState) error {
 	if !manifest || !options {
 		return fmt.Errorf("state folder %s lacks a MANIFEST or OPTIONS file", st.Dir)
 	}
+	if !sums {
+		return nil
+	}
+	for _, f := range st.Files {
+		if f.CRC32C == "" {
+			continue // format version 1
+		}
+		sum, n, err := fileCRC(fsys, filepath.Join(dir, f.Name))
+		switch {
+		case err != nil:
+			return fmt.Errorf("file %s: %w", f.Name, err)
+		case n != f.Size:
+			return fmt.Errorf("file %s is %d bytes, expected %d", f.Name, n, f.Size)
+		case FormatCRC32C(sum) != f.CRC32C:
+			return fmt.Errorf("file %s is damaged: its crc32c is %s, _metadata says %s", f.Name, FormatCRC32C(sum), f.CRC32C)
+		}
+	}
 	return nil
 }
 
 // Load reads and verifies the checkpoint or savepoint in folder path (for
-// --restore PATH). A folder without _metadata yields an error wrapping
-// ErrIncompleteCheckpoint; a damaged one, ErrCorruptCheckpoint.
+// --restore PATH): _metadata, and every state file's presence, size and
+// checksum (which reads them all). A folder without _metadata yields an
+// error wrapping ErrIncompleteCheckpoint; a damaged one,
+// ErrCorruptCheckpoint.
 func Load(fsys FS, path string) (*Checkpoint, error) {
+	return load(fsys, path, true)
+}
+
+// load is Load; without sums it checks the files' presence and size only.
+func load(fsys FS, path string, sums bool) (*Checkpoint, error) {
 	m, err := readMetadata(fsys, path)
 	if err != nil {
 		return nil, err
 	}
-	if err := verifyState(fsys, path, m); err != nil {
+	if err := verifyState(fsys, path, m, sums); err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
 	return &Checkpoint{Path: path, Meta: *m}, nil
@@ -371,15 +424,33 @@ type Info struct {
 	// Time and Kind come from _metadata when it is readable.
 	Time time.Time
 	Kind Kind
-	// Reason is nil for a complete, valid checkpoint.
+	// Reason is nil for a complete, valid checkpoint. It wraps
+	// ErrIncompleteCheckpoint or ErrCorruptCheckpoint for a damaged one;
+	// any other error means the folder could not be read (Unreadable).
 	Reason error
 }
 
 // Valid reports whether the checkpoint is complete and valid.
 func (i Info) Valid() bool { return i.Reason == nil }
 
-// List describes every checkpoint folder of the job, lowest id first.
+// Unreadable reports whether the folder could not be read to tell whether
+// it is valid (an I/O or permission error): it is neither valid nor known
+// to be damaged, and retention leaves it alone.
+func (i Info) Unreadable() bool {
+	return i.Reason != nil && !errors.Is(i.Reason, ErrIncompleteCheckpoint) && !errors.Is(i.Reason, ErrCorruptCheckpoint)
+}
+
+// List describes every checkpoint folder of the job, lowest id first,
+// verifying each completely (state file checksums included). A folder that
+// cannot be read is listed with the error as its Reason; the others are
+// still listed.
 func (s *Storage) List() ([]Info, error) {
+	return s.list(true)
+}
+
+// list is List; without sums the state files' checksums are not verified
+// (for retention, which runs after every checkpoint).
+func (s *Storage) list(sums bool) ([]Info, error) {
 	ids, err := s.checkpointDirs()
 	if err != nil {
 		return nil, err
@@ -389,17 +460,14 @@ func (s *Storage) List() ([]Info, error) {
 		id := ids[i]
 		p := filepath.Join(s.dir, chkDirName(id))
 		info := Info{ID: id, Path: p}
-		c, err := Load(s.fs, p)
-		switch {
-		case err == nil:
+		c, err := load(s.fs, p, sums)
+		if err == nil {
 			info.Time, info.Kind = c.Meta.Timestamp, c.Meta.Kind
-		case errors.Is(err, ErrIncompleteCheckpoint), errors.Is(err, ErrCorruptCheckpoint):
+		} else {
 			info.Reason = err
 			if m, merr := readMetadata(s.fs, p); merr == nil {
 				info.Time, info.Kind = m.Timestamp, m.Kind
 			}
-		default:
-			return nil, err
 		}
 		infos = append(infos, info)
 	}
@@ -415,7 +483,7 @@ func (s *Storage) Retain(n int) error {
 	if n < 1 {
 		return fmt.Errorf("retain %d checkpoints: must keep at least one", n)
 	}
-	infos, err := s.List()
+	infos, err := s.list(false)
 	if err != nil {
 		return err
 	}
@@ -425,6 +493,8 @@ func (s *Storage) Retain(n int) error {
 	for i := len(infos) - 1; i >= 0; i-- {
 		info := infos[i]
 		switch {
+		case info.Unreadable():
+			// Not known to be damaged: leave it to the user.
 		case info.Valid() && kept < n:
 			kept++
 			if newestValid < 0 {
@@ -464,14 +534,14 @@ func (s *Storage) remove(path string) error {
 // the highest checkpoint id present before (0 if none), so that new ids
 // never repeat one a log may already have named.
 func (s *Storage) DiscardIncompleteAfter(id int64) (int64, error) {
-	infos, err := s.List()
+	infos, err := s.list(false)
 	if err != nil {
 		return 0, err
 	}
 	var highest int64
 	for _, info := range infos {
 		highest = max(highest, info.ID)
-		if !info.Valid() && info.ID > id {
+		if !info.Valid() && !info.Unreadable() && info.ID > id {
 			if err := s.remove(info.Path); err != nil {
 				return 0, fmt.Errorf("discard incomplete checkpoint %d: %w", info.ID, err)
 			}

@@ -154,6 +154,24 @@ var damages = []damage{
 		ErrCorruptCheckpoint, "state folder"},
 	{"empty metadata", func(t *testing.T, p string) { must(t, os.WriteFile(filepath.Join(p, MetadataFile), nil, 0o644)) },
 		ErrCorruptCheckpoint, "no header line"},
+	{"flipped sst byte", func(t *testing.T, p string) { flipByte(t, filepath.Join(p, "op-agg-1", "000005.sst")) },
+		ErrCorruptCheckpoint, "file 000005.sst is damaged: its crc32c is"},
+	{"flipped MANIFEST byte", func(t *testing.T, p string) { flipByte(t, filepath.Join(p, "op-agg-0", "MANIFEST-000001")) },
+		ErrCorruptCheckpoint, "file MANIFEST-000001 is damaged"},
+	{"deleted MANIFEST", func(t *testing.T, p string) { must(t, os.Remove(filepath.Join(p, "op-agg-0", "MANIFEST-000001"))) },
+		ErrCorruptCheckpoint, "missing file MANIFEST-000001"},
+}
+
+// flipByte flips one bit in the middle of file path, keeping its size. The
+// file is rewritten (not changed in place), so hard links elsewhere keep
+// the good content.
+func flipByte(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	must(t, err)
+	data[len(data)/2] ^= 0x08
+	must(t, os.Remove(path))
+	must(t, os.WriteFile(path, data, 0o644))
 }
 
 func must(t *testing.T, err error) {
@@ -408,9 +426,6 @@ func TestListAndInspectGolden(t *testing.T) {
 	}
 	_, err := st.Begin(7)
 	must(t, err)
-	infos, err := st.List()
-	must(t, err)
-	checkGolden(t, "list.golden", FormatList(infos))
 
 	full := sampleMetadata()
 	full.Job = ""
@@ -427,6 +442,11 @@ func TestListAndInspectGolden(t *testing.T) {
 	}
 	c8, err := p.Complete(full)
 	must(t, err)
+	c9 := writeCheckpoint(t, st, 9)
+	flipByte(t, filepath.Join(c9.Path, "op-agg-0", "000004.sst"))
+	infos, err := st.List()
+	must(t, err)
+	checkGolden(t, "list.golden", FormatList(infos))
 	var out strings.Builder
 	for _, path := range []string{c2.Path, c8.Path} {
 		report, err := Inspect(OSFS{}, path)
@@ -435,9 +455,11 @@ func TestListAndInspectGolden(t *testing.T) {
 		out.WriteString("\n")
 	}
 	// A damaged one is still inspected, with its status.
-	report, err := Inspect(OSFS{}, filepath.Join(st.Dir(), "chk-6"))
-	must(t, err)
-	out.WriteString(report)
+	for _, chk := range []string{"chk-6", "chk-9"} {
+		report, err := Inspect(OSFS{}, filepath.Join(st.Dir(), chk))
+		must(t, err)
+		out.WriteString(report)
+	}
 	checkGolden(t, "inspect.golden", out.String())
 	if _, err := Inspect(OSFS{}, filepath.Join(st.Dir(), "chk-7")); !errors.Is(err, ErrIncompleteCheckpoint) {
 		t.Errorf("Inspect of incomplete: %v", err)

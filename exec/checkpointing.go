@@ -127,6 +127,12 @@ type checkpointer struct {
 
 	mu      sync.Mutex
 	pending map[int64]*checkpoint.Pending
+	// writers counts the subtasks writing their state into each
+	// checkpoint's folder (subtaskDir to release). An aborted checkpoint's
+	// folder is removed when its last writer is done (doomed), so that no
+	// subtask finds its folder gone halfway through a snapshot.
+	writers map[int64]int
+	doomed  map[int64]*checkpoint.Pending
 
 	triggers map[coordinator.TaskID]chan triggerMsg
 	ctls     []chan ctlMsg
@@ -155,6 +161,8 @@ func newCheckpointer(j *Job, opts *CheckpointOptions, tasks []*task, firstID int
 		opts:       opts,
 		events:     make(chan ckptEvent, 4*len(tasks)+16),
 		pending:    map[int64]*checkpoint.Pending{},
+		writers:    map[int64]int{},
+		doomed:     map[int64]*checkpoint.Pending{},
 		triggers:   map[coordinator.TaskID]chan triggerMsg{},
 		started:    map[int64]time.Time{},
 		savepoints: make(chan savepointRequest),
@@ -197,15 +205,37 @@ func (c *checkpointer) tell(m ctlMsg) {
 }
 
 // subtaskDir returns the folder where an operator subtask writes its state
-// for checkpoint id, and its path relative to the checkpoint folder.
+// for checkpoint id, and its path relative to the checkpoint folder. The
+// caller must call release(id) when it is done writing there: until then
+// an abort leaves the folder in place.
 func (c *checkpointer) subtaskDir(id int64, opID string, subtask int) (string, string, error) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	p := c.pending[id]
-	c.mu.Unlock()
 	if p == nil {
 		return "", "", fmt.Errorf("checkpoint %d is not pending (aborted?)", id)
 	}
+	c.writers[id]++
 	return p.SubtaskDir(opID, subtask), checkpoint.SubtaskDirName(opID, subtask), nil
+}
+
+// release ends a write into checkpoint id's folder that subtaskDir began;
+// the last writer of an aborted checkpoint removes its folder.
+func (c *checkpointer) release(id int64) {
+	c.mu.Lock()
+	c.writers[id]--
+	var p *checkpoint.Pending
+	if c.writers[id] <= 0 {
+		delete(c.writers, id)
+		p = c.doomed[id]
+		delete(c.doomed, id)
+	}
+	c.mu.Unlock()
+	if p != nil {
+		if err := p.Abort(); err != nil {
+			c.j.opts.logf("checkpoint %d: abort: %v", id, err)
+		}
+	}
 }
 
 // send delivers an event from a task; it gives up when the job ends.
@@ -243,7 +273,7 @@ func (c *checkpointer) run(tasksDone <-chan struct{}) {
 				break
 			}
 			if id := c.coord.Pending(); id != 0 {
-				c.abort(id, "the job ended before all tasks acked")
+				c.abort(id, time.Time{}, "the job ended before all tasks acked")
 			}
 			for _, r := range c.queued {
 				r.reply <- savepointResult{err: fmt.Errorf("savepoint: the job ended")}
@@ -282,7 +312,7 @@ func (c *checkpointer) do(actions []coordinator.Action) {
 		case coordinator.NotifyComplete:
 			c.completed(a.ID)
 		case coordinator.Abort:
-			c.abort(a.ID, a.Reason)
+			c.abort(a.ID, a.Time, a.Reason)
 		}
 	}
 }
@@ -376,8 +406,14 @@ func (c *checkpointer) write(a coordinator.Action) []coordinator.Action {
 				ops[o.id] = i
 				meta.Operators = append(meta.Operators, checkpoint.OperatorState{ID: o.id, Name: o.name, Parallelism: o.parallelism})
 			}
+			// The store computed every file's checksum as it wrote the
+			// snapshot, so completing the checkpoint reads no state file.
+			files := make([]checkpoint.FileInfo, len(o.info.Files))
+			for k, f := range o.info.Files {
+				files[k] = checkpoint.FileInfo{Name: f.Name, Size: f.Size, CRC32C: checkpoint.FormatCRC32C(f.CRC32C)}
+			}
 			meta.Operators[i].Subtasks = append(meta.Operators[i].Subtasks, checkpoint.SubtaskState{
-				Subtask: s.task.Subtask, Dir: o.dir, StateBytes: o.info.Bytes, Keys: o.info.Keys})
+				Subtask: s.task.Subtask, Dir: o.dir, StateBytes: o.info.Bytes, Keys: o.info.Keys, Files: files})
 		}
 	}
 	done, err := p.Complete(meta)
@@ -430,12 +466,19 @@ func (c *checkpointer) completed(id int64) {
 	}
 }
 
-func (c *checkpointer) abort(id int64, reason string) {
+// abort drops checkpoint id, triggered at triggered (zero if unknown): its
+// folder is removed now, or by the last subtask still writing into it.
+func (c *checkpointer) abort(id int64, triggered time.Time, reason string) {
 	c.mu.Lock()
 	p := c.pending[id]
 	delete(c.pending, id)
+	if p != nil && c.writers[id] > 0 {
+		c.doomed[id], p = p, nil
+	}
 	c.mu.Unlock()
-	start := c.started[id]
+	if triggered.IsZero() {
+		triggered = c.started[id]
+	}
 	delete(c.started, id)
 	if p != nil {
 		if err := p.Abort(); err != nil {
@@ -443,7 +486,11 @@ func (c *checkpointer) abort(id int64, reason string) {
 		}
 	}
 	if c.opts.Report != nil {
-		c.opts.Report(CheckpointReport{ID: id, Reason: reason, Duration: time.Since(start)})
+		var d time.Duration
+		if !triggered.IsZero() {
+			d = time.Since(triggered)
+		}
+		c.opts.Report(CheckpointReport{ID: id, Reason: reason, Duration: d})
 	}
 	if r, ok := c.inFlight[id]; ok {
 		delete(c.inFlight, id)

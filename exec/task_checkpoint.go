@@ -229,6 +229,7 @@ func (t *task) snapshot(id int64) (*taskSnapshot, error) {
 			return nil, err
 		}
 		info, err := t.stores[i].Snapshot(dir)
+		t.job.ck.release(id)
 		if err != nil {
 			return nil, &stateWriteError{id: id, err: fmt.Errorf("state of %s: %w", spec.Name, err)}
 		}

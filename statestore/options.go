@@ -40,8 +40,9 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// pebbleOptions returns the Pebble options used for every state database.
-func (o Options) pebbleOptions() *pebble.Options {
+// pebbleOptions returns the Pebble options used for every state database,
+// with log as its logger and event listener.
+func (o Options) pebbleOptions(log *storeLogger) *pebble.Options {
 	return &pebble.Options{
 		// The write-ahead log is disabled. A state database is a scratch
 		// working copy: after a crash it is thrown away and the subtask is
@@ -63,7 +64,10 @@ func (o Options) pebbleOptions() *pebble.Options {
 		FormatMajorVersion: pebble.FormatFlushableIngestExcises,
 		// Pebble's default logger prints informational messages to stderr;
 		// state stores are many and that chatter is not useful to a user.
-		Logger: quietLogger{},
+		// Fatal errors and corruption become errors of the store, never a
+		// crash (see storeLogger).
+		Logger:        log,
+		EventListener: log.eventListener(),
 		// Every checkpoint flushes the changed state as one L0 file; with
 		// hot keys each file overwrites much of the last. Compacting L0 less
 		// often (every 8 files rather than 4) halves how often the base

@@ -7,16 +7,17 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 )
 
-// FileInfo names one file of a snapshot and its size.
+// FileInfo names one file of a snapshot, its size and its CRC-32C
+// (Castagnoli).
 type FileInfo struct {
-	Name string
-	Size int64
+	Name   string
+	Size   int64
+	CRC32C uint32
 }
 
 // SnapshotInfo describes a snapshot written by Store.Snapshot.
@@ -27,7 +28,8 @@ type SnapshotInfo struct {
 	// deletions; exact when no key was overwritten since the last
 	// compaction).
 	Keys int64
-	// Files lists the snapshot's files, sorted by name.
+	// Files lists the snapshot's files with their checksums, sorted by
+	// name.
 	Files []FileInfo
 }
 
@@ -36,6 +38,11 @@ type SnapshotInfo struct {
 // uses Pebble's checkpoint, which hard-links the (immutable) sstables: files
 // unchanged since an earlier snapshot are shared with it. The store stays
 // usable; later writes do not affect the snapshot.
+//
+// Every file's checksum is part of the result (for the checkpoint's
+// _metadata). Sstables are immutable, so the checksums of those an earlier
+// snapshot had are reused and an ingested one's was computed as it was
+// written; only new files Pebble wrote itself are read.
 func (s *Store) Snapshot(dir string) (SnapshotInfo, error) {
 	if err := s.check(); err != nil {
 		return SnapshotInfo{}, err
@@ -43,21 +50,29 @@ func (s *Store) Snapshot(dir string) (SnapshotInfo, error) {
 	if err := s.Flush(); err != nil {
 		return SnapshotInfo{}, err
 	}
-	if err := s.db.Flush(); err != nil {
-		return SnapshotInfo{}, fmt.Errorf("statestore: flush memtable: %w", err)
-	}
-	if err := s.db.Checkpoint(dir); err != nil {
-		return SnapshotInfo{}, fmt.Errorf("statestore: checkpoint to %s: %w", dir, err)
-	}
-	files, total, err := listFiles(dir)
-	if err != nil {
-		return SnapshotInfo{}, err
-	}
-	keys, err := s.approxKeys()
-	if err != nil {
-		return SnapshotInfo{}, err
-	}
-	return SnapshotInfo{Bytes: total, Keys: keys, Files: files}, nil
+	var info SnapshotInfo
+	err := s.guard(func() error {
+		if err := s.db.Flush(); err != nil {
+			return fmt.Errorf("statestore: flush memtable: %w", err)
+		}
+		if err := s.db.Checkpoint(dir); err != nil {
+			return fmt.Errorf("statestore: checkpoint to %s: %w", dir, err)
+		}
+		files, infos, total, err := listFiles(dir)
+		if err != nil {
+			return err
+		}
+		if err := s.checksum(dir, files, infos); err != nil {
+			return err
+		}
+		keys, err := s.approxKeys()
+		if err != nil {
+			return err
+		}
+		info = SnapshotInfo{Bytes: total, Keys: keys, Files: files}
+		return nil
+	})
+	return info, err
 }
 
 // approxKeys sums live entries over the sstables' properties.
@@ -78,13 +93,15 @@ func (s *Store) approxKeys() (int64, error) {
 	return max(n, 0), nil
 }
 
-// listFiles lists the regular files of dir with their sizes.
-func listFiles(dir string) ([]FileInfo, int64, error) {
-	entries, err := os.ReadDir(dir)
+// listFiles lists the regular files of dir, sorted by name, with their
+// sizes (and, at the same index, their os.FileInfo).
+func listFiles(dir string) ([]FileInfo, []os.FileInfo, int64, error) {
+	entries, err := os.ReadDir(dir) // sorted by name
 	if err != nil {
-		return nil, 0, fmt.Errorf("statestore: list %s: %w", dir, err)
+		return nil, nil, 0, fmt.Errorf("statestore: list %s: %w", dir, err)
 	}
 	var files []FileInfo
+	var infos []os.FileInfo
 	var total int64
 	for _, e := range entries {
 		if !e.Type().IsRegular() {
@@ -92,13 +109,13 @@ func listFiles(dir string) ([]FileInfo, int64, error) {
 		}
 		info, err := e.Info()
 		if err != nil {
-			return nil, 0, fmt.Errorf("statestore: stat %s: %w", e.Name(), err)
+			return nil, nil, 0, fmt.Errorf("statestore: stat %s: %w", e.Name(), err)
 		}
 		files = append(files, FileInfo{Name: e.Name(), Size: info.Size()})
+		infos = append(infos, info)
 		total += info.Size()
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
-	return files, total, nil
+	return files, infos, total, nil
 }
 
 // isImmutable reports whether Pebble never modifies a file of this name once

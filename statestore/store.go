@@ -26,6 +26,11 @@ type Store struct {
 	through  *throughWriter // PutThrough writes not yet committed
 	closed   bool
 	failed   error // a write that failed: the store no longer holds what its user wrote
+
+	log  *storeLogger       // Pebble's logger: records its fatal errors
+	sums map[fileKey]uint32 // checksums of the sstables of the last snapshot
+	// sumReads counts the files Snapshot read to checksum them (for tests).
+	sumReads int
 }
 
 // check returns why the store cannot be used: it is closed, or a write
@@ -36,7 +41,28 @@ func (s *Store) check() error {
 	if s.closed {
 		return ErrClosed
 	}
+	if s.failed == nil {
+		if err := s.log.err(); err != nil {
+			s.failed = err
+		}
+	}
 	return s.failed
+}
+
+// guard runs fn as a guarded call (see storeLogger): a fatal error of
+// Pebble during it, or one recorded before, fails the store and is
+// returned.
+func (s *Store) guard(fn func() error) error {
+	err := guard(fn)
+	if ferr := s.log.err(); ferr != nil {
+		if s.failed == nil {
+			s.failed = ferr
+		}
+		if err == nil {
+			err = ferr
+		}
+	}
+	return err
 }
 
 // fail records err, a failed write, and returns it.
@@ -62,18 +88,31 @@ func openTuned(dir string, opts Options, tune func(*pebble.Options)) (*Store, er
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("statestore: create %s: %w", dir, err)
 	}
-	popts := opts.pebbleOptions()
+	log := newStoreLogger(dir)
+	popts := opts.pebbleOptions(log)
 	if tune != nil {
 		tune(popts)
 	}
 	popts.EnsureDefaults()
-	db, err := pebble.Open(dir, popts)
+	var db *pebble.DB
+	err := guard(func() error {
+		var err error
+		db, err = pebble.Open(dir, popts)
+		return err
+	})
+	if err == nil {
+		err = log.err()
+	}
 	if err != nil {
+		if db != nil && !log.fatalCalled.Load() {
+			_ = db.Close()
+		}
 		return nil, fmt.Errorf("statestore: open pebble in %s: %w", dir, err)
 	}
 	return &Store{
 		dir:     dir,
 		opts:    opts,
+		log:     log,
 		db:      db,
 		cache:   newWriteCache(opts.CacheBytes),
 		batch:   db.NewBatch(),
@@ -125,7 +164,7 @@ func (s *Store) Flush() error {
 			return s.fail(fmt.Errorf("statestore: flush: %w", err))
 		}
 	}
-	if err := b.Commit(pebble.NoSync); err != nil {
+	if err := s.guard(func() error { return b.Commit(pebble.NoSync) }); err != nil {
 		return s.fail(fmt.Errorf("statestore: flush %d entries: %w", len(s.dirtyBuf), err))
 	}
 	b.Reset()
@@ -159,7 +198,7 @@ func (s *Store) CommitThrough() error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	if err := s.through.commit(); err != nil {
+	if err := s.guard(s.through.commit); err != nil {
 		return s.fail(err)
 	}
 	return nil
@@ -276,7 +315,12 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	err := errors.Join(s.batch.Close(), s.through.close())
-	if cerr := s.db.Close(); cerr != nil && err == nil {
+	if s.log.fatalCalled.Load() {
+		// Pebble broke off where it did not expect to return and may hold
+		// its locks: abandon the database rather than hang closing it.
+		return nil
+	}
+	if cerr := guard(s.db.Close); cerr != nil && err == nil {
 		err = cerr
 	}
 	if err != nil {

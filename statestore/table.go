@@ -84,6 +84,11 @@ func (t *Table) Scan(first, last int, fn func(keyGroup int, key, value []byte) e
 	if err := t.s.Flush(); err != nil {
 		return err
 	}
+	return t.s.guard(func() error { return t.scan(first, last, fn) })
+}
+
+// scan is Scan after the checks, as a guarded call.
+func (t *Table) scan(first, last int, fn func(keyGroup int, key, value []byte) error) error {
 	lower, upper := keyGroupBounds(t.opPrefix, first, last)
 	it, err := t.s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {

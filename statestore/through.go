@@ -49,6 +49,10 @@ type throughWriter struct {
 
 	sst     *sstable.Writer // nil when no sstable is open
 	sstPath string
+	sstCRC  *crcFile // the open sstable's file, computing its checksum
+	// written holds the checksums of the sstables ingested since the last
+	// snapshot (Store.checksum).
+	written []writtenSum
 	files   int // sstables written so far, to name them
 
 	minIngest int // ingestMinKeys, but tests may change it
@@ -140,11 +144,30 @@ func (w *throughWriter) openSST() error {
 	}
 	// Like Pebble's own sstables, the file is synced as it is written
 	// (BytesPerSync), so that the sync that finishes it is short.
-	f = vfs.NewSyncingFile(f, vfs.SyncingFileOptions{BytesPerSync: w.opts.BytesPerSync})
+	cf := &crcFile{File: f, valid: true}
+	f = vfs.NewSyncingFile(cf, vfs.SyncingFileOptions{BytesPerSync: w.opts.BytesPerSync})
 	wo := w.opts.MakeWriterOptions(0, w.db.TableFormat())
 	w.sst = sstable.NewWriter(objstorageprovider.NewFileWritable(f), wo)
 	w.sstPath = path
+	w.sstCRC = cf
 	return nil
+}
+
+// maxWrittenSums bounds the checksums kept for ingested sstables between
+// two snapshots.
+const maxWrittenSums = 64
+
+// noteWritten records the checksum of the finished sstable at path, about
+// to be ingested, if it was computed over the whole file.
+func (w *throughWriter) noteWritten(path string, cf *crcFile) {
+	info, err := os.Stat(path)
+	if err != nil || cf == nil || !cf.valid || cf.n != info.Size() {
+		return // Store.checksum reads the file instead
+	}
+	if len(w.written) == maxWrittenSums {
+		w.written = append(w.written[:0], w.written[1:]...)
+	}
+	w.written = append(w.written, writtenSum{info: info, crc: cf.crc})
 }
 
 // beginReplace starts a run, on an empty writer, that replaces every key
@@ -166,8 +189,8 @@ func (w *throughWriter) beginReplace(start, end []byte) error {
 func (w *throughWriter) commitReplace() error {
 	span := *w.replace
 	w.replace = nil
-	sst, path, n := w.sst, w.sstPath, w.n
-	w.sst, w.sstPath = nil, ""
+	sst, path, n, cf := w.sst, w.sstPath, w.n, w.sstCRC
+	w.sst, w.sstPath, w.sstCRC = nil, "", nil
 	if err := sst.Close(); err != nil {
 		_ = os.Remove(path)
 		return fmt.Errorf("statestore: finish sstable %s: %w", path, err)
@@ -179,6 +202,7 @@ func (w *throughWriter) commitReplace() error {
 		}
 		return nil
 	}
+	w.noteWritten(path, cf)
 	// On success IngestAndExcise moves the file into the database.
 	if _, err := w.db.IngestAndExcise(context.Background(), []string{path}, nil, nil, span); err != nil {
 		_ = os.Remove(path)
@@ -194,12 +218,13 @@ func (w *throughWriter) commit() error {
 			return err
 		}
 	} else if w.sst != nil {
-		sst, path := w.sst, w.sstPath
-		w.sst, w.sstPath = nil, ""
+		sst, path, cf := w.sst, w.sstPath, w.sstCRC
+		w.sst, w.sstPath, w.sstCRC = nil, "", nil
 		if err := sst.Close(); err != nil {
 			_ = os.Remove(path)
 			return fmt.Errorf("statestore: finish sstable %s: %w", path, err)
 		}
+		w.noteWritten(path, cf)
 		// On success Ingest moves the file into the database.
 		if err := w.db.Ingest(context.Background(), []string{path}); err != nil {
 			_ = os.Remove(path)
@@ -224,7 +249,7 @@ func (w *throughWriter) close() error {
 	if w.sst != nil {
 		_ = w.sst.Close()
 		_ = os.Remove(w.sstPath)
-		w.sst = nil
+		w.sst, w.sstCRC = nil, nil
 	}
 	return w.batch.Close()
 }

@@ -319,8 +319,8 @@ func (c *Coordinator) runningSources() int {
 }
 
 func (c *Coordinator) abort(now time.Time, reason string) Action {
-	id := c.pending.id
+	id, triggered := c.pending.id, c.pending.time
 	c.pending = nil
 	c.lastEnd = now
-	return Action{Kind: Abort, ID: id, Reason: reason}
+	return Action{Kind: Abort, ID: id, Time: triggered, Reason: reason}
 }

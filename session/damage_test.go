@@ -1,0 +1,229 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weir-sql/weir/checkpoint"
+	"github.com/weir-sql/weir/connector"
+)
+
+// copyTree copies the files and folders under src to dst (real copies: no
+// hard links, so damaging one copy leaves the others).
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		if info.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.Create(to)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// largestSST returns the largest sstable of checkpoint folder chk.
+func largestSST(t *testing.T, chk string) string {
+	t.Helper()
+	ssts, _ := filepath.Glob(filepath.Join(chk, "op-*", "*.sst"))
+	best, size := "", int64(-1)
+	for _, p := range ssts {
+		if fi, err := os.Stat(p); err == nil && fi.Size() > size {
+			best, size = p, fi.Size()
+		}
+	}
+	if best == "" {
+		t.Fatalf("%s has no sstable", chk)
+	}
+	return best
+}
+
+func manifestOf(t *testing.T, chk string) string {
+	t.Helper()
+	ms, _ := filepath.Glob(filepath.Join(chk, "op-*", "MANIFEST-*"))
+	if len(ms) == 0 {
+		t.Fatalf("%s has no MANIFEST", chk)
+	}
+	return ms[0]
+}
+
+// rewriteFile replaces path by a new file (breaking hard links) with data.
+func rewriteFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func flipMiddleByte(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0x20
+	rewriteFile(t, path, data)
+}
+
+// TestRestoreSkipsDamagedStateFiles damages one state file of the newest
+// checkpoint in four ways (a flipped byte in an sstable, a flipped byte in
+// a MANIFEST, a truncated sstable, a deleted MANIFEST). The damage must be
+// reported naming the file, the restore must fall back to the previous
+// checkpoint (no panic, no failing restarts), and the final state must
+// equal the batch answer. `weir checkpoints list` and `inspect` must call
+// the damaged checkpoint damaged.
+func TestRestoreSkipsDamagedStateFiles(t *testing.T) {
+	const n, keys = 100000, 300
+	base := t.TempDir()
+	first := filepath.Join(base, "first")
+	script := func(dir string) string {
+		s := strings.Replace(keyedSumScript(dir, n, keys, 2), "'state.checkpoints.num-retained' = '2'", "'state.checkpoints.num-retained' = '3'", 1)
+		return strings.Replace(s, "'rows-per-second' = '150000'", "'rows-per-second' = '60000'", 1)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out1 bytes.Buffer
+	stderr1 := &watchWriter{onLine: func(l string) {
+		if strings.HasPrefix(l, "weir: checkpoint 4 complete") {
+			cancel()
+		}
+	}}
+	if err := New(connector.Env{Stdout: &out1, Stderr: stderr1}).RunScript(ctx, script(first), RunOptions{JobName: "damaged"}); err != nil {
+		t.Fatalf("first run: %v\n%s", err, stderr1.String())
+	}
+	st, err := checkpoint.NewStorage(checkpoint.OSFS{}, first, "damaged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	latest, _, err := st.Latest()
+	if err != nil {
+		t.Fatalf("after the first run: %v\n%s", err, stderr1.String())
+	}
+	infos, err := st.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prev int64 = -1
+	for _, in := range infos {
+		if in.Valid() && in.ID < latest.Meta.CheckpointID {
+			prev = in.ID
+		}
+	}
+	if prev < 0 {
+		t.Fatalf("want two valid checkpoints, have %v", infos)
+	}
+	want := keyedSumAnswer(n, keys)
+	cases := []struct {
+		name   string
+		damage func(t *testing.T, chk string) string // returns the damaged file's name
+		reason string
+	}{
+		{"flipped sstable byte", func(t *testing.T, chk string) string {
+			p := largestSST(t, chk)
+			flipMiddleByte(t, p)
+			return filepath.Base(p)
+		}, "is damaged: its crc32c is"},
+		{"flipped MANIFEST byte", func(t *testing.T, chk string) string {
+			p := manifestOf(t, chk)
+			flipMiddleByte(t, p)
+			return filepath.Base(p)
+		}, "is damaged: its crc32c is"},
+		{"truncated sstable", func(t *testing.T, chk string) string {
+			p := largestSST(t, chk)
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rewriteFile(t, p, data[:len(data)/2])
+			return filepath.Base(p)
+		}, "bytes, expected"},
+		{"deleted MANIFEST", func(t *testing.T, chk string) string {
+			p := manifestOf(t, chk)
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Base(p)
+		}, "missing file"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "ckpts")
+			copyTree(t, filepath.Join(first, "damaged"), filepath.Join(dir, "damaged"))
+			chk := filepath.Join(dir, "damaged", fmt.Sprintf("chk-%d", latest.Meta.CheckpointID))
+			file := tc.damage(t, chk)
+
+			// list and inspect see the damage, naming the file.
+			cst, err := checkpoint.NewStorage(checkpoint.OSFS{}, dir, "damaged")
+			if err != nil {
+				t.Fatal(err)
+			}
+			infos, err := cst.List()
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed := checkpoint.FormatList(infos)
+			if !strings.Contains(listed, file) || !strings.Contains(listed, tc.reason) {
+				t.Errorf("checkpoints list does not report %s (%s):\n%s", file, tc.reason, listed)
+			}
+			report, err := checkpoint.Inspect(checkpoint.OSFS{}, chk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(report, "status:          valid") {
+				t.Errorf("inspect calls the damaged checkpoint valid:\n%s", report)
+			}
+
+			var out2 bytes.Buffer
+			stderr2 := &watchWriter{}
+			err = New(connector.Env{Stdout: &out2, Stderr: stderr2}).RunScript(context.Background(), script(dir), RunOptions{JobName: "damaged", Restore: RestoreLatest})
+			log := stderr2.String()
+			if err != nil {
+				t.Fatalf("restore run: %v\n%s", err, log)
+			}
+			for _, w := range []string{
+				fmt.Sprintf("skipping checkpoint %d", latest.Meta.CheckpointID),
+				file,
+				fmt.Sprintf("restoring checkpoint %d", prev),
+			} {
+				if !strings.Contains(log, w) {
+					t.Errorf("stderr does not say %q:\n%s", w, log)
+				}
+			}
+			if strings.Contains(log, "restarting") || strings.Contains(log, "panic") {
+				t.Errorf("the restore failed before it fell back:\n%s", log)
+			}
+			got := upsertByKey(t, out1.String()+out2.String())
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("final state differs from the batch answer (%d rows, want %d)", len(got), len(want))
+			}
+		})
+	}
+}
