@@ -141,7 +141,7 @@ func (s *Session) reportCheckpoint(r exec.CheckpointReport) {
 	if r.Final {
 		final = "final, the job's state at its end; "
 	}
-	fmt.Fprintf(s.Env.Stderr, "weir: checkpoint %d complete in %s (%sstate %s, %d keys, alignment %s, sync %s)\n",
+	fmt.Fprintf(s.Env.Stderr, "weir: checkpoint %d complete in %s (%sstate %s, about %d keys, alignment %s, sync %s)\n",
 		r.ID, r.Duration.Round(time.Millisecond), final, formatBytes(r.StateSize), r.Keys, r.Alignment.Round(time.Microsecond), r.Sync.Round(time.Microsecond))
 }
 
