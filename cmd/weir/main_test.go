@@ -29,6 +29,9 @@ INSERT INTO o SELECT k, SUM(v) FROM t GROUP BY k;`)
 	badSQL := write("bad.sql", "CREATE TABLE t (k INT) WITH ('connector' = 'datagen');\n"+
 		"CREATE TABLE o (k INT) WITH ('connector' = 'print');\nINSERT INTO o\nSELECT kk\n  FROM t;")
 	bareQuery := write("bare.sql", "CREATE TABLE t (k INT) WITH ('connector' = 'datagen');\nSELECT k FROM t;")
+	// A syntax error in the fourth line, in a statement that starts on the third.
+	badSyntax := write("syntax.sql", "CREATE TABLE t (k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '1');\n"+
+		"-- the next statement starts on line 3\nCREATE TABLE o (k INT) WITH ('connector' = 'print');  INSERT INTO o\n  SELECT k k2 k3 FROM t;\n")
 	badRecord := write("badrec.sql", strings.Replace(string(must(os.ReadFile(good))), "'csv.ignore-parse-errors' = 'true'", "'csv.allow-comments' = 'false'", 1))
 	cases := []struct {
 		args   []string
@@ -39,6 +42,9 @@ INSERT INTO o SELECT k, SUM(v) FROM t GROUP BY k;`)
 		{[]string{"run", "--quiet", good}, 0, []string{"+I[1, 15]\n", "+I[2, 20]\n"}, []string{"skipped 1 malformed record"}},
 		{[]string{"run", "--quiet", bareQuery}, 1, nil, []string{"a query in a file needs a sink"}},
 		{[]string{"run", badSQL}, 1, nil, []string{"line 4:8: unknown column 'kk' (columns in scope: k)", "  SELECT kk\n         ^"}},
+		{[]string{"run", badSyntax}, 1, nil, []string{"line 4:15: unexpected \"k3\"", "\n    SELECT k k2 k3 FROM t;\n" + strings.Repeat(" ", 2+14) + "^"}},
+		{[]string{"-f", badSyntax}, 1, nil, []string{"line 4:15: unexpected \"k3\"", "\n    SELECT k k2 k3 FROM t;\n" + strings.Repeat(" ", 2+14) + "^"}},
+		{[]string{"-f", badSQL}, 1, nil, []string{"line 4:8: unknown column 'kk' (columns in scope: k)", "  SELECT kk\n         ^"}},
 		{[]string{"run", badRecord}, 1, nil, []string{"in.csv: offset 14 (line 4)", "column k"}},
 		{[]string{"explain", good}, 0, []string{"== Optimized Physical Plan ==", "GroupAggregate(groupBy=[k]", "Exchange(distribution=[hash[k]]", "== Job Graph =="}, nil},
 		{[]string{"run"}, 2, nil, []string{"usage: weir run"}},
