@@ -84,7 +84,7 @@ func NewArith(op string, l, r Expr) (Expr, error) {
 func (a *Arith) Type() types.Type { return a.t }
 
 // String renders the expression as Flink does: +(a, b).
-func (a *Arith) String() string { return a.Op + "(" + a.L.String() + ", " + a.R.String() + ")" }
+func (a *Arith) String() string { return Format(a) }
 
 // Children returns L and R.
 func (a *Arith) Children() []Expr { return []Expr{a.L, a.R} }
@@ -187,7 +187,7 @@ func NewNeg(x Expr) (Expr, error) {
 func (n *Neg) Type() types.Type { return n.X.Type() }
 
 // String renders -(x).
-func (n *Neg) String() string { return "-(" + n.X.String() + ")" }
+func (n *Neg) String() string { return Format(n) }
 
 // Children returns the operand.
 func (n *Neg) Children() []Expr { return []Expr{n.X} }

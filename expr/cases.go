@@ -62,19 +62,7 @@ func NewCase(conds, results []Expr, els Expr) (Expr, error) {
 func (c *Case) Type() types.Type { return c.t }
 
 // String renders CASE(c1, r1, ..., else).
-func (c *Case) String() string {
-	s := "CASE("
-	for i := range c.Conds {
-		if i > 0 {
-			s += ", "
-		}
-		s += c.Conds[i].String() + ", " + c.Results[i].String()
-	}
-	if c.Else != nil {
-		s += ", " + c.Else.String()
-	}
-	return s + ")"
-}
+func (c *Case) String() string { return Format(c) }
 
 // Children returns c1, r1, c2, r2, ..., then ELSE if present.
 func (c *Case) Children() []Expr {
@@ -162,7 +150,7 @@ func NewCoalesce(args []Expr) (Expr, error) {
 func (c *Coalesce) Type() types.Type { return c.t }
 
 // String renders COALESCE(a, b).
-func (c *Coalesce) String() string { return callString("COALESCE", c.Args) }
+func (c *Coalesce) String() string { return Format(c) }
 
 // Children returns the arguments.
 func (c *Coalesce) Children() []Expr { return c.Args }
@@ -179,15 +167,4 @@ func (c *Coalesce) Eval(row []types.Value) (types.Value, error) {
 		}
 	}
 	return types.Value{}, nil
-}
-
-func callString(name string, args []Expr) string {
-	s := name + "("
-	for i, a := range args {
-		if i > 0 {
-			s += ", "
-		}
-		s += a.String()
-	}
-	return s + ")"
 }

@@ -39,7 +39,7 @@ func NewCast(x Expr, t types.Type) (Expr, error) {
 func (c *Cast) Type() types.Type { return c.T }
 
 // String renders CAST(x AS T).
-func (c *Cast) String() string { return "CAST(" + c.X.String() + " AS " + c.T.Kind.String() + ")" }
+func (c *Cast) String() string { return Format(c) }
 
 // Children returns X.
 func (c *Cast) Children() []Expr { return []Expr{c.X} }

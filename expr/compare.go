@@ -48,7 +48,7 @@ func (c *Compare) Type() types.Type {
 }
 
 // String renders =(a, b).
-func (c *Compare) String() string { return c.Op + "(" + c.L.String() + ", " + c.R.String() + ")" }
+func (c *Compare) String() string { return Format(c) }
 
 // Children returns L and R.
 func (c *Compare) Children() []Expr { return []Expr{c.L, c.R} }

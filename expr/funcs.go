@@ -148,12 +148,7 @@ func argTypes(args []Expr) []types.Type {
 func (c *Func) Type() types.Type { return c.t }
 
 // String renders NAME(args).
-func (c *Func) String() string {
-	if c.Name == "||" {
-		return callString("CONCAT", c.Args)
-	}
-	return callString(c.Name, c.Args)
-}
+func (c *Func) String() string { return Format(c) }
 
 // Children returns the arguments.
 func (c *Func) Children() []Expr { return c.Args }

@@ -152,13 +152,7 @@ func (l *Like) Type() types.Type {
 }
 
 // String renders LIKE(x, 'p').
-func (l *Like) String() string {
-	s := "LIKE("
-	if l.Not {
-		s = "NOT LIKE("
-	}
-	return s + l.X.String() + ", " + l.Pattern.String() + ")"
-}
+func (l *Like) String() string { return Format(l) }
 
 // Children returns X and Pattern.
 func (l *Like) Children() []Expr { return []Expr{l.X, l.Pattern} }

@@ -52,7 +52,7 @@ func (g *Logic) Type() types.Type {
 }
 
 // String renders AND(a, b).
-func (g *Logic) String() string { return g.name() + "(" + g.L.String() + ", " + g.R.String() + ")" }
+func (g *Logic) String() string { return Format(g) }
 
 // Children returns L and R.
 func (g *Logic) Children() []Expr { return []Expr{g.L, g.R} }
@@ -112,7 +112,7 @@ func (n *Not) Type() types.Type {
 }
 
 // String renders NOT(x).
-func (n *Not) String() string { return "NOT(" + n.X.String() + ")" }
+func (n *Not) String() string { return Format(n) }
 
 // Children returns X.
 func (n *Not) Children() []Expr { return []Expr{n.X} }
@@ -149,12 +149,7 @@ func NewIsNull(x Expr, not bool) Expr { return &IsNull{X: x, Not: not} }
 func (n *IsNull) Type() types.Type { return types.Type{Kind: types.KindBoolean, NotNull: true} }
 
 // String renders IS NULL(x).
-func (n *IsNull) String() string {
-	if n.Not {
-		return "IS NOT NULL(" + n.X.String() + ")"
-	}
-	return "IS NULL(" + n.X.String() + ")"
-}
+func (n *IsNull) String() string { return Format(n) }
 
 // Children returns X.
 func (n *IsNull) Children() []Expr { return []Expr{n.X} }
@@ -209,17 +204,7 @@ func (n *In) Type() types.Type {
 }
 
 // String renders IN(x, a, b) or NOT IN(x, a, b).
-func (n *In) String() string {
-	s := "IN("
-	if n.Not {
-		s = "NOT IN("
-	}
-	s += n.X.String()
-	for _, e := range n.List {
-		s += ", " + e.String()
-	}
-	return s + ")"
-}
+func (n *In) String() string { return Format(n) }
 
 // Children returns X followed by the list.
 func (n *In) Children() []Expr { return append([]Expr{n.X}, n.List...) }
@@ -282,13 +267,7 @@ func (n *Between) Type() types.Type {
 }
 
 // String renders BETWEEN(x, lo, hi).
-func (n *Between) String() string {
-	s := "BETWEEN("
-	if n.Not {
-		s = "NOT BETWEEN("
-	}
-	return s + n.X.String() + ", " + n.Lo.String() + ", " + n.Hi.String() + ")"
-}
+func (n *Between) String() string { return Format(n) }
 
 // Children returns X, Lo, Hi.
 func (n *Between) Children() []Expr { return []Expr{n.X, n.Lo, n.Hi} }

@@ -102,9 +102,15 @@ func (c *converter) stmt(g *gStmt, toks []lexer.Token) Statement {
 	}
 }
 
+// confKey returns a SET or RESET key. An empty key is an error: the AST
+// represents the bare SET and RESET by an empty key.
 func (c *converter) confKey(k *gConfKey) string {
 	if k.Quoted != nil {
-		return unquoteString(*k.Quoted)
+		key := unquoteString(*k.Quoted)
+		if key == "" {
+			c.fail(k.Pos, "empty configuration key ''")
+		}
+		return key
 	}
 	return k.Words
 }

@@ -373,18 +373,20 @@ type gUnary struct {
 	Primary *gPrimary `parser:"| @@"`
 }
 
+// gPrimary lists the most frequent alternatives first: participle tries
+// them in order, and each alternative tried costs allocations.
 type gPrimary struct {
 	Pos      lexer.Position
-	Cast     *gCast     `parser:"  @@"`
-	Case     *gCase     `parser:"| @@"`
-	Interval *gInterval `parser:"| @@"`
+	Ref      *gRef      `parser:"  @@"`
 	Number   *string    `parser:"| @Number"`
 	String   *string    `parser:"| @String"`
+	Paren    *gExpr     `parser:"| '(' @@ ')'"`
+	Cast     *gCast     `parser:"| @@"`
+	Case     *gCase     `parser:"| @@"`
+	Interval *gInterval `parser:"| @@"`
 	True     bool       `parser:"| @'TRUE'"`
 	False    bool       `parser:"| @'FALSE'"`
 	Null     bool       `parser:"| @'NULL'"`
-	Ref      *gRef      `parser:"| @@"`
-	Paren    *gExpr     `parser:"| '(' @@ ')'"`
 }
 
 type gCast struct {

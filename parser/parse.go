@@ -9,8 +9,18 @@ import (
 )
 
 // maxNesting bounds the nesting of parentheses, CASE and prefix operators,
-// so that hostile input cannot exhaust the stack of the recursive parser.
-const maxNesting = 100
+// so that hostile input cannot exhaust the stack of the recursive parser
+// (a Go stack overflow kills the process).
+const maxNesting = 1000
+
+// maxStatementTokens bounds the size of one statement, in tokens: parsing
+// and planning cost memory and time linear in it (about 4 KB and 20 µs a
+// token, mostly in the parser), and a chain a + b + c + … becomes a tree
+// as deep as it is long. 300,000 tokens is a megabyte or more of SQL, far
+// beyond what anyone writes by hand (a flat sum of 100,000 terms plans);
+// the limit keeps a runaway generated statement from taking the process's
+// memory.
+const maxStatementTokens = 300_000
 
 // language is the lexer and the participle parsers, built once. It is
 // immutable after construction and safe for concurrent use.
@@ -55,9 +65,9 @@ func (l *language) is(t lexer.Token, name string) bool { return t.Type == l.type
 // optional). Empty statements and comments yield nothing. Errors are *Error
 // with Source set to src.
 func Parse(src string) ([]Statement, error) {
-	toks, err := lang.lex(src)
+	toks, err := lang.lex(src, maxStatementTokens)
 	if err != nil {
-		return nil, err
+		return nil, withSource(err, src)
 	}
 	var out []Statement
 	for _, seg := range lang.segments(src, toks) {
@@ -72,9 +82,9 @@ func Parse(src string) ([]Statement, error) {
 
 // ParseExpr parses a single scalar expression.
 func ParseExpr(src string) (Expr, error) {
-	toks, err := lang.lex(src)
+	toks, err := lang.lex(src, maxStatementTokens)
 	if err != nil {
-		return nil, err
+		return nil, withSource(err, src)
 	}
 	seg := segment{toks: toks, end: endPos(src, toks), endName: "end of input", endLabel: "end of input"}
 	if perr := lang.checkTokens(seg); perr != nil {
@@ -104,26 +114,45 @@ type segment struct {
 }
 
 // lex returns the significant tokens of src (no whitespace or comments).
-func (l *language) lex(src string) ([]lexer.Token, error) {
+// With limit > 0, a statement (the tokens between two ';') of more than
+// limit tokens is an *Error at its first token beyond the limit, reported
+// before the rest of src is lexed.
+func (l *language) lex(src string, limit int) ([]lexer.Token, error) {
 	lx, err := l.def.LexString("", src)
 	if err != nil {
 		return nil, fmt.Errorf("sql lexer: %w", err)
 	}
-	all, err := lexer.ConsumeAll(lx)
-	if err != nil {
-		return nil, fmt.Errorf("sql lexer: %w", err)
-	}
-	toks := make([]lexer.Token, 0, len(all))
-	for _, t := range all {
-		if t.EOF() || l.is(t, tokWhitespace) || l.is(t, tokComment) {
+	var toks []lexer.Token
+	inStmt := 0 // tokens of the current statement so far
+	for {
+		t, err := lx.Next()
+		if err != nil {
+			return nil, fmt.Errorf("sql lexer: %w", err)
+		}
+		if t.EOF() {
+			return toks, nil
+		}
+		if l.is(t, tokWhitespace) || l.is(t, tokComment) {
 			continue
 		}
 		if l.is(t, tokIdent) && l.reserved[strings.ToUpper(t.Value)] {
 			t.Type = l.types[tokKeyword]
 		}
+		if l.is(t, tokOp) && t.Value == ";" {
+			inStmt = 0
+		} else if inStmt++; limit > 0 && inStmt > limit {
+			return nil, Errorf(toPos(t.Pos), "statement too long: more than %d tokens (names, literals, operators)", limit)
+		}
 		toks = append(toks, t)
 	}
-	return toks, nil
+}
+
+// withSource attaches src to err if it is an *Error.
+func withSource(err error, src string) error {
+	if perr, ok := err.(*Error); ok {
+		return perr.WithSource(src)
+	}
+	return err
 }
 
 // segments splits tokens at ';' and drops empty statements.

@@ -10,7 +10,7 @@ import "strings"
 // a multi-line statement is complete. An unterminated string, quoted
 // identifier or comment keeps everything after it in rest.
 func SplitStatements(src string) (stmts []string, rest string) {
-	toks, err := lang.lex(src)
+	toks, err := lang.lex(src, 0)
 	if err != nil {
 		return nil, src
 	}

@@ -186,33 +186,48 @@ func wantBool(e expr.Expr, ast parser.Expr, clause string) error {
 }
 
 func (b *binder) bindSetOp(n *parser.SetOp) (Node, error) {
-	var inputs []Node
-	for _, side := range []parser.QueryExpr{n.Left, n.Right} {
-		r, err := b.bindQuery(side)
-		if err != nil {
-			return nil, err
-		}
-		if u, ok := r.node.(*Union); ok && n.All {
-			inputs = append(inputs, u.Inputs...)
-			continue
-		}
-		inputs = append(inputs, r.node)
-	}
 	op := "UNION"
 	if n.All {
 		op = "UNION ALL"
 	}
+	// The inputs of a chain of UNION ALL (a left-deep tree in the AST) are
+	// bound once each and coerced once to the common types: binding the
+	// chain level by level would redo the levels below at each one.
+	var inputs []Node
+	var poss []parser.Pos // where each input's UNION is (the first: n's)
+	type arm struct {
+		q   parser.QueryExpr
+		pos parser.Pos
+	}
+	stack := []arm{{n.Right, n.Pos}, {n.Left, n.Pos}} // popped from the end
+	if n.All {
+		stack = []arm{{n, n.Pos}}
+	}
+	for len(stack) > 0 {
+		a := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if s, ok := a.q.(*parser.SetOp); ok && s.All && n.All {
+			stack = append(stack, arm{s.Right, s.Pos}, arm{s.Left, a.pos})
+			continue
+		}
+		r, err := b.bindQuery(a.q)
+		if err != nil {
+			return nil, err
+		}
+		inputs, poss = append(inputs, r.node), append(poss, a.pos)
+	}
 	first := inputs[0].Schema()
 	cols := append([]types.Column{}, first.Columns...)
-	for _, in := range inputs[1:] {
+	for k, in := range inputs[1:] {
 		sch := in.Schema()
+		pos := poss[k+1]
 		if sch.Len() != len(cols) {
-			return nil, parser.Errorf(n.Pos, "%s: inputs have %d and %d columns", op, len(cols), sch.Len())
+			return nil, parser.Errorf(pos, "%s: inputs have %d and %d columns", op, len(cols), sch.Len())
 		}
 		for i, c := range sch.Columns {
 			t, ok := expr.CommonType(cols[i].Type, c.Type)
 			if !ok {
-				return nil, parser.Errorf(n.Pos, "%s: column %d (%s) has types %s and %s", op, i+1, cols[i].Name, cols[i].Type.Kind, c.Type.Kind)
+				return nil, parser.Errorf(pos, "%s: column %d (%s) has types %s and %s", op, i+1, cols[i].Name, cols[i].Type.Kind, c.Type.Kind)
 			}
 			cols[i].Type = t
 		}
@@ -220,7 +235,7 @@ func (b *binder) bindSetOp(n *parser.SetOp) (Node, error) {
 	for k, in := range inputs {
 		conv, err := coerceTo(in, cols)
 		if err != nil {
-			return nil, parser.Errorf(n.Pos, "%s: %s", op, err.Error())
+			return nil, parser.Errorf(poss[k], "%s: %s", op, err.Error())
 		}
 		inputs[k] = conv
 	}

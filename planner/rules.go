@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"fmt"
+
 	"github.com/weir-sql/weir/expr"
 )
 
@@ -80,11 +82,11 @@ func pushFilterBelowProject(n Node) (Node, bool, error) {
 	if !ok {
 		return n, false, nil
 	}
-	cond, err := expr.Substitute(f.Cond, p.Exprs)
+	cond, err := substituteFold(f.Cond, p.Exprs)
 	if err != nil {
 		return nil, false, err
 	}
-	return &Project{Input: &Filter{Input: p.Input, Cond: expr.FoldAll(cond)}, Exprs: p.Exprs, Names: p.Names}, true, nil
+	return &Project{Input: &Filter{Input: p.Input, Cond: cond}, Exprs: p.Exprs, Names: p.Names}, true, nil
 }
 
 // mergeFilters: Filter(Filter(x)) → Filter(x) with both conditions ANDed.
@@ -167,7 +169,7 @@ func mergeCalcs(n Node) (Node, bool, error) {
 	}
 	cond := lo.Cond
 	if up.Cond != nil {
-		c, err := expr.Substitute(up.Cond, lo.Exprs)
+		c, err := substituteFold(up.Cond, lo.Exprs)
 		if err != nil {
 			return nil, false, err
 		}
@@ -175,18 +177,17 @@ func mergeCalcs(n Node) (Node, bool, error) {
 			cond = c
 		} else if cond, err = expr.NewAnd(cond, c); err != nil {
 			return nil, false, err
+		} else {
+			cond = expr.Fold(cond)
 		}
 	}
 	es := make([]expr.Expr, len(up.Exprs))
 	for i, e := range up.Exprs {
-		s, err := expr.Substitute(e, lo.Exprs)
+		s, err := substituteFold(e, lo.Exprs)
 		if err != nil {
 			return nil, false, err
 		}
-		es[i] = expr.FoldAll(s)
-	}
-	if cond != nil {
-		cond = expr.FoldAll(cond)
+		es[i] = s
 	}
 	return &Calc{Input: lo.Input, Cond: cond, Exprs: es, Names: up.Names}, true, nil
 }
@@ -232,4 +233,21 @@ func pushCalcIntoUnion(n Node) (Node, bool, error) {
 		ins[i] = &Calc{Input: in, Cond: c.Cond, Exprs: c.Exprs, Names: c.Names}
 	}
 	return &Union{Inputs: ins}, true, nil
+}
+
+// substituteFold replaces each column $i of e by cols[i], as
+// expr.Substitute does, and folds the constant nodes of e. The cols are
+// folded already (binding folds every node it builds), so the work is
+// linear in the size of e rather than in that of the result: a chain of
+// stacked projections (nested subqueries) then merges in linear time.
+func substituteFold(e expr.Expr, cols []expr.Expr) (expr.Expr, error) {
+	return expr.Transform(e, func(x expr.Expr) (expr.Expr, error) {
+		if c, ok := x.(*expr.Column); ok {
+			if c.Index < 0 || c.Index >= len(cols) {
+				return nil, fmt.Errorf("column $%d out of range (%d columns)", c.Index, len(cols))
+			}
+			return cols[c.Index], nil
+		}
+		return expr.Fold(x), nil
+	})
 }

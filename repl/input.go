@@ -17,6 +17,7 @@ type located struct {
 	// are where text starts in it.
 	src       string
 	line, col int
+	off       int // byte offset of text in src
 }
 
 // splitter accumulates input lines and cuts complete statements (ended by
@@ -42,7 +43,7 @@ func (s *splitter) add(line string) []located {
 		}
 		off := at + i
 		line, col := lineCol(s.text, off)
-		out = append(out, located{text: st, src: s.text, line: line, col: col})
+		out = append(out, located{text: st, src: s.text, line: line, col: col, off: off})
 		at = off + len(st)
 	}
 	s.done = len(s.text) - len(rest)
@@ -82,10 +83,12 @@ func lineCol(src string, off int) (int, int) {
 }
 
 // relocate makes a SQL error found in a statement's own text point into the
-// input the statement came from.
+// input the statement came from: a syntax error (whose source is the
+// statement's text) as well as an error of a later stage (without source).
 func relocate(err error, st located) error {
 	var perr *parser.Error
-	if !errors.As(err, &perr) || error(perr) != err || perr.Source != "" || perr.Pos.Line < 1 {
+	if !errors.As(err, &perr) || error(perr) != err || perr.Pos.Line < 1 ||
+		(perr.Source != "" && perr.Source != st.text) {
 		return err
 	}
 	c := *perr
@@ -93,6 +96,7 @@ func relocate(err error, st located) error {
 		c.Pos.Col += st.col - 1
 	}
 	c.Pos.Line += st.line - 1
+	c.Pos.Offset += st.off
 	c.Source = st.src
 	return &c
 }

@@ -29,6 +29,9 @@ INSERT INTO o SELECT k, SUM(v) FROM t GROUP BY k;`)
 	badSQL := write("bad.sql", "CREATE TABLE t (k INT) WITH ('connector' = 'datagen');\n"+
 		"CREATE TABLE o (k INT) WITH ('connector' = 'print');\nINSERT INTO o\nSELECT kk\n  FROM t;")
 	bareQuery := write("bare.sql", "CREATE TABLE t (k INT) WITH ('connector' = 'datagen');\nSELECT k FROM t;")
+	// A syntax error in the fourth line, in a statement that starts on the third.
+	badSyntax := write("syntax.sql", "CREATE TABLE t (k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '1');\n"+
+		"-- the next statement starts on line 3\nCREATE TABLE o (k INT) WITH ('connector' = 'print');  INSERT INTO o\n  SELECT k k2 k3 FROM t;\n")
 	badRecord := write("badrec.sql", strings.Replace(string(must(os.ReadFile(good))), "'csv.ignore-parse-errors' = 'true'", "'csv.allow-comments' = 'false'", 1))
 	cases := []struct {
 		args     []string
@@ -55,6 +58,9 @@ INSERT INTO o SELECT k, SUM(v) FROM t GROUP BY k;`)
 		{[]string{"bench", "-h"}, 0, []string{"usage: weir bench", "--duration", "--runs", "--workloads LIST", "--json", "--dir DIR", "--cpuprofile FILE", "--memprofile FILE"}, nil, nil},
 		{[]string{"explain", "--help"}, 0, []string{"usage: weir explain FILE.sql"}, nil, nil},
 		{[]string{"--version"}, 0, []string{"weir ", "\ngo go1.", "\npebble v2."}, nil, nil},
+		{[]string{"run", badSyntax}, 1, nil, []string{"line 4:15: unexpected \"k3\"", "\n    SELECT k k2 k3 FROM t;\n" + strings.Repeat(" ", 2+14) + "^"}, nil},
+		{[]string{"-f", badSyntax}, 1, nil, []string{"line 4:15: unexpected \"k3\"", "\n    SELECT k k2 k3 FROM t;\n" + strings.Repeat(" ", 2+14) + "^"}, nil},
+		{[]string{"-f", badSQL}, 1, nil, []string{"line 4:8: unknown column 'kk' (columns in scope: k)", "  SELECT kk\n         ^"}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args[:1], " ")+" "+filepath.Base(tc.args[len(tc.args)-1]), func(t *testing.T) {
