@@ -62,5 +62,12 @@ func Coerce(e Expr, t types.Type) (Expr, error) {
 	if e.Type().Kind == t.Kind {
 		return e, nil
 	}
-	return NewCast(e, t)
+	c, err := NewCast(e, t)
+	if err != nil {
+		return nil, err
+	}
+	// A constant converts at once (CAST(NULL AS BIGINT) is a BIGINT NULL),
+	// so that plans and operator ids do not depend on where a coercion
+	// was made.
+	return Fold(c), nil
 }

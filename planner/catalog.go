@@ -222,7 +222,7 @@ func (c *Catalog) ShowCreate(name string) (string, error) {
 	b.WriteString("CREATE TABLE `" + e.table.Name + "` (\n")
 	var lines []string
 	for _, col := range e.table.Schema.Columns {
-		lines = append(lines, "  `"+col.Name+"` "+col.Type.String())
+		lines = append(lines, "  `"+col.Name+"` "+col.Type.SQL())
 	}
 	if w := e.watermark; w != nil {
 		lines = append(lines, "  WATERMARK FOR `"+w.Column+"` AS "+sqlText(w.Expr))

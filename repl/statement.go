@@ -104,7 +104,7 @@ func (sh *Shell) exec(ctx context.Context, st parser.Statement) error {
 		}
 		rows := make([][]string, len(schema.Columns))
 		for i, c := range schema.Columns {
-			rows[i] = []string{c.Name, c.Type.Kind.String(), fmt.Sprint(!c.Type.NotNull)}
+			rows[i] = []string{c.Name, c.Type.Kind.SQL(), fmt.Sprint(!c.Type.NotNull)}
 		}
 		sh.printTable([]string{"name", "type", "null"}, []bool{false, false, false}, rows)
 	default:

@@ -277,7 +277,7 @@ func (s *Session) Exec(st parser.Statement, out io.Writer) error {
 			return err
 		}
 		for _, c := range schema.Columns {
-			fmt.Fprintf(out, "%s\t%s\n", c.Name, c.Type)
+			fmt.Fprintf(out, "%s\t%s\n", c.Name, c.Type.SQL())
 		}
 	case *parser.ShowCreateTable:
 		text, err := s.Catalog.ShowCreate(st.Name)

@@ -43,6 +43,17 @@ func (k Kind) String() string {
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
 
+// SQL returns the kind's type as DDL writes it and Flink prints it: as
+// String, but STRING for VARCHAR (a bare VARCHAR means VARCHAR(1) in Flink,
+// so DESCRIBE and SHOW CREATE TABLE print STRING to be pasted back). String
+// stays as it is: operator ids hash it.
+func (k Kind) SQL() string {
+	if k == KindVarchar {
+		return "STRING"
+	}
+	return k.String()
+}
+
 // IsNumeric reports whether k is INT, BIGINT or DOUBLE.
 func (k Kind) IsNumeric() bool { return k == KindInt || k == KindBigInt || k == KindDouble }
 
@@ -73,6 +84,14 @@ func (t Type) String() string {
 		return t.Kind.String() + " NOT NULL"
 	}
 	return t.Kind.String()
+}
+
+// SQL renders the type as DDL, e.g. "STRING NOT NULL" (see Kind.SQL).
+func (t Type) SQL() string {
+	if t.NotNull {
+		return t.Kind.SQL() + " NOT NULL"
+	}
+	return t.Kind.SQL()
 }
 
 // Nullable returns t with NULL allowed.
