@@ -93,8 +93,8 @@ func TestPlanningIsLinear(t *testing.T) {
 // 37 s and 530 MB when plan text was rendered by concatenating the text of
 // subtrees) within a generous bound of allocations per term.
 func TestPlanLongExpression(t *testing.T) {
-	if testing.Short() {
-		t.Skip("plans a 100,000-term expression")
+	if testing.Short() || raceEnabled {
+		t.Skip("plans a 100,000-term expression (not under -short or the race detector, which multiplies its allocations)")
 	}
 	const n = 100_000
 	allocs, bytes := planCost(t, scaleShapes[0].sql(n))
