@@ -396,6 +396,12 @@ func (s *Storage) checkpointDirs() ([]int64, error) {
 // ErrIncompleteCheckpoint or ErrCorruptCheckpoint). With no valid
 // checkpoint it returns an error wrapping ErrNoCheckpoint.
 func (s *Storage) Latest() (*Checkpoint, []Skipped, error) {
+	return s.LatestExcept(nil)
+}
+
+// LatestExcept is Latest that also skips the checkpoints in bad, reporting
+// each with its reason there (a restore that failed, say).
+func (s *Storage) LatestExcept(bad map[int64]error) (*Checkpoint, []Skipped, error) {
 	ids, err := s.checkpointDirs()
 	if err != nil {
 		return nil, nil, err
@@ -403,6 +409,10 @@ func (s *Storage) Latest() (*Checkpoint, []Skipped, error) {
 	var skipped []Skipped
 	for _, id := range ids {
 		p := filepath.Join(s.dir, chkDirName(id))
+		if reason, ok := bad[id]; ok {
+			skipped = append(skipped, Skipped{ID: id, Path: p, Reason: reason})
+			continue
+		}
 		c, err := Load(s.fs, p)
 		if err == nil {
 			return c, skipped, nil

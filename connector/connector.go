@@ -250,3 +250,8 @@ type DurableSink interface {
 	// location holds committed by earlier runs; 0 when it holds none.
 	Committed() (int64, error)
 }
+
+// ErrPermanent marks an error that restarting the job cannot cure: the
+// input changed under a checkpoint (a file truncated below its restored
+// offset), say. A job failing with it is not restarted.
+var ErrPermanent = errors.New("permanent failure")

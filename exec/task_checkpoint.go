@@ -63,11 +63,16 @@ func (t *task) restore() error {
 			st, err = statestore.Open(work, sopts)
 		}
 		if err != nil {
-			return fmt.Errorf("state of %s: %w", spec.Name, err)
+			err = fmt.Errorf("state of %s: %w", spec.Name, err)
+		} else {
+			t.stateful[i], t.stores[i] = so, st
+			err = so.InitState(st, restored) // names the operator
 		}
-		t.stateful[i], t.stores[i] = so, st
-		if err := so.InitState(st, restored); err != nil {
-			return fmt.Errorf("state of %s: %w", spec.Name, err)
+		if err != nil {
+			if restored {
+				err = &StateRestoreError{Checkpoint: ck.Restore.Meta.CheckpointID, Path: ck.Restore.Path, Err: err}
+			}
+			return err
 		}
 	}
 	if t.reader != nil && ck.Restore != nil {
@@ -357,3 +362,19 @@ func (t *task) commit(id int64) error {
 	t.txns = t.txns[n:]
 	return nil
 }
+
+// StateRestoreError is a failure to read an operator's state back from a
+// checkpoint: its files passed the checks of checkpoint.Load (sizes, and
+// checksums from format version 2 on) but the state store found them
+// damaged or could not open them. Restoring an older checkpoint may work.
+type StateRestoreError struct {
+	Checkpoint int64  // the checkpoint's id
+	Path       string // its folder
+	Err        error
+}
+
+func (e *StateRestoreError) Error() string {
+	return fmt.Sprintf("restore checkpoint %d (%s): %v", e.Checkpoint, e.Path, e.Err)
+}
+
+func (e *StateRestoreError) Unwrap() error { return e.Err }

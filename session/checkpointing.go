@@ -96,20 +96,21 @@ func (s *Session) CheckpointOptions(plan *planner.Plan, query string, opts RunOp
 	if err != nil || c == nil {
 		return c, err
 	}
-	if c.Restore, err = s.findRestore(c, opts.Restore); err != nil {
+	if c.Restore, err = s.findRestore(c, opts.Restore, nil); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
 // findRestore resolves RunOptions.Restore ("latest" or a folder) to a
-// checkpoint; nil means start from the beginning.
-func (s *Session) findRestore(c *exec.CheckpointOptions, restore string) (*checkpoint.Checkpoint, error) {
+// checkpoint; nil means start from the beginning. "latest" skips the
+// checkpoints in bad (whose restore failed in this run of the job).
+func (s *Session) findRestore(c *exec.CheckpointOptions, restore string, bad map[int64]error) (*checkpoint.Checkpoint, error) {
 	switch restore {
 	case "":
 		return nil, nil
 	case RestoreLatest:
-		latest, skipped, err := c.Storage.Latest()
+		latest, skipped, err := c.Storage.LatestExcept(bad)
 		for _, sk := range skipped {
 			fmt.Fprintf(s.Env.Stderr, "weir: skipping checkpoint %d: %v\n", sk.ID, sk.Reason)
 		}

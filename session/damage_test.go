@@ -227,3 +227,82 @@ func TestRestoreSkipsDamagedStateFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestRestoreFallsBackWhenStateUnreadable damages an sstable of the newest
+// checkpoint in a way its _metadata cannot show (the checkpoint carries no
+// checksums, as those of format version 1 do not): the damage surfaces only
+// when the state store reads the file. The run must skip that checkpoint
+// for the one before it, without going through the restart strategy, and
+// end with the batch answer.
+func TestRestoreFallsBackWhenStateUnreadable(t *testing.T) {
+	const n, keys = 100000, 300
+	first := t.TempDir()
+	script := func(dir string) string {
+		s := strings.Replace(keyedSumScript(dir, n, keys, 2), "'state.checkpoints.num-retained' = '2'", "'state.checkpoints.num-retained' = '3'", 1)
+		return strings.Replace(s, "'rows-per-second' = '150000'", "'rows-per-second' = '60000'", 1)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out1 bytes.Buffer
+	stderr1 := &watchWriter{onLine: func(l string) {
+		if strings.HasPrefix(l, "weir: checkpoint 3 complete") {
+			cancel()
+		}
+	}}
+	if err := New(connector.Env{Stdout: &out1, Stderr: stderr1}).RunScript(ctx, script(first), RunOptions{JobName: "unreadable"}); err != nil {
+		t.Fatalf("first run: %v\n%s", err, stderr1.String())
+	}
+	st, err := checkpoint.NewStorage(checkpoint.OSFS{}, first, "unreadable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	latest, _, err := st.Latest()
+	if err != nil {
+		t.Fatalf("after the first run: %v\n%s", err, stderr1.String())
+	}
+	// Damage the largest sstable and drop every checksum from _metadata,
+	// so that only the state store can notice.
+	flipMiddleByte(t, largestSST(t, latest.Path))
+	meta := latest.Meta
+	for i := range meta.Operators {
+		for j := range meta.Operators[i].Subtasks {
+			for k := range meta.Operators[i].Subtasks[j].Files {
+				meta.Operators[i].Subtasks[j].Files[k].CRC32C = ""
+			}
+		}
+	}
+	meta.FormatVersion = 1
+	data, err := checkpoint.EncodeMetadata(&meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewriteFile(t, filepath.Join(latest.Path, "_metadata"), data)
+	if again, _, err := st.Latest(); err != nil || again.Meta.CheckpointID != latest.Meta.CheckpointID {
+		t.Fatalf("the damage is visible before the state is read (%v): the test needs it hidden", err)
+	}
+
+	var out2 bytes.Buffer
+	stderr2 := &watchWriter{}
+	err = New(connector.Env{Stdout: &out2, Stderr: stderr2}).RunScript(context.Background(), script(first), RunOptions{JobName: "unreadable", Restore: RestoreLatest})
+	log := stderr2.String()
+	if err != nil {
+		t.Fatalf("restore run: %v\n%s", err, log)
+	}
+	for _, w := range []string{
+		fmt.Sprintf("restoring checkpoint %d", latest.Meta.CheckpointID),
+		fmt.Sprintf("checkpoint %d cannot be restored", latest.Meta.CheckpointID),
+		fmt.Sprintf("skipping checkpoint %d: its state could not be restored", latest.Meta.CheckpointID),
+		fmt.Sprintf("restoring checkpoint %d", latest.Meta.CheckpointID-1),
+	} {
+		if !strings.Contains(log, w) {
+			t.Errorf("stderr does not say %q:\n%s", w, log)
+		}
+	}
+	if strings.Contains(log, "restarting") || strings.Contains(log, "panic") {
+		t.Errorf("the fallback went through the restart strategy:\n%s", log)
+	}
+	got := upsertByKey(t, out1.String()+out2.String())
+	if want := keyedSumAnswer(n, keys); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("final state differs from the batch answer (%d rows, want %d)", len(got), len(want))
+	}
+}

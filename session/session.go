@@ -348,6 +348,7 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 	}
 	restore := opts.Restore
 	var rowsRead, rowsWritten, skipped, dropped int64
+	badCheckpoints := map[int64]error{} // whose state could not be restored
 	for {
 		eopts := opts.Exec
 		eopts.MiniBatch = s.MiniBatchEnabled()
@@ -356,7 +357,7 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 			eopts.Notice = func(msg string) { fmt.Fprintf(s.Env.Stderr, "weir: warning: %s\n", msg) }
 		}
 		if ck != nil {
-			r, err := s.findRestore(ck, restore)
+			r, err := s.findRestore(ck, restore, badCheckpoints)
 			if err != nil {
 				return err
 			}
@@ -376,6 +377,20 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 		dropped += m.Dropped
 		if err == nil {
 			break
+		}
+		// A checkpoint whose state cannot be read back is skipped for an
+		// older one, as a damaged one is before it is opened; the restart
+		// strategy is not asked, since the job never ran.
+		var bad *exec.StateRestoreError
+		if errors.As(err, &bad) && restore == RestoreLatest && ctx.Err() == nil {
+			if _, seen := badCheckpoints[bad.Checkpoint]; !seen {
+				badCheckpoints[bad.Checkpoint] = fmt.Errorf("its state could not be restored: %w", bad.Err)
+				fmt.Fprintf(s.Env.Stderr, "weir: checkpoint %d cannot be restored (%v): trying the one before it\n", bad.Checkpoint, bad.Err)
+				continue
+			}
+		}
+		if errors.Is(err, connector.ErrPermanent) {
+			return fmt.Errorf("job %s failed (a restart would fail the same way): %w", plan.Graph.Name, err)
 		}
 		if ck == nil || !strategy.allow(time.Now()) || ctx.Err() != nil {
 			return fmt.Errorf("job %s failed: %w", plan.Graph.Name, err)

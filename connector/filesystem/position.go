@@ -7,6 +7,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/weir-sql/weir/connector"
 )
 
 // Positions. Subtask s of parallelism p reads the files j with j % p == s
@@ -212,7 +214,8 @@ func (p *filePosition) checkName(names []string, j int, name string, current boo
 
 // ErrFileChanged reports a file that a restored position reads from an
 // offset, but which is now shorter than that offset or gone.
-var ErrFileChanged = errors.New("filesystem: a file changed since the checkpoint")
+// It wraps connector.ErrPermanent: a restart cannot help.
+var ErrFileChanged = fmt.Errorf("filesystem: a file changed since the checkpoint (%w)", connector.ErrPermanent)
 
 // checkSize verifies that file j still has a record at st (the file was
 // not truncated below the offset the checkpoint had read it to).
