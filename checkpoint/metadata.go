@@ -15,7 +15,10 @@ import (
 // FormatVersion is the _metadata format this package writes. It reads
 // versions 1..FormatVersion. Version 2 added the checksum of every state
 // file (FileInfo.CRC32C); version 1 checkpoints restore without that check.
-const FormatVersion = 2
+// Version 3 added what inspect shows people: the job's statements, each
+// source's table and connector, and each operator's statement and sinks
+// (older versions lack them and are shown with what they have).
+const FormatVersion = 3
 
 // MetadataFile is the name of the file that completes a checkpoint.
 const MetadataFile = "_metadata"
@@ -47,9 +50,12 @@ const (
 
 // Metadata is the content of _metadata: everything needed to restore a job.
 type Metadata struct {
-	FormatVersion   int       `json:"format_version"`
-	Job             string    `json:"job"`
-	Query           string    `json:"query,omitempty"`
+	FormatVersion int    `json:"format_version"`
+	Job           string `json:"job"`
+	Query         string `json:"query,omitempty"`
+	// Statements are the job's statements (its INSERTs), in order; an
+	// operator's Statement indexes them from 1. Empty before version 3.
+	Statements      []string  `json:"statements,omitempty"`
 	PlanFingerprint string    `json:"plan_fingerprint,omitempty"`
 	CheckpointID    int64     `json:"checkpoint_id"`
 	Timestamp       time.Time `json:"timestamp"`
@@ -73,6 +79,11 @@ type OperatorState struct {
 	Name        string         `json:"name,omitempty"`
 	Parallelism int            `json:"parallelism"`
 	Subtasks    []SubtaskState `json:"subtasks"`
+	// Statement is the number (from 1) of the statement in
+	// Metadata.Statements the operator belongs to; 0 if not recorded.
+	Statement int `json:"statement,omitempty"`
+	// Sinks names the sink tables the operator's output feeds.
+	Sinks []string `json:"sinks,omitempty"`
 }
 
 // SubtaskState is the state snapshot of one subtask of an operator.
@@ -102,9 +113,13 @@ func FormatCRC32C(sum uint32) string { return fmt.Sprintf("%08x", sum) }
 // partition, file and byte offset, ...), as the connector encoded it.
 type SourcePosition struct {
 	// Source identifies the source vertex (its name in the job graph).
-	Source   string `json:"source"`
-	Subtask  int    `json:"subtask"`
-	Position []byte `json:"position"`
+	Source string `json:"source"`
+	// Table and Connector name the source's table and its 'connector'
+	// (which knows what Position means); empty before version 3.
+	Table     string `json:"table,omitempty"`
+	Connector string `json:"connector,omitempty"`
+	Subtask   int    `json:"subtask"`
+	Position  []byte `json:"position"`
 }
 
 // SinkTransaction is the opaque transaction id of one sink subtask,

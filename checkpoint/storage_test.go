@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -464,6 +466,71 @@ func TestListAndInspectGolden(t *testing.T) {
 	if _, err := Inspect(OSFS{}, filepath.Join(st.Dir(), "chk-7")); !errors.Is(err, ErrIncompleteCheckpoint) {
 		t.Errorf("Inspect of incomplete: %v", err)
 	}
+}
+
+// TestInspectDescribesGolden: a checkpoint of format version 3 shows its
+// statements, each source's table and connector with positions as the
+// connector's describer reads them (hex for a connector without one, and
+// with the describer's error for a position it cannot read), and per
+// operator its statement and sinks; the same checkpoint written in format
+// version 2, without those fields, is still inspected (positions in hex).
+func TestInspectDescribesGolden(t *testing.T) {
+	st, _ := newStorage(t, OSFS{})
+	p, err := st.Begin(10)
+	must(t, err)
+	m := testMeta(10)
+	m.Statements = []string{
+		"INSERT INTO evens SELECT parity, SUM(n)\n  FROM t GROUP BY parity;",
+		"INSERT INTO copy SELECT n, parity, 'a rather long literal to be cut short in the operator line' FROM t;",
+	}
+	m.Sources = []SourcePosition{
+		{Source: "s1", Table: "t", Connector: "seq", Subtask: 0, Position: []byte("7")},
+		{Source: "s1", Table: "t", Connector: "seq", Subtask: 1, Position: []byte("x")},
+		{Source: "s2", Table: "k", Connector: "kafka", Subtask: 0, Position: []byte{0, 1, 2}},
+	}
+	m.Operators[0].Statement, m.Operators[0].Sinks = 1, []string{"evens"}
+	m.Operators = append(m.Operators, OperatorState{ID: "calc", Name: "Calc(select=[n, parity])", Parallelism: 1,
+		Statement: 2, Sinks: []string{"copy", "audit"}})
+	for sub := 0; sub < 2; sub++ {
+		writeFakeState(t, p.SubtaskDir("agg", sub))
+	}
+	c, err := p.Complete(m)
+	must(t, err)
+	// The describer of the fake "seq" connector: a decimal row count.
+	describe := func(connector string, pos []byte) (string, bool, error) {
+		if connector != "seq" {
+			return "", false, nil
+		}
+		n, err := strconv.Atoi(string(pos))
+		if err != nil {
+			return "", false, fmt.Errorf("not a row count: %q", pos)
+		}
+		return fmt.Sprintf("%d rows read\nnext row %d", n, n+1), true, nil
+	}
+	var out strings.Builder
+	report, err := InspectWith(OSFS{}, c.Path, InspectOptions{DescribePosition: describe})
+	must(t, err)
+	out.WriteString(report + "\n")
+
+	// The same in format version 2, which knew neither statements nor
+	// connectors.
+	old := c.Meta
+	old.FormatVersion, old.Statements = 2, nil
+	old.Operators = slices.Clone(old.Operators)
+	old.Sources = slices.Clone(old.Sources)
+	for i := range old.Operators {
+		old.Operators[i].Statement, old.Operators[i].Sinks = 0, nil
+	}
+	for i := range old.Sources {
+		old.Sources[i].Table, old.Sources[i].Connector = "", ""
+	}
+	data, err := EncodeMetadata(&old)
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(c.Path, MetadataFile), data, 0o644))
+	report, err = InspectWith(OSFS{}, c.Path, InspectOptions{DescribePosition: describe})
+	must(t, err)
+	out.WriteString(report)
+	checkGolden(t, "inspect_describe.golden", out.String())
 }
 
 func checkGolden(t *testing.T, name, got string) {

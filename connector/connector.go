@@ -106,16 +106,32 @@ type SourceFactory func(t *Table, env Env) (Source, error)
 // SinkFactory builds a sink for a table, validating its options.
 type SinkFactory func(t *Table, env Env) (Sink, error)
 
+// PositionDescriber turns a source position (the bytes of
+// SourceReader.Position) into text for people, in the connector's terms
+// (files and byte offsets, rows emitted, ...), for `weir checkpoints
+// inspect`. The text may span lines. A position it cannot decode is an
+// error.
+type PositionDescriber func(pos []byte) (string, error)
+
 // Registry maps connector names to factories.
 type Registry struct {
-	sources map[string]SourceFactory
-	sinks   map[string]SinkFactory
+	sources   map[string]SourceFactory
+	sinks     map[string]SinkFactory
+	describes map[string]PositionDescriber
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{sources: map[string]SourceFactory{}, sinks: map[string]SinkFactory{}}
+	return &Registry{sources: map[string]SourceFactory{}, sinks: map[string]SinkFactory{}, describes: map[string]PositionDescriber{}}
 }
+
+// RegisterPositionDescriber registers how the positions of connector
+// name's sources read.
+func (r *Registry) RegisterPositionDescriber(name string, d PositionDescriber) { r.describes[name] = d }
+
+// PositionDescriber returns the describer of connector name's positions,
+// or nil if it has none.
+func (r *Registry) PositionDescriber(name string) PositionDescriber { return r.describes[name] }
 
 // RegisterSource registers a source factory under name.
 func (r *Registry) RegisterSource(name string, f SourceFactory) { r.sources[name] = f }

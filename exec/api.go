@@ -145,13 +145,19 @@ type Vertex struct {
 	// Source is set for a source vertex, with SourceWidth its column count.
 	Source      connector.Source
 	SourceWidth int
-	// SourceName names the source table, for errors and logs.
-	SourceName string
-	Inputs     []Input
-	Operators  []OperatorSpec // in chain order; may be empty
+	// SourceName names the source table, for errors and logs, and
+	// SourceConnector its 'connector' (recorded with its positions in
+	// checkpoints, so that they can be shown for what they mean).
+	SourceName      string
+	SourceConnector string
+	Inputs          []Input
+	Operators       []OperatorSpec // in chain order; may be empty
 	// Sink, if set, consumes the chain's output; SinkName names its table.
 	Sink     connector.Sink
 	SinkName string
+	// Statement is the number (from 1) of the statement in
+	// JobGraph.Statements the vertex was planned for; 0 if unknown.
+	Statement int
 }
 
 // JobGraph is the physical job: vertices in topological order (every input
@@ -160,4 +166,7 @@ type JobGraph struct {
 	Name           string
 	Vertices       []*Vertex
 	MaxParallelism int // number of key groups; 0 means types.DefaultMaxParallelism
+	// Statements are the SQL statements the job runs (its INSERTs), in
+	// order, recorded in checkpoints for `weir checkpoints inspect`.
+	Statements []string
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -386,7 +387,9 @@ func (c *checkpointer) write(a coordinator.Action) []coordinator.Action {
 		PlanFingerprint: c.opts.PlanFingerprint,
 		Timestamp:       a.Time.UTC(),
 		MaxParallelism:  c.j.maxPar,
+		Statements:      c.j.graph.Statements,
 	}
+	desc := describeGraph(c.j.graph)
 	ops := map[string]int{}
 	var align, sync time.Duration
 	for _, ack := range a.Acks {
@@ -394,7 +397,11 @@ func (c *checkpointer) write(a coordinator.Action) []coordinator.Action {
 		align = max(align, ack.Alignment)
 		sync = max(sync, s.sync)
 		if s.source != "" {
-			meta.Sources = append(meta.Sources, checkpoint.SourcePosition{Source: s.source, Subtask: s.task.Subtask, Position: s.position})
+			sp := checkpoint.SourcePosition{Source: s.source, Subtask: s.task.Subtask, Position: s.position}
+			if v := desc.sources[s.source]; v != nil {
+				sp.Table, sp.Connector = v.SourceName, v.SourceConnector
+			}
+			meta.Sources = append(meta.Sources, sp)
 		}
 		for _, txn := range s.txns {
 			meta.Sinks = append(meta.Sinks, checkpoint.SinkTransaction{Sink: s.sink, Subtask: s.task.Subtask, Transaction: txn})
@@ -404,7 +411,9 @@ func (c *checkpointer) write(a coordinator.Action) []coordinator.Action {
 			if !ok {
 				i = len(meta.Operators)
 				ops[o.id] = i
-				meta.Operators = append(meta.Operators, checkpoint.OperatorState{ID: o.id, Name: o.name, Parallelism: o.parallelism})
+				d := desc.ops[o.id]
+				meta.Operators = append(meta.Operators, checkpoint.OperatorState{ID: o.id, Name: o.name, Parallelism: o.parallelism,
+					Statement: d.statement, Sinks: d.sinks})
 			}
 			// The store computed every file's checksum as it wrote the
 			// snapshot, so completing the checkpoint reads no state file.
@@ -639,4 +648,53 @@ func recoverSinks(j *Job, r *checkpoint.Checkpoint) error {
 		}
 	}
 	return nil
+}
+
+// graphDesc is what checkpoints record about the job graph for people: the
+// source vertices by id, and each operator's statement and sinks.
+type graphDesc struct {
+	sources map[string]*Vertex
+	ops     map[string]opDesc
+}
+
+type opDesc struct {
+	statement int
+	sinks     []string // the sink tables downstream, in graph order
+}
+
+// describeGraph finds each source vertex, and the sinks each operator's
+// output reaches (through its chain and the vertices downstream).
+func describeGraph(g *JobGraph) graphDesc {
+	d := graphDesc{sources: map[string]*Vertex{}, ops: map[string]opDesc{}}
+	down := make([][]int, len(g.Vertices))
+	for vi, v := range g.Vertices {
+		for _, in := range v.Inputs {
+			if in.From >= 0 && in.From < len(g.Vertices) {
+				down[in.From] = append(down[in.From], vi)
+			}
+		}
+	}
+	// Vertices are in topological order: a vertex's sinks are its own and
+	// those of the vertices it feeds, which come after it.
+	sinks := make([][]string, len(g.Vertices))
+	for vi := len(g.Vertices) - 1; vi >= 0; vi-- {
+		v := g.Vertices[vi]
+		if v.Sink != nil {
+			sinks[vi] = append(sinks[vi], v.SinkName)
+		}
+		for _, c := range down[vi] {
+			for _, s := range sinks[c] {
+				if !slices.Contains(sinks[vi], s) {
+					sinks[vi] = append(sinks[vi], s)
+				}
+			}
+		}
+		if v.Source != nil {
+			d.sources[v.ID] = v
+		}
+		for _, op := range v.Operators {
+			d.ops[op.ID] = opDesc{statement: v.Statement, sinks: sinks[vi]}
+		}
+	}
+	return d
 }

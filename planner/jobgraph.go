@@ -72,6 +72,7 @@ func (b *graphBuilder) emit(p *pnode) ([]outlet, error) {
 			SourceWidth: p.scan.Table.Schema.Len(),
 			SourceName:  p.scan.Table.Name,
 		}
+		v.SourceConnector = p.scan.Table.Options["connector"]
 		b.g.Vertices = append(b.g.Vertices, v)
 		return []outlet{{vertex: len(b.g.Vertices) - 1}}, nil
 	case pExchange:

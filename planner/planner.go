@@ -90,7 +90,7 @@ func (p *Planner) PlanInserts(ins []*parser.Insert, jobName string) (*Plan, erro
 		if err != nil {
 			return nil, err
 		}
-		roots = append(roots, rootPlan{sink: s, pos: in.Pos})
+		roots = append(roots, rootPlan{sink: s, pos: in.Pos, sql: in.SQL() + ";"})
 	}
 	sinks := func(s *Sink, _ bool) (connector.Sink, error) { return p.Connectors.Sink(s.Table, p.Env) }
 	return p.plan(roots, sinks, jobName)
@@ -150,6 +150,7 @@ func (explainSink) Open(int, int) (connector.SinkWriter, error) {
 type rootPlan struct {
 	sink *Sink
 	pos  parser.Pos
+	sql  string // the statement, recorded in the job graph
 }
 
 func (p *Planner) plan(roots []rootPlan, sinks func(*Sink, bool) (connector.Sink, error), jobName string) (*Plan, error) {
@@ -174,8 +175,15 @@ func (p *Planner) plan(roots []rootPlan, sinks func(*Sink, bool) (connector.Sink
 		}
 		assignIDs(pn, used)
 		phys.WriteString(treeString(pn, (*pnode).label))
+		first := len(g.Vertices)
 		if _, err := gb.emit(pn); err != nil {
 			return nil, err
+		}
+		if r.sql != "" {
+			g.Statements = append(g.Statements, r.sql)
+			for _, v := range g.Vertices[first:] {
+				v.Statement = len(g.Statements)
+			}
 		}
 	}
 	nameVertices(g)

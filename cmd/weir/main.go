@@ -37,8 +37,10 @@ Usage:
                                  --allow-duplicate-output
   weir explain FILE.sql          print the plan of a query file's INSERT statements
   weir checkpoints list DIR      list the checkpoints in DIR (a job's checkpoint
-                                 folder, or state.checkpoints.dir with --job NAME)
-  weir checkpoints inspect PATH  show one checkpoint or savepoint
+                                 folder, or state.checkpoints.dir with --job NAME);
+                                 given state.checkpoints.dir, list its jobs
+  weir checkpoints inspect PATH  show one checkpoint or savepoint (or a job's
+                                 latest valid checkpoint, given its folder)
   weir bench [--duration D] [--runs N] [--json]
                                  run the benchmark suite (see README, Benchmarks)
   weir help                      show this help

@@ -10,11 +10,14 @@ import (
 )
 
 // Registry returns a new registry with the built-in connectors: 'datagen'
-// and 'filesystem' sources, 'filesystem', 'print' and 'blackhole' sinks.
+// and 'filesystem' sources (and how their positions read), 'filesystem',
+// 'print' and 'blackhole' sinks.
 func Registry() *connector.Registry {
 	r := connector.NewRegistry()
 	r.RegisterSource("datagen", datagen.NewSource)
 	r.RegisterSource("filesystem", filesystem.NewSource)
+	r.RegisterPositionDescriber("datagen", datagen.DescribePosition)
+	r.RegisterPositionDescriber("filesystem", filesystem.DescribePosition)
 	r.RegisterSink("filesystem", filesystem.NewSink)
 	r.RegisterSink("print", print.NewSink)
 	r.RegisterSink("blackhole", blackhole.NewSink)
