@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/weir-sql/weir/checkpoint"
 	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/types"
 )
 
 // copyTree copies the files and folders under src to dst (real copies: no
@@ -304,5 +306,50 @@ func TestRestoreFallsBackWhenStateUnreadable(t *testing.T) {
 	got := upsertByKey(t, out1.String()+out2.String())
 	if want := keyedSumAnswer(n, keys); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("final state differs from the batch answer (%d rows, want %d)", len(got), len(want))
+	}
+}
+
+// permanentSource fails every read with an error that wraps
+// connector.ErrPermanent, as a file truncated under a checkpoint does.
+type permanentSource struct{}
+
+func (permanentSource) Bounded() bool { return false }
+func (permanentSource) Open(int, int) (connector.SourceReader, error) {
+	return permanentReader{}, nil
+}
+
+type permanentReader struct{}
+
+func (permanentReader) Next(context.Context, *types.Batch, int) error {
+	return fmt.Errorf("input.csv was read up to byte offset 6, but its size is now 4 bytes: %w", connector.ErrPermanent)
+}
+func (permanentReader) Position() ([]byte, error) { return nil, nil }
+func (permanentReader) Seek([]byte) error         { return nil }
+func (permanentReader) Close() error              { return nil }
+
+// TestPermanentFailureIsNotRestarted: a job that fails with an error that a
+// restart cannot cure fails at once, although its restart strategy allows
+// restarts, and says why.
+func TestPermanentFailureIsNotRestarted(t *testing.T) {
+	dir := t.TempDir()
+	var stderr bytes.Buffer
+	s := New(connector.Env{Stdout: io.Discard, Stderr: &stderr})
+	s.Connectors.RegisterSource("permanent", func(*connector.Table, connector.Env) (connector.Source, error) {
+		return permanentSource{}, nil
+	})
+	script := fmt.Sprintf(`SET 'execution.checkpointing.interval' = '1 min';
+SET 'state.checkpoints.dir' = '%s';
+SET 'restart-strategy.type' = 'fixed-delay';
+SET 'restart-strategy.fixed-delay.attempts' = '5';
+SET 'restart-strategy.fixed-delay.delay' = '1 ms';
+CREATE TABLE src (n BIGINT) WITH ('connector' = 'permanent');
+CREATE TABLE out (n BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO out SELECT n FROM src;`, filepath.Join(dir, "ckpts"))
+	err := s.RunScript(context.Background(), script, RunOptions{JobName: "perm"})
+	if !errors.Is(err, connector.ErrPermanent) || !strings.Contains(err.Error(), "a restart would fail the same way") {
+		t.Fatalf("got %v, want the permanent failure", err)
+	}
+	if strings.Contains(stderr.String(), "restarting") {
+		t.Fatalf("the job was restarted:\n%s", stderr.String())
 	}
 }
