@@ -215,21 +215,28 @@ func foldNullBucket(t *testing.T, rows []string) []string {
 	return out
 }
 
-func TestOperatorErrorFailsJob(t *testing.T) {
-	base := runtime.NumGoroutine()
+// failingCalcJob is a source of rows whose row 2500 has -1 in column 1,
+// a Calc that evaluates bad over column 1 (named name), a GroupAggregate
+// and sink.
+func failingCalcJob(name string, bad expr.Expr, sink *collectSink) *JobGraph {
 	rows := testRows(3, 5000, 10, 1000)
 	rows[2500][1] = types.BigIntValue(-1)
-	sink := &collectSink{}
-	g := &JobGraph{Name: "fail", Vertices: []*Vertex{
+	return &JobGraph{Name: "fail", Vertices: []*Vertex{
 		{Name: "Source", Parallelism: 2, Source: &sliceSource{width: 2, rows: rows}, SourceWidth: 2},
 		{Name: "Calc -> GroupAggregate", Parallelism: 2,
 			Inputs: []Input{{From: 0, Partition: Partitioning{Kind: Rebalance}}},
 			Operators: []OperatorSpec{
-				{Name: "Calc(fail)", OutWidth: 2, New: NewCalc(nil, []expr.Expr{colRef{0, types.BigInt}, failAt{1, -1}})},
+				{Name: name, OutWidth: 2, New: NewCalc(nil, []expr.Expr{colRef{0, types.BigInt}, bad})},
 				{Name: "GroupAggregate", OutWidth: 2, New: NewGroupAgg([]int{0}, []AggCall{{Func: AggSum, Arg: 1, ArgType: types.BigInt, Type: types.BigInt}})},
 			}},
 		{Name: "Sink", Parallelism: 2, Inputs: []Input{{From: 1, Partition: Partitioning{Kind: Forward}}}, Sink: sink},
 	}}
+}
+
+func TestOperatorErrorFailsJob(t *testing.T) {
+	base := runtime.NumGoroutine()
+	sink := &collectSink{}
+	g := failingCalcJob("Calc(fail)", failAt{1, -1}, sink)
 	j, err := Start(context.Background(), g, Options{BatchSize: 16})
 	if err != nil {
 		t.Fatal(err)
@@ -504,19 +511,8 @@ func (p panicAt) String() string { return "panic($" + fmt.Sprint(p.i) + ")" }
 // (and its goroutines) as they were.
 func TestOperatorPanicFailsJob(t *testing.T) {
 	base := runtime.NumGoroutine()
-	rows := testRows(3, 5000, 10, 1000)
-	rows[2500][1] = types.BigIntValue(-1)
 	sink := &collectSink{}
-	g := &JobGraph{Name: "panic", Vertices: []*Vertex{
-		{Name: "Source", Parallelism: 2, Source: &sliceSource{width: 2, rows: rows}, SourceWidth: 2},
-		{Name: "Calc -> GroupAggregate", Parallelism: 2,
-			Inputs: []Input{{From: 0, Partition: Partitioning{Kind: Rebalance}}},
-			Operators: []OperatorSpec{
-				{Name: "Calc(panic)", OutWidth: 2, New: NewCalc(nil, []expr.Expr{colRef{0, types.BigInt}, panicAt{1, -1}})},
-				{Name: "GroupAggregate", OutWidth: 2, New: NewGroupAgg([]int{0}, []AggCall{{Func: AggSum, Arg: 1, ArgType: types.BigInt, Type: types.BigInt}})},
-			}},
-		{Name: "Sink", Parallelism: 2, Inputs: []Input{{From: 1, Partition: Partitioning{Kind: Forward}}}, Sink: sink},
-	}}
+	g := failingCalcJob("Calc(panic)", panicAt{1, -1}, sink)
 	j, err := Start(context.Background(), g, Options{BatchSize: 16})
 	if err != nil {
 		t.Fatal(err)

@@ -95,6 +95,41 @@ func flipMiddleByte(t *testing.T, path string) {
 	rewriteFile(t, path, data)
 }
 
+// damageScript is the keyed sum of the damage tests (n rows over keys
+// keys, at parallelism 2, three checkpoints retained) with its folders
+// under dir.
+func damageScript(dir string, n, keys int) string {
+	s := strings.Replace(keyedSumScript(dir, n, keys, 2), "'state.checkpoints.num-retained' = '2'", "'state.checkpoints.num-retained' = '3'", 1)
+	return strings.Replace(s, "'rows-per-second' = '150000'", "'rows-per-second' = '60000'", 1)
+}
+
+// runUntilCheckpoint runs the damage tests' job named job under dir until
+// checkpoint stopAt completes, then stops it; it returns what the job
+// printed and its storage with the latest checkpoint.
+func runUntilCheckpoint(t *testing.T, dir, job string, n, keys, stopAt int) (string, *checkpoint.Storage, *checkpoint.Checkpoint) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out bytes.Buffer
+	stderr := &watchWriter{onLine: func(l string) {
+		if strings.HasPrefix(l, fmt.Sprintf("weir: checkpoint %d complete", stopAt)) {
+			cancel()
+		}
+	}}
+	if err := New(connector.Env{Stdout: &out, Stderr: stderr}).RunScript(ctx, damageScript(dir, n, keys), RunOptions{JobName: job}); err != nil {
+		t.Fatalf("first run: %v\n%s", err, stderr.String())
+	}
+	st, err := checkpoint.NewStorage(checkpoint.OSFS{}, dir, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	latest, _, err := st.Latest()
+	if err != nil {
+		t.Fatalf("after the first run: %v\n%s", err, stderr.String())
+	}
+	return out.String(), st, latest
+}
+
 // TestRestoreSkipsDamagedStateFiles damages one state file of the newest
 // checkpoint in four ways (a flipped byte in an sstable, a flipped byte in
 // a MANIFEST, a truncated sstable, a deleted MANIFEST). The damage must be
@@ -104,31 +139,9 @@ func flipMiddleByte(t *testing.T, path string) {
 // the damaged checkpoint damaged.
 func TestRestoreSkipsDamagedStateFiles(t *testing.T) {
 	const n, keys = 100000, 300
-	base := t.TempDir()
-	first := filepath.Join(base, "first")
-	script := func(dir string) string {
-		s := strings.Replace(keyedSumScript(dir, n, keys, 2), "'state.checkpoints.num-retained' = '2'", "'state.checkpoints.num-retained' = '3'", 1)
-		return strings.Replace(s, "'rows-per-second' = '150000'", "'rows-per-second' = '60000'", 1)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out1 bytes.Buffer
-	stderr1 := &watchWriter{onLine: func(l string) {
-		if strings.HasPrefix(l, "weir: checkpoint 4 complete") {
-			cancel()
-		}
-	}}
-	if err := New(connector.Env{Stdout: &out1, Stderr: stderr1}).RunScript(ctx, script(first), RunOptions{JobName: "damaged"}); err != nil {
-		t.Fatalf("first run: %v\n%s", err, stderr1.String())
-	}
-	st, err := checkpoint.NewStorage(checkpoint.OSFS{}, first, "damaged")
-	if err != nil {
-		t.Fatal(err)
-	}
-	latest, _, err := st.Latest()
-	if err != nil {
-		t.Fatalf("after the first run: %v\n%s", err, stderr1.String())
-	}
+	first := filepath.Join(t.TempDir(), "first")
+	script := func(dir string) string { return damageScript(dir, n, keys) }
+	out1, st, latest := runUntilCheckpoint(t, first, "damaged", n, keys, 4)
 	infos, err := st.List()
 	if err != nil {
 		t.Fatal(err)
@@ -222,7 +235,7 @@ func TestRestoreSkipsDamagedStateFiles(t *testing.T) {
 			if strings.Contains(log, "restarting") || strings.Contains(log, "panic") {
 				t.Errorf("the restore failed before it fell back:\n%s", log)
 			}
-			got := upsertByKey(t, out1.String()+out2.String())
+			got := upsertByKey(t, out1+out2.String())
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Fatalf("final state differs from the batch answer (%d rows, want %d)", len(got), len(want))
 			}
@@ -239,29 +252,7 @@ func TestRestoreSkipsDamagedStateFiles(t *testing.T) {
 func TestRestoreFallsBackWhenStateUnreadable(t *testing.T) {
 	const n, keys = 100000, 300
 	first := t.TempDir()
-	script := func(dir string) string {
-		s := strings.Replace(keyedSumScript(dir, n, keys, 2), "'state.checkpoints.num-retained' = '2'", "'state.checkpoints.num-retained' = '3'", 1)
-		return strings.Replace(s, "'rows-per-second' = '150000'", "'rows-per-second' = '60000'", 1)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out1 bytes.Buffer
-	stderr1 := &watchWriter{onLine: func(l string) {
-		if strings.HasPrefix(l, "weir: checkpoint 3 complete") {
-			cancel()
-		}
-	}}
-	if err := New(connector.Env{Stdout: &out1, Stderr: stderr1}).RunScript(ctx, script(first), RunOptions{JobName: "unreadable"}); err != nil {
-		t.Fatalf("first run: %v\n%s", err, stderr1.String())
-	}
-	st, err := checkpoint.NewStorage(checkpoint.OSFS{}, first, "unreadable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	latest, _, err := st.Latest()
-	if err != nil {
-		t.Fatalf("after the first run: %v\n%s", err, stderr1.String())
-	}
+	out1, st, latest := runUntilCheckpoint(t, first, "unreadable", n, keys, 3)
 	// Damage the largest sstable and drop every checksum from _metadata,
 	// so that only the state store can notice.
 	flipMiddleByte(t, largestSST(t, latest.Path))
@@ -285,7 +276,7 @@ func TestRestoreFallsBackWhenStateUnreadable(t *testing.T) {
 
 	var out2 bytes.Buffer
 	stderr2 := &watchWriter{}
-	err = New(connector.Env{Stdout: &out2, Stderr: stderr2}).RunScript(context.Background(), script(first), RunOptions{JobName: "unreadable", Restore: RestoreLatest})
+	err = New(connector.Env{Stdout: &out2, Stderr: stderr2}).RunScript(context.Background(), damageScript(first, n, keys), RunOptions{JobName: "unreadable", Restore: RestoreLatest})
 	log := stderr2.String()
 	if err != nil {
 		t.Fatalf("restore run: %v\n%s", err, log)
@@ -303,7 +294,7 @@ func TestRestoreFallsBackWhenStateUnreadable(t *testing.T) {
 	if strings.Contains(log, "restarting") || strings.Contains(log, "panic") {
 		t.Errorf("the fallback went through the restart strategy:\n%s", log)
 	}
-	got := upsertByKey(t, out1.String()+out2.String())
+	got := upsertByKey(t, out1+out2.String())
 	if want := keyedSumAnswer(n, keys); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("final state differs from the batch answer (%d rows, want %d)", len(got), len(want))
 	}
