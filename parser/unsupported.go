@@ -45,7 +45,9 @@ type unsupportedRule struct {
 	// caret is the index in words of the word the error points at.
 	caret int
 	// msg is the error message: "$*" is replaced with the matched words,
-	// "$1", "$2", ... with the matched word of that index in words.
+	// "$1", "$2", ... with the matched word of that index in words; ""
+	// for that of the function named by the first word (see
+	// UnsupportedFunction).
 	msg string
 }
 
@@ -103,7 +105,7 @@ var unsupportedRules = []unsupportedRule{
 	{ctx: ctxAccepts, accepts: "UNION", words: []string{"INTERSECT|EXCEPT|MINUS", "?ALL|DISTINCT"}, msg: "$* is not supported yet"},
 
 	// Expressions.
-	{ctx: ctxAccepts, accepts: "<number>", words: []string{"LEFT|RIGHT", "("}, msg: "$1 is not supported yet"},
+	{ctx: ctxAccepts, accepts: "<number>", words: []string{"LEFT|RIGHT", "("}},
 	{ctx: ctxAfterCall, words: []string{"OVER"}, msg: "OVER (window functions: ROW_NUMBER, RANK, aggregates over a window) is not supported yet"},
 	{ctx: ctxAfterCall, words: []string{"FILTER", "("}, msg: "FILTER (WHERE ...) on an aggregate is not supported yet: put the condition inside it, as in COUNT(CASE WHEN ... THEN 1 END) or SUM(CASE WHEN ... THEN x END)"},
 	{ctx: ctxAccepts, accepts: "<number>", words: []string{"EXISTS", "("}, msg: "subqueries in expressions (EXISTS (SELECT ...)) are not supported yet"},
@@ -261,6 +263,10 @@ func (l *language) acceptsAt(seg segment, k int, key string, try tryFunc) bool {
 // expandMsg replaces "$*" in msg with the matched words and "$1", "$2",
 // ... with the word matched by that word of the pattern.
 func expandMsg(msg string, text []string) string {
+	if msg == "" {
+		msg, _ = UnsupportedFunction(text[0], false)
+		return msg
+	}
 	var words []string
 	for _, w := range text {
 		if w != "" {
@@ -280,6 +286,8 @@ type unsupportedFunc struct {
 	bare bool
 	// what names the kind of function, or "" to just say it is missing.
 	what string
+	// instead says what Weir offers instead, or "".
+	instead string
 }
 
 // unsupportedFunctions are the built-in functions of Flink SQL that Weir
@@ -319,14 +327,19 @@ var unsupportedFunctions = func() map[string]unsupportedFunc {
 		"POSITION", "LOCATE", "INSTR", "OVERLAY", "INITCAP", "REPLACE", "TRANSLATE",
 		"REGEXP", "REGEXP_REPLACE", "REGEXP_EXTRACT", "REVERSE", "SPLIT_INDEX", "STR_TO_MAP",
 		"LPAD", "RPAD", "REPEAT", "ASCII", "CHR", "DECODE", "ENCODE", "FROM_BASE64",
-		"TO_BASE64", "LEFT", "RIGHT", "CONCAT_WS", "PARSE_URL", "ELT",
+		"TO_BASE64", "RIGHT", "PARSE_URL", "ELT",
 		"MD5", "SHA1", "SHA2", "SHA224", "SHA256", "SHA384", "SHA512",
 		// conditional and conversion
-		"IF", "NULLIF", "IFNULL", "GREATEST", "LEAST", "IS_ALPHA", "IS_DECIMAL", "IS_DIGIT",
-		"TRY_CAST", "TYPEOF",
+		"GREATEST", "LEAST", "IS_ALPHA", "IS_DECIMAL", "IS_DIGIT", "TYPEOF",
 		// JSON and collections
 		"JSON_VALUE", "JSON_QUERY", "JSON_EXISTS", "JSON_STRING", "JSON_OBJECT", "JSON_ARRAY",
 		"CARDINALITY", "ELEMENT", "ARRAY", "MAP", "ROW")
+	add(unsupportedFunc{instead: "CASE WHEN c THEN a ELSE b END does the same"}, "IF")
+	add(unsupportedFunc{instead: "COALESCE(a, b) does the same"}, "IFNULL")
+	add(unsupportedFunc{instead: "CASE WHEN a = b THEN NULL ELSE a END does the same"}, "NULLIF")
+	add(unsupportedFunc{instead: "CAST is supported"}, "TRY_CAST")
+	add(unsupportedFunc{instead: "SUBSTRING(s, 1, n) does the same"}, "LEFT")
+	add(unsupportedFunc{instead: "CONCAT and || are supported"}, "CONCAT_WS")
 	return m
 }()
 
@@ -341,10 +354,14 @@ func UnsupportedFunction(name string, bare bool) (string, bool) {
 	if !ok || bare && !f.bare {
 		return "", false
 	}
-	if f.what == "" {
-		return name + " is not supported yet", true
+	msg := name + " is not supported yet"
+	if f.what != "" {
+		msg = name + " (" + f.what + ") is not supported yet"
 	}
-	return name + " (" + f.what + ") is not supported yet", true
+	if f.instead != "" {
+		msg += ": " + f.instead
+	}
+	return msg, true
 }
 
 // UnsupportedFunctionNames returns the names UnsupportedFunction knows.
