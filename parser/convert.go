@@ -522,7 +522,11 @@ func (c *converter) call(p Pos, name string, g *gCall) *Call {
 		e.Args = append(e.Args, c.expr(a))
 	}
 	if g.From != nil {
-		if e.Name != "SUBSTRING" {
+		if msg, ok := UnsupportedFunction(e.Name, false); ok {
+			if c.err == nil {
+				c.err = Errorf(p, "%s", msg)
+			}
+		} else if e.Name != "SUBSTRING" {
 			c.fail(g.Pos, "FROM inside a function call is only valid in SUBSTRING(s FROM i [FOR n])")
 		}
 		e.Args = append(e.Args, c.expr(g.From))
