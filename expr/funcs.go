@@ -3,6 +3,7 @@ package expr
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -37,6 +38,19 @@ var fnNames = map[string]fn{
 func IsFunction(name string) bool {
 	_, ok := fnNames[name]
 	return ok || name == "COALESCE"
+}
+
+// FunctionNames returns the names of the scalar functions NewCall knows
+// (COALESCE included), sorted.
+func FunctionNames() []string {
+	out := []string{"COALESCE"}
+	for n := range fnNames {
+		if n != "||" {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Func is a built-in scalar function. All are strict: NULL if any argument is NULL.

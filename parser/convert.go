@@ -297,6 +297,11 @@ func (c *converter) selectItem(g *gSelectItem) *SelectItem {
 	default:
 		it.Expr = c.expr(g.Expr)
 		if g.Alias != nil {
+			// Flink reserves FILTER: after a call it starts the FILTER
+			// (WHERE ...) clause of an aggregate, never an alias.
+			if _, call := it.Expr.(*Call); call && !g.As && strings.EqualFold(g.Alias.Name, "FILTER") {
+				c.fail(g.Alias.Pos, "FILTER on an aggregate is not supported yet (to name the column filter, write AS filter)")
+			}
 			it.Alias = c.ident(g.Alias)
 		}
 	}
@@ -517,7 +522,11 @@ func (c *converter) call(p Pos, name string, g *gCall) *Call {
 		e.Args = append(e.Args, c.expr(a))
 	}
 	if g.From != nil {
-		if e.Name != "SUBSTRING" {
+		if msg, ok := UnsupportedFunction(e.Name, false); ok {
+			if c.err == nil {
+				c.err = Errorf(p, "%s", msg)
+			}
+		} else if e.Name != "SUBSTRING" {
 			c.fail(g.Pos, "FROM inside a function call is only valid in SUBSTRING(s FROM i [FOR n])")
 		}
 		e.Args = append(e.Args, c.expr(g.From))

@@ -117,31 +117,10 @@ func (l *language) expected(seg segment, k int, try tryFunc) (list string, ident
 	if k > maxProbePrefix {
 		return "", false
 	}
-	at := seg.end
-	if k < len(seg.toks) {
-		at = toPos(seg.toks[k].Pos)
-	}
-	atPos := lexer.Position{Line: at.Line, Column: at.Col, Offset: at.Offset}
-	after := atPos
-	after.Column++
-	after.Offset++
 	accepted := map[string]bool{}
 	buf := make([]lexer.Token, 0, k+2)
 	for _, c := range l.vocab {
-		toks := append(buf[:0], seg.toks[:k]...)
-		if c.tok.Type == lexer.EOF {
-			toks = append(toks, lexer.EOFToken(atPos))
-			if try(toks) == nil {
-				accepted[c.key] = true
-			}
-			continue
-		}
-		t := c.tok
-		t.Pos = atPos
-		toks = append(toks, t, lexer.EOFToken(after))
-		// The candidate fits if the parser gets past it: the parser never
-		// backtracks, so a branch that took the candidate fails at the end.
-		if err := try(toks); err == nil || errorOffset(err) > at.Offset {
+		if l.probe(seg, k, c, try, buf) {
 			accepted[c.key] = true
 		}
 	}
@@ -235,6 +214,16 @@ func (l *language) dropRelaxed(prefix []lexer.Token, accepted map[string]bool) {
 // innermostCall returns the upper-cased function name before the innermost
 // unclosed '(' of toks, or "" if that parenthesis does not open a call.
 func innermostCall(l *language, toks []lexer.Token) string {
+	if i := innermostCallAt(l, toks); i >= 0 {
+		return strings.ToUpper(toks[i].Value)
+	}
+	return ""
+}
+
+// innermostCallAt returns the index in toks of the function name before
+// the innermost unclosed '(' of toks, or -1 if that parenthesis does not
+// open a call.
+func innermostCallAt(l *language, toks []lexer.Token) int {
 	var open []int
 	for i, t := range toks {
 		switch {
@@ -245,13 +234,37 @@ func innermostCall(l *language, toks []lexer.Token) string {
 		}
 	}
 	if len(open) == 0 {
-		return ""
+		return -1
 	}
 	i := open[len(open)-1]
 	if i == 0 || !l.is(toks[i-1], tokIdent) {
-		return ""
+		return -1
 	}
-	return strings.ToUpper(toks[i-1].Value)
+	return i - 1
+}
+
+// probe reports whether the grammar accepts candidate c after the first k
+// tokens of seg; buf is scratch space for the tokens tried.
+func (l *language) probe(seg segment, k int, c candidate, try tryFunc, buf []lexer.Token) bool {
+	at := seg.end
+	if k < len(seg.toks) {
+		at = toPos(seg.toks[k].Pos)
+	}
+	atPos := lexer.Position{Line: at.Line, Column: at.Col, Offset: at.Offset}
+	toks := append(buf[:0], seg.toks[:k]...)
+	if c.tok.Type == lexer.EOF {
+		return try(append(toks, lexer.EOFToken(atPos))) == nil
+	}
+	after := atPos
+	after.Column++
+	after.Offset++
+	t := c.tok
+	t.Pos = atPos
+	toks = append(toks, t, lexer.EOFToken(after))
+	// The candidate fits if the parser gets past it: the parser never
+	// backtracks, so a branch that took the candidate fails at the end.
+	err := try(toks)
+	return err == nil || errorOffset(err) > at.Offset
 }
 
 // errorOffset is the byte offset a participle error points at.

@@ -261,7 +261,8 @@ type gSelectItem struct {
 	Pos   lexer.Position
 	Star  bool    `parser:"  @'*'"`
 	Expr  *gExpr  `parser:"| @@"`
-	Alias *gIdent `parser:"  ( 'AS'? @@ )?"`
+	As    bool    `parser:"  ( @'AS'?"`
+	Alias *gIdent `parser:"    @@ )?"`
 }
 
 type gFromItem struct {

@@ -297,9 +297,8 @@ func (l *language) syntaxError(seg segment, err error, try tryFunc) *Error {
 		pos = seg.end
 		got = seg.endName
 	}
-	if k > 0 && k < len(seg.toks) && strings.EqualFold(seg.toks[k-1].Value, "FROM") &&
-		strings.EqualFold(seg.toks[k].Value, "TABLE") {
-		return Errorf(pos, "table functions in FROM (FROM TABLE(TUMBLE(...))) are not supported yet")
+	if perr := l.unsupported(seg, k, try); perr != nil {
+		return perr
 	}
 	expected, identOK := l.expected(seg, k, try)
 	msg := "unexpected " + got

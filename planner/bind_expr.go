@@ -2,9 +2,11 @@ package planner
 
 import (
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/weir-sql/weir/confval"
 	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/parser"
 	"github.com/weir-sql/weir/types"
@@ -65,6 +67,9 @@ func (b *exprBinder) bindAll(es []parser.Expr) ([]expr.Expr, error) {
 func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 	switch n := e.(type) {
 	case *parser.ColumnRef:
+		if err := b.bareFunction(n); err != nil {
+			return nil, err
+		}
 		if b.agg != nil {
 			return nil, parser.Errorf(n.Pos, "expression '%s' must appear in GROUP BY or be used in an aggregate", sqlText(n))
 		}
@@ -169,7 +174,7 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 			return nil, parser.Errorf(n.Pos, "aggregate function %s is not allowed %s", n.Name, where)
 		}
 		if !expr.IsFunction(n.Name) {
-			return nil, parser.Errorf(n.Pos, "unknown function %s", n.Name)
+			return nil, unknownFunction(n)
 		}
 		args, err := b.bindAll(n.Args)
 		if err != nil {
@@ -178,6 +183,91 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 		return expr.NewCall(n.Name, args)
 	}
 	return nil, parser.Errorf(e.Position(), "unsupported expression %s", sqlText(e))
+}
+
+// bareFunction returns the error for a function of Flink written without
+// parentheses that Weir lacks (CURRENT_TIMESTAMP), unless ref names a
+// column in scope.
+func (b *exprBinder) bareFunction(ref *parser.ColumnRef) error {
+	if ref.Table != "" {
+		return nil
+	}
+	msg, ok := parser.UnsupportedFunction(ref.Name, true)
+	if !ok {
+		return nil
+	}
+	sc := b.sc
+	if b.agg != nil {
+		sc = b.agg.in.sc
+	}
+	if sc != nil {
+		if _, err := sc.resolve(ref); err == nil {
+			return nil
+		}
+	}
+	return parser.Errorf(ref.Pos, "%s", msg)
+}
+
+// unknownFunction is the error for a call of a function Weir does not
+// have: "not supported yet" for a built-in function of Flink, "unknown"
+// otherwise, with the closest names of functions Weir has (all of them
+// when none is close, for an unknown one).
+func unknownFunction(n *parser.Call) error {
+	msg, flink := parser.UnsupportedFunction(n.Name, false)
+	if !flink {
+		msg = "unknown function " + n.Name
+	}
+	if near := closestFunctions(n.Name, flink); len(near) > 0 {
+		msg += " (closest known functions: " + strings.Join(near, ", ") + ")"
+	} else if !flink {
+		msg += " (known functions: " + strings.Join(knownFunctions(), ", ") + ")"
+	}
+	return parser.Errorf(n.Pos, "%s", msg)
+}
+
+// knownFunctions are the names of the functions Weir has, sorted:
+// aggregates and scalar functions.
+func knownFunctions() []string {
+	names := expr.FunctionNames()
+	for a := range aggFuncs {
+		names = append(names, a)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// maxClosest bounds how many close function names an error lists.
+const maxClosest = 3
+
+// closestFunctions returns up to maxClosest names of known functions close
+// to name (upper case), closest first: within one edit for names of up to
+// three letters, two up to eight, a third of the length beyond; or, for
+// names of four letters or more, containing name or contained in it
+// (LENGTH, CHAR_LENGTH). A real function of Flink (flink) is no typo: only
+// names one edit away or containing it count.
+func closestFunctions(name string, flink bool) []string {
+	type near struct {
+		name string
+		dist int
+	}
+	var found []near
+	limit := max(2, len(name)/3)
+	if len(name) <= 3 || flink {
+		limit = 1
+	}
+	for _, k := range knownFunctions() {
+		d := confval.EditDistance(name, k)
+		contains := min(len(name), len(k)) >= 4 && (strings.Contains(k, name) || strings.Contains(name, k))
+		if d <= limit || contains {
+			found = append(found, near{k, d})
+		}
+	}
+	sort.SliceStable(found, func(i, j int) bool { return found[i].dist < found[j].dist })
+	var out []string
+	for i := 0; i < len(found) && i < maxClosest; i++ {
+		out = append(out, found[i].name)
+	}
+	return out
 }
 
 func (b *exprBinder) bindCase(n *parser.Case) (expr.Expr, error) {

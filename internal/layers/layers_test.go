@@ -28,7 +28,7 @@ var allowed = map[string][]string{
 	"checkpoint":              {"types"},
 	"connector":               {"types", "connector", "confval", "internal/filelock"},
 	"exec":                    {"types", "expr", "connector", "statestore", "checkpoint", "exec", "internal/cputime"},
-	"planner":                 {"types", "parser", "expr", "exec", "connector"},
+	"planner":                 {"types", "parser", "expr", "exec", "connector", "confval"},
 	"session":                 {"types", "parser", "expr", "exec", "connector", "planner", "checkpoint", "statestore", "confval", "internal/filelock"},
 	"repl":                    {"types", "parser", "exec", "connector", "planner", "session"},
 	"bench":                   {"types", "parser", "exec", "connector", "planner", "session", "checkpoint", "statestore", "bench", "internal/cputime"},
