@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/chzyer/readline"
@@ -69,7 +71,9 @@ func (sh *Shell) RunInteractive(ctx context.Context, inFd, outFd int) error {
 	// which prints it above the prompt and draws the prompt and the input
 	// again below it, as database shells show asynchronous notices.
 	env := sh.sess.Env
-	sh.sess.Env.Stdout, sh.sess.Env.Stderr = rl.Stdout(), rl.Stderr()
+	prompt := &promptState{}
+	sh.sess.Env.Stdout = noticeWriter{rl: rl, through: rl.Stdout(), prompt: prompt}
+	sh.sess.Env.Stderr = noticeWriter{rl: rl, through: rl.Stderr(), prompt: prompt}
 	defer func() { sh.sess.Env = env }()
 	defer func() {
 		if t.keys != nil {
@@ -87,7 +91,9 @@ func (sh *Shell) RunInteractive(ctx context.Context, inFd, outFd int) error {
 		} else {
 			rl.SetPrompt(Prompt)
 		}
+		prompt.set(true)
 		line, err := rl.Readline()
+		prompt.set(false)
 		switch {
 		case errors.Is(err, readline.ErrInterrupt):
 			sp = splitter{}
@@ -132,4 +138,42 @@ func historyEntry(stmts []located) string {
 		parts = append(parts, strings.Join(lines, " ")+";")
 	}
 	return strings.Join(parts, " ")
+}
+
+// promptState says whether the shell is at its prompt (in Readline). Its
+// lock orders the writes of background jobs with the prompt: a write
+// decides how to print and prints under it.
+type promptState struct {
+	mu sync.Mutex
+	at bool
+}
+
+func (p *promptState) set(at bool) {
+	p.mu.Lock()
+	p.at = at
+	p.mu.Unlock()
+}
+
+// noticeWriter writes what background jobs print. Away from the prompt it
+// writes as is (before the prompt is drawn). At the prompt it writes
+// through readline, which erases the prompt line, prints, and draws the
+// prompt and the input again; readline does that only once it reads the
+// terminal, which it marks right after drawing the prompt, so the write
+// waits for that mark.
+type noticeWriter struct {
+	rl      *readline.Instance
+	through io.Writer // rl.Stdout() or rl.Stderr()
+	prompt  *promptState
+}
+
+func (w noticeWriter) Write(b []byte) (int, error) {
+	w.prompt.mu.Lock()
+	defer w.prompt.mu.Unlock()
+	if w.prompt.at {
+		// The bound only guards against a readline that never marks it.
+		for i := 0; i < 100000 && !w.rl.Terminal.IsReading(); i++ {
+			runtime.Gosched()
+		}
+	}
+	return w.through.Write(b)
 }
