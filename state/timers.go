@@ -222,9 +222,9 @@ func timerTS(t *timerIndex, key []byte) (int64, error) {
 
 // firingBuf holds the timers collected by one round of fireUpTo.
 type firingBuf struct {
-	c      chunk
-	kgs    []int
-	order  []int
+	c        chunk
+	kgs      []int
+	order    []int
 	hi       []byte // the upper bound of a round's scans
 	flo, fhi []byte // firstTimer's bounds
 	// active is the index being fired; newMin the earliest timestamp a
