@@ -146,7 +146,7 @@ func TestModel(t *testing.T) {
 		{name: "memory-ttl", ttl: 40 * time.Millisecond},
 		{name: "pebble", pebble: true, cacheBytes: 64 << 20},
 		{name: "pebble-small-cache", pebble: true, cacheBytes: 8 << 10},
-		{name: "pebble-small-cache-ttl", pebble: true, cacheBytes: 8 << 10, ttl: 40 * time.Millisecond},
+		{name: "pebble-small-cache-ttl", pebble: true, cacheBytes: 2 << 10, ttl: 40 * time.Millisecond},
 	}
 	for i, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
@@ -170,6 +170,8 @@ type harness struct {
 	ckPar  int
 	ckMd   *model
 	ck     int
+	// counts for the log
+	restores, rescales, fired int
 }
 
 func runModel(t *testing.T, v variant, seed uint64, steps int) {
@@ -193,6 +195,22 @@ func runModel(t *testing.T, v variant, seed uint64, steps int) {
 		h.step(step)
 	}
 	h.verifyAll("end")
+	if !v.pebble {
+		t.Logf("%d steps, %d timers fired", steps, h.fired)
+		return
+	}
+	h.checkpoint()
+	var keys int64
+	for _, st := range h.subs {
+		info, err := st.store.Snapshot(filepath.Join(h.dir, "final", fmt.Sprint(len(h.subs), st.k.first)))
+		must(t, err)
+		keys += info.Keys
+	}
+	t.Logf("%d steps, %d checkpoints, %d restores (%d at another parallelism), %d timers fired; at the end %d entries in state (at least %d bytes in the cache), budget %d bytes per subtask",
+		steps, h.ck, h.restores, h.rescales, h.fired, keys, keys*100, v.cacheBytes)
+	if v.cacheBytes < 64<<10 && keys*100 < 4*v.cacheBytes {
+		t.Errorf("the state (%d entries) is not much larger than the cache budget (%d bytes)", keys, v.cacheBytes)
+	}
 }
 
 func (h *harness) closeAll() {
@@ -457,6 +475,7 @@ func (h *harness) advanceWatermark(wm int64) {
 		got = append(got, mine...)
 	}
 	h.checkFired(fmt.Sprintf("watermark %d", wm), got, want)
+	h.fired += len(got)
 }
 
 func (h *harness) advanceProc(now int64) {
@@ -481,6 +500,7 @@ func (h *harness) advanceProc(now int64) {
 		got = append(got, mine...)
 	}
 	h.checkFired(fmt.Sprintf("processing time %d", now), got, want)
+	h.fired += len(got)
 	// Expired keys hold no entries at all (their timers removed them).
 	for _, k := range expired {
 		st := h.use(k)
@@ -511,6 +531,10 @@ func (h *harness) checkpoint() {
 func (h *harness) restore() {
 	h.closeAll()
 	par := 1 + h.r.IntN(4)
+	h.restores++
+	if par != h.ckPar {
+		h.rescales++
+	}
 	h.md = h.ckMd.clone()
 	h.open(par, h.ckDirs)
 	// The runtime gives a restored operator the time again.
