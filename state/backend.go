@@ -57,6 +57,7 @@ func (b storeBackend) put(kg int, key, value []byte, _ bool) error  { return b.s
 func (b storeBackend) del(kg int, key []byte, _ bool) error         { return b.sp.Delete(kg, key) }
 
 func (b storeBackend) scan(kg int, lower, upper []byte, reverse bool, limit int, c *chunk) error {
+	limit += len(c.ents)
 	return b.sp.Scan(kg, lower, upper, reverse, func(k, v []byte) (bool, error) {
 		c.add(k, v)
 		return len(c.ents) < limit, nil
@@ -134,6 +135,7 @@ func (m *memBackend) scan(kg int, lower, upper []byte, reverse bool, limit int, 
 		m.hi = binary.BigEndian.AppendUint16(m.hi[:0], uint16(kg+1))
 		hi = btreemap.LT(unsafeString(m.hi))
 	}
+	limit += len(c.ents)
 	yield := func(k string, e *memEntry) bool {
 		c.add(unsafeBytes(k)[2:], e.val)
 		return len(c.ents) < limit

@@ -115,8 +115,10 @@ func (k *Keyed) registerTimer(t *timerIndex, ts int64, ns []byte) error {
 	}
 	h := &t.heads[k.kg-k.first]
 	*h = min(*h, ts)
-	if f := &k.firing; f.active == t {
-		f.newMin = min(f.newMin, ts)
+	if f := &k.firing; f.active == t && ts <= f.bound {
+		// Registered by a callback for a time this round fires: it fires
+		// in this round, in order (see fireUpTo).
+		f.push(k.kg, key, len(k.cur))
 	}
 	return nil
 }
@@ -227,10 +229,74 @@ type firingBuf struct {
 	order    []int
 	hi       []byte // the upper bound of a round's scans
 	flo, fhi []byte // firstTimer's bounds
-	// active is the index being fired; newMin the earliest timestamp a
-	// callback registered in it this round.
+	// active is the index being fired, bound the latest timestamp this
+	// round fires; extra holds the due timers callbacks registered in it
+	// this round (a min-heap by entry key, their bytes in xbuf).
 	active *timerIndex
-	newMin int64
+	bound  int64
+	extra  []extraTimer
+	xbuf   []byte
+}
+
+// extraTimer is a timer registered during a round of fireUpTo.
+type extraTimer struct {
+	kg     int
+	k0, k1 int // its entry key in xbuf
+	keyLen int
+}
+
+func (f *firingBuf) xkey(e extraTimer) []byte { return f.xbuf[e.k0:e.k1] }
+
+func (f *firingBuf) xless(a, b extraTimer) bool {
+	if c := bytes.Compare(f.xkey(a), f.xkey(b)); c != 0 {
+		return c < 0
+	}
+	return a.kg < b.kg
+}
+
+// extraFirst reports whether the top of extra comes before read timer i.
+func (f *firingBuf) extraFirst(i int) bool {
+	e := f.extra[0]
+	if c := bytes.Compare(f.xkey(e), f.c.key(i)); c != 0 {
+		return c < 0
+	}
+	return e.kg < f.kgs[i]
+}
+
+func (f *firingBuf) push(kg int, key []byte, keyLen int) {
+	k0 := len(f.xbuf)
+	f.xbuf = append(f.xbuf, key...)
+	f.extra = append(f.extra, extraTimer{kg: kg, k0: k0, k1: len(f.xbuf), keyLen: keyLen})
+	for i := len(f.extra) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !f.xless(f.extra[i], f.extra[p]) {
+			break
+		}
+		f.extra[i], f.extra[p] = f.extra[p], f.extra[i]
+		i = p
+	}
+}
+
+func (f *firingBuf) pop() extraTimer {
+	top := f.extra[0]
+	n := len(f.extra) - 1
+	f.extra[0] = f.extra[n]
+	f.extra = f.extra[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && f.xless(f.extra[l], f.extra[m]) {
+			m = l
+		}
+		if l+1 < n && f.xless(f.extra[l+1], f.extra[m]) {
+			m = l + 1
+		}
+		if m == i {
+			break
+		}
+		f.extra[i], f.extra[m] = f.extra[m], f.extra[i]
+		i = m
+	}
+	return top
 }
 
 // timersPerGroup bounds the timers a round of fireUpTo reads from one key
@@ -249,10 +315,9 @@ func (k *Keyed) fireUpTo(t *timerIndex, d TimeDomain, upTo int64, fire func(Time
 	if f.active != nil {
 		return fmt.Errorf("state: timers advanced from a timer callback")
 	}
-	f.active = t
 	defer func() { f.active = nil }()
 	for {
-		f.newMin = math.MaxInt64
+		f.active = nil
 		f.c.reset()
 		f.kgs = f.kgs[:0]
 		bound := int64(math.MaxInt64)
@@ -308,21 +373,45 @@ func (k *Keyed) fireUpTo(t *timerIndex, d TimeDomain, upTo int64, fire func(Time
 			}
 			return cmp.Compare(f.kgs[a], f.kgs[b])
 		})
-		for _, i := range f.order {
-			key, kg := f.c.key(i), f.kgs[i]
+		// Fire the read timers up to bound, merged with those the
+		// callbacks register for times up to bound.
+		f.active, f.bound = t, min(bound, upTo)
+		f.extra, f.xbuf = f.extra[:0], f.xbuf[:0]
+		for bi := 0; ; {
+			var key []byte
+			var kg, keyLen int
+			switch {
+			case len(f.extra) > 0 && (bi == len(f.order) || f.extraFirst(f.order[bi])):
+				e := f.pop()
+				key, kg, keyLen = f.xkey(e), e.kg, e.keyLen
+			case bi < len(f.order):
+				i := f.order[bi]
+				bi++
+				key, kg = f.c.key(i), f.kgs[i]
+				kl, w := binary.Uvarint(f.c.val(i))
+				if w <= 0 {
+					return fmt.Errorf("state: malformed timer entry %x", key)
+				}
+				keyLen = int(kl)
+			default:
+				keyLen = -1
+			}
+			if keyLen < 0 {
+				break
+			}
 			ts, err := timerTS(t, key)
 			if err != nil {
 				return err
 			}
-			if ts > bound || f.newMin < ts {
-				// Read but not fired this round (a later round reads it
-				// again, after the earlier timers a callback registered): it stays, and its key
+			if ts > bound {
+				// Read but not fired this round: it stays, and its key
 				// group's head must not pass it.
 				h := &t.heads[kg-k.first]
 				*h = min(*h, ts)
 				continue
 			}
-			// An earlier callback may have deleted it.
+			// An earlier callback may have deleted it, or it was read
+			// and registered again.
 			if _, ok, err := k.be.get(kg, key); err != nil {
 				return err
 			} else if !ok {
@@ -331,15 +420,14 @@ func (k *Keyed) fireUpTo(t *timerIndex, d TimeDomain, upTo int64, fire func(Time
 			if err := k.be.del(kg, key, true); err != nil {
 				return err
 			}
-			kl, w := binary.Uvarint(f.c.val(i))
 			rest := key[len(t.prefix)+8:]
-			if w <= 0 || kl > uint64(len(rest)) {
+			if keyLen > len(rest) {
 				return fmt.Errorf("state: malformed timer entry %x", key)
 			}
-			if err := k.SetCurrentKeyInGroup(rest[:kl], kg); err != nil {
+			if err := k.SetCurrentKeyInGroup(rest[:keyLen], kg); err != nil {
 				return err
 			}
-			if err := fire(Timer{Domain: d, Timestamp: ts, Key: k.cur, Namespace: rest[kl:]}); err != nil {
+			if err := fire(Timer{Domain: d, Timestamp: ts, Key: k.cur, Namespace: rest[keyLen:]}); err != nil {
 				return err
 			}
 		}
