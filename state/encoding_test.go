@@ -157,11 +157,15 @@ func TestTimerChunks(t *testing.T) {
 // newTestKeyed returns a Keyed in memory or on a new store with a small
 // cache.
 func newTestKeyed(t testing.TB, onPebble bool, opts Options) *Keyed {
+	return newTestKeyedCache(t, onPebble, opts, 64<<10)
+}
+
+func newTestKeyedCache(t testing.TB, onPebble bool, opts Options, cacheBytes int64) *Keyed {
 	t.Helper()
 	var k *Keyed
 	var err error
 	if onPebble {
-		st, err := statestore.Open(t.TempDir(), statestore.Options{CacheBytes: 64 << 10, MaxParallelism: opts.MaxParallelism})
+		st, err := statestore.Open(t.TempDir(), statestore.Options{CacheBytes: cacheBytes, MaxParallelism: opts.MaxParallelism})
 		if err != nil {
 			t.Fatal(err)
 		}
