@@ -3,6 +3,7 @@ module github.com/weir-sql/weir
 go 1.26.8
 
 require (
+	github.com/RaduBerinde/btreemap v0.0.0-20250419174037-3d62b7205d54
 	github.com/alecthomas/participle/v2 v2.1.4
 	github.com/cespare/xxhash/v2 v2.2.0
 	github.com/chzyer/readline v1.5.1
@@ -13,7 +14,6 @@ require (
 require (
 	github.com/DataDog/zstd v1.5.7 // indirect
 	github.com/RaduBerinde/axisds v0.1.0 // indirect
-	github.com/RaduBerinde/btreemap v0.0.0-20250419174037-3d62b7205d54 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cockroachdb/crlib v0.0.0-20241112164430-1264a2edc35b // indirect
 	github.com/cockroachdb/errors v1.11.3 // indirect

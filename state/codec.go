@@ -1,0 +1,123 @@
+package state
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/weir-sql/weir/types"
+)
+
+// Codec turns values of type T into bytes and back. Append must not retain
+// dst beyond returning it; Decode must not retain src (its bytes are valid
+// only during the call).
+//
+// A codec used for the keys of a MapState or SortedMapState must be
+// order-preserving (bytewise order of encodings is the order of values);
+// Desc also needs it self-delimiting. The codecs of this package that say so
+// are both.
+type Codec[T any] interface {
+	Append(dst []byte, v T) []byte
+	Decode(src []byte) (T, error)
+}
+
+// Int64 is an order-preserving, self-delimiting codec of int64 (8 bytes,
+// big-endian, sign bit flipped).
+type Int64 struct{}
+
+// Append implements Codec.
+func (Int64) Append(dst []byte, v int64) []byte {
+	return binary.BigEndian.AppendUint64(dst, uint64(v)^signBit)
+}
+
+// Decode implements Codec.
+func (Int64) Decode(src []byte) (int64, error) {
+	if len(src) != 8 {
+		return 0, fmt.Errorf("state: int64 of %d bytes", len(src))
+	}
+	return int64(binary.BigEndian.Uint64(src) ^ signBit), nil
+}
+
+// String is an order-preserving, self-delimiting codec of strings (the
+// VARCHAR encoding of AppendString).
+type String struct{}
+
+// Append implements Codec.
+func (String) Append(dst []byte, v string) []byte { return AppendString(dst, v) }
+
+// Decode implements Codec.
+func (String) Decode(src []byte) (string, error) {
+	v, rest, err := DecodeValue(src)
+	if err != nil || v.Kind() != types.KindVarchar || len(rest) != 0 {
+		return "", fmt.Errorf("state: bad string encoding %x", src)
+	}
+	return v.Str(), nil
+}
+
+// Bytes stores byte slices as they are. It is order-preserving but not
+// self-delimiting: fine for values and for the keys of a map, not for Desc.
+// Decode copies.
+type Bytes struct{}
+
+// Append implements Codec.
+func (Bytes) Append(dst []byte, v []byte) []byte { return append(dst, v...) }
+
+// Decode implements Codec.
+func (Bytes) Decode(src []byte) ([]byte, error) { return append([]byte(nil), src...), nil }
+
+// Values is an order-preserving, self-delimiting codec of rows of SQL
+// values (AppendValue per value). Kinds, when set, gives each position's
+// kind, so that an INT column decodes as INT rather than BIGINT.
+type Values struct {
+	Kinds []types.Kind
+}
+
+// Append implements Codec.
+func (c Values) Append(dst []byte, v []types.Value) []byte {
+	for _, x := range v {
+		dst = AppendValue(dst, x)
+	}
+	return dst
+}
+
+// Decode implements Codec. It allocates the row.
+func (c Values) Decode(src []byte) ([]types.Value, error) {
+	var row []types.Value
+	if c.Kinds != nil {
+		row = make([]types.Value, 0, len(c.Kinds))
+	}
+	for i := 0; len(src) > 0; i++ {
+		v, rest, err := DecodeValue(src)
+		if err != nil {
+			return nil, fmt.Errorf("state: value %d of a row: %w", i, err)
+		}
+		if i < len(c.Kinds) && c.Kinds[i] == types.KindInt && v.Kind() == types.KindBigInt {
+			v = v.WithKind(types.KindInt)
+		}
+		row = append(row, v)
+		src = rest
+	}
+	if c.Kinds != nil && len(row) != len(c.Kinds) {
+		return nil, fmt.Errorf("state: row of %d values, want %d", len(row), len(c.Kinds))
+	}
+	return row, nil
+}
+
+// Desc reverses the order of an order-preserving, self-delimiting codec by
+// complementing its bytes, for sorted state that iterates largest first.
+func Desc[T any](c Codec[T]) Codec[T] { return desc[T]{c} }
+
+type desc[T any] struct{ c Codec[T] }
+
+func (d desc[T]) Append(dst []byte, v T) []byte {
+	n := len(dst)
+	dst = d.c.Append(dst, v)
+	complement(dst[n:])
+	return dst
+}
+
+func (d desc[T]) Decode(src []byte) (T, error) {
+	var buf [64]byte
+	b := append(buf[:0], src...)
+	complement(b)
+	return d.c.Decode(b)
+}

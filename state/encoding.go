@@ -1,0 +1,220 @@
+package state
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/weir-sql/weir/types"
+)
+
+// The order-preserving key encoding. Each value is a tag byte and a payload;
+// comparing two encodings bytewise compares the values (for values of one
+// kind), and every encoding is self-delimiting (no encoding is a prefix of
+// another), so encodings can be concatenated into composite keys that sort
+// column by column.
+//
+//	NULL      0x01                       (sorts before every other value)
+//	BOOLEAN   0x02, 0x00 or 0x01
+//	INT, BIGINT 0x03, 8 bytes big-endian with the sign bit flipped
+//	TIMESTAMP 0x04, as integers
+//	INTERVAL  0x05, as integers
+//	DOUBLE    0x06, 8 bytes: the IEEE bits with the sign bit flipped for
+//	          positive numbers and all bits flipped for negative ones;
+//	          -0 is written as 0 and every NaN as one NaN, after +Inf
+//	VARCHAR   0x07, the bytes with 0x00 escaped as 0x00 0xFF, then 0x00 0x01
+//
+// INT and BIGINT share a tag: equal integers encode equally whatever their
+// SQL type, so they are one key and land in one key group. The descending
+// form (AppendValueDesc) is the same bytes complemented, which reverses the
+// order and stays self-delimiting (NULL then sorts last).
+const (
+	tagNull      byte = 0x01
+	tagBool      byte = 0x02
+	tagInt       byte = 0x03
+	tagTimestamp byte = 0x04
+	tagInterval  byte = 0x05
+	tagDouble    byte = 0x06
+	tagString    byte = 0x07
+)
+
+// ErrBadEncoding reports bytes that DecodeValue cannot read.
+var ErrBadEncoding = errors.New("state: malformed key encoding")
+
+const signBit = 1 << 63
+
+// AppendValue appends the order-preserving encoding of v to dst.
+func AppendValue(dst []byte, v types.Value) []byte {
+	switch v.Kind() {
+	case types.KindNull:
+		return append(dst, tagNull)
+	case types.KindBoolean:
+		if v.Bool() {
+			return append(dst, tagBool, 1)
+		}
+		return append(dst, tagBool, 0)
+	case types.KindInt, types.KindBigInt:
+		return binary.BigEndian.AppendUint64(append(dst, tagInt), uint64(v.Int())^signBit)
+	case types.KindTimestamp:
+		return binary.BigEndian.AppendUint64(append(dst, tagTimestamp), uint64(v.Int())^signBit)
+	case types.KindInterval:
+		return binary.BigEndian.AppendUint64(append(dst, tagInterval), uint64(v.Int())^signBit)
+	case types.KindDouble:
+		return binary.BigEndian.AppendUint64(append(dst, tagDouble), orderedFloat(v.Float()))
+	case types.KindVarchar:
+		return AppendString(dst, v.Str())
+	}
+	panic(fmt.Sprintf("state: cannot encode a value of kind %v", v.Kind()))
+}
+
+// AppendValueDesc appends the descending encoding of v: the complement of
+// AppendValue's, so larger values sort first.
+func AppendValueDesc(dst []byte, v types.Value) []byte {
+	n := len(dst)
+	dst = AppendValue(dst, v)
+	complement(dst[n:])
+	return dst
+}
+
+// AppendInt64 appends the encoding of BIGINT i (that of INT i too).
+func AppendInt64(dst []byte, i int64) []byte {
+	return binary.BigEndian.AppendUint64(append(dst, tagInt), uint64(i)^signBit)
+}
+
+// AppendString appends the encoding of VARCHAR s.
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, tagString)
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 {
+			dst = append(dst, 0, 0xFF)
+		} else {
+			dst = append(dst, s[i])
+		}
+	}
+	return append(dst, 0, 1)
+}
+
+func complement(b []byte) {
+	for i := range b {
+		b[i] = ^b[i]
+	}
+}
+
+func orderedFloat(f float64) uint64 {
+	switch {
+	case f == 0:
+		f = 0 // -0 is 0
+	case math.IsNaN(f):
+		return math.Float64bits(math.NaN()) | signBit
+	}
+	b := math.Float64bits(f)
+	if b&signBit != 0 {
+		return ^b
+	}
+	return b | signBit
+}
+
+func unorderedFloat(b uint64) float64 {
+	if b&signBit != 0 {
+		return math.Float64frombits(b &^ signBit)
+	}
+	return math.Float64frombits(^b)
+}
+
+// DecodeValue reads one value written by AppendValue and returns it with
+// the rest of src. Integers come back as BIGINT (INT and BIGINT share an
+// encoding); use Value.WithKind for an INT column.
+func DecodeValue(src []byte) (types.Value, []byte, error) { return decodeValue(src, 0) }
+
+// DecodeValueDesc reads one value written by AppendValueDesc.
+func DecodeValueDesc(src []byte) (types.Value, []byte, error) { return decodeValue(src, 0xFF) }
+
+// decodeValue reads one value whose bytes were xored with x.
+func decodeValue(src []byte, x byte) (types.Value, []byte, error) {
+	if len(src) == 0 {
+		return types.Value{}, nil, ErrBadEncoding
+	}
+	tag := src[0] ^ x
+	src = src[1:]
+	fixed := func() (uint64, bool) {
+		if len(src) < 8 {
+			return 0, false
+		}
+		u := binary.BigEndian.Uint64(src)
+		if x != 0 {
+			u = ^u
+		}
+		src = src[8:]
+		return u, true
+	}
+	switch tag {
+	case tagNull:
+		return types.NullValue(), src, nil
+	case tagBool:
+		if len(src) < 1 || (src[0]^x) > 1 {
+			return types.Value{}, nil, ErrBadEncoding
+		}
+		return types.BoolValue(src[0]^x == 1), src[1:], nil
+	case tagInt, tagTimestamp, tagInterval, tagDouble:
+		u, ok := fixed()
+		if !ok {
+			return types.Value{}, nil, ErrBadEncoding
+		}
+		switch tag {
+		case tagInt:
+			return types.BigIntValue(int64(u ^ signBit)), src, nil
+		case tagTimestamp:
+			return types.TimestampValue(int64(u ^ signBit)), src, nil
+		case tagInterval:
+			return types.IntervalValue(int64(u ^ signBit)), src, nil
+		}
+		return types.DoubleValue(unorderedFloat(u)), src, nil
+	case tagString:
+		var out []byte
+		for i := 0; i+1 < len(src); i++ {
+			c := src[i] ^ x
+			if c != 0 {
+				out = append(out, c)
+				continue
+			}
+			switch src[i+1] ^ x {
+			case 0xFF:
+				out = append(out, 0)
+				i++
+			case 1:
+				return types.StringValue(string(out)), src[i+2:], nil
+			default:
+				return types.Value{}, nil, ErrBadEncoding
+			}
+		}
+		return types.Value{}, nil, ErrBadEncoding
+	}
+	return types.Value{}, nil, ErrBadEncoding
+}
+
+// KeyGroup returns the key group of an encoded key (the concatenated
+// encodings of its values): xxhash64 of the bytes modulo maxParallelism.
+// The hash is stable across processes and versions, as restored state
+// depends on it. It differs from types.HashKey, which the hash exchange and
+// GroupAggregate use (see the package documentation).
+func KeyGroup(key []byte, maxParallelism int) int {
+	return int(xxhash.Sum64(key) % uint64(maxParallelism))
+}
+
+// KeyGroupRange returns the key groups [first, last] that subtask owns at
+// the given parallelism (types.SubtaskForKeyGroup).
+func KeyGroupRange(subtask, parallelism, maxParallelism int) (first, last int) {
+	first, last = -1, -1
+	for kg := range maxParallelism {
+		if types.SubtaskForKeyGroup(kg, parallelism, maxParallelism) == subtask {
+			if first < 0 {
+				first = kg
+			}
+			last = kg
+		}
+	}
+	return first, last
+}

@@ -1,0 +1,259 @@
+package state
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/weir-sql/weir/statestore"
+	"github.com/weir-sql/weir/types"
+)
+
+// Options configure a Keyed.
+type Options struct {
+	// OperatorID prefixes the operator's keys in a statestore (Open only).
+	OperatorID string
+	// MaxParallelism is the number of key groups. Default
+	// types.DefaultMaxParallelism; for Open it must equal the store's.
+	MaxParallelism int
+	// Subtask and Parallelism give the key groups this Keyed owns
+	// (KeyGroupRange). Parallelism 0 means 1.
+	Subtask, Parallelism int
+	// TTL, when positive, expires the state of a key that was not written
+	// for this long in processing time (table.exec.state.ttl): see
+	// AdvanceProcessingTime.
+	TTL time.Duration
+}
+
+// chunkSize is how many entries a scan copies at a time.
+const chunkSize = 256
+
+// Keyed is the keyed state of one operator subtask: the current key, the
+// state handles registered on it and its timers. Handles read and write
+// the current key's state. It runs in memory (NewMemory) or on a
+// statestore (Open) with the same behaviour; only the latter is
+// snapshotted, restored and rescaled, by the store.
+//
+// Like the store, a Keyed and its handles belong to one goroutine.
+type Keyed struct {
+	be          backend
+	maxPar      int
+	first, last int // the key groups owned, inclusive
+
+	cur []byte // the current key
+	kg  int    // its key group
+	kb  []byte // state keys are built here
+	vb  []byte // values are encoded here
+	tb  []byte // timer keys are built here
+
+	names   map[string]bool
+	handles []handle
+
+	timers [numIndexes]*timerIndex
+	now    int64 // processing time (ms) of the last AdvanceProcessingTime
+	wm     int64 // the last watermark passed to AdvanceWatermark
+
+	chunks []*chunk // per scan depth
+	depth  int
+	firing firingBuf
+
+	ttl ttlState
+}
+
+// handle is what Keyed needs of a registered state: clearing the current
+// key's entries (for TTL).
+type handle interface {
+	clearKey() error
+}
+
+// NewMemory returns a Keyed that keeps its state in memory, for jobs
+// without checkpoints.
+func NewMemory(opts Options) (*Keyed, error) {
+	return newKeyed(newMemBackend(), opts, false)
+}
+
+// Open returns a Keyed over store, which may have been restored from a
+// checkpoint (statestore.Restore, or RestoreKeyGroups when rescaling):
+// state and timers of the key groups it owns are read from it as needed.
+func Open(store *statestore.Store, opts Options) (*Keyed, error) {
+	sp, err := store.Space(opts.OperatorID)
+	if err != nil {
+		return nil, err
+	}
+	if opts.MaxParallelism == 0 {
+		opts.MaxParallelism = sp.MaxParallelism()
+	}
+	if opts.MaxParallelism != sp.MaxParallelism() {
+		return nil, fmt.Errorf("state: max parallelism %d differs from the store's %d", opts.MaxParallelism, sp.MaxParallelism())
+	}
+	return newKeyed(storeBackend{sp}, opts, true)
+}
+
+func newKeyed(be backend, opts Options, persisted bool) (*Keyed, error) {
+	if opts.MaxParallelism <= 0 {
+		opts.MaxParallelism = types.DefaultMaxParallelism
+	}
+	if opts.Parallelism <= 0 {
+		opts.Parallelism = 1
+	}
+	if opts.Parallelism > opts.MaxParallelism || opts.Subtask < 0 || opts.Subtask >= opts.Parallelism {
+		return nil, fmt.Errorf("state: subtask %d of %d with max parallelism %d", opts.Subtask, opts.Parallelism, opts.MaxParallelism)
+	}
+	k := &Keyed{be: be, maxPar: opts.MaxParallelism, names: make(map[string]bool), wm: math.MinInt64}
+	k.first, k.last = KeyGroupRange(opts.Subtask, opts.Parallelism, opts.MaxParallelism)
+	for i := range k.timers {
+		k.timers[i] = newTimerIndex(timerNames[i], k.last-k.first+1, persisted)
+	}
+	k.kg = k.first
+	if opts.TTL > 0 {
+		k.ttl = ttlState{ms: max(opts.TTL.Milliseconds(), 1), prefix: namePrefix(ttlName)}
+	}
+	return k, nil
+}
+
+// KeyGroups returns the key groups [first, last] this Keyed owns.
+func (k *Keyed) KeyGroups() (first, last int) { return k.first, k.last }
+
+// SetCurrentKey makes key, the concatenated encodings of the key's values
+// (AppendValue), the current key. Its key group must be one this Keyed
+// owns. key is copied.
+func (k *Keyed) SetCurrentKey(key []byte) error {
+	return k.SetCurrentKeyInGroup(key, KeyGroup(key, k.maxPar))
+}
+
+// SetCurrentKeyRow makes the values of row at cols the current key.
+func (k *Keyed) SetCurrentKeyRow(row []types.Value, cols []int) error {
+	b := k.cur[:0]
+	for _, c := range cols {
+		b = AppendValue(b, row[c])
+	}
+	k.cur = b
+	return k.setGroup(KeyGroup(b, k.maxPar))
+}
+
+// SetCurrentKeyInGroup is SetCurrentKey with the key group given: for an
+// operator behind an exchange that routes by another hash (see the package
+// documentation). The same key must always come with the same key group.
+func (k *Keyed) SetCurrentKeyInGroup(key []byte, keyGroup int) error {
+	k.cur = append(k.cur[:0], key...)
+	return k.setGroup(keyGroup)
+}
+
+func (k *Keyed) setGroup(kg int) error {
+	if kg < k.first || kg > k.last {
+		return fmt.Errorf("state: key %x is in key group %d, outside this subtask's [%d, %d]", k.cur, kg, k.first, k.last)
+	}
+	k.kg = kg
+	k.ttl.checked, k.ttl.touched = false, false
+	return nil
+}
+
+// CurrentKey returns the current key; it is valid until the key changes.
+func (k *Keyed) CurrentKey() []byte { return k.cur }
+
+// CurrentKeyGroup returns the current key's key group.
+func (k *Keyed) CurrentKeyGroup() int { return k.kg }
+
+// register checks a state name and returns its key prefix.
+func (k *Keyed) register(name string, h handle) ([]byte, error) {
+	switch {
+	case name == "" || len(name) > 200:
+		return nil, fmt.Errorf("state: state name %q must have 1 to 200 bytes", name)
+	case name[0] == '_':
+		return nil, fmt.Errorf("state: state name %q: names starting with _ are reserved", name)
+	case k.names[name]:
+		return nil, fmt.Errorf("state: state %q registered twice", name)
+	}
+	k.names[name] = true
+	k.handles = append(k.handles, h)
+	return namePrefix(name), nil
+}
+
+// namePrefix is len(name) | name.
+func namePrefix(name string) []byte { return append([]byte{byte(len(name))}, name...) }
+
+// stateKey builds prefix | current key | suffix in k.kb.
+func (k *Keyed) stateKey(prefix, suffix []byte) []byte {
+	b := append(k.kb[:0], prefix...)
+	b = append(b, k.cur...)
+	k.kb = append(b, suffix...)
+	return k.kb
+}
+
+// scan calls fn for the entries of key group kg with keys in [lower,
+// upper) (nil upper: to the end of the key group), ascending or descending.
+// It copies entries a chunk at a time, so fn may read and change any state
+// (it sees changes to keys it has not reached yet). The slices passed to fn
+// are valid during the call. fn returns false to stop.
+func (k *Keyed) scan(kg int, lower, upper []byte, reverse bool, fn func(key, val []byte) (bool, error)) error {
+	if k.depth == len(k.chunks) {
+		k.chunks = append(k.chunks, &chunk{})
+	}
+	c := k.chunks[k.depth]
+	k.depth++
+	defer func() { k.depth-- }()
+	c.lower = append(c.lower[:0], lower...)
+	hasUpper := upper != nil
+	c.upper = append(c.upper[:0], upper...)
+	for {
+		c.reset()
+		var up []byte
+		if hasUpper {
+			up = c.upper
+		}
+		if err := k.be.scan(kg, c.lower, up, reverse, chunkSize, c); err != nil {
+			return err
+		}
+		n := len(c.ents)
+		for i := range n {
+			more, err := fn(c.key(i), c.val(i))
+			if err != nil || !more {
+				return err
+			}
+		}
+		if n < chunkSize {
+			return nil
+		}
+		last := c.key(n - 1)
+		if reverse {
+			c.upper = append(c.upper[:0], last...)
+			hasUpper = true
+		} else {
+			c.lower = append(append(c.lower[:0], last...), 0)
+		}
+	}
+}
+
+// prefixEnd appends to dst the smallest key greater than every key with
+// prefix p; it returns nil if there is none (p is all 0xFF).
+func prefixEnd(dst, p []byte) []byte {
+	dst = append(dst[:0], p...)
+	for i := len(dst) - 1; i >= 0; i-- {
+		if dst[i] != 0xFF {
+			dst[i]++
+			return dst[:i+1]
+		}
+	}
+	return nil
+}
+
+// clearPrefix deletes every entry of the current key group whose key
+// starts with p.
+func (k *Keyed) clearPrefix(p []byte) error {
+	var end [256]byte
+	hi := prefixEnd(end[:0], p)
+	kg := k.kg
+	return k.scan(kg, p, hi, false, func(key, _ []byte) (bool, error) {
+		return true, k.be.del(kg, key, true)
+	})
+}
+
+// clearAll clears every registered state of the current key.
+func (k *Keyed) clearAll() error {
+	for _, h := range k.handles {
+		if err := h.clearKey(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

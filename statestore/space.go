@@ -1,0 +1,153 @@
+package statestore
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Space is the state of one operator under keys the caller lays out. Every
+// Pebble key of a Space is
+//
+//	len(operatorID) (1 byte) | operatorID | keyGroup (2 bytes, big-endian) | key
+//
+// so, as with Tables, an operator is one key range and each of its key
+// groups a sub-range: Snapshot, Restore and RestoreKeyGroups treat a
+// Space's keys like a Table's. Within a key group the caller's keys sort
+// bytewise, and Scan iterates any range of them. The keyed-state layer
+// (package state) builds its typed state on a Space.
+//
+// An operator id is used either through Tables or through a Space, never
+// both: Table.Scan expects its own layout. Get, Put and Delete go through
+// the store's write-back cache, as Table's do. Like the Store, a Space is not
+// safe for concurrent use.
+type Space struct {
+	s        *Store
+	opPrefix []byte
+	lo, hi   []byte // Scan's bounds, reused
+}
+
+// Space returns the key space of one operator. It is cheap and may be kept
+// for the store's lifetime. It fails if operatorID is longer than 255 bytes.
+func (s *Store) Space(operatorID string) (*Space, error) {
+	if len(operatorID) > maxNameLen {
+		return nil, fmt.Errorf("statestore: operator id %q longer than %d bytes", operatorID, maxNameLen)
+	}
+	return &Space{s: s, opPrefix: appendOperatorPrefix(nil, operatorID)}, nil
+}
+
+// MaxParallelism returns the number of key groups of the store.
+func (sp *Space) MaxParallelism() int { return sp.s.opts.MaxParallelism }
+
+func (sp *Space) checkGroup(keyGroup int) error {
+	if keyGroup < 0 || keyGroup >= sp.s.opts.MaxParallelism {
+		return fmt.Errorf("statestore: key group %d outside [0, %d)", keyGroup, sp.s.opts.MaxParallelism)
+	}
+	return nil
+}
+
+func (sp *Space) encode(keyGroup int, key []byte) ([]byte, error) {
+	if err := sp.s.check(); err != nil {
+		return nil, err
+	}
+	if err := sp.checkGroup(keyGroup); err != nil {
+		return nil, err
+	}
+	b := append(sp.s.keyBuf[:0], sp.opPrefix...)
+	b = binary.BigEndian.AppendUint16(b, uint16(keyGroup))
+	sp.s.keyBuf = append(b, key...)
+	return sp.s.keyBuf, nil
+}
+
+// Get returns the value stored for key in keyGroup and whether there is one.
+// The returned slice must not be modified and is valid only until the next
+// call of any method of the Store, its Tables or Spaces.
+func (sp *Space) Get(keyGroup int, key []byte) ([]byte, bool, error) {
+	k, err := sp.encode(keyGroup, key)
+	if err != nil {
+		return nil, false, err
+	}
+	return sp.s.get(k)
+}
+
+// Put stores a copy of value for key in keyGroup. Neither slice is retained.
+func (sp *Space) Put(keyGroup int, key, value []byte) error {
+	k, err := sp.encode(keyGroup, key)
+	if err != nil {
+		return err
+	}
+	return sp.s.put(k, value, false)
+}
+
+// Delete removes key from keyGroup; deleting a missing key is not an error.
+func (sp *Space) Delete(keyGroup int, key []byte) error {
+	k, err := sp.encode(keyGroup, key)
+	if err != nil {
+		return err
+	}
+	return sp.s.put(k, nil, true)
+}
+
+// Scan calls fn for the entries of keyGroup whose keys lie in [lower,
+// upper), in ascending key order, or descending with reverse. A nil upper
+// means the end of the key group. It flushes the cache first, so it sees
+// every write. The slices passed to fn are valid only during the call, and
+// fn must not call methods of the Store; it returns false to stop the scan,
+// or an error, which stops it and is returned.
+func (sp *Space) Scan(keyGroup int, lower, upper []byte, reverse bool, fn func(key, value []byte) (bool, error)) error {
+	if err := sp.checkGroup(keyGroup); err != nil {
+		return err
+	}
+	if err := sp.s.Flush(); err != nil {
+		return err
+	}
+	lo := binary.BigEndian.AppendUint16(append(sp.lo[:0], sp.opPrefix...), uint16(keyGroup))
+	hi := sp.hi[:0]
+	if upper != nil {
+		hi = append(append(hi, lo...), upper...)
+	} else if keyGroup+1 <= 0xFFFF {
+		hi = binary.BigEndian.AppendUint16(append(hi, sp.opPrefix...), uint16(keyGroup+1))
+	} else {
+		hi = append(hi, prefixSuccessor(sp.opPrefix)...)
+	}
+	skip := len(lo)
+	lo = append(lo, lower...)
+	sp.lo, sp.hi = lo, hi
+	return sp.s.guard(func() error {
+		it, err := sp.s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+		if err != nil {
+			return fmt.Errorf("statestore: scan: %w", err)
+		}
+		ok := it.First()
+		if reverse {
+			ok = it.Last()
+		}
+		for ; ok; ok = step(it, reverse) {
+			v, err := it.ValueAndErr()
+			if err != nil {
+				_ = it.Close()
+				return fmt.Errorf("statestore: scan: %w", err)
+			}
+			more, err := fn(it.Key()[skip:], v)
+			if err != nil {
+				_ = it.Close()
+				return err
+			}
+			if !more {
+				break
+			}
+		}
+		if err := it.Close(); err != nil {
+			return fmt.Errorf("statestore: scan: %w", err)
+		}
+		return nil
+	})
+}
+
+func step(it *pebble.Iterator, reverse bool) bool {
+	if reverse {
+		return it.Prev()
+	}
+	return it.Next()
+}
