@@ -147,7 +147,7 @@ func bindWatermark(ct *parser.CreateTable, schema types.Schema, col int) (expr.E
 	name := schema.Columns[col].Name
 	example := fmt.Sprintf("such as %s - INTERVAL '5' SECOND", name)
 	if e.Type().Kind != types.KindTimestamp {
-		return nil, parser.Errorf(w.Expr.Position(), "WATERMARK expression %s is of type %s; it must be TIMESTAMP(3), %s",
+		return nil, parser.Errorf(startPos(w.Expr), "WATERMARK expression %s is of type %s; it must be TIMESTAMP(3), %s",
 			sqlText(w.Expr), e.Type().Nullable().SQL(), example)
 	}
 	usesTS := false
@@ -158,10 +158,25 @@ func bindWatermark(ct *parser.CreateTable, schema types.Schema, col int) (expr.E
 		return x, nil
 	})
 	if !usesTS {
-		return nil, parser.Errorf(w.Expr.Position(), "WATERMARK expression %s does not use a TIMESTAMP column of table %s, so it would not follow the rows' event time; use one, %s",
+		return nil, parser.Errorf(startPos(w.Expr), "WATERMARK expression %s does not use a TIMESTAMP column of table %s, so it would not follow the rows' event time; use one, %s",
 			sqlText(w.Expr), ct.Name, example)
 	}
 	return e, nil
+}
+
+// startPos returns where expression e starts in the text (a binary
+// expression's own position is its operator's).
+func startPos(e parser.Expr) parser.Pos {
+	p := e.Position()
+	for _, k := range astChildren(e) {
+		if k == nil {
+			continue
+		}
+		if q := startPos(k); q.Offset < p.Offset {
+			p = q
+		}
+	}
+	return p
 }
 
 // watermarkSpec returns the bound WATERMARK FOR of table t, or nil.
