@@ -3,9 +3,11 @@ package exec
 import (
 	"context"
 	"fmt"
+	"math/rand"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -463,5 +465,108 @@ wm 0 11    ->11`},
 				}
 			}
 		})
+	}
+}
+
+// lateCheck passes rows on and checks event time as a running job sees it:
+// its watermarks advance strictly, no row comes behind the watermark (the
+// input's disorder stays within the WATERMARK's delay), and +∞ comes last,
+// before Finish.
+type lateCheck struct {
+	calcOp
+	wms      []int64
+	rows     int
+	late     []string
+	finished bool
+	afterEnd bool // a watermark or a row after Finish or after +∞
+}
+
+func (c *lateCheck) Process(port int, b *types.Batch, out Emitter) error {
+	wm := NoWatermark
+	if len(c.wms) > 0 {
+		wm = c.wms[len(c.wms)-1]
+	}
+	for i := range b.Len() {
+		if ts := b.Row(i)[1].Int(); ts < wm {
+			c.late = append(c.late, fmt.Sprintf("ts %d after watermark %s", ts, fmtWM(wm)))
+		}
+	}
+	c.rows += b.Len()
+	c.afterEnd = c.afterEnd || c.finished
+	return c.calcOp.Process(port, b, out)
+}
+
+func (c *lateCheck) ProcessWatermark(wm int64, out Emitter) error {
+	if n := len(c.wms); n > 0 && wm <= c.wms[n-1] {
+		c.late = append(c.late, fmt.Sprintf("watermark %s after %s", fmtWM(wm), fmtWM(c.wms[n-1])))
+	}
+	c.afterEnd = c.afterEnd || c.finished
+	c.wms = append(c.wms, wm)
+	return ForwardWatermark(out, wm)
+}
+
+func (c *lateCheck) Finish(Emitter) error { c.finished = true; return nil }
+
+// TestWatermarksInARunningJob runs a bounded source (parallelism 2, rows out
+// of order by up to the watermark's delay) through a hash exchange into two
+// checking subtasks, with a watermark after every batch.
+func TestWatermarksInARunningJob(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	const n, delay = 5000, 50
+	src := &sliceSource{width: 2}
+	for i := range n {
+		ts := int64(1_700_000_000_000 + i*10 - rng.Intn(delay/2))
+		src.rows = append(src.rows, []types.Value{types.BigIntValue(int64(i)), types.TimestampValue(ts)})
+	}
+	ts := expr.NewColumn(1, types.Timestamp, "ts")
+	wmExpr, err := expr.NewArith("-", ts, expr.NewLiteral(types.IntervalValue(delay), types.Interval))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var checks []*lateCheck
+	sink := &collectSink{}
+	g := &JobGraph{Name: "wm-run", Vertices: []*Vertex{
+		{Name: "Source", Parallelism: 2, Source: src, SourceWidth: 2, SourceName: "src",
+			Watermark: &WatermarkSpec{Column: 1, Expr: wmExpr}},
+		{Name: "Check", Parallelism: 2, Inputs: []Input{{From: 0, Partition: Partitioning{Kind: Hash, Keys: []int{0}}}},
+			Operators: []OperatorSpec{{Name: "Check", ID: "check", OutWidth: 2, New: func() Operator {
+				c := &lateCheck{}
+				mu.Lock()
+				checks = append(checks, c)
+				mu.Unlock()
+				return c
+			}}},
+			Sink: sink, SinkName: "out"},
+	}}
+	j, err := Start(context.Background(), g, Options{BatchSize: 8, AutoWatermarkInterval: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for i, c := range checks {
+		rows += c.rows
+		if len(c.late) > 0 {
+			t.Errorf("subtask %d: %d late rows or watermarks, first: %s", i, len(c.late), c.late[0])
+		}
+		if len(c.wms) < 2 || c.wms[len(c.wms)-1] != MaxWatermark {
+			t.Errorf("subtask %d: watermarks %v, want several ending in +inf", i, c.wms)
+		}
+		if !c.finished || c.afterEnd {
+			t.Errorf("subtask %d: finished %v, something after Finish %v", i, c.finished, c.afterEnd)
+		}
+	}
+	if rows != n || len(sink.rows) != n {
+		t.Errorf("%d rows checked, %d written, want %d", rows, len(sink.rows), n)
+	}
+	for _, v := range j.Metrics().Vertices {
+		if v.Watermark != MaxWatermark {
+			t.Errorf("vertex %s: watermark metric %s at the end, want +inf", v.Name, FormatWatermark(v.Watermark))
+		}
 	}
 }
