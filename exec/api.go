@@ -150,8 +150,11 @@ type Vertex struct {
 	// checkpoints, so that they can be shown for what they mean).
 	SourceName      string
 	SourceConnector string
-	Inputs          []Input
-	Operators       []OperatorSpec // in chain order; may be empty
+	// Watermark, if set, is the source's WATERMARK FOR: its subtasks
+	// generate watermarks from the rows they read.
+	Watermark *WatermarkSpec
+	Inputs    []Input
+	Operators []OperatorSpec // in chain order; may be empty
 	// Sink, if set, consumes the chain's output; SinkName names its table.
 	Sink     connector.Sink
 	SinkName string

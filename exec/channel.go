@@ -17,6 +17,12 @@ const (
 	// msgBarrier is checkpoint barrier ckpt: everything before it on the
 	// channel belongs to checkpoint ckpt, everything after to the next.
 	msgBarrier
+	// msgWatermark is watermark wm: no row that follows it on the channel
+	// has an event time below wm (rows that do are late).
+	msgWatermark
+	// msgIdle says the sender has no data for now: the receiver leaves the
+	// channel out of its watermark until data or a watermark comes on it.
+	msgIdle
 )
 
 // message is what travels on a task's inbox: a batch or a control message,
@@ -25,6 +31,7 @@ const (
 type message struct {
 	batch *types.Batch // msgData only
 	ckpt  int64        // msgBarrier only: the checkpoint id
+	wm    int64        // msgWatermark only: the watermark (ms since the epoch)
 	ch    int32
 	kind  msgKind
 }

@@ -37,7 +37,8 @@ type exchange struct {
 	batchSize int
 	width     int // row width the plan declares for this vertex's output
 	rowsOut   *atomic.Int64
-	dirty     bool // some pending batch holds rows
+	dirty     bool  // some pending batch holds rows
+	wm        int64 // the last watermark sent (NoWatermark before any)
 }
 
 var _ Emitter = (*exchange)(nil)

@@ -26,6 +26,10 @@ const (
 	gateSubsumed
 	// gateStale: a barrier of an abandoned or finished checkpoint; ignore it.
 	gateStale
+	// gateWatermark: a watermark or idle marker to hand to the task's
+	// watermark valve now. On a held channel it is queued like data, so it
+	// keeps its place behind the barrier.
+	gateWatermark
 )
 
 // inputGate is the bookkeeping of a task's input channels: which ended,
@@ -93,6 +97,11 @@ func (g *inputGate) Offer(m message) gateAction {
 		return gateEnded
 	case msgBarrier:
 		return g.barrier(ch, m.ckpt)
+	case msgWatermark, msgIdle:
+		if g.ended[ch] {
+			panic("exec: watermark received after end of input")
+		}
+		return gateWatermark
 	default:
 		if g.ended[ch] {
 			panic("exec: data received after end of input")

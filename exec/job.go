@@ -35,9 +35,10 @@ type Job struct {
 
 	rowsRead, rowsWritten atomic.Int64
 	vertexIn, vertexOut   []atomic.Int64
-	skipped               []atomic.Int64 // per source subtask
-	dropped               atomic.Int64   // rows dropped by operators (not-null enforcer DROP)
-	inFlight, maxInFlight atomic.Int64   // batches sent and not yet processed
+	watermarks            [][]atomic.Int64 // per vertex, per subtask: the task's watermark
+	skipped               []atomic.Int64   // per source subtask
+	dropped               atomic.Int64     // rows dropped by operators (not-null enforcer DROP)
+	inFlight, maxInFlight atomic.Int64     // batches sent and not yet processed
 
 	ck *checkpointer // nil when checkpointing is off
 }
@@ -75,6 +76,14 @@ type VertexMetrics struct {
 	Name    string
 	RowsIn  int64 // rows read from the source or received from inputs
 	RowsOut int64 // rows emitted by the chain (to the sink or the exchange)
+	// Watermark is the vertex's event time: the least of its subtasks'
+	// watermarks (a source subtask's generated watermark, another
+	// subtask's input watermark, the minimum over its input channels), in
+	// milliseconds since the epoch; NoWatermark until every subtask has
+	// one, MaxWatermark after the end of input (FormatWatermark renders it).
+	Watermark int64
+	// SubtaskWatermarks are the subtasks' watermarks.
+	SubtaskWatermarks []int64
 }
 
 // Start validates g and starts one goroutine per subtask of every vertex.
@@ -203,11 +212,20 @@ func (j *Job) buildTasks(widths []int) []*task {
 		}
 	}
 	j.skipped = make([]atomic.Int64, nSources)
+	j.watermarks = make([][]atomic.Int64, len(g.Vertices))
+	for vi, ts := range byVertex {
+		j.watermarks[vi] = make([]atomic.Int64, len(ts))
+		for s, t := range ts {
+			j.watermarks[vi][s].Store(NoWatermark)
+			t.wmMetric = &j.watermarks[vi][s]
+		}
+	}
 	for vi, v := range g.Vertices {
 		for _, t := range byVertex[vi] {
 			if n := numChannels(g, v); n > 0 {
 				t.inbox = make(chan message, n*j.opts.ChannelBuffer)
 				t.gate = newInputGate(n)
+				t.valve = newWatermarkValve(n)
 			}
 		}
 		for _, in := range v.Inputs {
@@ -311,7 +329,14 @@ func (j *Job) Metrics() Metrics {
 	}
 	m.Vertices = make([]VertexMetrics, len(j.graph.Vertices))
 	for i, v := range j.graph.Vertices {
-		m.Vertices[i] = VertexMetrics{Name: v.Name, RowsIn: j.vertexIn[i].Load(), RowsOut: j.vertexOut[i].Load()}
+		vm := VertexMetrics{Name: v.Name, RowsIn: j.vertexIn[i].Load(), RowsOut: j.vertexOut[i].Load(), Watermark: MaxWatermark}
+		vm.SubtaskWatermarks = make([]int64, len(j.watermarks[i]))
+		for s := range j.watermarks[i] {
+			w := j.watermarks[i][s].Load()
+			vm.SubtaskWatermarks[s] = w
+			vm.Watermark = min(vm.Watermark, w)
+		}
+		m.Vertices[i] = vm
 	}
 	return m
 }

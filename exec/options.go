@@ -19,6 +19,15 @@ type Options struct {
 	// barrier, end of input): fewer, later updates for hot keys (Flink's
 	// 'table.exec.mini-batch.enabled'). Off, they emit once per batch.
 	MiniBatch bool
+	// AutoWatermarkInterval is how often a source with a WATERMARK computes
+	// its watermark and sends it on when it advanced (Flink's
+	// 'pipeline.auto-watermark-interval'; default 200ms).
+	AutoWatermarkInterval time.Duration
+	// SourceIdleTimeout, if positive, is how long a source subtask with a
+	// WATERMARK may go without data before it marks itself idle: downstream
+	// tasks then leave it out of their watermark until it sends data again
+	// (Flink's 'table.exec.source.idle-timeout'; default 0, never).
+	SourceIdleTimeout time.Duration
 	// Logf, if set, receives the runtime's log lines.
 	Logf func(format string, args ...any)
 	// Checkpoint, if set, turns checkpointing on (and restores from
@@ -46,6 +55,8 @@ const (
 	DefaultBatchSize     = 1024
 	DefaultChannelBuffer = 4
 	DefaultFlushInterval = 5 * time.Millisecond
+	// DefaultAutoWatermarkInterval is Flink's default.
+	DefaultAutoWatermarkInterval = 200 * time.Millisecond
 )
 
 func (o Options) withDefaults() Options {
@@ -57,6 +68,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.FlushInterval <= 0 {
 		o.FlushInterval = DefaultFlushInterval
+	}
+	if o.AutoWatermarkInterval <= 0 {
+		o.AutoWatermarkInterval = DefaultAutoWatermarkInterval
 	}
 	return o
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/weir-sql/weir/connector"
@@ -41,6 +42,15 @@ type task struct {
 	writer   connector.SinkWriter
 
 	lastFlush time.Time
+
+	// Event time.
+	valve      *watermarkValve // non-source tasks: the input channels' watermarks
+	wmGen      *watermarkGen   // source tasks with a WATERMARK: generates them
+	srcWM      int64           // source tasks: the watermark last emitted
+	srcIdle    bool            // source tasks: told downstream that it is idle
+	lastWMEmit time.Time       // source tasks: when the watermark was last computed
+	lastData   time.Time       // source tasks: when rows last came
+	wmMetric   *atomic.Int64   // the task's watermark, for Metrics
 
 	// Checkpointing (nil/empty when off).
 	trigger    chan triggerMsg     // source tasks: checkpoints to start
@@ -157,7 +167,7 @@ func (t *task) open() error {
 		t.writer = w
 		t.tail = &sinkEmitter{t: t}
 	case len(t.outEdges) > 0:
-		t.x = &exchange{ctx: j.ctx, job: j, edges: t.outEdges, batchSize: j.opts.BatchSize, width: t.outWidth, rowsOut: &j.vertexOut[t.vi]}
+		t.x = &exchange{ctx: j.ctx, job: j, edges: t.outEdges, batchSize: j.opts.BatchSize, width: t.outWidth, rowsOut: &j.vertexOut[t.vi], wm: NoWatermark}
 		t.tail = t.x
 	default:
 		t.tail = &discardEmitter{t: t}
@@ -192,11 +202,15 @@ func (t *task) open() error {
 			return fmt.Errorf("open source %s: %w", t.v.SourceName, err)
 		}
 		t.reader = r
+		if t.v.Watermark != nil {
+			t.wmGen = newWatermarkGen(t.v.Watermark, t.v.SourceWidth)
+		}
 	}
 	if err := t.restore(); err != nil {
 		return err
 	}
 	t.lastFlush = time.Now()
+	t.lastWMEmit, t.lastData, t.srcWM = t.lastFlush, t.lastFlush, NoWatermark
 	j.opts.logf("task %s (%d/%d): running", t.v.Name, t.subtask+1, par)
 	return nil
 }
@@ -281,20 +295,31 @@ func (t *task) runSource() error {
 		if stats != nil {
 			j.skipped[t.sourceIdx].Store(stats.Skipped())
 		}
-		if n := b.Len(); n > 0 {
+		n := b.Len()
+		if n > 0 {
 			j.rowsRead.Add(int64(n))
+			if t.wmGen != nil {
+				if werr := t.wmGen.observe(b); werr != nil {
+					return fmt.Errorf("source %s: %w", t.v.SourceName, werr)
+				}
+			}
 			if perr := t.push(0, b); perr != nil {
 				return perr
 			}
 		}
 		if errors.Is(err, io.EOF) {
-			return nil
+			return t.endWatermark()
 		}
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil {
 				return cerr
 			}
 			return fmt.Errorf("source %s: %w", t.v.SourceName, err)
+		}
+		if t.wmGen != nil {
+			if err := t.sourceTime(time.Now(), n > 0); err != nil {
+				return err
+			}
 		}
 		if b.Len() == 0 {
 			err = t.flush()
@@ -359,11 +384,20 @@ func (t *task) handle(m message) error {
 	l := t.links[m.ch]
 	switch t.gate.Offer(m) {
 	case gateProcess:
+		if t.valve.nIdle > 0 {
+			t.valve.activate(int(m.ch)) // data makes an idle channel count again
+		}
 		err := t.push(t.ports[m.ch], m.batch)
 		l.release(t.job, m)
 		return err
+	case gateWatermark:
+		l.release(t.job, m)
+		return t.channelWatermark(m)
 	case gateEnded, gateAllEnded:
 		l.release(t.job, m)
+		if err := t.afterValve(t.valve.End(int(m.ch))); err != nil {
+			return err
+		}
 		if t.gate.AlignedAfterEnd() {
 			return t.aligned()
 		}

@@ -3,6 +3,8 @@ package exec
 import (
 	"errors"
 	"fmt"
+
+	"github.com/weir-sql/weir/types"
 )
 
 // ErrInvalidGraph reports a job graph the runtime cannot run.
@@ -57,6 +59,16 @@ func validateVertex(g *JobGraph, i int, v *Vertex, widths []int, maxPar int) (in
 			return 0, fmt.Errorf("source width %d", v.SourceWidth)
 		}
 		width = v.SourceWidth
+		if w := v.Watermark; w != nil {
+			if w.Expr == nil || w.Column < 0 || w.Column >= v.SourceWidth {
+				return 0, fmt.Errorf("watermark on column %d of %d, or without an expression", w.Column, v.SourceWidth)
+			}
+			if w.Expr.Type().Kind != types.KindTimestamp {
+				return 0, fmt.Errorf("watermark expression %s is %s, not TIMESTAMP(3)", w.Expr, w.Expr.Type())
+			}
+		}
+	case v.Watermark != nil:
+		return 0, errors.New("a watermark without a source")
 	case len(v.Inputs) == 0:
 		return 0, errors.New("neither a source nor inputs")
 	}

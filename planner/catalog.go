@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/exec"
+	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/parser"
 	"github.com/weir-sql/weir/types"
 )
@@ -22,6 +24,7 @@ type tableEntry struct {
 	table     *connector.Table
 	def       *parser.CreateTable
 	watermark *parser.WatermarkDef // kept for event time; nil if none
+	wmSpec    *exec.WatermarkSpec  // the bound watermark, for the source; nil if none
 }
 
 type viewEntry struct {
@@ -75,7 +78,10 @@ func (c *Catalog) CreateTable(ct *parser.CreateTable) error {
 		}
 		return parser.Errorf(ct.Pos, "table '%s' already exists", ct.Name)
 	}
-	var schema types.Schema
+	var (
+		schema types.Schema
+		wmSpec *exec.WatermarkSpec
+	)
 	for _, col := range ct.Columns {
 		if schema.Index(col.Name) >= 0 {
 			return parser.Errorf(col.Pos, "duplicate column '%s'", col.Name)
@@ -95,6 +101,11 @@ func (c *Catalog) CreateTable(ct *parser.CreateTable) error {
 		if schema.Columns[i].Type.Kind != types.KindTimestamp {
 			return parser.Errorf(ct.Watermark.Pos, "watermark column '%s' must be TIMESTAMP(3), not %s", ct.Watermark.Column, schema.Columns[i].Type.Kind)
 		}
+		e, err := bindWatermark(ct, schema, i)
+		if err != nil {
+			return err
+		}
+		wmSpec = &exec.WatermarkSpec{Column: i, Expr: e}
 	}
 	var pk []int
 	for _, name := range ct.PrimaryKey {
@@ -116,6 +127,62 @@ func (c *Catalog) CreateTable(ct *parser.CreateTable) error {
 		table:     &connector.Table{Name: ct.Name, Schema: schema, Options: opts, PrimaryKey: pk},
 		def:       ct,
 		watermark: ct.Watermark,
+		wmSpec:    wmSpec,
+	}
+	return nil
+}
+
+// bindWatermark binds the expression of WATERMARK FOR over the table's
+// columns (column col is the rowtime column) and checks it: it must be of
+// type TIMESTAMP(3) and use a TIMESTAMP column of the table, so that the
+// watermark follows the rows' event time.
+func bindWatermark(ct *parser.CreateTable, schema types.Schema, col int) (expr.Expr, error) {
+	w := ct.Watermark
+	tbl := &connector.Table{Name: ct.Name, Schema: schema}
+	eb := &exprBinder{sc: newScope(rel{node: &Scan{Table: tbl}, qual: ct.Name}), where: "in WATERMARK"}
+	e, err := eb.bind(w.Expr)
+	if err != nil {
+		return nil, err
+	}
+	name := schema.Columns[col].Name
+	example := fmt.Sprintf("such as %s - INTERVAL '5' SECOND", name)
+	if e.Type().Kind != types.KindTimestamp {
+		return nil, parser.Errorf(startPos(w.Expr), "WATERMARK expression %s is of type %s; it must be TIMESTAMP(3), %s",
+			sqlText(w.Expr), e.Type().Nullable().SQL(), example)
+	}
+	usesTS := false
+	_, _ = expr.Transform(e, func(x expr.Expr) (expr.Expr, error) {
+		if c, ok := x.(*expr.Column); ok && c.T.Kind == types.KindTimestamp {
+			usesTS = true
+		}
+		return x, nil
+	})
+	if !usesTS {
+		return nil, parser.Errorf(startPos(w.Expr), "WATERMARK expression %s does not use a TIMESTAMP column of table %s, so it would not follow the rows' event time; use one, %s",
+			sqlText(w.Expr), ct.Name, example)
+	}
+	return e, nil
+}
+
+// startPos returns where expression e starts in the text (a binary
+// expression's own position is its operator's).
+func startPos(e parser.Expr) parser.Pos {
+	p := e.Position()
+	for _, k := range astChildren(e) {
+		if k == nil {
+			continue
+		}
+		if q := startPos(k); q.Offset < p.Offset {
+			p = q
+		}
+	}
+	return p
+}
+
+// watermarkSpec returns the bound WATERMARK FOR of table t, or nil.
+func (c *Catalog) watermarkSpec(t *connector.Table) *exec.WatermarkSpec {
+	if e, ok := c.tables[key(t.Name)]; ok && e.table == t {
+		return e.wmSpec
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -65,5 +66,34 @@ DROP TABLE orders`)
 	}
 	if _, err := c.Describe("orders"); err == nil {
 		t.Fatal("Describe of a dropped table")
+	}
+}
+
+// TestWatermarkReachesSource checks that a table's WATERMARK FOR, bound
+// over its columns, is handed to its source vertex (and only to it).
+func TestWatermarkReachesSource(t *testing.T) {
+	out, plan := runScript(`CREATE TABLE src (id BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH ('connector' = 'datagen');
+CREATE TABLE other (id BIGINT, ts TIMESTAMP(3)) WITH ('connector' = 'datagen');
+CREATE TABLE out (id BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO out SELECT id FROM src WHERE id > 0 UNION ALL SELECT id FROM other`)
+	if plan == nil {
+		t.Fatal(out)
+	}
+	var got []string
+	for _, v := range plan.Graph.Vertices {
+		if v.Source == nil {
+			if v.Watermark != nil {
+				t.Errorf("vertex %s has a watermark without a source", v.Name)
+			}
+			continue
+		}
+		w := "none"
+		if v.Watermark != nil {
+			w = fmt.Sprintf("column %d: %s", v.Watermark.Column, v.Watermark.Expr)
+		}
+		got = append(got, v.SourceName+" "+w)
+	}
+	if want := []string{"src column 1: -(ts, INTERVAL '5' SECOND)", "other none"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("source watermarks %q, want %q", got, want)
 	}
 }

@@ -71,6 +71,7 @@ func (b *graphBuilder) emit(p *pnode) ([]outlet, error) {
 			Source:      p.source,
 			SourceWidth: p.scan.Table.Schema.Len(),
 			SourceName:  p.scan.Table.Name,
+			Watermark:   p.watermark,
 		}
 		v.SourceConnector = p.scan.Table.Options["connector"]
 		b.g.Vertices = append(b.g.Vertices, v)

@@ -35,13 +35,14 @@ type pnode struct {
 	parallelism int
 	id          string
 
-	scan   *Scan
-	source connector.Source
-	calc   *Calc
-	agg    *Aggregate
-	part   exec.Partitioning
-	sink   connector.Sink
-	table  string // sink table name
+	scan      *Scan
+	source    connector.Source
+	watermark *exec.WatermarkSpec // pScan: the table's WATERMARK FOR, or nil
+	calc      *Calc
+	agg       *Aggregate
+	part      exec.Partitioning
+	sink      connector.Sink
+	table     string // sink table name
 
 	notNull      []int    // pEnforcer: the NOT NULL columns it checks
 	notNullNames []string // and their names
@@ -83,6 +84,9 @@ func (b *physBuilder) build(n Node) (*pnode, error) {
 			return nil, err
 		}
 		out.kind, out.scan, out.source, out.parallelism = pScan, x, src, b.parallelism
+		if b.p.Catalog != nil {
+			out.watermark = b.p.Catalog.watermarkSpec(x.Table)
+		}
 		out.desc = "TableSourceScan(table=[" + x.Table.Name + "], fields=[" + fields(x.Table.Schema) + "])"
 		out.canon = "scan " + key(x.Table.Name) + " " + x.Table.Schema.String()
 	case *Calc:

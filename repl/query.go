@@ -45,7 +45,9 @@ func (sh *Shell) runQuery(ctx context.Context, q *parser.QueryStmt) error {
 	}
 
 	start := time.Now()
-	job, err := exec.Start(context.Background(), plan.Graph, sh.opts.Exec)
+	eopts := sh.opts.Exec
+	sh.sess.EventTimeOptions(&eopts)
+	job, err := exec.Start(context.Background(), plan.Graph, eopts)
 	if err != nil {
 		return fmt.Errorf("start query: %w", err)
 	}

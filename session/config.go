@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/weir-sql/weir/confval"
+	"github.com/weir-sql/weir/exec"
 	"github.com/weir-sql/weir/planner"
 	"github.com/weir-sql/weir/types"
 )
@@ -27,6 +28,8 @@ const (
 	KeyIgnoreUnclaimed    = "execution.savepoint.ignore-unclaimed-state"
 	KeyRestartType        = "restart-strategy.type"
 	KeyMiniBatch          = "table.exec.mini-batch.enabled"
+	KeyWatermarkInterval  = "pipeline.auto-watermark-interval"
+	KeySourceIdleTimeout  = "table.exec.source.idle-timeout"
 	KeyNotNullEnforcer    = planner.KeyNotNullEnforcer
 	// KeyResultMode is the shell's result display (table, changelog, tableau).
 	KeyResultMode = "sql-client.execution.result-mode"
@@ -55,6 +58,8 @@ var setKeys = map[string]func(string) error{
 	"restart-strategy.failure-rate.failure-rate-interval":     checkDuration,
 	"restart-strategy.failure-rate.delay":                     checkDuration,
 	KeyMiniBatch:                                              checkBool,
+	KeyWatermarkInterval:                                      checkPositiveDuration,
+	KeySourceIdleTimeout:                                      checkDuration,
 	KeyNotNullEnforcer:                                        checkChoice("ERROR", "DROP"),
 	KeyAllowDuplicateOutput:                                   checkBool,
 	KeyResultMode:                                             checkChoice("table", "changelog", "tableau"),
@@ -138,6 +143,16 @@ func checkDuration(v string) error {
 	return nil
 }
 
+func checkPositiveDuration(v string) error {
+	if err := checkDuration(v); err != nil {
+		return err
+	}
+	if d, _ := confval.Duration(v); d <= 0 {
+		return fmt.Errorf("expected a duration above zero, such as '200 ms'")
+	}
+	return nil
+}
+
 func checkMemorySize(v string) error {
 	if _, err := confval.MemorySize(v); err != nil {
 		return fmt.Errorf("expected a memory size such as '64mb' or '1 gb': %s", reason(v, err))
@@ -190,6 +205,19 @@ func checkChoice(choices ...string) func(string) error {
 			}
 		}
 		return fmt.Errorf("expected one of '%s'", strings.Join(choices, "', '"))
+	}
+}
+
+// EventTimeOptions sets o's watermark interval and source idle timeout from
+// 'pipeline.auto-watermark-interval' (default 200 ms) and
+// 'table.exec.source.idle-timeout' (default 0: sources never go idle).
+// SET has checked the values.
+func (s *Session) EventTimeOptions(o *exec.Options) {
+	if d, err := confval.Duration(s.Config[KeyWatermarkInterval]); err == nil && d > 0 {
+		o.AutoWatermarkInterval = d
+	}
+	if d, err := confval.Duration(s.Config[KeySourceIdleTimeout]); err == nil && d > 0 {
+		o.SourceIdleTimeout = d
 	}
 }
 

@@ -90,6 +90,13 @@ func TestCheckSet(t *testing.T) {
 		{"table.exec.sink.not-null-enforcer", "ignore", []string{"expected one of 'ERROR', 'DROP'"}, ""},
 		{"table.exec.sink.not-null-enforcr", "DROP", []string{"did you mean 'table.exec.sink.not-null-enforcer'?"}, ""},
 		{key: "sql-client.execution.result-mode", value: "changelog"},
+		{key: "pipeline.auto-watermark-interval", value: "50 ms"},
+		{"pipeline.auto-watermark-interval", "0 ms", []string{"expected a duration above zero"}, ""},
+		{"pipeline.auto-watermark-interval", "often", []string{"expected a duration"}, ""},
+		{"pipeline.auto-watermark-intervall", "1 s", []string{"did you mean 'pipeline.auto-watermark-interval'?"}, ""},
+		{key: "table.exec.source.idle-timeout", value: "10 s"},
+		{key: "table.exec.source.idle-timeout", value: "0 ms"},
+		{"table.exec.source.idle-timeout", "later", []string{"expected a duration"}, ""},
 		{"sql-client.execution.result-mode", "grid", []string{"expected one of 'table', 'changelog', 'tableau'"}, ""},
 		// Flink keys Weir does not use: accepted, with a warning.
 		{key: "table.exec.state.ttl", value: "1 h", warn: "'table.exec.state.ttl' is a Flink option that Weir does not use; it is ignored"},

@@ -352,6 +352,7 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 	for {
 		eopts := opts.Exec
 		eopts.MiniBatch = s.MiniBatchEnabled()
+		s.EventTimeOptions(&eopts)
 		eopts.AllowDuplicateOutput = opts.AllowDuplicateOutput
 		if eopts.Notice == nil {
 			eopts.Notice = func(msg string) { fmt.Fprintf(s.Env.Stderr, "weir: warning: %s\n", msg) }

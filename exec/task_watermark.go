@@ -1,0 +1,151 @@
+package exec
+
+import (
+	"fmt"
+	"time"
+)
+
+// This file is the task's part of event time: a source task generates
+// watermarks from its rows (WATERMARK FOR) and goes idle when it has no
+// data; another task takes the minimum over its input channels (the valve);
+// either runs each advance of its watermark through its operator chain and
+// out over its exchange.
+
+// emitWatermark runs watermark wm through the chain: first out goes what
+// the operators hold back and the exchange's pending rows (everything
+// computed before the watermark), then each operator sees it in chain
+// order (WatermarkOperator, or passed on unchanged), then the exchange
+// sends it on every output channel.
+func (t *task) emitWatermark(wm int64) error {
+	t.wmMetric.Store(wm)
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if len(t.ops) == 0 {
+		return ForwardWatermark(t.tail, wm)
+	}
+	return attribute("operator "+t.v.Operators[0].Name, processWatermark(t.ops[0], wm, t.emitters[0]))
+}
+
+func processWatermark(op Operator, wm int64, out Emitter) error {
+	if wo, ok := op.(WatermarkOperator); ok {
+		return wo.ProcessWatermark(wm, out)
+	}
+	return ForwardWatermark(out, wm)
+}
+
+// channelWatermark handles a watermark or an idle marker from input channel
+// m.ch.
+func (t *task) channelWatermark(m message) error {
+	var (
+		wm                int64
+		advanced, allIdle bool
+	)
+	if m.kind == msgIdle {
+		wm, advanced, allIdle = t.valve.Idle(int(m.ch))
+	} else {
+		wm, advanced = t.valve.Watermark(int(m.ch), m.wm)
+	}
+	return t.afterValve(wm, advanced, allIdle)
+}
+
+// afterValve carries out the valve's decision: forward the advanced
+// watermark, then, if every input is idle, go idle downstream.
+func (t *task) afterValve(wm int64, advanced, allIdle bool) error {
+	if advanced {
+		if err := t.emitWatermark(wm); err != nil {
+			return err
+		}
+	}
+	if allIdle && t.x != nil {
+		return t.x.idle()
+	}
+	return nil
+}
+
+// sourceTime is a source task's event-time step between two batches, at
+// time now: it emits the generated watermark when AutoWatermarkInterval
+// has passed since the last emission and it advanced, and it goes idle
+// (an idle marker on every output channel) when no data came for
+// SourceIdleTimeout. hadData says the last read returned rows.
+func (t *task) sourceTime(now time.Time, hadData bool) error {
+	opts := &t.job.opts
+	if hadData {
+		t.lastData = now
+		t.srcIdle = false
+	}
+	if now.Sub(t.lastWMEmit) >= opts.AutoWatermarkInterval {
+		t.lastWMEmit = now
+		wm, err := t.wmGen.current()
+		if err != nil {
+			return fmt.Errorf("source %s: %w", t.v.SourceName, err)
+		}
+		if wm > t.srcWM {
+			t.srcWM = wm
+			if err := t.emitWatermark(wm); err != nil {
+				return err
+			}
+		}
+	}
+	if opts.SourceIdleTimeout > 0 && !t.srcIdle && now.Sub(t.lastData) >= opts.SourceIdleTimeout {
+		t.srcIdle = true
+		if err := t.flush(); err != nil {
+			return err
+		}
+		if t.x != nil {
+			return t.x.idle()
+		}
+	}
+	return nil
+}
+
+// endWatermark is a source's end of input: watermark +∞, so that every
+// pending event-time timer downstream fires.
+func (t *task) endWatermark() error {
+	t.srcWM = MaxWatermark
+	return t.emitWatermark(MaxWatermark)
+}
+
+// EmitWatermark implements WatermarkEmitter: the next operator sees wm.
+func (e *opEmitter) EmitWatermark(wm int64) error {
+	return attribute("operator "+e.name, processWatermark(e.op, wm, e.next))
+}
+
+// EmitWatermark implements WatermarkEmitter; a sink ignores watermarks.
+func (e *sinkEmitter) EmitWatermark(int64) error { return nil }
+
+// EmitWatermark implements WatermarkEmitter.
+func (e *discardEmitter) EmitWatermark(int64) error { return nil }
+
+// EmitWatermark implements WatermarkEmitter: when wm is above the last
+// watermark sent, the pending rows go out and then wm on every output
+// channel (a Global edge's too, as barriers).
+func (x *exchange) EmitWatermark(wm int64) error {
+	if wm <= x.wm {
+		return nil
+	}
+	x.wm = wm
+	return x.control(message{kind: msgWatermark, wm: wm})
+}
+
+// idle sends the pending rows and then an idle marker on every output
+// channel.
+func (x *exchange) idle() error {
+	return x.control(message{kind: msgIdle})
+}
+
+// control flushes and then sends control message m on every channel.
+func (x *exchange) control(m message) error {
+	if err := x.flush(); err != nil {
+		return err
+	}
+	for _, e := range x.edges {
+		for _, d := range e.dests {
+			m.ch = d.link.ch
+			if err := d.link.send(x.ctx, x.job, m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
