@@ -66,15 +66,11 @@ func checkpoints(args []string, env connector.Env) int {
 func listCheckpoints(args []string, env connector.Env) int {
 	fs := flag.NewFlagSet("checkpoints list", flag.ContinueOnError)
 	job := fs.String("job", "", "list the checkpoints of job `NAME` in DIR, when DIR is state.checkpoints.dir")
-	pos, code, done := parseArgs(fs, args, listUsage, env.Stdout, env.Stderr)
+	dir, code, done := parseOneArg(fs, args, listUsage,
+		"usage: weir checkpoints list DIR [--job NAME] (weir checkpoints list --help says more)", env.Stdout, env.Stderr)
 	if done {
 		return code
 	}
-	if len(pos) != 1 {
-		fmt.Fprintln(env.Stderr, "usage: weir checkpoints list DIR [--job NAME] (weir checkpoints list --help says more)")
-		return 2
-	}
-	dir := pos[0]
 	name := *job
 	if name == "" {
 		kind, err := checkpoint.Classify(checkpoint.OSFS{}, dir)
@@ -125,15 +121,11 @@ func listCheckpoints(args []string, env connector.Env) int {
 // inspectCheckpoint implements `weir checkpoints inspect`.
 func inspectCheckpoint(args []string, env connector.Env) int {
 	fs := flag.NewFlagSet("checkpoints inspect", flag.ContinueOnError)
-	pos, code, done := parseArgs(fs, args, inspectUsage, env.Stdout, env.Stderr)
+	path, code, done := parseOneArg(fs, args, inspectUsage,
+		"usage: weir checkpoints inspect PATH (weir checkpoints inspect --help says more)", env.Stdout, env.Stderr)
 	if done {
 		return code
 	}
-	if len(pos) != 1 {
-		fmt.Fprintln(env.Stderr, "usage: weir checkpoints inspect PATH (weir checkpoints inspect --help says more)")
-		return 2
-	}
-	path := pos[0]
 	fsys := checkpoint.OSFS{}
 	kind, err := checkpoint.Classify(fsys, path)
 	if err != nil {

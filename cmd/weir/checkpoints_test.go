@@ -114,16 +114,7 @@ func TestCheckpointsListAndInspectDamage(t *testing.T) {
 func TestCheckpointsCommandsOnRealRun(t *testing.T) {
 	dir := t.TempDir()
 	root := filepath.Join(dir, "ckpts")
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return writeFile(t, dir, name, text) }
 	write("in/a.csv", "1,10\n2,20\n")
 	write("in/sub/b.csv", "1,30\n3,40\n3,50\n")
 	settings := `SET 'parallelism.default' = '2';

@@ -39,6 +39,21 @@ func parseArgs(fs *flag.FlagSet, args []string, usage string, stdout, stderr io.
 	}
 }
 
+// parseOneArg is parseArgs for a command that takes exactly one
+// positional argument (a file or a folder); short is the usage line printed
+// when it gets another number of them.
+func parseOneArg(fs *flag.FlagSet, args []string, usage, short string, stdout, stderr io.Writer) (arg string, code int, done bool) {
+	pos, code, done := parseArgs(fs, args, usage, stdout, stderr)
+	if done {
+		return "", code, true
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, short)
+		return "", 2, true
+	}
+	return pos[0], 0, false
+}
+
 // printHelp writes a subcommand's usage and its flags, one line each.
 func printHelp(w io.Writer, fs *flag.FlagSet, usage string) {
 	fmt.Fprintln(w, usage)

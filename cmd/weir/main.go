@@ -95,20 +95,16 @@ func runFile(args []string, env connector.Env) int {
 	allowNonRestored := fs.Bool("allow-non-restored-state", false, "when restoring, drop state that matches no operator of the query")
 	stopWithSavepoint := fs.Bool("stop-with-savepoint", false, "on Ctrl-C or SIGTERM, write a savepoint before stopping")
 	allowDup := fs.Bool("allow-duplicate-output", false, "start although a sink's folder holds output committed after the checkpoint the job starts from (those rows are written again)")
-	files, code, done := parseArgs(fs, args, runUsage, env.Stdout, env.Stderr)
+	path, code, done := parseOneArg(fs, args, runUsage,
+		"usage: weir run [flags] FILE.sql (weir run --help lists the flags)", env.Stdout, env.Stderr)
 	if done {
 		return code
-	}
-	if len(files) != 1 {
-		fmt.Fprintln(env.Stderr, "usage: weir run [flags] FILE.sql (weir run --help lists the flags)")
-		return 2
 	}
 	fault, err := session.ParseFaults(os.Getenv(session.FaultsEnv), os.Getenv(session.FaultLogEnv))
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "weir: %v\n", err)
 		return 2
 	}
-	path := files[0]
 	src, err := os.ReadFile(path)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "weir: %v\n", err)
@@ -156,15 +152,11 @@ func runFile(args []string, env connector.Env) int {
 
 func explainFile(args []string, env connector.Env) int {
 	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
-	files, code, done := parseArgs(fs, args, "usage: weir explain FILE.sql\n\nPrints the plan of the file's INSERT statements: the logical plan, the\noptimized physical plan and the job graph.", env.Stdout, env.Stderr)
+	path, code, done := parseOneArg(fs, args, "usage: weir explain FILE.sql\n\nPrints the plan of the file's INSERT statements: the logical plan, the\noptimized physical plan and the job graph.",
+		"usage: weir explain FILE.sql", env.Stdout, env.Stderr)
 	if done {
 		return code
 	}
-	if len(files) != 1 {
-		fmt.Fprintln(env.Stderr, "usage: weir explain FILE.sql")
-		return 2
-	}
-	path := files[0]
 	src, err := os.ReadFile(path)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "weir: %v\n", err)

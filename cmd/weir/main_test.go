@@ -12,13 +12,7 @@ import (
 // sees for a good file, a SQL error, a bad record, explain and bad usage.
 func TestCommandLine(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return writeFile(t, dir, name, text) }
 	data := write("in.csv", "1,10\n2,20\n1,5\nx,7\n")
 	good := write("good.sql", `
 SET 'parallelism.default' = '1';
