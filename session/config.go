@@ -40,7 +40,7 @@ const (
 var setKeys = map[string]func(string) error{
 	KeyParallelism: checkParallelism,
 	"table.exec.resource.default-parallelism": checkParallelism,
-	KeyPipelineName:                         nil,
+	KeyPipelineName:                         checkJobName,
 	KeyCheckpointInterval:                   checkDuration,
 	KeyCheckpointTimeout:                    checkDuration,
 	KeyCheckpointMinPause:                   checkDuration,
@@ -126,6 +126,30 @@ func CheckSet(key, value string) (warning string, err error) {
 		}
 	}
 	return "", fmt.Errorf("SET: unknown key '%s' (Weir's keys: %s)", key, strings.Join(SetKeys(), ", "))
+}
+
+// checkJobName accepts a name that can be one folder (the job's folder in
+// state.checkpoints.dir): not empty, no path separator, not . or ..
+func checkJobName(v string) error {
+	if v == "" || v == "." || v == ".." || strings.ContainsAny(v, `/\`) || strings.ContainsRune(v, 0) {
+		return fmt.Errorf("expected a name for the job's checkpoint folder: not empty, without '/' or '\\', not '.' or '..'")
+	}
+	return nil
+}
+
+// CheckReset checks RESET of key: a key Weir knows or one that is set (a
+// Flink key SET with a warning); otherwise an error naming the closest key.
+func CheckReset(key string, config map[string]string) error {
+	if _, known := setKeys[key]; known {
+		return nil
+	}
+	if _, set := config[key]; set {
+		return nil
+	}
+	if near := confval.Closest(key, SetKeys()); near != "" {
+		return fmt.Errorf("RESET: unknown key '%s' (did you mean '%s'?)", key, near)
+	}
+	return fmt.Errorf("RESET: unknown key '%s', and it is not set (SET lists the keys that are)", key)
 }
 
 func checkParallelism(v string) error {

@@ -72,6 +72,8 @@ func TestCheckSet(t *testing.T) {
 		{"Parallelism.Default", "4", []string{"did you mean 'parallelism.default'?"}, ""},
 		{key: "table.exec.resource.default-parallelism", value: "2"},
 		{key: "pipeline.name", value: "anything at all"},
+		{"pipeline.name", "a/b", []string{"'pipeline.name' = 'a/b'", "without '/'"}, ""},
+		{"pipeline.name", "..", []string{"not '.' or '..'"}, ""},
 		{key: "state.checkpoints.num-retained", value: "3"},
 		{"state.checkpoints.num-retained", "0", []string{"expected a whole number of at least 1"}, ""},
 		{"state.checkpoint.num-retained", "3", []string{"did you mean 'state.checkpoints.num-retained'?"}, ""},
@@ -175,6 +177,23 @@ func TestSetChoicesAreAccepted(t *testing.T) {
 		}
 		if _, err := CheckSet(key, "surely-not-a-choice"); err == nil {
 			t.Errorf("SET '%s' takes any value, but has choices %v", key, choices)
+		}
+	}
+}
+
+// TestReset: RESET takes a key Weir knows or one that is set, and names
+// the closest key for a misspelled one.
+func TestReset(t *testing.T) {
+	config := map[string]string{"table.optimizer.join-reorder-enabled": "true"}
+	for _, tc := range []struct{ key, err string }{
+		{"parallelism.default", ""},
+		{"table.optimizer.join-reorder-enabled", ""},
+		{"parallelism.defualt", "did you mean 'parallelism.default'?"},
+		{"no.such.key", "unknown key 'no.such.key', and it is not set"},
+	} {
+		err := CheckReset(tc.key, config)
+		if (tc.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("RESET '%s': %v, want %q", tc.key, err, tc.err)
 		}
 	}
 }

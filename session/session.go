@@ -253,6 +253,9 @@ func (s *Session) Exec(st parser.Statement, out io.Writer) error {
 		if st.Key == "" {
 			clear(s.Config)
 		} else {
+			if err := CheckReset(st.Key, s.Config); err != nil {
+				return parser.Errorf(st.Position(), "%v", err)
+			}
 			delete(s.Config, st.Key)
 		}
 	case *parser.CreateTable:
