@@ -16,14 +16,20 @@ import (
 // unboundedSumScript is an unbounded grouped sum with checkpoints into a
 // filesystem sink, all under dir, with job name job and sink folder out.
 func unboundedSumScript(dir, job, out string) string {
+	return sumScript(dir, job, out, "")
+}
+
+// sumScript is unboundedSumScript with more datagen options (such as
+// 'number-of-rows', which bounds it).
+func sumScript(dir, job, out, more string) string {
 	return fmt.Sprintf(`SET 'parallelism.default' = '1';
 SET 'pipeline.name' = '%s';
 SET 'execution.checkpointing.interval' = '50ms';
 SET 'state.checkpoints.dir' = '%s';
-CREATE TABLE ev (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = 'random', 'rows-per-second' = '1000');
+CREATE TABLE ev (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = 'random', 'rows-per-second' = '1000'%s);
 CREATE TABLE sums (k BIGINT, s BIGINT) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'debezium-json');
 INSERT INTO sums SELECT id %% 10, SUM(id) FROM ev GROUP BY id %% 10;
-`, job, filepath.Join(dir, "ckpts"), filepath.Join(dir, out))
+`, job, filepath.Join(dir, "ckpts"), more, filepath.Join(dir, out))
 }
 
 // TestBackgroundJobsShareNoFolder submits a job in the background, as the
@@ -68,8 +74,8 @@ func TestBackgroundJobsShareNoFolder(t *testing.T) {
 		}
 	}
 	jobs.Wait()
-	// The stop committed what the job read: the job restarts from its
-	// latest checkpoint, but a fresh start into "out" is refused.
+	// Once the first run is stopped, the job restarts from its latest
+	// checkpoint.
 	again, err := submitWith("sums", "out", RunOptions{Restore: RestoreLatest})
 	if err != nil {
 		t.Fatalf("restarting the stopped job: %v", err)
@@ -78,9 +84,23 @@ func TestBackgroundJobsShareNoFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	jobs.Wait()
-	_, err = submit("sums", "out")
+	// A bounded job that ran to its end has committed its output: a fresh
+	// start of it into the same folder is refused.
+	submitBounded := func() (string, error) {
+		s := New(connector.Env{Stdout: io.Discard, Stderr: io.Discard})
+		plan, query, err := s.PlanScript(sumScript(dir, "bounded", "out4", ", 'number-of-rows' = '100'"), RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return jobs.Submit(s, plan, query, RunOptions{})
+	}
+	if _, err := submitBounded(); err != nil {
+		t.Fatal(err)
+	}
+	jobs.Wait()
+	_, err = submitBounded()
 	var committed *exec.CommittedOutputError
-	if !errors.As(err, &committed) || committed.Restored != 0 {
+	if !errors.As(err, &committed) || committed.Restored != 0 || committed.Committed < 1 {
 		t.Fatalf("a fresh start into the job's committed output: %v, want a CommittedOutputError", err)
 	}
 }
