@@ -297,6 +297,13 @@ func (j *Job) fail(err error) {
 	j.cancel()
 }
 
+// failed reports whether the job has failed (so far).
+func (j *Job) failed() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.err != nil
+}
+
 // Wait waits until every task has exited. It returns nil when the bounded
 // input was completely processed or after a clean stop, and otherwise the
 // first task failure, wrapped with the vertex name and subtask.

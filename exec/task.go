@@ -135,7 +135,7 @@ func (e *discardEmitter) Emit(b *types.Batch) error {
 
 func (t *task) run() (err error) {
 	defer func() {
-		if cerr := t.close(); err == nil {
+		if cerr := t.close(err); err == nil {
 			err = cerr
 		}
 	}()
@@ -460,7 +460,11 @@ func (t *task) finish() error {
 }
 
 // close releases everything the task opened and returns the first error.
-func (t *task) close() error {
+// close releases what the task holds; runErr is how its run ended. A sink
+// commits what it holds only when the job ends well: after a failure
+// (this task's or another's) it aborts, so that no partial output of a
+// failed job becomes visible, with checkpoints or without.
+func (t *task) close(runErr error) error {
 	var first error
 	keep := func(err error) {
 		if first == nil && err != nil {
@@ -483,9 +487,11 @@ func (t *task) close() error {
 			keep(fmt.Errorf("remove working state of %s: %w", t.v.Operators[i].Name, err))
 		}
 	}
-	if tw, txnl := t.writer.(connector.TransactionalWriter); txnl && t.job.ck != nil && !t.finalDone {
-		// Not committed by a checkpoint (the job failed or was cancelled):
-		// what is not pre-committed goes; a restore recovers the rest.
+	failed := runErr != nil || t.job.failed()
+	if tw, txnl := t.writer.(connector.TransactionalWriter); txnl && (t.job.ck != nil && !t.finalDone || failed) {
+		// Not committed by a checkpoint (the job failed or was cancelled),
+		// or the job failed: what is not pre-committed goes; a restore
+		// recovers the rest.
 		if err := tw.Abort(); err != nil {
 			keep(fmt.Errorf("abort sink %s: %w", t.v.SinkName, err))
 		}

@@ -69,7 +69,7 @@ func (t *task) restore() error {
 			err = so.InitState(st, restored) // names the operator
 		}
 		if err != nil {
-			if restored {
+			if restored && statestore.IsCorruption(err) {
 				err = &StateRestoreError{Checkpoint: ck.Restore.Meta.CheckpointID, Path: ck.Restore.Path, Err: err}
 			}
 			return err
@@ -181,8 +181,8 @@ func (t *task) checkpoint(id int64, alignment time.Duration, forward bool) error
 	return nil
 }
 
-// stateWriteError is a failure to write an operator's state for a
-// checkpoint. It fails the task (see checkpoint).
+// stateWriteError is a failure to write an operator's state or to
+// pre-commit the sink for a checkpoint. It fails the task (see checkpoint).
 type stateWriteError struct {
 	id  int64
 	err error
@@ -245,7 +245,10 @@ func (t *task) snapshot(id int64) (*taskSnapshot, error) {
 	if w, ok := t.writer.(connector.TransactionalWriter); ok {
 		txn, err := w.PreCommit(id)
 		if err != nil {
-			return nil, fmt.Errorf("sink %s: pre-commit: %w", t.v.SinkName, err)
+			// The rows written since the last checkpoint may not all be
+			// on disk: the task fails and the job restores, which writes
+			// them again, rather than go on without them.
+			return nil, &stateWriteError{id: id, err: fmt.Errorf("sink %s: pre-commit: %w", t.v.SinkName, err)}
 		}
 		t.txns = append(t.txns, pendingTxn{id: id, txn: txn})
 		// The checkpoint records every transaction not yet committed: a
@@ -364,9 +367,11 @@ func (t *task) commit(id int64) error {
 }
 
 // StateRestoreError is a failure to read an operator's state back from a
-// checkpoint: its files passed the checks of checkpoint.Load (sizes, and
-// checksums from format version 2 on) but the state store found them
-// damaged or could not open them. Restoring an older checkpoint may work.
+// checkpoint because its files are damaged: they passed the checks of
+// checkpoint.Load (sizes, and checksums from format version 2 on) but the
+// state store found them corrupt. Restoring an older checkpoint may work.
+// Other restore failures (a full disk) are not StateRestoreErrors: a
+// restart of the same checkpoint may get past them.
 type StateRestoreError struct {
 	Checkpoint int64  // the checkpoint's id
 	Path       string // its folder

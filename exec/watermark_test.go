@@ -129,7 +129,7 @@ func newWMHarness(t *testing.T) *wmHarness {
 	}
 	t.Cleanup(func() {
 		for _, tk := range tasks {
-			_ = tk.close()
+			_ = tk.close(nil)
 		}
 		j.cancel()
 	})

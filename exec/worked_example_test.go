@@ -143,7 +143,7 @@ func newParityHarness(t *testing.T, dir string, restore *checkpoint.Checkpoint) 
 	h.next = [2]int64{h.reader[0].restored + 1, h.reader[1].restored + 1}
 	t.Cleanup(func() {
 		for _, tk := range tasks {
-			_ = tk.close()
+			_ = tk.close(nil)
 		}
 		j.cancel()
 	})

@@ -42,11 +42,20 @@ func (s *Session) claim(plan *planner.Plan, ck *exec.CheckpointOptions) (*claims
 		}
 		c.releases = append(c.releases, l.Release)
 	}
+	claimed := map[string]string{} // location -> the sink table that writes it
 	for _, v := range plan.Graph.Vertices {
 		ds, ok := v.Sink.(connector.DurableSink)
 		if !ok {
 			continue
 		}
+		loc := filepath.Clean(ds.Location())
+		if other, dup := claimed[loc]; dup {
+			c.release(nil)
+			return nil, fmt.Errorf("job %s: %s is written by two INSERTs (into %s and %s); a job can write a sink's folder from one INSERT only "+
+				"(their part files and their recovery would collide): give each its own folder, or combine the queries with UNION ALL",
+				plan.Graph.Name, ds.Location(), other, v.SinkName)
+		}
+		claimed[loc] = v.SinkName
 		release, err := ds.Claim(owner)
 		if err != nil {
 			c.release(nil)

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -113,5 +114,20 @@ func TestAllowDuplicateOutputKey(t *testing.T) {
 	}
 	if _, err := CheckSet(KeyAllowDuplicateOutput, "sometimes"); err == nil {
 		t.Fatalf("SET '%s' = 'sometimes' accepted", KeyAllowDuplicateOutput)
+	}
+}
+
+// TestTwoInsertsIntoOneFolder: two INSERTs of one job into the same
+// filesystem folder would collide; the job is refused with what to do.
+func TestTwoInsertsIntoOneFolder(t *testing.T) {
+	dir := t.TempDir()
+	s := New(connector.Env{Stdout: io.Discard, Stderr: io.Discard})
+	err := s.RunScript(context.Background(), fmt.Sprintf(`
+CREATE TABLE a (n BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');
+CREATE TABLE out (n BIGINT) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
+INSERT INTO out SELECT n FROM a;
+INSERT INTO out SELECT n + 100 FROM a;`, filepath.Join(dir, "out")), RunOptions{JobName: "two"})
+	if err == nil || !strings.Contains(err.Error(), "is written by two INSERTs") || !strings.Contains(err.Error(), "UNION ALL") {
+		t.Fatalf("got %v, want the refusal of two INSERTs into one folder", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weir-sql/weir/connector"
@@ -352,6 +353,10 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 	restore := opts.Restore
 	var rowsRead, rowsWritten, skipped, dropped int64
 	badCheckpoints := map[int64]error{} // whose state could not be restored
+	// Until this run completes a checkpoint, a restart restores what the
+	// first attempt did (a savepoint, or nothing), not the latest
+	// checkpoint in the job's folder, which an earlier run may have left.
+	var completedInRun atomic.Bool
 	for {
 		eopts := opts.Exec
 		eopts.MiniBatch = s.MiniBatchEnabled()
@@ -367,6 +372,15 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 			}
 			c := *ck
 			c.Restore = r
+			report := c.Report
+			c.Report = func(r exec.CheckpointReport) {
+				if r.Completed {
+					completedInRun.Store(true)
+				}
+				if report != nil {
+					report(r)
+				}
+			}
 			eopts.Checkpoint = &c
 		}
 		job, err := exec.Start(context.WithoutCancel(ctx), plan.Graph, eopts)
@@ -403,7 +417,9 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 		if !sleepCtx(ctx, strategy.delay) {
 			return fmt.Errorf("job %s failed: %w", plan.Graph.Name, err)
 		}
-		restore = RestoreLatest
+		if completedInRun.Load() {
+			restore = RestoreLatest
+		}
 	}
 	if skipped > 0 {
 		fmt.Fprintf(s.Env.Stderr, "weir: skipped %d malformed record(s) (ignore-parse-errors)\n", skipped)

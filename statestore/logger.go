@@ -177,3 +177,11 @@ func guard(fn func() error) (err error) {
 	}()
 	return fn()
 }
+
+// IsCorruption reports whether err says that a store's files are damaged
+// or Pebble failed on them (ErrPebbleFatal, or Pebble's corruption
+// errors), as opposed to a failure of the environment (a full disk, too
+// many open files) that a retry may get past.
+func IsCorruption(err error) bool {
+	return errors.Is(err, ErrPebbleFatal) || pebble.IsCorruptionError(err)
+}

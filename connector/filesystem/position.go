@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -232,8 +233,11 @@ func (r *Reader) checkSize(j int, st fileStart) error {
 	}
 	path := r.src.files[j]
 	fi, err := os.Stat(path)
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: %s, read up to byte offset %d, is gone: %w", ErrFileChanged, path, st.offset, err)
+	}
+	if err != nil { // EACCES, EIO: perhaps passing, so not ErrFileChanged
+		return fmt.Errorf("filesystem: check %s, read up to byte offset %d: %w", path, st.offset, err)
 	}
 	if fi.Size() < need {
 		return fmt.Errorf("%w: %s was read up to byte offset %d, but its size is now %d bytes (truncated or replaced)", ErrFileChanged, path, st.offset, fi.Size())

@@ -1,0 +1,199 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/types"
+)
+
+// memTxnSink is a transactional sink in memory: rows become committed
+// when the checkpoint that pre-committed them completes. Its pre-commit
+// fails once, at checkpoint failAt, as a full disk would fail it.
+type memTxnSink struct {
+	mu        sync.Mutex
+	failAt    int64
+	failed    bool
+	pending   map[string][]int64 // pre-committed, by transaction
+	committed map[string][]int64
+	seq       int
+}
+
+func newMemTxnSink(failAt int64) *memTxnSink {
+	return &memTxnSink{failAt: failAt, pending: map[string][]int64{}, committed: map[string][]int64{}}
+}
+
+func (s *memTxnSink) AcceptsUpdates() bool { return false }
+func (s *memTxnSink) Parallelism() int     { return 0 }
+func (s *memTxnSink) Open(int, int) (connector.SinkWriter, error) {
+	return &memTxnWriter{s: s}, nil
+}
+
+// Recover commits the restored checkpoint's transactions and drops the
+// other pending ones.
+func (s *memTxnSink) Recover(txns [][]byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keep := map[string]bool{}
+	for _, t := range txns {
+		keep[string(t)] = true
+		s.commitLocked(string(t))
+	}
+	for k := range s.pending {
+		if !keep[k] {
+			delete(s.pending, k)
+		}
+	}
+	return nil
+}
+
+func (s *memTxnSink) commitLocked(k string) {
+	if rows, ok := s.pending[k]; ok {
+		s.committed[k] = rows
+		delete(s.pending, k)
+	}
+}
+
+// rows returns every committed row, sorted.
+func (s *memTxnSink) rows() []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var all []int64
+	for _, r := range s.committed {
+		all = append(all, r...)
+	}
+	slices.Sort(all)
+	return all
+}
+
+type memTxnWriter struct {
+	s   *memTxnSink
+	buf []int64
+}
+
+func (w *memTxnWriter) Write(b *types.Batch) error {
+	for i := range b.Len() {
+		w.buf = append(w.buf, b.Row(i)[0].Int())
+	}
+	return nil
+}
+func (w *memTxnWriter) Flush() error { return nil }
+func (w *memTxnWriter) Close() error {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	w.s.seq++
+	w.s.committed[fmt.Sprintf("close-%d", w.s.seq)] = w.buf
+	w.buf = nil
+	return nil
+}
+func (w *memTxnWriter) PreCommit(id int64) ([]byte, error) {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	if id == w.s.failAt && !w.s.failed {
+		w.s.failed = true
+		return nil, fmt.Errorf("write part file: no space left on device")
+	}
+	w.s.seq++
+	k := fmt.Sprintf("txn-%d-%d", id, w.s.seq)
+	w.s.pending[k] = w.buf
+	w.buf = nil
+	return []byte(k), nil
+}
+func (w *memTxnWriter) Commit(txn []byte) error {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	w.s.commitLocked(string(txn))
+	return nil
+}
+func (w *memTxnWriter) Abort() error { w.buf = nil; return nil }
+
+// TestSinkPreCommitFailureRestores: a sink whose pre-commit fails (a full
+// disk) may have lost rows written since the last checkpoint, so the task
+// fails and the job restores its latest checkpoint instead of going on
+// without them; the committed output is every row exactly once.
+func TestSinkPreCommitFailureRestores(t *testing.T) {
+	const n = 20000
+	sink := newMemTxnSink(3)
+	var stderr bytes.Buffer
+	s := New(connector.Env{Stdout: io.Discard, Stderr: &stderr})
+	s.Connectors.RegisterSink("memtxn", func(*connector.Table, connector.Env) (connector.Sink, error) { return sink, nil })
+	script := fmt.Sprintf(`SET 'parallelism.default' = '2';
+SET 'execution.checkpointing.interval' = '50ms';
+SET 'state.checkpoints.dir' = '%s';
+SET 'restart-strategy.fixed-delay.delay' = '1 ms';
+CREATE TABLE ev (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence',
+  'fields.id.start' = '0', 'fields.id.end' = '%d', 'rows-per-second' = '40000');
+CREATE TABLE out (id BIGINT) WITH ('connector' = 'memtxn');
+INSERT INTO out SELECT id FROM ev;`, filepath.Join(t.TempDir(), "ckpts"), n-1)
+	if err := s.RunScript(context.Background(), script, RunOptions{JobName: "precommit"}); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	log := stderr.String()
+	if !strings.Contains(log, "pre-commit: write part file: no space left on device") || !strings.Contains(log, "restarting") {
+		t.Fatalf("the failed pre-commit did not fail the job and restart it:\n%s", log)
+	}
+	got := sink.rows()
+	if len(got) != n {
+		t.Fatalf("%d rows committed, want %d\n%s", len(got), n, log)
+	}
+	for i, v := range got {
+		if v != int64(i) {
+			t.Fatalf("committed rows are not 0..%d exactly once: at %d found %d\n%s", n-1, i, v, log)
+		}
+	}
+}
+
+// failingSource emits rows 0..n-1 in one batch, then fails.
+type failingSource struct{ n int }
+
+func (f failingSource) Bounded() bool { return true }
+func (f failingSource) Open(int, int) (connector.SourceReader, error) {
+	return &failingReader{n: f.n}, nil
+}
+
+type failingReader struct {
+	n    int
+	sent bool
+}
+
+func (r *failingReader) Next(_ context.Context, b *types.Batch, _ int) error {
+	if r.sent {
+		return fmt.Errorf("read input: connection reset")
+	}
+	r.sent = true
+	for i := range r.n {
+		b.Append(types.Insert, []types.Value{types.BigIntValue(int64(i))})
+	}
+	return nil
+}
+func (r *failingReader) Position() ([]byte, error) { return nil, nil }
+func (r *failingReader) Seek([]byte) error         { return nil }
+func (r *failingReader) Close() error              { return nil }
+
+// TestFailedJobCommitsNothing: a job without checkpointing that fails
+// leaves nothing committed in its sink (it aborts, as with checkpoints),
+// so no partial result looks like a finished one.
+func TestFailedJobCommitsNothing(t *testing.T) {
+	sink := newMemTxnSink(0)
+	s := New(connector.Env{Stdout: io.Discard, Stderr: io.Discard})
+	s.Connectors.RegisterSource("failing", func(*connector.Table, connector.Env) (connector.Source, error) { return failingSource{n: 500}, nil })
+	s.Connectors.RegisterSink("memtxn", func(*connector.Table, connector.Env) (connector.Sink, error) { return sink, nil })
+	err := s.RunScript(context.Background(), `SET 'parallelism.default' = '1';
+CREATE TABLE src (id BIGINT) WITH ('connector' = 'failing');
+CREATE TABLE out (id BIGINT) WITH ('connector' = 'memtxn');
+INSERT INTO out SELECT id FROM src;`, RunOptions{JobName: "failing"})
+	if err == nil || !strings.Contains(err.Error(), "connection reset") {
+		t.Fatalf("got %v, want the source's failure", err)
+	}
+	if rows := sink.rows(); len(rows) != 0 {
+		t.Fatalf("the failed job committed %d rows", len(rows))
+	}
+}
