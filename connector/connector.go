@@ -271,3 +271,111 @@ type DurableSink interface {
 // input changed under a checkpoint (a file truncated below its restored
 // offset), say. A job failing with it is not restarted.
 var ErrPermanent = errors.New("permanent failure")
+
+// ChangelogMode is the set of row kinds a changelog may hold, as Flink's
+// ChangelogMode: insert-only (+I), retract (+I, -U, +U, -D: every update
+// comes as the old row retracted and the new one added) or upsert (+I, +U,
+// -D without -U: an update replaces the row with the same key).
+type ChangelogMode uint8
+
+// Changelog modes.
+const (
+	// ModeInsertOnly is a changelog of inserts only (+I).
+	ModeInsertOnly = ChangelogMode(1 << types.Insert)
+	// ModeRetract is a changelog with every row kind (+I, -U, +U, -D).
+	ModeRetract = ChangelogMode(1<<types.Insert | 1<<types.UpdateBefore | 1<<types.UpdateAfter | 1<<types.Delete)
+	// ModeUpsert is an upsert changelog by key (+I, +U, -D).
+	ModeUpsert = ChangelogMode(1<<types.Insert | 1<<types.UpdateAfter | 1<<types.Delete)
+)
+
+// ModeOf returns the mode that holds exactly the given kinds.
+func ModeOf(kinds ...types.RowKind) ChangelogMode {
+	var m ChangelogMode
+	for _, k := range kinds {
+		m |= 1 << k
+	}
+	return m
+}
+
+// Contains reports whether rows of kind k may occur.
+func (m ChangelogMode) Contains(k types.RowKind) bool { return m&(1<<k) != 0 }
+
+// ContainsAll reports whether every kind of o is in m.
+func (m ChangelogMode) ContainsAll(o ChangelogMode) bool { return o&^m == 0 }
+
+// Union returns the kinds of m and of o.
+func (m ChangelogMode) Union(o ChangelogMode) ChangelogMode { return m | o }
+
+// IsInsertOnly reports whether m holds inserts only (or nothing).
+func (m ChangelogMode) IsInsertOnly() bool { return m&^ModeInsertOnly == 0 }
+
+// changelogShort are Flink's names of the kinds in EXPLAIN.
+var changelogShort = [...]string{"I", "UB", "UA", "D"}
+
+// String renders the kinds as Flink's EXPLAIN does: "I", "I,UB,UA",
+// "I,UB,UA,D", "I,UA,D"; "NONE" for no kind.
+func (m ChangelogMode) String() string {
+	var parts []string
+	for k, s := range changelogShort {
+		if m.Contains(types.RowKind(k)) {
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) == 0 {
+		return "NONE"
+	}
+	return strings.Join(parts, ",")
+}
+
+// Kinds renders the kinds as the rows print them: "+I/-U/+U/-D".
+func (m ChangelogMode) Kinds() string {
+	var parts []string
+	for k := range changelogShort {
+		if m.Contains(types.RowKind(k)) {
+			parts = append(parts, types.RowKind(k).String())
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// ChangelogSource is a Source that says which row kinds it emits. A
+// Source that does not implement it is insert-only.
+type ChangelogSource interface {
+	Source
+	// ChangelogMode returns the row kinds the source's rows may have.
+	ChangelogMode() ChangelogMode
+}
+
+// SourceChangelogMode returns s's changelog mode: its ChangelogMode, or
+// insert-only.
+func SourceChangelogMode(s Source) ChangelogMode {
+	if c, ok := s.(ChangelogSource); ok {
+		return c.ChangelogMode()
+	}
+	return ModeInsertOnly
+}
+
+// ChangelogSink is a Sink that says exactly which row kinds it accepts
+// and, for the planner's error when a query produces others, what limits
+// it and what to change.
+type ChangelogSink interface {
+	Sink
+	// ChangelogMode returns the row kinds the sink accepts.
+	ChangelogMode() ChangelogMode
+	// ChangelogHint returns what limits the sink to its mode, for messages
+	// ("format 'json'"), and what to change so that it accepts a
+	// changelog ("use 'format' = 'debezium-json'"); either may be "".
+	ChangelogHint() (what, fix string)
+}
+
+// SinkChangelogMode returns the row kinds s accepts: its ChangelogMode,
+// else every kind if AcceptsUpdates, else inserts only.
+func SinkChangelogMode(s Sink) ChangelogMode {
+	if c, ok := s.(ChangelogSink); ok {
+		return c.ChangelogMode()
+	}
+	if s.AcceptsUpdates() {
+		return ModeRetract
+	}
+	return ModeInsertOnly
+}

@@ -239,41 +239,6 @@ func (n *Sink) String() string {
 	return "LogicalSink(table=[" + n.Name + "], fields=[" + strings.Join(n.Schema().Names(), ", ") + "])"
 }
 
-// updating reports whether n's output is a changelog with updates (some
-// Aggregate below it), rather than insert-only.
-func updating(n Node) bool {
-	if _, ok := n.(*Aggregate); ok {
-		return true
-	}
-	for _, k := range n.Children() {
-		if updating(k) {
-			return true
-		}
-	}
-	return false
-}
-
-// changelogMode renders Flink's changelogMode: I for insert-only; an
-// aggregate emits I,UB,UA, and also D when its input has retractions.
-func changelogMode(n Node) string {
-	switch x := n.(type) {
-	case *Aggregate:
-		if updating(x.Input) {
-			return "I,UB,UA,D"
-		}
-		return "I,UB,UA"
-	case *Scan:
-		return "I"
-	}
-	mode := "I"
-	for _, k := range n.Children() {
-		if m := changelogMode(k); len(m) > len(mode) {
-			mode = m
-		}
-	}
-	return mode
-}
-
 // treeString renders a plan as an indented tree, Flink style: the last
 // input of a node under "+- ", the others under ":- ".
 func treeString[N interface{ Children() []N }](n N, label func(N) string) string {

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/weir-sql/weir/connector"
@@ -31,7 +32,9 @@ type pnode struct {
 	canon       string // what the operator computes, without column names: the basis of its id
 	kids        []*pnode
 	schema      types.Schema
-	mode        string // changelog mode
+	mode        connector.ChangelogMode
+	uniqueKeys  keySet // sets of columns unique in the result; nil: none known
+	upsertKeys  keySet // sets of columns by which the changes apply; nil: none known
 	parallelism int
 	id          string
 
@@ -52,9 +55,19 @@ type pnode struct {
 // Children returns the inputs.
 func (p *pnode) Children() []*pnode { return p.kids }
 
+// label is the node's line in EXPLAIN: its description with its
+// changelog mode and keys (unique keys only where they differ from the
+// upsert keys).
 func (p *pnode) label() string {
 	d := p.desc
-	return d[:len(d)-1] + ", changelogMode=[" + p.mode + "])"
+	s := d[:len(d)-1] + ", changelogMode=[" + p.mode.String() + "]"
+	if p.upsertKeys != nil {
+		s += ", upsertKeys=" + keysText(p.upsertKeys, p.schema)
+	}
+	if p.uniqueKeys != nil && !slices.EqualFunc(p.uniqueKeys, p.upsertKeys, slices.Equal) {
+		s += ", uniqueKeys=" + keysText(p.uniqueKeys, p.schema)
+	}
+	return s + ")"
 }
 
 // physBuilder lowers optimized logical plans to physical ones.
@@ -76,7 +89,10 @@ func (b *physBuilder) build(n Node) (*pnode, error) {
 		}
 		kids = append(kids, pk)
 	}
-	out := &pnode{kids: kids, schema: n.Schema(), mode: changelogMode(n)}
+	out := &pnode{kids: kids, schema: n.Schema()}
+	if len(kids) == 1 {
+		out.mode, out.uniqueKeys, out.upsertKeys = kids[0].mode, kids[0].uniqueKeys, kids[0].upsertKeys
+	}
 	switch x := n.(type) {
 	case *Scan:
 		src, err := b.p.Connectors.Source(x.Table, b.p.Env)
@@ -89,12 +105,22 @@ func (b *physBuilder) build(n Node) (*pnode, error) {
 		}
 		out.desc = "TableSourceScan(table=[" + x.Table.Name + "], fields=[" + fields(x.Table.Schema) + "])"
 		out.canon = "scan " + key(x.Table.Name) + " " + x.Table.Schema.String()
+		out.mode = connector.SourceChangelogMode(src)
+		out.uniqueKeys = tableKeys(x.Table)
+		out.upsertKeys = out.uniqueKeys
 	case *Calc:
 		out.kind, out.calc, out.parallelism = pCalc, x, maxParallelism(kids)
 		out.desc = x.String()
 		out.canon = calcCanon(x)
+		out.uniqueKeys = projectKeys(out.uniqueKeys, x.Exprs)
+		out.upsertKeys = projectKeys(out.upsertKeys, x.Exprs)
 	case *Aggregate:
-		ex := &pnode{kind: pExchange, kids: kids, schema: x.Input.Schema(), mode: changelogMode(x.Input)}
+		inMode := kids[0].mode
+		if inMode.Contains(types.UpdateAfter) && !inMode.Contains(types.UpdateBefore) {
+			return nil, parser.Errorf(b.pos, "%s over an upsert changelog (%s, no -U) is not supported yet", x.groupAggDesc(), inMode.Kinds())
+		}
+		ex := &pnode{kind: pExchange, kids: kids, schema: x.Input.Schema(), mode: inMode,
+			uniqueKeys: kids[0].uniqueKeys, upsertKeys: kids[0].upsertKeys}
 		in := x.Input.Schema()
 		if len(x.Keys) == 0 {
 			ex.part = exec.Partitioning{Kind: exec.Global}
@@ -107,6 +133,7 @@ func (b *physBuilder) build(n Node) (*pnode, error) {
 			}
 			ex.part = exec.Partitioning{Kind: exec.Hash, Keys: x.Keys}
 			ex.desc = "Exchange(distribution=[hash[" + strings.Join(names, ", ") + "]])"
+			ex.upsertKeys = keysContaining(ex.upsertKeys, x.Keys)
 			out.parallelism = b.parallelism
 		}
 		ex.parallelism = out.parallelism
@@ -114,18 +141,25 @@ func (b *physBuilder) build(n Node) (*pnode, error) {
 		out.kind, out.agg, out.kids = pAgg, x, []*pnode{ex}
 		out.desc = x.groupAggDesc()
 		out.canon = aggCanon(x)
+		out.mode = aggMode(inMode)
+		out.uniqueKeys = leadingKey(len(x.Keys))
+		out.upsertKeys = out.uniqueKeys
 	case *Union:
 		out.kind, out.parallelism = pUnion, maxParallelism(kids)
 		out.desc = "Union(all=[true], union=[" + fields(out.schema) + "])"
 		out.canon = "union"
+		for _, k := range kids {
+			out.mode = out.mode.Union(k.mode)
+		}
+		out.uniqueKeys, out.upsertKeys = nil, nil
 	case *Sink:
-		upd := updating(x.Input)
+		upd := !kids[0].mode.IsInsertOnly()
 		sink, err := b.sinks(x, upd)
 		if err != nil {
 			return nil, err
 		}
-		if upd && !sink.AcceptsUpdates() {
-			return nil, parser.Errorf(b.pos, "Table sink '%s' doesn't support consuming update changes which is produced by node %s", x.Name, updateProducer(kids[0]))
+		if err := checkSinkMode(x, sink, kids[0]); err != nil {
+			return nil, parser.Errorf(b.pos, "%s", err.Error())
 		}
 		out.kind, out.sink, out.table = pSink, sink, x.Name
 		out.desc = "Sink(table=[" + x.Name + "], fields=[" + fields(out.schema) + "])"
@@ -141,7 +175,8 @@ func (b *physBuilder) build(n Node) (*pnode, error) {
 		if sp := sink.Parallelism(); sp > 0 && sp != in.parallelism {
 			out.parallelism = sp
 			ex := &pnode{kind: pExchange, kids: kids, schema: in.schema, mode: in.mode, parallelism: sp,
-				part: exec.Partitioning{Kind: exec.Rebalance}, desc: "Exchange(distribution=[rebalance])"}
+				part: exec.Partitioning{Kind: exec.Rebalance}, desc: "Exchange(distribution=[rebalance])",
+				uniqueKeys: in.uniqueKeys} // a rebalance reorders the changes of a key
 			if x.Table != nil && len(x.Table.PrimaryKey) > 0 && upd {
 				ex.part = exec.Partitioning{Kind: exec.Hash, Keys: x.Table.PrimaryKey}
 				var names []string
@@ -149,10 +184,12 @@ func (b *physBuilder) build(n Node) (*pnode, error) {
 					names = append(names, in.schema.Columns[k].Name)
 				}
 				ex.desc = "Exchange(distribution=[hash[" + strings.Join(names, ", ") + "]])"
+				ex.upsertKeys = keysContaining(in.upsertKeys, x.Table.PrimaryKey)
 			}
 			ex.canon = fmt.Sprintf("exchange %v %v", ex.part.Kind, ex.part.Keys)
 			out.kids = []*pnode{ex}
 		}
+		out.uniqueKeys, out.upsertKeys = out.kids[0].uniqueKeys, out.kids[0].upsertKeys
 	default:
 		return nil, fmt.Errorf("planner: no physical operator for %T", n)
 	}
@@ -184,24 +221,12 @@ func (b *physBuilder) notNullEnforcer(x *Sink, in *pnode) (*pnode, error) {
 	}
 	return &pnode{
 		kind: pEnforcer, kids: []*pnode{in}, schema: in.schema, mode: in.mode, parallelism: in.parallelism,
+		uniqueKeys: in.uniqueKeys, upsertKeys: in.upsertKeys,
 		desc:    exec.NotNullDesc(names, action),
 		canon:   fmt.Sprintf("notnull %s %v %v", key(x.Name), cols, action),
 		table:   x.Name,
 		notNull: cols, notNullNames: names, action: action,
 	}, nil
-}
-
-// updateProducer names the operator that makes a plan updating.
-func updateProducer(p *pnode) string {
-	if p.kind == pAgg {
-		return p.desc
-	}
-	for _, k := range p.kids {
-		if k.mode != "I" {
-			return updateProducer(k)
-		}
-	}
-	return p.desc
 }
 
 func maxParallelism(ps []*pnode) int {

@@ -34,8 +34,12 @@ type Plan struct {
 	Explain string
 	// Schema is the result schema of a query (PlanQuery).
 	Schema types.Schema
-	// Updating reports whether the query's result has updates.
+	// Updating reports whether the result (of a query; of any INSERT of
+	// a job) has updates or deletes.
 	Updating bool
+	// Modes holds the changelog mode of each INSERT's or the query's
+	// result, in order.
+	Modes []connector.ChangelogMode
 }
 
 // QuerySinkName names a query's result sink in plans.
@@ -110,7 +114,7 @@ func (p *Planner) PlanQuery(q *parser.QueryStmt, sink func(schema types.Schema, 
 	if err != nil {
 		return nil, err
 	}
-	plan.Schema, plan.Updating = r.node.Schema(), updating(r.node)
+	plan.Schema = r.node.Schema()
 	return plan, nil
 }
 
@@ -162,6 +166,7 @@ func (p *Planner) plan(roots []rootPlan, sinks func(*Sink, bool) (connector.Sink
 	g := &exec.JobGraph{Name: jobName, MaxParallelism: types.DefaultMaxParallelism}
 	gb := &graphBuilder{g: g}
 	used := map[string]int{}
+	var modes []connector.ChangelogMode
 	for _, r := range roots {
 		ast.WriteString(treeString[Node](r.sink, Node.String))
 		opt, err := optimize(r.sink)
@@ -174,6 +179,7 @@ func (p *Planner) plan(roots []rootPlan, sinks func(*Sink, bool) (connector.Sink
 			return nil, err
 		}
 		assignIDs(pn, used)
+		modes = append(modes, pn.mode)
 		phys.WriteString(treeString(pn, (*pnode).label))
 		first := len(g.Vertices)
 		if _, err := gb.emit(pn); err != nil {
@@ -190,7 +196,11 @@ func (p *Planner) plan(roots []rootPlan, sinks func(*Sink, bool) (connector.Sink
 	text := "== Abstract Syntax Tree ==\n" + ast.String() +
 		"\n== Optimized Physical Plan ==\n" + phys.String() +
 		"\n== Job Graph ==\n" + graphText(g)
-	return &Plan{Graph: g, Explain: text}, nil
+	plan := &Plan{Graph: g, Explain: text, Modes: modes}
+	for _, m := range modes {
+		plan.Updating = plan.Updating || !m.IsInsertOnly()
+	}
+	return plan, nil
 }
 
 // bindInsert binds INSERT INTO t [(cols)] query into a Sink over a

@@ -52,7 +52,10 @@ type Sink struct {
 	recovered   int64            // highest checkpoint Recover committed
 }
 
-var _ connector.DurableSink = (*Sink)(nil)
+var (
+	_ connector.DurableSink   = (*Sink)(nil)
+	_ connector.ChangelogSink = (*Sink)(nil)
+)
 
 // NewSink is the filesystem sink factory.
 func NewSink(t *connector.Table, _ connector.Env) (connector.Sink, error) {
@@ -97,6 +100,22 @@ func NewSink(t *connector.Table, _ connector.Env) (connector.Sink, error) {
 
 // AcceptsUpdates is true for 'debezium-json' only.
 func (s *Sink) AcceptsUpdates() bool { return s.format.name == formatDebezium }
+
+// ChangelogMode is every row kind for 'debezium-json', else inserts only.
+func (s *Sink) ChangelogMode() connector.ChangelogMode {
+	if s.format.name == formatDebezium {
+		return connector.ModeRetract
+	}
+	return connector.ModeInsertOnly
+}
+
+// ChangelogHint names the format, which decides what the sink accepts.
+func (s *Sink) ChangelogHint() (what, fix string) {
+	if s.format.name == formatDebezium {
+		return "format '" + formatDebezium + "'", ""
+	}
+	return "format '" + s.format.name + "'", "use 'format' = '" + formatDebezium + "' to write the changelog"
+}
 
 // Parallelism returns 'sink.parallelism', or 0.
 func (s *Sink) Parallelism() int { return s.parallelism }

@@ -43,7 +43,16 @@ type Source struct {
 	notNull []int    // indexes of NOT NULL columns
 }
 
-var _ connector.Source = (*Source)(nil)
+var _ connector.ChangelogSource = (*Source)(nil)
+
+// ChangelogMode is every row kind for 'debezium-json' (its events are
+// inserts, updates and deletes: +I, -U and +U, -D), else insert-only.
+func (s *Source) ChangelogMode() connector.ChangelogMode {
+	if s.format.name == formatDebezium {
+		return connector.ModeRetract
+	}
+	return connector.ModeInsertOnly
+}
 
 // NewSource is the filesystem source factory.
 func NewSource(t *connector.Table, _ connector.Env) (connector.Source, error) {
