@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -72,6 +73,7 @@ func (sh *Shell) RunInteractive(ctx context.Context, inFd, outFd int) error {
 	// again below it, as database shells show asynchronous notices.
 	env := sh.sess.Env
 	prompt := &promptState{}
+	t.notices = prompt
 	sh.sess.Env.Stdout = noticeWriter{rl: rl, through: rl.Stdout(), prompt: prompt}
 	sh.sess.Env.Stderr = noticeWriter{rl: rl, through: rl.Stderr(), prompt: prompt}
 	defer func() { sh.sess.Env = env }()
@@ -140,18 +142,53 @@ func historyEntry(stmts []located) string {
 	return strings.Join(parts, " ")
 }
 
-// promptState says whether the shell is at its prompt (in Readline). Its
-// lock orders the writes of background jobs with the prompt: a write
-// decides how to print and prints under it.
+// promptState says whether the shell is at its prompt (in Readline) and
+// whether a foreground view holds the screen. Its lock orders the writes
+// of background jobs with both: a write decides how to print and prints
+// under it.
 type promptState struct {
-	mu sync.Mutex
-	at bool
+	mu      sync.Mutex
+	at      bool
+	held    bool         // a live table is on the alternate screen
+	pending []heldNotice // written while held, in order
+	size    int          // bytes in pending
+	dropped int          // bytes beyond maxHeldNotices
 }
+
+// heldNotice is background output kept while a view holds the screen.
+type heldNotice struct {
+	w io.Writer
+	b []byte
+}
+
+// maxHeldNotices bounds what is kept while a view holds the screen.
+const maxHeldNotices = 1 << 20
 
 func (p *promptState) set(at bool) {
 	p.mu.Lock()
 	p.at = at
 	p.mu.Unlock()
+}
+
+// hold keeps background output from the screen while a view redraws it
+// (it would be drawn over and lost with the alternate screen).
+func (p *promptState) hold() {
+	p.mu.Lock()
+	p.held = true
+	p.mu.Unlock()
+}
+
+// release prints what was held, in order, and lets output through again.
+func (p *promptState) release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, n := range p.pending {
+		n.w.Write(n.b)
+	}
+	if p.dropped > 0 && len(p.pending) > 0 {
+		fmt.Fprintf(p.pending[0].w, "[WARNING] %d bytes of background job output were dropped while the table was shown\n", p.dropped)
+	}
+	p.held, p.pending, p.size, p.dropped = false, nil, 0, 0
 }
 
 // noticeWriter writes what background jobs print. Away from the prompt it
@@ -169,6 +206,15 @@ type noticeWriter struct {
 func (w noticeWriter) Write(b []byte) (int, error) {
 	w.prompt.mu.Lock()
 	defer w.prompt.mu.Unlock()
+	if p := w.prompt; p.held {
+		if p.size+len(b) > maxHeldNotices {
+			p.dropped += len(b)
+		} else {
+			p.pending = append(p.pending, heldNotice{w: w.through, b: bytes.Clone(b)})
+			p.size += len(b)
+		}
+		return len(b), nil
+	}
 	if w.prompt.at {
 		// The bound only guards against a readline that never marks it.
 		for i := 0; i < 100000 && !w.rl.Terminal.IsReading(); i++ {

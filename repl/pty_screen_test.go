@@ -190,3 +190,41 @@ func TestCtrlCClosesCompletionList(t *testing.T) {
 	}
 	p.quit()
 }
+
+// TestBackgroundOutputDuringLiveTable runs a background INSERT into a print
+// sink while a table-mode query holds the screen: what the job prints while
+// the table is shown is not drawn over and lost with the alternate screen,
+// but printed when the query ends.
+func TestBackgroundOutputDuringLiveTable(t *testing.T) {
+	p := startPTYShell(t, 30, 100)
+	at := p.scr.waitFor(t, 0, Prompt)
+	for _, st := range []string{
+		"SET 'parallelism.default' = '1';",
+		"CREATE TABLE slow (n BIGINT) WITH ('connector' = 'datagen', 'fields.n.kind' = 'sequence', 'fields.n.start' = '1', 'fields.n.end' = '8', 'rows-per-second' = '8');",
+		"CREATE TABLE p (n BIGINT) WITH ('connector' = 'print');",
+		"CREATE TABLE endless (n BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '1000');",
+		"INSERT INTO p SELECT n * 100 FROM slow;",
+	} {
+		p.typeIn(st + "\r")
+		at = p.scr.waitFor(t, at, "[INFO]")
+		at = p.scr.waitFor(t, at, Prompt)
+	}
+	p.typeIn("SELECT n % 3 AS k, COUNT(*) AS c FROM endless GROUP BY n % 3;\r")
+	for range 15 { // 1.5 s of redraws: the job prints its 8 rows meanwhile
+		at = p.scr.waitFor(t, at, "updates/s")
+	}
+	p.typeIn("\x03")
+	at = p.scr.waitFor(t, at, "stopped)") // held rows print before the final table
+	p.scr.waitFor(t, at, Prompt)
+	lines := p.seen()
+	printed := 0
+	for _, l := range lines {
+		if regexp.MustCompile(`^\+I\[\d+00\]$`).MatchString(l) {
+			printed++
+		}
+	}
+	if printed != 8 {
+		t.Fatalf("%d of the job's 8 printed rows are on the terminal:\n%s", printed, strings.Join(lines, "\n"))
+	}
+	p.quit()
+}

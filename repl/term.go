@@ -14,6 +14,7 @@ type terminal struct {
 	inFd, outFd int
 	keys        *keyPump
 	interrupts  chan os.Signal
+	notices     *promptState // how background output reaches the screen
 }
 
 func (t *terminal) width() int {

@@ -31,7 +31,7 @@ type resultView interface {
 func (sh *Shell) newView(s types.Schema, bounded bool) resultView {
 	switch sh.resultMode() {
 	case ModeTable:
-		return &liveTable{out: sh.opts.Out, schema: s, m: NewMaterializer(s.Len()), width: sh.width, height: sh.term.height}
+		return &liveTable{out: sh.opts.Out, schema: s, m: NewMaterializer(s.Len()), width: sh.width, height: sh.term.height, notices: sh.term.notices}
 	case ModeChangelog:
 		return &changeStream{out: sh.opts.Out, schema: s, width: sh.width()}
 	}
@@ -127,11 +127,12 @@ func (v *changeStream) finish(elapsed time.Duration, stopped bool) {
 // reach the scrollback, however tall the table. When the query ends the
 // main screen comes back and the final table is printed there once.
 type liveTable struct {
-	out    io.Writer
-	schema types.Schema
-	m      *Materializer
-	width  func() int
-	height func() int
+	out     io.Writer
+	schema  types.Schema
+	m       *Materializer
+	width   func() int
+	height  func() int
+	notices *promptState // background output, held while the table is shown; may be nil
 
 	onAlt       bool // the alternate screen is shown
 	lastChanges int64
@@ -150,6 +151,9 @@ const (
 )
 
 func (v *liveTable) begin() {
+	if v.notices != nil {
+		v.notices.hold()
+	}
 	io.WriteString(v.out, enterAltScreen)
 	v.onAlt = true
 }
@@ -185,11 +189,15 @@ func (v *liveTable) tick(elapsed time.Duration, checkpoint string) {
 	v.out.Write(v.buf)
 }
 
-// leave returns to the main screen.
+// leave returns to the main screen and prints the background output
+// that came meanwhile.
 func (v *liveTable) leave() {
 	if v.onAlt {
 		io.WriteString(v.out, leaveAltScreen)
 		v.onAlt = false
+		if v.notices != nil {
+			v.notices.release()
+		}
 	}
 }
 
