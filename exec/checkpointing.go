@@ -67,6 +67,8 @@ type CheckpointReport struct {
 	// stop): it holds no rows that an earlier checkpoint or savepoint did
 	// not see beyond those read up to the end.
 	Final bool
+	// Savepoint is true for the checkpoint a savepoint was copied from.
+	Savepoint bool
 }
 
 // Fault points of the checkpoint algorithm (DESIGN.md, Testing). Options.Fault
@@ -429,14 +431,20 @@ func (c *checkpointer) write(a coordinator.Action) []coordinator.Action {
 	if err != nil {
 		return c.coord.WriteFailed(now, a.ID, err)
 	}
-	if r, ok := c.inFlight[a.ID]; ok {
+	// A savepoint is written, then reported as its checkpoint, then its
+	// requester hears of it: so the log has the checkpoint before the
+	// savepoint's folder.
+	r, forSavepoint := c.inFlight[a.ID]
+	var spResult savepointResult
+	if forSavepoint {
 		delete(c.inFlight, a.ID)
 		sp, err := checkpoint.Savepoint(checkpoint.OSFS{}, done, filepath.Join(r.dir, fmt.Sprintf("savepoint-%d-%s", a.ID, time.Now().UTC().Format("20060102T150405"))))
 		if err != nil {
-			r.reply <- savepointResult{err: err}
+			spResult = savepointResult{err: err}
 		} else {
-			r.reply <- savepointResult{path: sp.Path}
+			spResult = savepointResult{path: sp.Path}
 		}
+		defer func() { r.reply <- spResult }()
 	}
 	if c.opts.Report != nil {
 		var size, keys int64
@@ -447,7 +455,7 @@ func (c *checkpointer) write(a coordinator.Action) []coordinator.Action {
 			}
 		}
 		c.opts.Report(CheckpointReport{ID: a.ID, Completed: true, Path: done.Path, Duration: time.Since(a.Time),
-			Alignment: align, Sync: sync, StateSize: size, Keys: keys, Final: a.ID == c.coord.Final()})
+			Alignment: align, Sync: sync, StateSize: size, Keys: keys, Final: a.ID == c.coord.Final(), Savepoint: forSavepoint})
 	}
 	return c.coord.Written(time.Now(), a.ID)
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/weir-sql/weir/checkpoint"
+	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
 )
@@ -30,6 +31,8 @@ type Job struct {
 
 	mu  sync.Mutex
 	err error
+	// deferred are sink writers that commit when the job ends well.
+	deferred []deferredSink
 
 	openMu sync.Mutex // serializes Source.Open and Sink.Open
 
@@ -186,6 +189,7 @@ func (j *Job) launch(ctx context.Context, tasks []*task) {
 		j.tasks.Wait()
 		close(tasksDone)
 		<-ckDone
+		j.closeDeferred()
 		cancel()
 		<-watcherDone
 		opts.logf("job %s: finished", g.Name)
@@ -295,6 +299,40 @@ func (j *Job) fail(err error) {
 	}
 	j.mu.Unlock()
 	j.cancel()
+}
+
+// deferredSink is a transactional sink writer of a job without
+// checkpoints, closed (committed) only when the whole job ended well.
+type deferredSink struct {
+	name string
+	w    connector.TransactionalWriter
+}
+
+// deferClose keeps w to be closed by closeDeferred.
+func (j *Job) deferClose(name string, w connector.TransactionalWriter) {
+	j.mu.Lock()
+	j.deferred = append(j.deferred, deferredSink{name: name, w: w})
+	j.mu.Unlock()
+}
+
+// closeDeferred runs when every task has ended: it commits the deferred
+// sink writers if the job did not fail, and aborts them if it did.
+func (j *Job) closeDeferred() {
+	j.mu.Lock()
+	ds := j.deferred
+	j.deferred = nil
+	j.mu.Unlock()
+	for _, d := range ds {
+		if j.failed() {
+			if err := d.w.Abort(); err != nil {
+				j.opts.logf("job %s: abort sink %s: %v", j.graph.Name, d.name, err)
+			}
+			continue
+		}
+		if err := d.w.Close(); err != nil {
+			j.fail(fmt.Errorf("close sink %s: %w", d.name, err))
+		}
+	}
 }
 
 // failed reports whether the job has failed (so far).

@@ -495,6 +495,11 @@ func (t *task) close(runErr error) error {
 		if err := tw.Abort(); err != nil {
 			keep(fmt.Errorf("abort sink %s: %w", t.v.SinkName, err))
 		}
+	} else if txnl && t.job.ck == nil {
+		// Without checkpoints a transactional sink commits when it closes.
+		// Another task may still fail: the job closes every such writer
+		// once all tasks have ended, and only if none failed.
+		t.job.deferClose(t.v.SinkName, tw)
 	} else if t.writer != nil {
 		if err := t.writer.Close(); err != nil {
 			keep(fmt.Errorf("close sink %s: %w", t.v.SinkName, err))

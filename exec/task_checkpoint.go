@@ -209,7 +209,9 @@ func (t *task) snapshot(id int64) (*taskSnapshot, error) {
 	// after it, the sink, and the exchange, in chain order. Only then are
 	// the state and the sink's transaction cut.
 	if err := t.flush(); err != nil {
-		return nil, err
+		// The operators let go of what they flushed: declining would go on
+		// without it, so the task fails and the job restores.
+		return nil, &stateWriteError{id: id, err: fmt.Errorf("flush before the barrier: %w", err)}
 	}
 	if t.reader != nil {
 		pos, err := t.reader.Position()

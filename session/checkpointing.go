@@ -139,8 +139,11 @@ func (s *Session) reportCheckpoint(r exec.CheckpointReport) {
 		return
 	}
 	final := ""
-	if r.Final {
+	switch {
+	case r.Final:
 		final = "final, the job's state at its end; "
+	case r.Savepoint:
+		final = "for a savepoint; "
 	}
 	fmt.Fprintf(s.Env.Stderr, "weir: checkpoint %d complete in %s (%sstate %s, about %d keys, alignment %s, sync %s)\n",
 		r.ID, r.Duration.Round(time.Millisecond), final, formatBytes(r.StateSize), r.Keys, r.Alignment.Round(time.Microsecond), r.Sync.Round(time.Microsecond))
