@@ -11,6 +11,7 @@ import (
 
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/exec/coordinator"
+	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
 )
@@ -42,6 +43,12 @@ type task struct {
 	writer   connector.SinkWriter
 
 	lastFlush time.Time
+
+	// Keyed operators (KeyedOperator).
+	keyed     []*state.Keyed // by operator index; nil unless keyed
+	hasKeyed  bool           // some operator is keyed
+	procMS    int64          // the processing time (ms) timers last advanced to
+	procTimer *time.Timer    // wakes a waiting task for a processing-time timer
 
 	// Event time.
 	valve      *watermarkValve // non-source tasks: the input channels' watermarks
@@ -93,9 +100,10 @@ func attribute(who string, err error) error {
 
 // opEmitter feeds the next operator of the chain.
 type opEmitter struct {
-	op   Operator
-	name string
-	next Emitter
+	op    Operator
+	name  string
+	next  Emitter
+	keyed *state.Keyed // op's keyed state, if it is a KeyedOperator
 }
 
 func (e *opEmitter) Emit(b *types.Batch) error {
@@ -206,7 +214,11 @@ func (t *task) open() error {
 			t.wmGen = newWatermarkGen(t.v.Watermark, t.v.SourceWidth)
 		}
 	}
+	t.keyed = make([]*state.Keyed, len(t.ops))
 	if err := t.restore(); err != nil {
+		return err
+	}
+	if err := t.openMemoryKeyed(); err != nil {
 		return err
 	}
 	t.lastFlush = time.Now()
@@ -321,6 +333,11 @@ func (t *task) runSource() error {
 				return err
 			}
 		}
+		if t.hasKeyed {
+			if err := t.processingTime(time.Now()); err != nil {
+				return err
+			}
+		}
 		if b.Len() == 0 {
 			err = t.flush()
 		} else {
@@ -358,10 +375,19 @@ func (t *task) runInputs() error {
 			if err := t.flush(); err != nil {
 				return err
 			}
+			wake, err := t.armProcessingTimer()
+			if err != nil {
+				return err
+			}
 			select {
 			case m = <-t.inbox:
 			case c := <-t.ctl:
 				if err := t.control(c); err != nil {
+					return err
+				}
+				continue
+			case <-wake:
+				if err := t.processingTime(time.Now()); err != nil {
 					return err
 				}
 				continue
@@ -372,11 +398,35 @@ func (t *task) runInputs() error {
 		if err := t.handle(m); err != nil {
 			return err
 		}
+		if t.hasKeyed {
+			if err := t.processingTime(time.Now()); err != nil {
+				return err
+			}
+		}
 		if err := t.maybeFlush(); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// armProcessingTimer returns a channel that receives when the earliest
+// processing-time timer of the chain's keyed operators is due (nil, which
+// never receives, when there is none).
+func (t *task) armProcessingTimer() (<-chan time.Time, error) {
+	now := time.Now()
+	d, ok, err := t.nextProcessingTimer(now)
+	if err != nil || !ok {
+		return nil, err
+	}
+	// Timers are in milliseconds: wake just past the due millisecond.
+	d += time.Millisecond
+	if t.procTimer == nil {
+		t.procTimer = time.NewTimer(d)
+	} else {
+		t.procTimer.Reset(d)
+	}
+	return t.procTimer.C, nil
 }
 
 // handle offers m to the input gate and carries out its decision.
@@ -470,6 +520,9 @@ func (t *task) close(runErr error) error {
 		if first == nil && err != nil {
 			first = err
 		}
+	}
+	if t.procTimer != nil {
+		t.procTimer.Stop()
 	}
 	for i, op := range t.ops {
 		if err := op.Close(); err != nil {

@@ -28,7 +28,11 @@ func (t *task) restore() error {
 	sopts := statestore.Options{CacheBytes: ck.StateCacheBytes, MaxParallelism: t.job.maxPar}
 	for i, op := range t.ops {
 		so, ok := op.(StatefulOperator)
-		if !ok {
+		ko, keyed := op.(KeyedOperator)
+		if ok && keyed {
+			return fmt.Errorf("operator %s: is both a StatefulOperator and a KeyedOperator", t.v.Operators[i].Name)
+		}
+		if !ok && !keyed {
 			continue
 		}
 		spec := t.v.Operators[i]
@@ -64,6 +68,11 @@ func (t *task) restore() error {
 		}
 		if err != nil {
 			err = fmt.Errorf("state of %s: %w", spec.Name, err)
+		} else if keyed {
+			// The keyed layer lays its state out in the store itself; the
+			// store snapshots, restores and rescales it as any other.
+			t.stores[i], t.hasKeyed = st, true
+			err = t.openKeyed(i, ko, st) // names the operator
 		} else {
 			t.stateful[i], t.stores[i] = so, st
 			err = so.InitState(st, restored) // names the operator
@@ -220,13 +229,18 @@ func (t *task) snapshot(id int64) (*taskSnapshot, error) {
 		}
 		s.source, s.position = t.v.ID, pos
 	}
-	for i, so := range t.stateful {
-		if so == nil {
+	for i, st := range t.stores {
+		if st == nil {
 			continue
 		}
 		spec := t.v.Operators[i]
-		if err := so.PrepareSnapshot(); err != nil {
-			return nil, &stateWriteError{id: id, err: err} // names the operator
+		// A keyed operator's state is in its store already (the store's
+		// write-back cache is flushed by Snapshot); a stateful one writes
+		// what it holds in memory.
+		if so := t.stateful[i]; so != nil {
+			if err := so.PrepareSnapshot(); err != nil {
+				return nil, &stateWriteError{id: id, err: err} // names the operator
+			}
 		}
 		if err := t.job.fault(FaultMidSnapshot); err != nil {
 			return nil, err

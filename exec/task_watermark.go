@@ -3,6 +3,8 @@ package exec
 import (
 	"fmt"
 	"time"
+
+	"github.com/weir-sql/weir/state"
 )
 
 // This file is the task's part of event time: a source task generates
@@ -24,10 +26,18 @@ func (t *task) emitWatermark(wm int64) error {
 	if len(t.ops) == 0 {
 		return ForwardWatermark(t.tail, wm)
 	}
-	return attribute("operator "+t.v.Operators[0].Name, processWatermark(t.ops[0], wm, t.emitters[0]))
+	return attribute("operator "+t.v.Operators[0].Name, processWatermark(t.ops[0], t.keyed[0], wm, t.emitters[0]))
 }
 
-func processWatermark(op Operator, wm int64, out Emitter) error {
+// processWatermark runs watermark wm through operator op, whose output goes
+// to out: a KeyedOperator (k set) first fires its event-time timers up to
+// wm; then a WatermarkOperator gets wm, and any other operator passes it on.
+func processWatermark(op Operator, k *state.Keyed, wm int64, out Emitter) error {
+	if k != nil {
+		if err := fireEventTimers(op, k, wm, out); err != nil {
+			return err
+		}
+	}
 	if wo, ok := op.(WatermarkOperator); ok {
 		return wo.ProcessWatermark(wm, out)
 	}
@@ -108,7 +118,7 @@ func (t *task) endWatermark() error {
 
 // EmitWatermark implements WatermarkEmitter: the next operator sees wm.
 func (e *opEmitter) EmitWatermark(wm int64) error {
-	return attribute("operator "+e.name, processWatermark(e.op, wm, e.next))
+	return attribute("operator "+e.name, processWatermark(e.op, e.keyed, wm, e.next))
 }
 
 // EmitWatermark implements WatermarkEmitter; a sink ignores watermarks.
