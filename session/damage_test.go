@@ -13,6 +13,7 @@ import (
 
 	"github.com/weir-sql/weir/checkpoint"
 	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/exec"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -342,5 +343,60 @@ INSERT INTO out SELECT n FROM src;`, filepath.Join(dir, "ckpts"))
 	}
 	if strings.Contains(stderr.String(), "restarting") {
 		t.Fatalf("the job was restarted:\n%s", stderr.String())
+	}
+}
+
+// TestFallbackStopsAtTheRestoredCheckpoint: a run resumed from a chosen
+// checkpoint folder whose own first checkpoint turns out damaged when it
+// restarts must not fall back to an older checkpoint of an earlier run
+// left in the job's folder: it restores the chosen folder again. The final
+// state equals the batch answer.
+func TestFallbackStopsAtTheRestoredCheckpoint(t *testing.T) {
+	const n, keys = 100000, 300
+	dir := t.TempDir()
+	out1, st, latest := runUntilCheckpoint(t, dir, "resumed", n, keys, 3)
+	// Keep the latest checkpoint as a chosen folder, as a savepoint is.
+	chosen := filepath.Join(t.TempDir(), "chosen")
+	copyTree(t, latest.Path, chosen)
+	chosenID := latest.Meta.CheckpointID
+
+	// The resumed run fails right after its first checkpoint, which is then
+	// found damaged; an earlier run's checkpoint is still in the folder.
+	failed := false
+	fault := func(point string) error {
+		if point != exec.FaultBeforeRetain || failed {
+			return nil
+		}
+		failed = true
+		infos, err := st.List()
+		if err != nil {
+			return err
+		}
+		newest := infos[0]
+		for _, in := range infos {
+			if in.ID > newest.ID {
+				newest = in
+			}
+		}
+		if newest.ID <= chosenID {
+			return fmt.Errorf("test: the run's first checkpoint is %d, want one after %d", newest.ID, chosenID)
+		}
+		rewriteFile(t, filepath.Join(newest.Path, "_metadata"), []byte("damaged"))
+		return fmt.Errorf("test: fail after checkpoint %d", newest.ID)
+	}
+	var out2 bytes.Buffer
+	stderr := &watchWriter{}
+	err := New(connector.Env{Stdout: &out2, Stderr: stderr}).RunScript(context.Background(), damageScript(dir, n, keys),
+		RunOptions{JobName: "resumed", Restore: chosen, Exec: exec.Options{Fault: fault}})
+	log := stderr.String()
+	if err != nil {
+		t.Fatalf("resumed run: %v\n%s", err, log)
+	}
+	if !failed || !strings.Contains(log, "no checkpoint of this run can be restored: restoring "+chosen+" again") {
+		t.Fatalf("the restart did not restore the chosen folder again:\n%s", log)
+	}
+	got := upsertByKey(t, out1+out2.String())
+	if want := keyedSumAnswer(n, keys); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("final state differs from the batch answer (%d rows, want %d)", len(got), len(want))
 	}
 }

@@ -24,10 +24,10 @@ type memTxnSink struct {
 	failed      bool
 	failWriteAt int // the Write call that fails, once (0: none)
 	writes      int
-	updates     bool // accepts updating input
-	pending   map[string][]int64 // pre-committed, by transaction
-	committed map[string][]int64
-	seq       int
+	updates     bool               // accepts updating input
+	pending     map[string][]int64 // pre-committed, by transaction
+	committed   map[string][]int64
+	seq         int
 }
 
 func newMemTxnSink(failAt int64) *memTxnSink {

@@ -357,6 +357,7 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 	// first attempt did (a savepoint, or nothing), not the latest
 	// checkpoint in the job's folder, which an earlier run may have left.
 	var completedInRun atomic.Bool
+	var firstCompleted atomic.Int64 // the run's first completed checkpoint
 	for {
 		eopts := opts.Exec
 		eopts.MiniBatch = s.MiniBatchEnabled()
@@ -370,12 +371,23 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 			if err != nil {
 				return err
 			}
+			// Falling back never goes below what this run started from:
+			// with none of its own checkpoints usable, restore the first
+			// attempt's savepoint or checkpoint again.
+			if first := firstCompleted.Load(); restore != opts.Restore && opts.Restore != "" && opts.Restore != RestoreLatest &&
+				first > 0 && (r == nil || r.Meta.CheckpointID < first) {
+				fmt.Fprintf(s.Env.Stderr, "weir: no checkpoint of this run can be restored: restoring %s again\n", opts.Restore)
+				if r, err = s.findRestore(ck, opts.Restore, nil); err != nil {
+					return err
+				}
+			}
 			c := *ck
 			c.Restore = r
 			report := c.Report
 			c.Report = func(r exec.CheckpointReport) {
 				if r.Completed {
 					completedInRun.Store(true)
+					firstCompleted.CompareAndSwap(0, r.ID)
 				}
 				if report != nil {
 					report(r)

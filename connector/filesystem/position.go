@@ -208,10 +208,14 @@ func (p *filePosition) checkName(names []string, j int, name string, current boo
 		what += fmt.Sprintf("; %q is file %d: files before it were added or removed", name, k)
 	}
 	if p.version < positionV3 && slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "/") }) {
-		return fmt.Errorf("%w: %s: the position was taken by a Weir that did not read subfolders, and the files in them change the order; start the job from the beginning", ErrBadPosition, what)
+		return fmt.Errorf("%w: %s: the position was taken by a Weir that did not read subfolders, and the files in them change the order; start the job from the beginning (%w)", ErrBadPosition, what, connector.ErrPermanent)
 	}
-	return fmt.Errorf("%w: %s (the folder changed)", ErrBadPosition, what)
+	return fmt.Errorf("%w: %s (%w)", ErrBadPosition, what, errFolderChanged)
 }
+
+// errFolderChanged: the files of a restored position are not where they
+// were; a restart finds the same folder, so it cannot help.
+var errFolderChanged = fmt.Errorf("the folder changed since the checkpoint: %w", connector.ErrPermanent)
 
 // ErrFileChanged reports a file that a restored position reads from an
 // offset, but which is now shorter than that offset or gone.

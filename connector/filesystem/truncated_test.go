@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/connector/connectortest"
 	"github.com/weir-sql/weir/types"
 )
@@ -106,7 +107,7 @@ func TestRestoreFileGone(t *testing.T) {
 	}
 	s2, _ := openSource(t, cols, map[string]string{"format": "csv", "path": dir})
 	r2, _ := s2.Open(0, 1)
-	if err := r2.Seek(pos); !errors.Is(err, ErrBadPosition) || !strings.Contains(err.Error(), `file 1 ("sub/b.csv") is gone`) {
+	if err := r2.Seek(pos); !errors.Is(err, ErrBadPosition) || !errors.Is(err, connector.ErrPermanent) || !strings.Contains(err.Error(), `file 1 ("sub/b.csv") is gone`) {
 		t.Errorf("got %v", err)
 	}
 	// b.csv back, a.csv gone: the index of b.csv changed.
@@ -116,7 +117,7 @@ func TestRestoreFileGone(t *testing.T) {
 	}
 	s3, _ := openSource(t, cols, map[string]string{"format": "csv", "path": dir})
 	r4, _ := s3.Open(0, 1)
-	if err := r4.Seek(pos); !errors.Is(err, ErrBadPosition) || !strings.Contains(err.Error(), `file 1 ("sub/b.csv") is gone; "sub/b.csv" is file 0: files before it were added or removed`) {
+	if err := r4.Seek(pos); !errors.Is(err, ErrBadPosition) || !errors.Is(err, connector.ErrPermanent) || !strings.Contains(err.Error(), `file 1 ("sub/b.csv") is gone; "sub/b.csv" is file 0: files before it were added or removed`) {
 		t.Errorf("got %v", err)
 	}
 	// A reader that had finished restores at its end.
