@@ -110,8 +110,8 @@ type fatalPanic struct{ err error }
 // fatalPanic for the guard to recover, elsewhere it returns.
 func (l *storeLogger) Fatalf(format string, args ...any) {
 	err := fmt.Errorf(format, args...)
+	l.record(err) // before the flag: whoever sees the flag finds the error
 	l.fatalCalled.Store(true)
-	l.record(err)
 	l.logLimited("fatal", "fatal: %v", err)
 	if guarded() {
 		panic(fatalPanic{err: l.err()})

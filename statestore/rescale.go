@@ -120,5 +120,12 @@ func (s *Store) copyKeyGroupsFrom(snapDir string, first, last int) (retErr error
 	if err := b.Commit(pebble.NoSync); err != nil {
 		return fmt.Errorf("statestore: copy keys: %w", err)
 	}
+	// A fatal error Pebble raised meanwhile (outside a guarded call it
+	// returns, and the iteration may just have ended early) fails the copy.
+	for _, st := range []*Store{src, s} {
+		if err := st.log.err(); err != nil {
+			return fmt.Errorf("statestore: copy keys from %s: %w", snapDir, err)
+		}
+	}
 	return nil
 }

@@ -317,8 +317,9 @@ func (s *Store) Close() error {
 	err := errors.Join(s.batch.Close(), s.through.close())
 	if s.log.fatalCalled.Load() {
 		// Pebble broke off where it did not expect to return and may hold
-		// its locks: abandon the database rather than hang closing it.
-		return nil
+		// its locks: abandon the database rather than hang closing it, and
+		// say why the store is unusable.
+		return fmt.Errorf("statestore: %s abandoned: %w", s.dir, s.log.err())
 	}
 	if cerr := guard(s.db.Close); cerr != nil && err == nil {
 		err = cerr
