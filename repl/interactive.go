@@ -72,7 +72,7 @@ func (sh *Shell) RunInteractive(ctx context.Context, inFd, outFd int) error {
 	// which prints it above the prompt and draws the prompt and the input
 	// again below it, as database shells show asynchronous notices.
 	env := sh.sess.Env
-	prompt := &promptState{}
+	prompt := &promptState{warn: rl.Stderr()}
 	t.notices = prompt
 	sh.sess.Env.Stdout = noticeWriter{rl: rl, through: rl.Stdout(), prompt: prompt}
 	sh.sess.Env.Stderr = noticeWriter{rl: rl, through: rl.Stderr(), prompt: prompt}
@@ -152,7 +152,8 @@ type promptState struct {
 	held    bool         // a live table is on the alternate screen
 	pending []heldNotice // written while held, in order
 	size    int          // bytes in pending
-	dropped int          // bytes beyond maxHeldNotices
+	dropped int          // bytes dropped beyond maxHeldNotices
+	warn    io.Writer    // where the dropped bytes are reported (stderr)
 }
 
 // heldNotice is background output kept while a view holds the screen.
@@ -182,13 +183,29 @@ func (p *promptState) hold() {
 func (p *promptState) release() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.dropped > 0 && p.warn != nil {
+		fmt.Fprintf(p.warn, "[WARNING] %d bytes of background job output came while the table was shown and were dropped; the last %d follow\n", p.dropped, p.size)
+	}
 	for _, n := range p.pending {
 		n.w.Write(n.b)
 	}
-	if p.dropped > 0 && len(p.pending) > 0 {
-		fmt.Fprintf(p.pending[0].w, "[WARNING] %d bytes of background job output were dropped while the table was shown\n", p.dropped)
-	}
 	p.held, p.pending, p.size, p.dropped = false, nil, 0, 0
+}
+
+// keep adds b, written to w while held, dropping the oldest output beyond
+// maxHeldNotices: the latest lines (a job that failed, say) matter most.
+func (p *promptState) keep(w io.Writer, b []byte) {
+	if len(b) > maxHeldNotices {
+		p.dropped += len(b) - maxHeldNotices
+		b = b[len(b)-maxHeldNotices:]
+	}
+	p.pending = append(p.pending, heldNotice{w: w, b: bytes.Clone(b)})
+	p.size += len(b)
+	for p.size > maxHeldNotices {
+		p.dropped += len(p.pending[0].b)
+		p.size -= len(p.pending[0].b)
+		p.pending = p.pending[1:]
+	}
 }
 
 // noticeWriter writes what background jobs print. Away from the prompt it
@@ -207,12 +224,7 @@ func (w noticeWriter) Write(b []byte) (int, error) {
 	w.prompt.mu.Lock()
 	defer w.prompt.mu.Unlock()
 	if p := w.prompt; p.held {
-		if p.size+len(b) > maxHeldNotices {
-			p.dropped += len(b)
-		} else {
-			p.pending = append(p.pending, heldNotice{w: w.through, b: bytes.Clone(b)})
-			p.size += len(b)
-		}
+		p.keep(w.through, b)
 		return len(b), nil
 	}
 	if w.prompt.at {

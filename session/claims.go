@@ -48,7 +48,7 @@ func (s *Session) claim(plan *planner.Plan, ck *exec.CheckpointOptions) (*claims
 		if !ok {
 			continue
 		}
-		loc := filepath.Clean(ds.Location())
+		loc := samePlace(ds.Location())
 		if other, dup := claimed[loc]; dup {
 			c.release(nil)
 			return nil, fmt.Errorf("job %s: %s is written by two INSERTs (into %s and %s); a job can write a sink's folder from one INSERT only "+
@@ -95,4 +95,17 @@ func commandLine() string {
 		return args[0] + " shell"
 	}
 	return strings.Join(args, " ")
+}
+
+// samePlace returns a folder's path in a form equal for equal folders:
+// absolute, and through its symbolic links when it exists.
+func samePlace(dir string) string {
+	p, err := filepath.Abs(dir)
+	if err != nil {
+		return filepath.Clean(dir)
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
 }

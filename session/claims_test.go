@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -129,5 +130,22 @@ INSERT INTO out SELECT n FROM a;
 INSERT INTO out SELECT n + 100 FROM a;`, filepath.Join(dir, "out")), RunOptions{JobName: "two"})
 	if err == nil || !strings.Contains(err.Error(), "is written by two INSERTs") || !strings.Contains(err.Error(), "UNION ALL") {
 		t.Fatalf("got %v, want the refusal of two INSERTs into one folder", err)
+	}
+	// The same folder named through a symbolic link is the same folder.
+	if err := os.MkdirAll(filepath.Join(dir, "real"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "real"), filepath.Join(dir, "link")); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	s = New(connector.Env{Stdout: io.Discard, Stderr: io.Discard})
+	err = s.RunScript(context.Background(), fmt.Sprintf(`
+CREATE TABLE a (n BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');
+CREATE TABLE o1 (n BIGINT) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
+CREATE TABLE o2 (n BIGINT) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
+INSERT INTO o1 SELECT n FROM a;
+INSERT INTO o2 SELECT n + 100 FROM a;`, filepath.Join(dir, "real"), filepath.Join(dir, "link")), RunOptions{JobName: "two-linked"})
+	if err == nil || !strings.Contains(err.Error(), "is written by two INSERTs (into o1 and o2)") {
+		t.Fatalf("got %v, want the refusal of two INSERTs into one folder under two names", err)
 	}
 }
