@@ -55,7 +55,7 @@ func (t *task) restore() error {
 				} else {
 					// Rescaling: gather this subtask's key groups from the
 					// old subtasks that held them.
-					first, last := keyGroupRange(t.subtask, t.v.Parallelism, t.job.maxPar)
+					first, last := types.KeyGroupRange(t.subtask, t.v.Parallelism, t.job.maxPar)
 					var dirs []string
 					if dirs, err = r.StateDirsForKeyGroups(spec.ID, first, last); err == nil {
 						st, err = statestore.RestoreKeyGroups(dirs, work, first, last, sopts)
@@ -126,21 +126,6 @@ func (t *task) seek(r *checkpoint.Checkpoint) error {
 		return fmt.Errorf("source %s: restore positions at parallelism %d: %w", t.v.SourceName, t.v.Parallelism, err)
 	}
 	return nil
-}
-
-// keyGroupRange returns the key groups [first, last] that subtask owns
-// (types.SubtaskForKeyGroup).
-func keyGroupRange(subtask, parallelism, maxPar int) (int, int) {
-	first, last := -1, -1
-	for kg := range maxPar {
-		if types.SubtaskForKeyGroup(kg, parallelism, maxPar) == subtask {
-			if first < 0 {
-				first = kg
-			}
-			last = kg
-		}
-	}
-	return first, last
 }
 
 // sourceCheckpoint starts checkpoint id at a source task, between two

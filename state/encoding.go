@@ -205,16 +205,7 @@ func KeyGroup(key []byte, maxParallelism int) int {
 }
 
 // KeyGroupRange returns the key groups [first, last] that subtask owns at
-// the given parallelism (types.SubtaskForKeyGroup).
+// the given parallelism (types.KeyGroupRange).
 func KeyGroupRange(subtask, parallelism, maxParallelism int) (first, last int) {
-	first, last = -1, -1
-	for kg := range maxParallelism {
-		if types.SubtaskForKeyGroup(kg, parallelism, maxParallelism) == subtask {
-			if first < 0 {
-				first = kg
-			}
-			last = kg
-		}
-	}
-	return first, last
+	return types.KeyGroupRange(subtask, parallelism, maxParallelism)
 }

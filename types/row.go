@@ -217,3 +217,16 @@ func KeyGroup(hash uint64, maxParallelism int) int { return int(hash % uint64(ma
 func SubtaskForKeyGroup(kg, parallelism, maxParallelism int) int {
 	return kg * parallelism / maxParallelism
 }
+
+// KeyGroupRange returns the key groups [first, last] that subtask owns at
+// parallelism (those SubtaskForKeyGroup maps to it), or -1, -1 when it owns
+// none (more subtasks than key groups).
+func KeyGroupRange(subtask, parallelism, maxParallelism int) (first, last int) {
+	// kg*p/max == s  <=>  s*max <= kg*p < (s+1)*max
+	first = (subtask*maxParallelism + parallelism - 1) / parallelism
+	last = ((subtask+1)*maxParallelism+parallelism-1)/parallelism - 1
+	if first > last || first >= maxParallelism {
+		return -1, -1
+	}
+	return first, last
+}

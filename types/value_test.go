@@ -132,3 +132,26 @@ func TestBatch(t *testing.T) {
 		t.Fatal("reset lost capacity or rows remain")
 	}
 }
+
+// TestKeyGroupRange checks the closed form against its definition: the key
+// groups SubtaskForKeyGroup maps to the subtask.
+func TestKeyGroupRange(t *testing.T) {
+	for _, maxPar := range []int{1, 7, 128} {
+		for par := 1; par <= 2*maxPar+1 && par <= 300; par++ {
+			for s := range par {
+				first, last := -1, -1
+				for kg := range maxPar {
+					if SubtaskForKeyGroup(kg, par, maxPar) == s {
+						if first < 0 {
+							first = kg
+						}
+						last = kg
+					}
+				}
+				if f, l := KeyGroupRange(s, par, maxPar); f != first || l != last {
+					t.Fatalf("KeyGroupRange(%d, %d, %d) = %d, %d, want %d, %d", s, par, maxPar, f, l, first, last)
+				}
+			}
+		}
+	}
+}
