@@ -35,10 +35,9 @@ func Savepoint(fsys FS, src *Checkpoint, dst string) (_ *Checkpoint, retErr erro
 	// every file (computed as it is copied, and checked against the
 	// checkpoint's when it has them, so a damaged file is not copied into
 	// a savepoint that would look valid).
-	meta.Operators = append([]OperatorState(nil), meta.Operators...)
+	meta.Operators = ownSubtasks(meta.Operators)
 	for i := range meta.Operators {
 		op := &meta.Operators[i]
-		op.Subtasks = append([]SubtaskState(nil), op.Subtasks...)
 		for j := range op.Subtasks {
 			st := &op.Subtasks[j]
 			from, to := filepath.Join(src.Path, st.Dir), filepath.Join(dst, st.Dir)

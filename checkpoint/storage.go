@@ -164,14 +164,22 @@ func (p *Pending) Complete(meta Metadata) (*Checkpoint, error) {
 	return c, nil
 }
 
+// ownSubtasks copies the operator list and each operator's subtask list,
+// so that a caller can change subtask states without touching ops.
+func ownSubtasks(ops []OperatorState) []OperatorState {
+	out := append([]OperatorState(nil), ops...)
+	for i := range out {
+		out[i].Subtasks = append([]SubtaskState(nil), out[i].Subtasks...)
+	}
+	return out
+}
+
 // completeIn fills file lists, verifies and writes _metadata in dir.
 func completeIn(fsys FS, dir string, meta Metadata) (*Checkpoint, error) {
-	// Copy the operator slices so that filling file lists does not write
-	// into the caller's metadata.
-	meta.Operators = append([]OperatorState(nil), meta.Operators...)
+	// Filling file lists must not write into the caller's metadata.
+	meta.Operators = ownSubtasks(meta.Operators)
 	for i := range meta.Operators {
 		op := &meta.Operators[i]
-		op.Subtasks = append([]SubtaskState(nil), op.Subtasks...)
 		for j := range op.Subtasks {
 			st := &op.Subtasks[j]
 			if st.Files != nil {
