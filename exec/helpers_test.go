@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weir-sql/weir/checkpoint"
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/types"
@@ -314,3 +316,15 @@ func (r *trickleReader) Next(ctx context.Context, b *types.Batch, max int) error
 func (r *trickleReader) Position() ([]byte, error) { return nil, nil }
 func (r *trickleReader) Seek([]byte) error         { return nil }
 func (r *trickleReader) Close() error              { return nil }
+
+// testCheckpointing returns checkpoint options for job under dir: its
+// storage, its working folder, three checkpoints retained, restoring
+// restore (may be nil) with a state cache of cache bytes.
+func testCheckpointing(t *testing.T, dir, job string, restore *checkpoint.Checkpoint, cache int64) *CheckpointOptions {
+	t.Helper()
+	st, err := checkpoint.NewStorage(checkpoint.OSFS{}, dir, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &CheckpointOptions{Storage: st, Retain: 3, WorkDir: filepath.Join(dir, job, "_work"), Restore: restore, StateCacheBytes: cache}
+}

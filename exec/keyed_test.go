@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -189,13 +188,8 @@ func TestKeyedTumblingCountJob(t *testing.T) {
 				}}
 				opts := Options{BatchSize: 64, AutoWatermarkInterval: time.Millisecond}
 				if ckpt {
-					dir := t.TempDir()
-					st, err := checkpoint.NewStorage(checkpoint.OSFS{}, dir, "tumble")
-					if err != nil {
-						t.Fatal(err)
-					}
-					opts.Checkpoint = &CheckpointOptions{Storage: st, Interval: 5 * time.Millisecond, Retain: 1,
-						WorkDir: filepath.Join(dir, "tumble", "_work"), StateCacheBytes: 1 << 16}
+					opts.Checkpoint = testCheckpointing(t, t.TempDir(), "tumble", nil, 1<<16)
+					opts.Checkpoint.Interval, opts.Checkpoint.Retain = 5*time.Millisecond, 1
 				}
 				runJob(t, g, opts)
 				got := slices.Clone(sink.rows)
@@ -251,14 +245,9 @@ func newTumbleHarness(t *testing.T, dir string, par int, restore *checkpoint.Che
 			Operators: []OperatorSpec{{Name: "TumbleCount", ID: "tc", OutWidth: 3, New: newTumbleCount(tumbleSize)}},
 			Sink:      h.sink, SinkName: "out"},
 	}}
-	st, err := checkpoint.NewStorage(checkpoint.OSFS{}, dir, "tumble")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A small cache, so that state and timers go through Pebble.
 	opts := Options{BatchSize: 16, ChannelBuffer: 64, AutoWatermarkInterval: wmInterval,
-		Checkpoint: &CheckpointOptions{Storage: st, Retain: 3, WorkDir: filepath.Join(dir, "tumble", "_work"),
-			Restore: restore, StateCacheBytes: 1 << 12}}
+		Checkpoint: testCheckpointing(t, dir, "tumble", restore, 1<<12)}
 	j, tasks, err := newJob(context.Background(), g, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/weir-sql/weir/checkpoint"
 	"github.com/weir-sql/weir/exec/coordinator"
 	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/statestore"
@@ -89,13 +87,8 @@ func newWMHarness(t *testing.T) *wmHarness {
 		{Name: "D", Parallelism: 1, Inputs: []Input{{From: 2, Partition: Partitioning{Kind: Forward}}}, Sink: &sumSink{}, SinkName: "d"},
 	}}
 	dir := t.TempDir()
-	st, err := checkpoint.NewStorage(checkpoint.OSFS{}, dir, "wm")
-	if err != nil {
-		t.Fatal(err)
-	}
 	opts := Options{BatchSize: 16, ChannelBuffer: 8, AutoWatermarkInterval: wmInterval, SourceIdleTimeout: wmIdle,
-		Checkpoint: &CheckpointOptions{Storage: st, Retain: 3, WorkDir: filepath.Join(dir, "wm", "_work"),
-			StateCacheBytes: statestore.DefaultCacheBytes}}
+		Checkpoint: testCheckpointing(t, dir, "wm", nil, statestore.DefaultCacheBytes)}
 	j, tasks, err := newJob(context.Background(), g, opts)
 	if err != nil {
 		t.Fatal(err)

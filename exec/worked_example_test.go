@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -101,13 +100,7 @@ func newParityHarness(t *testing.T, dir string, restore *checkpoint.Checkpoint) 
 				New: NewGroupAgg([]int{0}, []AggCall{{Func: AggSum, Arg: 1, ArgType: types.BigInt, Type: types.BigInt, Name: "SUM(n)"}})}},
 			Sink: h.sink, SinkName: "sums"},
 	}}
-	st, err := checkpoint.NewStorage(checkpoint.OSFS{}, dir, "parity")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := Options{BatchSize: 16, ChannelBuffer: 8, Checkpoint: &CheckpointOptions{
-		Storage: st, Retain: 3, WorkDir: filepath.Join(dir, "parity", "_work"), Restore: restore,
-		StateCacheBytes: statestore.DefaultCacheBytes}}
+	opts := Options{BatchSize: 16, ChannelBuffer: 8, Checkpoint: testCheckpointing(t, dir, "parity", restore, statestore.DefaultCacheBytes)}
 	j, tasks, err := newJob(context.Background(), g, opts)
 	if err != nil {
 		t.Fatal(err)
