@@ -310,14 +310,19 @@ func (permanentSource) Open(int, int) (connector.SourceReader, error) {
 	return permanentReader{}, nil
 }
 
-type permanentReader struct{}
+// positionless is the position part of a test reader that has none to
+// restore.
+type positionless struct{}
+
+func (positionless) Position() ([]byte, error) { return nil, nil }
+func (positionless) Seek([]byte) error         { return nil }
+func (positionless) Close() error              { return nil }
+
+type permanentReader struct{ positionless }
 
 func (permanentReader) Next(context.Context, *types.Batch, int) error {
 	return fmt.Errorf("input.csv was read up to byte offset 6, but its size is now 4 bytes: %w", connector.ErrPermanent)
 }
-func (permanentReader) Position() ([]byte, error) { return nil, nil }
-func (permanentReader) Seek([]byte) error         { return nil }
-func (permanentReader) Close() error              { return nil }
 
 // TestPermanentFailureIsNotRestarted: a job that fails with an error that a
 // restart cannot cure fails at once, although its restart strategy allows

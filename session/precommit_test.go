@@ -182,6 +182,7 @@ func (f failingSource) Open(int, int) (connector.SourceReader, error) {
 }
 
 type failingReader struct {
+	positionless
 	n    int
 	sent bool
 }
@@ -196,9 +197,6 @@ func (r *failingReader) Next(_ context.Context, b *types.Batch, _ int) error {
 	}
 	return nil
 }
-func (r *failingReader) Position() ([]byte, error) { return nil, nil }
-func (r *failingReader) Seek([]byte) error         { return nil }
-func (r *failingReader) Close() error              { return nil }
 
 // TestFailedJobCommitsNothing: a job without checkpointing that fails
 // leaves nothing committed in its sink (it aborts, as with checkpoints),
@@ -248,6 +246,7 @@ func (s staggeredSource) Open(subtask, _ int) (connector.SourceReader, error) {
 }
 
 type staggeredReader struct {
+	positionless
 	s       staggeredSource
 	subtask int
 	sent    bool
@@ -273,8 +272,6 @@ func (r *staggeredReader) Next(ctx context.Context, b *types.Batch, _ int) error
 	}
 	return io.EOF
 }
-func (r *staggeredReader) Position() ([]byte, error) { return nil, nil }
-func (r *staggeredReader) Seek([]byte) error         { return nil }
 func (r *staggeredReader) Close() error {
 	if r.subtask == 0 {
 		close(r.s.closed0)
