@@ -52,22 +52,7 @@ func TestDescribePosition(t *testing.T) {
 	}
 	// Restored at parallelism 1 from one row read by each of 3 subtasks:
 	// a.csv continues, b.csv and sub/c.csv are listed where they were left.
-	var old [][]byte
-	for k := range 3 {
-		r, _ := s.Open(k, 3)
-		if _, err := connectortest.Drain(ctx, r, 1, 10, 1); err != nil {
-			t.Fatal(err)
-		}
-		p, _ := r.Position()
-		old = append(old, p)
-		r.Close()
-	}
-	r, _ := s.Open(0, 1)
-	if err := r.(*Reader).SeekAll(old); err != nil {
-		t.Fatal(err)
-	}
-	pr, _ := r.Position()
-	r.Close()
+	pr := rescaledPosition(t, s, 3)
 	cases = append(cases, struct {
 		pos  []byte
 		want string

@@ -124,6 +124,30 @@ func TestSeekAllErrors(t *testing.T) {
 	}
 }
 
+// rescaledPosition reads one row with each of par subtasks of s, restores
+// their positions into one subtask (SeekAll) and returns its position,
+// which lists the files the earlier subtasks had not finished.
+func rescaledPosition(t *testing.T, s *Source, par int) []byte {
+	t.Helper()
+	var old [][]byte
+	for k := range par {
+		r, _ := s.Open(k, par)
+		if _, err := connectortest.Drain(context.Background(), r, 1, 10, 1); err != nil {
+			t.Fatal(err)
+		}
+		p, _ := r.Position()
+		old = append(old, p)
+		r.Close()
+	}
+	r, _ := s.Open(0, 1)
+	defer r.Close()
+	if err := r.(*Reader).SeekAll(old); err != nil {
+		t.Fatal(err)
+	}
+	pos, _ := r.Position()
+	return pos
+}
+
 // TestSeekLaterFiles restores with Seek a position that lists later files
 // (taken after a SeekAll), and refuses it once a listed file is gone.
 func TestSeekLaterFiles(t *testing.T) {
@@ -135,22 +159,7 @@ func TestSeekLaterFiles(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openSource(t, cols, map[string]string{"format": "csv", "path": dir})
 	// At parallelism 3 each subtask reads one row of its file.
-	var old [][]byte
-	for k := range 3 {
-		r, _ := s.Open(k, 3)
-		if _, err := connectortest.Drain(ctx, r, 1, 10, 1); err != nil {
-			t.Fatal(err)
-		}
-		p, _ := r.Position()
-		old = append(old, p)
-		r.Close()
-	}
-	r, _ := s.Open(0, 1)
-	if err := r.(*Reader).SeekAll(old); err != nil {
-		t.Fatal(err)
-	}
-	pos, _ := r.Position() // file 0 at its second row; files 1 and 2 listed
-	r.Close()
+	pos := rescaledPosition(t, s, 3) // file 0 at its second row; files 1 and 2 listed
 	r2, _ := s.Open(0, 1)
 	if err := r2.Seek(pos); err != nil {
 		t.Fatal(err)
