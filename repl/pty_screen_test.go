@@ -52,6 +52,18 @@ func (p *ptyShell) typeIn(s string) {
 	}
 }
 
+// run types each statement and waits for its [INFO] line and the next
+// prompt, from screen offset at on; it returns the offset after them.
+func (p *ptyShell) run(at int, statements ...string) int {
+	p.t.Helper()
+	for _, st := range statements {
+		p.typeIn(st + "\r")
+		at = p.scr.waitFor(p.t, at, "[INFO]")
+		at = p.scr.waitFor(p.t, at, Prompt)
+	}
+	return at
+}
+
 // quit leaves the shell with Ctrl-D and waits for it to exit.
 func (p *ptyShell) quit() {
 	p.t.Helper()
@@ -128,16 +140,11 @@ func liveTableNoCopies(t *testing.T, height, width int) {
 func TestBackgroundOutputAbovePrompt(t *testing.T) {
 	p := startPTYShell(t, 40, 100)
 	at := p.scr.waitFor(t, 0, Prompt)
-	for _, st := range []string{
+	at = p.run(at,
 		"SET 'parallelism.default' = '1';",
 		"CREATE TABLE slow (n BIGINT) WITH ('connector' = 'datagen', 'fields.n.kind' = 'sequence', 'fields.n.start' = '1', 'fields.n.end' = '6', 'rows-per-second' = '4');",
 		"CREATE TABLE p (n BIGINT) WITH ('connector' = 'print');",
-		"INSERT INTO p SELECT n * 100 FROM slow;",
-	} {
-		p.typeIn(st + "\r")
-		at = p.scr.waitFor(t, at, "[INFO]")
-		at = p.scr.waitFor(t, at, Prompt)
-	}
+		"INSERT INTO p SELECT n * 100 FROM slow;")
 	p.typeIn("SHOW")
 	at = p.scr.waitFor(t, at, "+I[600]")
 	at = p.scr.waitFor(t, at, "SHOW") // the prompt and the input drawn again
@@ -198,17 +205,12 @@ func TestCtrlCClosesCompletionList(t *testing.T) {
 func TestBackgroundOutputDuringLiveTable(t *testing.T) {
 	p := startPTYShell(t, 30, 100)
 	at := p.scr.waitFor(t, 0, Prompt)
-	for _, st := range []string{
+	at = p.run(at,
 		"SET 'parallelism.default' = '1';",
 		"CREATE TABLE slow (n BIGINT) WITH ('connector' = 'datagen', 'fields.n.kind' = 'sequence', 'fields.n.start' = '1', 'fields.n.end' = '8', 'rows-per-second' = '8');",
 		"CREATE TABLE p (n BIGINT) WITH ('connector' = 'print');",
 		"CREATE TABLE endless (n BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '1000');",
-		"INSERT INTO p SELECT n * 100 FROM slow;",
-	} {
-		p.typeIn(st + "\r")
-		at = p.scr.waitFor(t, at, "[INFO]")
-		at = p.scr.waitFor(t, at, Prompt)
-	}
+		"INSERT INTO p SELECT n * 100 FROM slow;")
 	p.typeIn("SELECT n % 3 AS k, COUNT(*) AS c FROM endless GROUP BY n % 3;\r")
 	for range 15 { // 1.5 s of redraws: the job prints its 8 rows meanwhile
 		at = p.scr.waitFor(t, at, "updates/s")
