@@ -325,7 +325,13 @@ func (j *Job) closeDeferred() {
 	for _, d := range ds {
 		if j.failed() {
 			if err := d.w.Abort(); err != nil {
-				j.opts.logf("job %s: abort sink %s: %v", j.graph.Name, d.name, err)
+				// The job failed already: say what could not be cleaned up.
+				msg := fmt.Sprintf("job %s failed, and its sink %s could not discard its files: %v", j.graph.Name, d.name, err)
+				if j.opts.Notice != nil {
+					j.opts.Notice(msg)
+				} else {
+					j.opts.logf("%s", msg)
+				}
 			}
 			continue
 		}
