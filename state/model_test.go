@@ -145,7 +145,7 @@ func TestModel(t *testing.T) {
 		{name: "memory"},
 		{name: "memory-ttl", ttl: 40 * time.Millisecond},
 		{name: "pebble", pebble: true, cacheBytes: 64 << 20},
-		{name: "pebble-small-cache", pebble: true, cacheBytes: 8 << 10},
+		{name: "pebble-small-cache", pebble: true, cacheBytes: 4 << 10},
 		{name: "pebble-small-cache-ttl", pebble: true, cacheBytes: 2 << 10, ttl: 40 * time.Millisecond},
 	}
 	for i, v := range variants {
