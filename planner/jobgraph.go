@@ -113,7 +113,11 @@ func (b *graphBuilder) emit(p *pnode) ([]outlet, error) {
 		v.Operators = append(v.Operators, exec.OperatorSpec{Name: p.desc, ID: p.id, OutWidth: len(exprs), New: exec.NewCalc(c.Cond, exprs)})
 	case pAgg:
 		a := p.agg
-		v.Operators = append(v.Operators, exec.OperatorSpec{Name: p.desc, ID: p.id, OutWidth: p.schema.Len(), New: exec.NewGroupAgg(a.Keys, a.Aggs)})
+		calls := make([]exec.AggCall, len(a.Aggs))
+		for i, c := range a.Aggs {
+			calls[i] = exec.AggCallOf(c)
+		}
+		v.Operators = append(v.Operators, exec.OperatorSpec{Name: p.desc, ID: p.id, OutWidth: p.schema.Len(), New: exec.NewGroupAgg(a.Keys, calls)})
 	case pEnforcer:
 		v.Operators = append(v.Operators, exec.OperatorSpec{Name: p.desc, ID: p.id, OutWidth: p.schema.Len(),
 			New: exec.NewNotNullEnforcer(p.table, p.notNull, p.notNullNames, p.action)})

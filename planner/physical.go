@@ -255,7 +255,7 @@ func aggCanon(a *Aggregate) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "groupagg keys=%v", a.Keys)
 	for _, c := range a.Aggs {
-		fmt.Fprintf(&b, " | %d distinct=%v arg=%d %s -> %s", c.Func, c.Distinct, c.Arg, c.ArgType, c.Type)
+		fmt.Fprintf(&b, " | %d distinct=%v arg=%d %s -> %s", c.Func.Kind, c.Distinct, c.Arg, c.ArgType, c.Type)
 	}
 	return b.String()
 }
