@@ -32,7 +32,7 @@ var allowed = map[string][]string{
 	"exec":                    {"types", "aggfunc", "expr", "connector", "statestore", "state", "checkpoint", "exec", "internal/cputime"},
 	"planner":                 {"types", "parser", "aggfunc", "expr", "exec", "connector", "confval"},
 	"session":                 {"types", "parser", "aggfunc", "expr", "exec", "connector", "planner", "checkpoint", "statestore", "confval", "internal/filelock"},
-	"repl":                    {"types", "parser", "aggfunc", "expr", "exec", "connector", "planner", "session"},
+	"repl":                    {"types", "parser", "exec", "connector", "planner", "session"},
 	"bench":                   {"types", "parser", "exec", "connector", "planner", "session", "checkpoint", "statestore", "bench", "internal/cputime"},
 	"cmd/weir":                {"types", "parser", "exec", "connector", "planner", "session", "checkpoint", "repl", "bench"},
 	"internal/layers":         {},
