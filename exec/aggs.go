@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/weir-sql/weir/aggfunc"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -46,6 +47,26 @@ func accBytes(acc accumulator) int64 {
 		return 8 + 64 + accBytes(a.inner)
 	}
 	return 32
+}
+
+// AggCallOf converts an aggregate call bound through the registry into
+// the runtime's form.
+func AggCallOf(c aggfunc.Call) AggCall {
+	return AggCall{Func: c.Func.Kind, Distinct: c.Distinct, Arg: c.Arg, ArgType: c.ArgType, Type: c.Type, Name: c.Name}
+}
+
+// Accumulator is the runtime state of one aggregate call for all the
+// groups of an operator subtask; its methods are internal to exec.
+type Accumulator interface{ accumulator }
+
+// NewAccumulator builds the accumulator of a registry call, or says why
+// the runtime cannot compute it (an argument type it has no
+// implementation for).
+func NewAccumulator(c aggfunc.Call) (Accumulator, error) {
+	if c.Func == nil {
+		return nil, fmt.Errorf("%s: no aggregate function", c.Name)
+	}
+	return newAccumulator(AggCallOf(c))
 }
 
 // newAccumulator builds the accumulator of call.

@@ -1,21 +1,22 @@
 package exec
 
 import (
+	"github.com/weir-sql/weir/aggfunc"
 	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/types"
 )
 
-// AggFunc is an aggregate function.
-type AggFunc int
+// AggFunc is an aggregate function: the registry's Kind of accumulator.
+type AggFunc = aggfunc.Kind
 
-// The aggregate functions.
+// The aggregate functions (see package aggfunc).
 const (
-	AggCountStar AggFunc = iota // COUNT(*): counts rows
-	AggCount                    // COUNT(x): counts non-NULL x
-	AggSum                      // SUM(x): NULL if no non-NULL x
-	AggAvg                      // AVG(x): NULL if no non-NULL x; integer input gives integer result (as Flink)
-	AggMin                      // MIN(x), correct under retraction
-	AggMax                      // MAX(x), correct under retraction
+	AggCountStar = aggfunc.CountStar // COUNT(*): counts rows
+	AggCount     = aggfunc.Count     // COUNT(x): counts non-NULL x
+	AggSum       = aggfunc.Sum       // SUM(x): NULL if no non-NULL x
+	AggAvg       = aggfunc.Avg       // AVG(x): NULL if no non-NULL x; integer input gives integer result (as Flink)
+	AggMin       = aggfunc.Min       // MIN(x), correct under retraction
+	AggMax       = aggfunc.Max       // MAX(x), correct under retraction
 )
 
 // AggCall is one aggregate of a GroupAgg.

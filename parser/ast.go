@@ -157,6 +157,9 @@ type ShowTables struct{ StmtBase }
 // ShowJobs is SHOW JOBS.
 type ShowJobs struct{ StmtBase }
 
+// ShowFunctions is SHOW FUNCTIONS.
+type ShowFunctions struct{ StmtBase }
+
 // Describe is DESCRIBE name (or DESC name).
 type Describe struct {
 	StmtBase

@@ -90,6 +90,8 @@ func (c *converter) stmt(g *gStmt, toks []lexer.Token) Statement {
 			return &ShowTables{StmtBase: b}
 		case g.Show.Jobs:
 			return &ShowJobs{StmtBase: b}
+		case g.Show.Functions:
+			return &ShowFunctions{StmtBase: b}
 		default:
 			return &ShowCreateTable{StmtBase: b, Name: c.ident(g.Show.CreateTable)}
 		}

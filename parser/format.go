@@ -126,6 +126,8 @@ func (f *formatter) stmt(s Statement) {
 		f.w("SHOW TABLES")
 	case *ShowJobs:
 		f.w("SHOW JOBS")
+	case *ShowFunctions:
+		f.w("SHOW FUNCTIONS")
 	case *Describe:
 		f.w("DESCRIBE ", quoteIdent(s.Name))
 	case *ShowCreateTable:

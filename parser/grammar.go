@@ -213,6 +213,7 @@ type gExplain struct {
 type gShow struct {
 	Tables      bool    `parser:"'SHOW' ( @'TABLES'"`
 	Jobs        bool    `parser:"| @'JOBS'"`
+	Functions   bool    `parser:"| @'FUNCTIONS'"`
 	CreateTable *gIdent `parser:"| 'CREATE' 'TABLE' @@ )"`
 }
 

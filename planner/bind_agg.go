@@ -3,7 +3,7 @@ package planner
 import (
 	"strconv"
 
-	"github.com/weir-sql/weir/exec"
+	"github.com/weir-sql/weir/aggfunc"
 	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/parser"
 	"github.com/weir-sql/weir/types"
@@ -55,10 +55,10 @@ func (a *aggScope) lookup(e parser.Expr) (expr.Expr, bool, error) {
 // for a bad call.
 func (a *aggScope) aggDigest(c *parser.Call) (string, expr.Expr, error) {
 	if c.Star {
-		if c.Name != "COUNT" {
-			return "", nil, parser.Errorf(c.Pos, "%s(*) is not supported; only COUNT(*)", c.Name)
+		if _, err := aggfunc.Builtins().Lookup(c.Name, true); err != nil {
+			return "", nil, parser.Errorf(c.Pos, "%s", err.Error())
 		}
-		return "COUNT(*)", nil, nil
+		return c.Name + "(*)", nil, nil
 	}
 	if len(c.Args) != 1 {
 		return "", nil, parser.Errorf(c.Pos, "%s takes exactly one argument, got %d", c.Name, len(c.Args))
@@ -79,28 +79,21 @@ func (a *aggScope) aggDigest(c *parser.Call) (string, expr.Expr, error) {
 	return d + digest(x) + ")", x, nil
 }
 
-// aggCallType returns the function and result type of an aggregate over
-// an argument of type t, with Flink's result types.
-func aggCallType(c *parser.Call, t types.Type) (exec.AggFunc, types.Type, error) {
-	switch c.Name {
-	case "COUNT":
-		if c.Star {
-			return exec.AggCountStar, types.Type{Kind: types.KindBigInt, NotNull: true}, nil
-		}
-		return exec.AggCount, types.Type{Kind: types.KindBigInt, NotNull: true}, nil
-	case "SUM", "AVG":
-		if !t.Kind.IsNumeric() && t.Kind != types.KindNull {
-			return 0, types.Type{}, parser.Errorf(c.Pos, "%s needs a numeric argument, not %s", c.Name, t.Kind)
-		}
-		f := exec.AggSum
-		if c.Name == "AVG" {
-			f = exec.AggAvg
-		}
-		return f, t.Nullable(), nil
-	case "MIN":
-		return exec.AggMin, t.Nullable(), nil
+// aggCallType returns the registry function and the result type of an
+// aggregate call over an argument of type t (Flink's result types).
+func aggCallType(c *parser.Call, t types.Type) (*aggfunc.Func, types.Type, error) {
+	f, err := aggfunc.Builtins().Lookup(c.Name, c.Star)
+	if err != nil {
+		return nil, types.Type{}, parser.Errorf(c.Pos, "%s", err.Error())
 	}
-	return exec.AggMax, t.Nullable(), nil
+	if c.Distinct && !f.Distinct {
+		return nil, types.Type{}, parser.Errorf(c.Pos, "%s does not take DISTINCT", f.Signature())
+	}
+	rt, err := f.ResultType(t)
+	if err != nil {
+		return nil, types.Type{}, parser.Errorf(c.Pos, "%s", err.Error())
+	}
+	return f, rt, nil
 }
 
 // collectAggs appends, in order of appearance, the aggregate calls in e
@@ -160,7 +153,7 @@ func (b *binder) bindAggregate(s *parser.Select, sc *scope, input Node, items []
 		collectAggs(s.Having, &calls)
 	}
 	in.where = "inside another aggregate"
-	var aggs []exec.AggCall
+	var aggs []aggfunc.Call
 	var aggNames []string
 	argIndex := map[string]int{}
 	digests := map[string]bool{}
@@ -173,7 +166,7 @@ func (b *binder) bindAggregate(s *parser.Select, sc *scope, input Node, items []
 			continue
 		}
 		digests[d] = true
-		call := exec.AggCall{Arg: -1, Distinct: c.Distinct}
+		call := aggfunc.Call{Arg: -1, Distinct: c.Distinct}
 		var argType types.Type
 		argText := "*"
 		if arg != nil {

@@ -6,18 +6,17 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/weir-sql/weir/aggfunc"
 	"github.com/weir-sql/weir/confval"
 	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/parser"
 	"github.com/weir-sql/weir/types"
 )
 
-// aggFuncs are the aggregate function names.
-var aggFuncs = map[string]bool{"COUNT": true, "SUM": true, "AVG": true, "MIN": true, "MAX": true}
-
+// isAggCall reports whether e calls an aggregate function of the registry.
 func isAggCall(e parser.Expr) (*parser.Call, bool) {
 	c, ok := e.(*parser.Call)
-	return c, ok && aggFuncs[c.Name]
+	return c, ok && aggfunc.Builtins().Has(c.Name)
 }
 
 // exprBinder turns AST expressions into compiled expressions over a scope.
@@ -166,7 +165,7 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 		}
 		return expr.NewCast(x, t)
 	case *parser.Call:
-		if aggFuncs[n.Name] {
+		if aggfunc.Builtins().Has(n.Name) {
 			where := b.where
 			if where == "" {
 				where = "here"
@@ -229,9 +228,7 @@ func unknownFunction(n *parser.Call) error {
 // aggregates and scalar functions.
 func knownFunctions() []string {
 	names := expr.FunctionNames()
-	for a := range aggFuncs {
-		names = append(names, a)
-	}
+	names = append(names, aggfunc.Builtins().Names()...)
 	sort.Strings(names)
 	return names
 }

@@ -12,7 +12,8 @@ import (
 
 // The changelog traits of the physical plan, derived bottom-up as Flink's
 // planner does (FlinkChangelogModeInferenceProgram for the modes,
-// FlinkRelMdUniqueKeys and FlinkRelMdUpsertKeys for the keys):
+// FlinkRelMdUniqueKeys and FlinkRelMdUpsertKeys for the keys), each by
+// its node's constructor (phys_*.go) from its inputs' traits:
 //
 //   - a scan has its source's mode (connector.SourceChangelogMode:
 //     insert-only unless the source says otherwise, as 'debezium-json'
@@ -176,27 +177,20 @@ func changeWhat(m connector.ChangelogMode) string {
 // nearest aggregates or changelog sources on each path down from p (an
 // aggregate over a changelog source is named alone: it would produce
 // updates over any input).
-func updateCauses(p *pnode) []string {
+func updateCauses(p physNode) []string {
 	var out []string
-	var walk func(p *pnode)
-	walk = func(p *pnode) {
-		if p.mode.IsInsertOnly() {
+	var walk func(p physNode)
+	walk = func(p physNode) {
+		if p.traits().mode.IsInsertOnly() {
 			return
 		}
-		var what string
-		switch p.kind {
-		case pAgg:
-			what = p.desc
-		case pScan:
-			what = "the source '" + p.scan.Table.Name + "' (" + connectorText(p.scan.Table) + ")"
-		}
-		if what != "" {
-			if !slices.Contains(out, what) {
+		if o, ok := p.(updateOrigin); ok {
+			if what := o.updateCause(); !slices.Contains(out, what) {
 				out = append(out, what)
 			}
 			return
 		}
-		for _, k := range p.kids {
+		for _, k := range p.Children() {
 			walk(k)
 		}
 	}
@@ -218,9 +212,9 @@ func connectorText(t *connector.Table) string {
 // of table x, cannot take the changelog of its input in: it says what the
 // sink accepts, what the query produces and because of which operators,
 // and what to change.
-func checkSinkMode(x *Sink, sink connector.Sink, in *pnode) error {
+func checkSinkMode(x *Sink, sink connector.Sink, in physNode) error {
 	accepts := connector.SinkChangelogMode(sink)
-	extra := in.mode &^ accepts
+	extra := in.traits().mode &^ accepts
 	if extra == 0 {
 		return nil
 	}

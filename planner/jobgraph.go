@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/weir-sql/weir/exec"
-	"github.com/weir-sql/weir/expr"
 )
 
 // assignIDs gives every node an id derived from what it computes: a hash of
@@ -16,16 +15,16 @@ import (
 // changes only if it or something upstream changes. Operators that compute the
 // same thing on the same inputs in one job (two INSERTs computing the same
 // aggregate of the same table) get suffixes -2, -3, ... in plan order.
-func assignIDs(p *pnode, used map[string]int) {
+func assignIDs(p physNode, used map[string]int, ids map[physNode]string) {
 	h := sha256.New()
-	for _, k := range p.kids {
-		assignIDs(k, used)
-		h.Write([]byte(k.id))
+	for _, k := range p.Children() {
+		assignIDs(k, used, ids)
+		h.Write([]byte(ids[k]))
 		h.Write([]byte{0})
 	}
-	h.Write([]byte(p.canon))
+	h.Write([]byte(p.canon()))
 	id := hex.EncodeToString(h.Sum(nil))[:16]
-	if p.kind == pCalc || p.kind == pAgg || p.kind == pEnforcer {
+	if _, ok := p.(operatorNode); ok {
 		// Only operators need unique ids; a source read by two INSERTs
 		// hashes alike so that what is built on it does too.
 		used[id]++
@@ -33,7 +32,7 @@ func assignIDs(p *pnode, used map[string]int) {
 			id = fmt.Sprintf("%s-%d", id, n)
 		}
 	}
-	p.id = id
+	ids[p] = id
 }
 
 // outlet is an output of the job graph under construction that a consumer
@@ -62,84 +61,48 @@ func (b *graphBuilder) sourceID(id string) string {
 	return id
 }
 
-func (b *graphBuilder) emit(p *pnode) ([]outlet, error) {
-	switch p.kind {
-	case pScan:
-		v := &exec.Vertex{
-			ID:          b.sourceID(p.id),
-			Parallelism: p.parallelism,
-			Source:      p.source,
-			SourceWidth: p.scan.Table.Schema.Len(),
-			SourceName:  p.scan.Table.Name,
-			Watermark:   p.watermark,
-		}
-		v.SourceConnector = p.scan.Table.Options["connector"]
-		b.g.Vertices = append(b.g.Vertices, v)
-		return []outlet{{vertex: len(b.g.Vertices) - 1}}, nil
-	case pExchange:
-		outs, err := b.emit(p.kids[0])
+// emit adds p and its inputs to the job graph, inputs first, and returns
+// p's outlets.
+func (b *graphBuilder) emit(p physNode, ids map[physNode]string) ([]outlet, error) {
+	kids := p.Children()
+	ins := make([][]outlet, len(kids))
+	for i, k := range kids {
+		outs, err := b.emit(k, ids)
 		if err != nil {
 			return nil, err
 		}
-		for i := range outs {
-			part := p.part
-			outs[i].part = &part
-		}
-		return outs, nil
-	case pUnion:
-		var outs []outlet
-		for _, k := range p.kids {
-			o, err := b.emit(k)
-			if err != nil {
-				return nil, err
-			}
-			outs = append(outs, o...)
-		}
-		return outs, nil
+		ins[i] = outs
 	}
-	outs, err := b.emit(p.kids[0])
-	if err != nil {
-		return nil, err
-	}
-	vi := b.attach(p, outs)
-	v := b.g.Vertices[vi]
-	switch p.kind {
-	case pCalc:
-		c := p.calc
-		exprs := c.Exprs
-		if exprs == nil {
-			exprs = []expr.Expr{} // no columns (COUNT(*) needs only rows), not "pass through"
-		}
-		v.Operators = append(v.Operators, exec.OperatorSpec{Name: p.desc, ID: p.id, OutWidth: len(exprs), New: exec.NewCalc(c.Cond, exprs)})
-	case pAgg:
-		a := p.agg
-		v.Operators = append(v.Operators, exec.OperatorSpec{Name: p.desc, ID: p.id, OutWidth: p.schema.Len(), New: exec.NewGroupAgg(a.Keys, a.Aggs)})
-	case pEnforcer:
-		v.Operators = append(v.Operators, exec.OperatorSpec{Name: p.desc, ID: p.id, OutWidth: p.schema.Len(),
-			New: exec.NewNotNullEnforcer(p.table, p.notNull, p.notNullNames, p.action)})
-	case pSink:
-		v.Sink, v.SinkName = p.sink, p.table
-	}
-	return []outlet{{vertex: vi}}, nil
+	return p.addTo(b, ids[p], ins)
 }
 
-// attach returns the vertex that p's operator joins: the input's vertex when
-// p can be chained to it (one input, no exchange, equal parallelism, not
-// yet ending in a sink), else a new vertex with one input edge per outlet.
-func (b *graphBuilder) attach(p *pnode, outs []outlet) int {
+// chain adds the operator of p (one input, reached through outs) to the
+// vertex attach picks, and returns that vertex as p's outlet.
+func (b *graphBuilder) chain(p physNode, outs []outlet, op exec.OperatorSpec) []outlet {
+	vi := b.attach(p.traits().parallelism, outs)
+	v := b.g.Vertices[vi]
+	v.Operators = append(v.Operators, op)
+	return []outlet{{vertex: vi}}
+}
+
+// attach returns the vertex that an operator of the given parallelism
+// joins: the input's vertex when it can be chained to it (one input, no
+// exchange, equal parallelism, not yet ending in a sink), else a new vertex
+// with one input edge per outlet.
+func (b *graphBuilder) attach(parallelism int, outs []outlet) int {
 	if len(outs) == 1 && outs[0].part == nil {
 		v := b.g.Vertices[outs[0].vertex]
-		if v.Parallelism == p.parallelism && v.Sink == nil {
+		if v.Parallelism == parallelism && v.Sink == nil {
 			return outs[0].vertex
 		}
 	}
-	v := &exec.Vertex{Parallelism: p.parallelism}
+	v := &exec.Vertex{Parallelism: parallelism}
 	for _, o := range outs {
 		part := exec.Partitioning{Kind: exec.Forward}
 		switch {
 		case o.part != nil:
 			part = *o.part
-		case b.g.Vertices[o.vertex].Parallelism != p.parallelism:
+		case b.g.Vertices[o.vertex].Parallelism != parallelism:
 			part = exec.Partitioning{Kind: exec.Rebalance}
 		}
 		v.Inputs = append(v.Inputs, exec.Input{From: o.vertex, Partition: part})

@@ -3,8 +3,8 @@ package planner
 import (
 	"strings"
 
+	"github.com/weir-sql/weir/aggfunc"
 	"github.com/weir-sql/weir/connector"
-	"github.com/weir-sql/weir/exec"
 	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/types"
 )
@@ -52,7 +52,7 @@ type Calc struct {
 type Aggregate struct {
 	Input Node
 	Keys  []int
-	Aggs  []exec.AggCall
+	Aggs  []aggfunc.Call
 	Names []string
 }
 

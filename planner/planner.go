@@ -178,11 +178,12 @@ func (p *Planner) plan(roots []rootPlan, sinks func(*Sink, bool) (connector.Sink
 		if err != nil {
 			return nil, err
 		}
-		assignIDs(pn, used)
-		modes = append(modes, pn.mode)
-		phys.WriteString(treeString(pn, (*pnode).label))
+		ids := map[physNode]string{}
+		assignIDs(pn, used, ids)
+		modes = append(modes, pn.traits().mode)
+		phys.WriteString(treeString(pn, label))
 		first := len(g.Vertices)
-		if _, err := gb.emit(pn); err != nil {
+		if _, err := gb.emit(pn, ids); err != nil {
 			return nil, err
 		}
 		if r.sql != "" {

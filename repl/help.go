@@ -14,6 +14,7 @@ const helpText = `Statements (end each with ';'; a statement may span lines):
   SELECT ...                        run a query and show its result as it changes
   INSERT INTO t SELECT ...          submit a background job and print its id
   SHOW JOBS                         list jobs: id, name, state, uptime, rows in/out
+  SHOW FUNCTIONS                    list the aggregate and scalar functions
   STOP JOB 'id'                     stop a job cleanly
   STOP JOB 'id' WITH SAVEPOINT      write a savepoint, stop the job, print the folder
                                     (resume: SET 'execution.savepoint.path' = '<folder>')

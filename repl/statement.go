@@ -97,6 +97,13 @@ func (sh *Shell) exec(ctx context.Context, st parser.Statement) error {
 			rows[i] = []string{n}
 		}
 		sh.printTable([]string{"table name"}, []bool{false}, rows)
+	case *parser.ShowFunctions:
+		fns := session.Functions()
+		rows := make([][]string, len(fns))
+		for i, f := range fns {
+			rows[i] = []string{f.Name, f.Kind, f.Forms}
+		}
+		sh.printTable([]string{"function name", "kind", "forms"}, []bool{false, false, false}, rows)
 	case *parser.Describe:
 		schema, err := sh.sess.Catalog.Describe(st.Name)
 		if err != nil {

@@ -275,6 +275,10 @@ func (s *Session) Exec(st parser.Statement, out io.Writer) error {
 		for _, n := range s.Catalog.Names() {
 			fmt.Fprintln(out, n)
 		}
+	case *parser.ShowFunctions:
+		for _, f := range Functions() {
+			fmt.Fprintf(out, "%s\t%s\t%s\n", f.Name, f.Kind, f.Forms)
+		}
 	case *parser.Describe:
 		schema, err := s.Catalog.Describe(st.Name)
 		if err != nil {
