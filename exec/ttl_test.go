@@ -60,9 +60,11 @@ func (o *runningSum) Process(_ int, b *types.Batch, out Emitter) error {
 	return out.Emit(o.out)
 }
 
-func (o *runningSum) OnTimer(state.Timer, Emitter) error { return fmt.Errorf("no timer was registered") }
-func (o *runningSum) Finish(Emitter) error               { return nil }
-func (o *runningSum) Close() error                       { return nil }
+func (o *runningSum) OnTimer(state.Timer, Emitter) error {
+	return fmt.Errorf("no timer was registered")
+}
+func (o *runningSum) Finish(Emitter) error { return nil }
+func (o *runningSum) Close() error         { return nil }
 
 // ttlHarness runs source S (parallelism 1) → HASH → runningSum at
 // parallelism p with the given TTL, the test being the scheduler and the
