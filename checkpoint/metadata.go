@@ -68,6 +68,9 @@ type Metadata struct {
 	// Sinks holds the pre-committed transaction of every transactional
 	// sink subtask.
 	Sinks []SinkTransaction `json:"sinks,omitempty"`
+	// OperatorLists holds the operator list state of the source and sink
+	// subtasks that have some (see OperatorList).
+	OperatorLists []OperatorList `json:"operator_lists,omitempty"`
 	// Extra is free-form information (e.g. the savepoint's origin).
 	Extra map[string]string `json:"extra,omitempty"`
 }
@@ -204,6 +207,9 @@ func DecodeMetadata(data []byte) (*Metadata, error) {
 func (m *Metadata) check() error {
 	if m.Kind != KindCheckpoint && m.Kind != KindSavepoint {
 		return fmt.Errorf("unknown kind %q", m.Kind)
+	}
+	if err := m.checkLists(); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	for _, op := range m.Operators {

@@ -27,7 +27,9 @@ func sampleMetadata() Metadata {
 		}},
 		Sources: []SourcePosition{{Source: "s1", Subtask: 0, Position: []byte("3")}, {Source: "s2", Subtask: 0, Position: []byte{0, 0, 0, 4}}},
 		Sinks:   []SinkTransaction{{Sink: "out", Subtask: 0, Transaction: []byte("txn-2-0")}},
-		Extra:   map[string]string{"note": "worked example"},
+		OperatorLists: []OperatorList{{Owner: "source:s1", Subtask: 0, Mode: ListSplit, Entries: [][]byte{[]byte("a"), {}}},
+			{Owner: "sink:out", Subtask: 0, Mode: ListUnion, Entries: [][]byte{}}},
+		Extra: map[string]string{"note": "worked example"},
 	}
 }
 
@@ -84,6 +86,11 @@ func TestMetadataRejects(t *testing.T) {
 		{"escaping dir", func(m *Metadata) { m.Operators[0].Subtasks[0].Dir = "../x" }, "not a plain folder name"},
 		{"absolute dir", func(m *Metadata) { m.Operators[0].Subtasks[0].Dir = "/etc" }, "not a plain folder name"},
 		{"duplicate operator", func(m *Metadata) { m.Operators = append(m.Operators, m.Operators[0]) }, "listed twice"},
+		{"unknown list mode", func(m *Metadata) { m.OperatorLists[0].Mode = "broadcast" }, `unknown mode "broadcast"`},
+		{"mixed list modes", func(m *Metadata) {
+			m.OperatorLists = append(m.OperatorLists, OperatorList{Owner: "source:s1", Subtask: 1, Mode: ListUnion})
+		}, "modes"},
+		{"duplicate list", func(m *Metadata) { m.OperatorLists = append(m.OperatorLists, m.OperatorLists[0]) }, "listed twice"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -23,6 +23,10 @@ const (
 	// msgIdle says the sender has no data for now: the receiver leaves the
 	// channel out of its watermark until data or a watermark comes on it.
 	msgIdle
+	// msgActive says the sender, idle before, is active again: the
+	// receiver counts the channel in its watermark again (with the
+	// watermark it had), even if no row follows at once.
+	msgActive
 )
 
 // message is what travels on a task's inbox: a batch or a control message,

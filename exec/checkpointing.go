@@ -89,8 +89,9 @@ type taskSnapshot struct {
 	task      coordinator.TaskID
 	source    string // vertex id of a source task
 	position  []byte
-	sink      string   // sink id of a transactional sink task
-	txns      [][]byte // its transactions not yet committed
+	sink      string                    // sink id of a transactional sink task
+	txns      [][]byte                  // its transactions not yet committed
+	lists     []checkpoint.OperatorList // its source's and sink's list state
 	ops       []opSnapshot
 	alignment time.Duration
 	sync      time.Duration // taking the snapshot, before the barrier went on
@@ -408,6 +409,7 @@ func (c *checkpointer) write(a coordinator.Action) []coordinator.Action {
 		for _, txn := range s.txns {
 			meta.Sinks = append(meta.Sinks, checkpoint.SinkTransaction{Sink: s.sink, Subtask: s.task.Subtask, Transaction: txn})
 		}
+		meta.OperatorLists = append(meta.OperatorLists, s.lists...)
 		for _, o := range s.ops {
 			i, ok := ops[o.id]
 			if !ok {

@@ -97,7 +97,7 @@ func (g *inputGate) Offer(m message) gateAction {
 		return gateEnded
 	case msgBarrier:
 		return g.barrier(ch, m.ckpt)
-	case msgWatermark, msgIdle:
+	case msgWatermark, msgIdle, msgActive:
 		if g.ended[ch] {
 			panic("exec: watermark received after end of input")
 		}

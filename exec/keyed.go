@@ -39,7 +39,8 @@ type KeyedOperator interface {
 // checkpoints, in memory when st is nil.
 func (t *task) openKeyed(i int, ko KeyedOperator, st *statestore.Store) error {
 	spec := t.v.Operators[i]
-	opts := state.Options{OperatorID: spec.ID, MaxParallelism: t.job.maxPar, Subtask: t.subtask, Parallelism: t.v.Parallelism}
+	opts := state.Options{OperatorID: spec.ID, MaxParallelism: t.job.maxPar, Subtask: t.subtask, Parallelism: t.v.Parallelism,
+		TTL: t.job.opts.StateTTL}
 	var (
 		k   *state.Keyed
 		err error

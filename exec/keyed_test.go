@@ -287,13 +287,10 @@ func (h *tumbleHarness) emit(rows [][]types.Value) {
 		b.Append(types.Insert, r)
 	}
 	h.reader.pos += int64(len(rows))
-	if err := s.wmGen.observe(b); err != nil {
-		h.t.Fatal(err)
-	}
-	if err := s.push(0, b); err != nil {
-		h.t.Fatal(err)
-	}
 	h.now = h.now.Add(wmInterval)
+	if err := s.sourceRows(b, h.now); err != nil {
+		h.t.Fatal(err)
+	}
 	if err := s.sourceTime(h.now, true); err != nil {
 		h.t.Fatal(err)
 	}

@@ -28,6 +28,12 @@ type Options struct {
 	// tasks then leave it out of their watermark until it sends data again
 	// (Flink's 'table.exec.source.idle-timeout'; default 0, never).
 	SourceIdleTimeout time.Duration
+	// StateTTL, if positive, expires the keyed state of a key that no
+	// operator wrote for this long (processing time), in every
+	// KeyedOperator: its state is cleared by a per-key timer, never by a
+	// scan, and is never read once expired (Flink's 'table.exec.state.ttl',
+	// OnCreateAndWrite, NeverReturnExpired). 0 keeps state forever.
+	StateTTL time.Duration
 	// Logf, if set, receives the runtime's log lines.
 	Logf func(format string, args ...any)
 	// Checkpoint, if set, turns checkpointing on (and restores from

@@ -51,13 +51,14 @@ type task struct {
 	procTimer *time.Timer    // wakes a waiting task for a processing-time timer
 
 	// Event time.
-	valve      *watermarkValve // non-source tasks: the input channels' watermarks
-	wmGen      *watermarkGen   // source tasks with a WATERMARK: generates them
-	srcWM      int64           // source tasks: the watermark last emitted
-	srcIdle    bool            // source tasks: told downstream that it is idle
-	lastWMEmit time.Time       // source tasks: when the watermark was last computed
-	lastData   time.Time       // source tasks: when rows last came
-	wmMetric   *atomic.Int64   // the task's watermark, for Metrics
+	valve      *watermarkValve  // non-source tasks: the input channels' watermarks
+	wmGen      *watermarkGen    // source tasks with a WATERMARK: generates them
+	splits     *splitWatermarks // ... per split, for a connector.SplitReader
+	srcWM      int64            // source tasks: the watermark last emitted
+	srcIdle    bool             // source tasks: told downstream that it is idle
+	lastWMEmit time.Time        // source tasks: when the watermark was last computed
+	lastData   time.Time        // source tasks: when rows last came
+	wmMetric   *atomic.Int64    // the task's watermark, for Metrics
 
 	// Checkpointing (nil/empty when off).
 	trigger    chan triggerMsg     // source tasks: checkpoints to start
@@ -212,6 +213,9 @@ func (t *task) open() error {
 		t.reader = r
 		if t.v.Watermark != nil {
 			t.wmGen = newWatermarkGen(t.v.Watermark, t.v.SourceWidth)
+			if sr, ok := r.(connector.SplitReader); ok {
+				t.splits = newSplitWatermarks(sr, t.v.Watermark, t.v.SourceWidth)
+			}
 		}
 	}
 	t.keyed = make([]*state.Keyed, len(t.ops))
@@ -308,14 +312,13 @@ func (t *task) runSource() error {
 			j.skipped[t.sourceIdx].Store(stats.Skipped())
 		}
 		n := b.Len()
-		if n > 0 {
+		var now time.Time
+		if t.wmGen != nil {
+			now = time.Now()
+		}
+		if n > 0 || t.splits != nil {
 			j.rowsRead.Add(int64(n))
-			if t.wmGen != nil {
-				if werr := t.wmGen.observe(b); werr != nil {
-					return fmt.Errorf("source %s: %w", t.v.SourceName, werr)
-				}
-			}
-			if perr := t.push(0, b); perr != nil {
+			if perr := t.sourceRows(b, now); perr != nil {
 				return perr
 			}
 		}
@@ -329,7 +332,7 @@ func (t *task) runSource() error {
 			return fmt.Errorf("source %s: %w", t.v.SourceName, err)
 		}
 		if t.wmGen != nil {
-			if err := t.sourceTime(time.Now(), n > 0); err != nil {
+			if err := t.sourceTime(now, n > 0); err != nil {
 				return err
 			}
 		}
@@ -434,8 +437,13 @@ func (t *task) handle(m message) error {
 	l := t.links[m.ch]
 	switch t.gate.Offer(m) {
 	case gateProcess:
-		if t.valve.nIdle > 0 {
-			t.valve.activate(int(m.ch)) // data makes an idle channel count again
+		// Data makes an idle channel count again; if the task had gone
+		// idle downstream, it tells downstream it is active again.
+		if t.valve.nIdle > 0 && t.valve.activate(int(m.ch)) {
+			if err := t.active(); err != nil {
+				l.release(t.job, m)
+				return err
+			}
 		}
 		err := t.push(t.ports[m.ch], m.batch)
 		l.release(t.job, m)

@@ -84,8 +84,13 @@ func (t *task) restore() error {
 			return err
 		}
 	}
-	if t.reader != nil && ck.Restore != nil {
-		return t.seek(ck.Restore)
+	if ck.Restore != nil {
+		if err := t.restoreLists(ck.Restore); err != nil {
+			return err
+		}
+		if t.reader != nil {
+			return t.seek(ck.Restore)
+		}
 	}
 	return nil
 }
@@ -259,6 +264,10 @@ func (t *task) snapshot(id int64) (*taskSnapshot, error) {
 			s.txns = append(s.txns, p.txn)
 		}
 	}
+	// Then the source's and the sink's list state, as of this cut.
+	if err := t.snapshotLists(s); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -279,6 +288,9 @@ func (t *task) finishCheckpointing() error {
 			return fmt.Errorf("source %s: position: %w", t.v.SourceName, err)
 		}
 		snap.source, snap.position = t.v.ID, pos
+		if err := t.snapshotList(&snap, t.reader, sourceListOwner(t.v.ID), "source "+t.v.SourceName); err != nil {
+			return err
+		}
 		ck.send(ckptEvent{kind: evSourceFinished, snap: snap})
 	} else {
 		ck.send(ckptEvent{kind: evTaskFinished, snap: taskSnapshot{task: t.taskID()}})

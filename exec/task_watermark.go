@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/weir-sql/weir/state"
+	"github.com/weir-sql/weir/types"
 )
 
 // This file is the task's part of event time: a source task generates
@@ -44,19 +45,38 @@ func processWatermark(op Operator, k *state.Keyed, wm int64, out Emitter) error 
 	return ForwardWatermark(out, wm)
 }
 
-// channelWatermark handles a watermark or an idle marker from input channel
-// m.ch.
+// channelWatermark handles a watermark, an idle or an active marker from
+// input channel m.ch.
 func (t *task) channelWatermark(m message) error {
 	var (
 		wm                int64
 		advanced, allIdle bool
 	)
-	if m.kind == msgIdle {
+	switch m.kind {
+	case msgIdle:
 		wm, advanced, allIdle = t.valve.Idle(int(m.ch))
-	} else {
+	case msgActive:
+		if t.valve.activate(int(m.ch)) {
+			return t.active()
+		}
+		return nil
+	default:
+		if t.valve.activate(int(m.ch)) {
+			if err := t.active(); err != nil {
+				return err
+			}
+		}
 		wm, advanced = t.valve.Watermark(int(m.ch), m.wm)
 	}
 	return t.afterValve(wm, advanced, allIdle)
+}
+
+// active tells downstream that the task, idle before, is active again.
+func (t *task) active() error {
+	if t.x == nil {
+		return nil
+	}
+	return t.x.control(message{kind: msgActive})
 }
 
 // afterValve carries out the valve's decision: forward the advanced
@@ -82,15 +102,20 @@ func (t *task) sourceTime(now time.Time, hadData bool) error {
 	opts := &t.job.opts
 	if hadData {
 		t.lastData = now
-		t.srcIdle = false
+		if t.srcIdle {
+			t.srcIdle = false
+			if err := t.active(); err != nil {
+				return err
+			}
+		}
 	}
 	if now.Sub(t.lastWMEmit) >= opts.AutoWatermarkInterval {
 		t.lastWMEmit = now
-		wm, err := t.wmGen.current()
+		wm, ok, err := t.sourceWatermark(now)
 		if err != nil {
 			return fmt.Errorf("source %s: %w", t.v.SourceName, err)
 		}
-		if wm > t.srcWM {
+		if ok && wm > t.srcWM {
 			t.srcWM = wm
 			if err := t.emitWatermark(wm); err != nil {
 				return err
@@ -107,6 +132,44 @@ func (t *task) sourceTime(now time.Time, hadData bool) error {
 		}
 	}
 	return nil
+}
+
+// sourceWatermark returns the watermark of the rows a source subtask read,
+// by time now: the minimum over its active splits for a SplitReader, else
+// that of all its rows.
+func (t *task) sourceWatermark(now time.Time) (int64, bool, error) {
+	if t.splits != nil {
+		return t.splits.current(now, t.job.opts.SourceIdleTimeout)
+	}
+	wm, err := t.wmGen.current()
+	return wm, err == nil, err
+}
+
+// sourceRows takes the batch b a source task's reader just returned (at
+// time now, set when the source has a WATERMARK) into its watermark, tells
+// downstream that the task is active again if it was idle and b has rows,
+// and sends b through the chain.
+func (t *task) sourceRows(b *types.Batch, now time.Time) error {
+	var err error
+	switch {
+	case t.splits != nil:
+		err = t.splits.observe(b, now)
+	case t.wmGen != nil && b.Len() > 0:
+		err = t.wmGen.observe(b)
+	}
+	if err != nil {
+		return fmt.Errorf("source %s: %w", t.v.SourceName, err)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	if t.srcIdle {
+		t.srcIdle, t.lastData = false, now
+		if err := t.active(); err != nil {
+			return err
+		}
+	}
+	return t.push(0, b)
 }
 
 // endWatermark is a source's end of input: watermark +∞, so that every

@@ -138,13 +138,10 @@ func (h *wmHarness) emit(src int, tss ...int64) {
 	for _, ts := range tss {
 		b.Append(types.Insert, []types.Value{types.BigIntValue(int64(src + 1)), types.TimestampValue(ts)})
 	}
-	if err := s.wmGen.observe(b); err != nil {
-		h.t.Fatal(err)
-	}
-	if err := s.push(0, b); err != nil {
-		h.t.Fatal(err)
-	}
 	h.now[src] = h.now[src].Add(wmInterval)
+	if err := s.sourceRows(b, h.now[src]); err != nil {
+		h.t.Fatal(err)
+	}
 	if err := s.sourceTime(h.now[src], true); err != nil {
 		h.t.Fatal(err)
 	}
@@ -246,6 +243,8 @@ func render(ms []message) string {
 			out = append(out, fmt.Sprintf("barrier %d", m.ckpt))
 		case msgIdle:
 			out = append(out, "idle")
+		case msgActive:
+			out = append(out, "active")
 		case msgEnd:
 			out = append(out, "end")
 		}
@@ -311,11 +310,15 @@ func TestWatermarkPropagation(t *testing.T) {
 	// S2 rejoins with data: it counts again at once, with its old
 	// watermark (23), so W's watermark waits for it to catch up; it never
 	// goes back.
+	// Both tell downstream that they are active again, before any row.
 	h.emit(s2, 45)
-	step("S2 active again", h.inFlight(s2), "data 45 | wm 43")
+	step("S2 active again: it says so first", h.inFlight(s2), "active | data 45 | wm 43")
+	h.deliver(s2, 1)
+	step("W active again: it tells D at once", h.output(), "active")
 	h.deliver(s2, 1)
 	h.emit(s1, 60)
-	h.deliver(s1, 2)
+	step("S1 active again too", h.inFlight(s1), "active | data 60 | wm 58")
+	h.deliver(s1, 3)
 	step("S2's old watermark holds W back", h.output(), "data 45 | data 60")
 	h.deliver(s2, 1)
 	step("S2 at 43: still below 48", h.output(), "")

@@ -22,7 +22,7 @@ func TestShellGoesOnAfterBadSet(t *testing.T) {
 	stmts := []string{
 		"SET 'execution.checkpointing.intervall' = '1 s';",
 		"SET 'parallelism.default' = 'two';",
-		"SET 'table.exec.state.ttl' = '1 h';",
+		"SET 'table.exec.source.cdc-events-duplicate' = 'true';",
 		"SET 'parallelism.default' = '3';",
 	}
 	var errs []error
@@ -40,7 +40,7 @@ func TestShellGoesOnAfterBadSet(t *testing.T) {
 			t.Errorf("errors lack %q:\n%s", want, errOut.String())
 		}
 	}
-	if want := "[WARNING] 'table.exec.state.ttl' is a Flink option that Weir does not use; it is ignored\n"; !strings.Contains(out.String(), want) {
+	if want := "[WARNING] 'table.exec.source.cdc-events-duplicate' is a Flink option that Weir does not use; it is ignored\n"; !strings.Contains(out.String(), want) {
 		t.Errorf("output lacks %q:\n%s", want, out.String())
 	}
 	if _, ok := sess.Config["execution.checkpointing.intervall"]; ok || sess.Config["parallelism.default"] != "3" {

@@ -30,6 +30,7 @@ const (
 	KeyMiniBatch          = "table.exec.mini-batch.enabled"
 	KeyWatermarkInterval  = "pipeline.auto-watermark-interval"
 	KeySourceIdleTimeout  = "table.exec.source.idle-timeout"
+	KeyStateTTL           = "table.exec.state.ttl"
 	KeyNotNullEnforcer    = planner.KeyNotNullEnforcer
 	// KeyResultMode is the shell's result display (table, changelog, tableau).
 	KeyResultMode = "sql-client.execution.result-mode"
@@ -60,6 +61,7 @@ var setKeys = map[string]func(string) error{
 	KeyMiniBatch:                                              checkBool,
 	KeyWatermarkInterval:                                      checkPositiveDuration,
 	KeySourceIdleTimeout:                                      checkDuration,
+	KeyStateTTL:                                               checkDuration,
 	KeyNotNullEnforcer:                                        checkChoice("ERROR", "DROP"),
 	KeyAllowDuplicateOutput:                                   checkBool,
 	KeyResultMode:                                             checkChoice("table", "changelog", "tableau"),
@@ -232,16 +234,20 @@ func checkChoice(choices ...string) func(string) error {
 	}
 }
 
-// EventTimeOptions sets o's watermark interval and source idle timeout from
-// 'pipeline.auto-watermark-interval' (default 200 ms) and
-// 'table.exec.source.idle-timeout' (default 0: sources never go idle).
-// SET has checked the values.
+// EventTimeOptions sets o's watermark interval, source idle timeout and
+// state TTL from 'pipeline.auto-watermark-interval' (default 200 ms),
+// 'table.exec.source.idle-timeout' (default 0: sources never go idle) and
+// 'table.exec.state.ttl' (default 0: state never expires). SET has checked
+// the values.
 func (s *Session) EventTimeOptions(o *exec.Options) {
 	if d, err := confval.Duration(s.Config[KeyWatermarkInterval]); err == nil && d > 0 {
 		o.AutoWatermarkInterval = d
 	}
 	if d, err := confval.Duration(s.Config[KeySourceIdleTimeout]); err == nil && d > 0 {
 		o.SourceIdleTimeout = d
+	}
+	if d, err := confval.Duration(s.Config[KeyStateTTL]); err == nil && d > 0 {
+		o.StateTTL = d
 	}
 }
 

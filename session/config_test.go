@@ -101,7 +101,11 @@ func TestCheckSet(t *testing.T) {
 		{"table.exec.source.idle-timeout", "later", []string{"expected a duration"}, ""},
 		{"sql-client.execution.result-mode", "grid", []string{"expected one of 'table', 'changelog', 'tableau'"}, ""},
 		// Flink keys Weir does not use: accepted, with a warning.
-		{key: "table.exec.state.ttl", value: "1 h", warn: "'table.exec.state.ttl' is a Flink option that Weir does not use; it is ignored"},
+		{key: "table.exec.state.ttl", value: "1 h"},
+		{key: "table.exec.state.ttl", value: "30 min"},
+		{key: "table.exec.state.ttl", value: "0"},
+		{"table.exec.state.ttl", "forever", []string{"expected a duration"}, ""},
+		{key: "table.exec.source.cdc-events-duplicate", value: "true", warn: "'table.exec.source.cdc-events-duplicate' is a Flink option that Weir does not use; it is ignored"},
 		{key: "pipeline.jars", value: "file:///x.jar", warn: "ignored"},
 		{key: "execution.runtime-mode", value: "streaming", warn: "ignored"},
 		{key: "taskmanager.memory.process.size", value: "4g", warn: "ignored"},
@@ -158,10 +162,10 @@ func TestSetErrorsAtTheStatement(t *testing.T) {
 		t.Fatalf("parallelism.default = %q after a rejected SET, want the earlier 2", s.Config["parallelism.default"])
 	}
 	stderr.Reset()
-	if err := s.RunScript(context.Background(), "\nSET 'table.exec.state.ttl' = '1 h';", RunOptions{Quiet: true}); err != nil {
+	if err := s.RunScript(context.Background(), "\nSET 'table.exec.source.cdc-events-duplicate' = 'true';", RunOptions{Quiet: true}); err != nil {
 		t.Fatal(err)
 	}
-	if got := stderr.String(); got != "weir: warning: line 2:1: 'table.exec.state.ttl' is a Flink option that Weir does not use; it is ignored\n" {
+	if got := stderr.String(); got != "weir: warning: line 2:1: 'table.exec.source.cdc-events-duplicate' is a Flink option that Weir does not use; it is ignored\n" {
 		t.Fatalf("stderr %q", got)
 	}
 }

@@ -241,6 +241,16 @@ func (js *Jobs) beginStop(id string, end JobState) (*bgJob, error) {
 	return b, nil
 }
 
+// Ended returns a channel that is closed when the job with the given id
+// has ended (its state is then final), or nil if there is no such job.
+func (js *Jobs) Ended(id string) <-chan struct{} {
+	b := js.find(id)
+	if b == nil {
+		return nil
+	}
+	return b.recorded
+}
+
 // Running returns the number of running jobs.
 func (js *Jobs) Running() int {
 	js.mu.Lock()

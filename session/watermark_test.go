@@ -48,15 +48,15 @@ func TestEventTimeOptions(t *testing.T) {
 	s := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}})
 	var o exec.Options
 	s.EventTimeOptions(&o)
-	if o.AutoWatermarkInterval != 0 || o.SourceIdleTimeout != 0 {
-		t.Fatalf("defaults: %v, %v; want the runtime's (0)", o.AutoWatermarkInterval, o.SourceIdleTimeout)
+	if o.AutoWatermarkInterval != 0 || o.SourceIdleTimeout != 0 || o.StateTTL != 0 {
+		t.Fatalf("defaults: %v, %v, %v; want the runtime's (0)", o.AutoWatermarkInterval, o.SourceIdleTimeout, o.StateTTL)
 	}
-	src := "SET 'pipeline.auto-watermark-interval' = '50 ms';\nSET 'table.exec.source.idle-timeout' = '3 s';"
+	src := "SET 'pipeline.auto-watermark-interval' = '50 ms';\nSET 'table.exec.source.idle-timeout' = '3 s';\nSET 'table.exec.state.ttl' = '1 h';"
 	if err := s.RunScript(context.Background(), src, RunOptions{Quiet: true}); err != nil {
 		t.Fatal(err)
 	}
 	s.EventTimeOptions(&o)
-	if o.AutoWatermarkInterval != 50*time.Millisecond || o.SourceIdleTimeout != 3*time.Second {
-		t.Fatalf("got %v, %v; want 50ms, 3s", o.AutoWatermarkInterval, o.SourceIdleTimeout)
+	if o.AutoWatermarkInterval != 50*time.Millisecond || o.SourceIdleTimeout != 3*time.Second || o.StateTTL != time.Hour {
+		t.Fatalf("got %v, %v, %v; want 50ms, 3s, 1h", o.AutoWatermarkInterval, o.SourceIdleTimeout, o.StateTTL)
 	}
 }

@@ -54,12 +54,22 @@ type Reader struct {
 	// After SeekAll: where files after the current one start, by global
 	// index; files not in it start at the beginning.
 	starts map[int]fileStart
+
+	// What the last Next read (connector.SplitReader): the file its rows
+	// came from, and the files it finished.
+	lastSplit string
+	finished  []string
 }
 
 var (
 	_ connector.RescalableReader = (*Reader)(nil)
 	_ connector.Stats            = (*Reader)(nil)
+	_ connector.SplitReader      = (*Reader)(nil)
 )
+
+// LastSplit implements connector.SplitReader: each file is a split, named
+// by its relative path. A call to Next returns rows of one file.
+func (r *Reader) LastSplit() (string, []string) { return r.lastSplit, r.finished }
 
 // Skipped returns the number of malformed records skipped.
 func (r *Reader) Skipped() int64 { return r.skipped }
@@ -72,7 +82,11 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 	if b.Width != r.src.schema.Len() {
 		return fmt.Errorf("filesystem: batch width %d, table has %d columns", b.Width, r.src.schema.Len())
 	}
+	r.lastSplit, r.finished = "", r.finished[:0]
 	added := r.takePending(b, max)
+	if added > 0 {
+		r.lastSplit = r.src.names[r.file]
+	}
 	// Bound the records looked at per call so that a file of comments or
 	// skipped records still returns control promptly.
 	for budget := 4*max + 1024; added < max && budget > 0; budget-- {
@@ -87,7 +101,11 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 		start, line := r.offset, r.line
 		rec, err := r.readRecord()
 		if errors.Is(err, io.EOF) {
+			r.finished = append(r.finished, r.src.names[r.file])
 			r.nextFile()
+			if added > 0 {
+				break // the rows of one call come from one file
+			}
 			continue
 		}
 		if err != nil && !errors.Is(err, errUnterminated) {
@@ -113,6 +131,9 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 		first := 0
 		if r.skipRows > 0 {
 			first, r.skipRows = min(r.skipRows, n), 0
+		}
+		if first < n && added == 0 {
+			r.lastSplit = r.src.names[r.file]
 		}
 		for k := first; k < n; k++ {
 			kind, row := r.dec.output(k)

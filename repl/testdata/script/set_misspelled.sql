@@ -1,4 +1,4 @@
-SET 'table.exec.state.ttl' = '1 h';
+SET 'table.exec.source.cdc-events-duplicate' = 'true';
 SET 'parallelism.default' = '1';
 
   SET 'execution.checkpointing.intervall' = '1 s';
