@@ -94,6 +94,11 @@ func (f *Func) ResultType(arg types.Type) (types.Type, error) {
 	case BigIntNotNull:
 		return types.Type{Kind: types.KindBigInt, NotNull: true}, nil
 	case ArgNullable:
+		if arg.Kind == types.KindNull {
+			// Flink refuses an untyped NULL here too: the result would
+			// have no type.
+			return types.Type{}, fmt.Errorf("%s of an untyped NULL has no result type; give it one, e.g. %s(CAST(NULL AS BIGINT))", f.Name, f.Name)
+		}
 		return arg.Nullable(), nil
 	}
 	return types.Type{}, fmt.Errorf("%s: unknown result rule %d", f.Name, f.Result)
