@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/connector/filesystem"
@@ -308,6 +309,9 @@ func (r *Reader) startOffsets(ctx context.Context, parts []tp) (map[tp]int64, er
 	resp, err := r.adm.FetchOffsets(ctx, r.cfg.group)
 	if err == nil {
 		err = resp.Error()
+	}
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		resp, err = nil, nil // no commits yet
 	}
 	if err != nil {
 		return nil, fmt.Errorf("kafka source %s: fetch offsets of group %s: %w", r.cfg.table, r.cfg.group, err)
