@@ -15,6 +15,8 @@ import (
 // seedJSON writes n records {"id":i,"v":"p<partition>"} to each of the
 // topic's partitions, record i of partition p with timestamp base+i, and
 // returns the rows a reader should produce for offsets [from, to) of each.
+var testTime = time.UnixMilli(1_700_000_000_000)
+
 func seedJSON(t *testing.T, cl *kgo.Client, topic string, parts, n int, base time.Time) func(from, to int) []string {
 	var recs []*kgo.Record
 	for p := range parts {
