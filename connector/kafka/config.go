@@ -59,19 +59,19 @@ type recFormat struct {
 
 // config is a kafka or upsert-kafka table's parsed options.
 type config struct {
-	table       string
-	upsert      bool
-	schema      types.Schema
-	topics      []string
-	pattern     *regexp.Regexp
-	brokers     []string
-	group       string
-	clientOpts  []kgo.Opt
+	table           string
+	upsert          bool
+	schema          types.Schema
+	topics          []string
+	pattern         *regexp.Regexp
+	brokers         []string
+	group           string
+	clientOpts      []kgo.Opt
 	readUncommitted bool
-	autoReset   string // group-offsets without a committed offset
+	autoReset       string // group-offsets without a committed offset
 
-	key    *recFormat // nil: no key format
-	value  recFormat
+	key     *recFormat // nil: no key format
+	value   recFormat
 	keyCols []int // table columns in the key, in key.fields order
 	valCols []int // table columns in the value
 
@@ -103,7 +103,9 @@ func parseConfig(t *connector.Table, upsert, forSource bool) (*config, error) {
 	for _, p := range properties {
 		valid = append(valid, "properties."+p)
 	}
-	if forSource {
+	if forSource && upsert {
+		valid = append(valid, "topic-pattern", "scan.topic-partition-discovery.interval")
+	} else if forSource {
 		valid = append(valid, "topic-pattern", "scan.startup.mode", "scan.startup.timestamp-millis", "scan.startup.specific-offsets",
 			"scan.bounded.mode", "scan.bounded.timestamp-millis", "scan.bounded.specific-offsets", "scan.topic-partition-discovery.interval")
 	} else {
@@ -378,6 +380,9 @@ func columnNames(s types.Schema) string {
 func (c *config) parseScan(opts map[string]string, name string) error {
 	var err error
 	def := modeGroup
+	if c.upsert {
+		def = modeEarliest // upsert-kafka reads every record, and never ends
+	}
 	if c.startMode, err = options.OneOf(opts, "scan.startup.mode", def, modeEarliest, modeLatest, modeGroup, modeTimestamp, modeSpecific); err != nil {
 		return err
 	}

@@ -43,8 +43,6 @@ func NewUpsertSource(t *connector.Table, _ connector.Env) (connector.Source, err
 	if err != nil {
 		return nil, err
 	}
-	// upsert-kafka reads every record, from the beginning, to the end.
-	cfg.startMode, cfg.boundMode = modeEarliest, modeUnbounded
 	return &Source{cfg: cfg}, nil
 }
 
