@@ -170,7 +170,9 @@ func TestUpsertKafka(t *testing.T) {
 	}
 	w, _ := s.Open(0, 1)
 	b := types.NewBatch(2, 8)
-	row := func(id int64, v string) []types.Value { return []types.Value{types.BigIntValue(id), types.StringValue(v)} }
+	row := func(id int64, v string) []types.Value {
+		return []types.Value{types.BigIntValue(id), types.StringValue(v)}
+	}
 	b.Append(types.Insert, row(1, "a"))
 	b.Append(types.Insert, row(2, "b"))
 	b.Append(types.UpdateBefore, row(1, "a"))

@@ -389,6 +389,7 @@ func (r *Reader) consume(parts map[tp]partState) {
 	}
 	if len(add) > 0 {
 		r.cl.AddConsumePartitions(add)
+		r.cl.ForceMetadataRefresh() // new partitions are fetched at once
 	}
 }
 
