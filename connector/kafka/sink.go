@@ -117,7 +117,8 @@ func (s *Sink) open(subtask, parallelism int) (*writer, error) {
 }
 
 func (s *Sink) clientOpts(extra ...kgo.Opt) []kgo.Opt {
-	opts := append([]kgo.Opt{}, s.cfg.clientOpts...)
+	// Topics are created on first write where the broker allows it.
+	opts := append([]kgo.Opt{kgo.AllowAutoTopicCreation()}, s.cfg.clientOpts...)
 	switch s.cfg.partitioner {
 	case partFixed:
 		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
