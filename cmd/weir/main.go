@@ -43,6 +43,8 @@ Usage:
                                  latest valid checkpoint, given its folder)
   weir bench [--duration D] [--runs N] [--json]
                                  run the benchmark suite (see README, Benchmarks)
+  weir kafka serve [--port N]    run a local Kafka-compatible broker for trying
+                                 and testing (in memory; not for production data)
   weir help                      show this help
   weir version                   print the versions of weir, Go and Pebble
 
@@ -70,6 +72,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return checkpoints(args[1:], env)
 	case "bench":
 		return runBench(args[1:], env)
+	case "kafka":
+		return kafkaCmd(args[1:], env)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

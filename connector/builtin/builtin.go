@@ -6,12 +6,14 @@ import (
 	"github.com/weir-sql/weir/connector/blackhole"
 	"github.com/weir-sql/weir/connector/datagen"
 	"github.com/weir-sql/weir/connector/filesystem"
+	"github.com/weir-sql/weir/connector/kafka"
 	"github.com/weir-sql/weir/connector/print"
 )
 
 // Registry returns a new registry with the built-in connectors: 'datagen'
 // and 'filesystem' sources (and how their positions read), 'filesystem',
-// 'print' and 'blackhole' sinks.
+// 'print' and 'blackhole' sinks; 'kafka' and 'upsert-kafka' sources and
+// sinks.
 func Registry() *connector.Registry {
 	r := connector.NewRegistry()
 	r.RegisterSource("datagen", datagen.NewSource)
@@ -21,5 +23,11 @@ func Registry() *connector.Registry {
 	r.RegisterSink("filesystem", filesystem.NewSink)
 	r.RegisterSink("print", print.NewSink)
 	r.RegisterSink("blackhole", blackhole.NewSink)
+	r.RegisterSource("kafka", kafka.NewSource)
+	r.RegisterSource("upsert-kafka", kafka.NewUpsertSource)
+	r.RegisterSink("kafka", kafka.NewSink)
+	r.RegisterSink("upsert-kafka", kafka.NewUpsertSink)
+	r.RegisterPositionDescriber("kafka", kafka.DescribePosition)
+	r.RegisterPositionDescriber("upsert-kafka", kafka.DescribePosition)
 	return r
 }

@@ -13,7 +13,7 @@ import (
 
 func TestRegistry(t *testing.T) {
 	r := Registry()
-	if got, want := r.Names(), []string{"blackhole", "datagen", "filesystem", "print"}; !slices.Equal(got, want) {
+	if got, want := r.Names(), []string{"blackhole", "datagen", "filesystem", "kafka", "print", "upsert-kafka"}; !slices.Equal(got, want) {
 		t.Errorf("Names %v, want %v", got, want)
 	}
 	cols := []types.Column{{Name: "x", Type: types.Int}}
@@ -30,6 +30,9 @@ func TestRegistry(t *testing.T) {
 		{map[string]string{"connector": "blackhole"}, false, ""},
 		{map[string]string{"connector": "print"}, true, "connector 'print' can only be written to"},
 		{map[string]string{"connector": "datagen"}, false, "connector 'datagen' can only be read"},
+		{map[string]string{"connector": "kafka", "topic": "t", "properties.bootstrap.servers": "localhost:9092", "format": "json", "scan.startup.mode": "earliest-offset"}, true, ""},
+		{map[string]string{"connector": "kafka", "topic": "t", "properties.bootstrap.servers": "localhost:9092", "format": "json"}, false, ""},
+		{map[string]string{"connector": "kafka", "topic": "t", "format": "json"}, false, "missing option 'properties.bootstrap.servers'"},
 		{map[string]string{"connector": "kafak"}, true, "unknown connector 'kafak'"},
 		{map[string]string{"connector": "datagen", "rows-per-second": "x"}, true, "table t: option 'rows-per-second'"},
 	}

@@ -1,0 +1,674 @@
+package kafka
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/types"
+)
+
+// Exactly-once design. Kafka lets a new process finish a transaction that
+// a dead one prepared only by resuming the dead producer's id and epoch
+// (Flink does it through the Java client's internals) or with KIP-939;
+// franz-go exposes neither and kfake does not implement KIP-939. So a
+// pre-commit does not leave an open Kafka transaction: it returns the
+// encoded records themselves, which the checkpoint stores. When the
+// checkpoint completes, Commit writes them in one Kafka transaction,
+// together with a marker: a transactional offset commit of the checkpoint
+// id for the consumer group '<prefix>-marker-<subtask>'. The marker
+// commits atomically with the records, so after a crash Recover reads it
+// and writes again exactly the restored transactions whose id is above it.
+// A transaction cut short by the crash is aborted when the next producer
+// with its transactional id ('<prefix>-<subtask>') starts.
+
+// Sink is a kafka or upsert-kafka table written as a stream.
+type Sink struct {
+	cfg *config
+}
+
+// txnSink is a Sink with 'sink.delivery-guarantee' = 'exactly-once'.
+type txnSink struct{ *Sink }
+
+var (
+	_ connector.ChangelogSink       = (*Sink)(nil)
+	_ connector.TransactionalSink   = txnSink{}
+	_ connector.TransactionalWriter = (*txnWriter)(nil)
+)
+
+// NewSink is the 'kafka' sink factory.
+func NewSink(t *connector.Table, _ connector.Env) (connector.Sink, error) {
+	return newSink(t, false)
+}
+
+// NewUpsertSink is the 'upsert-kafka' sink factory.
+func NewUpsertSink(t *connector.Table, _ connector.Env) (connector.Sink, error) {
+	return newSink(t, true)
+}
+
+func newSink(t *connector.Table, upsert bool) (connector.Sink, error) {
+	cfg, err := parseConfig(t, upsert, false)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sink{cfg: cfg}
+	if cfg.guarantee == deliveryExactlyOnce {
+		return txnSink{s}, nil
+	}
+	return s, nil
+}
+
+// AcceptsUpdates reports whether the sink takes a changelog: upsert-kafka
+// and the debezium-json format do.
+func (s *Sink) AcceptsUpdates() bool {
+	return s.cfg.upsert || (s.cfg.value.name != "raw" && s.cfg.value.rec.IsChangelog())
+}
+
+// ChangelogMode returns the row kinds the sink takes.
+func (s *Sink) ChangelogMode() connector.ChangelogMode {
+	if s.AcceptsUpdates() {
+		return connector.ModeRetract
+	}
+	return connector.ModeInsertOnly
+}
+
+// ChangelogHint says what limits a kafka sink to inserts and what to use.
+func (s *Sink) ChangelogHint() (what, fix string) {
+	return fmt.Sprintf("kafka, format '%s'", s.cfg.value.name),
+		"use 'upsert-kafka' (a PRIMARY KEY, deletes as tombstones) or 'value.format' = 'debezium-json'"
+}
+
+// Parallelism returns 'sink.parallelism', or 0.
+func (s *Sink) Parallelism() int { return s.cfg.parallelism }
+
+// Open opens subtask's writer.
+func (s *Sink) Open(subtask, parallelism int) (connector.SinkWriter, error) {
+	return s.openPlain(subtask, parallelism)
+}
+
+func (s *Sink) open(subtask, parallelism int) (*writer, error) {
+	c := s.cfg
+	w := &writer{cfg: c, subtask: subtask, parallelism: parallelism, valRow: make([]types.Value, len(c.valCols)), keyRow: make([]types.Value, len(c.keyCols))}
+	if c.value.name != "raw" {
+		cols := make([]types.Column, len(c.valCols))
+		for i, ci := range c.valCols {
+			cols[i] = c.schema.Columns[ci]
+		}
+		w.valEnc = c.value.rec.NewEncoder(cols)
+	}
+	if c.key != nil && c.key.name != "raw" {
+		cols := make([]types.Column, len(c.keyCols))
+		for i, ci := range c.keyCols {
+			cols[i] = c.schema.Columns[ci]
+		}
+		w.keyEnc = c.key.rec.NewEncoder(cols)
+	}
+	w.fixed = -1
+	return w, nil
+}
+
+func (s *Sink) clientOpts(extra ...kgo.Opt) []kgo.Opt {
+	// Topics are created on first write where the broker allows it.
+	opts := append([]kgo.Opt{kgo.AllowAutoTopicCreation()}, s.cfg.clientOpts...)
+	switch s.cfg.partitioner {
+	case partFixed:
+		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	case partRoundRobin:
+		opts = append(opts, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	}
+	return append(opts, extra...)
+}
+
+// writer encodes rows into records; the plain sink produces them at once.
+type writer struct {
+	cfg                  *config
+	subtask, parallelism int
+	valEnc, keyEnc       interface {
+		Encode([]byte, types.RowKind, []types.Value) ([]byte, error)
+	}
+	valRow, keyRow []types.Value
+	fixed          int32 // 'fixed' partitioner: the partition; -1 until known
+
+	cl     *kgo.Client
+	mu     sync.Mutex
+	errs   error // the first failed produce
+	closed bool
+}
+
+func (w *writer) fail(err error) error {
+	return fmt.Errorf("kafka sink %s (topic %s): %w", w.cfg.table, w.cfg.topics[0], err)
+}
+
+func (w *writer) connect(s *Sink) error {
+	if w.cl != nil {
+		return nil
+	}
+	cl, err := kgo.NewClient(s.clientOpts()...)
+	if err != nil {
+		return w.fail(err)
+	}
+	w.cl = cl
+	return nil
+}
+
+// partition resolves the 'fixed' partitioner's partition: subtask modulo
+// the topic's partitions.
+func (w *writer) partition(ctx context.Context, cl *kgo.Client) (int32, error) {
+	if w.cfg.partitioner != partFixed {
+		return 0, nil
+	}
+	if w.fixed >= 0 {
+		return w.fixed, nil
+	}
+	td, err := kadm.NewClient(cl).ListTopics(ctx, w.cfg.topics[0])
+	if err == nil {
+		err = td.Error()
+	}
+	if err != nil {
+		return 0, w.fail(fmt.Errorf("list partitions: %w", err))
+	}
+	n := len(td[w.cfg.topics[0]].Partitions)
+	if n == 0 {
+		return 0, w.fail(fmt.Errorf("topic has no partitions"))
+	}
+	w.fixed = int32(w.subtask % n)
+	return w.fixed, nil
+}
+
+// record encodes a row; nil for a row the sink drops (upsert-kafka's -U).
+func (w *writer) record(kind types.RowKind, row []types.Value) (*kgo.Record, error) {
+	c := w.cfg
+	if c.upsert && kind == types.UpdateBefore {
+		return nil, nil
+	}
+	r := &kgo.Record{Topic: c.topics[0], Partition: w.fixed}
+	if c.key != nil {
+		for i, ci := range c.keyCols {
+			w.keyRow[i] = row[ci]
+		}
+		var err error
+		if c.key.name == "raw" {
+			r.Key, err = rawBytes(w.keyRow[0])
+		} else {
+			r.Key, err = w.keyEnc.Encode(nil, types.Insert, w.keyRow)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("key: %w", err)
+		}
+	}
+	if c.upsert && kind == types.Delete {
+		return r, nil // a tombstone
+	}
+	for i, ci := range c.valCols {
+		w.valRow[i] = row[ci]
+	}
+	var err error
+	if c.value.name == "raw" {
+		if kind != types.Insert {
+			return nil, fmt.Errorf("format 'raw' accepts only inserts, got a %s row", kind)
+		}
+		r.Value, err = rawBytes(w.valRow[0])
+	} else {
+		if c.upsert {
+			kind = types.Insert
+		}
+		r.Value, err = w.valEnc.Encode(nil, kind, w.valRow)
+	}
+	return r, err
+}
+
+func rawBytes(v types.Value) ([]byte, error) {
+	if v.IsNull() {
+		return nil, nil
+	}
+	if v.Kind() != types.KindVarchar {
+		return nil, fmt.Errorf("format 'raw' needs a STRING, got %s", v.Kind())
+	}
+	return []byte(v.Str()), nil
+}
+
+// Write produces the batch's rows (asynchronously; Flush waits).
+func (w *writer) Write(b *types.Batch) error {
+	if err := w.err(); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	p, err := w.partition(ctx, w.cl)
+	if err != nil {
+		return err
+	}
+	w.fixed = p
+	for i := range b.Len() {
+		r, err := w.record(b.Kinds[i], b.Row(i))
+		if err != nil {
+			return w.fail(err)
+		}
+		if r != nil {
+			w.cl.Produce(ctx, r, w.done)
+		}
+	}
+	return nil
+}
+
+func (w *writer) done(_ *kgo.Record, err error) {
+	if err != nil {
+		w.mu.Lock()
+		if w.errs == nil {
+			w.errs = err
+		}
+		w.mu.Unlock()
+	}
+}
+
+func (w *writer) err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.errs != nil {
+		return w.fail(fmt.Errorf("produce: %w", w.errs))
+	}
+	return nil
+}
+
+// Flush waits until every record produced so far is acknowledged (at a
+// checkpoint: at-least-once); with 'none' it does not wait.
+func (w *writer) Flush() error {
+	if w.cfg.guarantee == deliveryNone {
+		return w.err()
+	}
+	return w.flush()
+}
+
+func (w *writer) flush() error {
+	if err := w.cl.Flush(context.Background()); err != nil {
+		return w.fail(err)
+	}
+	return w.err()
+}
+
+// Close flushes and closes the client.
+func (w *writer) Close() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	err := w.flush()
+	w.cl.Close()
+	return err
+}
+
+// txnRecords is the records of one transaction: the checkpoint id, the
+// subtask, then per record the key and value (length+1, 0 for none).
+type txnRecords struct {
+	subtask int
+	id      int64
+	recs    [][2][]byte
+}
+
+func (t *txnRecords) encode() []byte {
+	b := []byte{1}
+	b = binary.AppendUvarint(b, uint64(t.subtask))
+	b = binary.AppendUvarint(b, uint64(t.id))
+	b = binary.AppendUvarint(b, uint64(len(t.recs)))
+	for _, r := range t.recs {
+		for _, part := range r {
+			if part == nil {
+				b = binary.AppendUvarint(b, 0)
+				continue
+			}
+			b = binary.AppendUvarint(b, uint64(len(part))+1)
+			b = append(b, part...)
+		}
+	}
+	return b
+}
+
+func decodeTxn(b []byte) (*txnRecords, error) {
+	bad := fmt.Errorf("kafka transaction: damaged (%d bytes)", len(b))
+	if len(b) == 0 || b[0] != 1 {
+		return nil, bad
+	}
+	i := 1
+	uv := func() (uint64, bool) {
+		v, n := binary.Uvarint(b[i:])
+		if n <= 0 {
+			return 0, false
+		}
+		i += n
+		return v, true
+	}
+	s, ok1 := uv()
+	id, ok2 := uv()
+	n, ok3 := uv()
+	if !ok1 || !ok2 || !ok3 || n > uint64(len(b)) {
+		return nil, bad
+	}
+	t := &txnRecords{subtask: int(s), id: int64(id), recs: make([][2][]byte, n)}
+	for k := range n {
+		for j := range 2 {
+			l, ok := uv()
+			if !ok || l > uint64(len(b)-i)+1 {
+				return nil, bad
+			}
+			if l > 0 {
+				t.recs[k][j] = b[i : i+int(l)-1 : i+int(l)-1]
+				i += int(l) - 1
+			}
+		}
+	}
+	if i != len(b) {
+		return nil, bad
+	}
+	return t, nil
+}
+
+func (s txnSink) txnID(subtask int) string { return fmt.Sprintf("%s-%d", s.cfg.txnPrefix, subtask) }
+func (s txnSink) marker(subtask int) string {
+	return fmt.Sprintf("%s-marker-%d", s.cfg.txnPrefix, subtask)
+}
+
+// Open opens an exactly-once writer.
+func (s txnSink) Open(subtask, parallelism int) (connector.SinkWriter, error) {
+	w, err := s.open(subtask, parallelism)
+	if err != nil {
+		return nil, err
+	}
+	return &txnWriter{writer: w, sink: s, last: -1, committed: -1}, nil
+}
+
+// Open of the plain sink connects its client.
+func (s *Sink) openPlain(subtask, parallelism int) (connector.SinkWriter, error) {
+	w, err := s.open(subtask, parallelism)
+	if err != nil {
+		return nil, err
+	}
+	return w, w.connect(s)
+}
+
+// committedID returns the marker of subtask's transactions: the id of
+// the last one committed, or -1.
+func (s txnSink) committedID(ctx context.Context, cl *kgo.Client, subtask int) (int64, error) {
+	resp, err := kadm.NewClient(cl).FetchOffsets(ctx, s.marker(subtask))
+	if err == nil {
+		err = resp.Error()
+	}
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		return -1, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read marker group %s: %w", s.marker(subtask), err)
+	}
+	if o, ok := resp.Lookup(s.cfg.topics[0], 0); ok && o.Err == nil {
+		return o.At, nil
+	}
+	return -1, nil
+}
+
+// commit writes t's records and its marker in one Kafka transaction.
+func (s txnSink) commit(ctx context.Context, cl *kgo.Client, t *txnRecords, partition int32) error {
+	if len(t.recs) == 0 {
+		return nil
+	}
+	if err := cl.BeginTransaction(); err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	var perr error
+	for _, kv := range t.recs {
+		r := &kgo.Record{Topic: s.cfg.topics[0], Key: kv[0], Value: kv[1], Partition: partition}
+		cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
+			if err != nil {
+				mu.Lock()
+				if perr == nil {
+					perr = err
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	err := cl.Flush(ctx)
+	if err == nil {
+		err = perr
+	}
+	if err == nil {
+		err = s.addMarker(ctx, cl, t)
+	}
+	if err != nil {
+		if aerr := cl.EndTransaction(ctx, kgo.TryAbort); aerr != nil {
+			return fmt.Errorf("%w (and abort: %v)", err, aerr)
+		}
+		return err
+	}
+	return cl.EndTransaction(ctx, kgo.TryCommit)
+}
+
+// addMarker commits offset t.id for the marker group inside the open
+// transaction.
+func (s txnSink) addMarker(ctx context.Context, cl *kgo.Client, t *txnRecords) error {
+	pid, epoch, err := cl.ProducerID(ctx)
+	if err != nil {
+		return err
+	}
+	group := s.marker(t.subtask)
+	add := kmsg.NewPtrAddOffsetsToTxnRequest()
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = s.txnID(t.subtask), pid, epoch, group
+	aresp, err := add.RequestWith(ctx, cl)
+	if err != nil {
+		return fmt.Errorf("add marker to transaction: %w", err)
+	}
+	if err := kerr.ErrorForCode(aresp.ErrorCode); err != nil {
+		return fmt.Errorf("add marker to transaction: %w", err)
+	}
+	req := kmsg.NewPtrTxnOffsetCommitRequest()
+	req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch, req.Generation = s.txnID(t.subtask), group, pid, epoch, -1
+	td, err := kadm.NewClient(cl).ListTopics(ctx, s.cfg.topics[0])
+	if err == nil {
+		err = td.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("commit marker: topic id: %w", err)
+	}
+	tp := kmsg.NewTxnOffsetCommitRequestTopic()
+	tp.Topic, tp.TopicID = s.cfg.topics[0], td[s.cfg.topics[0]].ID
+	p := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+	p.Partition, p.Offset, p.LeaderEpoch = 0, t.id, -1
+	tp.Partitions = append(tp.Partitions, p)
+	req.Topics = append(req.Topics, tp)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return fmt.Errorf("commit marker: %w", err)
+	}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+				return fmt.Errorf("commit marker: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// txnClient returns a transactional producer for subtask's id; starting
+// it aborts what an earlier producer with that id left open.
+func (s txnSink) txnClient(subtask int) (*kgo.Client, error) {
+	return kgo.NewClient(s.clientOpts(kgo.TransactionalID(s.txnID(subtask)), kgo.RequireStableFetchOffsets())...)
+}
+
+// Recover writes the restored checkpoint's transactions that did not
+// commit before the failure, subtask by subtask in checkpoint order, and
+// skips those the marker shows committed.
+func (s txnSink) Recover(txns [][]byte) error {
+	bySubtask := map[int][]*txnRecords{}
+	for k, b := range txns {
+		t, err := decodeTxn(b)
+		if err != nil {
+			return fmt.Errorf("kafka sink %s: recover transaction %d: %w", s.cfg.table, k, err)
+		}
+		bySubtask[t.subtask] = append(bySubtask[t.subtask], t)
+	}
+	subtasks := make([]int, 0, len(bySubtask))
+	for st := range bySubtask {
+		subtasks = append(subtasks, st)
+	}
+	sort.Ints(subtasks)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, st := range subtasks {
+		ts := bySubtask[st]
+		sort.Slice(ts, func(i, j int) bool { return ts[i].id < ts[j].id })
+		if err := s.recoverSubtask(ctx, st, ts); err != nil {
+			return fmt.Errorf("kafka sink %s: recover subtask %d: %w", s.cfg.table, st, err)
+		}
+	}
+	return nil
+}
+
+func (s txnSink) recoverSubtask(ctx context.Context, subtask int, ts []*txnRecords) error {
+	cl, err := s.txnClient(subtask)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	done, err := s.committedID(ctx, cl, subtask)
+	if err != nil {
+		return err
+	}
+	w := &writer{cfg: s.cfg, subtask: subtask, fixed: -1}
+	p, err := w.partition(ctx, cl)
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
+		if t.id <= done {
+			continue
+		}
+		if err := s.commit(ctx, cl, t, p); err != nil {
+			return fmt.Errorf("commit checkpoint %d: %w", t.id, err)
+		}
+	}
+	return nil
+}
+
+// txnWriter keeps the records of a checkpoint until it completes.
+type txnWriter struct {
+	*writer
+	sink      txnSink
+	pending   [][2][]byte // encoded since the last PreCommit
+	last      int64       // the last PreCommit's checkpoint id
+	committed int64       // the last checkpoint this writer committed
+}
+
+// Write encodes the rows and keeps them for the next PreCommit.
+func (w *txnWriter) Write(b *types.Batch) error {
+	for i := range b.Len() {
+		r, err := w.record(b.Kinds[i], b.Row(i))
+		if err != nil {
+			return w.fail(err)
+		}
+		if r != nil {
+			w.pending = append(w.pending, [2][]byte{r.Key, r.Value})
+		}
+	}
+	return nil
+}
+
+// Flush does nothing: the records become visible when their checkpoint
+// completes.
+func (w *txnWriter) Flush() error { return nil }
+
+// PreCommit returns the records written since the last PreCommit, for
+// checkpointID; the checkpoint stores them.
+func (w *txnWriter) PreCommit(checkpointID int64) ([]byte, error) {
+	t := txnRecords{subtask: w.subtask, id: checkpointID, recs: w.pending}
+	w.pending, w.last = nil, checkpointID
+	return t.encode(), nil
+}
+
+// Commit writes a pre-committed transaction and its marker in one Kafka
+// transaction; one the marker shows committed is skipped.
+func (w *txnWriter) Commit(txn []byte) error {
+	t, err := decodeTxn(txn)
+	if err != nil {
+		return w.fail(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := w.connectTxn(ctx); err != nil {
+		return err
+	}
+	if t.id <= w.committed {
+		return nil
+	}
+	p, err := w.partition(ctx, w.cl)
+	if err != nil {
+		return err
+	}
+	if err := w.sink.commit(ctx, w.cl, t, p); err != nil {
+		return w.fail(fmt.Errorf("commit checkpoint %d: %w", t.id, err))
+	}
+	if len(t.recs) > 0 {
+		w.committed = t.id
+	}
+	return nil
+}
+
+func (w *txnWriter) connectTxn(context.Context) error {
+	if w.cl != nil {
+		return nil
+	}
+	cl, err := w.sink.txnClient(w.subtask)
+	if err != nil {
+		return w.fail(err)
+	}
+	w.cl = cl
+	return nil
+}
+
+// Close ends a job that finished: the records after the last checkpoint
+// are committed as the transaction of the checkpoint after it.
+func (w *txnWriter) Close() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	var err error
+	if len(w.pending) > 0 {
+		t := &txnRecords{subtask: w.subtask, id: max(w.last+1, 1), recs: w.pending}
+		w.pending = nil
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		err = w.connectTxn(ctx)
+		var p int32
+		if err == nil {
+			p, err = w.partition(ctx, w.cl)
+		}
+		if err == nil {
+			err = w.sink.commit(ctx, w.cl, t, p)
+		}
+		if err != nil {
+			err = w.fail(fmt.Errorf("commit at close: %w", err))
+		}
+	}
+	if w.cl != nil {
+		w.cl.Close()
+	}
+	return err
+}
+
+// Abort drops what was not pre-committed.
+func (w *txnWriter) Abort() error {
+	w.closed = true
+	w.pending = nil
+	if w.cl != nil {
+		w.cl.Close()
+	}
+	return nil
+}
