@@ -390,7 +390,18 @@ func (r *Records) Snapshot() error {
 	if all {
 		bitsOf = r.live
 	}
-	r.bucket(bitsOf)
+	if err := r.chunks(bitsOf, r.writeChunk); err != nil {
+		return fmt.Errorf("state %s: %w", r.opts.Name, err)
+	}
+	clear(r.changed)
+	r.nChange = 0
+	return nil
+}
+
+// chunks calls fn for the slots set in set, by key group, a chunk of whole
+// key groups at a time in ascending key-group order.
+func (r *Records) chunks(set []uint64, fn func(slots []int32) error) error {
+	r.bucket(set)
 	maxPar := r.opts.MaxParallelism
 	for kg := 0; kg < maxPar; {
 		// Key groups [kg, end): at least chunkEntries records, or the rest.
@@ -398,13 +409,13 @@ func (r *Records) Snapshot() error {
 		for end < maxPar && r.starts[end]-r.starts[kg] < chunkEntries {
 			end++
 		}
-		if err := r.writeChunk(r.order[r.starts[kg]:r.starts[end]]); err != nil {
-			return fmt.Errorf("state %s: %w", r.opts.Name, err)
+		if r.starts[end] > r.starts[kg] {
+			if err := fn(r.order[r.starts[kg]:r.starts[end]]); err != nil {
+				return err
+			}
 		}
 		kg = end
 	}
-	clear(r.changed)
-	r.nChange = 0
 	return nil
 }
 
