@@ -60,13 +60,13 @@ type Records struct {
 	nChange int
 
 	// Snapshot buffers, kept between snapshots and counted in the budget.
-	order  []int32  // changed slots, by key group
-	starts []int32  // per key group: where its slots start in order
-	cur    []int32  // per key group: the next place in order (bucket)
+	starts []int32  // per key group: how many records precede it (chunks)
+	chunk  int      // chunkEntries (tests make it small)
 	ents   []recEnt // one chunk of entries
 	spare  []recEnt // the radix sort's second buffer
 	kbuf   []byte   // the chunk's encoded keys
 	vbuf   []byte   // the chunk's encoded records
+	gbuf   []byte   // the chunk's keys and records in sorted order (gather)
 	key    []byte   // prefix | key for a store call
 	hb     []byte   // keys encoded for hashing
 }
@@ -147,7 +147,7 @@ func NewRecords(opts RecordOptions, src RecordSource) (*Records, error) {
 		return nil, fmt.Errorf("state: subtask %d of %d with max parallelism %d", opts.Subtask, opts.Parallelism, opts.MaxParallelism)
 	}
 	opts.RecordBytes = max(opts.RecordBytes, 1)
-	r := &Records{opts: opts, src: src, prefix: namePrefix(opts.Name)}
+	r := &Records{opts: opts, src: src, prefix: namePrefix(opts.Name), chunk: chunkEntries}
 	r.first, r.last = KeyGroupRange(opts.Subtask, opts.Parallelism, opts.MaxParallelism)
 	return r, nil
 }
@@ -325,8 +325,8 @@ func (r *Records) Load(key []byte) (int32, bool, error) {
 func (r *Records) bufferBytes() int64 {
 	const entBytes = 32
 	return int64(cap(r.kgs))*2 + int64(cap(r.live)+cap(r.changed))*8 +
-		int64(cap(r.order)+cap(r.starts)+cap(r.cur))*4 + int64(cap(r.ents)+cap(r.spare))*entBytes +
-		int64(cap(r.kbuf)+cap(r.vbuf))
+		int64(cap(r.starts))*4 + int64(cap(r.ents)+cap(r.spare))*entBytes +
+		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf))
 }
 
 // limit is how many records fit in memory: the budget less the buffers,
@@ -364,7 +364,7 @@ func (r *Records) Spill() error {
 
 // chunkEntries is how many changed records Snapshot encodes and sorts at a
 // time (whole key groups, so a chunk may hold more).
-const chunkEntries = 8192
+const chunkEntries = 1 << 16
 
 // Snapshot writes the records changed since the last call into the store
 // in state-key order (deletions went to the store in Removed). When every
@@ -398,19 +398,31 @@ func (r *Records) Snapshot() error {
 	return nil
 }
 
-// chunks calls fn for the slots set in set, by key group, a chunk of whole
-// key groups at a time in ascending key-group order.
-func (r *Records) chunks(set []uint64, fn func(slots []int32) error) error {
-	r.bucket(set)
+// chunks calls fn for the records whose bit is set in set, a chunk of
+// whole key groups [first, end) at a time, in ascending key-group order:
+// each chunk holds at least chunkEntries records, or the rest. It counts
+// the records per key group first (starts).
+func (r *Records) chunks(set []uint64, fn func(set []uint64, first, end int) error) error {
 	maxPar := r.opts.MaxParallelism
+	r.starts = slices.Grow(r.starts[:0], maxPar+1)[:maxPar+1]
+	clear(r.starts)
+	for w, word := range set {
+		for word != 0 {
+			slot := w<<6 | bits.TrailingZeros64(word)
+			word &= word - 1
+			r.starts[r.kgs[slot]+1]++
+		}
+	}
+	for i := 1; i <= maxPar; i++ {
+		r.starts[i] += r.starts[i-1]
+	}
 	for kg := 0; kg < maxPar; {
-		// Key groups [kg, end): at least chunkEntries records, or the rest.
 		end := kg + 1
-		for end < maxPar && r.starts[end]-r.starts[kg] < chunkEntries {
+		for end < maxPar && int(r.starts[end]-r.starts[kg]) < r.chunk {
 			end++
 		}
 		if r.starts[end] > r.starts[kg] {
-			if err := fn(r.order[r.starts[kg]:r.starts[end]]); err != nil {
+			if err := fn(set, kg, end); err != nil {
 				return err
 			}
 		}
@@ -419,87 +431,73 @@ func (r *Records) chunks(set []uint64, fn func(slots []int32) error) error {
 	return nil
 }
 
-// bucket fills order with the slots whose bit is set in set, grouped by
-// key group (a counting sort; slots ascend within a key group), and starts
-// with each key group's first index (starts[maxPar] is the total).
-func (r *Records) bucket(set []uint64) {
-	maxPar := r.opts.MaxParallelism
-	r.starts = slices.Grow(r.starts[:0], maxPar+1)[:maxPar+1]
-	clear(r.starts)
-	n := 0
-	for w, word := range set {
-		for word != 0 {
-			slot := w<<6 | bits.TrailingZeros64(word)
-			word &= word - 1
-			r.starts[r.kgs[slot]+1]++
-			n++
-		}
-	}
-	for i := 1; i <= maxPar; i++ {
-		r.starts[i] += r.starts[i-1]
-	}
-	r.order = slices.Grow(r.order[:0], n)[:n]
-	cur := append(r.cur[:0], r.starts[:maxPar]...)
-	r.cur = cur
-	for w, word := range set {
-		for word != 0 {
-			slot := w<<6 | bits.TrailingZeros64(word)
-			word &= word - 1
-			kg := r.kgs[slot]
-			r.order[cur[kg]] = int32(slot)
-			cur[kg]++
-		}
-	}
-}
-
-// writeChunk encodes the records of slots (whole key groups, in key-group
-// order), sorts them by key and writes them through.
-func (r *Records) writeChunk(slots []int32) error {
-	ents, err := r.sortedChunk(slots)
+// writeChunk encodes the records of key groups [first, end) set in set,
+// sorts them by key and writes them through.
+func (r *Records) writeChunk(set []uint64, first, end int) error {
+	ents, err := r.sortedChunk(set, first, end)
 	if err != nil {
 		return err
 	}
-	kb, vb := r.kbuf, r.vbuf
+	b := r.gbuf
 	for i := range ents {
 		e := &ents[i]
-		r.key = append(append(r.key[:0], r.prefix...), kb[e.koff:e.koff+e.klen]...)
-		if err := r.sp.PutThrough(int(e.kg), r.key, vb[e.voff:e.voff+e.vlen]); err != nil {
+		if err := r.sp.PutThrough(int(e.kg), b[e.koff:e.koff+e.klen], b[e.voff:e.voff+e.vlen]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// sortedChunk encodes the keys and records of slots into r.kbuf and r.vbuf
-// and returns their entries sorted by (key group, key).
-func (r *Records) sortedChunk(slots []int32) ([]recEnt, error) {
-	if len(slots) == 0 {
-		return nil, nil
-	}
-	r.ents = slices.Grow(r.ents[:0], len(slots))
-	ents := r.ents[:len(slots)]
+// sortedChunk encodes the keys (with the state's prefix: the keys in the
+// Space) and records of the slots of key groups [first, end) set in set
+// into r.kbuf and r.vbuf and returns their entries sorted by (key group,
+// key).
+//
+// It visits the slots in slot order, not key group by key group: the
+// records are the operator's typed state, laid out by slot, and read in
+// slot order the reads of each pass are a forward stream that the CPU
+// prefetches, where reading one key group's scattered slots would miss the
+// cache on nearly every record. A snapshot of n records thus makes
+// n / chunkEntries passes over the bit set and the key groups, each
+// cheap, and needs buffers for one chunk only.
+func (r *Records) sortedChunk(set []uint64, first, end int) ([]recEnt, error) {
+	n := int(r.starts[end] - r.starts[first])
+	r.ents = slices.Grow(r.ents[:0], n)
+	ents := r.ents[:0]
 	kb, vb := r.kbuf[:0], r.vbuf[:0]
-	fixed, klen := true, -1
-	for i, slot := range slots {
-		k0 := len(kb)
-		kb = r.src.AppendRecordKey(kb, slot)
-		v0 := len(vb)
-		vb = r.src.AppendRecord(vb, slot)
-		if len(kb) > math.MaxUint32 || len(vb) > math.MaxUint32 {
-			return nil, fmt.Errorf("the records of %d keys to write exceed 4 GiB", len(slots))
+	lo, hi := uint16(first), uint16(end-1)
+	all := first == 0 && end == r.opts.MaxParallelism
+	for w, word := range set {
+		for word != 0 {
+			slot := int32(w<<6 | bits.TrailingZeros64(word))
+			word &= word - 1
+			kg := r.kgs[slot]
+			if !all && (kg < lo || kg > hi) {
+				continue
+			}
+			k0, v0 := len(kb), len(vb)
+			kb = r.src.AppendRecordKey(append(kb, r.prefix...), slot)
+			vb = r.src.AppendRecord(vb, slot)
+			ents = append(ents, recEnt{koff: uint32(k0), klen: uint32(len(kb) - k0), voff: uint32(v0), vlen: uint32(len(vb) - v0), kg: kg})
 		}
-		e := recEnt{koff: uint32(k0), klen: uint32(len(kb) - k0), voff: uint32(v0), vlen: uint32(len(vb) - v0), kg: r.kgs[slot]}
-		if klen < 0 {
-			klen = int(e.klen)
-		}
-		if int(e.klen) != klen || klen > 9 {
-			fixed = false
-		} else {
-			e.hi, e.num = fixedKey(kb[k0:])
-		}
-		ents[i] = e
 	}
 	r.kbuf, r.vbuf = kb, vb
+	if len(kb) > math.MaxUint32 || len(vb) > math.MaxUint32 {
+		return nil, fmt.Errorf("the records of %d keys to write exceed 4 GiB", len(ents))
+	}
+	if len(ents) == 0 {
+		return ents, nil
+	}
+	fixed := true
+	klen, p := ents[0].klen, uint32(len(r.prefix))
+	for i := range ents {
+		e := &ents[i]
+		if e.klen != klen || klen-p > 9 {
+			fixed = false
+			break
+		}
+		e.hi, e.num = fixedKey(kb[e.koff+p : e.koff+e.klen])
+	}
 	if fixed {
 		r.spare = slices.Grow(r.spare[:0], len(ents))[:len(ents)]
 		ents = radixSort(ents, r.spare)
@@ -511,7 +509,25 @@ func (r *Records) sortedChunk(slots []int32) ([]recEnt, error) {
 			return bytes.Compare(kb[a.koff:a.koff+a.klen], kb[b.koff:b.koff+b.klen])
 		})
 	}
+	r.gather(ents)
 	return ents, nil
+}
+
+// gather copies the entries' keys and records into r.gbuf in the entries'
+// (sorted) order, each key followed by its record, so that the store reads
+// them in memory order. In one short loop the reads of the scattered
+// entries overlap; in the write loop each would stall the sstable writer.
+func (r *Records) gather(ents []recEnt) {
+	kb, vb := r.kbuf, r.vbuf
+	out := slices.Grow(r.gbuf[:0], len(kb)+len(vb))
+	for i := range ents {
+		e := &ents[i]
+		off := uint32(len(out))
+		out = append(out, kb[e.koff:e.koff+e.klen]...)
+		out = append(out, vb[e.voff:e.voff+e.vlen]...)
+		e.koff, e.voff = off, off+e.klen
+	}
+	r.gbuf = out
 }
 
 // fixedKey splits a key of at most 9 bytes into a high byte and a number

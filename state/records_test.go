@@ -118,6 +118,7 @@ func TestRecordsWriteOrder(t *testing.T) {
 			if err := rec.Attach(st, false); err != nil {
 				t.Fatal(err)
 			}
+			rec.chunk = 1000 // many chunks
 			for i := range 20000 {
 				vals := tc.key(i)
 				key := AppendValue(nil, vals[0])
@@ -143,13 +144,13 @@ func TestRecordsWriteOrder(t *testing.T) {
 			}
 			var prev []byte
 			n := 0
-			err = rec.chunks(rec.changed, func(slots []int32) error {
-				ents, err := rec.sortedChunk(slots)
+			err = rec.chunks(rec.changed, func(set []uint64, first, end int) error {
+				ents, err := rec.sortedChunk(set, first, end)
 				if err != nil {
 					return err
 				}
 				for _, e := range ents {
-					key := rec.kbuf[e.koff : e.koff+e.klen]
+					key := rec.gbuf[e.koff+uint32(len(rec.prefix)) : e.koff+e.klen]
 					if kg := KeyGroup(key, 128); int(e.kg) != kg {
 						return fmt.Errorf("key %x in key group %d, want %d", key, e.kg, kg)
 					}
@@ -193,6 +194,7 @@ func TestRecordsModel(t *testing.T) {
 	if err := rec.Attach(st, false); err != nil {
 		t.Fatal(err)
 	}
+	rec.chunk = 300 // snapshots in many chunks
 	model := map[string]int64{}
 	keyOf := func(k int64) []byte {
 		if k%7 == 0 {
