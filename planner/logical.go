@@ -21,9 +21,23 @@ type Node interface {
 	String() string
 }
 
-// Scan reads a table.
+// Scan reads a table. Table.Schema holds its physical columns, those the
+// connector reads; Columns, when set, every column of the table in order,
+// computed ones included, with their time attributes (the WATERMARK FOR
+// column is a rowtime attribute, a PROCTIME() column a proctime one).
 type Scan struct {
-	Table *connector.Table
+	Table   *connector.Table
+	Columns types.Schema
+	// Computed, when the table has computed columns, holds one expression
+	// over the physical columns per column of Columns (a physical column
+	// is a column reference): the projection placed right above the scan.
+	Computed []expr.Expr
+	// Watermark is the table's WATERMARK FOR over its physical columns
+	// (computed columns substituted), or nil.
+	Watermark *exec.WatermarkSpec
+	// WatermarkText renders the watermark for EXPLAIN ("" if none) and
+	// Rowtime names the rowtime column.
+	WatermarkText, Rowtime string
 }
 
 // Filter keeps the rows for which Cond is TRUE.
@@ -84,8 +98,13 @@ func (n *Scan) Children() []Node { return nil }
 // WithChildren returns n.
 func (n *Scan) WithChildren([]Node) Node { return n }
 
-// Schema returns the table's schema.
-func (n *Scan) Schema() types.Schema { return n.Table.Schema }
+// Schema returns the table's columns (see Columns).
+func (n *Scan) Schema() types.Schema {
+	if n.Columns.Columns != nil {
+		return n.Columns
+	}
+	return n.Table.Schema
+}
 
 // String renders the node for EXPLAIN.
 func (n *Scan) String() string { return "LogicalTableScan(table=[" + n.Table.Name + "])" }
@@ -169,7 +188,7 @@ func (n *Aggregate) Schema() types.Schema {
 	in := n.Input.Schema()
 	var cols []types.Column
 	for i, k := range n.Keys {
-		cols = append(cols, types.Column{Name: n.Names[i], Type: in.Columns[k].Type})
+		cols = append(cols, types.Column{Name: n.Names[i], Type: in.Columns[k].Type.Plain()})
 	}
 	for j, a := range n.Aggs {
 		cols = append(cols, types.Column{Name: n.Names[len(n.Keys)+j], Type: a.Type})

@@ -100,14 +100,24 @@ func (b *physBuilder) build(n Node) (*pnode, error) {
 			return nil, err
 		}
 		out.kind, out.scan, out.source, out.parallelism = pScan, x, src, b.parallelism
-		if b.p.Catalog != nil {
-			out.watermark = b.p.Catalog.watermarkSpec(x.Table)
-		}
+		out.watermark = x.Watermark
 		out.desc = "TableSourceScan(table=[" + x.Table.Name + "], fields=[" + fields(x.Table.Schema) + "])"
+		if x.Watermark != nil {
+			out.desc = out.desc[:len(out.desc)-1] + ", rowtime=[" + x.Rowtime + "], watermark=[" + x.WatermarkText + "])"
+		}
 		out.canon = "scan " + key(x.Table.Name) + " " + x.Table.Schema.String()
 		out.mode = connector.SourceChangelogMode(src)
 		out.uniqueKeys = tableKeys(x.Table)
 		out.upsertKeys = out.uniqueKeys
+		if x.Computed != nil {
+			// Computed columns: a projection right above the scan, chained
+			// into the source task.
+			out.schema = x.Table.Schema
+			c := &Calc{Input: &Scan{Table: x.Table}, Exprs: x.Computed, Names: x.Columns.Names()}
+			return &pnode{kind: pCalc, calc: c, kids: []*pnode{out}, schema: x.Columns, parallelism: out.parallelism,
+				desc: c.String(), canon: calcCanon(c), mode: out.mode,
+				uniqueKeys: projectKeys(out.uniqueKeys, c.Exprs), upsertKeys: projectKeys(out.upsertKeys, c.Exprs)}, nil
+		}
 	case *Calc:
 		out.kind, out.calc, out.parallelism = pCalc, x, maxParallelism(kids)
 		out.desc = x.String()

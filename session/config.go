@@ -31,6 +31,7 @@ const (
 	KeyWatermarkInterval  = "pipeline.auto-watermark-interval"
 	KeySourceIdleTimeout  = "table.exec.source.idle-timeout"
 	KeyNotNullEnforcer    = planner.KeyNotNullEnforcer
+	KeyLocalTimeZone      = planner.KeyLocalTimeZone
 	// KeyResultMode is the shell's result display (table, changelog, tableau).
 	KeyResultMode = "sql-client.execution.result-mode"
 )
@@ -63,6 +64,7 @@ var setKeys = map[string]func(string) error{
 	KeyNotNullEnforcer:                                        checkChoice("ERROR", "DROP"),
 	KeyAllowDuplicateOutput:                                   checkBool,
 	KeyResultMode:                                             checkChoice("table", "changelog", "tableau"),
+	KeyLocalTimeZone:                                          checkTimeZone,
 }
 
 // flinkPrefixes are the prefixes of Flink's configuration keys. SET accepts
@@ -165,6 +167,11 @@ func checkDuration(v string) error {
 		return fmt.Errorf("expected a duration such as '10 s', '500 ms' or '1 min': %s", reason(v, err))
 	}
 	return nil
+}
+
+func checkTimeZone(v string) error {
+	_, err := confval.TimeZone(v)
+	return err
 }
 
 func checkPositiveDuration(v string) error {
