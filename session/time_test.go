@@ -3,6 +3,8 @@ package session
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -151,5 +153,53 @@ DESCRIBE ev;`
 		"pt\tTIMESTAMP_LTZ(3) *PROCTIME*\tFALSE\t\tAS PROCTIME()\n"
 	if stdout.String() != want {
 		t.Errorf("DESCRIBE printed\n%q\nwant\n%q", stdout.String(), want)
+	}
+}
+
+// TestTimestampLTZFilesRoundTrip writes TIMESTAMP_LTZ values to CSV and
+// JSON files in one session time zone and reads them back: the files hold
+// the local times of that zone, and reading them in the same zone gives
+// the same instants (seconds since the epoch equal to n).
+func TestTimestampLTZFilesRoundTrip(t *testing.T) {
+	for _, format := range []string{"csv", "json"} {
+		t.Run(format, func(t *testing.T) {
+			dir := t.TempDir()
+			table := `CREATE TABLE f (n BIGINT, ts TIMESTAMP_LTZ(3)) WITH ('connector' = 'filesystem', 'path' = '` + dir + `', 'format' = '` + format + `');
+`
+			runScript(t, `SET 'table.local-time-zone' = 'GMT+02:00';
+SET 'parallelism.default' = '1';
+CREATE TABLE src (n BIGINT, ts AS TO_TIMESTAMP_LTZ(n * 3600, 0)) WITH ('connector' = 'datagen',
+  'fields.n.kind' = 'sequence', 'fields.n.start' = '0', 'fields.n.end' = '2');
+`+table+`INSERT INTO f SELECT n, ts FROM src;
+`)
+			files, err := filepath.Glob(filepath.Join(dir, "part-*"))
+			if err != nil || len(files) != 1 {
+				t.Fatalf("part files %v, %v", files, err)
+			}
+			data, err := os.ReadFile(files[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for n := 0; n <= 2; n++ {
+				local := time.Unix(int64(n)*3600, 0).In(time.FixedZone("", 7200)).Format("2006-01-02 15:04:05.000")
+				if !strings.Contains(string(data), local) {
+					t.Errorf("file lacks %s (the local time of row %d at GMT+02:00):\n%s", local, n, data)
+				}
+			}
+			out := runScript(t, `SET 'table.local-time-zone' = 'GMT+02:00';
+SET 'parallelism.default' = '1';
+`+table+`CREATE TABLE p (n BIGINT, secs INT, mx TIMESTAMP_LTZ(3)) WITH ('connector' = 'print');
+INSERT INTO p SELECT n, TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(0, 0), ts), ts FROM f;
+`)
+			got := sortedRows(applyChangelog(t, out))
+			var want []string
+			for n := 0; n <= 2; n++ {
+				local := time.Unix(int64(n)*3600, 0).In(time.FixedZone("", 7200)).Format("2006-01-02 15:04:05.000")
+				want = append(want, "["+strconv.Itoa(n)+", "+strconv.Itoa(n*3600)+", "+local+"]")
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("read back\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
 	}
 }
