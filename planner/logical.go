@@ -238,8 +238,26 @@ func (n *Union) Children() []Node { return n.Inputs }
 // WithChildren replaces the inputs.
 func (n *Union) WithChildren(k []Node) Node { return &Union{Inputs: k} }
 
-// Schema is the first input's.
-func (n *Union) Schema() types.Schema { return n.Inputs[0].Schema() }
+// Schema is the first input's; a column is a time attribute only if it is
+// one in every input.
+func (n *Union) Schema() types.Schema {
+	s := n.Inputs[0].Schema()
+	var cols []types.Column
+	for _, in := range n.Inputs[1:] {
+		for i, c := range in.Schema().Columns {
+			if i < len(s.Columns) && c.Type.Attr != s.Columns[i].Type.Attr {
+				if cols == nil {
+					cols = append([]types.Column(nil), s.Columns...)
+				}
+				cols[i].Type = cols[i].Type.Plain()
+			}
+		}
+	}
+	if cols != nil {
+		s.Columns = cols
+	}
+	return s
+}
 
 // String renders the node for EXPLAIN.
 func (n *Union) String() string { return "LogicalUnion(all=[true])" }
