@@ -14,7 +14,7 @@ import (
 // (day of month), D (day of year), E (day name: E/EE/EEE Mon, EEEE Monday),
 // u (day of week, 1 = Monday), a (AM/PM), H (hour 0-23), k (1-24), K
 // (0-11), h (1-12), m, s, S (milliseconds), Z (-0800), X (-08, -0800,
-// -08:00; Z for UTC); 'text' is literal text and ” a quote; other ASCII
+// -08:00; Z for UTC); 'text' is literal text, two single quotes are one; other ASCII
 // letters are errors, everything else is literal.
 type DateFormat struct {
 	pattern string
