@@ -193,16 +193,35 @@ func typeFits(declared, k types.Kind) bool {
 
 // fill writes event e into row, one value per column.
 func fill(row []types.Value, cols []column, e *model.Event) {
+	_ = row[len(cols)-1]
 	for i := range cols {
 		c := &cols[i]
 		if c.only != anyKind && c.only != e.Kind {
 			row[i] = types.Value{}
 			continue
 		}
-		row[i] = value(c.f, e)
+		switch c.f {
+		case fBidAuction:
+			row[i] = types.BigIntValue(e.Bid.Auction)
+		case fBidBidder:
+			row[i] = types.BigIntValue(e.Bid.Bidder)
+		case fBidPrice:
+			row[i] = types.BigIntValue(e.Bid.Price)
+		case fBidChannel:
+			row[i] = types.StringValue(e.Bid.Channel)
+		case fBidURL:
+			row[i] = types.StringValue(e.Bid.URL)
+		case fBidDateTime:
+			row[i] = types.TimestampValue(e.Bid.DateTime)
+		case fBidExtra:
+			row[i] = types.StringValue(e.Bid.Extra)
+		default:
+			row[i] = value(c.f, e)
+		}
 	}
 }
 
+// value returns field f of e.
 func value(f field, e *model.Event) types.Value {
 	switch f {
 	case fEventType:

@@ -129,16 +129,24 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 	scan := 4*int64(max) + 64
 	emitted := 0
 	tl := r.gen.Timeline()
+	// n's offset in the cycle of event kinds, kept without a division per
+	// event.
+	total := r.gen.CycleLength()
+	off := n % total
+	stride := p % total
 	for emitted < max && scan > 0 && (r.quota < 0 || r.count < r.quota) {
 		if dueBy >= 0 && tl.Time(n)-r.base > dueBy {
 			break
 		}
-		if !r.emittedBefore(n) && (!cfg.perKind || r.gen.KindOf(n) == cfg.kind) {
+		if !r.emittedBefore(n) && (!cfg.perKind || r.gen.KindAt(off) == cfg.kind) {
 			r.generate(n)
 			fill(appendRow(b), r.src.cols, &r.ev)
 			emitted++
 		}
 		n += p
+		if off += stride; off >= total {
+			off -= total
+		}
 		r.count++
 		scan--
 	}

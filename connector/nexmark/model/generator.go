@@ -162,6 +162,7 @@ type Generator struct {
 	cfg   Config
 	seed  uint64 // mixed Config.Seed
 	total int64
+	div   divider // by total
 	tl    *Timeline
 	tab   *Tables
 	// eventsForAuctions is how many events it takes to generate
@@ -173,7 +174,7 @@ type Generator struct {
 // NewGenerator returns a generator of cfg (valid: see Validate) drawing
 // from tab.
 func NewGenerator(cfg Config, tab *Tables) *Generator {
-	g := &Generator{cfg: cfg, seed: mix(cfg.Seed), total: cfg.total(), tl: NewTimeline(&cfg), tab: tab}
+	g := &Generator{cfg: cfg, seed: mix(cfg.Seed), total: cfg.total(), div: newDivider(cfg.total()), tl: NewTimeline(&cfg), tab: tab}
 	if cfg.AuctionProportion > 0 {
 		g.eventsForAuctions = cfg.NumInFlightAuctions * g.total / cfg.AuctionProportion
 	}
@@ -185,7 +186,17 @@ func (g *Generator) Timeline() *Timeline { return g.tl }
 
 // KindOf returns the kind of event n.
 func (g *Generator) KindOf(n int64) Kind {
-	r := n % g.total
+	_, r := g.div.divMod(n)
+	return g.KindAt(r)
+}
+
+// CycleLength is the number of events in one cycle of kinds: the sum of
+// the proportions.
+func (g *Generator) CycleLength() int64 { return g.total }
+
+// KindAt returns the kind of the events at offset r (in [0, CycleLength))
+// of the cycle.
+func (g *Generator) KindAt(r int64) Kind {
 	switch {
 	case r < g.cfg.PersonProportion:
 		return KindPerson
@@ -226,7 +237,12 @@ func (g *Generator) eventRNG(n int64) rng {
 // LastPerson returns the id (base 0) of the last person generated at or
 // before event n: event n's own if it is a person.
 func (g *Generator) LastPerson(n int64) int64 {
-	epoch, off := n/g.total, n%g.total
+	epoch, off := g.div.divMod(n)
+	return g.lastPerson(epoch, off)
+}
+
+// lastPerson is LastPerson of the event at offset off of cycle epoch.
+func (g *Generator) lastPerson(epoch, off int64) int64 {
 	if off >= g.cfg.PersonProportion {
 		off = g.cfg.PersonProportion - 1
 	}
@@ -236,7 +252,12 @@ func (g *Generator) LastPerson(n int64) int64 {
 // LastAuction returns the id (base 0) of the last auction generated at or
 // before event n: event n's own if it is an auction; -1 before the first.
 func (g *Generator) LastAuction(n int64) int64 {
-	epoch, off := n/g.total, n%g.total
+	epoch, off := g.div.divMod(n)
+	return g.lastAuction(epoch, off)
+}
+
+// lastAuction is LastAuction of the event at offset off of cycle epoch.
+func (g *Generator) lastAuction(epoch, off int64) int64 {
 	switch {
 	case off < g.cfg.PersonProportion:
 		epoch--
@@ -251,16 +272,15 @@ func (g *Generator) LastAuction(n int64) int64 {
 
 // randomPerson returns a person id (base 0) among the active people and a
 // few not generated yet.
-func (g *Generator) randomPerson(n int64, r *rng) int64 {
-	people := g.LastPerson(n) + 1
+func (g *Generator) randomPerson(lastPerson int64, r *rng) int64 {
+	people := lastPerson + 1
 	active := min(people, g.cfg.NumActivePeople)
 	return people - active + r.int63n(active+personIDLead)
 }
 
 // randomAuction returns an auction id (base 0) among those likely in
 // flight and a few not generated yet.
-func (g *Generator) randomAuction(n int64, r *rng) int64 {
-	last := g.LastAuction(n)
+func (g *Generator) randomAuction(last int64, r *rng) int64 {
 	lo := max(last-g.cfg.NumInFlightAuctions, 0)
 	return lo + r.int63n(last-lo+1+auctionIDLead)
 }
@@ -292,11 +312,13 @@ func (g *Generator) person(n, ts int64, p *Person) {
 
 func (g *Generator) auction(n, ts int64, a *Auction) {
 	r := g.eventRNG(n)
-	a.ID = g.LastAuction(n) + FirstAuctionID
+	epoch, off := g.div.divMod(n)
+	lastPerson := g.lastPerson(epoch, off)
+	a.ID = g.lastAuction(epoch, off) + FirstAuctionID
 	if r.int63n(g.cfg.HotSellersRatio) > 0 {
-		a.Seller = (g.LastPerson(n) / hotRatio) * hotRatio
+		a.Seller = (lastPerson / hotRatio) * hotRatio
 	} else {
-		a.Seller = g.randomPerson(n, &r)
+		a.Seller = g.randomPerson(lastPerson, &r)
 	}
 	a.Seller += FirstPersonID
 	a.Category = FirstCategoryID + int64(r.intn(numCategories))
@@ -315,16 +337,18 @@ func (g *Generator) auction(n, ts int64, a *Auction) {
 
 func (g *Generator) bid(n, ts int64, b *Bid) {
 	r := g.eventRNG(n)
+	epoch, off := g.div.divMod(n)
+	lastAuction, lastPerson := g.lastAuction(epoch, off), g.lastPerson(epoch, off)
 	if r.int63n(g.cfg.HotAuctionRatio) > 0 {
-		b.Auction = (g.LastAuction(n) / hotRatio) * hotRatio
+		b.Auction = (lastAuction / hotRatio) * hotRatio
 	} else {
-		b.Auction = g.randomAuction(n, &r)
+		b.Auction = g.randomAuction(lastAuction, &r)
 	}
 	b.Auction += FirstAuctionID
 	if r.int63n(g.cfg.HotBiddersRatio) > 0 {
-		b.Bidder = (g.LastPerson(n)/hotRatio)*hotRatio + 1
+		b.Bidder = (lastPerson/hotRatio)*hotRatio + 1
 	} else {
-		b.Bidder = g.randomPerson(n, &r)
+		b.Bidder = g.randomPerson(lastPerson, &r)
 	}
 	b.Bidder += FirstPersonID
 	b.Price = g.price(&r)
@@ -431,20 +455,21 @@ func (r *rng) int63n(n int64) int64 {
 	return int64(hi)
 }
 
-// log2Price is log2(10^6): a price is 100 * 2^(u * log2Price).
-var log2Price = 6 * math.Log2(10)
+// priceScale is log2(10^6) * 2^40: a price is 100 * 2^x for x = u *
+// log2(10^6), and mulhi(R, priceScale) is x in fixed point with 40
+// fraction bits for u = R / 2^64.
+var priceScale = uint64(6 * math.Log2(10) * (1 << 40))
 
 // price returns round(10^(6u) * 100) for u uniform in [0, 1): a price in
 // cents between $1 and $1,000,000, uniform in its number of digits. It
-// computes 2^x from x's integer part, two tables for the first 20 bits of
-// its fraction and a first-order term for the rest (relative error below
-// 1e-12).
+// computes 2^x from x's integer part, two tables for the next 20 bits
+// and a first-order term for the rest (relative error below 1e-12), with
+// integer arithmetic on x (conversions between floats and integers make a
+// slow chain).
 func (g *Generator) price(r *rng) int64 {
-	u := float64(r.next()>>11) / (1 << 53)
-	x := u * log2Price
-	fixed := x * (1 << 20)
-	f := uint64(fixed)
-	rest := (fixed - float64(f)) / (1 << 20)
-	v := g.tab.exp2Hi[(f>>10)&1023] * g.tab.exp2Lo[f&1023] * (1 + rest*math.Ln2) * float64(uint64(1)<<(f>>20))
+	x, _ := bits.Mul64(r.next(), priceScale)
+	rest := float64(int64(x&(1<<20-1))) * (1.0 / (1 << 40))
+	v := g.tab.exp2Hi[(x>>30)&1023] * g.tab.exp2Lo[(x>>20)&1023] * (1 + rest*math.Ln2)
+	v *= math.Float64frombits((1023 + x>>40) << 52) // 2^(integer part)
 	return int64(v*100 + 0.5)
 }

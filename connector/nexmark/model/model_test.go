@@ -257,7 +257,7 @@ func TestPrice(t *testing.T) {
 	r := rng{s: 42}
 	for i := range 1_000_000 {
 		peek := r
-		u := float64(peek.next()>>11) / (1 << 53)
+		u := float64(peek.next()) / (1 << 64)
 		want := math.Round(math.Pow(10, u*6) * 100)
 		got := g.price(&r)
 		if math.Abs(float64(got)-want) > 1 || (want < 1e6 && float64(got) != want) {
@@ -306,5 +306,23 @@ func BenchmarkEvent(b *testing.B) {
 	for b.Loop() {
 		g.Next(n, &e)
 		n++
+	}
+}
+
+// TestDivider compares the divider with Go's division.
+func TestDivider(t *testing.T) {
+	r := rng{s: 5}
+	for _, d := range []int64{1, 2, 3, 7, 50, 1000, 3000, 10_000_000, 1 << 40} {
+		v := newDivider(d)
+		for i := range 200_000 {
+			n := r.int63n(1 << (i % 63))
+			if i%5 == 0 {
+				n = r.int63n(1 << 52)
+			}
+			q, m := v.divMod(n)
+			if q != n/d || m != n%d {
+				t.Fatalf("%d / %d: got %d rem %d, want %d rem %d", n, d, q, m, n/d, n%d)
+			}
+		}
 	}
 }
