@@ -134,8 +134,10 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 	total := r.gen.CycleLength()
 	off := n % total
 	stride := p % total
+	notDue := false
 	for emitted < max && scan > 0 && (r.quota < 0 || r.count < r.quota) {
 		if dueBy >= 0 && tl.Time(n)-r.base > dueBy {
+			notDue = true
 			break
 		}
 		if !r.emittedBefore(n) && (!cfg.perKind || r.gen.KindAt(off) == cfg.kind) {
@@ -153,7 +155,7 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 	if r.quota >= 0 && r.count >= r.quota {
 		return io.EOF
 	}
-	if emitted == 0 && dueBy >= 0 {
+	if emitted == 0 && notDue {
 		return r.wait(ctx, tl.Time(n)-r.base-dueBy)
 	}
 	return nil

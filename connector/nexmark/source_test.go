@@ -340,3 +340,24 @@ func BenchmarkReadBids(b *testing.B) {
 	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), "events/s")
 	b.ReportMetric(float64((cputime.Process()-cpu).Nanoseconds())/float64(rows), "cpu-ns/event")
 }
+
+// TestSubtaskWithoutItsKind: at parallelism 50, subtask 0 of a bid table
+// passes only people (events 0, 50, 100, ...); Next still returns (with
+// no rows), and the subtasks together still read every bid.
+func TestSubtaskWithoutItsKind(t *testing.T) {
+	src := mustSource(t, bidCols, opts("nexmark.event-type", "bid"))
+	r, _ := src.Open(0, 50)
+	b := types.NewBatch(len(bidCols), 100)
+	for range 10 {
+		if err := r.Next(context.Background(), b, 100); err != nil || b.Len() != 0 {
+			t.Fatalf("Next: %v, %d rows", err, b.Len())
+		}
+	}
+	bounded := mustSource(t, bidCols, opts("nexmark.event-type", "bid", "events.num", "5000"))
+	one, fifty := readAll(t, bounded, len(bidCols), 1), readAll(t, bounded, len(bidCols), 50)
+	slices.Sort(one)
+	slices.Sort(fifty)
+	if len(one) != 4600 || !slices.Equal(one, fifty) {
+		t.Errorf("parallelism 50: %d bids, parallelism 1: %d, want the same 4600", len(fifty), len(one))
+	}
+}
