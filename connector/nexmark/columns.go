@@ -193,7 +193,6 @@ func typeFits(declared, k types.Kind) bool {
 
 // fill writes event e into row, one value per column.
 func fill(row []types.Value, cols []column, e *model.Event) {
-	_ = row[len(cols)-1]
 	for i := range cols {
 		c := &cols[i]
 		if c.only != anyKind && c.only != e.Kind {
