@@ -77,7 +77,7 @@ type Result struct {
 }
 
 // Names of the workloads, in the order they run.
-var workloadNames = []string{"REF", "W1", "W2", "W3", "W4", "W5"}
+var workloadNames = []string{"REF", "W1", "W2", "W3", "W4", "W5", "N0"}
 
 // Descriptions of the workloads.
 var descriptions = map[string]string{
@@ -87,6 +87,7 @@ var descriptions = map[string]string{
 	"W3":  "W1 with checkpoints off",
 	"W4":  "restore a 1,000,000-key checkpoint: call to first row",
 	"W5":  "W1 at half its peak rate: source-to-sink latency",
+	"N0":  "nexmark bids (the generator alone) into blackhole, p=2",
 }
 
 // Workloads returns the names of the workloads, in run order.
@@ -183,6 +184,8 @@ func (s *suite) once(ctx context.Context, name string) (*Result, error) {
 		return s.restore(ctx, d)
 	case "W5":
 		return s.latency(ctx, d)
+	case "N0":
+		return s.throughput(ctx, name, n0Script, 0, d)
 	}
 	panic("bench: unknown workload " + name)
 }

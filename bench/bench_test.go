@@ -56,6 +56,9 @@ func BenchmarkW2(b *testing.B) { benchmarkWorkload(b, "W2") }
 // BenchmarkW3 is W1 with checkpoints off.
 func BenchmarkW3(b *testing.B) { benchmarkWorkload(b, "W3") }
 
+// BenchmarkN0 is the nexmark generator's bids into a blackhole sink.
+func BenchmarkN0(b *testing.B) { benchmarkWorkload(b, "N0") }
+
 // BenchmarkW4 restores a 1,000,000-key checkpoint (written by W2 first).
 func BenchmarkW4(b *testing.B) { benchmarkWorkload(b, "W4") }
 

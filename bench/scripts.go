@@ -34,4 +34,13 @@ CREATE TABLE t (k BIGINT, v BIGINT, ts BIGINT) WITH ('connector' = 'bench-stamp'
 CREATE TABLE s (k BIGINT, total BIGINT, sts BIGINT, cnt BIGINT) WITH ('connector' = 'bench-sink', 'latency' = 'true');
 INSERT INTO s SELECT k, SUM(v), SUM(ts), COUNT(*) FROM t GROUP BY k;
 `
+	// n0Script reads the nexmark generator's bids into a blackhole sink:
+	// the generator's throughput through the engine (unthrottled).
+	n0Script = `SET 'parallelism.default' = '2';
+CREATE TABLE bid (auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, url STRING, ` + "`dateTime`" + ` TIMESTAMP(3), extra STRING)
+  WITH ('connector' = 'nexmark', 'nexmark.event-type' = 'bid', 'first-event.rate' = '1000000000');
+CREATE TABLE s (auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, url STRING, ` + "`dateTime`" + ` TIMESTAMP(3), extra STRING)
+  WITH ('connector' = 'blackhole');
+INSERT INTO s SELECT * FROM bid;
+`
 )

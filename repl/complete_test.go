@@ -36,7 +36,7 @@ func TestCompleter(t *testing.T) {
 		{"RESET 'pa", []string{"'parallelism.default'"}},
 		{"SET 'table.exec.sink.not-null-enforcer' = '", []string{"'DROP'", "'ERROR'"}},
 		{"set 'table.exec.mini-batch.enabled' = 't", []string{"'true'"}},
-		{"CREATE TABLE t (x INT) WITH ('connector' = '", []string{"'blackhole'", "'datagen'", "'filesystem'", "'kafka'", "'print'", "'upsert-kafka'"}},
+		{"CREATE TABLE t (x INT) WITH ('connector' = '", []string{"'blackhole'", "'datagen'", "'filesystem'", "'kafka'", "'nexmark'", "'print'", "'upsert-kafka'"}},
 		{"CREATE TABLE t (x INT) WITH ('conn", []string{"'connector'"}},
 		{"CREATE TABLE t (x INT) WITH ('connector' = 'print', 'con", []string{"'connector'"}},
 		{"SET 'pipeline.name' = '", nil},

@@ -13,7 +13,7 @@ import (
 
 func TestRegistry(t *testing.T) {
 	r := Registry()
-	if got, want := r.Names(), []string{"blackhole", "datagen", "filesystem", "kafka", "print", "upsert-kafka"}; !slices.Equal(got, want) {
+	if got, want := r.Names(), []string{"blackhole", "datagen", "filesystem", "kafka", "nexmark", "print", "upsert-kafka"}; !slices.Equal(got, want) {
 		t.Errorf("Names %v, want %v", got, want)
 	}
 	cols := []types.Column{{Name: "x", Type: types.Int}}
