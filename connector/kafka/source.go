@@ -26,6 +26,7 @@ var (
 	_ connector.ChangelogSource  = (*Source)(nil)
 	_ connector.RescalableReader = (*Reader)(nil)
 	_ connector.Stats            = (*Reader)(nil)
+	_ connector.SplitReader      = (*Reader)(nil)
 )
 
 // NewSource is the 'kafka' source factory.
@@ -113,6 +114,12 @@ type Reader struct {
 	buf  []*kgo.Record // fetched, not yet emitted
 	done bool
 
+	// What the last Next read (connector.SplitReader): a partition is a
+	// split, named "topic-partition"; names are made once per partition.
+	lastSplit string
+	finishedP []string
+	names     map[tp]string
+
 	row     []types.Value
 	valCols []types.Column
 	valDec  *filesystem.RecordDecoder
@@ -125,6 +132,23 @@ type Reader struct {
 	upserts map[string][]types.Value
 	silent  map[tp]int64
 	scratch *types.Batch
+}
+
+// LastSplit implements connector.SplitReader: each partition is a split,
+// named "topic-partition"; a partition of a bounded read finishes at its
+// end offset.
+func (r *Reader) LastSplit() (string, []string) { return r.lastSplit, r.finishedP }
+
+func (r *Reader) splitName(k tp) string {
+	if n, ok := r.names[k]; ok {
+		return n
+	}
+	if r.names == nil {
+		r.names = map[tp]string{}
+	}
+	n := fmt.Sprintf("%s-%d", k.topic, k.partition)
+	r.names[k] = n
+	return n
 }
 
 // Skipped returns the number of malformed records skipped.
@@ -458,6 +482,7 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 	if err := r.discover(ctx, false); err != nil {
 		return err
 	}
+	r.lastSplit, r.finishedP = "", r.finishedP[:0]
 	if len(r.buf) == 0 {
 		pctx, cancel := context.WithTimeout(ctx, pollWait)
 		fs := r.cl.PollRecords(pctx, max)
@@ -475,6 +500,10 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 	}
 	added := 0
 	i := 0
+	// The rows of one call come from one partition (connector.SplitReader):
+	// the loop stops where the buffer moves on to another.
+	var split tp
+	inSplit := false
 	for ; i < len(r.buf) && (added+2 <= max || added == 0); i++ {
 		rec := r.buf[i]
 		k := tp{rec.Topic, rec.Partition}
@@ -482,10 +511,15 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 		if !ok || rec.Offset < st.next || (st.end >= 0 && rec.Offset >= st.end) {
 			continue // not ours, already read, or past the end
 		}
+		if inSplit && k != split {
+			break
+		}
+		split, inSplit = k, true
 		st.next = rec.Offset + 1
 		r.parts[k] = st
 		if st.end >= 0 && st.next >= st.end {
 			r.cl.RemoveConsumePartitions(map[string][]int32{k.topic: {k.partition}})
+			r.finishedP = append(r.finishedP, r.splitName(k))
 		}
 		if rec.Attrs.IsControl() {
 			continue
@@ -503,6 +537,9 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 	}
 	clear(r.buf[:i])
 	r.buf = r.buf[i:]
+	if added > 0 {
+		r.lastSplit = r.splitName(split)
+	}
 	if len(r.buf) == 0 && r.finished() {
 		return io.EOF
 	}
