@@ -23,10 +23,11 @@ type Source struct {
 }
 
 var (
-	_ connector.ChangelogSource  = (*Source)(nil)
-	_ connector.RescalableReader = (*Reader)(nil)
-	_ connector.Stats            = (*Reader)(nil)
-	_ connector.SplitReader      = (*Reader)(nil)
+	_ connector.ChangelogSource    = (*Source)(nil)
+	_ connector.RescalableReader   = (*Reader)(nil)
+	_ connector.Stats              = (*Reader)(nil)
+	_ connector.SplitReader        = (*Reader)(nil)
+	_ connector.CheckpointListener = (*Reader)(nil)
 )
 
 // NewSource is the 'kafka' source factory.
@@ -747,6 +748,37 @@ func (r *Reader) SeekAll(positions [][]byte) error {
 		}
 	}
 	r.restored = all
+	return nil
+}
+
+// CheckpointComplete commits the offsets of a complete checkpoint's
+// position to 'properties.group.id', if set, for monitoring tools (lag).
+// Recovery never reads them while a checkpoint exists: the checkpoint
+// holds the offsets.
+func (r *Reader) CheckpointComplete(id int64, pos []byte) error {
+	if r.cfg.group == "" || r.adm == nil {
+		return nil
+	}
+	parts, err := decodePosition(pos)
+	if err != nil {
+		return err
+	}
+	offs := kadm.Offsets{}
+	for k, st := range parts {
+		offs.Add(kadm.Offset{Topic: k.topic, Partition: k.partition, At: st.next, LeaderEpoch: -1})
+	}
+	if len(offs) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := r.adm.CommitOffsets(ctx, r.cfg.group, offs)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("kafka source %s: commit the offsets of checkpoint %d to group %s: %w", r.cfg.table, id, r.cfg.group, err)
+	}
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/types"
@@ -70,5 +71,72 @@ func TestSourceSplitPerPartition(t *testing.T) {
 				t.Fatalf("max %d: %d rows of %s, want %d", max, got[name], name, n)
 			}
 		}
+	}
+}
+
+// TestSourceCommitsOffsetsOnCheckpoint checks that a complete checkpoint
+// commits the offsets of its position to 'properties.group.id'
+// (connector.CheckpointListener), those of the checkpoint, not of where the
+// reader is now; and that a reader restored from a checkpoint ignores
+// them (it continues at the checkpoint's offsets).
+func TestSourceCommitsOffsetsOnCheckpoint(t *testing.T) {
+	_, addr := broker(t, kfake.SeedTopics(2, "in"))
+	seedJSON(t, manual(t, addr), "in", 2, 10, testTime)
+	tbl := table("id INT, v STRING", map[string]string{"connector": "kafka", "topic": "in", "properties.bootstrap.servers": addr,
+		"format": "json", "scan.startup.mode": "earliest-offset", "properties.group.id": "mon"})
+	src, err := NewSource(tbl, connector.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := src.Open(0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := drain(testCtx(t), r, 2, 13); err != nil {
+		t.Fatal(err)
+	}
+	pos, err := r.Position()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := decodePosition(pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := drain(testCtx(t), r, 2, 4); err != nil { // the reader goes on
+		t.Fatal(err)
+	}
+	if err := r.(connector.CheckpointListener).CheckpointComplete(1, pos); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := kadm.NewClient(client(t, addr)).FetchOffsets(testCtx(t), "mon")
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := int64(0)
+	for k, st := range want {
+		o, ok := resp.Lookup(k.topic, k.partition)
+		if !ok || o.At != st.next {
+			t.Fatalf("group offset of %s-%d: %v (found %v), want %d", k.topic, k.partition, o.At, ok, st.next)
+		}
+		total += st.next
+	}
+	if total != 13 || len(want) != 2 {
+		t.Fatalf("checkpoint position %v, want 13 records over 2 partitions", want)
+	}
+	// A restored reader continues from the checkpoint, not the group.
+	r2, _ := src.Open(0, 1)
+	defer r2.Close()
+	empty := encodePosition(map[tp]partState{{"in", 0}: {next: 0, end: -1}, {"in", 1}: {next: 0, end: -1}})
+	if err := r2.Seek(empty); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := drain(testCtx(t), r2, 2, 20)
+	if err != nil || len(rows) != 20 {
+		t.Fatalf("restored reader read %d rows (%v), want all 20", len(rows), err)
 	}
 }
