@@ -17,8 +17,9 @@ import (
 // file (FileInfo.CRC32C); version 1 checkpoints restore without that check.
 // Version 3 added what inspect shows people: the job's statements, each
 // source's table and connector, and each operator's statement and sinks
-// (older versions lack them and are shown with what they have).
-const FormatVersion = 3
+// (older versions lack them and are shown with what they have). Version 4
+// added KeyLayout (older checkpoints are of key layout 1).
+const FormatVersion = 4
 
 // MetadataFile is the name of the file that completes a checkpoint.
 const MetadataFile = "_metadata"
@@ -61,6 +62,10 @@ type Metadata struct {
 	Timestamp       time.Time `json:"timestamp"`
 	Kind            Kind      `json:"kind"`
 	MaxParallelism  int       `json:"max_parallelism"`
+	// KeyLayout is the version of the key hashing and state layout of the
+	// operators' state (state.KeyLayout when written); 0, in checkpoints
+	// before format version 4, means layout 1. See KeyLayoutOf.
+	KeyLayout int `json:"key_layout,omitempty"`
 	// Operators lists the stateful operators and their subtasks' state.
 	Operators []OperatorState `json:"operators,omitempty"`
 	// Sources holds the position of every source subtask.
@@ -73,6 +78,15 @@ type Metadata struct {
 	OperatorLists []OperatorList `json:"operator_lists,omitempty"`
 	// Extra is free-form information (e.g. the savepoint's origin).
 	Extra map[string]string `json:"extra,omitempty"`
+}
+
+// KeyLayoutOf returns the key layout of m's state: m.KeyLayout, or 1 for
+// a checkpoint that does not record it.
+func (m *Metadata) KeyLayoutOf() int {
+	if m.KeyLayout == 0 {
+		return 1
+	}
+	return m.KeyLayout
 }
 
 // OperatorState is the state of one stateful operator.

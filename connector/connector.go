@@ -11,6 +11,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/weir-sql/weir/types"
 )
@@ -38,6 +39,9 @@ func (t *Table) Option(key, def string) string {
 type Env struct {
 	Stdout io.Writer
 	Stderr io.Writer
+	// Location is the session's time zone (table.local-time-zone), in which
+	// formats show and read TIMESTAMP_LTZ values; nil means UTC.
+	Location *time.Location
 }
 
 // Source is a table read as a stream. It is created once per job and opens

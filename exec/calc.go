@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/types"
@@ -21,8 +22,26 @@ type calcOp struct {
 
 var _ Operator = (*calcOp)(nil)
 
-// Open implements Operator.
-func (c *calcOp) Open(*OpContext) error {
+// Open implements Operator. Expressions that read the task's watermark
+// (CURRENT_WATERMARK) are bound to this subtask's copy of it.
+func (c *calcOp) Open(ctx *OpContext) error {
+	if ctx != nil && ctx.Watermark != nil {
+		if c.filter != nil {
+			c.filter, _ = expr.BindWatermark(c.filter, ctx.Watermark)
+		}
+		var proj []expr.Expr
+		for i, p := range c.proj {
+			if b, ok := expr.BindWatermark(p, ctx.Watermark); ok {
+				if proj == nil {
+					proj = slices.Clone(c.proj)
+				}
+				proj[i] = b
+			}
+		}
+		if proj != nil {
+			c.proj = proj
+		}
+	}
 	c.cols, c.identity = nil, false
 	if len(c.proj) == 0 {
 		return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/weir-sql/weir/checkpoint"
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/exec/coordinator"
+	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
 )
@@ -390,6 +391,7 @@ func (c *checkpointer) write(a coordinator.Action) []coordinator.Action {
 		PlanFingerprint: c.opts.PlanFingerprint,
 		Timestamp:       a.Time.UTC(),
 		MaxParallelism:  c.j.maxPar,
+		KeyLayout:       state.KeyLayout,
 		Statements:      c.j.graph.Statements,
 	}
 	desc := describeGraph(c.j.graph)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -93,10 +94,10 @@ func (x *exchange) emitEdge(e *outEdge, b *types.Batch) error {
 			row := b.Row(i)
 			buf := e.keyBuf[:0]
 			for _, k := range e.keys {
-				buf = types.AppendKey(buf, row[k])
+				buf = state.AppendValue(buf, row[k])
 			}
 			e.keyBuf = buf
-			kg := types.KeyGroup(types.HashKey(buf), e.maxPar)
+			kg := state.KeyGroup(buf, e.maxPar)
 			if err := x.appendRow(e.dests[e.owner[kg]], b.Kinds[i], row); err != nil {
 				return err
 			}
@@ -106,8 +107,10 @@ func (x *exchange) emitEdge(e *outEdge, b *types.Batch) error {
 	panic("exec: unknown partitioning")
 }
 
-// emitHashOne is Hash on a single key column, with a fast path for
-// int-stored values.
+// emitHashOne is Hash on a single key column, with a fast path for integer
+// values. Rows go to the owner of the key's key group in the layout of
+// package state (state.KeyGroup of the order-preserving encoding), where
+// INT and BIGINT keys of equal value meet.
 func (x *exchange) emitHashOne(e *outEdge, b *types.Batch) error {
 	k, w := e.keys[0], b.Width
 	maxPar := uint64(e.maxPar)
@@ -118,12 +121,10 @@ func (x *exchange) emitHashOne(e *outEdge, b *types.Batch) error {
 	for i := range b.Len() {
 		row := b.Vals[i*w : (i+1)*w : (i+1)*w]
 		v := row[k]
-		var h uint64
-		if intStored(v.Kind()) {
-			h = hashIntKey(v.Kind(), uint64(v.Int()))
-		} else {
-			e.keyBuf = types.AppendKey(e.keyBuf[:0], v)
-			h = types.HashKey(e.keyBuf)
+		h, ok := state.HashIntKey(v.Kind(), v.Int())
+		if !ok {
+			e.keyBuf = state.AppendValue(e.keyBuf[:0], v)
+			h = state.HashKey(e.keyBuf)
 		}
 		var kg uint64
 		if mask != 0 {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -24,15 +25,13 @@ type groupAggOp struct {
 	args  []int // argument column per accumulator; -1 for none
 	name  string
 
-	id     string      // operator id, the prefix of its state
-	maxPar int         // key groups
-	budget int64       // memory for groups before they spill to the store
-	st     *groupState // nil without a state store (no checkpointing)
+	maxPar int            // key groups
+	st     *state.Records // the groups' state: in memory, or over a store with checkpoints
 
 	groups  map[string]int32
 	ints    *intTable      // groups of a single integer-stored key (fast path)
 	intKey  int            // the key column when there is exactly one, else -1
-	keyStr  []string       // per group: its key in groups ("" when in ints); grown only for such groups
+	keyStr  []string       // per group: its encoded key (state.AppendValue) in groups ("" when in ints); grown only for such groups
 	heads   []groupHead    // per group: what every row and every emit reads, in one place
 	keyVals []types.Value  // per group not in ints: len(keys) key values; grown only for such groups
 	keyOne  [1]types.Value // groupKey's result for a group in ints
@@ -41,7 +40,8 @@ type groupAggOp struct {
 	free    []int32        // numbers of removed groups, for reuse
 
 	keyBuf  []byte
-	gis     []int32 // per row of the batch in Process: its group, or -1
+	loadRow []types.Value // LoadRecord's row of key values
+	gis     []int32       // per row of the batch in Process: its group, or -1
 	scratch []types.Value
 	out     *types.Batch
 	maxCol  int
@@ -91,8 +91,6 @@ type groupHead struct {
 	inInts  bool       // registered in ints
 	emitted bool       // a result row is out (and not deleted)
 	dirty   bool       // touched since the last emit
-	changed bool       // with a state store: changed since the last snapshot
-	kg      uint16     // with a state store: the key's key group
 }
 
 func newGroupAggOp(keys []int, calls []AggCall) *groupAggOp {
@@ -102,12 +100,10 @@ func newGroupAggOp(keys []int, calls []AggCall) *groupAggOp {
 // Open implements Operator.
 func (g *groupAggOp) Open(ctx *OpContext) error {
 	g.name = ctx.Name
-	g.id = ctx.ID
 	g.maxPar = ctx.MaxParallelism
 	if g.maxPar <= 0 {
 		g.maxPar = types.DefaultMaxParallelism
 	}
-	g.budget = ctx.StateBudget
 	g.maxCol = -1
 	for _, k := range g.keys {
 		if k < 0 {
@@ -132,8 +128,9 @@ func (g *groupAggOp) Open(ctx *OpContext) error {
 		g.intKey = g.keys[0]
 	}
 	g.scratch = make([]types.Value, len(g.calls))
+	g.loadRow = make([]types.Value, g.maxCol+1)
 	g.out = types.NewBatch(len(g.keys)+len(g.calls), 256)
-	return nil
+	return g.newRecords(ctx)
 }
 
 // Process implements Operator. It works on the batch a step at a time
@@ -209,26 +206,27 @@ func (g *groupAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 // (or loading it from the state store) if it is not in memory. It reports
 // false for a retraction that finds no group: there is nothing to retract.
 func (g *groupAggOp) findGroup(row []types.Value, retract bool) (int32, bool, error) {
-	if g.intKey >= 0 && intStored(row[g.intKey].Kind()) {
+	inInts := g.intKey >= 0 && intStored(row[g.intKey].Kind())
+	if inInts {
 		if gi, ok := g.ints.get(row[g.intKey].Int()); ok {
 			return gi, true, nil
 		}
 	} else {
-		buf := g.keyBuf[:0]
-		for _, k := range g.keys {
-			buf = types.AppendKey(buf, row[k])
-		}
-		g.keyBuf = buf
-		if gi, ok := g.groups[string(buf)]; ok {
+		g.keyBuf = g.appendRowKey(g.keyBuf[:0], row)
+		if gi, ok := g.groups[string(g.keyBuf)]; ok {
 			return gi, true, nil
 		}
 	}
-	gi, ok, err := g.missing(row, retract)
-	if err != nil || !ok {
-		return 0, false, err
+	return g.missing(row, retract, inInts)
+}
+
+// appendRowKey appends the encoding of row's key (state.AppendValue of each
+// key column) to dst.
+func (g *groupAggOp) appendRowKey(dst []byte, row []types.Value) []byte {
+	for _, k := range g.keys {
+		dst = state.AppendValue(dst, row[k])
 	}
-	g.register(gi, row, g.keyBuf)
-	return gi, true, nil
+	return dst
 }
 
 // register enters new group gi, of the key values in row, in the group
@@ -250,9 +248,7 @@ func (g *groupAggOp) register(gi int32, row []types.Value, encoded []byte) {
 func (g *groupAggOp) touch(gi int32) {
 	g.heads[gi].dirty = true
 	g.touched = append(g.touched, gi)
-	if g.st != nil {
-		g.markChanged(gi)
-	}
+	g.st.Changed(gi)
 }
 
 // recordBefore keeps, for the groups touched from touched[first] on, their
@@ -294,18 +290,33 @@ func (g *groupAggOp) emitPending() error {
 // missing handles a row whose group is not in memory: it loads the group
 // from the state store if the operator is backed by one, or else starts a
 // new group for an addition. It reports false when a retraction finds no
-// group (nothing to retract).
-func (g *groupAggOp) missing(row []types.Value, retract bool) (int32, bool, error) {
-	if g.st != nil && g.st.backed {
-		gi, ok, err := g.loadGroup(row)
+// group (nothing to retract). For a key not in ints, g.keyBuf holds its
+// encoding.
+func (g *groupAggOp) missing(row []types.Value, retract, inInts bool) (int32, bool, error) {
+	if g.st.Backed() {
+		if inInts {
+			g.keyBuf = g.appendRowKey(g.keyBuf[:0], row)
+		}
+		gi, ok, err := g.st.Load(g.keyBuf)
 		if err != nil || ok {
+			if err != nil {
+				err = fmt.Errorf("state of %s: %w", g.name, err)
+			}
 			return gi, ok, err
 		}
 	}
 	if retract {
 		return 0, false, nil
 	}
-	return g.newGroup(row), true, nil
+	gi := g.newGroup(row)
+	g.register(gi, row, g.keyBuf)
+	if inInts {
+		v := row[g.intKey]
+		g.st.AddedInt(gi, v.Kind(), v.Int())
+	} else {
+		g.st.AddedKey(gi, g.keyBuf)
+	}
+	return gi, true, nil
 }
 
 // newAccumulators (re)creates the accumulators, holding no groups.
@@ -375,9 +386,6 @@ func (g *groupAggOp) newGroup(row []types.Value) int32 {
 			kv[i] = row[k]
 		}
 	}
-	if g.st != nil {
-		g.heads[gi].kg = g.keyGroup(gi)
-	}
 	return gi
 }
 
@@ -394,10 +402,8 @@ func (g *groupAggOp) groupKey(gi int32) []types.Value {
 
 // removeGroup forgets group gi, whose row count reached zero.
 func (g *groupAggOp) removeGroup(gi int32) error {
-	if g.st != nil {
-		if err := g.forgetState(gi); err != nil {
-			return err
-		}
+	if err := g.st.Removed(gi); err != nil {
+		return fmt.Errorf("state of %s: %w", g.name, err)
 	}
 	if g.heads[gi].inInts {
 		g.ints.del(g.heads[gi].keyInt) // one key column

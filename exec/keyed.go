@@ -138,15 +138,14 @@ func (t *task) nextProcessingTimer(now time.Time) (time.Duration, bool, error) {
 	return max(time.Duration(next-now.UnixMilli())*time.Millisecond, 0), true, nil
 }
 
-// RowKey sets a Keyed's current key from key columns of a row, in the key
-// group to which a HASH exchange on the same columns routes the row
-// (types.HashKey over types.AppendKey): an operator behind today's
-// exchange finds each key in one of its own key groups. The key itself is
-// stored in the order-preserving encoding of state.AppendValue.
+// RowKey sets a Keyed's current key from key columns of a row: the
+// order-preserving encoding of state.AppendValue, in its key group
+// (state.KeyGroup), which is where a HASH exchange on the same columns
+// routes the row.
 type RowKey struct {
 	cols   []int
 	maxPar int
-	hb, kb []byte
+	kb     []byte
 }
 
 // NewRowKey returns a RowKey over columns cols, for a job with
@@ -160,11 +159,10 @@ func NewRowKey(cols []int, maxParallelism int) *RowKey {
 
 // Set makes row's key the current key of k.
 func (r *RowKey) Set(k *state.Keyed, row []types.Value) error {
-	hb, kb := r.hb[:0], r.kb[:0]
+	kb := r.kb[:0]
 	for _, c := range r.cols {
-		hb = types.AppendKey(hb, row[c])
 		kb = state.AppendValue(kb, row[c])
 	}
-	r.hb, r.kb = hb, kb
-	return k.SetCurrentKeyInGroup(kb, types.KeyGroup(types.HashKey(hb), r.maxPar))
+	r.kb = kb
+	return k.SetCurrentKeyInGroup(kb, state.KeyGroup(kb, r.maxPar))
 }

@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"math/bits"
 	"slices"
 
 	"github.com/weir-sql/weir/types"
@@ -36,33 +35,4 @@ func appendRow(b *types.Batch, kind types.RowKind, row []types.Value) {
 	for i := range dst {
 		dst[i] = row[i]
 	}
-}
-
-// The xxhash64 primes.
-const (
-	prime1 uint64 = 11400714785074694791
-	prime2 uint64 = 14029467366897019727
-	prime3 uint64 = 1609587929392839161
-	prime4 uint64 = 9650029242287828579
-	prime5 uint64 = 2870177450012600261
-)
-
-// hashIntKey returns types.HashKey(types.AppendKey(nil, v)) for a value v of
-// an int-stored kind (see intStored) without encoding it: AppendKey writes
-// 9 bytes, the kind then n little-endian, and this is xxhash64 (seed 0)
-// specialised to that input. TestHashIntKey checks the equality.
-func hashIntKey(kind types.Kind, n uint64) uint64 {
-	h := prime5 + 9
-	lane := uint64(kind) | n<<8
-	k1 := bits.RotateLeft64(lane*prime2, 31) * prime1
-	h ^= k1
-	h = bits.RotateLeft64(h, 27)*prime1 + prime4
-	h ^= (n >> 56) * prime5
-	h = bits.RotateLeft64(h, 11) * prime1
-	h ^= h >> 33
-	h *= prime2
-	h ^= h >> 29
-	h *= prime3
-	h ^= h >> 32
-	return h
 }

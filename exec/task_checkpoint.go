@@ -7,6 +7,7 @@ import (
 
 	"github.com/weir-sql/weir/checkpoint"
 	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
 )
@@ -48,7 +49,9 @@ func (t *task) restore() error {
 					return err
 				}
 				restored = true
-				if old.Parallelism == t.v.Parallelism {
+				if layout := r.Meta.KeyLayoutOf(); layout != state.KeyLayout {
+					st, err = t.migrateState(r, spec, keyed, layout, work, sopts)
+				} else if old.Parallelism == t.v.Parallelism {
 					if dir, ok := r.SubtaskDir(spec.ID, t.subtask); ok {
 						st, err = statestore.Restore(dir, work, sopts)
 					}
@@ -93,6 +96,31 @@ func (t *task) restore() error {
 		}
 	}
 	return nil
+}
+
+// migrateState restores operator spec's state written in an older key
+// layout into this subtask's store in the current one: every old
+// subtask's snapshot is read (with the key groups hashed anew, any of them
+// may hold this subtask's keys), each key is re-encoded and re-hashed, and
+// the keys of this subtask's key groups are kept (state.MigrateLayout1),
+// as in a rescale where every old subtask overlaps every new one. Layout 1
+// is that of StatefulOperators' Tables; a KeyedOperator's state never had
+// it.
+func (t *task) migrateState(r *checkpoint.Checkpoint, spec OperatorSpec, keyed bool, layout int, work string, sopts statestore.Options) (*statestore.Store, error) {
+	if layout != 1 || keyed {
+		return nil, fmt.Errorf("checkpoint %d has state in key layout %d, which this build cannot read into operator %s (it writes layout %d)",
+			r.Meta.CheckpointID, layout, spec.Name, state.KeyLayout)
+	}
+	dirs, err := r.StateDirsForKeyGroups(spec.ID, 0, t.job.maxPar-1)
+	if err != nil {
+		return nil, err
+	}
+	first, last := types.KeyGroupRange(t.subtask, t.v.Parallelism, t.job.maxPar)
+	st, err := statestore.RestoreRewritten(dirs, work, sopts, state.MigrateLayout1(first, last, t.job.maxPar))
+	if err != nil {
+		return nil, fmt.Errorf("migrate from key layout 1: %w", err)
+	}
+	return st, nil
 }
 
 // seek moves a source reader to the position restored checkpoint r holds

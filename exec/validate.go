@@ -60,11 +60,11 @@ func validateVertex(g *JobGraph, i int, v *Vertex, widths []int, maxPar int) (in
 		}
 		width = v.SourceWidth
 		if w := v.Watermark; w != nil {
-			if w.Expr == nil || w.Column < 0 || w.Column >= v.SourceWidth {
+			if w.Expr == nil || w.Column < -1 || w.Column >= v.SourceWidth {
 				return 0, fmt.Errorf("watermark on column %d of %d, or without an expression", w.Column, v.SourceWidth)
 			}
-			if w.Expr.Type().Kind != types.KindTimestamp {
-				return 0, fmt.Errorf("watermark expression %s is %s, not TIMESTAMP(3)", w.Expr, w.Expr.Type())
+			if k := w.Expr.Type().Kind; k != types.KindTimestamp && k != types.KindTimestampLTZ {
+				return 0, fmt.Errorf("watermark expression %s is %s, not TIMESTAMP(3) or TIMESTAMP_LTZ(3)", w.Expr, w.Expr.Type())
 			}
 		}
 	case v.Watermark != nil:

@@ -50,9 +50,12 @@ func ForwardWatermark(out Emitter, wm int64) error {
 
 // WatermarkSpec is a source's WATERMARK FOR column AS expr.
 type WatermarkSpec struct {
-	// Column is the index of the rowtime column in the source's rows.
+	// Column is the index of the rowtime column in the source's rows, or
+	// -1 when the rowtime is a computed column (computed from them after
+	// the source reads them).
 	Column int
-	// Expr computes the watermark (a TIMESTAMP) over a source row.
+	// Expr computes the watermark (a TIMESTAMP or TIMESTAMP_LTZ) over a
+	// source row, as the source reads it (computed columns substituted).
 	Expr expr.Expr
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/weir-sql/weir/checkpoint"
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/exec/coordinator"
+	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
 )
@@ -235,26 +236,32 @@ func storedSums(t *testing.T, c *checkpoint.Checkpoint) map[int64]int64 {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tb, err := st.Table("sum", groupsStateName)
+		sp, err := st.Space("sum")
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = tb.Scan(0, types.DefaultMaxParallelism-1, func(_ int, key, val []byte) error {
-			k, _, err := types.DecodeKey(key)
+		prefix := append([]byte{byte(len(groupsStateName))}, groupsStateName...)
+		for kg := range types.DefaultMaxParallelism {
+			err = sp.Scan(kg, prefix, nil, false, func(key, val []byte) (bool, error) {
+				k, _, err := state.DecodeValue(key[len(prefix):])
+				if err != nil {
+					return false, err
+				}
+				// version, INT key mask, row count, then SUM's state: sum, non-NULL count.
+				_, rest, err := readUvarint(val[1:])
+				if err != nil {
+					return false, err
+				}
+				if _, rest, err = readVarint(rest); err != nil {
+					return false, err
+				}
+				sum, _, err := readVarint(rest)
+				out[k.Int()] = sum
+				return true, err
+			})
 			if err != nil {
-				return err
+				t.Fatal(err)
 			}
-			// version, row count, then SUM's state: sum, non-NULL count.
-			_, rest, err := readVarint(val[1:])
-			if err != nil {
-				return err
-			}
-			sum, _, err := readVarint(rest)
-			out[k.Int()] = sum
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
 		}
 		if err := st.Close(); err != nil {
 			t.Fatal(err)

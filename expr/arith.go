@@ -68,10 +68,10 @@ func NewArith(op string, l, r Expr) (Expr, error) {
 		default:
 			a.mode = modeDouble
 		}
-	case lk == types.KindTimestamp && rk == types.KindInterval && (op == "+" || op == "-"):
-		a.t, a.mode = types.Type{Kind: types.KindTimestamp, NotNull: nn}, modeTsIv
-	case lk == types.KindInterval && rk == types.KindTimestamp && op == "+":
-		a.t, a.mode = types.Type{Kind: types.KindTimestamp, NotNull: nn}, modeIvTs
+	case lk.IsTimestamp() && rk == types.KindInterval && (op == "+" || op == "-"):
+		a.t, a.mode = types.Type{Kind: lk, NotNull: nn}, modeTsIv
+	case lk == types.KindInterval && rk.IsTimestamp() && op == "+":
+		a.t, a.mode = types.Type{Kind: rk, NotNull: nn}, modeIvTs
 	case lk == types.KindInterval && rk == types.KindInterval && (op == "+" || op == "-"):
 		a.t, a.mode = types.Type{Kind: types.KindInterval, NotNull: nn}, modeInterval
 	default:
@@ -118,11 +118,11 @@ func (a *Arith) Eval(row []types.Value) (types.Value, error) {
 		return types.DoubleValue(floatOp(a.Op[0], l.Float(), r.Float())), nil
 	case modeTsIv:
 		if a.Op == "-" {
-			return types.TimestampValue(l.Int() - r.Int()), nil
+			return types.TimestampValue(l.Int() - r.Int()).WithKind(a.t.Kind), nil
 		}
-		return types.TimestampValue(l.Int() + r.Int()), nil
+		return types.TimestampValue(l.Int() + r.Int()).WithKind(a.t.Kind), nil
 	case modeIvTs:
-		return types.TimestampValue(l.Int() + r.Int()), nil
+		return types.TimestampValue(l.Int() + r.Int()).WithKind(a.t.Kind), nil
 	default: // modeInterval
 		if a.Op == "-" {
 			return types.IntervalValue(l.Int() - r.Int()), nil

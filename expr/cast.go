@@ -13,26 +13,36 @@ import (
 // Cast is CAST(X AS T). Supported: between the numeric kinds (DOUBLE to
 // integer truncates toward zero; a narrowing integer cast wraps), numbers
 // and BOOLEAN both ways, anything to VARCHAR, VARCHAR to anything (a
-// malformed string is a run-time error naming it), and TIMESTAMP ↔ VARCHAR
-// as 'yyyy-mm-dd hh:mm:ss.fff'.
+// malformed string is a run-time error naming it), TIMESTAMP ↔ VARCHAR
+// as 'yyyy-mm-dd hh:mm:ss.fff', and TIMESTAMP_LTZ ↔ TIMESTAMP and
+// TIMESTAMP_LTZ ↔ VARCHAR as local times in the time zone Loc (the
+// session's), as Flink converts them.
 type Cast struct {
-	X Expr
-	T types.Type
+	X   Expr
+	T   types.Type
+	Loc *time.Location // the session's time zone; nil: UTC
 }
 
 var _ Node = (*Cast)(nil)
 
-// NewCast returns CAST(x AS t), or an error if the conversion is not supported.
-func NewCast(x Expr, t types.Type) (Expr, error) {
+// NewCast returns CAST(x AS t), or an error if the conversion is not
+// supported; TIMESTAMP_LTZ converts in UTC (see NewCastIn).
+func NewCast(x Expr, t types.Type) (Expr, error) { return NewCastIn(x, t, nil) }
+
+// NewCastIn returns CAST(x AS t) with TIMESTAMP_LTZ values converted as
+// local times in loc (nil: UTC).
+func NewCastIn(x Expr, t types.Type, loc *time.Location) (Expr, error) {
 	from, to := x.Type().Kind, t.Kind
 	ok := from == to || from == types.KindNull || to == types.KindVarchar || from == types.KindVarchar ||
+		(from.IsTimestamp() && to.IsTimestamp()) ||
 		(from.IsNumeric() && to.IsNumeric()) ||
 		(from.IsNumeric() && to == types.KindBoolean) || (from == types.KindBoolean && to.IsNumeric())
 	if !ok || to == types.KindNull {
 		return nil, fmt.Errorf("cannot cast %s to %s", from, to)
 	}
 	t.NotNull = x.Type().NotNull
-	return &Cast{X: x, T: t}, nil
+	t.Attr = types.NoTimeAttr
+	return &Cast{X: x, T: t, Loc: loc}, nil
 }
 
 // Type is the target type.
@@ -49,7 +59,7 @@ func (c *Cast) WithChildren(kids []Expr) (Expr, error) {
 	if err := checkArity("CAST", kids, 1); err != nil {
 		return nil, err
 	}
-	return NewCast(kids[0], c.T)
+	return NewCastIn(kids[0], c.T, c.Loc)
 }
 
 // Eval converts.
@@ -58,18 +68,42 @@ func (c *Cast) Eval(row []types.Value) (types.Value, error) {
 	if err != nil || v.IsNull() {
 		return types.Value{}, err
 	}
-	return CastValue(v, c.T.Kind)
+	return CastValueIn(v, c.T.Kind, c.Loc)
 }
 
-// CastValue converts a non-NULL value to kind to (see Cast).
+// CastValue converts a non-NULL value to kind to (see Cast), with
+// TIMESTAMP_LTZ values as UTC times.
 func CastValue(v types.Value, to types.Kind) (types.Value, error) {
+	return CastValueIn(v, to, nil)
+}
+
+// CastValueIn converts a non-NULL value to kind to (see Cast), with
+// TIMESTAMP_LTZ values as local times in loc (nil: UTC).
+func CastValueIn(v types.Value, to types.Kind, loc *time.Location) (types.Value, error) {
 	from := v.Kind()
 	if from == to || from == types.KindNull {
 		return v, nil
 	}
+	if loc == nil {
+		loc = time.UTC
+	}
 	switch to {
 	case types.KindVarchar:
+		if from == types.KindTimestampLTZ {
+			return types.StringValue(string(v.AppendTextIn(nil, loc))), nil
+		}
 		return types.StringValue(castToString(v)), nil
+	case types.KindTimestampLTZ:
+		switch from {
+		case types.KindTimestamp:
+			return fromWall(time.UnixMilli(v.Int()).UTC(), types.KindTimestampLTZ, loc), nil
+		case types.KindVarchar:
+			ms, err := ParseTimestamp(v.Str())
+			if err != nil {
+				return types.Value{}, fmt.Errorf("cannot cast '%s' to TIMESTAMP_LTZ(3): want 'yyyy-mm-dd hh:mm:ss.fff'", v.Str())
+			}
+			return fromWall(time.UnixMilli(ms).UTC(), types.KindTimestampLTZ, loc), nil
+		}
 	case types.KindInt, types.KindBigInt:
 		var n int64
 		switch {
@@ -119,6 +153,9 @@ func CastValue(v types.Value, to types.Kind) (types.Value, error) {
 		}
 		return types.BoolValue(v.Float() != 0), nil
 	case types.KindTimestamp:
+		if from == types.KindTimestampLTZ {
+			return fromWall(time.UnixMilli(v.Int()).In(loc), types.KindTimestamp, loc), nil
+		}
 		if from == types.KindVarchar {
 			ms, err := ParseTimestamp(v.Str())
 			if err != nil {

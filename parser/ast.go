@@ -83,12 +83,14 @@ type CreateTable struct {
 	Options     []*Option     // WITH ('k' = 'v', ...), in order
 }
 
-// ColumnDef is one column of CREATE TABLE.
+// ColumnDef is one column of CREATE TABLE: a physical column (Type set)
+// or a computed column, name AS expr (Expr set, Type nil).
 type ColumnDef struct {
 	Pos     Pos
 	Name    string
 	Type    *TypeName
 	NotNull bool
+	Expr    Expr // computed column: its expression; nil for a physical column
 }
 
 // TypeName is a SQL type as written: Name is upper case and canonical

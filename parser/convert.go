@@ -192,6 +192,8 @@ func (c *converter) createTable(b StmtBase, g *gCreate) *CreateTable {
 				cols = append(cols, c.ident(id))
 			}
 			setPK(e.Name.Pos, cols, e.PrimaryKey.NotEnforced)
+		case e.Computed != nil:
+			s.Columns = append(s.Columns, &ColumnDef{Pos: toPos(e.Name.Pos), Name: c.ident(&e.Name), Expr: c.expr(e.Computed.Expr)})
 		default:
 			col := e.Column
 			def := &ColumnDef{Pos: toPos(e.Name.Pos), Name: c.ident(&e.Name), Type: c.typeName(col.Type), NotNull: col.NotNull}
@@ -528,13 +530,21 @@ func (c *converter) call(p Pos, name string, g *gCall) *Call {
 			if c.err == nil {
 				c.err = Errorf(p, "%s", msg)
 			}
-		} else if e.Name != "SUBSTRING" {
-			c.fail(g.Pos, "FROM inside a function call is only valid in SUBSTRING(s FROM i [FOR n])")
+		} else if e.Name != "SUBSTRING" && e.Name != "EXTRACT" {
+			c.fail(g.Pos, "FROM inside a function call is only valid in SUBSTRING(s FROM i [FOR n]) and EXTRACT(unit FROM t)")
+		} else if e.Name == "EXTRACT" && g.For != nil {
+			c.fail(g.Pos, "FOR is only valid in SUBSTRING(s FROM i FOR n)")
 		}
 		e.Args = append(e.Args, c.expr(g.From))
 		if g.For != nil {
 			e.Args = append(e.Args, c.expr(g.For))
 		}
+	}
+	if g.To != nil {
+		if e.Name != "FLOOR" && e.Name != "CEIL" {
+			c.fail(g.Pos, "TO inside a function call is only valid in FLOOR(t TO unit) and CEIL(t TO unit)")
+		}
+		e.Args = append(e.Args, c.expr(g.To))
 	}
 	return e
 }

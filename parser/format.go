@@ -184,6 +184,11 @@ func (f *formatter) createTable(s *CreateTable) {
 }
 
 func (f *formatter) columnDef(c *ColumnDef) {
+	if c.Expr != nil {
+		f.w(quoteIdent(c.Name), " AS ")
+		f.expr(c.Expr, precOr)
+		return
+	}
 	f.w(quoteIdent(c.Name), " ")
 	f.typeName(c.Type)
 	if c.NotNull {
@@ -428,6 +433,14 @@ func (f *formatter) expr(e Expr, min int) {
 		case e.Distinct:
 			f.w("DISTINCT ")
 			f.exprList(e.Args)
+		case e.Name == "EXTRACT" && len(e.Args) == 2:
+			f.expr(e.Args[0], precOr)
+			f.w(" FROM ")
+			f.expr(e.Args[1], precOr)
+		case (e.Name == "FLOOR" || e.Name == "CEIL") && len(e.Args) == 2:
+			f.expr(e.Args[0], precOr)
+			f.w(" TO ")
+			f.expr(e.Args[1], precOr)
 		default:
 			f.exprList(e.Args)
 		}

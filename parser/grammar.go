@@ -133,13 +133,21 @@ type gCondName struct {
 	Second *gIdent `parser:"  'EXISTS' @@ )?"`
 }
 
-// gTableElem is a column definition, WATERMARK FOR col AS expr, or
-// PRIMARY KEY (cols) NOT ENFORCED; all start with a word.
+// gTableElem is a column definition, a computed column (name AS expr),
+// WATERMARK FOR col AS expr, or PRIMARY KEY (cols) NOT ENFORCED; all start
+// with a word.
 type gTableElem struct {
 	Name       gIdent       `parser:"@@"`
 	Watermark  *gWatermark  `parser:"( @@"`
 	PrimaryKey *gPrimaryKey `parser:"| @@"`
+	Computed   *gComputed   `parser:"| @@"`
 	Column     *gColumn     `parser:"| @@ )"`
+}
+
+// gComputed is the AS expr of a computed column.
+type gComputed struct {
+	Pos  lexer.Position
+	Expr *gExpr `parser:"'AS' @@"`
 }
 
 type gWatermark struct {
@@ -439,7 +447,8 @@ type gCall struct {
 	First    *gExpr   `parser:"  @@"`
 	More     []*gExpr `parser:"  ( ( ',' @@ )+"`
 	From     *gExpr   `parser:"  | 'FROM' @@"`
-	For      *gExpr   `parser:"    ( 'FOR' @@ )? )? )? ')'"`
+	For      *gExpr   `parser:"    ( 'FOR' @@ )?"`
+	To       *gExpr   `parser:"  | 'TO' @@ )? )? ')'"`
 }
 
 // gExprRoot is the root of ParseExpr.

@@ -113,7 +113,6 @@ var unsupportedRules = []unsupportedRule{
 	{ctx: ctxAccepts, accepts: "<number>", before: []string{"("}, words: []string{"SELECT"}, msg: "subqueries in expressions ((SELECT ...)) are not supported yet"},
 
 	// CREATE TABLE.
-	{ctx: ctxAccepts, accepts: "INT", words: []string{"AS"}, msg: "computed columns (name AS expression) are not supported yet"},
 	{ctx: ctxAccepts, accepts: "PRIMARY", words: []string{"METADATA"}, msg: "metadata columns (METADATA FROM ...) are not supported yet"},
 	{ctx: ctxAccepts, accepts: "COMMENT", words: []string{"PARTITIONED", "BY"}, msg: "PARTITIONED BY is not supported yet"},
 	{ctx: ctxAccepts, accepts: "COMMENT", words: []string{"LIKE"}, msg: "CREATE TABLE ... LIKE is not supported yet"},
@@ -301,13 +300,9 @@ var unsupportedFunctions = func() map[string]unsupportedFunc {
 		}
 	}
 	add(unsupportedFunc{bare: true, what: "time function"},
-		"CURRENT_TIMESTAMP", "LOCALTIMESTAMP", "CURRENT_DATE", "CURRENT_TIME", "LOCALTIME")
+		"CURRENT_DATE", "CURRENT_TIME", "LOCALTIME")
 	add(unsupportedFunc{what: "time function"},
-		"NOW", "PROCTIME", "CURRENT_ROW_TIMESTAMP", "CURRENT_WATERMARK", "SOURCE_WATERMARK",
-		"UNIX_TIMESTAMP", "FROM_UNIXTIME", "TO_TIMESTAMP", "TO_TIMESTAMP_LTZ", "TO_DATE",
-		"DATE_FORMAT", "CONVERT_TZ", "TIMESTAMPADD", "TIMESTAMPDIFF", "EXTRACT",
-		"YEAR", "QUARTER", "MONTH", "WEEK", "DAYOFYEAR", "DAYOFMONTH", "DAYOFWEEK",
-		"HOUR", "MINUTE", "SECOND")
+		"CURRENT_ROW_TIMESTAMP", "SOURCE_WATERMARK", "TO_DATE", "CONVERT_TZ")
 	add(unsupportedFunc{what: "group window function"},
 		"TUMBLE", "HOP", "SESSION", "CUMULATE",
 		"TUMBLE_START", "TUMBLE_END", "TUMBLE_ROWTIME", "TUMBLE_PROCTIME",

@@ -3,6 +3,7 @@ package planner
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/parser"
@@ -16,6 +17,7 @@ const maxViewDepth = 32
 type binder struct {
 	cat   *Catalog
 	depth int
+	loc   *time.Location // the session's time zone (table.local-time-zone); nil: UTC
 }
 
 // bindQuery binds a SELECT or a set operation.
@@ -39,7 +41,11 @@ func (b *binder) bindFrom(r parser.Relation) (rel, error) {
 			qual = n.Name
 		}
 		if t, ok := b.cat.Table(n.Name); ok {
-			return rel{node: &Scan{Table: t}, qual: qual}, nil
+			s, err := b.cat.scanOf(t, b.loc)
+			if err != nil {
+				return rel{}, parser.Errorf(n.Pos, "table '%s': %s", n.Name, errMsg(err))
+			}
+			return rel{node: s, qual: qual}, nil
 		}
 		if v, ok := b.cat.views[key(n.Name)]; ok {
 			if b.depth >= maxViewDepth {
@@ -116,7 +122,7 @@ func (b *binder) bindSelect(s *parser.Select) (Node, error) {
 	sc := newScope(in)
 	node := in.node
 	if s.Where != nil {
-		eb := &exprBinder{sc: sc, where: "in WHERE"}
+		eb := &exprBinder{sc: sc, where: "in WHERE", loc: b.loc}
 		cond, err := eb.bind(s.Where)
 		if err != nil {
 			return nil, err
@@ -142,7 +148,7 @@ func (b *binder) bindSelect(s *parser.Select) (Node, error) {
 	if hasAgg {
 		node, exprs, err = b.bindAggregate(s, sc, node, items)
 	} else {
-		eb := &exprBinder{sc: sc, where: "here"}
+		eb := &exprBinder{sc: sc, where: "here", loc: b.loc}
 		exprs = make([]expr.Expr, len(items))
 		for i, it := range items {
 			if exprs[i], err = eb.bind(it.e); err != nil {

@@ -112,7 +112,7 @@ func collectAggs(e parser.Expr, out *[]*parser.Call) {
 // and aggregate arguments, the Aggregate, HAVING as a Filter above it; it
 // returns that plan and the select items bound over the aggregate's output.
 func (b *binder) bindAggregate(s *parser.Select, sc *scope, input Node, items []selItem) (Node, []expr.Expr, error) {
-	in := &exprBinder{sc: sc, where: "in GROUP BY"}
+	in := &exprBinder{sc: sc, where: "in GROUP BY", loc: b.loc}
 	as := &aggScope{in: in, aggs: map[string]expr.Expr{}}
 	var pre []expr.Expr
 	var preNames []string
@@ -185,7 +185,7 @@ func (b *binder) bindAggregate(s *parser.Select, sc *scope, input Node, items []
 				argText = "DISTINCT " + argText
 			}
 		}
-		f, t, err := aggCallType(c, argType)
+		f, t, err := aggCallType(c, argType.Plain())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -202,11 +202,11 @@ func (b *binder) bindAggregate(s *parser.Select, sc *scope, input Node, items []
 	keys := make([]int, nk)
 	for i := range keys {
 		keys[i] = i
-		as.keyCols = append(as.keyCols, expr.NewColumn(i, pre[i].Type(), preNames[i]))
+		as.keyCols = append(as.keyCols, expr.NewColumn(i, pre[i].Type().Plain(), preNames[i]))
 	}
 	var node Node = &Aggregate{Input: proj, Keys: keys, Aggs: aggs, Names: append(preNames[:nk:nk], aggNames...)}
 	in.where = "here"
-	above := &exprBinder{sc: newScope(rel{node: node}), agg: as, where: "here"}
+	above := &exprBinder{sc: newScope(rel{node: node}), agg: as, where: "here", loc: b.loc}
 	if s.Having != nil {
 		cond, err := above.bind(s.Having)
 		if err != nil {

@@ -1,10 +1,12 @@
 package planner
 
 import (
+	"errors"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/weir-sql/weir/aggfunc"
 	"github.com/weir-sql/weir/confval"
@@ -25,7 +27,8 @@ func isAggCall(e parser.Expr) (*parser.Call, bool) {
 type exprBinder struct {
 	sc    *scope
 	agg   *aggScope
-	where string // clause name for "aggregate not allowed in ..." errors
+	where string         // clause name for "aggregate not allowed in ..." errors
+	loc   *time.Location // the session's time zone; nil: UTC
 }
 
 func wrap(pos parser.Pos, err error) error {
@@ -66,6 +69,9 @@ func (b *exprBinder) bindAll(es []parser.Expr) ([]expr.Expr, error) {
 func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 	switch n := e.(type) {
 	case *parser.ColumnRef:
+		if x, ok, err := b.bareTimeFunction(n); ok || err != nil {
+			return x, err
+		}
 		if err := b.bareFunction(n); err != nil {
 			return nil, err
 		}
@@ -104,6 +110,18 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 		case "OR":
 			return expr.NewOr(l, r)
 		case "=", "<>", "<", "<=", ">", ">=":
+			// A TIMESTAMP compares with a TIMESTAMP_LTZ as a local time
+			// of the session's time zone.
+			lk, rk := l.Type().Kind, r.Type().Kind
+			if lk == types.KindTimestamp && rk == types.KindTimestampLTZ {
+				if l, err = expr.NewCastIn(l, types.Type{Kind: rk}, b.loc); err != nil {
+					return nil, err
+				}
+			} else if lk == types.KindTimestampLTZ && rk == types.KindTimestamp {
+				if r, err = expr.NewCastIn(r, types.Type{Kind: lk}, b.loc); err != nil {
+					return nil, err
+				}
+			}
 			return expr.NewCompare(n.Op, l, r)
 		case "||":
 			return expr.NewCall("||", []expr.Expr{l, r})
@@ -163,7 +181,7 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return expr.NewCast(x, t)
+		return expr.NewCastIn(x, t, b.loc)
 	case *parser.Call:
 		if aggfunc.Builtins().Has(n.Name) {
 			where := b.where
@@ -171,6 +189,9 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 				where = "here"
 			}
 			return nil, parser.Errorf(n.Pos, "aggregate function %s is not allowed %s", n.Name, where)
+		}
+		if expr.IsTimeFunction(n.Name) || (n.Name == "FLOOR" || n.Name == "CEIL" || n.Name == "CEILING") && len(n.Args) == 2 {
+			return b.bindTimeCall(n)
 		}
 		if !expr.IsFunction(n.Name) {
 			return nil, unknownFunction(n)
@@ -182,6 +203,57 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 		return expr.NewCall(n.Name, args)
 	}
 	return nil, parser.Errorf(e.Position(), "unsupported expression %s", sqlText(e))
+}
+
+// bareTimeFunction binds CURRENT_TIMESTAMP and LOCALTIMESTAMP, written
+// without parentheses, unless ref names a column in scope.
+func (b *exprBinder) bareTimeFunction(ref *parser.ColumnRef) (expr.Expr, bool, error) {
+	name := strings.ToUpper(ref.Name)
+	if ref.Table != "" || !expr.IsBareTimeFunction(name) {
+		return nil, false, nil
+	}
+	sc := b.sc
+	if b.agg != nil {
+		sc = b.agg.in.sc
+	}
+	if sc != nil {
+		if _, err := sc.resolve(ref); err == nil {
+			return nil, false, nil
+		}
+	}
+	x, err := expr.NewTimeCall(name, "", nil, b.loc)
+	return x, true, err
+}
+
+// bindTimeCall binds a call of a time function: a unit argument (DAY in
+// EXTRACT(DAY FROM ts)) is a word, not a column; an error about one
+// argument (a bad format string) points at it.
+func (b *exprBinder) bindTimeCall(n *parser.Call) (expr.Expr, error) {
+	var unit string
+	var args []expr.Expr
+	var argNodes []parser.Expr
+	for i, a := range n.Args {
+		if expr.UnitArg(n.Name, i) {
+			ref, ok := a.(*parser.ColumnRef)
+			if !ok || ref.Table != "" {
+				return nil, parser.Errorf(a.Position(), "%s expects a time unit here (such as DAY, HOUR, MINUTE, SECOND), not %s", n.Name, sqlText(a))
+			}
+			unit = strings.ToUpper(ref.Name)
+			continue
+		}
+		x, err := b.bind(a)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, x)
+		argNodes = append(argNodes, a)
+	}
+	x, err := expr.NewTimeCall(n.Name, unit, args, b.loc)
+	var ae *expr.ArgError
+	if errors.As(err, &ae) && ae.Arg < len(argNodes) {
+		return nil, parser.Errorf(startPos(argNodes[ae.Arg]), "%s", err.Error())
+	}
+	return x, err
 }
 
 // bareFunction returns the error for a function of Flink written without
@@ -227,7 +299,7 @@ func unknownFunction(n *parser.Call) error {
 // knownFunctions are the names of the functions Weir has, sorted:
 // aggregates and scalar functions.
 func knownFunctions() []string {
-	names := expr.FunctionNames()
+	names := append(expr.FunctionNames(), expr.TimeFunctionNames()...)
 	names = append(names, aggfunc.Builtins().Names()...)
 	sort.Strings(names)
 	return names

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/exec"
@@ -21,10 +22,9 @@ type Catalog struct {
 }
 
 type tableEntry struct {
-	table     *connector.Table
+	table     *connector.Table // its physical columns
 	def       *parser.CreateTable
 	watermark *parser.WatermarkDef // kept for event time; nil if none
-	wmSpec    *exec.WatermarkSpec  // the bound watermark, for the source; nil if none
 }
 
 type viewEntry struct {
@@ -43,7 +43,7 @@ func key(name string) string { return strings.ToLower(name) }
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // supportedTypes is listed in the error for an unsupported column type.
-const supportedTypes = "INT, INTEGER, BIGINT, DOUBLE, FLOAT, VARCHAR, STRING, CHAR, BOOLEAN, TIMESTAMP, TIMESTAMP(3)"
+const supportedTypes = "INT, INTEGER, BIGINT, DOUBLE, FLOAT, VARCHAR, STRING, CHAR, BOOLEAN, TIMESTAMP(3), TIMESTAMP_LTZ(3)"
 
 // columnType maps a SQL type name to a Weir type.
 func columnType(t *parser.TypeName) (types.Type, error) {
@@ -63,13 +63,19 @@ func columnType(t *parser.TypeName) (types.Type, error) {
 			return types.Timestamp, nil
 		}
 		return types.Type{}, parser.Errorf(t.Pos, "unsupported type %s: only TIMESTAMP(3) is supported", typeNameText(t))
+	case "TIMESTAMP_LTZ":
+		if len(t.Params) == 0 || (len(t.Params) == 1 && t.Params[0] == 3) {
+			return types.Type{Kind: types.KindTimestampLTZ}, nil
+		}
+		return types.Type{}, parser.Errorf(t.Pos, "unsupported type %s: only TIMESTAMP_LTZ(3) is supported", typeNameText(t))
 	}
 	return types.Type{}, parser.Errorf(t.Pos, "unsupported type %s (supported: %s)", typeNameText(t), supportedTypes)
 }
 
 // CreateTable adds a table. It fails if the name is taken, unless IF NOT
-// EXISTS is given; unsupported column types, duplicate columns and unknown
-// watermark or primary-key columns are errors at their position.
+// EXISTS is given; unsupported column types, duplicate columns, computed
+// columns that do not bind, and unknown watermark or primary-key columns
+// are errors at their position.
 func (c *Catalog) CreateTable(ct *parser.CreateTable) error {
 	k := key(ct.Name)
 	if _, ok := c.tables[k]; ok || c.views[k] != nil {
@@ -78,13 +84,15 @@ func (c *Catalog) CreateTable(ct *parser.CreateTable) error {
 		}
 		return parser.Errorf(ct.Pos, "table '%s' already exists", ct.Name)
 	}
-	var (
-		schema types.Schema
-		wmSpec *exec.WatermarkSpec
-	)
+	var schema types.Schema
+	seen := map[string]bool{}
 	for _, col := range ct.Columns {
-		if schema.Index(col.Name) >= 0 {
+		if seen[key(col.Name)] {
 			return parser.Errorf(col.Pos, "duplicate column '%s'", col.Name)
+		}
+		seen[key(col.Name)] = true
+		if col.Expr != nil {
+			continue
 		}
 		t, err := columnType(col.Type)
 		if err != nil {
@@ -93,24 +101,13 @@ func (c *Catalog) CreateTable(ct *parser.CreateTable) error {
 		t.NotNull = col.NotNull
 		schema.Columns = append(schema.Columns, types.Column{Name: col.Name, Type: t})
 	}
-	if ct.Watermark != nil {
-		i := schema.Index(ct.Watermark.Column)
-		if i < 0 {
-			return parser.Errorf(ct.Watermark.Pos, "unknown watermark column '%s' (columns: %s)", ct.Watermark.Column, strings.Join(schema.Names(), ", "))
-		}
-		if schema.Columns[i].Type.Kind != types.KindTimestamp {
-			return parser.Errorf(ct.Watermark.Pos, "watermark column '%s' must be TIMESTAMP(3), not %s", ct.Watermark.Column, schema.Columns[i].Type.Kind)
-		}
-		e, err := bindWatermark(ct, schema, i)
-		if err != nil {
-			return err
-		}
-		wmSpec = &exec.WatermarkSpec{Column: i, Expr: e}
-	}
 	var pk []int
 	for _, name := range ct.PrimaryKey {
 		i := schema.Index(name)
 		if i < 0 {
+			if seen[key(name)] {
+				return parser.Errorf(ct.Pos, "primary key column '%s' is a computed column; a key must be a physical column", name)
+			}
 			return parser.Errorf(ct.Pos, "unknown primary key column '%s' (columns: %s)", name, strings.Join(schema.Names(), ", "))
 		}
 		pk = append(pk, i)
@@ -123,36 +120,108 @@ func (c *Catalog) CreateTable(ct *parser.CreateTable) error {
 		}
 		opts[o.Key] = o.Value
 	}
-	c.tables[k] = &tableEntry{
+	e := &tableEntry{
 		table:     &connector.Table{Name: ct.Name, Schema: schema, Options: opts, PrimaryKey: pk},
 		def:       ct,
 		watermark: ct.Watermark,
-		wmSpec:    wmSpec,
 	}
+	// Bind the computed columns and the watermark once now, to report
+	// mistakes at CREATE TABLE; each query binds them again in its session's
+	// time zone.
+	if _, err := e.scan(time.UTC); err != nil {
+		return err
+	}
+	c.tables[k] = e
 	return nil
 }
 
+// scan returns a Scan of the table: its columns in order (computed ones
+// bound over the physical columns, in time zone loc) with their time
+// attributes, and its watermark.
+func (e *tableEntry) scan(loc *time.Location) (*Scan, error) {
+	ct, tbl := e.def, e.table
+	phys := &Scan{Table: tbl}
+	eb := &exprBinder{sc: newScope(rel{node: phys, qual: ct.Name}), where: "in a computed column", loc: loc}
+	s := &Scan{Table: tbl}
+	var proj []expr.Expr
+	hasComputed := false
+	for _, col := range ct.Columns {
+		if col.Expr == nil {
+			i := tbl.Schema.Index(col.Name)
+			c := tbl.Schema.Columns[i]
+			s.Columns.Columns = append(s.Columns.Columns, c)
+			proj = append(proj, expr.NewColumn(i, c.Type, c.Name))
+			continue
+		}
+		hasComputed = true
+		x, err := eb.bind(col.Expr)
+		if err != nil {
+			return nil, err
+		}
+		t := x.Type()
+		if t.Attr != types.Proctime {
+			t = t.Plain()
+		}
+		s.Columns.Columns = append(s.Columns.Columns, types.Column{Name: col.Name, Type: t})
+		proj = append(proj, x)
+	}
+	if w := ct.Watermark; w != nil {
+		i := s.Columns.Index(w.Column)
+		if i < 0 {
+			return nil, parser.Errorf(w.Pos, "unknown watermark column '%s' (columns: %s)", w.Column, strings.Join(s.Columns.Names(), ", "))
+		}
+		rt := &s.Columns.Columns[i]
+		if !rt.Type.Kind.IsTimestamp() || rt.Type.Attr == types.Proctime {
+			what := rt.Type.Kind.SQL()
+			if rt.Type.Attr == types.Proctime {
+				what = "a PROCTIME() column"
+			}
+			return nil, parser.Errorf(w.Pos, "watermark column '%s' must be TIMESTAMP(3) or TIMESTAMP_LTZ(3), not %s", w.Column, what)
+		}
+		wmExpr, err := bindWatermark(ct, s, i, loc)
+		if err != nil {
+			return nil, err
+		}
+		s.WatermarkText, s.Rowtime = wmExpr.String(), rt.Name
+		rt.Type.Attr = types.Rowtime
+		// The source generates the watermark from the rows it reads:
+		// computed columns are substituted by their expressions.
+		overPhys, err := expr.Substitute(wmExpr, proj)
+		if err != nil {
+			return nil, wrap(w.Pos, err)
+		}
+		col := -1
+		if c, ok := proj[i].(*expr.Column); ok {
+			col = c.Index
+		}
+		s.Watermark = &exec.WatermarkSpec{Column: col, Expr: overPhys}
+	}
+	if hasComputed {
+		s.Computed = proj
+	}
+	return s, nil
+}
+
 // bindWatermark binds the expression of WATERMARK FOR over the table's
-// columns (column col is the rowtime column) and checks it: it must be of
-// type TIMESTAMP(3) and use a TIMESTAMP column of the table, so that the
-// watermark follows the rows' event time.
-func bindWatermark(ct *parser.CreateTable, schema types.Schema, col int) (expr.Expr, error) {
+// columns s (column col is the rowtime column) and checks it: it must be of
+// type TIMESTAMP(3) or TIMESTAMP_LTZ(3) and use a timestamp column of the
+// table, so that the watermark follows the rows' event time.
+func bindWatermark(ct *parser.CreateTable, s *Scan, col int, loc *time.Location) (expr.Expr, error) {
 	w := ct.Watermark
-	tbl := &connector.Table{Name: ct.Name, Schema: schema}
-	eb := &exprBinder{sc: newScope(rel{node: &Scan{Table: tbl}, qual: ct.Name}), where: "in WATERMARK"}
+	eb := &exprBinder{sc: newScope(rel{node: &Scan{Table: s.Table, Columns: s.Columns}, qual: ct.Name}), where: "in WATERMARK", loc: loc}
 	e, err := eb.bind(w.Expr)
 	if err != nil {
 		return nil, err
 	}
-	name := schema.Columns[col].Name
+	name := s.Columns.Columns[col].Name
 	example := fmt.Sprintf("such as %s - INTERVAL '5' SECOND", name)
-	if e.Type().Kind != types.KindTimestamp {
-		return nil, parser.Errorf(startPos(w.Expr), "WATERMARK expression %s is of type %s; it must be TIMESTAMP(3), %s",
-			sqlText(w.Expr), e.Type().Nullable().SQL(), example)
+	if !e.Type().Kind.IsTimestamp() {
+		return nil, parser.Errorf(startPos(w.Expr), "WATERMARK expression %s is of type %s; it must be TIMESTAMP(3) or TIMESTAMP_LTZ(3), %s",
+			sqlText(w.Expr), e.Type().Nullable().Plain().SQL(), example)
 	}
 	usesTS := false
 	_, _ = expr.Transform(e, func(x expr.Expr) (expr.Expr, error) {
-		if c, ok := x.(*expr.Column); ok && c.T.Kind == types.KindTimestamp {
+		if c, ok := x.(*expr.Column); ok && c.T.Kind.IsTimestamp() {
 			usesTS = true
 		}
 		return x, nil
@@ -179,12 +248,12 @@ func startPos(e parser.Expr) parser.Pos {
 	return p
 }
 
-// watermarkSpec returns the bound WATERMARK FOR of table t, or nil.
-func (c *Catalog) watermarkSpec(t *connector.Table) *exec.WatermarkSpec {
+// scanOf returns the Scan of table t in time zone loc (see tableEntry.scan).
+func (c *Catalog) scanOf(t *connector.Table, loc *time.Location) (*Scan, error) {
 	if e, ok := c.tables[key(t.Name)]; ok && e.table == t {
-		return e.wmSpec
+		return e.scan(loc)
 	}
-	return nil
+	return &Scan{Table: t}, nil
 }
 
 // CreateView adds a view after checking that its query binds.
@@ -265,15 +334,72 @@ func (c *Catalog) listing() string {
 	return "tables: " + strings.Join(n, ", ")
 }
 
-// Describe returns the schema of a table or view.
+// Describe returns the columns of a table (computed ones included, with
+// their time attributes) or view.
 func (c *Catalog) Describe(name string) (types.Schema, error) {
 	if e, ok := c.tables[key(name)]; ok {
-		return e.table.Schema, nil
+		s, err := e.scan(time.UTC)
+		if err != nil {
+			return types.Schema{}, err
+		}
+		return s.Schema(), nil
 	}
 	if v, ok := c.views[key(name)]; ok {
 		return v.schema, nil
 	}
 	return types.Schema{}, fmt.Errorf("unknown table '%s' (%s)", name, c.listing())
+}
+
+// DescribeRow is one column as Flink's DESCRIBE shows it.
+type DescribeRow struct {
+	Name string
+	// Type is the type without NOT NULL, with a time attribute as Flink
+	// prints it ("TIMESTAMP_LTZ(3) *ROWTIME*").
+	Type string
+	Null bool
+	// Key is "PRI(cols)" for a primary key column; Extras a computed
+	// column's "AS expr"; Watermark the WATERMARK FOR expression on the
+	// rowtime column.
+	Key, Extras, Watermark string
+}
+
+// DescribeHeader is the header of DescribeTable's rows, as Flink's.
+var DescribeHeader = []string{"name", "type", "null", "key", "extras", "watermark"}
+
+// DescribeTable returns the rows of DESCRIBE name, for a table or a view.
+func (c *Catalog) DescribeTable(name string) ([]DescribeRow, error) {
+	schema, err := c.Describe(name)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]DescribeRow, len(schema.Columns))
+	for i, col := range schema.Columns {
+		t := col.Type
+		t.NotNull = false
+		rows[i] = DescribeRow{Name: col.Name, Type: t.SQL(), Null: !col.Type.NotNull}
+	}
+	e, ok := c.tables[key(name)]
+	if !ok {
+		return rows, nil
+	}
+	var pk []string
+	for _, k := range e.table.PrimaryKey {
+		pk = append(pk, e.table.Schema.Columns[k].Name)
+	}
+	for i, def := range e.def.Columns {
+		if def.Expr != nil {
+			rows[i].Extras = "AS " + sqlText(def.Expr)
+		}
+		for _, p := range pk {
+			if strings.EqualFold(p, def.Name) {
+				rows[i].Key = "PRI(" + strings.Join(pk, ", ") + ")"
+			}
+		}
+		if w := e.watermark; w != nil && strings.EqualFold(w.Column, def.Name) {
+			rows[i].Watermark = sqlText(w.Expr)
+		}
+	}
+	return rows, nil
 }
 
 // ShowCreate returns canonical DDL for a table, or a view's statement text.
@@ -288,7 +414,12 @@ func (c *Catalog) ShowCreate(name string) (string, error) {
 	var b strings.Builder
 	b.WriteString("CREATE TABLE `" + e.table.Name + "` (\n")
 	var lines []string
-	for _, col := range e.table.Schema.Columns {
+	for _, def := range e.def.Columns {
+		if def.Expr != nil {
+			lines = append(lines, "  `"+def.Name+"` AS "+sqlText(def.Expr))
+			continue
+		}
+		col := e.table.Schema.Columns[e.table.Schema.Index(def.Name)]
 		lines = append(lines, "  `"+col.Name+"` "+col.Type.SQL())
 	}
 	if w := e.watermark; w != nil {

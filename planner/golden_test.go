@@ -85,9 +85,12 @@ func runScript(script string) (string, *Plan) {
 			text, err = cat.ShowCreate(s.Name)
 			out.WriteString(text + "\n")
 		case *parser.Describe:
-			var sch types.Schema
-			sch, err = cat.Describe(s.Name)
-			out.WriteString(sch.String() + "\n")
+			var rows []DescribeRow
+			rows, err = cat.DescribeTable(s.Name)
+			out.WriteString(strings.Join(DescribeHeader, " | ") + "\n")
+			for _, r := range rows {
+				fmt.Fprintf(&out, "%s | %s | %v | %s | %s | %s\n", r.Name, r.Type, r.Null, r.Key, r.Extras, r.Watermark)
+			}
 		case *parser.Explain:
 			var text string
 			text, err = p.Explain(s)

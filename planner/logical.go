@@ -5,6 +5,7 @@ import (
 
 	"github.com/weir-sql/weir/aggfunc"
 	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/exec"
 	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/types"
 )
@@ -21,9 +22,23 @@ type Node interface {
 	String() string
 }
 
-// Scan reads a table.
+// Scan reads a table. Table.Schema holds its physical columns, those the
+// connector reads; Columns, when set, every column of the table in order,
+// computed ones included, with their time attributes (the WATERMARK FOR
+// column is a rowtime attribute, a PROCTIME() column a proctime one).
 type Scan struct {
-	Table *connector.Table
+	Table   *connector.Table
+	Columns types.Schema
+	// Computed, when the table has computed columns, holds one expression
+	// over the physical columns per column of Columns (a physical column
+	// is a column reference): the projection placed right above the scan.
+	Computed []expr.Expr
+	// Watermark is the table's WATERMARK FOR over its physical columns
+	// (computed columns substituted), or nil.
+	Watermark *exec.WatermarkSpec
+	// WatermarkText renders the watermark for EXPLAIN ("" if none) and
+	// Rowtime names the rowtime column.
+	WatermarkText, Rowtime string
 }
 
 // Filter keeps the rows for which Cond is TRUE.
@@ -84,8 +99,13 @@ func (n *Scan) Children() []Node { return nil }
 // WithChildren returns n.
 func (n *Scan) WithChildren([]Node) Node { return n }
 
-// Schema returns the table's schema.
-func (n *Scan) Schema() types.Schema { return n.Table.Schema }
+// Schema returns the table's columns (see Columns).
+func (n *Scan) Schema() types.Schema {
+	if n.Columns.Columns != nil {
+		return n.Columns
+	}
+	return n.Table.Schema
+}
 
 // String renders the node for EXPLAIN.
 func (n *Scan) String() string { return "LogicalTableScan(table=[" + n.Table.Name + "])" }
@@ -169,7 +189,7 @@ func (n *Aggregate) Schema() types.Schema {
 	in := n.Input.Schema()
 	var cols []types.Column
 	for i, k := range n.Keys {
-		cols = append(cols, types.Column{Name: n.Names[i], Type: in.Columns[k].Type})
+		cols = append(cols, types.Column{Name: n.Names[i], Type: in.Columns[k].Type.Plain()})
 	}
 	for j, a := range n.Aggs {
 		cols = append(cols, types.Column{Name: n.Names[len(n.Keys)+j], Type: a.Type})
@@ -219,8 +239,26 @@ func (n *Union) Children() []Node { return n.Inputs }
 // WithChildren replaces the inputs.
 func (n *Union) WithChildren(k []Node) Node { return &Union{Inputs: k} }
 
-// Schema is the first input's.
-func (n *Union) Schema() types.Schema { return n.Inputs[0].Schema() }
+// Schema is the first input's; a column is a time attribute only if it is
+// one in every input.
+func (n *Union) Schema() types.Schema {
+	s := n.Inputs[0].Schema()
+	var cols []types.Column
+	for _, in := range n.Inputs[1:] {
+		for i, c := range in.Schema().Columns {
+			if i < len(s.Columns) && c.Type.Attr != s.Columns[i].Type.Attr {
+				if cols == nil {
+					cols = append([]types.Column(nil), s.Columns...)
+				}
+				cols[i].Type = cols[i].Type.Plain()
+			}
+		}
+	}
+	if cols != nil {
+		s.Columns = cols
+	}
+	return s
+}
 
 // String renders the node for EXPLAIN.
 func (n *Union) String() string { return "LogicalUnion(all=[true])" }

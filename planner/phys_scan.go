@@ -13,6 +13,9 @@ type scanNode struct {
 	table     *connector.Table
 	source    connector.Source
 	watermark *exec.WatermarkSpec // the table's WATERMARK FOR, or nil
+	// rowtime and watermarkText name the rowtime column and render the
+	// watermark for EXPLAIN.
+	rowtime, watermarkText string
 }
 
 func (x *Scan) lower(b *physBuilder, _ []physNode) (physNode, error) {
@@ -20,24 +23,39 @@ func (x *Scan) lower(b *physBuilder, _ []physNode) (physNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	var wm *exec.WatermarkSpec
-	if b.p.Catalog != nil {
-		wm = b.p.Catalog.watermarkSpec(x.Table)
+	scan := newScanNode(x, src, b.parallelism)
+	if x.Computed == nil {
+		return scan, nil
 	}
-	return newScanNode(x.Table, src, wm, b.parallelism), nil
+	// Computed columns: a projection right above the scan, chained into
+	// the source task.
+	c := &Calc{Input: &Scan{Table: x.Table}, Exprs: x.Computed, Names: x.Columns.Names()}
+	in := scan.traits()
+	return &calcNode{
+		physBase: physBase{kids: []physNode{scan}, tr: traits{schema: x.Columns, mode: in.mode,
+			uniqueKeys:  projectKeys(in.uniqueKeys, c.Exprs),
+			upsertKeys:  projectKeys(in.upsertKeys, c.Exprs),
+			parallelism: in.parallelism}},
+		calc: c,
+	}, nil
 }
 
-func newScanNode(t *connector.Table, src connector.Source, wm *exec.WatermarkSpec, parallelism int) *scanNode {
-	keys := tableKeys(t)
+func newScanNode(x *Scan, src connector.Source, parallelism int) *scanNode {
+	keys := tableKeys(x.Table)
 	return &scanNode{
-		physBase: physBase{tr: traits{schema: t.Schema, mode: connector.SourceChangelogMode(src),
+		physBase: physBase{tr: traits{schema: x.Table.Schema, mode: connector.SourceChangelogMode(src),
 			uniqueKeys: keys, upsertKeys: keys, parallelism: parallelism}},
-		table: t, source: src, watermark: wm,
+		table: x.Table, source: src, watermark: x.Watermark,
+		rowtime: x.Rowtime, watermarkText: x.WatermarkText,
 	}
 }
 
 func (p *scanNode) desc() string {
-	return "TableSourceScan(table=[" + p.table.Name + "], fields=[" + fields(p.table.Schema) + "])"
+	d := "TableSourceScan(table=[" + p.table.Name + "], fields=[" + fields(p.table.Schema)
+	if p.watermark != nil {
+		d += "], rowtime=[" + p.rowtime + "], watermark=[" + p.watermarkText
+	}
+	return d + "])"
 }
 
 func (p *scanNode) canon() string { return "scan " + key(p.table.Name) + " " + p.table.Schema.String() }

@@ -9,7 +9,9 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/weir-sql/weir/confval"
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/exec"
 	"github.com/weir-sql/weir/expr"
@@ -40,6 +42,23 @@ type Plan struct {
 	// Modes holds the changelog mode of each INSERT's or the query's
 	// result, in order.
 	Modes []connector.ChangelogMode
+}
+
+// KeyLocalTimeZone is the SET key of the session's time zone, in which
+// TIMESTAMP_LTZ values are shown and converted ('default': the machine's).
+const KeyLocalTimeZone = "table.local-time-zone"
+
+// location returns the session's time zone (KeyLocalTimeZone).
+func (p *Planner) location() (*time.Location, error) {
+	v, ok := p.Config[KeyLocalTimeZone]
+	if !ok {
+		return time.Local, nil
+	}
+	loc, err := confval.TimeZone(v)
+	if err != nil {
+		return nil, fmt.Errorf("config '%s': %w", KeyLocalTimeZone, err)
+	}
+	return loc, nil
 }
 
 // QuerySinkName names a query's result sink in plans.
@@ -103,7 +122,11 @@ func (p *Planner) PlanInserts(ins []*parser.Insert, jobName string) (*Plan, erro
 // PlanQuery plans a bare query whose rows go to the sink the caller builds
 // from the result schema and whether the result is updating.
 func (p *Planner) PlanQuery(q *parser.QueryStmt, sink func(schema types.Schema, updating bool) (connector.Sink, error), jobName string) (*Plan, error) {
-	b := &binder{cat: p.Catalog}
+	loc, err := p.location()
+	if err != nil {
+		return nil, err
+	}
+	b := &binder{cat: p.Catalog, loc: loc}
 	r, err := b.bindQuery(q.Query)
 	if err != nil {
 		return nil, err
@@ -211,7 +234,11 @@ func (p *Planner) bindInsert(in *parser.Insert) (*Sink, error) {
 	if !ok {
 		return nil, parser.Errorf(in.Pos, "unknown table '%s' (%s)", in.Table, p.Catalog.listing())
 	}
-	b := &binder{cat: p.Catalog}
+	loc, err := p.location()
+	if err != nil {
+		return nil, err
+	}
+	b := &binder{cat: p.Catalog, loc: loc}
 	r, err := b.bindQuery(in.Query)
 	if err != nil {
 		return nil, err

@@ -112,9 +112,16 @@ func writeSQL(b *strings.Builder, e parser.Expr) {
 		if n.Star {
 			b.WriteByte('*')
 		}
+		sep := ", "
+		switch {
+		case n.Name == "EXTRACT" && len(n.Args) == 2:
+			sep = " FROM "
+		case (n.Name == "FLOOR" || n.Name == "CEIL") && len(n.Args) == 2:
+			sep = " TO "
+		}
 		for i, x := range n.Args {
 			if i > 0 {
-				b.WriteString(", ")
+				b.WriteString(sep)
 			}
 			writeSQL(b, x)
 		}

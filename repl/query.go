@@ -75,7 +75,7 @@ func (sh *Shell) runQuery(ctx context.Context, q *parser.QueryStmt) error {
 			running = false
 		case <-ticker.C:
 			if viewErr == nil {
-				if viewErr = view.update(col.take()); viewErr != nil {
+				if viewErr = view.update(localTimes(col.take(), sh.sess.Location())); viewErr != nil {
 					stop()
 				}
 				view.tick(time.Since(start), status())
@@ -98,7 +98,7 @@ func (sh *Shell) runQuery(ctx context.Context, q *parser.QueryStmt) error {
 		}
 	}
 	if viewErr == nil {
-		viewErr = view.update(col.take())
+		viewErr = view.update(localTimes(col.take(), sh.sess.Location()))
 	}
 	if err := job.Wait(); err != nil {
 		view.abort()

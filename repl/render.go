@@ -2,6 +2,7 @@ package repl
 
 import (
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/weir-sql/weir/types"
@@ -122,6 +123,23 @@ func appendSpaces(dst []byte, n int) []byte {
 		dst = append(dst, ' ')
 	}
 	return dst
+}
+
+// localTimes rewrites, in place, each TIMESTAMP_LTZ value of b as the
+// local time it shows in the session's time zone loc, so that the result
+// views print it as Flink's client does. It returns b.
+func localTimes(b *types.Batch, loc *time.Location) *types.Batch {
+	if b == nil {
+		return b
+	}
+	for i, v := range b.Vals {
+		if v.Kind() == types.KindTimestampLTZ {
+			w := time.UnixMilli(v.Int()).In(loc)
+			_, off := w.Zone()
+			b.Vals[i] = types.TimestampValue(v.Int() + int64(off)*1000)
+		}
+	}
+	return b
 }
 
 // cellText renders one value for a table cell: as the print sink does

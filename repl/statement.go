@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weir-sql/weir/parser"
+	"github.com/weir-sql/weir/planner"
 	"github.com/weir-sql/weir/session"
 )
 
@@ -105,15 +106,15 @@ func (sh *Shell) exec(ctx context.Context, st parser.Statement) error {
 		}
 		sh.printTable([]string{"function name", "kind", "forms"}, []bool{false, false, false}, rows)
 	case *parser.Describe:
-		schema, err := sh.sess.Catalog.Describe(st.Name)
+		desc, err := sh.sess.Catalog.DescribeTable(st.Name)
 		if err != nil {
 			return parser.Errorf(st.Pos, "%v", err)
 		}
-		rows := make([][]string, len(schema.Columns))
-		for i, c := range schema.Columns {
-			rows[i] = []string{c.Name, c.Type.Kind.SQL(), fmt.Sprint(!c.Type.NotNull)}
+		rows := make([][]string, len(desc))
+		for i, r := range desc {
+			rows[i] = session.DescribeCells(r)
 		}
-		sh.printTable([]string{"name", "type", "null"}, []bool{false, false, false}, rows)
+		sh.printTable(planner.DescribeHeader, make([]bool, len(planner.DescribeHeader)), rows)
 	default:
 		// EXPLAIN, SHOW CREATE TABLE: the session prints their text.
 		return sh.sess.Exec(st, out)

@@ -32,6 +32,7 @@ const (
 	KeySourceIdleTimeout  = "table.exec.source.idle-timeout"
 	KeyStateTTL           = "table.exec.state.ttl"
 	KeyNotNullEnforcer    = planner.KeyNotNullEnforcer
+	KeyLocalTimeZone      = planner.KeyLocalTimeZone
 	// KeyResultMode is the shell's result display (table, changelog, tableau).
 	KeyResultMode = "sql-client.execution.result-mode"
 )
@@ -65,6 +66,7 @@ var setKeys = map[string]func(string) error{
 	KeyNotNullEnforcer:                                        checkChoice("ERROR", "DROP"),
 	KeyAllowDuplicateOutput:                                   checkBool,
 	KeyResultMode:                                             checkChoice("table", "changelog", "tableau"),
+	KeyLocalTimeZone:                                          checkTimeZone,
 }
 
 // flinkPrefixes are the prefixes of Flink's configuration keys. SET accepts
@@ -167,6 +169,11 @@ func checkDuration(v string) error {
 		return fmt.Errorf("expected a duration such as '10 s', '500 ms' or '1 min': %s", reason(v, err))
 	}
 	return nil
+}
+
+func checkTimeZone(v string) error {
+	_, err := confval.TimeZone(v)
+	return err
 }
 
 func checkPositiveDuration(v string) error {

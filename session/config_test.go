@@ -99,6 +99,11 @@ func TestCheckSet(t *testing.T) {
 		{key: "table.exec.source.idle-timeout", value: "10 s"},
 		{key: "table.exec.source.idle-timeout", value: "0 ms"},
 		{"table.exec.source.idle-timeout", "later", []string{"expected a duration"}, ""},
+		{key: "table.local-time-zone", value: "default"},
+		{key: "table.local-time-zone", value: "UTC"},
+		{key: "table.local-time-zone", value: "GMT+08:00"},
+		{"table.local-time-zone", "Mars/Olympus", []string{"unknown time zone 'Mars/Olympus'"}, ""},
+		{"table.local-timezone", "UTC", []string{"did you mean 'table.local-time-zone'?"}, ""},
 		{"sql-client.execution.result-mode", "grid", []string{"expected one of 'table', 'changelog', 'tableau'"}, ""},
 		// Flink keys Weir does not use: accepted, with a warning.
 		{key: "table.exec.state.ttl", value: "1 h"},

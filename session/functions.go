@@ -36,7 +36,7 @@ func Functions() []Function {
 		}
 		out = append(out, Function{Name: n, Kind: "aggregate", Forms: strings.Join(forms, ", ")})
 	}
-	for _, n := range expr.FunctionNames() {
+	for _, n := range append(expr.FunctionNames(), expr.TimeFunctionNames()...) {
 		out = append(out, Function{Name: n, Kind: "scalar"})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weir-sql/weir/confval"
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/connector/builtin"
 	"github.com/weir-sql/weir/exec"
@@ -280,12 +281,12 @@ func (s *Session) Exec(st parser.Statement, out io.Writer) error {
 			fmt.Fprintf(out, "%s\t%s\t%s\n", f.Name, f.Kind, f.Forms)
 		}
 	case *parser.Describe:
-		schema, err := s.Catalog.Describe(st.Name)
+		rows, err := s.Catalog.DescribeTable(st.Name)
 		if err != nil {
 			return err
 		}
-		for _, c := range schema.Columns {
-			fmt.Fprintf(out, "%s\t%s\n", c.Name, c.Type.SQL())
+		for _, r := range rows {
+			fmt.Fprintln(out, strings.TrimRight(strings.Join(DescribeCells(r), "\t"), "\t"))
 		}
 	case *parser.ShowCreateTable:
 		text, err := s.Catalog.ShowCreate(st.Name)
@@ -301,6 +302,16 @@ func (s *Session) Exec(st parser.Statement, out io.Writer) error {
 	return nil
 }
 
+// DescribeCells returns a DESCRIBE row's cells, in the order of
+// planner.DescribeHeader, as Flink shows them (null as TRUE or FALSE).
+func DescribeCells(r planner.DescribeRow) []string {
+	null := "FALSE"
+	if r.Null {
+		null = "TRUE"
+	}
+	return []string{r.Name, r.Type, null, r.Key, r.Extras, r.Watermark}
+}
+
 func (s *Session) warn(pos parser.Pos, msg string) {
 	if s.Warn != nil {
 		s.Warn(pos, msg)
@@ -310,7 +321,20 @@ func (s *Session) warn(pos parser.Pos, msg string) {
 }
 
 func (s *Session) planner() *planner.Planner {
-	return &planner.Planner{Catalog: s.Catalog, Connectors: s.Connectors, Env: s.Env, Config: s.Config}
+	env := s.Env
+	env.Location = s.Location()
+	return &planner.Planner{Catalog: s.Catalog, Connectors: s.Connectors, Env: env, Config: s.Config}
+}
+
+// Location returns the session's time zone ('table.local-time-zone';
+// 'default', or a value SET did not accept, is the machine's).
+func (s *Session) Location() *time.Location {
+	if v, ok := s.Config[KeyLocalTimeZone]; ok {
+		if loc, err := confval.TimeZone(v); err == nil {
+			return loc
+		}
+	}
+	return time.Local
 }
 
 func (s *Session) jobName(def string) string {

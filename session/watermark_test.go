@@ -21,7 +21,7 @@ func TestWatermarkErrorsAtCreateTable(t *testing.T) {
 		{"ts AS id - 5", "line 3:23: WATERMARK expression id - 5 is of type BIGINT"},
 		{"ts AS TIMESTAMP '2024-01-01 00:00:00'", "line 3:23: WATERMARK expression TIMESTAMP '2024-01-01 00:00:00' does not use a TIMESTAMP column of table t"},
 		{"ts AS nope - INTERVAL '1' SECOND", "line 3:23: unknown column 'nope'"},
-		{"id AS ts", "line 3:3: watermark column 'id' must be TIMESTAMP(3), not BIGINT"},
+		{"id AS ts", "line 3:3: watermark column 'id' must be TIMESTAMP(3) or TIMESTAMP_LTZ(3), not BIGINT"},
 	} {
 		t.Run(c.wm, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

@@ -43,14 +43,21 @@
 //
 // KeyGroup hashes the order-preserving encoding, in which INT and BIGINT
 // values of equal value are the same bytes: they land in the same key group
-// whatever their SQL type. That is not the hash of the HASH exchange and of
-// GroupAggregate (types.HashKey over types.AppendKey, which keeps the kind,
-// so INT 1 and BIGINT 1 differ), which existing checkpoints depend on. An
-// operator on this layer behind today's exchange must therefore either pass
-// the exchange's key group (SetCurrentKeyInGroup), or the exchange must
-// route by KeyGroup. Moving the exchanges and GroupAggregate onto this hash
-// and layout needs a versioned switch: a job restored from a checkpoint
-// written with the old hash must keep it (recorded in _metadata), and only
-// new jobs (or a savepoint migration that re-keys the state) use the new
-// one.
+// whatever their SQL type. The HASH exchange routes rows by the same hash
+// (HashIntKey is its unrolled form for one integer key), so an operator on
+// this layer finds every row's key in one of its own key groups. This is
+// key layout 2 (KeyLayout), recorded in each checkpoint; state of layout 1
+// (types.HashKey over types.AppendKey, GroupAggregate's own table layout)
+// is migrated at restore by MigrateLayout1.
+//
+// # Records
+//
+// Records is the layer's cache for an operator that keeps one record per
+// key in its own typed structures (GroupAggregate's groups): the operator
+// says which records were added, changed or removed and encodes them;
+// Records writes the changes back at the barrier in key order (sorted
+// sstable ingestion, replacing the state whole when most of it changed),
+// spills past the budget, looks up keys not in memory when backed, and
+// loads the records on restore when they fit. Its records are at the
+// layout of a ValueState of the same name.
 package state

@@ -151,3 +151,25 @@ func step(it *pebble.Iterator, reverse bool) bool {
 	}
 	return it.Next()
 }
+
+// PutThrough stores a copy of value for key in keyGroup, bypassing the
+// write-back cache when the key is not in it (see Table.PutThrough): for
+// state the caller keeps in memory anyway, written back in ascending key
+// order at a checkpoint.
+func (sp *Space) PutThrough(keyGroup int, key, value []byte) error {
+	k, err := sp.encode(keyGroup, key)
+	if err != nil {
+		return err
+	}
+	return sp.s.putThrough(k, value)
+}
+
+// ReplaceAll is Store.ReplaceOperator for the Space's operator: the
+// PutThrough writes that follow, up to the next commit, become its complete
+// state.
+func (sp *Space) ReplaceAll() error {
+	if err := sp.s.check(); err != nil {
+		return err
+	}
+	return sp.s.replacePrefix(sp.opPrefix)
+}

@@ -215,10 +215,15 @@ func (s *Store) ReplaceOperator(operatorID string) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	start := appendOperatorPrefix(nil, operatorID)
+	return s.replacePrefix(appendOperatorPrefix(nil, operatorID))
+}
+
+// replacePrefix is ReplaceOperator for the operator whose keys start with
+// prefix start.
+func (s *Store) replacePrefix(start []byte) error {
 	end := prefixSuccessor(start)
 	if end == nil {
-		return fmt.Errorf("statestore: operator id %q has no key range to replace", operatorID)
+		return fmt.Errorf("statestore: operator prefix %x has no key range to replace", start)
 	}
 	if err := s.CommitThrough(); err != nil {
 		return err

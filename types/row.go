@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -142,13 +143,18 @@ func FormatRow(kind RowKind, row []Value) string {
 
 // AppendRowText appends FormatRow's output to dst.
 func AppendRowText(dst []byte, kind RowKind, row []Value) []byte {
+	return AppendRowTextIn(dst, kind, row, time.UTC)
+}
+
+// AppendRowTextIn is AppendRowText with TIMESTAMP_LTZ values shown in loc.
+func AppendRowTextIn(dst []byte, kind RowKind, row []Value, loc *time.Location) []byte {
 	dst = append(dst, kind.String()...)
 	dst = append(dst, '[')
 	for i, v := range row {
 		if i > 0 {
 			dst = append(dst, ", "...)
 		}
-		dst = v.AppendText(dst)
+		dst = v.AppendTextIn(dst, loc)
 	}
 	return append(dst, ']')
 }
@@ -193,7 +199,7 @@ func DecodeKey(src []byte) (Value, []byte, error) {
 			return Value{}, nil, ErrBadKey
 		}
 		return StringValue(string(src[w : w+int(n)])), src[w+int(n):], nil
-	case KindBoolean, KindInt, KindBigInt, KindDouble, KindTimestamp, KindInterval:
+	case KindBoolean, KindInt, KindBigInt, KindDouble, KindTimestamp, KindInterval, KindTimestampLTZ:
 		if len(src) < 8 {
 			return Value{}, nil, ErrBadKey
 		}

@@ -23,17 +23,22 @@ const (
 	KindVarchar
 	KindTimestamp // TIMESTAMP(3): milliseconds since the Unix epoch, UTC
 	KindInterval  // INTERVAL DAY TO SECOND: milliseconds
+	// KindTimestampLTZ is TIMESTAMP_LTZ(3) (TIMESTAMP(3) WITH LOCAL TIME
+	// ZONE): an instant, milliseconds since the Unix epoch, shown in the
+	// session's time zone (table.local-time-zone).
+	KindTimestampLTZ
 )
 
 var kindNames = [...]string{
-	KindNull:      "NULL",
-	KindBoolean:   "BOOLEAN",
-	KindInt:       "INT",
-	KindBigInt:    "BIGINT",
-	KindDouble:    "DOUBLE",
-	KindVarchar:   "VARCHAR",
-	KindTimestamp: "TIMESTAMP(3)",
-	KindInterval:  "INTERVAL",
+	KindNull:         "NULL",
+	KindBoolean:      "BOOLEAN",
+	KindInt:          "INT",
+	KindBigInt:       "BIGINT",
+	KindDouble:       "DOUBLE",
+	KindVarchar:      "VARCHAR",
+	KindTimestamp:    "TIMESTAMP(3)",
+	KindInterval:     "INTERVAL",
+	KindTimestampLTZ: "TIMESTAMP_LTZ(3)",
 }
 
 func (k Kind) String() string {
@@ -60,10 +65,28 @@ func (k Kind) IsNumeric() bool { return k == KindInt || k == KindBigInt || k == 
 // IsInteger reports whether k is INT or BIGINT.
 func (k Kind) IsInteger() bool { return k == KindInt || k == KindBigInt }
 
-// Type is a SQL type: a kind and whether NULL is allowed.
+// IsTimestamp reports whether k is TIMESTAMP(3) or TIMESTAMP_LTZ(3).
+func (k Kind) IsTimestamp() bool { return k == KindTimestamp || k == KindTimestampLTZ }
+
+// TimeAttr marks a column as a time attribute, as Flink's planner does: the
+// rowtime column of a table's WATERMARK FOR, or a PROCTIME() column. It
+// stays on a column passed on unchanged and is dropped by any computation
+// on it.
+type TimeAttr uint8
+
+// The time attributes.
+const (
+	NoTimeAttr TimeAttr = iota
+	Rowtime             // event time: the column a WATERMARK FOR is defined on
+	Proctime            // processing time: PROCTIME()
+)
+
+// Type is a SQL type: a kind, whether NULL is allowed, and whether it is a
+// time attribute.
 type Type struct {
 	Kind    Kind
 	NotNull bool
+	Attr    TimeAttr
 }
 
 // Common types, all nullable.
@@ -78,24 +101,42 @@ var (
 	Interval  = Type{Kind: KindInterval}
 )
 
-// String renders the type as SQL, e.g. "BIGINT NOT NULL".
+// String renders the type as SQL, e.g. "BIGINT NOT NULL", with a time
+// attribute as Flink prints it: "TIMESTAMP(3) *ROWTIME*".
 func (t Type) String() string {
+	s := t.Kind.String()
 	if t.NotNull {
-		return t.Kind.String() + " NOT NULL"
+		s += " NOT NULL"
 	}
-	return t.Kind.String()
+	return s + t.Attr.suffix()
 }
 
-// SQL renders the type as DDL, e.g. "STRING NOT NULL" (see Kind.SQL).
+// SQL renders the type as DDL, e.g. "STRING NOT NULL" (see Kind.SQL), with
+// a time attribute as String does.
 func (t Type) SQL() string {
+	s := t.Kind.SQL()
 	if t.NotNull {
-		return t.Kind.SQL() + " NOT NULL"
+		s += " NOT NULL"
 	}
-	return t.Kind.SQL()
+	return s + t.Attr.suffix()
+}
+
+func (a TimeAttr) suffix() string {
+	switch a {
+	case Rowtime:
+		return " *ROWTIME*"
+	case Proctime:
+		return " *PROCTIME*"
+	}
+	return ""
 }
 
 // Nullable returns t with NULL allowed.
 func (t Type) Nullable() Type { t.NotNull = false; return t }
+
+// Plain returns t without its time attribute: the type of a value
+// computed from a time attribute.
+func (t Type) Plain() Type { t.Attr = NoTimeAttr; return t }
 
 // Value is one SQL value. It is a small struct, not an interface, so rows of
 // values need no allocation per value. The zero Value is SQL NULL.
@@ -134,6 +175,9 @@ func StringValue(s string) Value { return Value{k: KindVarchar, s: s} }
 // TimestampValue returns a TIMESTAMP(3) value from milliseconds since the epoch.
 func TimestampValue(millis int64) Value { return Value{k: KindTimestamp, n: uint64(millis)} }
 
+// TimestampLTZValue returns a TIMESTAMP_LTZ(3) value from milliseconds since the epoch.
+func TimestampLTZValue(millis int64) Value { return Value{k: KindTimestampLTZ, n: uint64(millis)} }
+
 // IntervalValue returns an INTERVAL value of millis milliseconds.
 func IntervalValue(millis int64) Value { return Value{k: KindInterval, n: uint64(millis)} }
 
@@ -161,7 +205,7 @@ func (v Value) Float() float64 {
 func (v Value) Str() string { return v.s }
 
 // WithKind reinterprets an integer value as another integer-stored kind
-// (INT, BIGINT, TIMESTAMP, INTERVAL).
+// (INT, BIGINT, TIMESTAMP, TIMESTAMP_LTZ, INTERVAL).
 func (v Value) WithKind(k Kind) Value { v.k = k; return v }
 
 // Equal reports whether a and b are the same value; NULL equals NULL here
@@ -227,13 +271,18 @@ func Compare(a, b Value) int {
 }
 
 // String renders v the way Flink's print sink does: NULL as "<NULL>",
-// timestamps as "2006-01-02 15:04:05.000".
+// timestamps as "2006-01-02 15:04:05.000" (TIMESTAMP_LTZ in UTC; see
+// AppendTextIn).
 func (v Value) String() string {
 	return string(v.AppendText(nil))
 }
 
 // AppendText appends v's print form (see String) to dst.
-func (v Value) AppendText(dst []byte) []byte {
+func (v Value) AppendText(dst []byte) []byte { return v.AppendTextIn(dst, time.UTC) }
+
+// AppendTextIn appends v's print form to dst, with a TIMESTAMP_LTZ shown
+// as the local time in loc (the session's time zone), as Flink shows it.
+func (v Value) AppendTextIn(dst []byte, loc *time.Location) []byte {
 	switch v.k {
 	case KindNull:
 		return append(dst, "<NULL>"...)
@@ -247,6 +296,11 @@ func (v Value) AppendText(dst []byte) []byte {
 		return append(dst, v.s...)
 	case KindTimestamp:
 		return time.UnixMilli(int64(v.n)).UTC().AppendFormat(dst, TimestampLayout)
+	case KindTimestampLTZ:
+		if loc == nil {
+			loc = time.UTC
+		}
+		return time.UnixMilli(int64(v.n)).In(loc).AppendFormat(dst, TimestampLayout)
 	case KindInterval:
 		return appendInterval(dst, int64(v.n))
 	}

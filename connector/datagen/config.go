@@ -163,7 +163,7 @@ func parseField(col types.Column, opts map[string]string) (field, []string, erro
 			return f, nil, fmt.Errorf("option '%slength': must be between 0 and %d, got %d", p, 1<<20, n)
 		}
 		f.length = int(n)
-	case types.KindTimestamp:
+	case types.KindTimestamp, types.KindTimestampLTZ:
 		keys = append(keys, p+"max-past")
 		if f.maxPast, err = options.Int(opts, p+"max-past", 0); err != nil {
 			return f, nil, err

@@ -49,8 +49,8 @@ func (g *generator) fill(row []types.Value, i int64) {
 		case types.KindDouble:
 			u := float64(h>>11) / (1 << 53)
 			row[c] = types.DoubleValue(f.fmin + (f.fmax-f.fmin)*u)
-		case types.KindTimestamp:
-			row[c] = types.TimestampValue(g.now(i) - int64(f.span.reduce(h)))
+		case types.KindTimestamp, types.KindTimestampLTZ:
+			row[c] = types.TimestampValue(g.now(i) - int64(f.span.reduce(h))).WithKind(f.kind)
 		case types.KindVarchar:
 			row[c] = types.StringValue(g.randomString(h, f.length))
 		default:
@@ -77,7 +77,7 @@ func (f *field) prepare() {
 	switch f.kind {
 	case types.KindInt, types.KindBigInt, types.KindInterval:
 		f.span = newFastMod(uint64(f.max) - uint64(f.min) + 1)
-	case types.KindTimestamp:
+	case types.KindTimestamp, types.KindTimestampLTZ:
 		f.span = newFastMod(uint64(f.maxPast) + 1)
 	}
 }

@@ -114,6 +114,9 @@ func (d *csvDecoder) decode(rec []byte) (int, error) {
 			if err != nil {
 				return 0, fmt.Errorf("column %s: %w", d.cols[c].Name, err)
 			}
+			if kind == types.KindTimestampLTZ {
+				v = types.TimestampLTZValue(localToInstant(v.Int(), d.f.loc))
+			}
 			d.row[c] = v
 		}
 	}

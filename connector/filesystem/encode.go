@@ -70,7 +70,7 @@ func (e *csvEncoder) field(dst []byte, v types.Value) []byte {
 	case types.KindInterval:
 		return strconv.AppendInt(dst, v.Int(), 10)
 	}
-	return v.AppendText(dst)
+	return v.AppendTextIn(dst, e.f.loc)
 }
 
 func (e *csvEncoder) needsQuotes(s string) bool {
@@ -90,10 +90,11 @@ func (e *csvEncoder) needsQuotes(s string) bool {
 type jsonObjectEncoder struct {
 	keys [][]byte // `"name":` per column, with '{' or ',' before it
 	iso  bool
+	loc  *time.Location // TIMESTAMP_LTZ values are written as local times in it
 }
 
 func newJSONObjectEncoder(f format, cols []types.Column) *jsonObjectEncoder {
-	e := &jsonObjectEncoder{iso: f.isoTimestamps}
+	e := &jsonObjectEncoder{iso: f.isoTimestamps, loc: f.loc}
 	for i, c := range cols {
 		k := []byte{','}
 		if i == 0 {
@@ -138,6 +139,18 @@ func (e *jsonObjectEncoder) value(dst []byte, v types.Value) []byte {
 		} else {
 			dst = v.AppendText(dst)
 		}
+		return append(dst, '"')
+	case types.KindTimestampLTZ:
+		dst = append(dst, '"')
+		loc := e.loc
+		if loc == nil {
+			loc = time.UTC
+		}
+		layout := types.TimestampLayout
+		if e.iso {
+			layout = "2006-01-02T15:04:05.000"
+		}
+		dst = time.UnixMilli(v.Int()).In(loc).AppendFormat(dst, layout)
 		return append(dst, '"')
 	case types.KindInterval:
 		return strconv.AppendInt(dst, v.Int(), 10)

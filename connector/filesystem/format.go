@@ -2,6 +2,7 @@ package filesystem
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/weir-sql/weir/connector/internal/options"
 )
@@ -28,6 +29,9 @@ type format struct {
 	isoTimestamps bool
 	// all
 	ignoreErrors bool
+	// loc is the session's time zone: TIMESTAMP_LTZ values are written and
+	// read as local times in it (nil: UTC).
+	loc *time.Location
 }
 
 // parseFormat reads 'format' and its options from opts and returns the

@@ -239,7 +239,7 @@ func (d *jsonDecoder) value(c int, dst *types.Value) error {
 			text = raw // numbers, booleans, objects as their JSON text
 			break
 		}
-		if c0 := raw[0]; c0 == '{' || c0 == '[' || (kind == types.KindTimestamp && c0 != 't' && c0 != 'f') {
+		if c0 := raw[0]; c0 == '{' || c0 == '[' || (kind.IsTimestamp() && c0 != 't' && c0 != 'f') {
 			return fmt.Errorf("column %s: cannot read JSON %s as %s", d.cols[c].Name, jsonKind(c0), kind)
 		}
 		text = raw
@@ -253,6 +253,9 @@ func (d *jsonDecoder) value(c int, dst *types.Value) error {
 	v, err := parseScalar(text, kind, d.sep)
 	if err != nil {
 		return fmt.Errorf("column %s: %w", d.cols[c].Name, err)
+	}
+	if kind == types.KindTimestampLTZ {
+		v = types.TimestampLTZValue(localToInstant(v.Int(), d.f.loc))
 	}
 	*dst = v
 	return nil

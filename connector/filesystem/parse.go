@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 	"unicode/utf8"
 	"unsafe"
 
@@ -43,10 +44,11 @@ func parseScalar(b []byte, k types.Kind, sep byte) (types.Value, error) {
 		if f, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(t), len(t)), 64); err == nil {
 			return types.DoubleValue(f), nil
 		}
-	case types.KindTimestamp:
+	case types.KindTimestamp, types.KindTimestampLTZ:
+		// A TIMESTAMP_LTZ comes back as its local time (see localToInstant).
 		if len(t) > 10 && (sep == tsAny || t[10] == sep) {
 			if ms, err := options.ParseTimestamp(t); err == nil {
-				return types.TimestampValue(ms), nil
+				return types.TimestampValue(ms).WithKind(k), nil
 			}
 		}
 	}
@@ -149,4 +151,15 @@ func (s *recordStrings) finish() {
 	for _, p := range s.pending {
 		*p.dst = types.StringValue(all[p.start:p.end])
 	}
+}
+
+// localToInstant turns the local time ms (milliseconds of a wall clock,
+// as parseScalar reads a TIMESTAMP_LTZ) in loc into the instant's
+// milliseconds since the epoch.
+func localToInstant(ms int64, loc *time.Location) int64 {
+	if loc == nil || loc == time.UTC {
+		return ms
+	}
+	w := time.UnixMilli(ms).UTC()
+	return time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), loc).UnixMilli()
 }

@@ -58,8 +58,9 @@ var (
 )
 
 // NewSink is the filesystem sink factory.
-func NewSink(t *connector.Table, _ connector.Env) (connector.Sink, error) {
+func NewSink(t *connector.Table, env connector.Env) (connector.Sink, error) {
 	f, keys, err := parseFormat(t.Options, false)
+	f.loc = env.Location
 	if err != nil {
 		return nil, err
 	}

@@ -55,8 +55,9 @@ func (s *Source) ChangelogMode() connector.ChangelogMode {
 }
 
 // NewSource is the filesystem source factory.
-func NewSource(t *connector.Table, _ connector.Env) (connector.Source, error) {
+func NewSource(t *connector.Table, env connector.Env) (connector.Source, error) {
 	f, keys, err := parseFormat(t.Options, true)
+	f.loc = env.Location
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/connector/internal/options"
@@ -22,6 +23,7 @@ type Sink struct {
 	parallelism int
 	mu          sync.Mutex // guards out: lines of subtasks never interleave
 	out         io.Writer
+	loc         *time.Location // TIMESTAMP_LTZ values are shown in it (nil: UTC)
 }
 
 var _ connector.Sink = (*Sink)(nil)
@@ -39,7 +41,7 @@ func NewSink(t *connector.Table, env connector.Env) (connector.Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sink{identifier: t.Options["print-identifier"], parallelism: p, out: env.Stdout}
+	s := &Sink{identifier: t.Options["print-identifier"], parallelism: p, out: env.Stdout, loc: env.Location}
 	if stderr {
 		s.out = env.Stderr
 	}
@@ -96,7 +98,7 @@ func (w *Writer) Write(b *types.Batch) error {
 	w.buf = w.buf[:0]
 	for i := range b.Len() {
 		w.buf = append(w.buf, w.prefix...)
-		w.buf = types.AppendRowText(w.buf, b.Kinds[i], b.Row(i))
+		w.buf = types.AppendRowTextIn(w.buf, b.Kinds[i], b.Row(i), w.sink.loc)
 		w.buf = append(w.buf, '\n')
 	}
 	w.sink.mu.Lock()

@@ -1,0 +1,336 @@
+package expr
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/weir-sql/weir/types"
+)
+
+func mustZone(t *testing.T, name string) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		t.Skipf("time zone %s not available: %v", name, err)
+	}
+	return loc
+}
+
+// tsAt is the TIMESTAMP of a wall-clock time.
+func tsAt(y int, mo time.Month, d, h, mi, s, ms int) types.Value {
+	return types.TimestampValue(time.Date(y, mo, d, h, mi, s, ms*1e6, time.UTC).UnixMilli())
+}
+
+// ltzAt is the TIMESTAMP_LTZ of a wall-clock time in loc.
+func ltzAt(loc *time.Location, y int, mo time.Month, d, h, mi, s, ms int) types.Value {
+	return types.TimestampLTZValue(time.Date(y, mo, d, h, mi, s, ms*1e6, loc).UnixMilli())
+}
+
+func tsLit(v types.Value) Expr { return NewLiteral(v, types.Type{Kind: v.Kind()}) }
+
+func TestTimeFunctions(t *testing.T) {
+	kolkata := mustZone(t, "Asia/Kolkata") // +05:30, no DST
+	ny := mustZone(t, "America/New_York")
+	ts := tsAt(2024, 3, 5, 7, 8, 9, 12) // a Tuesday
+	instant := ltzAt(time.UTC, 2024, 3, 5, 7, 8, 9, 12)
+	nullTS := NewLiteral(vNull, types.Timestamp)
+	cases := []struct {
+		name string
+		unit string
+		args []Expr
+		loc  *time.Location
+		want types.Value
+	}{
+		{"TO_TIMESTAMP_LTZ", "", []Expr{iv(1500), iv(0)}, nil, types.TimestampLTZValue(1_500_000)},
+		{"TO_TIMESTAMP_LTZ", "", []Expr{lit(types.BigIntValue(1500)), iv(3)}, nil, types.TimestampLTZValue(1500)},
+		{"TO_TIMESTAMP_LTZ", "", []Expr{lit(types.DoubleValue(1.5)), iv(0)}, nil, types.TimestampLTZValue(1500)},
+		{"TO_TIMESTAMP_LTZ", "", []Expr{lit(types.BigIntValue(-1)), iv(0)}, nil, types.TimestampLTZValue(-1000)},
+		{"TO_TIMESTAMP_LTZ", "", []Expr{nullOf(types.KindBigInt), iv(3)}, nil, vNull},
+		{"TO_TIMESTAMP", "", []Expr{sv("2024-02-29 13:45:10")}, kolkata, tsAt(2024, 2, 29, 13, 45, 10, 0)},
+		{"TO_TIMESTAMP", "", []Expr{sv("29/02/2024 13:45"), sv("dd/MM/yyyy HH:mm")}, nil, tsAt(2024, 2, 29, 13, 45, 0, 0)},
+		{"TO_TIMESTAMP", "", []Expr{sv("20240305070809"), sv("yyyyMMddHHmmss")}, nil, tsAt(2024, 3, 5, 7, 8, 9, 0)},
+		{"TO_TIMESTAMP", "", []Expr{sv("Mar 5, 2024 7:08:09.012 PM"), sv("MMM d, yyyy h:mm:ss.SSS a")}, nil, tsAt(2024, 3, 5, 19, 8, 9, 12)},
+		{"TO_TIMESTAMP", "", []Expr{sv("2023-02-29 00:00:00")}, nil, vNull}, // no such day
+		{"TO_TIMESTAMP", "", []Expr{sv("yesterday")}, nil, vNull},
+		{"TO_TIMESTAMP", "", []Expr{sv("2024-02-29 13:45:10 extra")}, nil, vNull},
+		{"TO_TIMESTAMP", "", []Expr{nullOf(types.KindVarchar)}, nil, vNull},
+		{"DATE_FORMAT", "", []Expr{tsLit(ts), sv("yyyy-MM-dd HH:mm")}, nil, types.StringValue("2024-03-05 07:08")},
+		{"DATE_FORMAT", "", []Expr{tsLit(ts), sv("EEE, d MMM yy h:mm a")}, nil, types.StringValue("Tue, 5 Mar 24 7:08 AM")},
+		{"DATE_FORMAT", "", []Expr{tsLit(ts), sv("EEEE MMMM D 'day''s' SSS k K")}, nil, types.StringValue("Tuesday March 65 day's 012 7 7")},
+		{"DATE_FORMAT", "", []Expr{tsLit(instant), sv("yyyy-MM-dd HH:mm")}, kolkata, types.StringValue("2024-03-05 12:38")},
+		{"DATE_FORMAT", "", []Expr{tsLit(instant), sv("yyyy-MM-dd'T'HH:mm:ss.SSSXXX")}, kolkata, types.StringValue("2024-03-05T12:38:09.012+05:30")},
+		{"DATE_FORMAT", "", []Expr{tsLit(instant), sv("HH:mm X Z")}, nil, types.StringValue("07:08 Z +0000")},
+		{"DATE_FORMAT", "", []Expr{sv("2024-03-05 07:08:09"), sv("dd.MM.yyyy")}, nil, types.StringValue("05.03.2024")},
+		{"DATE_FORMAT", "", []Expr{nullTS, sv("yyyy")}, nil, vNull},
+		{"EXTRACT", "YEAR", []Expr{tsLit(ts)}, nil, types.BigIntValue(2024)},
+		{"EXTRACT", "QUARTER", []Expr{tsLit(ts)}, nil, types.BigIntValue(1)},
+		{"EXTRACT", "MONTH", []Expr{tsLit(ts)}, nil, types.BigIntValue(3)},
+		{"EXTRACT", "WEEK", []Expr{tsLit(ts)}, nil, types.BigIntValue(10)},
+		{"EXTRACT", "DAY", []Expr{tsLit(ts)}, nil, types.BigIntValue(5)},
+		{"EXTRACT", "DOY", []Expr{tsLit(ts)}, nil, types.BigIntValue(65)},
+		{"EXTRACT", "DOW", []Expr{tsLit(ts)}, nil, types.BigIntValue(3)},
+		{"EXTRACT", "HOUR", []Expr{tsLit(ts)}, nil, types.BigIntValue(7)},
+		{"EXTRACT", "MINUTE", []Expr{tsLit(ts)}, nil, types.BigIntValue(8)},
+		{"EXTRACT", "SECOND", []Expr{tsLit(ts)}, nil, types.BigIntValue(9)},
+		{"EXTRACT", "MILLISECOND", []Expr{tsLit(ts)}, nil, types.BigIntValue(9012)},
+		{"EXTRACT", "EPOCH", []Expr{tsLit(types.TimestampValue(-1))}, nil, types.BigIntValue(-1)},
+		{"EXTRACT", "HOUR", []Expr{nullTS}, nil, vNull},
+		{"HOUR", "", []Expr{tsLit(instant)}, ny, types.BigIntValue(2)}, // 07:08 UTC is 02:08 EST
+		{"HOUR", "", []Expr{tsLit(instant)}, kolkata, types.BigIntValue(12)},
+		{"MINUTE", "", []Expr{tsLit(instant)}, kolkata, types.BigIntValue(38)},
+		{"SECOND", "", []Expr{tsLit(ts)}, nil, types.BigIntValue(9)},
+		{"YEAR", "", []Expr{tsLit(tsAt(1969, 12, 31, 23, 59, 59, 999))}, nil, types.BigIntValue(1969)},
+		{"MONTH", "", []Expr{tsLit(ts)}, nil, types.BigIntValue(3)},
+		{"DAYOFMONTH", "", []Expr{tsLit(ts)}, nil, types.BigIntValue(5)},
+		{"DAYOFWEEK", "", []Expr{tsLit(tsAt(2024, 3, 3, 0, 0, 0, 0))}, nil, types.BigIntValue(1)}, // a Sunday
+		{"DAYOFYEAR", "", []Expr{tsLit(tsAt(2024, 12, 31, 0, 0, 0, 0))}, nil, types.BigIntValue(366)},
+		{"QUARTER", "", []Expr{tsLit(tsAt(2024, 10, 1, 0, 0, 0, 0))}, nil, types.BigIntValue(4)},
+		{"WEEK", "", []Expr{tsLit(tsAt(2021, 1, 1, 0, 0, 0, 0))}, nil, types.BigIntValue(53)}, // ISO week of 2020
+		{"HOUR", "", []Expr{nullTS}, nil, vNull},
+		{"FLOOR", "DAY", []Expr{tsLit(ts)}, nil, tsAt(2024, 3, 5, 0, 0, 0, 0)},
+		{"FLOOR", "HOUR", []Expr{tsLit(ts)}, nil, tsAt(2024, 3, 5, 7, 0, 0, 0)},
+		{"FLOOR", "MINUTE", []Expr{tsLit(ts)}, nil, tsAt(2024, 3, 5, 7, 8, 0, 0)},
+		{"FLOOR", "SECOND", []Expr{tsLit(ts)}, nil, tsAt(2024, 3, 5, 7, 8, 9, 0)},
+		{"FLOOR", "MONTH", []Expr{tsLit(ts)}, nil, tsAt(2024, 3, 1, 0, 0, 0, 0)},
+		{"FLOOR", "QUARTER", []Expr{tsLit(tsAt(2024, 6, 30, 1, 0, 0, 0))}, nil, tsAt(2024, 4, 1, 0, 0, 0, 0)},
+		{"FLOOR", "YEAR", []Expr{tsLit(ts)}, nil, tsAt(2024, 1, 1, 0, 0, 0, 0)},
+		{"FLOOR", "DAY", []Expr{tsLit(tsAt(1969, 12, 31, 23, 0, 0, 0))}, nil, tsAt(1969, 12, 31, 0, 0, 0, 0)},
+		{"FLOOR", "DAY", []Expr{tsLit(instant)}, kolkata, ltzAt(kolkata, 2024, 3, 5, 0, 0, 0, 0)},
+		{"CEIL", "HOUR", []Expr{tsLit(ts)}, nil, tsAt(2024, 3, 5, 8, 0, 0, 0)},
+		{"CEIL", "HOUR", []Expr{tsLit(tsAt(2024, 3, 5, 8, 0, 0, 0))}, nil, tsAt(2024, 3, 5, 8, 0, 0, 0)},
+		{"CEIL", "MONTH", []Expr{tsLit(tsAt(2024, 12, 5, 0, 0, 0, 0))}, nil, tsAt(2025, 1, 1, 0, 0, 0, 0)},
+		{"CEIL", "DAY", []Expr{tsLit(instant)}, kolkata, ltzAt(kolkata, 2024, 3, 6, 0, 0, 0, 0)},
+		{"FLOOR", "DAY", []Expr{nullTS}, nil, vNull},
+		{"TIMESTAMPADD", "MONTH", []Expr{iv(1), tsLit(tsAt(2024, 1, 31, 10, 0, 0, 0))}, nil, tsAt(2024, 2, 29, 10, 0, 0, 0)},
+		{"TIMESTAMPADD", "YEAR", []Expr{iv(1), tsLit(tsAt(2024, 2, 29, 0, 0, 0, 0))}, nil, tsAt(2025, 2, 28, 0, 0, 0, 0)},
+		{"TIMESTAMPADD", "QUARTER", []Expr{iv(-1), tsLit(tsAt(2024, 1, 15, 0, 0, 0, 0))}, nil, tsAt(2023, 10, 15, 0, 0, 0, 0)},
+		{"TIMESTAMPADD", "MONTH", []Expr{iv(-13), tsLit(tsAt(2024, 3, 31, 0, 0, 0, 0))}, nil, tsAt(2023, 2, 28, 0, 0, 0, 0)},
+		{"TIMESTAMPADD", "WEEK", []Expr{iv(2), tsLit(ts)}, nil, tsAt(2024, 3, 19, 7, 8, 9, 12)},
+		{"TIMESTAMPADD", "DAY", []Expr{iv(-5), tsLit(ts)}, nil, tsAt(2024, 2, 29, 7, 8, 9, 12)},
+		{"TIMESTAMPADD", "HOUR", []Expr{iv(25), tsLit(ts)}, nil, tsAt(2024, 3, 6, 8, 8, 9, 12)},
+		{"TIMESTAMPADD", "SECOND", []Expr{lit(types.BigIntValue(-9)), tsLit(ts)}, nil, tsAt(2024, 3, 5, 7, 8, 0, 12)},
+		// A day in New York across the DST change is 23 hours.
+		{"TIMESTAMPADD", "DAY", []Expr{iv(1), tsLit(ltzAt(ny, 2024, 3, 9, 12, 0, 0, 0))}, ny, ltzAt(ny, 2024, 3, 10, 12, 0, 0, 0)},
+		{"TIMESTAMPADD", "DAY", []Expr{nullOf(types.KindInt), tsLit(ts)}, nil, vNull},
+		{"TIMESTAMPDIFF", "MONTH", []Expr{tsLit(tsAt(2024, 1, 31, 0, 0, 0, 0)), tsLit(tsAt(2024, 2, 29, 0, 0, 0, 0))}, nil, types.IntValue(0)},
+		{"TIMESTAMPDIFF", "MONTH", []Expr{tsLit(tsAt(2024, 1, 15, 0, 0, 0, 0)), tsLit(tsAt(2024, 2, 15, 0, 0, 0, 0))}, nil, types.IntValue(1)},
+		{"TIMESTAMPDIFF", "MONTH", []Expr{tsLit(tsAt(2024, 2, 15, 0, 0, 0, 0)), tsLit(tsAt(2024, 1, 15, 0, 0, 1, 0))}, nil, types.IntValue(0)},
+		{"TIMESTAMPDIFF", "YEAR", []Expr{tsLit(tsAt(2020, 5, 1, 0, 0, 0, 0)), tsLit(tsAt(2024, 4, 30, 0, 0, 0, 0))}, nil, types.IntValue(3)},
+		{"TIMESTAMPDIFF", "QUARTER", []Expr{tsLit(tsAt(2024, 1, 1, 0, 0, 0, 0)), tsLit(tsAt(2024, 7, 1, 0, 0, 0, 0))}, nil, types.IntValue(2)},
+		{"TIMESTAMPDIFF", "DAY", []Expr{tsLit(tsAt(2024, 3, 1, 0, 0, 0, 0)), tsLit(tsAt(2024, 2, 28, 1, 0, 0, 0))}, nil, types.IntValue(-1)},
+		{"TIMESTAMPDIFF", "HOUR", []Expr{tsLit(tsAt(2024, 3, 1, 10, 30, 0, 0)), tsLit(tsAt(2024, 3, 1, 9, 0, 0, 0))}, nil, types.IntValue(-1)},
+		{"TIMESTAMPDIFF", "SECOND", []Expr{tsLit(ts), nullTS}, nil, vNull},
+		{"UNIX_TIMESTAMP", "", []Expr{sv("1970-01-01 01:00:00")}, nil, types.BigIntValue(3600)},
+		{"UNIX_TIMESTAMP", "", []Expr{sv("1970-01-01 01:00:00")}, kolkata, types.BigIntValue(3600 - 19800)},
+		{"UNIX_TIMESTAMP", "", []Expr{sv("1970-01-02"), sv("yyyy-MM-dd")}, nil, types.BigIntValue(86400)},
+		{"UNIX_TIMESTAMP", "", []Expr{sv("not a time")}, nil, vNull},
+		{"FROM_UNIXTIME", "", []Expr{iv(0)}, kolkata, types.StringValue("1970-01-01 05:30:00")},
+		{"FROM_UNIXTIME", "", []Expr{iv(86400), sv("yyyyMMdd")}, nil, types.StringValue("19700102")},
+		{"FROM_UNIXTIME", "", []Expr{nullOf(types.KindBigInt)}, nil, vNull},
+	}
+	for _, c := range cases {
+		e, err := NewTimeCall(c.name, c.unit, c.args, c.loc)
+		if err != nil {
+			t.Errorf("%s %s %v: %v", c.name, c.unit, c.args, err)
+			continue
+		}
+		got, err := e.Eval(nil)
+		if err != nil {
+			t.Errorf("%s: eval: %v", e, err)
+			continue
+		}
+		if got.Kind() != c.want.Kind() || !types.Equal(got, c.want) {
+			t.Errorf("%s (zone %v) = %v (%v), want %v (%v)", e, c.loc, got, got.Kind(), c.want, c.want.Kind())
+		}
+	}
+}
+
+func TestTimeFunctionErrors(t *testing.T) {
+	ts := tsLit(tsAt(2024, 3, 5, 0, 0, 0, 0))
+	cases := []struct {
+		name, unit string
+		args       []Expr
+		arg        int // -1: not an argument's error
+		msg        string
+	}{
+		{"TO_TIMESTAMP_LTZ", "", []Expr{iv(1), iv(2)}, 1, "precision must be 0 (seconds) or 3"},
+		{"TO_TIMESTAMP_LTZ", "", []Expr{sv("1"), iv(3)}, 0, "want a number"},
+		{"DATE_FORMAT", "", []Expr{ts, sv("yyyy-QQ")}, 1, "unknown pattern letter 'Q' at position 6"},
+		{"DATE_FORMAT", "", []Expr{ts, sv("yyyy 'at")}, 1, "unclosed quote"},
+		{"DATE_FORMAT", "", []Expr{ts, cS}, 1, "must be a string literal"},
+		{"DATE_FORMAT", "", []Expr{iv(1), sv("yyyy")}, 0, "want a TIMESTAMP or a VARCHAR"},
+		{"TO_TIMESTAMP", "", []Expr{sv("x"), sv("yyyy-mm-dd HH:MM:ss q")}, 1, "unknown pattern letter 'q'"},
+		{"EXTRACT", "FORTNIGHT", []Expr{ts}, -1, "unknown time unit FORTNIGHT"},
+		{"EXTRACT", "DAY", []Expr{iv(1)}, 0, "want TIMESTAMP(3) or TIMESTAMP_LTZ(3)"},
+		{"FLOOR", "WEEK", []Expr{ts}, -1, "unknown time unit WEEK"},
+		{"TIMESTAMPADD", "DAY", []Expr{cD, ts}, 0, "want an integer"},
+		{"TIMESTAMPDIFF", "DAY", []Expr{ts, tsLit(types.TimestampLTZValue(0))}, -1, "CAST one to the other's type"},
+		{"CURRENT_WATERMARK", "", []Expr{cTs}, 0, "takes a rowtime attribute"},
+		{"PROCTIME", "", []Expr{iv(1)}, -1, "takes 0 argument(s)"},
+	}
+	for _, c := range cases {
+		_, err := NewTimeCall(c.name, c.unit, c.args, nil)
+		if err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s %v: error %v, want one containing %q", c.name, c.args, err, c.msg)
+			continue
+		}
+		var ae *ArgError
+		if got := errors.As(err, &ae); got != (c.arg >= 0) || got && ae.Arg != c.arg {
+			t.Errorf("%s %v: error %v: ArgError %v (%+v), want argument %d", c.name, c.args, err, got, ae, c.arg)
+		}
+	}
+}
+
+func TestClockFunctions(t *testing.T) {
+	kolkata := mustZone(t, "Asia/Kolkata")
+	before := time.Now().UnixMilli()
+	vals := map[string]types.Value{}
+	for _, name := range []string{"NOW", "CURRENT_TIMESTAMP", "PROCTIME", "LOCALTIMESTAMP", "UNIX_TIMESTAMP"} {
+		e, err := NewTimeCall(name, "", nil, kolkata)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !e.Type().NotNull {
+			t.Errorf("%s: type %s, want NOT NULL", name, e.Type())
+		}
+		v, err := e.Eval(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals[name] = v
+	}
+	after := time.Now().UnixMilli()
+	for _, name := range []string{"NOW", "CURRENT_TIMESTAMP", "PROCTIME"} {
+		if v := vals[name]; v.Kind() != types.KindTimestampLTZ || v.Int() < before || v.Int() > after {
+			t.Errorf("%s = %v (%v), want a TIMESTAMP_LTZ in [%d, %d]", name, v, v.Kind(), before, after)
+		}
+	}
+	// LOCALTIMESTAMP is the wall clock of Kolkata: 5:30 ahead of UTC.
+	off := int64(5*3600+30*60) * 1000
+	if v := vals["LOCALTIMESTAMP"]; v.Kind() != types.KindTimestamp || v.Int() < before+off || v.Int() > after+off {
+		t.Errorf("LOCALTIMESTAMP = %v, want within [%d, %d]", v, before+off, after+off)
+	}
+	if v := vals["UNIX_TIMESTAMP"]; v.Int() < before/1000 || v.Int() > after/1000 {
+		t.Errorf("UNIX_TIMESTAMP() = %v, want within [%d, %d]", v, before/1000, after/1000)
+	}
+	p, _ := NewTimeCall("PROCTIME", "", nil, nil)
+	if got := p.Type().String(); got != "TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*" {
+		t.Errorf("PROCTIME() type %s", got)
+	}
+}
+
+func TestCurrentWatermark(t *testing.T) {
+	rt := NewColumn(0, types.Type{Kind: types.KindTimestamp, Attr: types.Rowtime}, "ts")
+	e, err := NewTimeCall("CURRENT_WATERMARK", "", []Expr{rt}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Type(); got != types.Timestamp {
+		t.Errorf("type %v, want a plain nullable TIMESTAMP(3)", got)
+	}
+	cmp, err := NewCompare(">", rt, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := []types.Value{types.TimestampValue(500)}
+	// Unbound (no task): NULL.
+	if v, _ := e.Eval(row); !v.IsNull() {
+		t.Errorf("unbound CURRENT_WATERMARK = %v, want NULL", v)
+	}
+	var wm atomic.Int64
+	wm.Store(math.MinInt64)
+	bound, ok := BindWatermark(cmp, &wm)
+	if !ok {
+		t.Fatal("BindWatermark found no CURRENT_WATERMARK")
+	}
+	if v, _ := bound.Eval(row); !v.IsNull() {
+		t.Errorf("before the first watermark: ts > CURRENT_WATERMARK(ts) = %v, want NULL", v)
+	}
+	for _, c := range []struct {
+		wm   int64
+		want bool
+	}{{100, true}, {499, true}, {500, false}, {900, false}} {
+		wm.Store(c.wm)
+		v, err := bound.Eval(row)
+		if err != nil || v.IsNull() || v.Bool() != c.want {
+			t.Errorf("watermark %d: ts > CURRENT_WATERMARK(ts) = %v, %v; want %v", c.wm, v, err, c.want)
+		}
+	}
+	// The original stays unbound: each subtask binds its own copy.
+	if v, _ := e.Eval(row); !v.IsNull() {
+		t.Errorf("the unbound original reads %v", v)
+	}
+	if _, ok := BindWatermark(cmp.(*Compare).L, &wm); ok {
+		t.Error("BindWatermark found CURRENT_WATERMARK in a plain column")
+	}
+}
+
+func TestCastTimestampLTZ(t *testing.T) {
+	kolkata := mustZone(t, "Asia/Kolkata")
+	ny := mustZone(t, "America/New_York")
+	ltz := types.Type{Kind: types.KindTimestampLTZ}
+	cases := []struct {
+		x    types.Value
+		to   types.Type
+		loc  *time.Location
+		want types.Value
+	}{
+		{tsAt(2024, 3, 5, 12, 0, 0, 0), ltz, kolkata, ltzAt(time.UTC, 2024, 3, 5, 6, 30, 0, 0)},
+		{ltzAt(time.UTC, 2024, 3, 5, 6, 30, 0, 0), types.Timestamp, kolkata, tsAt(2024, 3, 5, 12, 0, 0, 0)},
+		{ltzAt(time.UTC, 2024, 7, 1, 12, 0, 0, 5), types.Varchar, ny, types.StringValue("2024-07-01 08:00:00.005")}, // EDT
+		{ltzAt(time.UTC, 2024, 1, 1, 12, 0, 0, 0), types.Varchar, ny, types.StringValue("2024-01-01 07:00:00.000")}, // EST
+		{types.StringValue("2024-01-01 07:00:00"), ltz, ny, ltzAt(time.UTC, 2024, 1, 1, 12, 0, 0, 0)},
+		{tsAt(2024, 3, 5, 12, 0, 0, 0), ltz, nil, ltzAt(time.UTC, 2024, 3, 5, 12, 0, 0, 0)},
+	}
+	for _, c := range cases {
+		e, err := NewCastIn(tsLit(c.x), c.to, c.loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.Eval(nil)
+		if err != nil || got.Kind() != c.want.Kind() || !types.Equal(got, c.want) {
+			t.Errorf("%s in %v = %v (%v), %v; want %v", e, c.loc, got, got.Kind(), err, c.want)
+		}
+	}
+	if _, err := NewCast(tsLit(types.TimestampLTZValue(0)), types.Int); err == nil {
+		t.Error("CAST(TIMESTAMP_LTZ AS INT) was accepted")
+	}
+	// A cast of a time attribute is a plain value.
+	rt := NewColumn(0, types.Type{Kind: types.KindTimestamp, Attr: types.Rowtime}, "ts")
+	if c, _ := NewCast(rt, types.Timestamp); c.Type().Attr != types.NoTimeAttr {
+		t.Errorf("CAST keeps the time attribute: %v", c.Type())
+	}
+	// LTZ ± INTERVAL stays an LTZ.
+	a, err := NewArith("+", tsLit(types.TimestampLTZValue(1000)), lit(types.IntervalValue(500)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := a.Eval(nil); a.Type().Kind != types.KindTimestampLTZ || v.Kind() != types.KindTimestampLTZ || v.Int() != 1500 {
+		t.Errorf("LTZ + INTERVAL = %v of %v", v, a.Type())
+	}
+}
+
+func TestDateFormatRoundTrip(t *testing.T) {
+	kolkata := mustZone(t, "Asia/Kolkata")
+	for _, p := range []string{"yyyy-MM-dd HH:mm:ss.SSS", "yyyyMMddHHmmssSSS", "dd MMMM yyyy hh:mm:ss.SSS a", "yyyy-MM-dd'T'HH:mm:ss.SSSXXX", "D yyyy HH:mm:ss.SSS Z"} {
+		df, err := CompileDateFormat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []time.Time{
+			time.Date(2024, 2, 29, 23, 59, 58, 7e6, kolkata),
+			time.Date(1999, 12, 31, 0, 0, 0, 0, kolkata),
+			time.Date(2024, 7, 1, 12, 30, 0, 999e6, kolkata),
+		} {
+			text := string(df.Append(nil, want))
+			got, err := df.Parse(text, kolkata)
+			if err != nil || !got.Equal(want) {
+				t.Errorf("pattern %q: %s parsed as %v, %v; want %v", p, text, got, err, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package state
+
+import (
+	"math/bits"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/weir-sql/weir/types"
+)
+
+// KeyLayout is the version of the key hashing and storage layout this
+// package writes, recorded in a checkpoint's _metadata. Layout 1 (round
+// one, and checkpoints without the field) is the GroupAggregate's own:
+// key groups by types.HashKey over types.AppendKey and keys
+// op | key group | key | state name | len(state name). Layout 2 is this
+// package's: key groups by KeyGroup over the order-preserving encoding and
+// keys op | key group | len(state name) | state name | key (see
+// MigrateLayout1).
+const KeyLayout = 2
+
+// The xxhash64 primes.
+const (
+	prime1 uint64 = 11400714785074694791
+	prime2 uint64 = 14029467366897019727
+	prime3 uint64 = 1609587929392839161
+	prime4 uint64 = 9650029242287828579
+	prime5 uint64 = 2870177450012600261
+)
+
+// HashKey is the hash whose remainder is KeyGroup: xxhash64 of an encoded
+// key.
+func HashKey(key []byte) uint64 { return xxhash.Sum64(key) }
+
+// HashIntKey returns HashKey(AppendValue(nil, v)) for a value v of kind
+// INT, BIGINT, TIMESTAMP or INTERVAL with v.Int() == n, without encoding
+// it; ok is false for other kinds. The encoding is 9 bytes (tag, then n
+// with its sign bit flipped, big-endian), and this is xxhash64 (seed 0)
+// specialised to that input, for the hash exchange's hot path.
+func HashIntKey(kind types.Kind, n int64) (h uint64, ok bool) {
+	var tag uint64
+	switch kind {
+	case types.KindInt, types.KindBigInt:
+		tag = uint64(tagInt)
+	case types.KindTimestamp:
+		tag = uint64(tagTimestamp)
+	case types.KindInterval:
+		tag = uint64(tagInterval)
+	default:
+		return 0, false
+	}
+	u := uint64(n) ^ signBit
+	// The first 8 bytes, read little-endian: the tag, then the 7 high
+	// bytes of u, most significant first; the 9th byte is u's lowest.
+	lane := tag | bits.ReverseBytes64(u)<<8
+	h = prime5 + 9
+	h ^= bits.RotateLeft64(lane*prime2, 31) * prime1
+	h = bits.RotateLeft64(h, 27)*prime1 + prime4
+	h ^= (u & 0xFF) * prime5
+	h = bits.RotateLeft64(h, 11) * prime1
+	h ^= h >> 33
+	h *= prime2
+	h ^= h >> 29
+	h *= prime3
+	h ^= h >> 32
+	return h, true
+}
+
+// KeyGroupOfHash is the key group of a key whose HashKey is h.
+func KeyGroupOfHash(h uint64, maxParallelism int) int { return int(h % uint64(maxParallelism)) }

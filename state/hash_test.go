@@ -1,0 +1,41 @@
+package state
+
+import (
+	"math"
+	"testing"
+
+	"github.com/weir-sql/weir/types"
+)
+
+// TestHashIntKey checks the specialised hash against xxhash64 of the
+// encoding, for every kind it takes, and that INT and BIGINT of equal value
+// hash alike.
+func TestHashIntKey(t *testing.T) {
+	ns := []int64{0, 1, -1, 42, 255, 256, 1 << 40, math.MaxInt64, math.MinInt64, -123456789}
+	for i := range 1000 {
+		ns = append(ns, int64(uint64(i)*0x9E3779B97F4A7C15))
+	}
+	mk := []func(int64) types.Value{types.IntValue, types.BigIntValue, types.TimestampValue, types.IntervalValue}
+	for _, f := range mk {
+		for _, n := range ns {
+			v := f(n)
+			want := HashKey(AppendValue(nil, v))
+			got, ok := HashIntKey(v.Kind(), v.Int())
+			if !ok || got != want {
+				t.Fatalf("%v %d: got %x %v, want %x", v.Kind(), n, got, ok, want)
+			}
+		}
+	}
+	for _, n := range ns {
+		a, _ := HashIntKey(types.KindInt, n)
+		b, _ := HashIntKey(types.KindBigInt, n)
+		if a != b || KeyGroup(AppendValue(nil, types.IntValue(n)), 128) != KeyGroup(AppendValue(nil, types.BigIntValue(n)), 128) {
+			t.Fatalf("INT %d and BIGINT %d hash differently", n, n)
+		}
+	}
+	for _, k := range []types.Kind{types.KindBoolean, types.KindDouble, types.KindVarchar, types.KindNull} {
+		if _, ok := HashIntKey(k, 1); ok {
+			t.Fatalf("HashIntKey accepts %v", k)
+		}
+	}
+}

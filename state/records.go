@@ -1,0 +1,594 @@
+package state
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+
+	"github.com/weir-sql/weir/statestore"
+	"github.com/weir-sql/weir/types"
+)
+
+// Records is an operator-owned, typed in-memory cache of one record per
+// key, written back to the operator's statestore at checkpoints: the
+// machinery of GroupAggregate's state, for any operator that keeps a
+// record per key in its own typed structures (group tables, accumulators
+// in slices) and wants the hot path never to call the store.
+//
+// The operator numbers its in-memory records (slots) and tells Records
+// when one is added, changed or removed; Records keeps, per slot, its key
+// group and whether it changed since the last snapshot. At a checkpoint
+// (Snapshot) it asks the operator to encode the changed records, sorts
+// them by state key (key group, then key) a few key groups at a time and
+// streams them into the store as ascending write-through runs (sorted
+// sstable ingestion); when every record is in memory and at least half of
+// them changed, the run replaces the operator's state whole
+// (Space.ReplaceAll: ingest and excise, no compaction). When the records
+// outgrow the budget (OverBudget), Spill writes them all back and drops
+// them from memory, and from then on a key not in memory is looked up in
+// the store (Load). A restored Records reads its key groups' records into
+// memory with one scan while they fit in the budget.
+//
+// The records live at op | key group | len(name) | name | key in the
+// store, with key in the order-preserving encoding (AppendValue of each
+// key column) and its key group KeyGroup of that encoding: the layout of a
+// ValueState of the same name, through which they can be read too. So
+// restore at another parallelism (statestore.RestoreKeyGroups) and key
+// layout migration (MigrateLayout1) apply to them unchanged.
+//
+// Without a store (NewRecords alone, a job without checkpoints) every call
+// is cheap and does nothing: records stay in memory, unbounded. Like the
+// store, Records belongs to one goroutine.
+type Records struct {
+	opts   RecordOptions
+	src    RecordSource
+	prefix []byte // len(name) | name
+	first  int    // the key groups owned, inclusive
+	last   int
+
+	sp     *statestore.Space // nil in memory
+	backed bool              // records not in memory may be in the store
+
+	kgs     []uint16 // per slot: its key group
+	live    []uint64 // per slot: a bit set while it holds a record
+	changed []uint64 // per slot: a bit set while it changed since the last snapshot
+	nLive   int
+	nChange int
+
+	// Snapshot buffers, kept between snapshots and counted in the budget.
+	starts []int32  // per key group: how many records precede it (chunks)
+	chunk  int      // chunkEntries (tests make it small)
+	ents   []recEnt // one chunk of entries
+	spare  []recEnt // the radix sort's second buffer
+	kbuf   []byte   // the chunk's encoded keys
+	vbuf   []byte   // the chunk's encoded records
+	gbuf   []byte   // the chunk's keys and records in sorted order (gather)
+	key    []byte   // prefix | key for a store call
+	hb     []byte   // keys encoded for hashing
+}
+
+// RecordOptions configure Records.
+type RecordOptions struct {
+	// Name is the state's name (1 to 200 bytes, not starting with _).
+	Name string
+	// OperatorID prefixes the operator's keys in its store.
+	OperatorID string
+	// MaxParallelism is the number of key groups (default
+	// types.DefaultMaxParallelism); Subtask and Parallelism give the key
+	// groups this subtask owns.
+	MaxParallelism, Subtask, Parallelism int
+	// Budget bounds the memory of the records in memory (RecordBytes
+	// each) together with Records' own per-record bookkeeping and
+	// snapshot buffers (state.cache.size). Whatever the budget,
+	// MinRecords records may stay in memory.
+	Budget int64
+	// RecordBytes estimates the memory one in-memory record costs the
+	// operator.
+	RecordBytes int64
+	// Exclusive says that these records are the operator's only state, so
+	// a snapshot may replace the operator's whole key range with them.
+	Exclusive bool
+}
+
+// MinRecords is how many records Records keeps in memory whatever the
+// budget.
+const MinRecords = 1024
+
+// RecordSource is what the operator supplies to Records: its records'
+// encoding. Slots are the operator's numbers for its in-memory records.
+type RecordSource interface {
+	// AppendRecordKey appends the key of the record in slot, in the
+	// order-preserving encoding (AppendValue of each key column).
+	AppendRecordKey(dst []byte, slot int32) []byte
+	// AppendRecord appends the encoded record in slot.
+	AppendRecord(dst []byte, slot int32) []byte
+	// LoadRecord makes an in-memory record from a stored one (key as
+	// AppendRecordKey wrote it, rec as AppendRecord did) and returns its
+	// slot. The slices are valid only during the call.
+	LoadRecord(key, rec []byte) (int32, error)
+	// DropRecords forgets every in-memory record: they were written to
+	// the store (Spill).
+	DropRecords()
+}
+
+// recEnt is a changed record on its way to the store, in a chunk: where
+// its key and record are in kbuf and vbuf, and what orders it. For keys of
+// one fixed length up to 9 bytes, hi and num hold the key (its first byte
+// and the rest big-endian, or, for keys up to 8 bytes, num alone), so a
+// radix sort orders the chunk without comparisons.
+type recEnt struct {
+	num        uint64
+	koff, klen uint32
+	voff, vlen uint32
+	kg         uint16
+	hi         uint8
+}
+
+// errStopLoad stops the restore scan when the budget is full.
+var errStopLoad = errors.New("state budget full")
+
+// NewRecords returns Records in memory, for an operator whose records
+// src encodes; Attach gives it a store.
+func NewRecords(opts RecordOptions, src RecordSource) (*Records, error) {
+	if opts.MaxParallelism <= 0 {
+		opts.MaxParallelism = types.DefaultMaxParallelism
+	}
+	if opts.Parallelism <= 0 {
+		opts.Parallelism = 1
+	}
+	switch {
+	case opts.Name == "" || len(opts.Name) > 200 || opts.Name[0] == '_':
+		return nil, fmt.Errorf("state: record state name %q must have 1 to 200 bytes and not start with _", opts.Name)
+	case opts.Parallelism > opts.MaxParallelism || opts.Subtask < 0 || opts.Subtask >= opts.Parallelism:
+		return nil, fmt.Errorf("state: subtask %d of %d with max parallelism %d", opts.Subtask, opts.Parallelism, opts.MaxParallelism)
+	}
+	opts.RecordBytes = max(opts.RecordBytes, 1)
+	r := &Records{opts: opts, src: src, prefix: namePrefix(opts.Name), chunk: chunkEntries}
+	r.first, r.last = KeyGroupRange(opts.Subtask, opts.Parallelism, opts.MaxParallelism)
+	return r, nil
+}
+
+// Attach gives Records the operator's store, before any record is added.
+// After a restore (restored), the store holds the operator's records for
+// this subtask's key groups: they are loaded into memory with one scan as
+// long as they fit in the budget, and the rest are looked up as their keys
+// come (Load).
+func (r *Records) Attach(store *statestore.Store, restored bool) error {
+	sp, err := store.Space(r.opts.OperatorID)
+	if err != nil {
+		return err
+	}
+	if sp.MaxParallelism() != r.opts.MaxParallelism {
+		return fmt.Errorf("state: max parallelism %d differs from the store's %d", r.opts.MaxParallelism, sp.MaxParallelism())
+	}
+	if r.nLive > 0 {
+		return errors.New("state: records attached to a store after records were added")
+	}
+	r.sp, r.backed = sp, restored
+	if restored {
+		return r.loadAll()
+	}
+	return nil
+}
+
+// loadAll loads the restored records into memory, key group by key group,
+// while they fit. One sequential scan costs a small fraction of a lookup
+// per key, and with every record in memory Records is no longer backed:
+// no lookups for new keys, and snapshots may replace the state whole.
+func (r *Records) loadAll() error {
+	end := prefixEnd(nil, r.prefix)
+	limit := r.limit()
+	for kg := r.first; kg <= r.last; kg++ {
+		err := r.sp.Scan(kg, r.prefix, end, false, func(k, v []byte) (bool, error) {
+			if r.nLive >= limit {
+				return false, errStopLoad
+			}
+			slot, err := r.src.LoadRecord(k[len(r.prefix):], v)
+			if err != nil {
+				return false, fmt.Errorf("record %x: %w", k, err)
+			}
+			r.setKG(slot, kg)
+			return true, nil
+		})
+		switch {
+		case errors.Is(err, errStopLoad):
+			return nil // still backed
+		case err != nil:
+			return fmt.Errorf("state %s: load: %w", r.opts.Name, err)
+		}
+	}
+	r.backed = false
+	return nil
+}
+
+// Persisted reports whether Records has a store.
+func (r *Records) Persisted() bool { return r.sp != nil }
+
+// Backed reports whether records not in memory may be in the store (after
+// a spill, or a restore that did not fit): a key not in memory must then be
+// looked up with Load.
+func (r *Records) Backed() bool { return r.backed }
+
+// Len returns the number of records in memory.
+func (r *Records) Len() int { return r.nLive }
+
+// KeyGroups returns the key groups [first, last] this subtask owns.
+func (r *Records) KeyGroups() (first, last int) { return r.first, r.last }
+
+// AddedKey tells Records that slot now holds a new record of key (encoded
+// as AppendRecordKey does). A new record is not changed until Changed.
+func (r *Records) AddedKey(slot int32, key []byte) {
+	if r.sp == nil {
+		return
+	}
+	r.setKG(slot, KeyGroup(key, r.opts.MaxParallelism))
+}
+
+// AddedInt is AddedKey for a single-column key of an integer kind (INT,
+// BIGINT, TIMESTAMP, INTERVAL or BOOLEAN) holding n, without encoding it.
+func (r *Records) AddedInt(slot int32, kind types.Kind, n int64) {
+	if r.sp == nil {
+		return
+	}
+	h, ok := HashIntKey(kind, n)
+	if !ok {
+		r.hb = AppendValue(r.hb[:0], types.BigIntValue(n).WithKind(kind))
+		h = HashKey(r.hb)
+	}
+	r.setKG(slot, KeyGroupOfHash(h, r.opts.MaxParallelism))
+}
+
+func (r *Records) setKG(slot int32, kg int) {
+	for int(slot) >= len(r.kgs) {
+		r.kgs = append(r.kgs, 0)
+	}
+	if w := int(slot>>6) + 1; w > len(r.live) {
+		r.live = append(r.live, make([]uint64, w-len(r.live))...)
+		r.changed = append(r.changed, make([]uint64, w-len(r.changed))...)
+	}
+	r.kgs[slot] = uint16(kg)
+	if bit := uint64(1) << (slot & 63); r.live[slot>>6]&bit == 0 {
+		r.live[slot>>6] |= bit
+		r.nLive++
+	}
+}
+
+// Changed records that slot's record changed since the last snapshot.
+func (r *Records) Changed(slot int32) {
+	if r.sp == nil {
+		return
+	}
+	w, bit := &r.changed[slot>>6], uint64(1)<<(slot&63)
+	if *w&bit == 0 {
+		*w |= bit
+		r.nChange++
+	}
+}
+
+// Removed tells Records that slot's record is gone (call it while
+// AppendRecordKey still gives its key): the stored record is deleted at
+// once, in the store's write-back cache, so that a later Load of the key
+// does not find it.
+func (r *Records) Removed(slot int32) error {
+	if r.sp == nil {
+		return nil
+	}
+	w, bit := int(slot>>6), uint64(1)<<(slot&63)
+	if r.changed[w]&bit != 0 {
+		r.changed[w] &^= bit
+		r.nChange--
+	}
+	if r.live[w]&bit != 0 {
+		r.live[w] &^= bit
+		r.nLive--
+	}
+	r.key = r.src.AppendRecordKey(append(r.key[:0], r.prefix...), slot)
+	if err := r.sp.Delete(int(r.kgs[slot]), r.key); err != nil {
+		return fmt.Errorf("state %s: %w", r.opts.Name, err)
+	}
+	return nil
+}
+
+// Load looks key (encoded as AppendRecordKey does) up in the store and,
+// if it is there, makes it an in-memory record (LoadRecord) and returns its
+// slot. It is for a key not in memory while Backed; otherwise it finds
+// nothing without a lookup.
+func (r *Records) Load(key []byte) (int32, bool, error) {
+	if r.sp == nil || !r.backed {
+		return 0, false, nil
+	}
+	kg := KeyGroup(key, r.opts.MaxParallelism)
+	if kg < r.first || kg > r.last {
+		return 0, false, fmt.Errorf("state %s: key %x is in key group %d, outside this subtask's [%d, %d]", r.opts.Name, key, kg, r.first, r.last)
+	}
+	r.key = append(append(r.key[:0], r.prefix...), key...)
+	val, ok, err := r.sp.Get(kg, r.key)
+	if err != nil || !ok {
+		if err != nil {
+			err = fmt.Errorf("state %s: %w", r.opts.Name, err)
+		}
+		return 0, false, err
+	}
+	slot, err := r.src.LoadRecord(key, val)
+	if err != nil {
+		return 0, false, fmt.Errorf("state %s: record %x: %w", r.opts.Name, key, err)
+	}
+	r.setKG(slot, kg)
+	return slot, true, nil
+}
+
+// bufferBytes is the memory of Records' bookkeeping and snapshot buffers.
+func (r *Records) bufferBytes() int64 {
+	const entBytes = 32
+	return int64(cap(r.kgs))*2 + int64(cap(r.live)+cap(r.changed))*8 +
+		int64(cap(r.starts))*4 + int64(cap(r.ents)+cap(r.spare))*entBytes +
+		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf))
+}
+
+// limit is how many records fit in memory: the budget less the buffers,
+// at RecordBytes each, and at least MinRecords.
+func (r *Records) limit() int {
+	n := (r.opts.Budget - r.bufferBytes()) / r.opts.RecordBytes
+	return int(max(n, MinRecords))
+}
+
+// OverBudget reports whether the records in memory, with Records'
+// buffers, exceed the budget: the operator should then emit what it holds
+// and call Spill. Always false without a store.
+func (r *Records) OverBudget() bool {
+	return r.sp != nil && r.nLive > r.limit()
+}
+
+// Spill writes every changed record back, then has the operator drop all
+// its in-memory records (DropRecords); from then on Records is backed.
+func (r *Records) Spill() error {
+	if r.sp == nil {
+		return nil
+	}
+	if err := r.Snapshot(); err != nil {
+		return err
+	}
+	r.src.DropRecords()
+	r.kgs = r.kgs[:0]
+	clear(r.live)
+	clear(r.changed)
+	r.live, r.changed = r.live[:0], r.changed[:0]
+	r.nLive, r.nChange = 0, 0
+	r.backed = true
+	return nil
+}
+
+// chunkEntries is how many changed records Snapshot encodes and sorts at a
+// time (whole key groups, so a chunk may hold more).
+const chunkEntries = 1 << 16
+
+// Snapshot writes the records changed since the last call into the store
+// in state-key order (deletions went to the store in Removed). When every
+// record is in memory, the records are the operator's only state
+// (Exclusive), and at least half of them changed, it writes all of them as
+// the operator's complete state instead: the store replaces the old state
+// at once rather than layering the changes over it, and writing the
+// unchanged rest costs less than merging the changes in later.
+func (r *Records) Snapshot() error {
+	if r.sp == nil {
+		return nil
+	}
+	all := r.opts.Exclusive && !r.backed && r.nChange > 0 && 2*r.nChange >= r.nLive
+	if r.nChange == 0 && !all {
+		return nil
+	}
+	if all {
+		if err := r.sp.ReplaceAll(); err != nil {
+			return fmt.Errorf("state %s: %w", r.opts.Name, err)
+		}
+	}
+	bitsOf := r.changed
+	if all {
+		bitsOf = r.live
+	}
+	if err := r.chunks(bitsOf, r.writeChunk); err != nil {
+		return fmt.Errorf("state %s: %w", r.opts.Name, err)
+	}
+	clear(r.changed)
+	r.nChange = 0
+	return nil
+}
+
+// chunks calls fn for the records whose bit is set in set, a chunk of
+// whole key groups [first, end) at a time, in ascending key-group order:
+// each chunk holds at least chunkEntries records, or the rest. It counts
+// the records per key group first (starts).
+func (r *Records) chunks(set []uint64, fn func(set []uint64, first, end int) error) error {
+	maxPar := r.opts.MaxParallelism
+	r.starts = slices.Grow(r.starts[:0], maxPar+1)[:maxPar+1]
+	clear(r.starts)
+	for w, word := range set {
+		for word != 0 {
+			slot := w<<6 | bits.TrailingZeros64(word)
+			word &= word - 1
+			r.starts[r.kgs[slot]+1]++
+		}
+	}
+	for i := 1; i <= maxPar; i++ {
+		r.starts[i] += r.starts[i-1]
+	}
+	for kg := 0; kg < maxPar; {
+		end := kg + 1
+		for end < maxPar && int(r.starts[end]-r.starts[kg]) < r.chunk {
+			end++
+		}
+		if r.starts[end] > r.starts[kg] {
+			if err := fn(set, kg, end); err != nil {
+				return err
+			}
+		}
+		kg = end
+	}
+	return nil
+}
+
+// writeChunk encodes the records of key groups [first, end) set in set,
+// sorts them by key and writes them through.
+func (r *Records) writeChunk(set []uint64, first, end int) error {
+	ents, err := r.sortedChunk(set, first, end)
+	if err != nil {
+		return err
+	}
+	b := r.gbuf
+	for i := range ents {
+		e := &ents[i]
+		if err := r.sp.PutThrough(int(e.kg), b[e.koff:e.koff+e.klen], b[e.voff:e.voff+e.vlen]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sortedChunk encodes the keys (with the state's prefix: the keys in the
+// Space) and records of the slots of key groups [first, end) set in set
+// into r.kbuf and r.vbuf and returns their entries sorted by (key group,
+// key).
+//
+// It visits the slots in slot order, not key group by key group: the
+// records are the operator's typed state, laid out by slot, and read in
+// slot order the reads of each pass are a forward stream that the CPU
+// prefetches, where reading one key group's scattered slots would miss the
+// cache on nearly every record. A snapshot of n records thus makes
+// n / chunkEntries passes over the bit set and the key groups, each
+// cheap, and needs buffers for one chunk only.
+func (r *Records) sortedChunk(set []uint64, first, end int) ([]recEnt, error) {
+	n := int(r.starts[end] - r.starts[first])
+	r.ents = slices.Grow(r.ents[:0], n)
+	ents := r.ents[:0]
+	kb, vb := r.kbuf[:0], r.vbuf[:0]
+	lo, hi := uint16(first), uint16(end-1)
+	all := first == 0 && end == r.opts.MaxParallelism
+	for w, word := range set {
+		for word != 0 {
+			slot := int32(w<<6 | bits.TrailingZeros64(word))
+			word &= word - 1
+			kg := r.kgs[slot]
+			if !all && (kg < lo || kg > hi) {
+				continue
+			}
+			k0, v0 := len(kb), len(vb)
+			kb = r.src.AppendRecordKey(append(kb, r.prefix...), slot)
+			vb = r.src.AppendRecord(vb, slot)
+			ents = append(ents, recEnt{koff: uint32(k0), klen: uint32(len(kb) - k0), voff: uint32(v0), vlen: uint32(len(vb) - v0), kg: kg})
+		}
+	}
+	r.kbuf, r.vbuf = kb, vb
+	if len(kb) > math.MaxUint32 || len(vb) > math.MaxUint32 {
+		return nil, fmt.Errorf("the records of %d keys to write exceed 4 GiB", len(ents))
+	}
+	if len(ents) == 0 {
+		return ents, nil
+	}
+	fixed := true
+	klen, p := ents[0].klen, uint32(len(r.prefix))
+	for i := range ents {
+		e := &ents[i]
+		if e.klen != klen || klen-p > 9 {
+			fixed = false
+			break
+		}
+		e.hi, e.num = fixedKey(kb[e.koff+p : e.koff+e.klen])
+	}
+	if fixed {
+		r.spare = slices.Grow(r.spare[:0], len(ents))[:len(ents)]
+		ents = radixSort(ents, r.spare)
+	} else {
+		slices.SortFunc(ents, func(a, b recEnt) int {
+			if a.kg != b.kg {
+				return int(a.kg) - int(b.kg)
+			}
+			return bytes.Compare(kb[a.koff:a.koff+a.klen], kb[b.koff:b.koff+b.klen])
+		})
+	}
+	r.gather(ents)
+	return ents, nil
+}
+
+// gather copies the entries' keys and records into r.gbuf in the entries'
+// (sorted) order, each key followed by its record, so that the store reads
+// them in memory order. In one short loop the reads of the scattered
+// entries overlap; in the write loop each would stall the sstable writer.
+func (r *Records) gather(ents []recEnt) {
+	kb, vb := r.kbuf, r.vbuf
+	out := slices.Grow(r.gbuf[:0], len(kb)+len(vb))
+	for i := range ents {
+		e := &ents[i]
+		off := uint32(len(out))
+		out = append(out, kb[e.koff:e.koff+e.klen]...)
+		out = append(out, vb[e.voff:e.voff+e.vlen]...)
+		e.koff, e.voff = off, off+e.klen
+	}
+	r.gbuf = out
+}
+
+// fixedKey splits a key of at most 9 bytes into a high byte and a number
+// that order, as a pair, like the key among keys of its length.
+func fixedKey(k []byte) (hi uint8, num uint64) {
+	if len(k) == 9 {
+		return k[0], binary.BigEndian.Uint64(k[1:])
+	}
+	var b [8]byte
+	copy(b[:], k)
+	return 0, binary.BigEndian.Uint64(b[:])
+}
+
+// radixSort sorts entries by (key group, hi, num) with a
+// least-significant-digit radix sort over their 11 bytes, skipping the
+// bytes that all entries share (the high bytes of small numbers, the tag
+// byte, the key group's high byte). tmp must be as long as a; the result
+// is a or tmp.
+func radixSort(a, tmp []recEnt) []recEnt {
+	const digits = 11 // num's 8 bytes, hi, the key group's 2 bytes
+	var counts [digits][256]int32
+	for i := range a {
+		e := &a[i]
+		for d := range 8 {
+			counts[d][byte(e.num>>(8*d))]++
+		}
+		counts[8][e.hi]++
+		counts[9][byte(e.kg)]++
+		counts[10][byte(e.kg>>8)]++
+	}
+	src, dst := a, tmp
+	for d := range digits {
+		c := &counts[d]
+		if c[digit(&src[0], d)] == int32(len(src)) {
+			continue // every entry has this byte
+		}
+		var pos [256]int32
+		var sum int32
+		for b := range 256 {
+			pos[b] = sum
+			sum += c[b]
+		}
+		for i := range src {
+			b := digit(&src[i], d)
+			dst[pos[b]] = src[i]
+			pos[b]++
+		}
+		src, dst = dst, src
+	}
+	return src
+}
+
+// digit returns byte d of an entry's sort key, least significant first.
+func digit(e *recEnt, d int) byte {
+	switch {
+	case d < 8:
+		return byte(e.num >> (8 * d))
+	case d == 8:
+		return e.hi
+	case d == 9:
+		return byte(e.kg)
+	}
+	return byte(e.kg >> 8)
+}

@@ -1,0 +1,342 @@
+package state
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weir-sql/weir/statestore"
+	"github.com/weir-sql/weir/types"
+)
+
+// fakeOwner is an operator's side of Records: records are int64 values by
+// encoded key, in slots.
+type fakeOwner struct {
+	keys  [][]byte
+	vals  []int64
+	free  []int32
+	index map[string]int32
+}
+
+func newFakeOwner() *fakeOwner { return &fakeOwner{index: map[string]int32{}} }
+
+func (f *fakeOwner) AppendRecordKey(dst []byte, slot int32) []byte {
+	return append(dst, f.keys[slot]...)
+}
+
+func (f *fakeOwner) AppendRecord(dst []byte, slot int32) []byte {
+	return binary.AppendVarint(dst, f.vals[slot])
+}
+
+func (f *fakeOwner) LoadRecord(key, rec []byte) (int32, error) {
+	v, n := binary.Varint(rec)
+	if n != len(rec) {
+		return 0, fmt.Errorf("bad record %x", rec)
+	}
+	slot := f.add(key)
+	f.vals[slot] = v
+	return slot, nil
+}
+
+func (f *fakeOwner) DropRecords() { *f = *newFakeOwner() }
+
+func (f *fakeOwner) add(key []byte) int32 {
+	var slot int32
+	if n := len(f.free); n > 0 {
+		slot = f.free[n-1]
+		f.free = f.free[:n-1]
+	} else {
+		slot = int32(len(f.keys))
+		f.keys = append(f.keys, nil)
+		f.vals = append(f.vals, 0)
+	}
+	f.keys[slot] = append([]byte(nil), key...)
+	f.index[string(key)] = slot
+	return slot
+}
+
+func (f *fakeOwner) remove(slot int32) {
+	delete(f.index, string(f.keys[slot]))
+	f.keys[slot] = nil
+	f.free = append(f.free, slot)
+}
+
+func openStore(t *testing.T, dir string) *statestore.Store {
+	t.Helper()
+	st, err := statestore.Open(dir, statestore.Options{CacheBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// TestRecordsWriteOrder checks that Snapshot writes the changed records in
+// state-key order (key group, then key: the order Pebble sorts them in),
+// each once, with the key group of the layer's hash, for integer keys
+// (with NULL, INT and BIGINT, negatives), strings and a two-column key;
+// integer keys go through AddedInt, the others through AddedKey.
+func TestRecordsWriteOrder(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 4))
+	cases := []struct {
+		name string
+		key  func(i int) []types.Value
+	}{
+		{"bigint", func(int) []types.Value { return []types.Value{types.BigIntValue(r.Int64N(1<<40) - 1<<39)} }},
+		{"int, bigint and null", func(i int) []types.Value {
+			switch i % 3 {
+			case 0:
+				if i%999 == 0 {
+					return []types.Value{types.NullValue()}
+				}
+				return []types.Value{types.IntValue(r.Int64N(1<<31) - 1<<30)}
+			}
+			return []types.Value{types.BigIntValue(r.Int64() - 1<<62)}
+		}},
+		{"timestamp", func(int) []types.Value { return []types.Value{types.TimestampValue(r.Int64N(1 << 45))} }},
+		{"varchar", func(int) []types.Value {
+			return []types.Value{types.StringValue(strings.Repeat("x", r.IntN(20)) + fmt.Sprint(r.Int64N(1<<30)))}
+		}},
+		{"two columns", func(int) []types.Value {
+			return []types.Value{types.StringValue(fmt.Sprint(r.Int64N(100))), types.BigIntValue(r.Int64N(1000))}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := openStore(t, filepath.Join(t.TempDir(), "work"))
+			own := newFakeOwner()
+			rec, err := NewRecords(RecordOptions{Name: "groups", OperatorID: "op", Budget: 64 << 20, RecordBytes: 64, Exclusive: true}, own)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := rec.Attach(st, false); err != nil {
+				t.Fatal(err)
+			}
+			rec.chunk = 1000 // many chunks
+			for i := range 20000 {
+				vals := tc.key(i)
+				key := AppendValue(nil, vals[0])
+				for _, v := range vals[1:] {
+					key = AppendValue(key, v)
+				}
+				if _, ok := own.index[string(key)]; ok {
+					continue
+				}
+				slot := own.add(key)
+				if k := vals[0].Kind(); len(vals) == 1 && k != types.KindNull && k != types.KindVarchar {
+					rec.AddedInt(slot, k, vals[0].Int())
+				} else {
+					rec.AddedKey(slot, key)
+				}
+				if i%5 != 0 {
+					rec.Changed(slot)
+				}
+			}
+			want := rec.nChange
+			if want < 10000 {
+				t.Fatalf("only %d changed records", want)
+			}
+			var prev []byte
+			n := 0
+			err = rec.chunks(rec.changed, func(set []uint64, first, end int) error {
+				ents, err := rec.sortedChunk(set, first, end)
+				if err != nil {
+					return err
+				}
+				for _, e := range ents {
+					key := rec.gbuf[e.koff+uint32(len(rec.prefix)) : e.koff+e.klen]
+					if kg := KeyGroup(key, 128); int(e.kg) != kg {
+						return fmt.Errorf("key %x in key group %d, want %d", key, e.kg, kg)
+					}
+					full := append(binary.BigEndian.AppendUint16(nil, e.kg), key...)
+					if n > 0 && bytes.Compare(prev, full) >= 0 {
+						return fmt.Errorf("record %d of %d is out of key order (or listed twice)", n, want)
+					}
+					prev = full
+					n++
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != want {
+				t.Fatalf("%d records written, want %d", n, want)
+			}
+		})
+	}
+}
+
+// TestRecordsModel drives Records over a store with a model (a map): random
+// upserts and deletions of keys, snapshots, spills past a small budget; then
+// the last snapshot is restored at parallelism 1 and 3 (rescale by key
+// group) with a budget that holds everything and one that does not, and
+// every subtask must find exactly the model's records of its key groups,
+// in memory or by Load, and read them through a ValueState too.
+func TestRecordsModel(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 9))
+	dir := t.TempDir()
+	st := openStore(t, filepath.Join(dir, "work"))
+	own := newFakeOwner()
+	opts := RecordOptions{Name: "recs", OperatorID: "op", Budget: 1, RecordBytes: 100, Exclusive: true}
+	rec, err := NewRecords(opts, own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Attach(st, false); err != nil {
+		t.Fatal(err)
+	}
+	rec.chunk = 300 // snapshots in many chunks
+	model := map[string]int64{}
+	keyOf := func(k int64) []byte {
+		if k%7 == 0 {
+			return AppendString(nil, fmt.Sprint("s", k))
+		}
+		return AppendInt64(nil, k)
+	}
+	// find returns the slot of key, loading it when backed.
+	find := func(key []byte) (int32, bool) {
+		if slot, ok := own.index[string(key)]; ok {
+			return slot, true
+		}
+		slot, ok, err := rec.Load(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slot, ok
+	}
+	snaps, spills := 0, 0
+	var snapDir string
+	for step := range 30000 {
+		k := r.Int64N(3000)
+		key := keyOf(k)
+		if r.IntN(4) == 0 {
+			if slot, ok := find(key); ok {
+				if err := rec.Removed(slot); err != nil {
+					t.Fatal(err)
+				}
+				own.remove(slot)
+			}
+			delete(model, string(key))
+		} else {
+			slot, ok := find(key)
+			if !ok {
+				slot = own.add(key)
+				if k%7 == 0 {
+					rec.AddedKey(slot, key)
+				} else {
+					rec.AddedInt(slot, types.KindBigInt, k)
+				}
+			}
+			v := r.Int64N(1000)
+			own.vals[slot] = v
+			rec.Changed(slot)
+			model[string(key)] = v
+		}
+		if rec.OverBudget() {
+			if err := rec.Spill(); err != nil {
+				t.Fatal(err)
+			}
+			spills++
+		}
+		if step%5000 == 4999 {
+			if err := rec.Snapshot(); err != nil {
+				t.Fatal(err)
+			}
+			snapDir = filepath.Join(dir, fmt.Sprint("snap", step))
+			if _, err := st.Snapshot(snapDir); err != nil {
+				t.Fatal(err)
+			}
+			snaps++
+		}
+	}
+	if spills == 0 || !rec.Backed() {
+		t.Fatalf("%d spills, backed %v: the test needs state over the budget", spills, rec.Backed())
+	}
+	for _, par := range []int{1, 3} {
+		for _, budget := range []int64{1, 64 << 20} {
+			found := 0
+			for sub := range par {
+				first, last := KeyGroupRange(sub, par, 128)
+				work := filepath.Join(dir, fmt.Sprintf("r-%d-%d-%d", par, budget, sub))
+				rst, err := statestore.RestoreKeyGroups([]string{snapDir}, work, first, last, statestore.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				o := opts
+				o.Budget, o.Subtask, o.Parallelism = budget, sub, par
+				own2 := newFakeOwner()
+				rec2, err := NewRecords(o, own2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := rec2.Attach(rst, true); err != nil {
+					t.Fatal(err)
+				}
+				inRange := 0
+				for ks := range model {
+					if kg := KeyGroup([]byte(ks), 128); kg >= first && kg <= last {
+						inRange++
+					}
+				}
+				if rec2.Backed() != (budget == 1 && inRange > MinRecords) {
+					t.Fatalf("parallelism %d, budget %d: backed %v with %d records in memory", par, budget, rec2.Backed(), rec2.Len())
+				}
+				kd, err := Open(rst, Options{OperatorID: "op", Subtask: sub, Parallelism: par})
+				if err != nil {
+					t.Fatal(err)
+				}
+				vs, err := NewValueState(kd, "recs", Bytes{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for ks, v := range model {
+					key := []byte(ks)
+					if kg := KeyGroup(key, 128); kg < first || kg > last {
+						continue
+					}
+					found++
+					slot, ok := own2.index[ks]
+					if !ok {
+						if slot, ok, err = rec2.Load(key); err != nil || !ok {
+							t.Fatalf("parallelism %d subtask %d: key %x missing (%v)", par, sub, key, err)
+						}
+					}
+					if own2.vals[slot] != v {
+						t.Fatalf("key %x: %d, want %d", key, own2.vals[slot], v)
+					}
+					if err := kd.SetCurrentKey(key); err != nil {
+						t.Fatal(err)
+					}
+					b, ok, err := vs.Value()
+					if err != nil || !ok || !bytes.Equal(b, binary.AppendVarint(nil, v)) {
+						t.Fatalf("key %x through a ValueState: %x %v %v", key, b, ok, err)
+					}
+				}
+				if n := len(own2.index); n > len(model) {
+					t.Fatalf("%d records loaded, the model has %d", n, len(model))
+				}
+				for ks := range own2.index {
+					if _, ok := model[ks]; !ok {
+						t.Fatalf("deleted key %x came back", ks)
+					}
+				}
+				if err := rst.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if found != len(model) {
+				t.Fatalf("parallelism %d: %d keys found, model has %d", par, found, len(model))
+			}
+		}
+	}
+	t.Logf("%d snapshots, %d spills, %d keys", snaps, spills, len(model))
+}
