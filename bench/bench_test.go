@@ -64,3 +64,29 @@ func BenchmarkW4(b *testing.B) { benchmarkWorkload(b, "W4") }
 
 // BenchmarkW5 is W1 at half its peak rate, measuring latency.
 func BenchmarkW5(b *testing.B) { benchmarkWorkload(b, "W5") }
+
+// BenchmarkW11 is topic → SUM GROUP BY → exactly-once upsert-kafka against
+// an in-process broker: input rate, then latency at half of it.
+func BenchmarkW11(b *testing.B) { benchmarkWorkload(b, "W11") }
+
+// TestW11Measures runs W11 briefly: the job reads the producer's records,
+// completes checkpoints, and the probes come back through the
+// exactly-once sink, read-committed, within the checkpoint interval and
+// its commit (a probe is visible only once its checkpoint committed).
+func TestW11Measures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs W11 for a few seconds")
+	}
+	results, err := Run(context.Background(), Config{Workloads: []string{"W11"}, Duration: 3 * time.Second, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := results[0]
+	t.Logf("W11: %.0f rows/s, latency p50 %s p99 %s; %s", r.RowsPerSec, r.LatP50, r.LatP99, r.Note)
+	if r.Rows == 0 || r.Checkpoints == 0 {
+		t.Fatalf("W11 read %d rows, completed %d checkpoints", r.Rows, r.Checkpoints)
+	}
+	if r.LatP50 == 0 || r.LatP99 > time.Minute {
+		t.Fatalf("W11 latency p50 %s p99 %s: no probe came back", r.LatP50, r.LatP99)
+	}
+}

@@ -383,3 +383,16 @@ func SinkChangelogMode(s Sink) ChangelogMode {
 	}
 	return ModeInsertOnly
 }
+
+// CheckpointListener is a SourceReader told when a checkpoint that holds
+// its position is complete (its metadata durable), for example to commit
+// its offsets to an external system for monitoring. It is called in the
+// reader's goroutine, between calls to Next, with the position the reader
+// gave for that checkpoint; a completion may cover several checkpoints
+// (the latest is given). An error is reported, and the job goes on.
+type CheckpointListener interface {
+	SourceReader
+	// CheckpointComplete says that checkpoint id, which recorded
+	// position, is complete.
+	CheckpointComplete(id int64, position []byte) error
+}

@@ -40,14 +40,23 @@ type splitHarness struct {
 }
 
 func newSplitHarness(t *testing.T) *splitHarness {
-	h := &splitHarness{t: t, reader: &splitReader{}, out: make(chan message, 64)}
+	r := &splitReader{}
+	h := newSplitHarnessOf(t, splitSource{r})
+	h.reader = r
+	return h
+}
+
+// newSplitHarnessOf is newSplitHarness with another source of the same
+// two columns (a BIGINT, the event time).
+func newSplitHarnessOf(t *testing.T, src connector.Source) *splitHarness {
+	h := &splitHarness{t: t, out: make(chan message, 64)}
 	ts := expr.NewColumn(1, types.Timestamp, "ts")
 	delay, err := expr.NewArith("-", ts, expr.NewLiteral(types.IntervalValue(2), types.Interval))
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := &JobGraph{Name: "splits", Vertices: []*Vertex{
-		{ID: "s", Name: "S", Parallelism: 1, Source: splitSource{h.reader}, SourceWidth: 2, SourceName: "s",
+		{ID: "s", Name: "S", Parallelism: 1, Source: src, SourceWidth: 2, SourceName: "s",
 			Watermark: &WatermarkSpec{Column: 1, Expr: delay}},
 		{Name: "D", Parallelism: 1, Inputs: []Input{{From: 0, Partition: Partitioning{Kind: Forward}}}, Sink: &sumSink{}, SinkName: "d"},
 	}}

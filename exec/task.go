@@ -64,6 +64,7 @@ type task struct {
 	trigger    chan triggerMsg     // source tasks: checkpoints to start
 	ctl        chan ctlMsg         // from the checkpointer: completed checkpoints, final snapshot
 	txns       []pendingTxn        // a transactional sink's pre-committed transactions
+	positions  []pendingTxn        // a connector.CheckpointListener's positions of checkpoints not yet complete
 	stopping   bool                // a source took a stop-with-savepoint checkpoint
 	finalID    int64               // the final checkpoint this finished task snapshots for
 	finalDone  bool                // the final checkpoint completed (and was committed)

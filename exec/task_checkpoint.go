@@ -246,6 +246,9 @@ func (t *task) snapshot(id int64) (*taskSnapshot, error) {
 			return nil, fmt.Errorf("source %s: position: %w", t.v.SourceName, err)
 		}
 		s.source, s.position = t.v.ID, pos
+		if _, ok := t.reader.(connector.CheckpointListener); ok {
+			t.positions = append(t.positions, pendingTxn{id: id, txn: pos})
+		}
 	}
 	for i, st := range t.stores {
 		if st == nil {
@@ -377,11 +380,35 @@ func (t *task) control(m ctlMsg) error {
 		if err := t.commit(m.id); err != nil {
 			return err
 		}
+		t.notifySource(m.id)
 		if t.finalID != 0 && m.id >= t.finalID {
 			t.finalDone = true
 		}
 	}
 	return nil
+}
+
+// notifySource tells a connector.CheckpointListener source that checkpoint
+// id is complete, with the latest of its positions up to id. A failure is
+// logged: what the listener does (offsets for monitoring) is not what the
+// checkpoint guarantees.
+func (t *task) notifySource(id int64) {
+	l, ok := t.reader.(connector.CheckpointListener)
+	if !ok {
+		return
+	}
+	n := 0
+	for n < len(t.positions) && t.positions[n].id <= id {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	p := t.positions[n-1]
+	t.positions = t.positions[n:]
+	if err := l.CheckpointComplete(p.id, p.txn); err != nil {
+		t.job.opts.logf("task %s (%d/%d): source %s: checkpoint %d complete: %v", t.v.Name, t.subtask+1, t.v.Parallelism, t.v.SourceName, p.id, err)
+	}
 }
 
 // commit commits the sink transactions of checkpoints up to id.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,6 +44,7 @@ type txnSink struct{ *Sink }
 var (
 	_ connector.ChangelogSink       = (*Sink)(nil)
 	_ connector.TransactionalSink   = txnSink{}
+	_ connector.DurableSink         = txnSink{}
 	_ connector.TransactionalWriter = (*txnWriter)(nil)
 )
 
@@ -375,6 +378,71 @@ func (s txnSink) marker(subtask int) string {
 	return fmt.Sprintf("%s-marker-%d", s.cfg.txnPrefix, subtask)
 }
 
+// Location names the output for messages: the topic and the
+// transactional ids that write it.
+func (s txnSink) Location() string {
+	return fmt.Sprintf("kafka topic %s (transactional ids %s-*)", s.cfg.topics[0], s.cfg.txnPrefix)
+}
+
+// Claim does not lock anything: Kafka itself keeps one writer per
+// transactional id, fencing an older producer when a newer one starts
+// (the older run's next commit fails).
+func (s txnSink) Claim(string) (func() error, error) {
+	return func() error { return nil }, nil
+}
+
+// Committed returns the highest checkpoint whose records a subtask of any
+// earlier run committed: the largest marker over the marker groups of the
+// transactional id prefix, whatever parallelism wrote them. Each marker is
+// read settled: a producer with the subtask's transactional id starts
+// first, which aborts what a dead run left open and waits for a commit
+// that was under way.
+func (s txnSink) Committed() (int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(s.clientOpts()...)
+	if err != nil {
+		return 0, fmt.Errorf("kafka: %w", err)
+	}
+	defer cl.Close()
+	groups, err := kadm.NewClient(cl).ListGroups(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("kafka: list groups: %w", err)
+	}
+	prefix := s.cfg.txnPrefix + "-marker-"
+	var highest int64
+	for _, g := range groups.Groups() {
+		n, ok := strings.CutPrefix(g, prefix)
+		if !ok {
+			continue
+		}
+		subtask, err := strconv.Atoi(n)
+		if err != nil || subtask < 0 {
+			continue
+		}
+		id, err := s.settledID(ctx, subtask)
+		if err != nil {
+			return 0, fmt.Errorf("kafka: subtask %d: %w", subtask, err)
+		}
+		highest = max(highest, id)
+	}
+	return highest, nil
+}
+
+// settledID returns subtask's marker once no transaction of its
+// transactional id is open.
+func (s txnSink) settledID(ctx context.Context, subtask int) (int64, error) {
+	cl, err := s.txnClient(subtask)
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	if _, _, err := cl.ProducerID(ctx); err != nil {
+		return 0, fmt.Errorf("start transactional id %s: %w", s.txnID(subtask), err)
+	}
+	return s.committedID(ctx, cl, subtask)
+}
+
 // Open opens an exactly-once writer.
 func (s txnSink) Open(subtask, parallelism int) (connector.SinkWriter, error) {
 	w, err := s.open(subtask, parallelism)
@@ -646,6 +714,13 @@ func (w *txnWriter) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		err = w.connectTxn(ctx)
+		if err == nil && w.last < 0 {
+			// A run without checkpoints: its id goes above the marker,
+			// which never moves back (recovery compares with it).
+			var done int64
+			done, err = w.sink.committedID(ctx, w.cl, w.subtask)
+			t.id = max(t.id, done+1)
+		}
 		var p int32
 		if err == nil {
 			p, err = w.partition(ctx, w.cl)

@@ -23,9 +23,11 @@ type Source struct {
 }
 
 var (
-	_ connector.ChangelogSource  = (*Source)(nil)
-	_ connector.RescalableReader = (*Reader)(nil)
-	_ connector.Stats            = (*Reader)(nil)
+	_ connector.ChangelogSource    = (*Source)(nil)
+	_ connector.RescalableReader   = (*Reader)(nil)
+	_ connector.Stats              = (*Reader)(nil)
+	_ connector.SplitReader        = (*Reader)(nil)
+	_ connector.CheckpointListener = (*Reader)(nil)
 )
 
 // NewSource is the 'kafka' source factory.
@@ -113,6 +115,12 @@ type Reader struct {
 	buf  []*kgo.Record // fetched, not yet emitted
 	done bool
 
+	// What the last Next read (connector.SplitReader): a partition is a
+	// split, named "topic-partition"; names are made once per partition.
+	lastSplit string
+	finishedP []string
+	names     map[tp]string
+
 	row     []types.Value
 	valCols []types.Column
 	valDec  *filesystem.RecordDecoder
@@ -125,6 +133,23 @@ type Reader struct {
 	upserts map[string][]types.Value
 	silent  map[tp]int64
 	scratch *types.Batch
+}
+
+// LastSplit implements connector.SplitReader: each partition is a split,
+// named "topic-partition"; a partition of a bounded read finishes at its
+// end offset.
+func (r *Reader) LastSplit() (string, []string) { return r.lastSplit, r.finishedP }
+
+func (r *Reader) splitName(k tp) string {
+	if n, ok := r.names[k]; ok {
+		return n
+	}
+	if r.names == nil {
+		r.names = map[tp]string{}
+	}
+	n := fmt.Sprintf("%s-%d", k.topic, k.partition)
+	r.names[k] = n
+	return n
 }
 
 // Skipped returns the number of malformed records skipped.
@@ -458,6 +483,7 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 	if err := r.discover(ctx, false); err != nil {
 		return err
 	}
+	r.lastSplit, r.finishedP = "", r.finishedP[:0]
 	if len(r.buf) == 0 {
 		pctx, cancel := context.WithTimeout(ctx, pollWait)
 		fs := r.cl.PollRecords(pctx, max)
@@ -475,6 +501,10 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 	}
 	added := 0
 	i := 0
+	// The rows of one call come from one partition (connector.SplitReader):
+	// the loop stops where the buffer moves on to another.
+	var split tp
+	inSplit := false
 	for ; i < len(r.buf) && (added+2 <= max || added == 0); i++ {
 		rec := r.buf[i]
 		k := tp{rec.Topic, rec.Partition}
@@ -482,10 +512,15 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 		if !ok || rec.Offset < st.next || (st.end >= 0 && rec.Offset >= st.end) {
 			continue // not ours, already read, or past the end
 		}
+		if inSplit && k != split {
+			break
+		}
+		split, inSplit = k, true
 		st.next = rec.Offset + 1
 		r.parts[k] = st
 		if st.end >= 0 && st.next >= st.end {
 			r.cl.RemoveConsumePartitions(map[string][]int32{k.topic: {k.partition}})
+			r.finishedP = append(r.finishedP, r.splitName(k))
 		}
 		if rec.Attrs.IsControl() {
 			continue
@@ -503,6 +538,9 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 	}
 	clear(r.buf[:i])
 	r.buf = r.buf[i:]
+	if added > 0 {
+		r.lastSplit = r.splitName(split)
+	}
 	if len(r.buf) == 0 && r.finished() {
 		return io.EOF
 	}
@@ -710,6 +748,37 @@ func (r *Reader) SeekAll(positions [][]byte) error {
 		}
 	}
 	r.restored = all
+	return nil
+}
+
+// CheckpointComplete commits the offsets of a complete checkpoint's
+// position to 'properties.group.id', if set, for monitoring tools (lag).
+// Recovery never reads them while a checkpoint exists: the checkpoint
+// holds the offsets.
+func (r *Reader) CheckpointComplete(id int64, pos []byte) error {
+	if r.cfg.group == "" || r.adm == nil {
+		return nil
+	}
+	parts, err := decodePosition(pos)
+	if err != nil {
+		return err
+	}
+	offs := kadm.Offsets{}
+	for k, st := range parts {
+		offs.Add(kadm.Offset{Topic: k.topic, Partition: k.partition, At: st.next, LeaderEpoch: -1})
+	}
+	if len(offs) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := r.adm.CommitOffsets(ctx, r.cfg.group, offs)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("kafka source %s: commit the offsets of checkpoint %d to group %s: %w", r.cfg.table, id, r.cfg.group, err)
+	}
 	return nil
 }
 

@@ -3,6 +3,10 @@
 -- what is in the topic now and ends ('scan.bounded.mode'); drop that
 -- option to keep it running, then kill it at any moment and continue with
 --   go run ./cmd/weir run --restore latest examples/kafka/pipeline.sql
+-- Running it again from the beginning is refused: 'totals' already holds
+-- its committed output (--allow-duplicate-output writes it all again). The
+-- offsets of each checkpoint are committed to the group 'weir-example' for
+-- monitoring.
 SET 'execution.checkpointing.interval' = '1 s';
 SET 'parallelism.default' = '2';
 
