@@ -21,8 +21,9 @@ import (
 // 1, migrated from round-one checkpoints) is the row count and the
 // accumulators' states; version 2 adds, after the version, a bit mask
 // (uvarint) of the key columns of kind INT, which the key encoding does not
-// tell from BIGINT.
-const groupStateVersion = 2
+// tell from BIGINT; version 3 adds, after that mask, a mask of the key
+// columns of kind TIMESTAMP_LTZ, which shares TIMESTAMP's encoding.
+const groupStateVersion = 3
 
 // groupsStateName is the name of the GroupAgg's state.
 const groupsStateName = "groups"
@@ -103,14 +104,18 @@ func (g *groupAggOp) AppendRecordKey(dst []byte, gi int32) []byte {
 
 // AppendRecord implements state.RecordSource: group gi's record.
 func (g *groupAggOp) AppendRecord(dst []byte, gi int32) []byte {
-	var ints uint64
+	var ints, ltz uint64
 	for i, v := range g.groupKey(gi) {
-		if v.Kind() == types.KindInt {
+		switch v.Kind() {
+		case types.KindInt:
 			ints |= 1 << i
+		case types.KindTimestampLTZ:
+			ltz |= 1 << i
 		}
 	}
 	dst = append(dst, groupStateVersion)
 	dst = binary.AppendUvarint(dst, ints)
+	dst = binary.AppendUvarint(dst, ltz)
 	dst = binary.AppendVarint(dst, g.heads[gi].count)
 	for _, acc := range g.accs {
 		dst = acc.save(gi, dst)
@@ -125,10 +130,16 @@ func (g *groupAggOp) LoadRecord(key, rec []byte) (int32, error) {
 		return 0, errors.New("group record of unknown version")
 	}
 	version, rest := rec[0], rec[1:]
-	var ints uint64
+	var ints, ltz uint64
 	if version >= 2 {
 		var err error
 		if ints, rest, err = readUvarint(rest); err != nil {
+			return 0, err
+		}
+	}
+	if version >= 3 {
+		var err error
+		if ltz, rest, err = readUvarint(rest); err != nil {
 			return 0, err
 		}
 	}
@@ -143,8 +154,11 @@ func (g *groupAggOp) LoadRecord(key, rec []byte) (int32, error) {
 		if v, k, err = state.DecodeValue(k); err != nil {
 			return 0, fmt.Errorf("group key %x: %w", key, err)
 		}
-		if ints&(1<<i) != 0 && v.Kind() == types.KindBigInt {
-			v = v.WithKind(types.KindInt)
+		switch {
+		case ints&(1<<i) != 0:
+			v = state.WithColumnKind(v, types.KindInt)
+		case ltz&(1<<i) != 0:
+			v = state.WithColumnKind(v, types.KindTimestampLTZ)
 		}
 		row[c] = v
 	}
