@@ -60,15 +60,19 @@ type Records struct {
 	nChange int
 
 	// Snapshot buffers, kept between snapshots and counted in the budget.
-	starts []int32  // per key group: how many records precede it (chunks)
-	chunk  int      // chunkEntries (tests make it small)
-	ents   []recEnt // one chunk of entries
-	spare  []recEnt // the radix sort's second buffer
-	kbuf   []byte   // the chunk's encoded keys
-	vbuf   []byte   // the chunk's encoded records
-	gbuf   []byte   // the chunk's keys and records in sorted order (gather)
-	key    []byte   // prefix | key for a store call
-	hb     []byte   // keys encoded for hashing
+	starts  []int32  // per key group: how many records precede it (chunks)
+	kgChunk []uint16 // per key group: its chunk
+	bounds  []int32  // per chunk: its first key group; then maxParallelism
+	pos     []int32  // per chunk: where its next slot goes in slots
+	slots   []int32  // the slots to write, chunk by chunk, in slot order within each
+	chunk   int      // chunkEntries (tests make it small)
+	ents    []recEnt // one chunk of entries
+	spare   []recEnt // the radix sort's second buffer
+	kbuf    []byte   // the chunk's encoded keys
+	vbuf    []byte   // the chunk's encoded records
+	gbuf    []byte   // the chunk's keys and records in sorted order (gather)
+	key     []byte   // prefix | key for a store call
+	hb      []byte   // keys encoded for hashing
 }
 
 // RecordOptions configure Records.
@@ -325,7 +329,8 @@ func (r *Records) Load(key []byte) (int32, bool, error) {
 func (r *Records) bufferBytes() int64 {
 	const entBytes = 32
 	return int64(cap(r.kgs))*2 + int64(cap(r.live)+cap(r.changed))*8 +
-		int64(cap(r.starts))*4 + int64(cap(r.ents)+cap(r.spare))*entBytes +
+		int64(cap(r.starts)+cap(r.bounds)+cap(r.pos)+cap(r.slots))*4 + int64(cap(r.kgChunk))*2 +
+		int64(cap(r.ents)+cap(r.spare))*entBytes +
 		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf))
 }
 
@@ -400,9 +405,12 @@ func (r *Records) Snapshot() error {
 
 // chunks calls fn for the records whose bit is set in set, a chunk of
 // whole key groups [first, end) at a time, in ascending key-group order:
-// each chunk holds at least chunkEntries records, or the rest. It counts
-// the records per key group first (starts).
-func (r *Records) chunks(set []uint64, fn func(set []uint64, first, end int) error) error {
+// each chunk holds at least chunkEntries records, or the rest. fn gets the
+// chunk's slots in ascending slot order. It walks the bit set twice
+// whatever the number of chunks: once to count the records per key group
+// (starts), which gives the chunks, and once to deal each slot to its
+// chunk.
+func (r *Records) chunks(set []uint64, fn func(slots []int32, first, end int) error) error {
 	maxPar := r.opts.MaxParallelism
 	r.starts = slices.Grow(r.starts[:0], maxPar+1)[:maxPar+1]
 	clear(r.starts)
@@ -416,25 +424,52 @@ func (r *Records) chunks(set []uint64, fn func(set []uint64, first, end int) err
 	for i := 1; i <= maxPar; i++ {
 		r.starts[i] += r.starts[i-1]
 	}
+	total := int(r.starts[maxPar])
+	if total == 0 {
+		return nil
+	}
+	r.kgChunk = slices.Grow(r.kgChunk[:0], maxPar)[:maxPar]
+	r.bounds, r.pos = r.bounds[:0], r.pos[:0]
 	for kg := 0; kg < maxPar; {
 		end := kg + 1
 		for end < maxPar && int(r.starts[end]-r.starts[kg]) < r.chunk {
 			end++
 		}
-		if r.starts[end] > r.starts[kg] {
-			if err := fn(set, kg, end); err != nil {
+		c := uint16(len(r.bounds))
+		for k := kg; k < end; k++ {
+			r.kgChunk[k] = c
+		}
+		r.bounds = append(r.bounds, int32(kg))
+		r.pos = append(r.pos, r.starts[kg])
+		kg = end
+	}
+	r.bounds = append(r.bounds, int32(maxPar))
+	r.slots = slices.Grow(r.slots[:0], total)[:total]
+	slots, pos, kgChunk := r.slots, r.pos, r.kgChunk
+	for w, word := range set {
+		for word != 0 {
+			slot := int32(w<<6 | bits.TrailingZeros64(word))
+			word &= word - 1
+			c := kgChunk[r.kgs[slot]]
+			slots[pos[c]] = slot
+			pos[c]++
+		}
+	}
+	for c := 0; c+1 < len(r.bounds); c++ {
+		first, end := int(r.bounds[c]), int(r.bounds[c+1])
+		if lo, hi := r.starts[first], r.starts[end]; hi > lo {
+			if err := fn(slots[lo:hi], first, end); err != nil {
 				return err
 			}
 		}
-		kg = end
 	}
 	return nil
 }
 
-// writeChunk encodes the records of key groups [first, end) set in set,
+// writeChunk encodes the records in slots, of key groups [first, end),
 // sorts them by key and writes them through.
-func (r *Records) writeChunk(set []uint64, first, end int) error {
-	ents, err := r.sortedChunk(set, first, end)
+func (r *Records) writeChunk(slots []int32, first, end int) error {
+	ents, err := r.sortedChunk(slots)
 	if err != nil {
 		return err
 	}
@@ -449,37 +484,25 @@ func (r *Records) writeChunk(set []uint64, first, end int) error {
 }
 
 // sortedChunk encodes the keys (with the state's prefix: the keys in the
-// Space) and records of the slots of key groups [first, end) set in set
-// into r.kbuf and r.vbuf and returns their entries sorted by (key group,
-// key).
+// Space) and records of slots (one chunk's, see chunks) into r.kbuf and
+// r.vbuf and returns their entries sorted by (key group, key).
 //
 // It visits the slots in slot order, not key group by key group: the
 // records are the operator's typed state, laid out by slot, and read in
-// slot order the reads of each pass are a forward stream that the CPU
+// slot order the reads of each chunk are a forward stream that the CPU
 // prefetches, where reading one key group's scattered slots would miss the
-// cache on nearly every record. A snapshot of n records thus makes
-// n / chunkEntries passes over the bit set and the key groups, each
-// cheap, and needs buffers for one chunk only.
-func (r *Records) sortedChunk(set []uint64, first, end int) ([]recEnt, error) {
-	n := int(r.starts[end] - r.starts[first])
+// cache on nearly every record. A snapshot needs encoding buffers for one
+// chunk only.
+func (r *Records) sortedChunk(slots []int32) ([]recEnt, error) {
+	n := len(slots)
 	r.ents = slices.Grow(r.ents[:0], n)
 	ents := r.ents[:0]
 	kb, vb := r.kbuf[:0], r.vbuf[:0]
-	lo, hi := uint16(first), uint16(end-1)
-	all := first == 0 && end == r.opts.MaxParallelism
-	for w, word := range set {
-		for word != 0 {
-			slot := int32(w<<6 | bits.TrailingZeros64(word))
-			word &= word - 1
-			kg := r.kgs[slot]
-			if !all && (kg < lo || kg > hi) {
-				continue
-			}
-			k0, v0 := len(kb), len(vb)
-			kb = r.src.AppendRecordKey(append(kb, r.prefix...), slot)
-			vb = r.src.AppendRecord(vb, slot)
-			ents = append(ents, recEnt{koff: uint32(k0), klen: uint32(len(kb) - k0), voff: uint32(v0), vlen: uint32(len(vb) - v0), kg: kg})
-		}
+	for _, slot := range slots {
+		k0, v0 := len(kb), len(vb)
+		kb = r.src.AppendRecordKey(append(kb, r.prefix...), slot)
+		vb = r.src.AppendRecord(vb, slot)
+		ents = append(ents, recEnt{koff: uint32(k0), klen: uint32(len(kb) - k0), voff: uint32(v0), vlen: uint32(len(vb) - v0), kg: r.kgs[slot]})
 	}
 	r.kbuf, r.vbuf = kb, vb
 	if len(kb) > math.MaxUint32 || len(vb) > math.MaxUint32 {
