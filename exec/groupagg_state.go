@@ -44,6 +44,7 @@ func (g *groupAggOp) newRecords(ctx *OpContext) error {
 		Budget:         ctx.StateBudget,
 		RecordBytes:    g.bytesPerGroup(),
 		Exclusive:      true,
+		TTL:            ctx.StateTTL,
 	}, g)
 	if err != nil {
 		return err
@@ -180,3 +181,29 @@ func (g *groupAggOp) LoadRecord(key, rec []byte) (int32, error) {
 // DropRecords implements state.RecordSource: it forgets every in-memory
 // group (they were written to the store).
 func (g *groupAggOp) DropRecords() { g.dropGroups() }
+
+var _ expiringOperator = (*groupAggOp)(nil)
+
+// expires implements expiringOperator.
+func (g *groupAggOp) expires() bool { return g.st.HasTTL() }
+
+// nextExpiry implements expiringOperator.
+func (g *groupAggOp) nextExpiry() (int64, bool) { return g.st.NextExpiry() }
+
+// advanceTime implements expiringOperator: groups not written for the TTL
+// are dropped without output, as Flink's state TTL does; a row of such a
+// key later starts a new group (+I). What the operator holds goes out
+// first, so no group with pending changes is dropped.
+func (g *groupAggOp) advanceTime(ms int64) error {
+	g.st.SetTime(ms)
+	if !g.st.ExpiryDue() {
+		return nil
+	}
+	if err := g.emitPending(); err != nil {
+		return err
+	}
+	if err := g.st.Expire(g.removeGroup); err != nil {
+		return fmt.Errorf("state of %s: %w", g.name, err)
+	}
+	return nil
+}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"time"
 
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
@@ -73,7 +74,30 @@ type Records struct {
 	gbuf    []byte   // the chunk's keys and records in sorted order (gather)
 	key     []byte   // prefix | key for a store call
 	hb      []byte   // keys encoded for hashing
+
+	// The state TTL (RecordOptions.TTL), in memory and with a store.
+	ttl       int64    // ms; 0: records never expire
+	now       int64    // the processing time (ms) of SetTime
+	clockSet  bool     // SetTime was called
+	wt        []int64  // per slot: its record's last write time; -1: no record
+	queued    []uint64 // per slot: a bit set while it has an entry in expq
+	expq      []ttlEnt // min-heap of (write time, slot), at most one per slot
+	unstamped []int32  // slots written or loaded without a time before SetTime
+	dead      [][]byte // expired stored records found by a restore scan, to delete
 }
+
+// ttlEnt is an entry of the expiry heap: slot's record was last written at
+// at or later (a later write leaves the entry; Expire finds it and pushes
+// it again at the new time).
+type ttlEnt struct {
+	at   int64
+	slot int32
+}
+
+// recTimeMark leads a stored record that carries its last write time (8
+// bytes big-endian, then the operator's record): Records writes it so when
+// it has a TTL. A RecordSource's records must not start with this byte.
+const recTimeMark = 0xFF
 
 // RecordOptions configure Records.
 type RecordOptions struct {
@@ -96,6 +120,13 @@ type RecordOptions struct {
 	// Exclusive says that these records are the operator's only state, so
 	// a snapshot may replace the operator's whole key range with them.
 	Exclusive bool
+	// TTL, if positive, expires a record not written (AddedKey, AddedInt,
+	// Changed) for this long in processing time (SetTime), as Flink's
+	// state TTL: Expire hands the operator its expired in-memory records
+	// to drop, and a stored record past its TTL is never loaded. Each
+	// record's last write time is kept in memory and stored with it, so a
+	// restore keeps it.
+	TTL time.Duration
 }
 
 // MinRecords is how many records Records keeps in memory whatever the
@@ -108,7 +139,9 @@ type RecordSource interface {
 	// AppendRecordKey appends the key of the record in slot, in the
 	// order-preserving encoding (AppendValue of each key column).
 	AppendRecordKey(dst []byte, slot int32) []byte
-	// AppendRecord appends the encoded record in slot.
+	// AppendRecord appends the encoded record in slot. Its first byte
+	// must not be 0xFF (with a TTL, Records marks records with their write
+	// time so).
 	AppendRecord(dst []byte, slot int32) []byte
 	// LoadRecord makes an in-memory record from a stored one (key as
 	// AppendRecordKey wrote it, rec as AppendRecord did) and returns its
@@ -151,7 +184,13 @@ func NewRecords(opts RecordOptions, src RecordSource) (*Records, error) {
 		return nil, fmt.Errorf("state: subtask %d of %d with max parallelism %d", opts.Subtask, opts.Parallelism, opts.MaxParallelism)
 	}
 	opts.RecordBytes = max(opts.RecordBytes, 1)
+	if opts.TTL < 0 {
+		return nil, fmt.Errorf("state: negative TTL %v", opts.TTL)
+	}
 	r := &Records{opts: opts, src: src, prefix: namePrefix(opts.Name), chunk: chunkEntries}
+	if opts.TTL > 0 {
+		r.ttl = max(opts.TTL.Milliseconds(), 1)
+	}
 	r.first, r.last = KeyGroupRange(opts.Subtask, opts.Parallelism, opts.MaxParallelism)
 	return r, nil
 }
@@ -187,17 +226,30 @@ func (r *Records) loadAll() error {
 	end := prefixEnd(nil, r.prefix)
 	limit := r.limit()
 	for kg := r.first; kg <= r.last; kg++ {
+		r.dead = r.dead[:0]
 		err := r.sp.Scan(kg, r.prefix, end, false, func(k, v []byte) (bool, error) {
 			if r.nLive >= limit {
 				return false, errStopLoad
 			}
-			slot, err := r.src.LoadRecord(k[len(r.prefix):], v)
+			at, rec, timed := splitRecTime(v)
+			if r.expiredAt(at, timed) {
+				r.dead = append(r.dead, append([]byte(nil), k...))
+				return true, nil
+			}
+			slot, err := r.src.LoadRecord(k[len(r.prefix):], rec)
 			if err != nil {
 				return false, fmt.Errorf("record %x: %w", k, err)
 			}
 			r.setKG(slot, kg)
+			r.loaded(slot, at, timed)
 			return true, nil
 		})
+		for _, k := range r.dead {
+			if derr := r.sp.Delete(kg, k); derr != nil && err == nil {
+				err = derr
+			}
+		}
+		r.dead = r.dead[:0]
 		switch {
 		case errors.Is(err, errStopLoad):
 			return nil // still backed
@@ -226,6 +278,9 @@ func (r *Records) KeyGroups() (first, last int) { return r.first, r.last }
 // AddedKey tells Records that slot now holds a new record of key (encoded
 // as AppendRecordKey does). A new record is not changed until Changed.
 func (r *Records) AddedKey(slot int32, key []byte) {
+	if r.ttl > 0 {
+		r.written(slot)
+	}
 	if r.sp == nil {
 		return
 	}
@@ -235,6 +290,9 @@ func (r *Records) AddedKey(slot int32, key []byte) {
 // AddedInt is AddedKey for a single-column key of an integer kind (INT,
 // BIGINT, TIMESTAMP, INTERVAL or BOOLEAN) holding n, without encoding it.
 func (r *Records) AddedInt(slot int32, kind types.Kind, n int64) {
+	if r.ttl > 0 {
+		r.written(slot)
+	}
 	if r.sp == nil {
 		return
 	}
@@ -263,6 +321,9 @@ func (r *Records) setKG(slot int32, kg int) {
 
 // Changed records that slot's record changed since the last snapshot.
 func (r *Records) Changed(slot int32) {
+	if r.ttl > 0 {
+		r.written(slot)
+	}
 	if r.sp == nil {
 		return
 	}
@@ -278,6 +339,9 @@ func (r *Records) Changed(slot int32) {
 // once, in the store's write-back cache, so that a later Load of the key
 // does not find it.
 func (r *Records) Removed(slot int32) error {
+	if r.ttl > 0 {
+		r.wt[slot] = -1
+	}
 	if r.sp == nil {
 		return nil
 	}
@@ -317,11 +381,20 @@ func (r *Records) Load(key []byte) (int32, bool, error) {
 		}
 		return 0, false, err
 	}
-	slot, err := r.src.LoadRecord(key, val)
+	at, rec, timed := splitRecTime(val)
+	if r.expiredAt(at, timed) {
+		// Expired while out of memory: gone, as if its timer had fired.
+		if err := r.sp.Delete(kg, r.key); err != nil {
+			return 0, false, fmt.Errorf("state %s: %w", r.opts.Name, err)
+		}
+		return 0, false, nil
+	}
+	slot, err := r.src.LoadRecord(key, rec)
 	if err != nil {
 		return 0, false, fmt.Errorf("state %s: record %x: %w", r.opts.Name, key, err)
 	}
 	r.setKG(slot, kg)
+	r.loaded(slot, at, timed)
 	return slot, true, nil
 }
 
@@ -331,6 +404,7 @@ func (r *Records) bufferBytes() int64 {
 	return int64(cap(r.kgs))*2 + int64(cap(r.live)+cap(r.changed))*8 +
 		int64(cap(r.starts)+cap(r.bounds)+cap(r.pos)+cap(r.slots))*4 + int64(cap(r.kgChunk))*2 +
 		int64(cap(r.ents)+cap(r.spare))*entBytes +
+		int64(cap(r.wt)+cap(r.queued))*8 + int64(cap(r.expq))*16 +
 		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf))
 }
 
@@ -358,6 +432,9 @@ func (r *Records) Spill() error {
 		return err
 	}
 	r.src.DropRecords()
+	r.wt, r.expq, r.unstamped = r.wt[:0], r.expq[:0], r.unstamped[:0]
+	clear(r.queued)
+	r.queued = r.queued[:0]
 	r.kgs = r.kgs[:0]
 	clear(r.live)
 	clear(r.changed)
@@ -501,6 +578,9 @@ func (r *Records) sortedChunk(slots []int32) ([]recEnt, error) {
 	for _, slot := range slots {
 		k0, v0 := len(kb), len(vb)
 		kb = r.src.AppendRecordKey(append(kb, r.prefix...), slot)
+		if r.ttl > 0 {
+			vb = binary.BigEndian.AppendUint64(append(vb, recTimeMark), uint64(r.wt[slot]))
+		}
 		vb = r.src.AppendRecord(vb, slot)
 		ents = append(ents, recEnt{koff: uint32(k0), klen: uint32(len(kb) - k0), voff: uint32(v0), vlen: uint32(len(vb) - v0), kg: r.kgs[slot]})
 	}
@@ -614,4 +694,158 @@ func digit(e *recEnt, d int) byte {
 		return byte(e.kg)
 	}
 	return byte(e.kg >> 8)
+}
+
+// SetTime sets the processing time (ms since the epoch) that writes are
+// stamped with and expiry compares with; the operator calls it before it
+// handles input (with a TTL). Records written before the first SetTime,
+// or loaded without a stored time, count as written then.
+func (r *Records) SetTime(ms int64) {
+	r.now = ms
+	if !r.clockSet {
+		r.clockSet = true
+		for _, slot := range r.unstamped {
+			if r.wt[slot] >= 0 {
+				r.stamp(slot, ms)
+			}
+		}
+		r.unstamped = nil
+	}
+}
+
+// HasTTL reports whether records expire (RecordOptions.TTL).
+func (r *Records) HasTTL() bool { return r.ttl > 0 }
+
+// NextExpiry returns the earliest time (ms) at which a record in memory
+// may expire, if one may: the operator's task may wake up then to Expire.
+func (r *Records) NextExpiry() (int64, bool) {
+	if len(r.expq) == 0 {
+		return 0, false
+	}
+	return r.expq[0].at + r.ttl, true
+}
+
+// ExpiryDue reports whether Expire may have records to drop at the
+// current time: the operator then first emits what it holds for them.
+func (r *Records) ExpiryDue() bool {
+	return len(r.expq) > 0 && r.expq[0].at+r.ttl <= r.now
+}
+
+// Expire calls drop for every in-memory record not written for the TTL at
+// the current time (SetTime), oldest first; drop must forget it and call
+// Removed, which deletes it from the store. It pops the due entries of a
+// heap of write times (one entry per record, pushed again at its new time
+// when the record was written since), so its cost is in the records that
+// are due, never a scan. After Expire, no record in memory has expired.
+func (r *Records) Expire(drop func(slot int32) error) error {
+	for r.ExpiryDue() {
+		e := r.popExp()
+		w := r.wt[e.slot]
+		switch {
+		case w < 0: // removed
+			r.queued[e.slot>>6] &^= 1 << (e.slot & 63)
+		case w+r.ttl <= r.now:
+			r.queued[e.slot>>6] &^= 1 << (e.slot & 63)
+			if err := drop(e.slot); err != nil {
+				return err
+			}
+			r.wt[e.slot] = -1
+		default:
+			r.pushExp(ttlEnt{at: w, slot: e.slot})
+		}
+	}
+	return nil
+}
+
+// expiredAt reports whether a stored record written at at (when timed)
+// has expired at the current time.
+func (r *Records) expiredAt(at int64, timed bool) bool {
+	return r.ttl > 0 && timed && r.clockSet && at+r.ttl <= r.now
+}
+
+// written stamps slot's record with the current time.
+func (r *Records) written(slot int32) {
+	if !r.clockSet {
+		r.growTTL(slot)
+		r.wt[slot] = 0
+		r.unstamped = append(r.unstamped, slot)
+		return
+	}
+	r.stamp(slot, r.now)
+}
+
+// loaded stamps a record loaded from the store with its stored write time,
+// or as written now if it has none.
+func (r *Records) loaded(slot int32, at int64, timed bool) {
+	switch {
+	case r.ttl == 0:
+	case timed:
+		r.stamp(slot, at)
+	default:
+		r.written(slot)
+	}
+}
+
+func (r *Records) growTTL(slot int32) {
+	for int(slot) >= len(r.wt) {
+		r.wt = append(r.wt, -1)
+	}
+	if w := int(slot>>6) + 1; w > len(r.queued) {
+		r.queued = append(r.queued, make([]uint64, w-len(r.queued))...)
+	}
+}
+
+func (r *Records) stamp(slot int32, at int64) {
+	r.growTTL(slot)
+	r.wt[slot] = at
+	if bit := uint64(1) << (slot & 63); r.queued[slot>>6]&bit == 0 {
+		r.queued[slot>>6] |= bit
+		r.pushExp(ttlEnt{at: at, slot: slot})
+	}
+}
+
+func (r *Records) pushExp(e ttlEnt) {
+	q := append(r.expq, e)
+	for i := len(q) - 1; i > 0; {
+		p := (i - 1) / 2
+		if q[p].at <= q[i].at {
+			break
+		}
+		q[p], q[i] = q[i], q[p]
+		i = p
+	}
+	r.expq = q
+}
+
+func (r *Records) popExp() ttlEnt {
+	q := r.expq
+	top := q[0]
+	n := len(q) - 1
+	q[0] = q[n]
+	q = q[:n]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && q[c+1].at < q[c].at {
+			c++
+		}
+		if q[i].at <= q[c].at {
+			break
+		}
+		q[i], q[c] = q[c], q[i]
+		i = c
+	}
+	r.expq = q
+	return top
+}
+
+// splitRecTime splits a stored record into its write time, if it has one
+// (recTimeMark), and the operator's record.
+func splitRecTime(v []byte) (at int64, rec []byte, timed bool) {
+	if len(v) >= 9 && v[0] == recTimeMark {
+		return int64(binary.BigEndian.Uint64(v[1:9])), v[9:], true
+	}
+	return 0, v, false
 }
