@@ -46,7 +46,7 @@ type Jobs struct {
 	jobs []*bgJob
 	wg   sync.WaitGroup
 
-	notifyMu sync.Mutex     // held while notify runs, and to change it
+	notifyMu sync.Mutex    // held while notify runs, and to change it
 	notify   func(JobInfo) // see SetNotify
 }
 
