@@ -151,7 +151,8 @@ func TestGroupAggStateTTL(t *testing.T) {
 			t.Fatal("expiry still pending after every group expired")
 		}
 		for _, tk := range h.keyed {
-			if n := tk.ops[0].(*groupAggOp).st.Len(); n != 0 {
+			if g := tk.ops[0].(*groupAggOp); len(g.heads) != len(g.free) {
+				n := len(g.heads) - len(g.free)
 				t.Fatalf("%d groups in memory after every group expired", n)
 			}
 		}

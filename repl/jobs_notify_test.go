@@ -29,8 +29,10 @@ func TestJobNotifyOnlyOwnEnds(t *testing.T) {
 	}
 	finished := submit(t, sh, out, "INSERT INTO bh SELECT n FROM ten")
 	failed := submit(t, sh, out, "INSERT INTO bh SELECT 10 / (n - n) FROM ten")
-	if err := sh.execText(context.Background(), "SET 'execution.savepoint.path' = '/nonexistent/savepoint'"); err != nil {
-		t.Fatal(err)
+	for _, set := range []string{"SET 'state.checkpoints.dir' = '" + t.TempDir() + "'", "SET 'execution.savepoint.path' = '/nonexistent/savepoint'"} {
+		if err := sh.execText(context.Background(), set); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := sh.execText(context.Background(), "INSERT INTO bh SELECT n FROM ten"); err == nil {
 		t.Fatal("an INSERT restoring a missing savepoint started")

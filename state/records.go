@@ -83,6 +83,7 @@ type Records struct {
 	queued    []uint64 // per slot: a bit set while it has an entry in expq
 	expq      []ttlEnt // min-heap of (write time, slot), at most one per slot
 	unstamped []int32  // slots written or loaded without a time before SetTime
+	pend      []uint64 // per slot: a bit set while it is in unstamped
 	dead      [][]byte // expired stored records found by a restore scan, to delete
 }
 
@@ -433,6 +434,7 @@ func (r *Records) Spill() error {
 	}
 	r.src.DropRecords()
 	r.wt, r.expq, r.unstamped = r.wt[:0], r.expq[:0], r.unstamped[:0]
+	clear(r.pend)
 	clear(r.queued)
 	r.queued = r.queued[:0]
 	r.kgs = r.kgs[:0]
@@ -709,7 +711,7 @@ func (r *Records) SetTime(ms int64) {
 				r.stamp(slot, ms)
 			}
 		}
-		r.unstamped = nil
+		r.unstamped, r.pend = nil, nil
 	}
 }
 
@@ -766,9 +768,17 @@ func (r *Records) expiredAt(at int64, timed bool) bool {
 // written stamps slot's record with the current time.
 func (r *Records) written(slot int32) {
 	if !r.clockSet {
+		// Stamped at the first SetTime; the pend bit keeps one entry per
+		// slot in unstamped.
 		r.growTTL(slot)
 		r.wt[slot] = 0
-		r.unstamped = append(r.unstamped, slot)
+		if len(r.pend) <= int(slot>>6) {
+			r.pend = append(r.pend, make([]uint64, int(slot>>6)+1-len(r.pend))...)
+		}
+		if bit := uint64(1) << (slot & 63); r.pend[slot>>6]&bit == 0 {
+			r.pend[slot>>6] |= bit
+			r.unstamped = append(r.unstamped, slot)
+		}
 		return
 	}
 	r.stamp(slot, r.now)

@@ -214,3 +214,84 @@ func TestRecordsTTL(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordsTTLBeforeClock: records written before the first SetTime
+// (the operator's first input may come before its task set the clock)
+// count as written at that SetTime, also one that a restore loaded with
+// its stored time and that was written again; restored records not
+// written again keep their stored time.
+func TestRecordsTTLBeforeClock(t *testing.T) {
+	const ttl = 1000
+	dir := t.TempDir()
+	st := openStore(t, filepath.Join(dir, "work"))
+	opts := RecordOptions{Name: "recs", OperatorID: "op", Budget: 64 << 20, RecordBytes: 100, Exclusive: true, TTL: ttl * time.Millisecond}
+	own := newFakeOwner()
+	rec, err := NewRecords(opts, own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Attach(st, false); err != nil {
+		t.Fatal(err)
+	}
+	rec.SetTime(5000)
+	for k := range int64(2) {
+		slot := own.add(AppendInt64(nil, k))
+		rec.AddedInt(slot, types.KindBigInt, k)
+		rec.Changed(slot)
+	}
+	if err := rec.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	snap := filepath.Join(dir, "snap")
+	if _, err := st.Snapshot(snap); err != nil {
+		t.Fatal(err)
+	}
+	rst, err := statestore.Restore(snap, filepath.Join(dir, "work2"), statestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rst.Close()
+	own2 := newFakeOwner()
+	rec2, err := NewRecords(opts, own2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec2.Attach(rst, true); err != nil {
+		t.Fatal(err)
+	}
+	if len(own2.index) != 2 {
+		t.Fatalf("%d records restored, want 2", len(own2.index))
+	}
+	// Key 0 is written before the clock is set; key 1 is not.
+	rec2.Changed(own2.index[string(AppendInt64(nil, 0))])
+	fresh := own2.add(AppendInt64(nil, 2))
+	rec2.AddedInt(fresh, types.KindBigInt, 2)
+	var dropped []int64
+	drop := func(slot int32) error {
+		v, _, err := DecodeValue(own2.keys[slot])
+		if err != nil {
+			return err
+		}
+		dropped = append(dropped, v.Int())
+		if err := rec2.Removed(slot); err != nil {
+			return err
+		}
+		own2.remove(slot)
+		return nil
+	}
+	rec2.SetTime(5000 + 3*ttl) // key 1's stored time is past its TTL
+	if err := rec2.Expire(drop); err != nil {
+		t.Fatal(err)
+	}
+	if len(dropped) != 1 || dropped[0] != 1 {
+		t.Fatalf("expired %v at the first SetTime, want [1]", dropped)
+	}
+	rec2.SetTime(5000 + 4*ttl - 1)
+	if err := rec2.Expire(drop); err != nil || len(dropped) != 1 {
+		t.Fatalf("expired %v (%v) within the TTL of the first SetTime", dropped, err)
+	}
+	rec2.SetTime(5000 + 4*ttl)
+	if err := rec2.Expire(drop); err != nil || len(dropped) != 3 {
+		t.Fatalf("expired %v (%v) at the TTL after the first SetTime, want all", dropped, err)
+	}
+}
