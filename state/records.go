@@ -44,6 +44,9 @@ import (
 // Without a store (NewRecords alone, a job without checkpoints) every call
 // is cheap and does nothing: records stay in memory, unbounded. Like the
 // store, Records belongs to one goroutine.
+//
+// With a TTL (RecordOptions.TTL) a record not written for the TTL expires,
+// in memory and in the store: see SetTime and Expire.
 type Records struct {
 	opts   RecordOptions
 	src    RecordSource
