@@ -5,6 +5,7 @@ package exec
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/statestore"
@@ -56,6 +57,9 @@ type OpContext struct {
 	// Watermark is the task's current watermark (NoWatermark before the
 	// first), which CURRENT_WATERMARK reads; nil in tests (then it is NULL).
 	Watermark *atomic.Int64
+	// StateTTL is Options.StateTTL ('table.exec.state.ttl'): state not
+	// written for this long expires (0: never).
+	StateTTL time.Duration
 }
 
 // StatefulOperator is an Operator with keyed state that checkpoints

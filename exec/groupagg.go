@@ -351,7 +351,7 @@ func (g *groupAggOp) dropGroups() {
 // that a single key of kind k can key the ints map.
 func intStored(k types.Kind) bool {
 	switch k {
-	case types.KindBoolean, types.KindInt, types.KindBigInt, types.KindTimestamp, types.KindInterval:
+	case types.KindBoolean, types.KindInt, types.KindBigInt, types.KindTimestamp, types.KindTimestampLTZ, types.KindInterval:
 		return true
 	}
 	return false

@@ -21,8 +21,9 @@ import (
 // 1, migrated from round-one checkpoints) is the row count and the
 // accumulators' states; version 2 adds, after the version, a bit mask
 // (uvarint) of the key columns of kind INT, which the key encoding does not
-// tell from BIGINT.
-const groupStateVersion = 2
+// tell from BIGINT; version 3 adds, after that mask, a mask of the key
+// columns of kind TIMESTAMP_LTZ, which shares TIMESTAMP's encoding.
+const groupStateVersion = 3
 
 // groupsStateName is the name of the GroupAgg's state.
 const groupsStateName = "groups"
@@ -43,6 +44,7 @@ func (g *groupAggOp) newRecords(ctx *OpContext) error {
 		Budget:         ctx.StateBudget,
 		RecordBytes:    g.bytesPerGroup(),
 		Exclusive:      true,
+		TTL:            ctx.StateTTL,
 	}, g)
 	if err != nil {
 		return err
@@ -103,14 +105,18 @@ func (g *groupAggOp) AppendRecordKey(dst []byte, gi int32) []byte {
 
 // AppendRecord implements state.RecordSource: group gi's record.
 func (g *groupAggOp) AppendRecord(dst []byte, gi int32) []byte {
-	var ints uint64
+	var ints, ltz uint64
 	for i, v := range g.groupKey(gi) {
-		if v.Kind() == types.KindInt {
+		switch v.Kind() {
+		case types.KindInt:
 			ints |= 1 << i
+		case types.KindTimestampLTZ:
+			ltz |= 1 << i
 		}
 	}
 	dst = append(dst, groupStateVersion)
 	dst = binary.AppendUvarint(dst, ints)
+	dst = binary.AppendUvarint(dst, ltz)
 	dst = binary.AppendVarint(dst, g.heads[gi].count)
 	for _, acc := range g.accs {
 		dst = acc.save(gi, dst)
@@ -125,10 +131,16 @@ func (g *groupAggOp) LoadRecord(key, rec []byte) (int32, error) {
 		return 0, errors.New("group record of unknown version")
 	}
 	version, rest := rec[0], rec[1:]
-	var ints uint64
+	var ints, ltz uint64
 	if version >= 2 {
 		var err error
 		if ints, rest, err = readUvarint(rest); err != nil {
+			return 0, err
+		}
+	}
+	if version >= 3 {
+		var err error
+		if ltz, rest, err = readUvarint(rest); err != nil {
 			return 0, err
 		}
 	}
@@ -143,8 +155,11 @@ func (g *groupAggOp) LoadRecord(key, rec []byte) (int32, error) {
 		if v, k, err = state.DecodeValue(k); err != nil {
 			return 0, fmt.Errorf("group key %x: %w", key, err)
 		}
-		if ints&(1<<i) != 0 && v.Kind() == types.KindBigInt {
-			v = v.WithKind(types.KindInt)
+		switch {
+		case ints&(1<<i) != 0:
+			v = state.WithColumnKind(v, types.KindInt)
+		case ltz&(1<<i) != 0:
+			v = state.WithColumnKind(v, types.KindTimestampLTZ)
 		}
 		row[c] = v
 	}
@@ -166,3 +181,29 @@ func (g *groupAggOp) LoadRecord(key, rec []byte) (int32, error) {
 // DropRecords implements state.RecordSource: it forgets every in-memory
 // group (they were written to the store).
 func (g *groupAggOp) DropRecords() { g.dropGroups() }
+
+var _ expiringOperator = (*groupAggOp)(nil)
+
+// expires implements expiringOperator.
+func (g *groupAggOp) expires() bool { return g.st.HasTTL() }
+
+// nextExpiry implements expiringOperator.
+func (g *groupAggOp) nextExpiry() (int64, bool) { return g.st.NextExpiry() }
+
+// advanceTime implements expiringOperator: groups not written for the TTL
+// are dropped without output, as Flink's state TTL does; a row of such a
+// key later starts a new group (+I). What the operator holds goes out
+// first, so no group with pending changes is dropped.
+func (g *groupAggOp) advanceTime(ms int64) error {
+	g.st.SetTime(ms)
+	if !g.st.ExpiryDue() {
+		return nil
+	}
+	if err := g.emitPending(); err != nil {
+		return err
+	}
+	if err := g.st.Expire(g.removeGroup); err != nil {
+		return fmt.Errorf("state of %s: %w", g.name, err)
+	}
+	return nil
+}

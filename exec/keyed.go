@@ -95,10 +95,19 @@ func fireEventTimers(op Operator, k *state.Keyed, wm int64, out Emitter) error {
 // millisecond since the last call.
 func (t *task) processingTime(now time.Time) error {
 	ms := now.UnixMilli()
-	if !t.hasKeyed || ms <= t.procMS {
+	if (!t.hasKeyed && !t.hasTTL) || ms <= t.procMS {
 		return nil
 	}
 	t.procMS = ms
+	if t.hasTTL {
+		for i, op := range t.ops {
+			if e, ok := op.(expiringOperator); ok {
+				if err := e.advanceTime(ms); err != nil {
+					return attribute("operator "+t.v.Operators[i].Name, err)
+				}
+			}
+		}
+	}
 	for i, k := range t.keyed {
 		if k == nil {
 			continue
@@ -116,10 +125,17 @@ func (t *task) processingTime(now time.Time) error {
 // timer of the chain's keyed operators is due, if there is one: a task
 // waiting for input wakes up then.
 func (t *task) nextProcessingTimer(now time.Time) (time.Duration, bool, error) {
-	if !t.hasKeyed {
+	if !t.hasKeyed && !t.hasTTL {
 		return 0, false, nil
 	}
 	next, found := int64(0), false
+	for _, op := range t.ops {
+		if e, ok := op.(expiringOperator); ok {
+			if ts, ok := e.nextExpiry(); ok && (!found || ts < next) {
+				next, found = ts, true
+			}
+		}
+	}
 	for i, k := range t.keyed {
 		if k == nil {
 			continue
@@ -165,4 +181,17 @@ func (r *RowKey) Set(k *state.Keyed, row []types.Value) error {
 	}
 	r.kb = kb
 	return k.SetCurrentKeyInGroup(kb, state.KeyGroup(kb, r.maxPar))
+}
+
+// expiringOperator is a StatefulOperator whose state expires with
+// Options.StateTTL (GroupAggregate, through state.Records): the task gives
+// it the processing time before it handles input and between batches, and
+// wakes up for its next expiry when its input is idle.
+type expiringOperator interface {
+	// expires reports whether the operator has a TTL.
+	expires() bool
+	// advanceTime sets the processing time (ms) and expires what is due.
+	advanceTime(ms int64) error
+	// nextExpiry returns when the next state may expire, if any.
+	nextExpiry() (int64, bool)
 }

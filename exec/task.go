@@ -47,6 +47,7 @@ type task struct {
 	// Keyed operators (KeyedOperator).
 	keyed     []*state.Keyed // by operator index; nil unless keyed
 	hasKeyed  bool           // some operator is keyed
+	hasTTL    bool           // some operator is an expiringOperator with a TTL
 	procMS    int64          // the processing time (ms) timers last advanced to
 	procTimer *time.Timer    // wakes a waiting task for a processing-time timer
 
@@ -185,12 +186,15 @@ func (t *task) open() error {
 	for _, spec := range t.v.Operators {
 		op := spec.New()
 		t.ops = append(t.ops, op)
-		ctx := &OpContext{Subtask: t.subtask, Parallelism: par, MaxParallelism: j.maxPar, Name: spec.Name, ID: spec.ID, StateBudget: j.stateBudget(), Dropped: &j.dropped, Watermark: t.wmMetric}
+		ctx := &OpContext{Subtask: t.subtask, Parallelism: par, MaxParallelism: j.maxPar, Name: spec.Name, ID: spec.ID, StateBudget: j.stateBudget(), Dropped: &j.dropped, Watermark: t.wmMetric, StateTTL: j.opts.StateTTL}
 		if err := op.Open(ctx); err != nil {
 			return fmt.Errorf("open operator %s: %w", spec.Name, err)
 		}
 		if b, ok := op.(bufferingOperator); ok && j.opts.MiniBatch {
 			b.enableMiniBatch()
+		}
+		if e, ok := op.(expiringOperator); ok && e.expires() {
+			t.hasTTL = true
 		}
 	}
 	t.emitters = make([]Emitter, len(t.ops))
@@ -337,7 +341,7 @@ func (t *task) runSource() error {
 				return err
 			}
 		}
-		if t.hasKeyed {
+		if t.hasKeyed || t.hasTTL {
 			if err := t.processingTime(time.Now()); err != nil {
 				return err
 			}
@@ -399,10 +403,16 @@ func (t *task) runInputs() error {
 				return ctx.Err()
 			}
 		}
+		if t.hasTTL {
+			// Expiry and write times are those of the rows' arrival.
+			if err := t.processingTime(time.Now()); err != nil {
+				return err
+			}
+		}
 		if err := t.handle(m); err != nil {
 			return err
 		}
-		if t.hasKeyed {
+		if t.hasKeyed || t.hasTTL {
 			if err := t.processingTime(time.Now()); err != nil {
 				return err
 			}

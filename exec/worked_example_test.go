@@ -247,9 +247,13 @@ func storedSums(t *testing.T, c *checkpoint.Checkpoint) map[int64]int64 {
 				if err != nil {
 					return false, err
 				}
-				// version, INT key mask, row count, then SUM's state: sum, non-NULL count.
+				// version, INT and TIMESTAMP_LTZ key masks, row count, then
+				// SUM's state: sum, non-NULL count.
 				_, rest, err := readUvarint(val[1:])
 				if err != nil {
+					return false, err
+				}
+				if _, rest, err = readUvarint(rest); err != nil {
 					return false, err
 				}
 				if _, rest, err = readVarint(rest); err != nil {

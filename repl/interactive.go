@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 
 	"github.com/chzyer/readline"
+
+	"github.com/weir-sql/weir/session"
 )
 
 // Prompts of the interactive shell.
@@ -84,6 +86,10 @@ func (sh *Shell) RunInteractive(ctx context.Context, inFd, outFd int) error {
 		rl.Close()
 		sh.term = nil
 	}()
+	// A background job that ends by itself says so above the prompt.
+	notices := noticeWriter{rl: rl, through: rl.Stderr(), prompt: prompt}
+	sh.jobs.SetNotify(func(j session.JobInfo) { fmt.Fprint(notices, jobNotice(j)) })
+	defer sh.jobs.SetNotify(nil) // before readline closes
 
 	fmt.Fprintln(sh.opts.Out, "Weir SQL shell. Statements end with ';'. HELP lists them; Ctrl-D leaves.")
 	var sp splitter
@@ -234,4 +240,18 @@ func (w noticeWriter) Write(b []byte) (int, error) {
 		}
 	}
 	return w.through.Write(b)
+}
+
+// jobNotice is the line printed when background job j ends by itself: the
+// first line of its error if it failed.
+func jobNotice(j session.JobInfo) string {
+	if j.State == session.JobFailed {
+		msg := ""
+		if j.Err != nil {
+			// The run's error starts "job <name> failed: ", said already.
+			msg = strings.TrimPrefix(firstLine(j.Err.Error()), "job "+j.Name+" failed: ")
+		}
+		return fmt.Sprintf("[ERROR] Job %s (%s) failed: %s\n", j.ID, j.Name, msg)
+	}
+	return fmt.Sprintf("[INFO] Job %s (%s) finished.\n", j.ID, j.Name)
 }

@@ -45,6 +45,20 @@ type Jobs struct {
 	mu   sync.Mutex
 	jobs []*bgJob
 	wg   sync.WaitGroup
+
+	notifyMu sync.Mutex    // held while notify runs, and to change it
+	notify   func(JobInfo) // see SetNotify
+}
+
+// SetNotify has fn called, from the job's goroutine, when a background job
+// that started ends by itself: FINISHED, or FAILED (JobInfo.Err). Jobs
+// stopped by Stop, StopWithSavepoint or Close, and jobs that could not
+// start (Submit returned the error), are not notified. nil removes it;
+// SetNotify returns when no call of the previous fn is running.
+func (js *Jobs) SetNotify(fn func(JobInfo)) {
+	js.notifyMu.Lock()
+	js.notify = fn
+	js.notifyMu.Unlock()
 }
 
 type bgJob struct {
@@ -53,6 +67,8 @@ type bgJob struct {
 	cancel   context.CancelFunc
 	started  time.Time
 	recorded chan struct{} // closed once the end state below is set
+	decided  chan struct{} // closed once start has returned or failed
+	ok       bool          // start returned the job's id (set before decided)
 
 	// guarded by Jobs.mu
 	ended    time.Time
@@ -114,18 +130,16 @@ func (js *Jobs) start(s *Session, plan *planner.Plan, query string, opts RunOpti
 	opts.Control = ctl
 	opts.Quiet = true
 	b := &bgJob{id: js.newID(), name: plan.Graph.Name, control: ctl, cancel: cancel, started: time.Now(),
-		state: JobRunning, recorded: make(chan struct{})}
+		state: JobRunning, recorded: make(chan struct{}), decided: make(chan struct{})}
 	js.mu.Lock()
 	js.jobs = append(js.jobs, b)
 	js.mu.Unlock()
 	js.wg.Add(1)
 	go func() {
 		defer js.wg.Done()
-		defer close(b.recorded)
 		defer cancel()
 		err := s.runJob(ctx, plan, query, opts)
 		js.mu.Lock()
-		defer js.mu.Unlock()
 		b.ended = time.Now()
 		switch {
 		case err != nil:
@@ -135,9 +149,17 @@ func (js *Jobs) start(s *Session, plan *planner.Plan, query string, opts RunOpti
 		default:
 			b.state = JobFinished
 		}
+		stopped := b.stopping
+		js.mu.Unlock()
+		close(b.recorded)
+		<-b.decided
+		if b.ok && !stopped {
+			js.notifyEnd(b)
+		}
 	}()
 	// A job that cannot start (a bad restore path, say) fails at once:
 	// report that here rather than as a FAILED job later.
+	defer close(b.decided)
 	select {
 	case <-ctl.started():
 	case <-b.recorded:
@@ -148,7 +170,22 @@ func (js *Jobs) start(s *Session, plan *planner.Plan, query string, opts RunOpti
 			return "", err
 		}
 	}
+	b.ok = true
 	return b.id, nil
+}
+
+// notifyEnd calls the notify function for job b, which has ended.
+func (js *Jobs) notifyEnd(b *bgJob) {
+	js.notifyMu.Lock()
+	defer js.notifyMu.Unlock()
+	if js.notify == nil {
+		return
+	}
+	for _, j := range js.List() {
+		if j.ID == b.id {
+			js.notify(j)
+		}
+	}
 }
 
 // newID returns an id no job of the list has.

@@ -66,7 +66,8 @@ func (Bytes) Decode(src []byte) ([]byte, error) { return append([]byte(nil), src
 
 // Values is an order-preserving, self-delimiting codec of rows of SQL
 // values (AppendValue per value). Kinds, when set, gives each position's
-// kind, so that an INT column decodes as INT rather than BIGINT.
+// kind, so that an INT column decodes as INT rather than BIGINT, and a
+// TIMESTAMP_LTZ column as TIMESTAMP_LTZ rather than TIMESTAMP.
 type Values struct {
 	Kinds []types.Kind
 }
@@ -90,8 +91,8 @@ func (c Values) Decode(src []byte) ([]types.Value, error) {
 		if err != nil {
 			return nil, fmt.Errorf("state: value %d of a row: %w", i, err)
 		}
-		if i < len(c.Kinds) && c.Kinds[i] == types.KindInt && v.Kind() == types.KindBigInt {
-			v = v.WithKind(types.KindInt)
+		if i < len(c.Kinds) {
+			v = WithColumnKind(v, c.Kinds[i])
 		}
 		row = append(row, v)
 		src = rest
@@ -100,6 +101,18 @@ func (c Values) Decode(src []byte) ([]types.Value, error) {
 		return nil, fmt.Errorf("state: row of %d values, want %d", len(row), len(c.Kinds))
 	}
 	return row, nil
+}
+
+// WithColumnKind gives a decoded value the kind of its column where the
+// encoding does not tell it: INT (decoded as BIGINT) and TIMESTAMP_LTZ
+// (decoded as TIMESTAMP). Other values are returned as they are.
+func WithColumnKind(v types.Value, k types.Kind) types.Value {
+	switch {
+	case k == types.KindInt && v.Kind() == types.KindBigInt,
+		k == types.KindTimestampLTZ && v.Kind() == types.KindTimestamp:
+		return v.WithKind(k)
+	}
+	return v
 }
 
 // Desc reverses the order of an order-preserving, self-delimiting codec by

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"time"
 
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
@@ -43,6 +44,9 @@ import (
 // Without a store (NewRecords alone, a job without checkpoints) every call
 // is cheap and does nothing: records stay in memory, unbounded. Like the
 // store, Records belongs to one goroutine.
+//
+// With a TTL (RecordOptions.TTL) a record not written for the TTL expires,
+// in memory and in the store: see SetTime and Expire.
 type Records struct {
 	opts   RecordOptions
 	src    RecordSource
@@ -60,16 +64,44 @@ type Records struct {
 	nChange int
 
 	// Snapshot buffers, kept between snapshots and counted in the budget.
-	starts []int32  // per key group: how many records precede it (chunks)
-	chunk  int      // chunkEntries (tests make it small)
-	ents   []recEnt // one chunk of entries
-	spare  []recEnt // the radix sort's second buffer
-	kbuf   []byte   // the chunk's encoded keys
-	vbuf   []byte   // the chunk's encoded records
-	gbuf   []byte   // the chunk's keys and records in sorted order (gather)
-	key    []byte   // prefix | key for a store call
-	hb     []byte   // keys encoded for hashing
+	starts  []int32  // per key group: how many records precede it (chunks)
+	kgChunk []uint16 // per key group: its chunk
+	bounds  []int32  // per chunk: its first key group; then maxParallelism
+	pos     []int32  // per chunk: where its next slot goes in slots
+	slots   []int32  // the slots to write, chunk by chunk, in slot order within each
+	chunk   int      // chunkEntries (tests make it small)
+	ents    []recEnt // one chunk of entries
+	spare   []recEnt // the radix sort's second buffer
+	kbuf    []byte   // the chunk's encoded keys
+	vbuf    []byte   // the chunk's encoded records
+	gbuf    []byte   // the chunk's keys and records in sorted order (gather)
+	key     []byte   // prefix | key for a store call
+	hb      []byte   // keys encoded for hashing
+
+	// The state TTL (RecordOptions.TTL), in memory and with a store.
+	ttl       int64    // ms; 0: records never expire
+	now       int64    // the processing time (ms) of SetTime
+	clockSet  bool     // SetTime was called
+	wt        []int64  // per slot: its record's last write time; -1: no record
+	queued    []uint64 // per slot: a bit set while it has an entry in expq
+	expq      []ttlEnt // min-heap of (write time, slot), at most one per slot
+	unstamped []int32  // slots written or loaded without a time before SetTime
+	pend      []uint64 // per slot: a bit set while it is in unstamped
+	dead      [][]byte // expired stored records found by a restore scan, to delete
 }
+
+// ttlEnt is an entry of the expiry heap: slot's record was last written at
+// at or later (a later write leaves the entry; Expire finds it and pushes
+// it again at the new time).
+type ttlEnt struct {
+	at   int64
+	slot int32
+}
+
+// recTimeMark leads a stored record that carries its last write time (8
+// bytes big-endian, then the operator's record): Records writes it so when
+// it has a TTL. A RecordSource's records must not start with this byte.
+const recTimeMark = 0xFF
 
 // RecordOptions configure Records.
 type RecordOptions struct {
@@ -92,6 +124,13 @@ type RecordOptions struct {
 	// Exclusive says that these records are the operator's only state, so
 	// a snapshot may replace the operator's whole key range with them.
 	Exclusive bool
+	// TTL, if positive, expires a record not written (AddedKey, AddedInt,
+	// Changed) for this long in processing time (SetTime), as Flink's
+	// state TTL: Expire hands the operator its expired in-memory records
+	// to drop, and a stored record past its TTL is never loaded. Each
+	// record's last write time is kept in memory and stored with it, so a
+	// restore keeps it.
+	TTL time.Duration
 }
 
 // MinRecords is how many records Records keeps in memory whatever the
@@ -104,7 +143,9 @@ type RecordSource interface {
 	// AppendRecordKey appends the key of the record in slot, in the
 	// order-preserving encoding (AppendValue of each key column).
 	AppendRecordKey(dst []byte, slot int32) []byte
-	// AppendRecord appends the encoded record in slot.
+	// AppendRecord appends the encoded record in slot. Its first byte
+	// must not be 0xFF (with a TTL, Records marks records with their write
+	// time so).
 	AppendRecord(dst []byte, slot int32) []byte
 	// LoadRecord makes an in-memory record from a stored one (key as
 	// AppendRecordKey wrote it, rec as AppendRecord did) and returns its
@@ -147,7 +188,13 @@ func NewRecords(opts RecordOptions, src RecordSource) (*Records, error) {
 		return nil, fmt.Errorf("state: subtask %d of %d with max parallelism %d", opts.Subtask, opts.Parallelism, opts.MaxParallelism)
 	}
 	opts.RecordBytes = max(opts.RecordBytes, 1)
+	if opts.TTL < 0 {
+		return nil, fmt.Errorf("state: negative TTL %v", opts.TTL)
+	}
 	r := &Records{opts: opts, src: src, prefix: namePrefix(opts.Name), chunk: chunkEntries}
+	if opts.TTL > 0 {
+		r.ttl = max(opts.TTL.Milliseconds(), 1)
+	}
 	r.first, r.last = KeyGroupRange(opts.Subtask, opts.Parallelism, opts.MaxParallelism)
 	return r, nil
 }
@@ -183,17 +230,30 @@ func (r *Records) loadAll() error {
 	end := prefixEnd(nil, r.prefix)
 	limit := r.limit()
 	for kg := r.first; kg <= r.last; kg++ {
+		r.dead = r.dead[:0]
 		err := r.sp.Scan(kg, r.prefix, end, false, func(k, v []byte) (bool, error) {
 			if r.nLive >= limit {
 				return false, errStopLoad
 			}
-			slot, err := r.src.LoadRecord(k[len(r.prefix):], v)
+			at, rec, timed := splitRecTime(v)
+			if r.expiredAt(at, timed) {
+				r.dead = append(r.dead, append([]byte(nil), k...))
+				return true, nil
+			}
+			slot, err := r.src.LoadRecord(k[len(r.prefix):], rec)
 			if err != nil {
 				return false, fmt.Errorf("record %x: %w", k, err)
 			}
 			r.setKG(slot, kg)
+			r.loaded(slot, at, timed)
 			return true, nil
 		})
+		for _, k := range r.dead {
+			if derr := r.sp.Delete(kg, k); derr != nil && err == nil {
+				err = derr
+			}
+		}
+		r.dead = r.dead[:0]
 		switch {
 		case errors.Is(err, errStopLoad):
 			return nil // still backed
@@ -222,6 +282,9 @@ func (r *Records) KeyGroups() (first, last int) { return r.first, r.last }
 // AddedKey tells Records that slot now holds a new record of key (encoded
 // as AppendRecordKey does). A new record is not changed until Changed.
 func (r *Records) AddedKey(slot int32, key []byte) {
+	if r.ttl > 0 {
+		r.written(slot)
+	}
 	if r.sp == nil {
 		return
 	}
@@ -231,6 +294,9 @@ func (r *Records) AddedKey(slot int32, key []byte) {
 // AddedInt is AddedKey for a single-column key of an integer kind (INT,
 // BIGINT, TIMESTAMP, INTERVAL or BOOLEAN) holding n, without encoding it.
 func (r *Records) AddedInt(slot int32, kind types.Kind, n int64) {
+	if r.ttl > 0 {
+		r.written(slot)
+	}
 	if r.sp == nil {
 		return
 	}
@@ -259,6 +325,9 @@ func (r *Records) setKG(slot int32, kg int) {
 
 // Changed records that slot's record changed since the last snapshot.
 func (r *Records) Changed(slot int32) {
+	if r.ttl > 0 {
+		r.written(slot)
+	}
 	if r.sp == nil {
 		return
 	}
@@ -274,6 +343,9 @@ func (r *Records) Changed(slot int32) {
 // once, in the store's write-back cache, so that a later Load of the key
 // does not find it.
 func (r *Records) Removed(slot int32) error {
+	if r.ttl > 0 {
+		r.wt[slot] = -1
+	}
 	if r.sp == nil {
 		return nil
 	}
@@ -313,11 +385,20 @@ func (r *Records) Load(key []byte) (int32, bool, error) {
 		}
 		return 0, false, err
 	}
-	slot, err := r.src.LoadRecord(key, val)
+	at, rec, timed := splitRecTime(val)
+	if r.expiredAt(at, timed) {
+		// Expired while out of memory: gone, as if its timer had fired.
+		if err := r.sp.Delete(kg, r.key); err != nil {
+			return 0, false, fmt.Errorf("state %s: %w", r.opts.Name, err)
+		}
+		return 0, false, nil
+	}
+	slot, err := r.src.LoadRecord(key, rec)
 	if err != nil {
 		return 0, false, fmt.Errorf("state %s: record %x: %w", r.opts.Name, key, err)
 	}
 	r.setKG(slot, kg)
+	r.loaded(slot, at, timed)
 	return slot, true, nil
 }
 
@@ -325,7 +406,9 @@ func (r *Records) Load(key []byte) (int32, bool, error) {
 func (r *Records) bufferBytes() int64 {
 	const entBytes = 32
 	return int64(cap(r.kgs))*2 + int64(cap(r.live)+cap(r.changed))*8 +
-		int64(cap(r.starts))*4 + int64(cap(r.ents)+cap(r.spare))*entBytes +
+		int64(cap(r.starts)+cap(r.bounds)+cap(r.pos)+cap(r.slots))*4 + int64(cap(r.kgChunk))*2 +
+		int64(cap(r.ents)+cap(r.spare))*entBytes +
+		int64(cap(r.wt)+cap(r.queued))*8 + int64(cap(r.expq))*16 +
 		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf))
 }
 
@@ -353,6 +436,10 @@ func (r *Records) Spill() error {
 		return err
 	}
 	r.src.DropRecords()
+	r.wt, r.expq, r.unstamped = r.wt[:0], r.expq[:0], r.unstamped[:0]
+	clear(r.pend)
+	clear(r.queued)
+	r.queued = r.queued[:0]
 	r.kgs = r.kgs[:0]
 	clear(r.live)
 	clear(r.changed)
@@ -400,9 +487,12 @@ func (r *Records) Snapshot() error {
 
 // chunks calls fn for the records whose bit is set in set, a chunk of
 // whole key groups [first, end) at a time, in ascending key-group order:
-// each chunk holds at least chunkEntries records, or the rest. It counts
-// the records per key group first (starts).
-func (r *Records) chunks(set []uint64, fn func(set []uint64, first, end int) error) error {
+// each chunk holds at least chunkEntries records, or the rest. fn gets the
+// chunk's slots in ascending slot order. It walks the bit set twice
+// whatever the number of chunks: once to count the records per key group
+// (starts), which gives the chunks, and once to deal each slot to its
+// chunk.
+func (r *Records) chunks(set []uint64, fn func(slots []int32, first, end int) error) error {
 	maxPar := r.opts.MaxParallelism
 	r.starts = slices.Grow(r.starts[:0], maxPar+1)[:maxPar+1]
 	clear(r.starts)
@@ -416,25 +506,52 @@ func (r *Records) chunks(set []uint64, fn func(set []uint64, first, end int) err
 	for i := 1; i <= maxPar; i++ {
 		r.starts[i] += r.starts[i-1]
 	}
+	total := int(r.starts[maxPar])
+	if total == 0 {
+		return nil
+	}
+	r.kgChunk = slices.Grow(r.kgChunk[:0], maxPar)[:maxPar]
+	r.bounds, r.pos = r.bounds[:0], r.pos[:0]
 	for kg := 0; kg < maxPar; {
 		end := kg + 1
 		for end < maxPar && int(r.starts[end]-r.starts[kg]) < r.chunk {
 			end++
 		}
-		if r.starts[end] > r.starts[kg] {
-			if err := fn(set, kg, end); err != nil {
+		c := uint16(len(r.bounds))
+		for k := kg; k < end; k++ {
+			r.kgChunk[k] = c
+		}
+		r.bounds = append(r.bounds, int32(kg))
+		r.pos = append(r.pos, r.starts[kg])
+		kg = end
+	}
+	r.bounds = append(r.bounds, int32(maxPar))
+	r.slots = slices.Grow(r.slots[:0], total)[:total]
+	slots, pos, kgChunk := r.slots, r.pos, r.kgChunk
+	for w, word := range set {
+		for word != 0 {
+			slot := int32(w<<6 | bits.TrailingZeros64(word))
+			word &= word - 1
+			c := kgChunk[r.kgs[slot]]
+			slots[pos[c]] = slot
+			pos[c]++
+		}
+	}
+	for c := 0; c+1 < len(r.bounds); c++ {
+		first, end := int(r.bounds[c]), int(r.bounds[c+1])
+		if lo, hi := r.starts[first], r.starts[end]; hi > lo {
+			if err := fn(slots[lo:hi], first, end); err != nil {
 				return err
 			}
 		}
-		kg = end
 	}
 	return nil
 }
 
-// writeChunk encodes the records of key groups [first, end) set in set,
+// writeChunk encodes the records in slots, of key groups [first, end),
 // sorts them by key and writes them through.
-func (r *Records) writeChunk(set []uint64, first, end int) error {
-	ents, err := r.sortedChunk(set, first, end)
+func (r *Records) writeChunk(slots []int32, first, end int) error {
+	ents, err := r.sortedChunk(slots)
 	if err != nil {
 		return err
 	}
@@ -449,37 +566,28 @@ func (r *Records) writeChunk(set []uint64, first, end int) error {
 }
 
 // sortedChunk encodes the keys (with the state's prefix: the keys in the
-// Space) and records of the slots of key groups [first, end) set in set
-// into r.kbuf and r.vbuf and returns their entries sorted by (key group,
-// key).
+// Space) and records of slots (one chunk's, see chunks) into r.kbuf and
+// r.vbuf and returns their entries sorted by (key group, key).
 //
 // It visits the slots in slot order, not key group by key group: the
 // records are the operator's typed state, laid out by slot, and read in
-// slot order the reads of each pass are a forward stream that the CPU
+// slot order the reads of each chunk are a forward stream that the CPU
 // prefetches, where reading one key group's scattered slots would miss the
-// cache on nearly every record. A snapshot of n records thus makes
-// n / chunkEntries passes over the bit set and the key groups, each
-// cheap, and needs buffers for one chunk only.
-func (r *Records) sortedChunk(set []uint64, first, end int) ([]recEnt, error) {
-	n := int(r.starts[end] - r.starts[first])
+// cache on nearly every record. A snapshot needs encoding buffers for one
+// chunk only.
+func (r *Records) sortedChunk(slots []int32) ([]recEnt, error) {
+	n := len(slots)
 	r.ents = slices.Grow(r.ents[:0], n)
 	ents := r.ents[:0]
 	kb, vb := r.kbuf[:0], r.vbuf[:0]
-	lo, hi := uint16(first), uint16(end-1)
-	all := first == 0 && end == r.opts.MaxParallelism
-	for w, word := range set {
-		for word != 0 {
-			slot := int32(w<<6 | bits.TrailingZeros64(word))
-			word &= word - 1
-			kg := r.kgs[slot]
-			if !all && (kg < lo || kg > hi) {
-				continue
-			}
-			k0, v0 := len(kb), len(vb)
-			kb = r.src.AppendRecordKey(append(kb, r.prefix...), slot)
-			vb = r.src.AppendRecord(vb, slot)
-			ents = append(ents, recEnt{koff: uint32(k0), klen: uint32(len(kb) - k0), voff: uint32(v0), vlen: uint32(len(vb) - v0), kg: kg})
+	for _, slot := range slots {
+		k0, v0 := len(kb), len(vb)
+		kb = r.src.AppendRecordKey(append(kb, r.prefix...), slot)
+		if r.ttl > 0 {
+			vb = binary.BigEndian.AppendUint64(append(vb, recTimeMark), uint64(r.wt[slot]))
 		}
+		vb = r.src.AppendRecord(vb, slot)
+		ents = append(ents, recEnt{koff: uint32(k0), klen: uint32(len(kb) - k0), voff: uint32(v0), vlen: uint32(len(vb) - v0), kg: r.kgs[slot]})
 	}
 	r.kbuf, r.vbuf = kb, vb
 	if len(kb) > math.MaxUint32 || len(vb) > math.MaxUint32 {
@@ -591,4 +699,166 @@ func digit(e *recEnt, d int) byte {
 		return byte(e.kg)
 	}
 	return byte(e.kg >> 8)
+}
+
+// SetTime sets the processing time (ms since the epoch) that writes are
+// stamped with and expiry compares with; the operator calls it before it
+// handles input (with a TTL). Records written before the first SetTime,
+// or loaded without a stored time, count as written then.
+func (r *Records) SetTime(ms int64) {
+	r.now = ms
+	if !r.clockSet {
+		r.clockSet = true
+		for _, slot := range r.unstamped {
+			if r.wt[slot] >= 0 {
+				r.stamp(slot, ms)
+			}
+		}
+		r.unstamped, r.pend = nil, nil
+	}
+}
+
+// HasTTL reports whether records expire (RecordOptions.TTL).
+func (r *Records) HasTTL() bool { return r.ttl > 0 }
+
+// NextExpiry returns the earliest time (ms) at which a record in memory
+// may expire, if one may: the operator's task may wake up then to Expire.
+func (r *Records) NextExpiry() (int64, bool) {
+	if len(r.expq) == 0 {
+		return 0, false
+	}
+	return r.expq[0].at + r.ttl, true
+}
+
+// ExpiryDue reports whether Expire may have records to drop at the
+// current time: the operator then first emits what it holds for them.
+func (r *Records) ExpiryDue() bool {
+	return len(r.expq) > 0 && r.expq[0].at+r.ttl <= r.now
+}
+
+// Expire calls drop for every in-memory record not written for the TTL at
+// the current time (SetTime), oldest first; drop must forget it and call
+// Removed, which deletes it from the store. It pops the due entries of a
+// heap of write times (one entry per record, pushed again at its new time
+// when the record was written since), so its cost is in the records that
+// are due, never a scan. After Expire, no record in memory has expired.
+func (r *Records) Expire(drop func(slot int32) error) error {
+	for r.ExpiryDue() {
+		e := r.popExp()
+		w := r.wt[e.slot]
+		switch {
+		case w < 0: // removed
+			r.queued[e.slot>>6] &^= 1 << (e.slot & 63)
+		case w+r.ttl <= r.now:
+			r.queued[e.slot>>6] &^= 1 << (e.slot & 63)
+			if err := drop(e.slot); err != nil {
+				return err
+			}
+			r.wt[e.slot] = -1
+		default:
+			r.pushExp(ttlEnt{at: w, slot: e.slot})
+		}
+	}
+	return nil
+}
+
+// expiredAt reports whether a stored record written at at (when timed)
+// has expired at the current time.
+func (r *Records) expiredAt(at int64, timed bool) bool {
+	return r.ttl > 0 && timed && r.clockSet && at+r.ttl <= r.now
+}
+
+// written stamps slot's record with the current time.
+func (r *Records) written(slot int32) {
+	if !r.clockSet {
+		// Stamped at the first SetTime; the pend bit keeps one entry per
+		// slot in unstamped.
+		r.growTTL(slot)
+		r.wt[slot] = 0
+		if len(r.pend) <= int(slot>>6) {
+			r.pend = append(r.pend, make([]uint64, int(slot>>6)+1-len(r.pend))...)
+		}
+		if bit := uint64(1) << (slot & 63); r.pend[slot>>6]&bit == 0 {
+			r.pend[slot>>6] |= bit
+			r.unstamped = append(r.unstamped, slot)
+		}
+		return
+	}
+	r.stamp(slot, r.now)
+}
+
+// loaded stamps a record loaded from the store with its stored write time,
+// or as written now if it has none.
+func (r *Records) loaded(slot int32, at int64, timed bool) {
+	switch {
+	case r.ttl == 0:
+	case timed:
+		r.stamp(slot, at)
+	default:
+		r.written(slot)
+	}
+}
+
+func (r *Records) growTTL(slot int32) {
+	for int(slot) >= len(r.wt) {
+		r.wt = append(r.wt, -1)
+	}
+	if w := int(slot>>6) + 1; w > len(r.queued) {
+		r.queued = append(r.queued, make([]uint64, w-len(r.queued))...)
+	}
+}
+
+func (r *Records) stamp(slot int32, at int64) {
+	r.growTTL(slot)
+	r.wt[slot] = at
+	if bit := uint64(1) << (slot & 63); r.queued[slot>>6]&bit == 0 {
+		r.queued[slot>>6] |= bit
+		r.pushExp(ttlEnt{at: at, slot: slot})
+	}
+}
+
+func (r *Records) pushExp(e ttlEnt) {
+	q := append(r.expq, e)
+	for i := len(q) - 1; i > 0; {
+		p := (i - 1) / 2
+		if q[p].at <= q[i].at {
+			break
+		}
+		q[p], q[i] = q[i], q[p]
+		i = p
+	}
+	r.expq = q
+}
+
+func (r *Records) popExp() ttlEnt {
+	q := r.expq
+	top := q[0]
+	n := len(q) - 1
+	q[0] = q[n]
+	q = q[:n]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && q[c+1].at < q[c].at {
+			c++
+		}
+		if q[i].at <= q[c].at {
+			break
+		}
+		q[i], q[c] = q[c], q[i]
+		i = c
+	}
+	r.expq = q
+	return top
+}
+
+// splitRecTime splits a stored record into its write time, if it has one
+// (recTimeMark), and the operator's record.
+func splitRecTime(v []byte) (at int64, rec []byte, timed bool) {
+	if len(v) >= 9 && v[0] == recTimeMark {
+		return int64(binary.BigEndian.Uint64(v[1:9])), v[9:], true
+	}
+	return 0, v, false
 }

@@ -144,8 +144,13 @@ func TestRecordsWriteOrder(t *testing.T) {
 			}
 			var prev []byte
 			n := 0
-			err = rec.chunks(rec.changed, func(set []uint64, first, end int) error {
-				ents, err := rec.sortedChunk(set, first, end)
+			err = rec.chunks(rec.changed, func(slots []int32, first, end int) error {
+				for i, slot := range slots {
+					if kg := int(rec.kgs[slot]); kg < first || kg >= end || (i > 0 && slots[i-1] >= slot) {
+						return fmt.Errorf("chunk [%d, %d): slot %d of key group %d at %d, after slot %d", first, end, slot, kg, i, slots[max(i-1, 0)])
+					}
+				}
+				ents, err := rec.sortedChunk(slots)
 				if err != nil {
 					return err
 				}
