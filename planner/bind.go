@@ -88,7 +88,7 @@ func (b *binder) bindJoin(n *parser.Join) (rel, error) {
 	for _, p := range r.relParts() {
 		for _, q := range parts {
 			if p.qual != "" && strings.EqualFold(p.qual, q.qual) {
-				return rel{}, parser.Errorf(n.Right.Position(), "'%s' appears twice in FROM: give each an alias (FROM %s AS a JOIN %s AS b ON ...)", p.qual, p.qual, p.qual)
+				return rel{}, parser.Errorf(n.Right.Position(), "'%s' appears twice in FROM: give each an alias (FROM %s AS x JOIN %s AS y ON ...)", p.qual, p.qual, p.qual)
 			}
 		}
 		p.start += wl

@@ -57,6 +57,16 @@ func (s *scope) quals() string {
 	return strings.Join(qs, ", ")
 }
 
+// qualOf returns the qualifier of column i ("" if none).
+func (s *scope) qualOf(i int) string {
+	for _, p := range s.parts {
+		if i >= p.start && i < p.start+p.n {
+			return p.qual
+		}
+	}
+	return ""
+}
+
 // part returns the part named q, or nil.
 func (s *scope) part(q string) *relPart {
 	for i := range s.parts {
@@ -88,6 +98,9 @@ func (s *scope) resolve(ref *parser.ColumnRef) (expr.Expr, error) {
 	for i := lo; i < hi; i++ {
 		if c := s.schema.Columns[i]; strings.EqualFold(c.Name, ref.Name) {
 			if found >= 0 {
+				if q1, q2 := s.qualOf(found), s.qualOf(i); q1 != "" && q2 != "" && q1 != q2 {
+					return nil, parser.Errorf(ref.Pos, "column '%s' is ambiguous: write %s.%s or %s.%s", ref.Name, q1, ref.Name, q2, ref.Name)
+				}
 				return nil, parser.Errorf(ref.Pos, "column '%s' is ambiguous", ref.Name)
 			}
 			found = i
