@@ -99,7 +99,19 @@ func (b *binder) bindJoin(n *parser.Join) (rel, error) {
 	j := &Join{Left: l.node, Right: r.node, Kind: kind}
 	out := rel{node: j, parts: parts}
 	if n.On != nil {
-		eb := &exprBinder{sc: newScope(out), where: "in ON", loc: b.loc}
+		// ON sees the inputs' time attributes: bounds between the two
+		// rowtimes make an interval join, whose output keeps them.
+		sc := newScope(out)
+		ls, rs := l.node.Schema(), r.node.Schema()
+		sc.schema = types.Schema{Columns: append(append([]types.Column{}, j.Schema().Columns...))}
+		for i := range sc.schema.Columns {
+			if i < wl {
+				sc.schema.Columns[i].Type.Attr = ls.Columns[i].Type.Attr
+			} else {
+				sc.schema.Columns[i].Type.Attr = rs.Columns[i-wl].Type.Attr
+			}
+		}
+		eb := &exprBinder{sc: sc, where: "in ON", loc: b.loc}
 		cond, err := eb.bind(n.On)
 		if err != nil {
 			return rel{}, err
@@ -108,6 +120,10 @@ func (b *binder) bindJoin(n *parser.Join) (rel, error) {
 			return rel{}, err
 		}
 		j.Cond = cond
+		rowtime := func(i int) bool { return sc.schema.Columns[i].Type.Attr == types.Rowtime }
+		if _, _, ok := timeBounds(conjuncts(cond), wl, rowtime); ok {
+			j.Interval = &TimeBounds{} // filled in by extractJoinKeys
+		}
 	}
 	return out, nil
 }

@@ -45,6 +45,9 @@ type Join struct {
 	Cond                expr.Expr
 	Keyed               bool
 	LeftKeys, RightKeys []int
+	// Interval, set by key extraction when the condition bounds the two
+	// rowtimes, makes it an interval join.
+	Interval *TimeBounds
 }
 
 var _ Node = (*Join)(nil)
@@ -62,14 +65,18 @@ func (n *Join) Schema() types.Schema {
 	l, r := n.Left.Schema(), n.Right.Schema()
 	cols := make([]types.Column, 0, l.Len()+r.Len())
 	for _, c := range l.Columns {
-		c.Type = c.Type.Plain()
+		if n.Interval == nil {
+			c.Type = c.Type.Plain()
+		}
 		if n.Kind.rightOuter() {
 			c.Type = c.Type.Nullable()
 		}
 		cols = append(cols, c)
 	}
 	for _, c := range r.Columns {
-		c.Type = c.Type.Plain()
+		if n.Interval == nil {
+			c.Type = c.Type.Plain()
+		}
 		if n.Kind.leftOuter() {
 			c.Type = c.Type.Nullable()
 		}
@@ -85,7 +92,11 @@ func (n *Join) String() string {
 		cond = n.Cond.String()
 	}
 	if n.Keyed {
-		return fmt.Sprintf("LogicalJoin(joinType=[%s], keys=[%s], residual=[%s])", n.Kind, n.keysText(), cond)
+		iv := ""
+		if n.Interval != nil {
+			iv = ", " + n.intervalText()
+		}
+		return fmt.Sprintf("LogicalJoin(joinType=[%s], keys=[%s]%s, residual=[%s])", n.Kind, n.keysText(), iv, cond)
 	}
 	return fmt.Sprintf("LogicalJoin(condition=[%s], joinType=[%s])", cond, n.Kind)
 }
@@ -98,6 +109,16 @@ func (n *Join) keysText() string {
 		parts[i] = l.Columns[n.LeftKeys[i]].Name + " = " + r.Columns[n.RightKeys[i]].Name
 	}
 	return strings.Join(parts, ", ")
+}
+
+// intervalText renders the time bounds as Flink's EXPLAIN does:
+// "windowBounds=[isRowTime=true, leftLowerBound=…, leftUpperBound=…,
+// leftTimeIndex=…, rightTimeIndex=…]" (the left time relative to the right:
+// l.ts - r.ts in [-Upper, -Lower]).
+func (n *Join) intervalText() string {
+	iv := n.Interval
+	return fmt.Sprintf("windowBounds=[isRowTime=true, leftLowerBound=%d, leftUpperBound=%d, leftTimeIndex=%d, rightTimeIndex=%d]",
+		-iv.Upper, -iv.Lower, iv.LeftTime, iv.RightTime)
 }
 
 // conjuncts splits e at its top-level ANDs.
@@ -296,6 +317,15 @@ func extractJoinKeys(n Node) (Node, bool, error) {
 		lKeys, rKeys = append(lKeys, lk), append(rKeys, rk)
 	}
 	out := &Join{Left: j.Left, Right: j.Right, Kind: j.Kind, Keyed: true, LeftKeys: lKeys, RightKeys: rKeys}
+	rowtime := func(i int) bool {
+		if i < wl {
+			return lsch.Columns[i].Type.Attr == types.Rowtime
+		}
+		return i-wl < wr && rsch.Columns[i-wl].Type.Attr == types.Rowtime
+	}
+	if b, rest, ok := timeBounds(residual, wl, rowtime); ok {
+		out.Interval, residual = &b, rest
+	}
 	if len(lExtra) > 0 {
 		out.Left = withExtra(j.Left, lExtra)
 	}
@@ -361,4 +391,128 @@ func withExtra(n Node, extra []expr.Expr) Node {
 		exprs, names = append(exprs, e), append(names, fmt.Sprintf("$k%d", i))
 	}
 	return &Project{Input: n, Exprs: exprs, Names: names}
+}
+
+// TimeBounds makes a join an interval join: the right row's time minus
+// the left row's lies in [Lower, Upper] (milliseconds), with LeftTime and
+// RightTime the rowtime columns of each input.
+type TimeBounds struct {
+	LeftTime, RightTime int
+	Lower, Upper        int64
+}
+
+// timeTerm is a rowtime column plus a constant offset (ms).
+type timeTerm struct {
+	col int
+	off int64
+}
+
+// asTimeTerm reads e as col, col + INTERVAL or col - INTERVAL, for a
+// rowtime column.
+func asTimeTerm(e expr.Expr, rowtime func(int) bool) (timeTerm, bool) {
+	switch x := e.(type) {
+	case *expr.Column:
+		if rowtime(x.Index) {
+			return timeTerm{col: x.Index}, true
+		}
+	case *expr.Arith:
+		l, ok := x.R.(*expr.Literal)
+		if !ok || l.V.Kind() != types.KindInterval || (x.Op != "+" && x.Op != "-") {
+			return timeTerm{}, false
+		}
+		t, ok := asTimeTerm(x.L, rowtime)
+		if !ok {
+			return timeTerm{}, false
+		}
+		if x.Op == "+" {
+			t.off += l.V.Int()
+		} else {
+			t.off -= l.V.Int()
+		}
+		return t, true
+	}
+	return timeTerm{}, false
+}
+
+// timeBounds finds the conjuncts of conds (over left ++ right, the left
+// wl wide) that bound the right rowtime by the left one from both sides,
+// as `r.ts BETWEEN l.ts - INTERVAL … AND l.ts + INTERVAL …` or a pair of
+// comparisons, and returns the bounds and the other conjuncts; ok is
+// false when there are not both bounds on one pair of rowtime columns.
+func timeBounds(conds []expr.Expr, wl int, rowtime func(int) bool) (TimeBounds, []expr.Expr, bool) {
+	var b TimeBounds
+	haveLo, haveHi, cols := false, false, [2]int{-1, -1}
+	var rest []expr.Expr
+	var try func(op string, a, c expr.Expr) bool
+	try = func(op string, a, c expr.Expr) bool {
+		ta, ok1 := asTimeTerm(a, rowtime)
+		tc, ok2 := asTimeTerm(c, rowtime)
+		if !ok1 || !ok2 {
+			return false
+		}
+		// d = right time - left time, compared with k.
+		var k int64
+		switch {
+		case ta.col >= wl && tc.col < wl: // ra + oa op lc + oc
+			k = tc.off - ta.off
+		case ta.col < wl && tc.col >= wl: // la + oa op rc + oc  ⇔  d flip(op) oa - oc
+			k = ta.off - tc.off
+			op = map[string]string{"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
+			ta, tc = tc, ta
+		default:
+			return false
+		}
+		if cols[0] >= 0 && (cols[0] != tc.col || cols[1] != ta.col) {
+			return false
+		}
+		cols = [2]int{tc.col, ta.col}
+		switch op {
+		case ">=", ">":
+			if op == ">" {
+				k++
+			}
+			if !haveLo || k > b.Lower {
+				b.Lower = k
+			}
+			haveLo = true
+		case "<=", "<":
+			if op == "<" {
+				k--
+			}
+			if !haveHi || k < b.Upper {
+				b.Upper = k
+			}
+			haveHi = true
+		default:
+			return false
+		}
+		return true
+	}
+	for _, c := range conds {
+		switch x := c.(type) {
+		case *expr.Compare:
+			if try(x.Op, x.L, x.R) {
+				continue
+			}
+		case *expr.Between:
+			if !x.Not {
+				if _, ok := asTimeTerm(x.X, rowtime); ok {
+					saved := [...]any{cols, b, haveLo, haveHi}
+					if try(">=", x.X, x.Lo) {
+						if try("<=", x.X, x.Hi) {
+							continue
+						}
+						// keep it whole as a residual
+						cols, b, haveLo, haveHi = saved[0].([2]int), saved[1].(TimeBounds), saved[2].(bool), saved[3].(bool)
+					}
+				}
+			}
+		}
+		rest = append(rest, c)
+	}
+	if !haveLo || !haveHi {
+		return TimeBounds{}, conds, false
+	}
+	b.LeftTime, b.RightTime = cols[0], cols[1]-wl
+	return b, rest, true
 }

@@ -29,6 +29,9 @@ func (x *Join) lower(b *physBuilder, kids []physNode) (physNode, error) {
 	}
 	for i, k := range kids {
 		m := k.traits().mode
+		if x.Interval != nil && !m.IsInsertOnly() {
+			return nil, parser.Errorf(b.pos, "an interval join needs insert-only inputs, but its %s input has %s: join without the time bounds, or on insert-only input", [...]string{"left", "right"}[i], changeWhat(m))
+		}
 		if m.Contains(types.UpdateAfter) && !m.Contains(types.UpdateBefore) {
 			return nil, parser.Errorf(b.pos, "a join over an upsert changelog (%s input: %s, no -U) is not supported yet", [...]string{"left", "right"}[i], m.Kinds())
 		}
@@ -52,7 +55,7 @@ func (x *Join) lower(b *physBuilder, kids []physNode) (physNode, error) {
 	}
 	lt, rt := exs[0].traits(), exs[1].traits()
 	mode := lt.mode.Union(rt.mode)
-	if x.Kind != JoinInner {
+	if x.Kind != JoinInner && x.Interval == nil {
 		mode |= connector.ModeOf(types.Insert, types.Delete)
 	}
 	n.physBase = physBase{kids: []physNode{exs[0], exs[1]}, tr: traits{schema: x.Schema(), mode: mode,
@@ -135,6 +138,13 @@ func (p *joinNode) desc() string {
 	for i := range p.join.LeftKeys {
 		keys = append(keys, sch.Columns[p.join.LeftKeys[i]].Name+" = "+sch.Columns[p.leftW+p.join.RightKeys[i]].Name)
 	}
+	if p.join.Interval != nil {
+		s := "IntervalJoin(joinType=[" + p.join.Kind.String() + "], keys=[" + strings.Join(keys, ", ") + "], " + p.join.intervalText()
+		if p.join.Cond != nil {
+			s += ", where=[" + p.join.Cond.String() + "]"
+		}
+		return s + ", select=[" + fields(sch) + "], state=[rows by time, dropped as the watermark passes])"
+	}
 	s := "Join(joinType=[" + p.join.Kind.String() + "], keys=[" + strings.Join(keys, ", ") + "]"
 	if p.join.Cond != nil {
 		s += ", where=[" + p.join.Cond.String() + "]"
@@ -166,6 +176,9 @@ func (p *joinNode) canon() string {
 	if p.join.Cond != nil {
 		s += " where " + digest(p.join.Cond)
 	}
+	if iv := p.join.Interval; iv != nil {
+		s += fmt.Sprintf(" interval %d %d [%d, %d]", iv.LeftTime, iv.RightTime, iv.Lower, iv.Upper)
+	}
 	return s
 }
 
@@ -196,7 +209,11 @@ func (p *joinNode) addTo(b *graphBuilder, id string, ins [][]outlet) ([]outlet, 
 		Right:    exec.JoinSide{Keys: p.join.RightKeys, Kinds: kinds(p.kids[1].traits().schema), Layout: p.layout[1], UniqueKey: p.uniqueKey[1]},
 		Residual: p.join.Cond,
 	}
-	v.Operators = append(v.Operators, exec.OperatorSpec{Name: p.desc(), ID: id, OutWidth: p.tr.schema.Len(), New: exec.NewJoin(spec)})
+	newOp := exec.NewJoin(spec)
+	if iv := p.join.Interval; iv != nil {
+		newOp = exec.NewIntervalJoin(exec.IntervalJoinSpec{JoinSpec: spec, LeftTime: iv.LeftTime, RightTime: iv.RightTime, Lower: iv.Lower, Upper: iv.Upper})
+	}
+	v.Operators = append(v.Operators, exec.OperatorSpec{Name: p.desc(), ID: id, OutWidth: p.tr.schema.Len(), New: newOp})
 	b.g.Vertices = append(b.g.Vertices, v)
 	return []outlet{{vertex: len(b.g.Vertices) - 1}}, nil
 }
