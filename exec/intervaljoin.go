@@ -191,7 +191,7 @@ func (o *intervalJoinOp) add(side int, t int64, row []types.Value, out Emitter) 
 	}
 	kb := o.kb[:0]
 	for _, v := range row {
-		kb = state.AppendValue(kb, v)
+		kb = types.AppendKey(kb, v)
 	}
 	o.kb = kb
 	key := timeKey{ts: t, row: kb}

@@ -85,7 +85,8 @@ type joinRec struct {
 	row          []types.Value
 }
 
-// recCodec encodes joinRec: count, assoc (uvarints) and the row. Decode
+// recCodec encodes joinRec: count, assoc (uvarints) and the row (each
+// value kind-tagged, types.AppendKey, so every type round-trips). Decode
 // reuses one row buffer, valid until the next Decode.
 type recCodec struct {
 	kinds []types.Kind
@@ -96,7 +97,7 @@ func (c *recCodec) Append(dst []byte, r joinRec) []byte {
 	dst = binary.AppendUvarint(dst, uint64(r.count))
 	dst = binary.AppendUvarint(dst, uint64(r.assoc))
 	for _, v := range r.row {
-		dst = state.AppendValue(dst, v)
+		dst = types.AppendKey(dst, v)
 	}
 	return dst
 }
@@ -116,12 +117,9 @@ func (c *recCodec) Decode(src []byte) (joinRec, error) {
 	r.count, r.assoc = int64(n), int64(a)
 	row := c.buf[:0]
 	for i := 0; len(src) > 0; i++ {
-		v, rest, err := state.DecodeValue(src)
+		v, rest, err := types.DecodeKey(src)
 		if err != nil {
 			return r, fmt.Errorf("join record: value %d: %w", i, err)
-		}
-		if i < len(c.kinds) && c.kinds[i] == types.KindInt && v.Kind() == types.KindBigInt {
-			v = v.WithKind(types.KindInt)
 		}
 		row = append(row, v)
 		src = rest
@@ -174,11 +172,11 @@ func (s *sideState) mapKey(row []types.Value) []byte {
 	kb := s.kb[:0]
 	if s.spec.Layout == HasUniqueKey {
 		for _, c := range s.spec.UniqueKey {
-			kb = state.AppendValue(kb, row[c])
+			kb = types.AppendKey(kb, row[c])
 		}
 	} else {
 		for _, v := range row {
-			kb = state.AppendValue(kb, v)
+			kb = types.AppendKey(kb, v)
 		}
 	}
 	s.kb = kb
