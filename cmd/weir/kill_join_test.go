@@ -19,12 +19,31 @@ import (
 // answer computed in Go, each row exactly once (the checks of
 // kill_sink_test.go).
 func TestJoinRandomKills(t *testing.T) {
+	joinRandomKills(t, "kill_join.sql", "TestJoinRandomKills", sinkRows, sinkKeys)
+}
+
+// The constants of testdata/kill_interval.sql.
+const (
+	intervalRows = 20000
+	intervalKeys = 5000
+)
+
+// TestIntervalJoinRandomKills is TestJoinRandomKills through an interval
+// join (testdata/kill_interval.sql): its rows and timers are restored at
+// each parallelism, and nothing is lost or joined twice.
+func TestIntervalJoinRandomKills(t *testing.T) {
+	joinRandomKills(t, "kill_interval.sql", "TestIntervalJoinRandomKills", intervalRows, intervalKeys)
+}
+
+// joinRandomKills runs the kill test on a query file whose result is the
+// per-key (id % keys) sum and count of the sequence 0..rows-1.
+func joinRandomKills(t *testing.T, file, name string, rows, keys int64) {
 	needBinary(t)
 	seed := seedFrom(t, "WEIR_JOIN_KILL_SEED")
-	t.Logf("seed %d; repeat with: WEIR_JOIN_KILL_SEED=%d go test ./cmd/weir -run '^TestJoinRandomKills$' -v", seed, seed)
+	t.Logf("seed %d; repeat with: WEIR_JOIN_KILL_SEED=%d go test ./cmd/weir -run '^%s$' -v", seed, seed, name)
 	rng := rand.New(rand.NewPCG(seed, 0x6a6f696e))
 	e := newSinkEnv(t)
-	sql, err := os.ReadFile(filepath.Join("testdata", "kill_join.sql"))
+	sql, err := os.ReadFile(filepath.Join("testdata", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +53,13 @@ func TestJoinRandomKills(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := sumAnswer()
+	want := make(map[int64]sumRow, keys)
+	for id := range rows {
+		r := want[id%keys]
+		r.sum += id
+		r.count++
+		want[id%keys] = r
+	}
 	pars := []int{2, 1, 3, 4, 2}
 	for run, par := range pars {
 		setPar(par)
@@ -63,12 +88,12 @@ func TestJoinRandomKills(t *testing.T) {
 		if st := p.waitDeadline(t, runDeadline); !killedBySIGKILL(st) {
 			t.Fatalf("seed %d: %s ended (%v) before its kill\nstderr:\n%s", seed, p.label, st, p.log.text())
 		}
-		c := checkJoinOutput(t, e.outDir(), want, false)
+		c := checkJoinOutput(t, e.outDir(), want, 2*rows, false)
 		ids := p.completedIDs()
 		t.Logf("run %d at parallelism %d: completed checkpoints up to %d, killed %s after one; %d records committed",
 			run, par, slices.Max(ids), jitter.Round(time.Millisecond), c.records)
 	}
-	checkJoinOutput(t, e.outDir(), want, true)
+	checkJoinOutput(t, e.outDir(), want, 2*rows, true)
 }
 
 // checkJoinOutput reads the committed output (readCommitted checks that
@@ -76,14 +101,14 @@ func TestJoinRandomKills(t *testing.T) {
 // checks that every key's row is within the answer, or, when final, equal
 // to it with every key present and no in-progress file left. Each input
 // row of either side makes at most one record with an after image.
-func checkJoinOutput(t *testing.T, dir string, want map[int64]sumRow, final bool) committed {
+func checkJoinOutput(t *testing.T, dir string, want map[int64]sumRow, maxAfters int64, final bool) committed {
 	t.Helper()
 	c, err := readCommitted(dir)
 	if err != nil {
 		t.Fatalf("committed output in %s: %v", dir, err)
 	}
-	if c.afters > 2*sinkRows {
-		t.Fatalf("%d committed records with an after image, more than the %d input rows: duplicates", c.afters, 2*sinkRows)
+	if int64(c.afters) > maxAfters {
+		t.Fatalf("%d committed records with an after image, more than the %d input rows: duplicates", c.afters, maxAfters)
 	}
 	for k, g := range c.rows {
 		w, ok := want[k]
