@@ -103,7 +103,7 @@ func (b *binder) bindJoin(n *parser.Join) (rel, error) {
 		// rowtimes make an interval join, whose output keeps them.
 		sc := newScope(out)
 		ls, rs := l.node.Schema(), r.node.Schema()
-		sc.schema = types.Schema{Columns: append(append([]types.Column{}, j.Schema().Columns...))}
+		sc.schema = types.Schema{Columns: append([]types.Column{}, j.Schema().Columns...)}
 		for i := range sc.schema.Columns {
 			if i < wl {
 				sc.schema.Columns[i].Type.Attr = ls.Columns[i].Type.Attr
