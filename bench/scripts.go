@@ -43,4 +43,27 @@ CREATE TABLE s (auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, url
   WITH ('connector' = 'blackhole');
 INSERT INTO s SELECT * FROM bid;
 `
+	// w9Script is an inner equi-join of two datagen streams on 100,000
+	// keys, one a dimension with a primary key on the join key.
+	w9Script = `SET 'parallelism.default' = '2';
+CREATE TABLE dim (k BIGINT, name STRING, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'datagen',
+  'rows-per-second' = '1000000000000', 'fields.k.kind' = 'sequence', 'fields.k.start' = '0', 'fields.k.end' = '99999',
+  'fields.name.length' = '8');
+CREATE TABLE facts (k BIGINT, v BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '1000000000000',
+  'fields.k.min' = '0', 'fields.k.max' = '99999', 'fields.v.min' = '0', 'fields.v.max' = '99');
+CREATE TABLE s (k BIGINT, v BIGINT, name STRING) WITH ('connector' = 'blackhole');
+INSERT INTO s SELECT f.k, f.v, d.name FROM facts f JOIN dim d ON f.k = d.k;
+`
+	// w10Script is an interval join within 10 s on 100,000 keys; event
+	// time advances 1 ms a row, so each side keeps 10,000 rows.
+	w10Script = `SET 'parallelism.default' = '2';
+CREATE TABLE a (n BIGINT, k BIGINT, ts AS TO_TIMESTAMP_LTZ(n, 3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+WITH ('connector' = 'datagen', 'rows-per-second' = '1000000000000', 'fields.n.kind' = 'sequence',
+  'fields.n.start' = '0', 'fields.n.end' = '1000000000000', 'fields.k.min' = '0', 'fields.k.max' = '99999');
+CREATE TABLE b (n BIGINT, k BIGINT, ts AS TO_TIMESTAMP_LTZ(n, 3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+WITH ('connector' = 'datagen', 'rows-per-second' = '1000000000000', 'fields.n.kind' = 'sequence',
+  'fields.n.start' = '0', 'fields.n.end' = '1000000000000', 'fields.k.min' = '0', 'fields.k.max' = '99999');
+CREATE TABLE s (k BIGINT, ats TIMESTAMP_LTZ(3), bts TIMESTAMP_LTZ(3)) WITH ('connector' = 'blackhole');
+INSERT INTO s SELECT a.k, a.ts, b.ts FROM a JOIN b ON a.k = b.k AND b.ts BETWEEN a.ts - INTERVAL '10' SECOND AND a.ts;
+`
 )

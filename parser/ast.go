@@ -36,7 +36,7 @@ type QueryExpr interface {
 	query()
 }
 
-// Relation is an item of a FROM clause: *TableRef, *SubqueryRef.
+// Relation is an item of a FROM clause: *TableRef, *SubqueryRef, *Join.
 type Relation interface {
 	Node
 	relation()
@@ -222,6 +222,32 @@ type TableRef struct {
 	Alias string
 }
 
+// JoinKind is the kind of a join.
+type JoinKind int
+
+// Join kinds. CrossJoin is the comma form (FROM a, b), whose conditions
+// are in WHERE.
+const (
+	InnerJoin JoinKind = iota
+	LeftJoin
+	RightJoin
+	FullJoin
+	CrossJoin
+)
+
+// String returns the kind as SQL writes it ("LEFT JOIN").
+func (k JoinKind) String() string {
+	return [...]string{"JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN", ","}[k]
+}
+
+// Join is Left [kind] JOIN Right ON On, or Left, Right (CrossJoin, On nil).
+type Join struct {
+	Pos         Pos // of the JOIN keyword (or the comma)
+	Kind        JoinKind
+	Left, Right Relation
+	On          Expr
+}
+
 // SubqueryRef is (query) [AS] alias in FROM.
 type SubqueryRef struct {
 	Pos   Pos
@@ -360,6 +386,7 @@ func (n *SelectItem) Position() Pos   { return n.Pos }
 func (n *SetOp) Position() Pos        { return n.Pos }
 func (n *TableRef) Position() Pos     { return n.Pos }
 func (n *SubqueryRef) Position() Pos  { return n.Pos }
+func (n *Join) Position() Pos         { return n.Pos }
 func (n *ColumnRef) Position() Pos    { return n.Pos }
 func (n *NumberLit) Position() Pos    { return n.Pos }
 func (n *StringLit) Position() Pos    { return n.Pos }
@@ -387,6 +414,7 @@ func (*SelectItem) node()   {}
 func (*SetOp) node()        {}
 func (*TableRef) node()     {}
 func (*SubqueryRef) node()  {}
+func (*Join) node()         {}
 func (*ColumnRef) node()    {}
 func (*NumberLit) node()    {}
 func (*StringLit) node()    {}
@@ -410,6 +438,7 @@ func (*SetOp) query()  {}
 
 func (*TableRef) relation()    {}
 func (*SubqueryRef) relation() {}
+func (*Join) relation()        {}
 
 func (*ColumnRef) expr()    {}
 func (*NumberLit) expr()    {}

@@ -273,7 +273,7 @@ func (c *converter) queryTerm(g *gQueryTerm) QueryExpr {
 		sel.Items = append(sel.Items, c.selectItem(it))
 	}
 	if s.From != nil {
-		sel.From = c.fromItem(s.From)
+		sel.From = c.from(s.From)
 	}
 	if s.Where != nil {
 		sel.Where = c.expr(s.Where)
@@ -310,6 +310,37 @@ func (c *converter) selectItem(g *gSelectItem) *SelectItem {
 		}
 	}
 	return it
+}
+
+// from converts a FROM clause to a left-deep tree of joins.
+func (c *converter) from(g *gFrom) Relation {
+	r := c.fromItem(g.First)
+	for _, j := range g.Joins {
+		kind := CrossJoin
+		switch strings.ToUpper(j.Kind) {
+		case "LEFT":
+			kind = LeftJoin
+		case "RIGHT":
+			kind = RightJoin
+		case "FULL":
+			kind = FullJoin
+		case "INNER", "":
+			if !j.Comma {
+				kind = InnerJoin
+			}
+		}
+		jn := &Join{Pos: toPos(j.Pos), Kind: kind, Left: r, Right: c.fromItem(j.Item)}
+		switch {
+		case j.Comma && j.On != nil:
+			c.fail(j.Pos, "ON after a comma join: write JOIN ... ON, or the condition in WHERE")
+		case !j.Comma && j.On == nil:
+			c.fail(j.Pos, "%s needs an ON condition (CROSS, NATURAL and USING joins are not supported yet)", kind)
+		case j.On != nil:
+			jn.On = c.expr(j.On)
+		}
+		r = jn
+	}
+	return r
 }
 
 func (c *converter) fromItem(g *gFromItem) Relation {

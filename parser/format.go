@@ -284,6 +284,18 @@ func (f *formatter) relation(r Relation) {
 		f.query(r.Query)
 		f.w(")")
 		alias = r.Alias
+	case *Join:
+		f.relation(r.Left)
+		if r.Kind == CrossJoin {
+			f.w(", ")
+		} else {
+			f.w(" ", r.Kind.String(), " ")
+		}
+		f.relation(r.Right)
+		if r.On != nil {
+			f.w(" ON ")
+			f.expr(r.On, precOr)
+		}
 	default:
 		panic(fmt.Sprintf("parser.Format: unknown relation type %T", r))
 	}

@@ -258,7 +258,7 @@ type gSelect struct {
 	Pos      lexer.Position
 	Distinct bool           `parser:"'SELECT' ( @'DISTINCT' | 'ALL' )?"`
 	Items    []*gSelectItem `parser:"@@ ( ',' @@ )*"`
-	From     *gFromItem     `parser:"( 'FROM' @@ )?"`
+	From     *gFrom         `parser:"( 'FROM' @@ )?"`
 	Where    *gExpr         `parser:"( 'WHERE' @@ )?"`
 	GroupBy  []*gExpr       `parser:"( 'GROUP' 'BY' @@ ( ',' @@ )* )?"`
 	Having   *gExpr         `parser:"( 'HAVING' @@ )?"`
@@ -272,6 +272,22 @@ type gSelectItem struct {
 	Expr  *gExpr  `parser:"| @@"`
 	As    bool    `parser:"  ( @'AS'?"`
 	Alias *gIdent `parser:"    @@ )?"`
+}
+
+// gFrom is a FROM clause: an item followed by joins, left-deep.
+type gFrom struct {
+	First *gFromItem `parser:"@@"`
+	Joins []*gJoin   `parser:"@@*"`
+}
+
+// gJoin is ", item" (a cross join, conditions in WHERE) or
+// "[INNER|LEFT|RIGHT|FULL [OUTER]] JOIN item ON cond".
+type gJoin struct {
+	Pos   lexer.Position
+	Comma bool       `parser:"(  @','"`
+	Kind  string     `parser:" | ( @('INNER' | 'LEFT' | 'RIGHT' | 'FULL') 'OUTER'? )? 'JOIN' )"`
+	Item  *gFromItem `parser:"@@"`
+	On    *gExpr     `parser:"( 'ON' @@ )?"`
 }
 
 type gFromItem struct {

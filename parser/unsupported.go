@@ -53,7 +53,6 @@ type unsupportedRule struct {
 
 // Hints shared by several rules.
 const (
-	oneRelation  = ": FROM reads one table, view or subquery"
 	statementSet = ": `weir run FILE` runs all INSERTs of a file as one job"
 )
 
@@ -86,13 +85,11 @@ var unsupportedRules = []unsupportedRule{
 	{ctx: ctxAccepts, accepts: "<ident>", before: []string{"FROM"}, words: []string{"TABLE", "("}, msg: "table functions in FROM (FROM TABLE(f(...))) are not supported yet"},
 	{ctx: ctxAccepts, accepts: "<ident>", before: []string{"FROM"}, words: []string{"UNNEST", "("}, msg: "UNNEST is not supported yet"},
 	{ctx: ctxAccepts, accepts: "<ident>", before: []string{"FROM"}, words: []string{"LATERAL"}, msg: "LATERAL is not supported yet"},
-	{ctx: ctxAccepts, accepts: "WHERE", rejects: "FROM", words: []string{",", "LATERAL"}, caret: 1, msg: "LATERAL TABLE (a join with a table function) is not supported yet"},
-	{ctx: ctxAccepts, accepts: "WHERE", rejects: "FROM", words: []string{","}, msg: "joins (FROM a, b) are not supported yet" + oneRelation},
-	{ctx: ctxAccepts, accepts: "WHERE", rejects: "FROM", words: []string{"NATURAL", "?INNER|LEFT|RIGHT|FULL", "?OUTER", "JOIN"}, msg: "$* is not supported yet" + oneRelation},
-	{ctx: ctxAccepts, accepts: "WHERE", rejects: "FROM", words: []string{"LEFT|RIGHT|FULL", "?OUTER", "JOIN"}, msg: "$* is not supported yet" + oneRelation},
-	{ctx: ctxAccepts, accepts: "WHERE", rejects: "FROM", words: []string{"INNER|CROSS", "JOIN"}, msg: "$* is not supported yet" + oneRelation},
-	{ctx: ctxAccepts, accepts: "WHERE", rejects: "FROM", words: []string{"CROSS|OUTER", "APPLY"}, msg: "$* is not supported yet" + oneRelation},
-	{ctx: ctxAccepts, accepts: "WHERE", rejects: "FROM", words: []string{"JOIN"}, msg: "JOIN is not supported yet" + oneRelation},
+	{ctx: ctxAccepts, accepts: "<ident>", before: []string{","}, words: []string{"LATERAL", "TABLE"}, msg: "LATERAL TABLE (a join with a table function) is not supported yet"},
+	{ctx: ctxAccepts, accepts: "WHERE", words: []string{"USING"}, msg: "JOIN ... USING is not supported yet: write JOIN ... ON a.x = b.x"},
+	{ctx: ctxAccepts, accepts: "WHERE", rejects: "FROM", words: []string{"NATURAL", "?INNER|LEFT|RIGHT|FULL", "?OUTER", "JOIN"}, msg: "$* is not supported yet: write JOIN ... ON with the equalities"},
+	{ctx: ctxAccepts, accepts: "WHERE", rejects: "FROM", words: []string{"CROSS", "JOIN"}, msg: "CROSS JOIN is not supported yet: write FROM a, b (a join on no condition) or JOIN ... ON"},
+	{ctx: ctxAccepts, accepts: "WHERE", rejects: "FROM", words: []string{"CROSS|OUTER", "APPLY"}, msg: "$* is not supported yet: write JOIN ... ON"},
 	{ctx: ctxAccepts, accepts: "WHERE", rejects: "FROM", words: []string{"FOR", "SYSTEM_TIME"}, msg: "temporal joins (FOR SYSTEM_TIME AS OF) are not supported yet"},
 	{ctx: ctxAccepts, accepts: "WHERE", rejects: "FROM", words: []string{"MATCH_RECOGNIZE", "("}, msg: "MATCH_RECOGNIZE is not supported yet"},
 

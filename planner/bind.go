@@ -66,8 +66,66 @@ func (b *binder) bindFrom(r parser.Relation) (rel, error) {
 			return rel{}, err
 		}
 		return rel{node: inner.node, qual: n.Alias}, nil
+	case *parser.Join:
+		return b.bindJoin(n)
 	}
 	return rel{}, parser.Errorf(r.Position(), "unsupported FROM item")
+}
+
+// bindJoin binds a join: both inputs, then the ON condition over the
+// joined columns (left then right).
+func (b *binder) bindJoin(n *parser.Join) (rel, error) {
+	l, err := b.bindFrom(n.Left)
+	if err != nil {
+		return rel{}, err
+	}
+	r, err := b.bindFrom(n.Right)
+	if err != nil {
+		return rel{}, err
+	}
+	parts := append([]relPart{}, l.relParts()...)
+	wl := l.node.Schema().Len()
+	for _, p := range r.relParts() {
+		for _, q := range parts {
+			if p.qual != "" && strings.EqualFold(p.qual, q.qual) {
+				return rel{}, parser.Errorf(n.Right.Position(), "'%s' appears twice in FROM: give each an alias (FROM %s AS x JOIN %s AS y ON ...)", p.qual, p.qual, p.qual)
+			}
+		}
+		p.start += wl
+		parts = append(parts, p)
+	}
+	kind := map[parser.JoinKind]JoinKind{parser.InnerJoin: JoinInner, parser.CrossJoin: JoinInner,
+		parser.LeftJoin: JoinLeft, parser.RightJoin: JoinRight, parser.FullJoin: JoinFull}[n.Kind]
+	j := &Join{Left: l.node, Right: r.node, Kind: kind}
+	out := rel{node: j, parts: parts}
+	if n.On != nil {
+		// ON sees the inputs' time attributes: bounds between the two
+		// rowtimes make an interval join, whose output keeps them.
+		sc := newScope(out)
+		ls, rs := l.node.Schema(), r.node.Schema()
+		sc.schema = types.Schema{Columns: append([]types.Column{}, j.Schema().Columns...)}
+		for i := range sc.schema.Columns {
+			if i < wl {
+				sc.schema.Columns[i].Type.Attr = ls.Columns[i].Type.Attr
+			} else {
+				sc.schema.Columns[i].Type.Attr = rs.Columns[i-wl].Type.Attr
+			}
+		}
+		eb := &exprBinder{sc: sc, where: "in ON", loc: b.loc}
+		cond, err := eb.bind(n.On)
+		if err != nil {
+			return rel{}, err
+		}
+		if err := wantBool(cond, n.On, "ON"); err != nil {
+			return rel{}, err
+		}
+		j.Cond = cond
+		rowtime := func(i int) bool { return sc.schema.Columns[i].Type.Attr == types.Rowtime }
+		if _, _, ok := timeBounds(conjuncts(cond), wl, rowtime); ok {
+			j.Interval = &TimeBounds{} // filled in by extractJoinKeys
+		}
+	}
+	return out, nil
 }
 
 func errMsg(err error) string {
@@ -91,11 +149,18 @@ func (b *binder) expandStars(s *parser.Select, sc *scope) ([]selItem, error) {
 			out = append(out, selItem{e: it.Expr, alias: it.Alias, pos: it.Pos})
 			continue
 		}
-		if it.Table != "" && !strings.EqualFold(it.Table, sc.rel.qual) {
-			return nil, parser.Errorf(it.Pos, "unknown table '%s' in '%s.*' (tables in scope: %s)", it.Table, it.Table, sc.rel.qual)
+		parts := sc.parts
+		if it.Table != "" {
+			p := sc.part(it.Table)
+			if p == nil {
+				return nil, parser.Errorf(it.Pos, "unknown table '%s' in '%s.*' (tables in scope: %s)", it.Table, it.Table, sc.quals())
+			}
+			parts = []relPart{*p}
 		}
-		for _, c := range sc.schema.Columns {
-			out = append(out, selItem{e: &parser.ColumnRef{Pos: it.Pos, Table: it.Table, Name: c.Name}, pos: it.Pos})
+		for _, p := range parts {
+			for _, c := range sc.schema.Columns[p.start : p.start+p.n] {
+				out = append(out, selItem{e: &parser.ColumnRef{Pos: it.Pos, Table: p.qual, Name: c.Name}, pos: it.Pos})
+			}
 		}
 	}
 	return out, nil

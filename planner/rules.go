@@ -18,7 +18,8 @@ type rule func(n Node) (Node, bool, error)
 func optimize(n Node) (Node, error) {
 	var err error
 	for _, phase := range [][]rule{
-		{pushFilterBelowProject, mergeFilters, flattenUnion},
+		{pushFilterBelowProject, mergeFilters, flattenUnion, filterIntoJoin, pushJoinConds},
+		{extractJoinKeys},
 		{filterToCalc, projectToCalc, pushCalcIntoUnion, mergeCalcs, dropIdentityCalc},
 	} {
 		if n, err = fixpoint(n, phase); err != nil {

@@ -8,19 +8,74 @@ import (
 	"github.com/weir-sql/weir/types"
 )
 
-// rel is a bound relation: a plan and the qualifier its columns go by.
+// rel is a bound relation: a plan and the qualifier its columns go by. A
+// join's rel has parts instead: the qualifier of each joined relation and
+// the range of its columns.
 type rel struct {
-	node Node
-	qual string // table name or alias; "" for none
+	node  Node
+	qual  string // table name or alias; "" for none
+	parts []relPart
 }
 
-// scope resolves column references against one relation.
+// relPart is the columns [start, start+n) of a join that come from the
+// relation named qual.
+type relPart struct {
+	qual     string
+	start, n int
+}
+
+// relParts returns r's parts (one covering all columns for a single
+// relation).
+func (r rel) relParts() []relPart {
+	if r.parts != nil {
+		return r.parts
+	}
+	return []relPart{{qual: r.qual, n: r.node.Schema().Len()}}
+}
+
+// scope resolves column references against one relation (or a join of
+// several).
 type scope struct {
 	rel    rel
+	parts  []relPart
 	schema types.Schema
 }
 
-func newScope(r rel) *scope { return &scope{rel: r, schema: r.node.Schema()} }
+func newScope(r rel) *scope { return &scope{rel: r, parts: r.relParts(), schema: r.node.Schema()} }
+
+// quals lists the qualifiers in scope, for errors.
+func (s *scope) quals() string {
+	var qs []string
+	for _, p := range s.parts {
+		if p.qual != "" {
+			qs = append(qs, p.qual)
+		}
+	}
+	if len(qs) == 0 {
+		return "none"
+	}
+	return strings.Join(qs, ", ")
+}
+
+// qualOf returns the qualifier of column i ("" if none).
+func (s *scope) qualOf(i int) string {
+	for _, p := range s.parts {
+		if i >= p.start && i < p.start+p.n {
+			return p.qual
+		}
+	}
+	return ""
+}
+
+// part returns the part named q, or nil.
+func (s *scope) part(q string) *relPart {
+	for i := range s.parts {
+		if strings.EqualFold(s.parts[i].qual, q) {
+			return &s.parts[i]
+		}
+	}
+	return nil
+}
 
 func (s *scope) names() string {
 	if len(s.schema.Columns) == 0 {
@@ -31,17 +86,21 @@ func (s *scope) names() string {
 
 // resolve binds a column reference to a column of the scope.
 func (s *scope) resolve(ref *parser.ColumnRef) (expr.Expr, error) {
-	if ref.Table != "" && !strings.EqualFold(ref.Table, s.rel.qual) {
-		q := s.rel.qual
-		if q == "" {
-			q = "none"
+	lo, hi := 0, len(s.schema.Columns)
+	if ref.Table != "" {
+		p := s.part(ref.Table)
+		if p == nil {
+			return nil, parser.Errorf(ref.Pos, "unknown table '%s' in '%s.%s' (tables in scope: %s)", ref.Table, ref.Table, ref.Name, s.quals())
 		}
-		return nil, parser.Errorf(ref.Pos, "unknown table '%s' in '%s.%s' (tables in scope: %s)", ref.Table, ref.Table, ref.Name, q)
+		lo, hi = p.start, p.start+p.n
 	}
 	found := -1
-	for i, c := range s.schema.Columns {
-		if strings.EqualFold(c.Name, ref.Name) {
+	for i := lo; i < hi; i++ {
+		if c := s.schema.Columns[i]; strings.EqualFold(c.Name, ref.Name) {
 			if found >= 0 {
+				if q1, q2 := s.qualOf(found), s.qualOf(i); q1 != "" && q2 != "" && q1 != q2 {
+					return nil, parser.Errorf(ref.Pos, "column '%s' is ambiguous: write %s.%s or %s.%s", ref.Name, q1, ref.Name, q2, ref.Name)
+				}
 				return nil, parser.Errorf(ref.Pos, "column '%s' is ambiguous", ref.Name)
 			}
 			found = i
