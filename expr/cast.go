@@ -10,8 +10,10 @@ import (
 	"github.com/weir-sql/weir/types"
 )
 
-// Cast is CAST(X AS T). Supported: between the numeric kinds (DOUBLE to
-// integer truncates toward zero; a narrowing integer cast wraps), numbers
+// Cast is CAST(X AS T), or TRY_CAST(X AS T) with Try set: a value that
+// does not convert gives NULL instead of an error. Supported: between the
+// numeric kinds (DOUBLE to integer truncates toward zero; a value that does
+// not fit the target type is an error wrapping ErrOverflow), numbers
 // and BOOLEAN both ways, anything to VARCHAR, VARCHAR to anything (a
 // malformed string is a run-time error naming it), TIMESTAMP ↔ VARCHAR
 // as 'yyyy-mm-dd hh:mm:ss.fff', and TIMESTAMP_LTZ ↔ TIMESTAMP and
@@ -21,6 +23,8 @@ type Cast struct {
 	X   Expr
 	T   types.Type
 	Loc *time.Location // the session's time zone; nil: UTC
+	Try bool           // TRY_CAST: NULL instead of a conversion error
+	Src string         // names the expression in run-time errors (see Arith.Src)
 }
 
 var _ Node = (*Cast)(nil)
@@ -45,6 +49,19 @@ func NewCastIn(x Expr, t types.Type, loc *time.Location) (Expr, error) {
 	return &Cast{X: x, T: t, Loc: loc}, nil
 }
 
+// NewTryCast returns TRY_CAST(x AS t): as NewCastIn, but a value that does
+// not convert gives NULL (so the result is nullable).
+func NewTryCast(x Expr, t types.Type, loc *time.Location) (Expr, error) {
+	e, err := NewCastIn(x, t, loc)
+	if err != nil {
+		return nil, err
+	}
+	c := e.(*Cast)
+	c.Try = true
+	c.T.NotNull = false
+	return c, nil
+}
+
 // Type is the target type.
 func (c *Cast) Type() types.Type { return c.T }
 
@@ -59,7 +76,17 @@ func (c *Cast) WithChildren(kids []Expr) (Expr, error) {
 	if err := checkArity("CAST", kids, 1); err != nil {
 		return nil, err
 	}
-	return NewCastIn(kids[0], c.T, c.Loc)
+	var e Expr
+	var err error
+	if c.Try {
+		e, err = NewTryCast(kids[0], c.T, c.Loc)
+	} else {
+		e, err = NewCastIn(kids[0], c.T, c.Loc)
+	}
+	if err == nil {
+		e.(*Cast).Src = c.Src
+	}
+	return e, err
 }
 
 // Eval converts.
@@ -68,7 +95,14 @@ func (c *Cast) Eval(row []types.Value) (types.Value, error) {
 	if err != nil || v.IsNull() {
 		return types.Value{}, err
 	}
-	return CastValueIn(v, c.T.Kind, c.Loc)
+	r, err := CastValueIn(v, c.T.Kind, c.Loc)
+	if err != nil {
+		if c.Try {
+			return types.Value{}, nil
+		}
+		return types.Value{}, located(c.Src, err)
+	}
+	return r, nil
 }
 
 // CastValue converts a non-NULL value to kind to (see Cast), with
@@ -108,16 +142,12 @@ func CastValueIn(v types.Value, to types.Kind, loc *time.Location) (types.Value,
 		var n int64
 		switch {
 		case from == types.KindDouble:
-			f := v.Float()
-			if math.IsNaN(f) {
-				f = 0
+			f := math.Trunc(v.Float())
+			// 2^63 is the first float64 above MaxInt64; -2^63 is exact.
+			if math.IsNaN(f) || f >= 9223372036854775808.0 || f < -9223372036854775808.0 {
+				return types.Value{}, fmt.Errorf("%w: %s does not fit in %s", ErrOverflow, types.AppendDouble(nil, v.Float()), to)
 			}
-			n = int64(math.Trunc(f)) // out-of-range saturates, as Java's (long) cast
-			if f >= math.MaxInt64 {
-				n = math.MaxInt64
-			} else if f <= math.MinInt64 {
-				n = math.MinInt64
-			}
+			n = int64(f)
 		case from == types.KindVarchar:
 			s := strings.TrimSpace(v.Str())
 			p, err := strconv.ParseInt(s, 10, 64)
@@ -129,7 +159,10 @@ func CastValueIn(v types.Value, to types.Kind, loc *time.Location) (types.Value,
 			n = v.Int()
 		}
 		if to == types.KindInt {
-			return types.IntValue(int64(int32(n))), nil
+			if n != int64(int32(n)) {
+				return types.Value{}, fmt.Errorf("%w: %d does not fit in INT", ErrOverflow, n)
+			}
+			return types.IntValue(n), nil
 		}
 		return types.BigIntValue(n), nil
 	case types.KindDouble:

@@ -53,6 +53,9 @@ func writeExpr(b *strings.Builder, e Expr) {
 			writeCall(b, "LIKE", n.X, n.Pattern)
 		}
 	case *Cast:
+		if n.Try {
+			b.WriteString("TRY_")
+		}
 		b.WriteString("CAST(")
 		writeExpr(b, n.X)
 		b.WriteString(" AS ")

@@ -334,11 +334,12 @@ type When struct {
 	Cond, Result Expr
 }
 
-// Cast is CAST(X AS Type).
+// Cast is CAST(X AS Type), or TRY_CAST(X AS Type) with Try set.
 type Cast struct {
 	Pos  Pos
 	X    Expr
 	Type *TypeName
+	Try  bool
 }
 
 // Call is a function call. Name is upper case. Star marks COUNT(*);

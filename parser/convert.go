@@ -459,7 +459,7 @@ func (c *converter) primary(g *gPrimary) Expr {
 	p := toPos(g.Pos)
 	switch {
 	case g.Cast != nil:
-		return &Cast{Pos: p, X: c.expr(g.Cast.X), Type: c.typeName(g.Cast.Type)}
+		return &Cast{Pos: p, X: c.expr(g.Cast.X), Type: c.typeName(g.Cast.Type), Try: g.Cast.Try}
 	case g.Case != nil:
 		return c.caseExpr(p, g.Case)
 	case g.Interval != nil:

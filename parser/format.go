@@ -420,6 +420,9 @@ func (f *formatter) expr(e Expr, min int) {
 		}
 		f.w(" END")
 	case *Cast:
+		if e.Try {
+			f.w("TRY_")
+		}
 		f.w("CAST(")
 		f.expr(e.X, precOr)
 		f.w(" AS ")

@@ -28,7 +28,7 @@ var reservedWords = []string{
 	"FROM", "FULL", "GROUP", "HAVING", "IN", "INNER", "INSERT", "INTERSECT",
 	"INTERVAL", "INTO", "IS", "JOIN", "LEFT", "LIKE", "LIMIT", "NATURAL",
 	"NOT", "NULL", "ON", "OR", "ORDER", "OUTER", "OVER", "RIGHT", "SELECT",
-	"SET", "TABLE", "THEN", "TRUE", "UNION", "USING", "VALUES", "WHEN",
+	"SET", "TABLE", "THEN", "TRUE", "TRY_CAST", "UNION", "USING", "VALUES", "WHEN",
 	"WHERE", "WINDOW", "WITH",
 }
 
@@ -400,7 +400,8 @@ type gPrimary struct {
 }
 
 type gCast struct {
-	X    *gExpr `parser:"'CAST' '(' @@"`
+	Try  bool   `parser:"( @'TRY_CAST' | 'CAST' ) '('"`
+	X    *gExpr `parser:"@@"`
 	Type *gType `parser:"'AS' @@ ')'"`
 }
 

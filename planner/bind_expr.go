@@ -126,7 +126,11 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 		case "||":
 			return expr.NewCall("||", []expr.Expr{l, r})
 		}
-		return expr.NewArith(n.Op, l, r)
+		a, err := expr.NewArith(n.Op, l, r)
+		if err == nil {
+			a.(*expr.Arith).Src = srcOf(n)
+		}
+		return a, err
 	case *parser.Unary:
 		x, err := b.bind(n.X)
 		if err != nil {
@@ -136,7 +140,11 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 		case "NOT":
 			return expr.NewNot(x)
 		case "-":
-			return expr.NewNeg(x)
+			neg, err := expr.NewNeg(x)
+			if err == nil {
+				neg.(*expr.Neg).Src = srcOf(n)
+			}
+			return neg, err
 		}
 		if !x.Type().Kind.IsNumeric() {
 			return nil, parser.Errorf(n.Pos, "cannot apply unary '+' to %s", x.Type().Kind)
@@ -181,7 +189,16 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return expr.NewCastIn(x, t, b.loc)
+		var c expr.Expr
+		if n.Try {
+			c, err = expr.NewTryCast(x, t, b.loc)
+		} else {
+			c, err = expr.NewCastIn(x, t, b.loc)
+		}
+		if err == nil {
+			c.(*expr.Cast).Src = srcOf(n)
+		}
+		return c, err
 	case *parser.Call:
 		if aggfunc.Builtins().Has(n.Name) {
 			where := b.where
@@ -374,6 +391,13 @@ func (b *exprBinder) bindCase(n *parser.Case) (expr.Expr, error) {
 		els = x
 	}
 	return expr.NewCase(conds, results, els)
+}
+
+// srcOf names expression e, by its text and where it starts, for run-time errors:
+// "'a + 1' at line 1:8".
+func srcOf(e parser.Expr) string {
+	pos := startPos(e)
+	return "'" + sqlText(e) + "' at line " + strconv.Itoa(pos.Line) + ":" + strconv.Itoa(pos.Col)
 }
 
 func numberLit(n *parser.NumberLit) (expr.Expr, error) {

@@ -101,6 +101,9 @@ func writeSQL(b *strings.Builder, e parser.Expr) {
 		}
 		b.WriteString(" END")
 	case *parser.Cast:
+		if n.Try {
+			b.WriteString("TRY_")
+		}
 		b.WriteString("CAST(")
 		writeSQL(b, n.X)
 		b.WriteString(" AS " + typeNameText(n.Type) + ")")
