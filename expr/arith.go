@@ -16,13 +16,17 @@ var ErrDivisionByZero = errors.New("division by zero")
 // digits exceed its precision.
 var ErrOverflow = errors.New("numeric overflow")
 
-// located wraps a run-time error with where the expression is written
-// (src, e.g. "'a + 1' at line 1:8"), if known.
-func located(src string, err error) error {
-	if err == nil || src == "" {
+// Source names an expression in run-time errors, e.g. "'a + 1' at line
+// 1:8". It is a function so that the text is made only when an error
+// happens.
+type Source func() string
+
+// located wraps a run-time error with where the expression is written, if known.
+func located(src Source, err error) error {
+	if err == nil || src == nil {
 		return err
 	}
-	return fmt.Errorf("%s: %w", src, err)
+	return fmt.Errorf("%s: %w", src(), err)
 }
 
 type arithMode uint8
@@ -49,7 +53,7 @@ type Arith struct {
 	mode arithMode
 	// Src names the expression in run-time errors, e.g. "'a + 1' at
 	// line 1:8"; set by the planner, kept by WithChildren.
-	Src string
+	Src Source
 }
 
 var _ Node = (*Arith)(nil)
@@ -230,7 +234,7 @@ func floatOp(op byte, x, y float64) float64 {
 // Neg is unary minus.
 type Neg struct {
 	X   Expr
-	Src string // names the expression in run-time errors (see Arith.Src)
+	Src Source // names the expression in run-time errors (see Arith.Src)
 }
 
 var _ Node = (*Neg)(nil)

@@ -24,7 +24,7 @@ type Cast struct {
 	T   types.Type
 	Loc *time.Location // the session's time zone; nil: UTC
 	Try bool           // TRY_CAST: NULL instead of a conversion error
-	Src string         // names the expression in run-time errors (see Arith.Src)
+	Src Source         // names the expression in run-time errors (see Arith.Src)
 }
 
 var _ Node = (*Cast)(nil)

@@ -47,7 +47,7 @@ func TestIntegerOverflow(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					a.(*Arith).Src = "'x' at line 1:1"
+					a.(*Arith).Src = func() string { return "'x' at line 1:1" }
 					got, err := a.Eval(nil)
 					fits := want.Cmp(lo) >= 0 && want.Cmp(hi) <= 0
 					switch {

@@ -395,9 +395,11 @@ func (b *exprBinder) bindCase(n *parser.Case) (expr.Expr, error) {
 
 // srcOf names expression e, by its text and where it starts, for run-time errors:
 // "'a + 1' at line 1:8".
-func srcOf(e parser.Expr) string {
-	pos := startPos(e)
-	return "'" + sqlText(e) + "' at line " + strconv.Itoa(pos.Line) + ":" + strconv.Itoa(pos.Col)
+func srcOf(e parser.Expr) expr.Source {
+	return func() string {
+		pos := startPos(e)
+		return "'" + sqlText(e) + "' at line " + strconv.Itoa(pos.Line) + ":" + strconv.Itoa(pos.Col)
+	}
 }
 
 func numberLit(n *parser.NumberLit) (expr.Expr, error) {
