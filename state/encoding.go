@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -26,8 +27,16 @@ import (
 //	          positive numbers and all bits flipped for negative ones;
 //	          -0 is written as 0 and every NaN as one NaN, after +Inf
 //	VARCHAR   0x07, the bytes with 0x00 escaped as 0x00 0xFF, then 0x00 0x01
+//	TIMESTAMP_LTZ 0x08, as integers
+//	DATE      0x09, as integers (days)
+//	TIME      0x0A, as integers (milliseconds)
+//	DECIMAL   0x0B, the scale byte, then the unscaled integer as 16 bytes
+//	          (128-bit big-endian two's complement) with the sign bit flipped
+//	BYTES     0x0C, escaped as VARCHAR
 //
-// INT and BIGINT share a tag: equal integers encode equally whatever their
+// TINYINT, SMALLINT, INT and BIGINT share a tag; so do FLOAT and DOUBLE
+// (DecodeValue returns BIGINT and DOUBLE: use Value.WithKind). DECIMALs
+// order correctly among values of one scale (one column). INT and BIGINT share a tag: equal integers encode equally whatever their
 // SQL type, so they are one key and land in one key group. The descending
 // form (AppendValueDesc) is the same bytes complemented, which reverses the
 // order and stays self-delimiting (NULL then sorts last).
@@ -39,6 +48,11 @@ const (
 	tagInterval  byte = 0x05
 	tagDouble    byte = 0x06
 	tagString    byte = 0x07
+	tagTSLTZ     byte = 0x08
+	tagDate      byte = 0x09
+	tagTime      byte = 0x0A
+	tagDecimal   byte = 0x0B
+	tagBytes     byte = 0x0C
 )
 
 // ErrBadEncoding reports bytes that DecodeValue cannot read.
@@ -46,7 +60,9 @@ var ErrBadEncoding = errors.New("state: malformed key encoding")
 
 const signBit = 1 << 63
 
-// AppendValue appends the order-preserving encoding of v to dst.
+// AppendValue appends the order-preserving encoding of v to dst. Every
+// kind but ROW, ARRAY and MAP (which the planner refuses as keys) has one;
+// for those it panics.
 func AppendValue(dst []byte, v types.Value) []byte {
 	switch v.Kind() {
 	case types.KindNull:
@@ -56,13 +72,37 @@ func AppendValue(dst []byte, v types.Value) []byte {
 			return append(dst, tagBool, 1)
 		}
 		return append(dst, tagBool, 0)
-	case types.KindInt, types.KindBigInt:
+	case types.KindInt, types.KindBigInt, types.KindTinyInt, types.KindSmallInt:
 		return binary.BigEndian.AppendUint64(append(dst, tagInt), uint64(v.Int())^signBit)
+	case types.KindTimestampLTZ:
+		return binary.BigEndian.AppendUint64(append(dst, tagTSLTZ), uint64(v.Int())^signBit)
+	case types.KindDate:
+		return binary.BigEndian.AppendUint64(append(dst, tagDate), uint64(v.Int())^signBit)
+	case types.KindTime:
+		return binary.BigEndian.AppendUint64(append(dst, tagTime), uint64(v.Int())^signBit)
+	case types.KindDecimal:
+		dst = append(dst, tagDecimal, byte(v.Scale()))
+		var hi, lo uint64
+		if n, ok := v.Unscaled(); ok {
+			lo = uint64(n)
+			hi = uint64(n >> 63) // sign extension
+		} else {
+			var b [16]byte
+			copy(b[:], v.Str())
+			hi, lo = binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
+		}
+		dst = binary.BigEndian.AppendUint64(dst, hi^signBit)
+		return binary.BigEndian.AppendUint64(dst, lo)
+	case types.KindBytes:
+		n := len(dst)
+		dst = AppendString(dst, v.Str())
+		dst[n] = tagBytes
+		return dst
 	case types.KindTimestamp:
 		return binary.BigEndian.AppendUint64(append(dst, tagTimestamp), uint64(v.Int())^signBit)
 	case types.KindInterval:
 		return binary.BigEndian.AppendUint64(append(dst, tagInterval), uint64(v.Int())^signBit)
-	case types.KindDouble:
+	case types.KindDouble, types.KindFloat:
 		return binary.BigEndian.AppendUint64(append(dst, tagDouble), orderedFloat(v.Float()))
 	case types.KindVarchar:
 		return AppendString(dst, v.Str())
@@ -158,7 +198,7 @@ func decodeValue(src []byte, x byte) (types.Value, []byte, error) {
 			return types.Value{}, nil, ErrBadEncoding
 		}
 		return types.BoolValue(src[0]^x == 1), src[1:], nil
-	case tagInt, tagTimestamp, tagInterval, tagDouble:
+	case tagInt, tagTimestamp, tagInterval, tagDouble, tagTSLTZ, tagDate, tagTime:
 		u, ok := fixed()
 		if !ok {
 			return types.Value{}, nil, ErrBadEncoding
@@ -170,9 +210,39 @@ func decodeValue(src []byte, x byte) (types.Value, []byte, error) {
 			return types.TimestampValue(int64(u ^ signBit)), src, nil
 		case tagInterval:
 			return types.IntervalValue(int64(u ^ signBit)), src, nil
+		case tagTSLTZ:
+			return types.TimestampLTZValue(int64(u ^ signBit)), src, nil
+		case tagDate:
+			return types.DateValue(int64(u ^ signBit)), src, nil
+		case tagTime:
+			return types.TimeValue(int64(u ^ signBit)), src, nil
 		}
 		return types.DoubleValue(unorderedFloat(u)), src, nil
-	case tagString:
+	case tagDecimal:
+		if len(src) < 17 || src[0]^x > types.MaxDecimalPrecision {
+			return types.Value{}, nil, ErrBadEncoding
+		}
+		scale := int(src[0] ^ x)
+		var b [16]byte
+		for i := range b {
+			b[i] = src[1+i] ^ x
+		}
+		src = src[17:]
+		hi, lo := binary.BigEndian.Uint64(b[:8])^signBit, binary.BigEndian.Uint64(b[8:])
+		if hi == uint64(int64(lo)>>63) { // fits in an int64
+			return types.DecimalValue(int64(lo), scale), src, nil
+		}
+		binary.BigEndian.PutUint64(b[:8], hi)
+		u := new(big.Int).SetBytes(b[:])
+		if hi&signBit != 0 {
+			u.Sub(u, new(big.Int).Lsh(big.NewInt(1), 128))
+		}
+		v, err := types.DecimalFromBig(u, scale)
+		if err != nil {
+			return types.Value{}, nil, ErrBadEncoding
+		}
+		return v, src, nil
+	case tagString, tagBytes:
 		var out []byte
 		for i := 0; i+1 < len(src); i++ {
 			c := src[i] ^ x
@@ -185,6 +255,9 @@ func decodeValue(src []byte, x byte) (types.Value, []byte, error) {
 				out = append(out, 0)
 				i++
 			case 1:
+				if tag == tagBytes {
+					return types.BytesValue(string(out)), src[i+2:], nil
+				}
 				return types.StringValue(string(out)), src[i+2:], nil
 			default:
 				return types.Value{}, nil, ErrBadEncoding
