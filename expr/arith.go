@@ -38,10 +38,16 @@ const (
 	modeTsIv                      // TIMESTAMP ± INTERVAL
 	modeIvTs                      // INTERVAL + TIMESTAMP
 	modeInterval                  // INTERVAL ± INTERVAL
+	modeSmallInt                  // TINYINT or SMALLINT result: int64, checked against the kind's bounds
+	modeFloat                     // FLOAT result: computed in float64, rounded to float32
+	modeDecimal                   // DECIMAL result: exact (decimalOp)
 )
 
-// Arith is L op R for op in + - * / %. Types promote as in Flink: INT op INT
-// is INT, with a BIGINT it is BIGINT, with a DOUBLE it is DOUBLE. Integer
+// Arith is L op R for op in + - * / %. Types promote as in Flink: the
+// wider of two integer types (TINYINT < SMALLINT < INT < BIGINT); with a
+// DECIMAL, a DECIMAL by DecimalResultType's rules (exact, rounded HALF_UP
+// to its scale, an error if it does not fit its precision); with a FLOAT,
+// FLOAT; with a DOUBLE, DOUBLE. Integer
 // overflow is a run-time error wrapping ErrOverflow (Flink wraps around
 // silently; Weir is stricter, as standard SQL is); integer division or
 // modulo by zero fails with ErrDivisionByZero; DOUBLE division by zero gives
@@ -87,6 +93,19 @@ func NewArith(op string, l, r Expr) (Expr, error) {
 			a.mode = modeInt
 		case types.KindBigInt:
 			a.mode = modeBigInt
+		case types.KindTinyInt, types.KindSmallInt:
+			a.mode = modeSmallInt
+		case types.KindFloat:
+			a.mode = modeFloat
+		case types.KindDecimal:
+			a.mode = modeDecimal
+			a.t = DecimalResultType(op[0], types.Type{Kind: lk, P: lt.P, S: lt.S}, types.Type{Kind: rk, P: rt.P, S: rt.S})
+			if lt.Kind == types.KindNull {
+				a.t = DecimalResultType(op[0], rt, rt)
+			} else if rt.Kind == types.KindNull {
+				a.t = DecimalResultType(op[0], lt, lt)
+			}
+			a.t.NotNull = nn
 		default:
 			a.mode = modeDouble
 		}
@@ -154,6 +173,23 @@ func (a *Arith) Eval(row []types.Value) (types.Value, error) {
 		return types.BigIntValue(n), nil
 	case modeDouble:
 		return types.DoubleValue(floatOp(a.Op[0], l.Float(), r.Float())), nil
+	case modeSmallInt:
+		n, err := intOp(a.Op[0], l.Int(), r.Int())
+		if lo, hi := a.t.Kind.IntegerBounds(); err == nil && (n < lo || n > hi) {
+			err = overflowErr(l, a.Op, r, a.t.Kind)
+		}
+		if err != nil {
+			return types.Value{}, located(a.Src, err)
+		}
+		return types.BigIntValue(n).WithKind(a.t.Kind), nil
+	case modeFloat:
+		return types.FloatValue(floatOp(a.Op[0], l.Float(), r.Float())), nil
+	case modeDecimal:
+		v, err := decimalOp(a.Op[0], l, r, a.t)
+		if err != nil {
+			return types.Value{}, located(a.Src, err)
+		}
+		return v, nil
 	case modeTsIv:
 		if a.Op == "-" {
 			return types.TimestampValue(l.Int() - r.Int()).WithKind(a.t.Kind), nil
@@ -278,6 +314,16 @@ func (n *Neg) Eval(row []types.Value) (types.Value, error) {
 	switch v.Kind() {
 	case types.KindDouble:
 		return types.DoubleValue(-v.Float()), nil
+	case types.KindFloat:
+		return types.FloatValue(-v.Float()), nil
+	case types.KindDecimal:
+		d, err := negDecimal(v)
+		return d, located(n.Src, err)
+	case types.KindTinyInt, types.KindSmallInt:
+		if lo, _ := v.Kind().IntegerBounds(); v.Int() == lo {
+			return types.Value{}, located(n.Src, fmt.Errorf("%w: -(%d) does not fit in %s", ErrOverflow, v.Int(), v.Kind()))
+		}
+		return types.BigIntValue(-v.Int()).WithKind(v.Kind()), nil
 	case types.KindInt:
 		if v.Int() == math.MinInt32 {
 			return types.Value{}, located(n.Src, fmt.Errorf("%w: -(%d) does not fit in INT", ErrOverflow, v.Int()))

@@ -59,7 +59,7 @@ func writeExpr(b *strings.Builder, e Expr) {
 		b.WriteString("CAST(")
 		writeExpr(b, n.X)
 		b.WriteString(" AS ")
-		b.WriteString(n.T.Kind.String())
+		b.WriteString(n.T.Name())
 		b.WriteByte(')')
 	case *Case:
 		b.WriteString("CASE(")

@@ -268,10 +268,12 @@ type IntervalLit struct {
 	Unit  string
 }
 
-// TimestampLit is TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.fff]'.
+// TimestampLit is TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.fff]', or with Type
+// "DATE" or "TIME" the literal DATE 'yyyy-mm-dd' or TIME 'hh:mm:ss'.
 type TimestampLit struct {
 	Pos   Pos
 	Value string
+	Type  string // "" (TIMESTAMP), "DATE" or "TIME"
 }
 
 // Binary is L Op R. Op is upper case: + - * / % || = <> < <= > >= AND OR

@@ -173,12 +173,12 @@ type gColumn struct {
 var typeNames = []string{
 	"INT", "INTEGER", "BIGINT", "SMALLINT", "TINYINT", "DOUBLE", "FLOAT",
 	"BOOLEAN", "VARCHAR", "STRING", "CHAR", "TIMESTAMP", "TIMESTAMP_LTZ",
-	"DECIMAL", "DATE", "TIME",
+	"DECIMAL", "DEC", "NUMERIC", "DATE", "TIME", "BYTES", "VARBINARY", "BINARY",
 }
 
 type gType struct {
 	Pos       lexer.Position
-	Name      string   `parser:"@('INT' | 'INTEGER' | 'BIGINT' | 'SMALLINT' | 'TINYINT' | 'DOUBLE' | 'FLOAT' | 'BOOLEAN' | 'VARCHAR' | 'STRING' | 'CHAR' | 'TIMESTAMP_LTZ' | 'TIMESTAMP' | 'DECIMAL' | 'DATE' | 'TIME')"`
+	Name      string   `parser:"@('INT' | 'INTEGER' | 'BIGINT' | 'SMALLINT' | 'TINYINT' | 'DOUBLE' | 'FLOAT' | 'BOOLEAN' | 'VARCHAR' | 'STRING' | 'CHAR' | 'TIMESTAMP_LTZ' | 'TIMESTAMP' | 'DECIMAL' | 'DEC' | 'NUMERIC' | 'DATE' | 'TIME' | 'BYTES' | 'VARBINARY' | 'BINARY')"`
 	Precision bool     `parser:"@'PRECISION'?"`
 	Params    []string `parser:"( '(' @Number ( ',' @Number )* ')' )?"`
 	LocalTZ   bool     `parser:"@('WITH' 'LOCAL' 'TIME' 'ZONE')?"`

@@ -90,6 +90,20 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 	case *parser.IntervalLit:
 		return intervalLit(n)
 	case *parser.TimestampLit:
+		switch n.Type {
+		case "DATE":
+			d, err := expr.ParseDate(n.Value)
+			if err != nil {
+				return nil, parser.Errorf(n.Pos, "bad DATE literal '%s': want 'yyyy-mm-dd'", n.Value)
+			}
+			return expr.NewLiteral(types.DateValue(d), types.Type{Kind: types.KindDate}), nil
+		case "TIME":
+			ms, err := expr.ParseTime(n.Value)
+			if err != nil {
+				return nil, parser.Errorf(n.Pos, "bad TIME literal '%s': want 'hh:mm:ss'", n.Value)
+			}
+			return expr.NewLiteral(types.TimeValue(ms), types.Type{Kind: types.KindTime}), nil
+		}
 		ms, err := expr.ParseTimestamp(n.Value)
 		if err != nil {
 			return nil, parser.Errorf(n.Pos, "bad TIMESTAMP literal '%s': want 'yyyy-mm-dd hh:mm:ss.fff'", n.Value)
@@ -403,6 +417,22 @@ func srcOf(e parser.Expr) expr.Source {
 }
 
 func numberLit(n *parser.NumberLit) (expr.Expr, error) {
+	if n.IsFloat && !strings.ContainsAny(n.Text, "eE") {
+		// An exact literal such as 0.908 is DECIMAL(p, s), as in Flink:
+		// s digits after the point, p digits in all.
+		intPart, frac, _ := strings.Cut(n.Text, ".")
+		intPart = strings.TrimLeft(intPart, "0")
+		s := len(frac)
+		p := max(len(intPart)+s, 1)
+		if p > types.MaxDecimalPrecision {
+			return nil, parser.Errorf(n.Pos, "number %s has more than 38 digits", n.Text)
+		}
+		v, err := types.ParseDecimal(n.Text, p, s)
+		if err != nil {
+			return nil, parser.Errorf(n.Pos, "bad number %s", n.Text)
+		}
+		return expr.NewLiteral(v, types.Decimal(p, s)), nil
+	}
 	if n.IsFloat {
 		f, err := strconv.ParseFloat(n.Text, 64)
 		if err != nil {
@@ -412,7 +442,16 @@ func numberLit(n *parser.NumberLit) (expr.Expr, error) {
 	}
 	i, err := strconv.ParseInt(n.Text, 10, 64)
 	if err != nil {
-		return nil, parser.Errorf(n.Pos, "number %s is out of range for BIGINT", n.Text)
+		// Beyond BIGINT: DECIMAL(p, 0), as in Flink.
+		digits := strings.TrimLeft(n.Text, "0")
+		if len(digits) > types.MaxDecimalPrecision {
+			return nil, parser.Errorf(n.Pos, "number %s has more than 38 digits", n.Text)
+		}
+		v, err := types.ParseDecimal(n.Text, len(digits), 0)
+		if err != nil {
+			return nil, parser.Errorf(n.Pos, "bad number %s", n.Text)
+		}
+		return expr.NewLiteral(v, types.Decimal(len(digits), 0)), nil
 	}
 	if i >= math.MinInt32 && i <= math.MaxInt32 {
 		return expr.NewLiteral(types.IntValue(i), types.Int), nil

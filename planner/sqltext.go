@@ -36,7 +36,11 @@ func writeSQL(b *strings.Builder, e parser.Expr) {
 	case *parser.IntervalLit:
 		b.WriteString("INTERVAL '" + n.Value + "' " + n.Unit)
 	case *parser.TimestampLit:
-		b.WriteString("TIMESTAMP '" + n.Value + "'")
+		if n.Type != "" {
+			b.WriteString(n.Type + " '" + n.Value + "'")
+		} else {
+			b.WriteString("TIMESTAMP '" + n.Value + "'")
+		}
 	case *parser.Binary:
 		writeSQL(b, n.L)
 		b.WriteString(" " + n.Op + " ")
