@@ -39,10 +39,10 @@ func adjustDecimal(p, s int) types.Type {
 // DecimalResultType returns the type of l op r for DECIMAL operands (or a
 // DECIMAL and an integer), by Flink's rules:
 //
-//	+ -  s = max(s1, s2), p = max(p1-s1, p2-s2) + s + 1
-//	*    s = s1 + s2, p = p1 + p2
-//	/    s = max(6, s1 + p2 + 1), p = p1 - s1 + s2 + s
-//	%    s = max(s1, s2), p = min(p1-s1, p2-s2) + s
+//   - -  s = max(s1, s2), p = max(p1-s1, p2-s2) + s + 1
+//   - s = s1 + s2, p = p1 + p2
+//     /    s = max(6, s1 + p2 + 1), p = p1 - s1 + s2 + s
+//     %    s = max(s1, s2), p = min(p1-s1, p2-s2) + s
 //
 // each capped at precision 38 (see adjustDecimal).
 func DecimalResultType(op byte, l, r types.Type) types.Type {

@@ -46,7 +46,9 @@ func TestEncodingNewKinds(t *testing.T) {
 			}
 			return types.DecimalValue(r.Int64N(1<<40)-1<<39, 4)
 		},
-		types.KindBytes:    func() types.Value { return types.BytesValue(string([]byte{byte(r.IntN(3)), byte(r.IntN(256)), 0, 0xff}[:r.IntN(5)])) },
+		types.KindBytes: func() types.Value {
+			return types.BytesValue(string([]byte{byte(r.IntN(3)), byte(r.IntN(256)), 0, 0xff}[:r.IntN(5)]))
+		},
 		types.KindTinyInt:  func() types.Value { return types.TinyIntValue(r.Int64N(256) - 128) },
 		types.KindSmallInt: func() types.Value { return types.SmallIntValue(r.Int64N(65536) - 32768) },
 		types.KindFloat:    func() types.Value { return types.FloatValue(r.NormFloat64() * 1e6) },

@@ -77,7 +77,9 @@ func (k Kind) SQL() string {
 
 // IsNumeric reports whether k is a number: TINYINT, SMALLINT, INT,
 // BIGINT, DECIMAL, FLOAT or DOUBLE.
-func (k Kind) IsNumeric() bool { return k.IsInteger() || k == KindDouble || k == KindFloat || k == KindDecimal }
+func (k Kind) IsNumeric() bool {
+	return k.IsInteger() || k == KindDouble || k == KindFloat || k == KindDecimal
+}
 
 // IsInteger reports whether k is TINYINT, SMALLINT, INT or BIGINT.
 func (k Kind) IsInteger() bool {
