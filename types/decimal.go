@@ -224,6 +224,50 @@ func ParseDecimal(text string, p, s int) (Value, error) {
 	return v, nil
 }
 
+// ParseDecimalBytes is ParseDecimal for text in a byte slice. Plain
+// numbers ("-12.5") of at most 18 digits that need no rounding are parsed
+// without allocating.
+func ParseDecimalBytes(b []byte, p, s int) (Value, error) {
+	i, neg := 0, false
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		neg, i = b[0] == '-', 1
+	}
+	var n int64
+	digits, frac, dot, ok, any := 0, 0, false, i < len(b), false
+	for ; ok && i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c >= '0' && c <= '9':
+			any = true
+			if n != 0 || c != '0' {
+				digits++
+			}
+			if dot {
+				frac++
+			}
+			n = n*10 + int64(c-'0')
+		case c == '.' && !dot:
+			dot = true
+		default:
+			ok = false
+		}
+	}
+	if ok && any && digits <= 18 && frac <= s && s-frac <= 18 {
+		m := pow10[s-frac]
+		if u := n * m; u/m == n {
+			if neg {
+				u = -u
+			}
+			v := DecimalValue(u, s)
+			if DecimalFits(v, p) {
+				return v, nil
+			}
+			return Value{}, fmt.Errorf("%w: %s does not fit in DECIMAL(%d, %d)", ErrDecimalOverflow, b, p, s)
+		}
+	}
+	return ParseDecimal(string(b), p, s)
+}
+
 // appendDecimal appends a DECIMAL value with exactly its scale's digits
 // after the point, as Flink prints it ("-0.050" for -5 at scale 3).
 func appendDecimal(dst []byte, v Value) []byte {
