@@ -33,9 +33,10 @@ import (
 //	DECIMAL   0x0B, the scale byte, then the unscaled integer as 16 bytes
 //	          (128-bit big-endian two's complement) with the sign bit flipped
 //	BYTES     0x0C, escaped as VARCHAR
+//	TINYINT   0x0D, SMALLINT 0x0E: as integers
+//	FLOAT     0x0F, as DOUBLE
 //
-// TINYINT, SMALLINT, INT and BIGINT share a tag; so do FLOAT and DOUBLE
-// (DecodeValue returns BIGINT and DOUBLE: use Value.WithKind). DECIMALs
+// Each kind decodes back to itself, but for INT (see below). DECIMALs
 // order correctly among values of one scale (one column). INT and BIGINT share a tag: equal integers encode equally whatever their
 // SQL type, so they are one key and land in one key group. The descending
 // form (AppendValueDesc) is the same bytes complemented, which reverses the
@@ -53,6 +54,9 @@ const (
 	tagTime      byte = 0x0A
 	tagDecimal   byte = 0x0B
 	tagBytes     byte = 0x0C
+	tagTinyInt   byte = 0x0D
+	tagSmallInt  byte = 0x0E
+	tagFloat     byte = 0x0F
 )
 
 // ErrBadEncoding reports bytes that DecodeValue cannot read.
@@ -72,8 +76,14 @@ func AppendValue(dst []byte, v types.Value) []byte {
 			return append(dst, tagBool, 1)
 		}
 		return append(dst, tagBool, 0)
-	case types.KindInt, types.KindBigInt, types.KindTinyInt, types.KindSmallInt:
+	case types.KindInt, types.KindBigInt:
 		return binary.BigEndian.AppendUint64(append(dst, tagInt), uint64(v.Int())^signBit)
+	case types.KindTinyInt:
+		return binary.BigEndian.AppendUint64(append(dst, tagTinyInt), uint64(v.Int())^signBit)
+	case types.KindSmallInt:
+		return binary.BigEndian.AppendUint64(append(dst, tagSmallInt), uint64(v.Int())^signBit)
+	case types.KindFloat:
+		return binary.BigEndian.AppendUint64(append(dst, tagFloat), orderedFloat(v.Float()))
 	case types.KindTimestampLTZ:
 		return binary.BigEndian.AppendUint64(append(dst, tagTSLTZ), uint64(v.Int())^signBit)
 	case types.KindDate:
@@ -102,7 +112,7 @@ func AppendValue(dst []byte, v types.Value) []byte {
 		return binary.BigEndian.AppendUint64(append(dst, tagTimestamp), uint64(v.Int())^signBit)
 	case types.KindInterval:
 		return binary.BigEndian.AppendUint64(append(dst, tagInterval), uint64(v.Int())^signBit)
-	case types.KindDouble, types.KindFloat:
+	case types.KindDouble:
 		return binary.BigEndian.AppendUint64(append(dst, tagDouble), orderedFloat(v.Float()))
 	case types.KindVarchar:
 		return AppendString(dst, v.Str())
@@ -198,7 +208,7 @@ func decodeValue(src []byte, x byte) (types.Value, []byte, error) {
 			return types.Value{}, nil, ErrBadEncoding
 		}
 		return types.BoolValue(src[0]^x == 1), src[1:], nil
-	case tagInt, tagTimestamp, tagInterval, tagDouble, tagTSLTZ, tagDate, tagTime:
+	case tagInt, tagTimestamp, tagInterval, tagDouble, tagTSLTZ, tagDate, tagTime, tagTinyInt, tagSmallInt, tagFloat:
 		u, ok := fixed()
 		if !ok {
 			return types.Value{}, nil, ErrBadEncoding
@@ -216,6 +226,12 @@ func decodeValue(src []byte, x byte) (types.Value, []byte, error) {
 			return types.DateValue(int64(u ^ signBit)), src, nil
 		case tagTime:
 			return types.TimeValue(int64(u ^ signBit)), src, nil
+		case tagTinyInt:
+			return types.TinyIntValue(int64(u ^ signBit)), src, nil
+		case tagSmallInt:
+			return types.SmallIntValue(int64(u ^ signBit)), src, nil
+		case tagFloat:
+			return types.FloatValue(unorderedFloat(u)), src, nil
 		}
 		return types.DoubleValue(unorderedFloat(u)), src, nil
 	case tagDecimal:
