@@ -300,7 +300,7 @@ var unsupportedFunctions = func() map[string]unsupportedFunc {
 		}
 	}
 	add(unsupportedFunc{bare: true, what: "time function"},
-		"CURRENT_DATE", "CURRENT_TIME", "LOCALTIME")
+		"CURRENT_TIME", "LOCALTIME")
 	add(unsupportedFunc{what: "time function"},
 		"CURRENT_ROW_TIMESTAMP", "SOURCE_WATERMARK", "TO_DATE", "CONVERT_TZ")
 	add(unsupportedFunc{what: "group window function"},
