@@ -42,7 +42,7 @@ const (
 var timeFuncs = map[string]tfn{
 	"PROCTIME": tfProctime, "NOW": tfNow, "CURRENT_TIMESTAMP": tfNow,
 	"LOCALTIMESTAMP": tfLocalTimestamp, "CURRENT_WATERMARK": tfCurrentWatermark,
-	"CURRENT_DATE": tfCurrentDate,
+	"CURRENT_DATE":     tfCurrentDate,
 	"TO_TIMESTAMP_LTZ": tfToTimestampLTZ, "TO_TIMESTAMP": tfToTimestamp,
 	"DATE_FORMAT": tfDateFormat, "EXTRACT": tfExtract,
 	"TIMESTAMPADD": tfTimestampAdd, "TIMESTAMPDIFF": tfTimestampDiff,
