@@ -3,7 +3,11 @@ package session
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -77,4 +81,75 @@ SELECT CONCAT(CAST(k AS STRING), '/', CAST(d AS STRING)), s, m, a, c FROM (
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("final rows differ: %d rows, want %d\nfirst got %v\nfirst want %v", len(got), len(want), head(got), head(want))
 	}
+}
+
+// TestJSONTypesEndToEnd reads random DECIMAL, DATE, TIME, BYTES, TINYINT
+// rows from a JSON file and checks exact DECIMAL arithmetic, DATE and
+// TIME comparison, BYTES and TRY_CAST output against answers computed
+// here in integers.
+func TestJSONTypesEndToEnd(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 9))
+	const n = 500
+	var file strings.Builder
+	want := map[string]int{}
+	cents := func(c int64) string {
+		sign := ""
+		if c < 0 {
+			sign, c = "-", -c
+		}
+		return fmt.Sprintf("%s%d.%02d", sign, c/100, c%100)
+	}
+	for id := 0; id < n; id++ {
+		price := r.Int64N(2_000_000) - 1_000_000 // cents
+		qty := r.Int64N(1000)
+		day := 1 + r.IntN(28)
+		sec := r.IntN(86400)
+		small := r.Int64N(256) - 128
+		sym := []string{"12", "x", "-7", "3000000000"}[r.IntN(4)]
+		fmt.Fprintf(&file, `{"id":%d,"price":%s,"qty":%d,"d":"2026-02-%02d","tm":"%02d:%02d:%02d","b":"%s","small":%d,"sym":"%s"}`+"\n",
+			id, cents(price), qty, day, sec/3600, sec/60%60, sec%60, base64.StdEncoding.EncodeToString([]byte(sym)), small, sym)
+		// 0.908 * price: DECIMAL(3, 3) * DECIMAL(10, 2) = DECIMAL(13, 5), exact.
+		fee := price * 908 // in 1e-5
+		feeText := fmt.Sprintf("%d.%05d", fee/100000, abs64(fee%100000))
+		if fee < 0 && fee > -100000 {
+			feeText = "-" + feeText
+		}
+		try := "<NULL>"
+		if sym == "12" || sym == "-7" {
+			try = sym
+		}
+		row := fmt.Sprintf("+I[%d, %s, %s, %t, %t, x'%x', %d, %s]", id, cents(price*qty), feeText,
+			day >= 15, sec < 12*3600, sym, small*2, try)
+		want[row]++
+	}
+	path := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(path, []byte(file.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := runScript(t, fmt.Sprintf(`
+CREATE TABLE src (id BIGINT, price DECIMAL(10, 2), qty INT, d DATE, tm TIME, b BYTES, small TINYINT, sym STRING)
+  WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
+CREATE TABLE out (id BIGINT, notional DECIMAL(20, 2), fee DECIMAL(13, 5), late BOOLEAN, am BOOLEAN, b BYTES, s INT, t INT)
+  WITH ('connector' = 'print');
+INSERT INTO out SELECT id, price * qty, 0.908 * price, d >= DATE '2026-02-15', tm < TIME '12:00:00', b, small * 2, TRY_CAST(sym AS INT) FROM src;
+`, path))
+	got := map[string]int{}
+	forPrintLines(t, out, func(kind, row string) { got[kind+row]++ })
+	for row, c := range want {
+		if got[row] != c {
+			t.Fatalf("row %s: got %d times, want %d\noutput starts:\n%s", row, got[row], c, head(strings.Split(out, "\n")))
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d distinct rows, want %d", len(got), len(want))
+	}
+}
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
