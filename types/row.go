@@ -165,7 +165,7 @@ func AppendKey(dst []byte, v Value) []byte {
 	dst = append(dst, byte(v.k))
 	switch v.k {
 	case KindNull:
-	case KindVarchar, KindBytes:
+	case KindVarchar, KindBytes, KindRow, KindArray, KindMap:
 		dst = binary.AppendUvarint(dst, uint64(len(v.s)))
 		dst = append(dst, v.s...)
 	case KindDecimal:
@@ -209,12 +209,12 @@ func DecodeKey(src []byte) (Value, []byte, error) {
 			return Value{}, nil, ErrBadKey
 		}
 		return Value{k: k, s: string(src[w : w+int(n)])}, src[w+int(n):], nil
-	case KindBytes:
+	case KindBytes, KindRow, KindArray, KindMap:
 		n, w := binary.Uvarint(src)
 		if w <= 0 || uint64(len(src)-w) < n {
 			return Value{}, nil, ErrBadKey
 		}
-		return BytesValue(string(src[w : w+int(n)])), src[w+int(n):], nil
+		return Value{k: k, s: string(src[w : w+int(n)])}, src[w+int(n):], nil
 	case KindDecimal:
 		if len(src) < 2 || src[0] > MaxDecimalPrecision {
 			return Value{}, nil, ErrBadKey

@@ -55,6 +55,9 @@ var kindNames = [...]string{
 	KindDate:         "DATE",
 	KindTime:         "TIME(0)",
 	KindBytes:        "BYTES",
+	KindRow:          "ROW",
+	KindArray:        "ARRAY",
+	KindMap:          "MAP",
 }
 
 func (k Kind) String() string {
@@ -341,7 +344,7 @@ func Compare(a, b Value) int {
 		return compareDecimal(AsDecimal(a), AsDecimal(b))
 	}
 	switch a.k {
-	case KindVarchar, KindBytes:
+	case KindVarchar, KindBytes, KindRow, KindArray, KindMap:
 		return strings.Compare(a.s, b.s)
 	case KindBoolean:
 		return int(a.n) - int(b.n)
@@ -388,6 +391,8 @@ func (v Value) AppendTextIn(dst []byte, loc *time.Location) []byte {
 		return time.UnixMilli(int64(v.n)).UTC().AppendFormat(dst, TimeLayout)
 	case KindBytes:
 		return AppendBytesText(dst, v.s)
+	case KindRow, KindArray, KindMap:
+		return appendComposite(dst, v)
 	case KindVarchar:
 		return append(dst, v.s...)
 	case KindTimestamp:
