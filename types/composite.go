@@ -204,4 +204,3 @@ func appendComposite(dst []byte, v Value) []byte {
 	}
 	return append(dst, closing)
 }
-
