@@ -35,6 +35,8 @@ import (
 //	BYTES     0x0C, escaped as VARCHAR
 //	TINYINT   0x0D, SMALLINT 0x0E: as integers
 //	FLOAT     0x0F, as DOUBLE
+//	ROW 0x10, ARRAY 0x11, MAP 0x12: their element bytes escaped as VARCHAR
+//	          (equal values encode equally; the order is not SQL's)
 //
 // Each kind decodes back to itself, but for INT (see below). DECIMALs
 // order correctly among values of one scale (one column). INT and BIGINT share a tag: equal integers encode equally whatever their
@@ -57,6 +59,9 @@ const (
 	tagTinyInt   byte = 0x0D
 	tagSmallInt  byte = 0x0E
 	tagFloat     byte = 0x0F
+	tagRow       byte = 0x10
+	tagArray     byte = 0x11
+	tagMap       byte = 0x12
 )
 
 // ErrBadEncoding reports bytes that DecodeValue cannot read.
@@ -64,9 +69,8 @@ var ErrBadEncoding = errors.New("state: malformed key encoding")
 
 const signBit = 1 << 63
 
-// AppendValue appends the order-preserving encoding of v to dst. Every
-// kind but ROW, ARRAY and MAP (which the planner refuses as keys) has one;
-// for those it panics.
+// AppendValue appends the order-preserving encoding of v to dst (for ROW,
+// ARRAY and MAP an encoding that is only equality-preserving).
 func AppendValue(dst []byte, v types.Value) []byte {
 	switch v.Kind() {
 	case types.KindNull:
@@ -103,10 +107,19 @@ func AppendValue(dst []byte, v types.Value) []byte {
 		}
 		dst = binary.BigEndian.AppendUint64(dst, hi^signBit)
 		return binary.BigEndian.AppendUint64(dst, lo)
-	case types.KindBytes:
+	case types.KindBytes, types.KindRow, types.KindArray, types.KindMap:
 		n := len(dst)
 		dst = AppendString(dst, v.Str())
-		dst[n] = tagBytes
+		switch v.Kind() {
+		case types.KindBytes:
+			dst[n] = tagBytes
+		case types.KindRow:
+			dst[n] = tagRow
+		case types.KindArray:
+			dst[n] = tagArray
+		default:
+			dst[n] = tagMap
+		}
 		return dst
 	case types.KindTimestamp:
 		return binary.BigEndian.AppendUint64(append(dst, tagTimestamp), uint64(v.Int())^signBit)
@@ -258,7 +271,7 @@ func decodeValue(src []byte, x byte) (types.Value, []byte, error) {
 			return types.Value{}, nil, ErrBadEncoding
 		}
 		return v, src, nil
-	case tagString, tagBytes:
+	case tagString, tagBytes, tagRow, tagArray, tagMap:
 		var out []byte
 		for i := 0; i+1 < len(src); i++ {
 			c := src[i] ^ x
@@ -271,8 +284,15 @@ func decodeValue(src []byte, x byte) (types.Value, []byte, error) {
 				out = append(out, 0)
 				i++
 			case 1:
-				if tag == tagBytes {
+				switch tag {
+				case tagBytes:
 					return types.BytesValue(string(out)), src[i+2:], nil
+				case tagRow:
+					return types.StringValue(string(out)).AsComposite(types.KindRow), src[i+2:], nil
+				case tagArray:
+					return types.StringValue(string(out)).AsComposite(types.KindArray), src[i+2:], nil
+				case tagMap:
+					return types.StringValue(string(out)).AsComposite(types.KindMap), src[i+2:], nil
 				}
 				return types.StringValue(string(out)), src[i+2:], nil
 			default:

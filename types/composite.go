@@ -148,6 +148,10 @@ func ArrayValue(elems ...Value) Value {
 	return b.Finish(KindArray)
 }
 
+// AsComposite returns the value of kind k (KindRow, KindArray, KindMap)
+// whose element bytes are v's string, as a decoder restores them.
+func (v Value) AsComposite(k Kind) Value { return Value{k: k, s: v.s} }
+
 // Field returns field i (0-based) of a ROW, element i of an ARRAY, or
 // entry i of a MAP's key, value sequence; NULL past the end. It does not
 // allocate.
