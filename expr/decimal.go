@@ -206,3 +206,18 @@ func negDecimal(v types.Value) (types.Value, error) {
 	u := v.BigUnscaled()
 	return types.DecimalFromBig(u.Neg(u), v.Scale())
 }
+
+// decimalFloorCeil returns v rounded down (or up, with ceil) to a whole
+// number, at v's scale.
+func decimalFloorCeil(v types.Value, ceil bool) (types.Value, error) {
+	sc := v.Scale()
+	u := v.BigUnscaled()
+	m := pow10Big(sc)
+	q, r := new(big.Int).QuoRem(u, m, new(big.Int))
+	if r.Sign() < 0 && !ceil {
+		q.Sub(q, big.NewInt(1))
+	} else if r.Sign() > 0 && ceil {
+		q.Add(q, big.NewInt(1))
+	}
+	return types.DecimalFromBig(q.Mul(q, m), sc)
+}

@@ -174,3 +174,33 @@ func TestDecimalCastsAndNulls(t *testing.T) {
 		}
 	}
 }
+
+func TestNumericFunctionsOnNewTypes(t *testing.T) {
+	m := must(t)
+	dec := func(s string, p, sc int) Expr {
+		v, err := types.ParseDecimal(s, p, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return NewLiteral(v, types.Decimal(p, sc))
+	}
+	cases := []struct {
+		e    Expr
+		want string
+	}{
+		{m(NewCall("ABS", []Expr{dec("-12.50", 4, 2)})), "12.50"},
+		{m(NewCall("FLOOR", []Expr{dec("-12.50", 4, 2)})), "-13.00"},
+		{m(NewCall("CEIL", []Expr{dec("-12.50", 4, 2)})), "-12.00"},
+		{m(NewCall("CEIL", []Expr{dec("12.01", 4, 2)})), "13.00"},
+		{m(NewCall("FLOOR", []Expr{dec("12.00", 4, 2)})), "12.00"},
+		{m(NewCall("ABS", []Expr{intLit(types.KindTinyInt, -5)})), "5"},
+		{m(NewCall("ABS", []Expr{lit(types.FloatValue(-0.5))})), "0.5"},
+		{m(NewCall("FLOOR", []Expr{lit(types.FloatValue(-0.5))})), "-1.0"},
+	}
+	for i, c := range cases {
+		got, err := c.e.Eval(nil)
+		if err != nil || got.String() != c.want || got.Kind() != c.e.Type().Kind {
+			t.Errorf("%d %s = %v (%v), %v; want %s", i, c.e, got, got.Kind(), err, c.want)
+		}
+	}
+}
