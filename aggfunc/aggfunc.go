@@ -94,6 +94,14 @@ func (f *Func) ResultType(arg types.Type) (types.Type, error) {
 	case BigIntNotNull:
 		return types.Type{Kind: types.KindBigInt, NotNull: true}, nil
 	case ArgNullable:
+		if arg.Kind == types.KindDecimal && (f.Kind == Sum || f.Kind == Avg) {
+			// As Flink: SUM of DECIMAL(p, s) is DECIMAL(38, s), AVG is
+			// DECIMAL(38, max(s, 6)).
+			if f.Kind == Sum {
+				return types.Decimal(types.MaxDecimalPrecision, int(arg.S)), nil
+			}
+			return types.Decimal(types.MaxDecimalPrecision, max(int(arg.S), 6)), nil
+		}
 		if arg.Kind == types.KindNull {
 			// Flink refuses an untyped NULL here too: the result would
 			// have no type.

@@ -41,6 +41,8 @@ func accBytes(acc accumulator) int64 {
 		return 8
 	case *sumAcc:
 		return 16
+	case *decSumAcc:
+		return 24
 	case *minMaxAcc:
 		return 24 + 40
 	case *distinctAcc:
@@ -79,9 +81,11 @@ func newAccumulator(call AggCall) (accumulator, error) {
 		acc = &countAcc{typ: call.Type}
 	case AggSum:
 		switch {
+		case call.ArgType.Kind == types.KindDecimal:
+			acc = &decSumAcc{typ: call.Type, argScale: int(call.ArgType.S)}
 		case call.ArgType.Kind.IsInteger():
 			acc = &sumAcc{typ: call.Type}
-		case call.ArgType.Kind == types.KindDouble:
+		case call.ArgType.Kind.IsFloat():
 			acc = &sumAcc{typ: call.Type, floatIn: true}
 		default:
 			return nil, fmt.Errorf("%s: SUM of %s is not supported", call.Name, call.ArgType)
@@ -90,7 +94,11 @@ func newAccumulator(call AggCall) (accumulator, error) {
 		if !call.ArgType.Kind.IsNumeric() {
 			return nil, fmt.Errorf("%s: AVG of %s is not supported", call.Name, call.ArgType)
 		}
-		acc = &sumAcc{typ: call.Type, floatIn: call.ArgType.Kind == types.KindDouble, avg: true}
+		if call.ArgType.Kind == types.KindDecimal {
+			acc = &decSumAcc{typ: call.Type, argScale: int(call.ArgType.S), avg: true}
+			break
+		}
+		acc = &sumAcc{typ: call.Type, floatIn: call.ArgType.Kind.IsFloat(), avg: true}
 	case AggMin, AggMax:
 		acc = &minMaxAcc{typ: call.Type, max: call.Func == AggMax}
 	default:
@@ -112,6 +120,8 @@ func intResult(t types.Type, n int64) types.Value {
 		return types.IntValue(n)
 	case types.KindDouble:
 		return types.DoubleValue(float64(n))
+	case types.KindTinyInt, types.KindSmallInt:
+		return types.BigIntValue(n).WithKind(t.Kind)
 	}
 	return types.BigIntValue(n)
 }
@@ -123,6 +133,8 @@ func floatResult(t types.Type, f float64) types.Value {
 		return types.IntValue(int64(f))
 	case types.KindBigInt:
 		return types.BigIntValue(int64(f))
+	case types.KindFloat:
+		return types.FloatValue(f)
 	}
 	return types.DoubleValue(f)
 }

@@ -203,12 +203,34 @@ func (c *Func) Eval(row []types.Value) (types.Value, error) {
 			return types.DoubleValue(math.Abs(v.Float())), nil
 		case types.KindInt:
 			return types.IntValue(int64(absInt32(int32(v.Int())))), nil
+		case types.KindFloat:
+			return types.FloatValue(math.Abs(v.Float())), nil
+		case types.KindDecimal:
+			if types.Compare(v, types.DecimalValue(0, 0)) < 0 {
+				return negDecimal(v)
+			}
+			return v, nil
+		case types.KindTinyInt, types.KindSmallInt:
+			if v.Int() < 0 {
+				return types.BigIntValue(-v.Int()).WithKind(v.Kind()), nil
+			}
+			return v, nil
 		}
 		if v.Int() < 0 {
 			return types.BigIntValue(-v.Int()), nil
 		}
 		return v, nil
 	case fnFloor, fnCeil:
+		switch v.Kind() {
+		case types.KindFloat:
+			if c.f == fnFloor {
+				return types.FloatValue(math.Floor(v.Float())), nil
+			}
+			return types.FloatValue(math.Ceil(v.Float())), nil
+		case types.KindDecimal:
+			// Rounded to a whole number, kept at the type's scale.
+			return decimalFloorCeil(v, c.f == fnCeil)
+		}
 		if v.Kind() != types.KindDouble {
 			return v, nil
 		}

@@ -294,10 +294,12 @@ type IntervalLit struct {
 	Unit  string
 }
 
-// TimestampLit is TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.fff]'.
+// TimestampLit is TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.fff]', or with Type
+// "DATE" or "TIME" the literal DATE 'yyyy-mm-dd' or TIME 'hh:mm:ss'.
 type TimestampLit struct {
 	Pos   Pos
 	Value string
+	Type  string // "" (TIMESTAMP), "DATE" or "TIME"
 }
 
 // Binary is L Op R. Op is upper case: + - * / % || = <> < <= > >= AND OR
@@ -360,11 +362,12 @@ type When struct {
 	Cond, Result Expr
 }
 
-// Cast is CAST(X AS Type).
+// Cast is CAST(X AS Type), or TRY_CAST(X AS Type) with Try set.
 type Cast struct {
 	Pos  Pos
 	X    Expr
 	Type *TypeName
+	Try  bool
 }
 
 // Call is a function call. Name is upper case. Star marks COUNT(*);

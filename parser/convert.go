@@ -218,6 +218,7 @@ func (c *converter) createTable(b StmtBase, g *gCreate) *CreateTable {
 // typeParamLimit is the most parameters each type takes.
 var typeParamLimit = map[string]int{
 	"VARCHAR": 1, "CHAR": 1, "TIMESTAMP": 1, "TIMESTAMP_LTZ": 1, "TIME": 1, "DECIMAL": 2,
+	"VARBINARY": 1, "BINARY": 1,
 }
 
 func (c *converter) typeName(g *gType) *TypeName {
@@ -225,6 +226,8 @@ func (c *converter) typeName(g *gType) *TypeName {
 	switch name {
 	case "INTEGER":
 		name = "INT"
+	case "DEC", "NUMERIC":
+		name = "DECIMAL"
 	}
 	if g.Precision && name != "DOUBLE" {
 		c.fail(g.Pos, "PRECISION is only valid in DOUBLE PRECISION")
@@ -490,7 +493,7 @@ func (c *converter) primary(g *gPrimary) Expr {
 	p := toPos(g.Pos)
 	switch {
 	case g.Cast != nil:
-		return &Cast{Pos: p, X: c.expr(g.Cast.X), Type: c.typeName(g.Cast.Type)}
+		return &Cast{Pos: p, X: c.expr(g.Cast.X), Type: c.typeName(g.Cast.Type), Try: g.Cast.Try}
 	case g.Case != nil:
 		return c.caseExpr(p, g.Case)
 	case g.Interval != nil:
@@ -534,10 +537,16 @@ func (c *converter) ref(p Pos, g *gRef) Expr {
 		}
 		return c.call(p, g.First.Name, g.Call)
 	case g.Literal != nil:
-		if !isWord(g.First, "TIMESTAMP") {
+		lit := &TimestampLit{Pos: p, Value: unquoteString(g.Literal.Value)}
+		switch {
+		case isWord(g.First, "DATE"):
+			lit.Type = "DATE"
+		case isWord(g.First, "TIME"):
+			lit.Type = "TIME"
+		case !isWord(g.First, "TIMESTAMP"):
 			c.fail(g.Literal.Pos, "unexpected string %s after %s", g.Literal.Value, g.First.Name)
 		}
-		return &TimestampLit{Pos: p, Value: unquoteString(g.Literal.Value)}
+		return lit
 	case g.Star:
 		c.fail(g.First.Pos, "%s.* is only valid as an item of a select list", g.First.Name)
 	}

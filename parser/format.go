@@ -415,7 +415,11 @@ func (f *formatter) expr(e Expr, min int) {
 	case *IntervalLit:
 		f.w("INTERVAL ", quoteString(e.Value), " ", e.Unit)
 	case *TimestampLit:
-		f.w("TIMESTAMP ", quoteString(e.Value))
+		if e.Type != "" {
+			f.w(e.Type, " ", quoteString(e.Value))
+		} else {
+			f.w("TIMESTAMP ", quoteString(e.Value))
+		}
 	case *Case:
 		f.w("CASE")
 		if e.Operand != nil {
@@ -432,6 +436,9 @@ func (f *formatter) expr(e Expr, min int) {
 		}
 		f.w(" END")
 	case *Cast:
+		if e.Try {
+			f.w("TRY_")
+		}
 		f.w("CAST(")
 		f.expr(e.X, precOr)
 		f.w(" AS ")

@@ -28,7 +28,7 @@ var reservedWords = []string{
 	"FROM", "FULL", "GROUP", "HAVING", "IN", "INNER", "INSERT", "INTERSECT",
 	"INTERVAL", "INTO", "IS", "JOIN", "LEFT", "LIKE", "LIMIT", "NATURAL",
 	"NOT", "NULL", "ON", "OR", "ORDER", "OUTER", "OVER", "RIGHT", "SELECT",
-	"SET", "TABLE", "THEN", "TRUE", "UNION", "USING", "VALUES", "WHEN",
+	"SET", "TABLE", "THEN", "TRUE", "TRY_CAST", "UNION", "USING", "VALUES", "WHEN",
 	"WHERE", "WINDOW", "WITH",
 }
 
@@ -173,12 +173,12 @@ type gColumn struct {
 var typeNames = []string{
 	"INT", "INTEGER", "BIGINT", "SMALLINT", "TINYINT", "DOUBLE", "FLOAT",
 	"BOOLEAN", "VARCHAR", "STRING", "CHAR", "TIMESTAMP", "TIMESTAMP_LTZ",
-	"DECIMAL", "DATE", "TIME",
+	"DECIMAL", "DEC", "NUMERIC", "DATE", "TIME", "BYTES", "VARBINARY", "BINARY",
 }
 
 type gType struct {
 	Pos       lexer.Position
-	Name      string   `parser:"@('INT' | 'INTEGER' | 'BIGINT' | 'SMALLINT' | 'TINYINT' | 'DOUBLE' | 'FLOAT' | 'BOOLEAN' | 'VARCHAR' | 'STRING' | 'CHAR' | 'TIMESTAMP_LTZ' | 'TIMESTAMP' | 'DECIMAL' | 'DATE' | 'TIME')"`
+	Name      string   `parser:"@('INT' | 'INTEGER' | 'BIGINT' | 'SMALLINT' | 'TINYINT' | 'DOUBLE' | 'FLOAT' | 'BOOLEAN' | 'VARCHAR' | 'STRING' | 'CHAR' | 'TIMESTAMP_LTZ' | 'TIMESTAMP' | 'DECIMAL' | 'DEC' | 'NUMERIC' | 'DATE' | 'TIME' | 'BYTES' | 'VARBINARY' | 'BINARY')"`
 	Precision bool     `parser:"@'PRECISION'?"`
 	Params    []string `parser:"( '(' @Number ( ',' @Number )* ')' )?"`
 	LocalTZ   bool     `parser:"@('WITH' 'LOCAL' 'TIME' 'ZONE')?"`
@@ -416,7 +416,8 @@ type gPrimary struct {
 }
 
 type gCast struct {
-	X    *gExpr `parser:"'CAST' '(' @@"`
+	Try  bool   `parser:"( @'TRY_CAST' | 'CAST' ) '('"`
+	X    *gExpr `parser:"@@"`
 	Type *gType `parser:"'AS' @@ ')'"`
 }
 

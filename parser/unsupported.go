@@ -141,7 +141,7 @@ func (l *language) unsupported(seg segment, k int, try tryFunc) *Error {
 		}
 	}
 	// A call of a function Weir lacks may use syntax Weir lacks too
-	// (TRY_CAST(x AS t), POSITION(a IN b)).
+	// (POSITION(a IN b)).
 	if k <= len(seg.toks) {
 		if at := innermostCallAt(l, seg.toks[:k]); at >= 0 {
 			if msg, ok := UnsupportedFunction(seg.toks[at].Value, false); ok {
@@ -297,7 +297,7 @@ var unsupportedFunctions = func() map[string]unsupportedFunc {
 		}
 	}
 	add(unsupportedFunc{bare: true, what: "time function"},
-		"CURRENT_DATE", "CURRENT_TIME", "LOCALTIME")
+		"CURRENT_TIME", "LOCALTIME")
 	add(unsupportedFunc{what: "time function"},
 		"CURRENT_ROW_TIMESTAMP", "SOURCE_WATERMARK", "TO_DATE", "CONVERT_TZ")
 	add(unsupportedFunc{what: "group window function"},
@@ -329,7 +329,6 @@ var unsupportedFunctions = func() map[string]unsupportedFunc {
 	add(unsupportedFunc{instead: "CASE WHEN c THEN a ELSE b END does the same"}, "IF")
 	add(unsupportedFunc{instead: "COALESCE(a, b) does the same"}, "IFNULL")
 	add(unsupportedFunc{instead: "CASE WHEN a = b THEN NULL ELSE a END does the same"}, "NULLIF")
-	add(unsupportedFunc{instead: "CAST is supported"}, "TRY_CAST")
 	add(unsupportedFunc{instead: "SUBSTRING(s, 1, n) does the same"}, "LEFT")
 	add(unsupportedFunc{instead: "CONCAT and || are supported"}, "CONCAT_WS")
 	return m

@@ -36,7 +36,11 @@ func writeSQL(b *strings.Builder, e parser.Expr) {
 	case *parser.IntervalLit:
 		b.WriteString("INTERVAL '" + n.Value + "' " + n.Unit)
 	case *parser.TimestampLit:
-		b.WriteString("TIMESTAMP '" + n.Value + "'")
+		if n.Type != "" {
+			b.WriteString(n.Type + " '" + n.Value + "'")
+		} else {
+			b.WriteString("TIMESTAMP '" + n.Value + "'")
+		}
 	case *parser.Binary:
 		writeSQL(b, n.L)
 		b.WriteString(" " + n.Op + " ")
@@ -101,6 +105,9 @@ func writeSQL(b *strings.Builder, e parser.Expr) {
 		}
 		b.WriteString(" END")
 	case *parser.Cast:
+		if n.Try {
+			b.WriteString("TRY_")
+		}
 		b.WriteString("CAST(")
 		writeSQL(b, n.X)
 		b.WriteString(" AS " + typeNameText(n.Type) + ")")
