@@ -20,6 +20,7 @@ func optimize(n Node) (Node, error) {
 	for _, phase := range [][]rule{
 		{pushFilterBelowProject, mergeFilters, flattenUnion},
 		{filterToCalc, projectToCalc, pushCalcIntoUnion, mergeCalcs, dropIdentityCalc},
+		{rankRange, dropIdentityCalc},
 	} {
 		if n, err = fixpoint(n, phase); err != nil {
 			return nil, err
