@@ -26,6 +26,7 @@ import (
 //	          positive numbers and all bits flipped for negative ones;
 //	          -0 is written as 0 and every NaN as one NaN, after +Inf
 //	VARCHAR   0x07, the bytes with 0x00 escaped as 0x00 0xFF, then 0x00 0x01
+//	TIMESTAMP_LTZ 0x08, as integers
 //
 // INT and BIGINT share a tag: equal integers encode equally whatever their
 // SQL type, so they are one key and land in one key group. The descending
@@ -39,6 +40,7 @@ const (
 	tagInterval  byte = 0x05
 	tagDouble    byte = 0x06
 	tagString    byte = 0x07
+	tagLTZ       byte = 0x08
 )
 
 // ErrBadEncoding reports bytes that DecodeValue cannot read.
@@ -62,6 +64,8 @@ func AppendValue(dst []byte, v types.Value) []byte {
 		return binary.BigEndian.AppendUint64(append(dst, tagTimestamp), uint64(v.Int())^signBit)
 	case types.KindInterval:
 		return binary.BigEndian.AppendUint64(append(dst, tagInterval), uint64(v.Int())^signBit)
+	case types.KindTimestampLTZ:
+		return binary.BigEndian.AppendUint64(append(dst, tagLTZ), uint64(v.Int())^signBit)
 	case types.KindDouble:
 		return binary.BigEndian.AppendUint64(append(dst, tagDouble), orderedFloat(v.Float()))
 	case types.KindVarchar:
@@ -158,7 +162,7 @@ func decodeValue(src []byte, x byte) (types.Value, []byte, error) {
 			return types.Value{}, nil, ErrBadEncoding
 		}
 		return types.BoolValue(src[0]^x == 1), src[1:], nil
-	case tagInt, tagTimestamp, tagInterval, tagDouble:
+	case tagInt, tagTimestamp, tagInterval, tagDouble, tagLTZ:
 		u, ok := fixed()
 		if !ok {
 			return types.Value{}, nil, ErrBadEncoding
@@ -170,6 +174,8 @@ func decodeValue(src []byte, x byte) (types.Value, []byte, error) {
 			return types.TimestampValue(int64(u ^ signBit)), src, nil
 		case tagInterval:
 			return types.IntervalValue(int64(u ^ signBit)), src, nil
+		case tagLTZ:
+			return types.TimestampLTZValue(int64(u ^ signBit)), src, nil
 		}
 		return types.DoubleValue(unorderedFloat(u)), src, nil
 	case tagString:

@@ -32,7 +32,7 @@ const (
 func HashKey(key []byte) uint64 { return xxhash.Sum64(key) }
 
 // HashIntKey returns HashKey(AppendValue(nil, v)) for a value v of kind
-// INT, BIGINT, TIMESTAMP or INTERVAL with v.Int() == n, without encoding
+// INT, BIGINT, TIMESTAMP, TIMESTAMP_LTZ or INTERVAL with v.Int() == n, without encoding
 // it; ok is false for other kinds. The encoding is 9 bytes (tag, then n
 // with its sign bit flipped, big-endian), and this is xxhash64 (seed 0)
 // specialised to that input, for the hash exchange's hot path.
@@ -45,6 +45,8 @@ func HashIntKey(kind types.Kind, n int64) (h uint64, ok bool) {
 		tag = uint64(tagTimestamp)
 	case types.KindInterval:
 		tag = uint64(tagInterval)
+	case types.KindTimestampLTZ:
+		tag = uint64(tagLTZ)
 	default:
 		return 0, false
 	}
