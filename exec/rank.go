@@ -91,14 +91,17 @@ type rankOp struct {
 	k    *state.Keyed
 	out  *types.Batch
 
-	// AppendFast: the partition's rows within the range, one blob.
-	top *state.ValueState[[]byte]
+	// AppendFast: the partition's rows within the range, one blob, and
+	// apart from it the bound a new row must beat once the range is full
+	// (most rows are rejected by reading the bound alone).
+	top   *state.ValueState[[]byte]
+	bound *state.ValueState[[]byte]
 	// UpdateFast and Retract: every row, by sort key then arrival.
 	rows  *state.SortedMapState[[]byte, []byte]
 	seq   *state.ValueState[int64]
 	byKey *state.MapState[[]byte, []byte] // UpdateFast: unique key → map key
 
-	blob, sk, mk, ukey, enc []byte
+	blob, bnd, sk, mk, ukey, enc []byte
 	old, cur                []rankEntry
 	arena                   []byte // backing bytes of old and cur's entries
 	rowBuf                  []types.Value
@@ -132,7 +135,10 @@ func (o *rankOp) OpenKeyed(k *state.Keyed) error {
 	o.k = k
 	var err error
 	if o.spec.Strategy == AppendFast {
-		o.top, err = state.NewValueState(k, "top", state.Codec[[]byte](bufCodec{&o.blob}))
+		if o.top, err = state.NewValueState(k, "top", state.Codec[[]byte](bufCodec{&o.blob})); err != nil {
+			return err
+		}
+		o.bound, err = state.NewValueState(k, "bound", state.Codec[[]byte](bufCodec{&o.bnd}))
 		return err
 	}
 	if o.rows, err = state.NewSortedMapState(k, "rows", state.Codec[[]byte](state.Bytes{}), state.Codec[[]byte](state.Bytes{})); err != nil {
@@ -202,26 +208,28 @@ func (o *rankOp) Process(_ int, b *types.Batch, out Emitter) error {
 	return nil
 }
 
-// The AppendFast blob: a flag (1: the range is full), the sort key of
-// the last row kept (uvarint length, bytes), then each row kept in order
-// as uvarint length and sort key, uvarint length and encoded row.
+// The AppendFast state of a partition: "top", each row kept in order as
+// uvarint length and sort key, uvarint length and encoded row; and, once
+// the range is full, "bound": the sort key of the last row kept.
 
 // appendRow handles an inserted row under AppendFast.
 func (o *rankOp) appendRow(kind types.RowKind, row []types.Value) error {
 	if kind != types.Insert {
 		return fmt.Errorf("Top-N (AppendFastStrategy) got a %s row: its input must be insert-only", kind)
 	}
-	blob, ok, err := o.top.Value()
+	last, full, err := o.bound.Value()
 	if err != nil {
 		return err
 	}
-	if ok && len(blob) > 0 && blob[0] == 1 {
-		n, w := binary.Uvarint(blob[1:])
-		last := blob[1+w : 1+w+int(n)]
+	if full {
 		c := bytes.Compare(o.sk, last)
 		if c > 0 || c == 0 && o.spec.Func == RowNumber {
 			return nil // ranked past the end: nothing changes
 		}
+	}
+	blob, ok, err := o.top.Value()
+	if err != nil {
+		return err
 	}
 	o.arena = o.arena[:0]
 	o.old = o.old[:0]
@@ -246,20 +254,16 @@ func (o *rankOp) appendRow(kind types.RowKind, row []types.Value) error {
 	o.cur = append(o.cur, o.old[pos:]...)
 	o.rankAll(o.cur)
 	o.cur = o.prune(o.cur)
-	full := o.rankAll(o.cur)
+	full = o.rankAll(o.cur)
 	if err := o.emitDiff(); err != nil {
 		return err
 	}
-	// Write the blob back.
-	enc := o.enc[:0]
 	if full {
-		enc = append(enc, 1)
-	} else {
-		enc = append(enc, 0)
+		if err := o.bound.Update(o.cur[len(o.cur)-1].sk); err != nil {
+			return err
+		}
 	}
-	last := o.cur[len(o.cur)-1].sk
-	enc = binary.AppendUvarint(enc, uint64(len(last)))
-	enc = append(enc, last...)
+	enc := o.enc[:0]
 	for _, e := range o.cur {
 		enc = binary.AppendUvarint(enc, uint64(len(e.sk)))
 		enc = append(enc, e.sk...)
@@ -279,15 +283,7 @@ func (o *rankOp) save(b []byte) []byte {
 
 func (o *rankOp) decodeBlob(dst []rankEntry, blob []byte) ([]rankEntry, error) {
 	bad := fmt.Errorf("Top-N state: malformed partition record")
-	if len(blob) < 1 {
-		return nil, bad
-	}
-	p := 1
-	n, w := binary.Uvarint(blob[p:])
-	if w <= 0 || p+w+int(n) > len(blob) {
-		return nil, bad
-	}
-	p += w + int(n)
+	p := 0
 	for p < len(blob) {
 		var e rankEntry
 		for f := 0; f < 2; f++ {
