@@ -102,9 +102,9 @@ type rankOp struct {
 	byKey *state.MapState[[]byte, []byte] // UpdateFast: unique key → map key
 
 	blob, bnd, sk, mk, ukey, enc []byte
-	old, cur                []rankEntry
-	arena                   []byte // backing bytes of old and cur's entries
-	rowBuf                  []types.Value
+	old, cur                     []rankEntry
+	arena                        []byte // backing bytes of old and cur's entries
+	rowBuf                       []types.Value
 }
 
 // bufCodec is a codec of byte strings that decodes into a buffer it owns,
