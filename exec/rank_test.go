@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weir-sql/weir/aggfunc"
 	"github.com/weir-sql/weir/checkpoint"
 	"github.com/weir-sql/weir/types"
 )
@@ -102,5 +103,71 @@ func TestRankCheckpointRestore(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestOverAggLateRows runs an event-time OVER aggregate (COUNT(*) and
+// SUM(ts) over ROWS UNBOUNDED PRECEDING per key) in the harness, whose
+// watermark is the largest time minus 7 ms: rows wait for the watermark,
+// come out in time order, and a row behind the watermark is dropped and
+// counted.
+func TestOverAggLateRows(t *testing.T) {
+	h := &tumbleHarness{t: t, reader: &posReader{}, sink: &recordSink{}}
+	count, err := aggfunc.Builtins().Lookup("COUNT", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := OverSpec{Partition: []int{0}, TimeCol: 1, Rowtime: true, Frame: OverFrame{Unbounded: true, IsRows: true},
+		Calls: []aggfunc.Call{{Func: count, Arg: -1, Type: types.Type{Kind: types.KindBigInt, NotNull: true}, Name: "COUNT(*)"}},
+		Kinds: []types.Kind{types.KindBigInt, types.KindTimestamp}}
+	g := &JobGraph{Name: "over", Vertices: []*Vertex{
+		{ID: "s", Name: "S", Parallelism: 1, Source: posSource{h.reader}, SourceWidth: 2, SourceName: "s", Watermark: tumbleWatermark()},
+		{Name: "Over", Parallelism: 2,
+			Inputs:    []Input{{From: 0, Partition: Partitioning{Kind: Hash, Keys: []int{0}}}},
+			Operators: []OperatorSpec{{Name: "OverAggregate", ID: "over", OutWidth: 3, New: NewOverAgg(spec)}},
+			Sink:      h.sink, SinkName: "out"},
+	}}
+	j, tasks, err := newJob(context.Background(), g, Options{BatchSize: 16, ChannelBuffer: 64, AutoWatermarkInterval: wmInterval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.j = j
+	h.keyed = make([]*task, 2)
+	for _, tk := range tasks {
+		if tk.vi == 0 {
+			h.src = tk
+		} else {
+			h.keyed[tk.subtask] = tk
+		}
+	}
+	for _, tk := range tasks {
+		if err := tk.open(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.now = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	h.src.lastWMEmit, h.src.lastData = h.now, h.now
+	t.Cleanup(func() {
+		for _, tk := range tasks {
+			_ = tk.close(nil)
+		}
+		j.cancel()
+	})
+	row := func(k, ts int64) []types.Value { return []types.Value{types.BigIntValue(k), types.TimestampValue(ts)} }
+	h.emit([][]types.Value{row(1, 200), row(1, 100), row(2, 50)})
+	// The watermark is 193: only the rows at 100 and 50 are out.
+	want := []string{"+I[1, " + types.TimestampValue(100).String() + ", 1]", "+I[2, " + types.TimestampValue(50).String() + ", 1]"}
+	if got := sortedCopy(h.sink.rows); !slices.Equal(got, want) {
+		t.Fatalf("after watermark %d:\n got  %v\n want %v", h.watermark(), got, want)
+	}
+	h.emit([][]types.Value{row(1, 150), row(1, 300)}) // 150 is behind the watermark: late
+	h.end()
+	want = append(want, "+I[1, "+types.TimestampValue(200).String()+", 2]", "+I[1, "+types.TimestampValue(300).String()+", 3]")
+	slices.Sort(want)
+	if got := sortedCopy(h.sink.rows); !slices.Equal(got, want) {
+		t.Fatalf("at the end:\n got  %v\n want %v", got, want)
+	}
+	if n := j.late.Load(); n != 1 {
+		t.Fatalf("%d rows dropped, want 1 (the late row)", n)
 	}
 }

@@ -130,16 +130,24 @@ func (b *binder) bindOver(s *parser.Select, sc *scope, input Node, items []selIt
 	if len(s.GroupBy) > 0 || s.Having != nil {
 		return nil, nil, parser.Errorf(calls[0].Pos, "%s OVER in a SELECT with GROUP BY is not supported yet: aggregate in a subquery and rank its result", calls[0].Name)
 	}
+	aggs := 0
+	for _, c := range calls {
+		_, isRank := rankFuncs[c.Name]
+		if !isRank && !aggfunc.Builtins().Has(c.Name) {
+			return nil, nil, parser.Errorf(c.Pos, "%s is not a window function (window functions: ROW_NUMBER, RANK, DENSE_RANK, and the aggregates)", c.Name)
+		}
+		if !isRank {
+			aggs++
+		}
+	}
+	if aggs == len(calls) {
+		return b.bindOverAggs(s, sc, input, items, calls)
+	}
+	if aggs > 0 {
+		return nil, nil, parser.Errorf(calls[0].Pos, "ranking functions and OVER aggregates in one SELECT are not supported yet: compute one in a subquery")
+	}
 	var first *parser.Call
 	for _, c := range calls {
-		f, isRank := rankFuncs[c.Name]
-		_ = f
-		if !isRank {
-			if aggfunc.Builtins().Has(c.Name) {
-				return nil, nil, parser.Errorf(c.Pos, "%s(…) OVER (aggregates over a window of rows) is not supported yet", c.Name)
-			}
-			return nil, nil, parser.Errorf(c.Pos, "%s is not a window function (window functions: ROW_NUMBER, RANK, DENSE_RANK)", c.Name)
-		}
 		if first != nil && sqlText(first) != sqlText(c) {
 			return nil, nil, parser.Errorf(c.Pos, "only one ranking function per SELECT is supported (%s and %s): rank in a subquery", sqlText(first), sqlText(c))
 		}

@@ -299,3 +299,122 @@ func TestDeduplicate(t *testing.T) {
 		checkRows(t, "keep last (rowtime)", par, runRankQuery(t, dir, fmt.Sprintf(q, "ts DESC"), par), lines(late))
 	}
 }
+
+// writeOverInput writes n rows whose event times are out of order by less
+// than the table's watermark delay (10 s), so none is late: row i has ts
+// in [i*100 ms, i*100 ms + 5 s].
+func writeOverInput(t *testing.T, seed uint64, n int) (string, []rankRow) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var rows []rankRow
+	var b strings.Builder
+	for i := range n {
+		r := rankRow{k: rng.IntN(5), id: i, ts: 1_700_000_000_000 + int64(i)*100 + int64(rng.IntN(50))*100}
+		vs := "null"
+		if rng.IntN(6) != 0 {
+			v := rng.IntN(20) - 5
+			r.v = &v
+			vs = strconv.Itoa(v)
+		}
+		rows = append(rows, r)
+		fmt.Fprintf(&b, `{"k": %d, "v": %s, "id": %d, "ts": "%s"}`+"\n", r.k, vs, r.id, time.UnixMilli(r.ts).UTC().Format("2006-01-02 15:04:05.000"))
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "in.json"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, rows
+}
+
+// overAnswer computes, per row, agg over the rows of its frame: the rows
+// of its key ordered by ts then arrival, frame(i, rs) giving the indexes.
+func overAnswer(rows []rankRow, frame func(i int, rs []rankRow) []int, agg func(fr []rankRow) string) []string {
+	var out []string
+	for k, rs := range byKey(rows) {
+		slices.SortStableFunc(rs, func(a, b rankRow) int { return cmp.Compare(a.ts, b.ts) })
+		for i, r := range rs {
+			var fr []rankRow
+			for _, j := range frame(i, rs) {
+				fr = append(fr, rs[j])
+			}
+			out = append(out, fmt.Sprintf("[%d, %d, %s]", k, r.id, agg(fr)))
+		}
+	}
+	return sortedLines(out)
+}
+
+func sumOf(fr []rankRow) string {
+	s, any := 0, false
+	for _, r := range fr {
+		if r.v != nil {
+			s, any = s+*r.v, true
+		}
+	}
+	if !any {
+		return "<NULL>"
+	}
+	return strconv.Itoa(s)
+}
+
+func TestOverAggregates(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	dir, rows := writeOverInput(t, seed, 500)
+	lastN := func(n int) func(i int, rs []rankRow) []int {
+		return func(i int, _ []rankRow) []int {
+			var js []int
+			for j := max(0, i-n); j <= i; j++ {
+				js = append(js, j)
+			}
+			return js
+		}
+	}
+	rangeOf := func(ms int64) func(i int, rs []rankRow) []int {
+		return func(i int, rs []rankRow) []int {
+			var js []int
+			for j, r := range rs {
+				if r.ts >= rs[i].ts-ms && r.ts <= rs[i].ts {
+					js = append(js, j)
+				}
+			}
+			return js
+		}
+	}
+	for _, par := range []int{1, 2, 4} {
+		got := runRankQuery(t, dir, `SELECT k, id, SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) FROM t`, par)
+		checkRows(t, "SUM OVER ROWS 2 PRECEDING (rowtime)", par, got, overAnswer(rows, lastN(2), sumOf))
+
+		got = runRankQuery(t, dir, `SELECT k, id, MAX(v) OVER w, COUNT(*) OVER w FROM t WINDOW w AS (PARTITION BY k ORDER BY ts RANGE BETWEEN INTERVAL '3' SECOND PRECEDING AND CURRENT ROW)`, par)
+		checkRows(t, "MAX, COUNT(*) OVER RANGE 3 s (rowtime)", par, got, overAnswer(rows, rangeOf(3000), func(fr []rankRow) string {
+			m := "<NULL>"
+			best := 0
+			for _, r := range fr {
+				if r.v != nil && (m == "<NULL>" || *r.v > best) {
+					best, m = *r.v, strconv.Itoa(*r.v)
+				}
+			}
+			return fmt.Sprintf("%s, %d", m, len(fr))
+		}))
+
+		got = runRankQuery(t, dir, `SELECT k, id, COUNT(v) OVER (PARTITION BY k ORDER BY ts) FROM t`, par)
+		checkRows(t, "COUNT OVER RANGE UNBOUNDED (rowtime)", par, got, overAnswer(rows, rangeOf(1<<62), func(fr []rankRow) string {
+			n := 0
+			for _, r := range fr {
+				if r.v != nil {
+					n++
+				}
+			}
+			return strconv.Itoa(n)
+		}))
+
+		// Processing time: rows in arrival order (the file's, per key).
+		got = runRankQuery(t, dir, `SELECT k, id, SUM(v) OVER (PARTITION BY k ORDER BY pt ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t`, par)
+		var want []string
+		for k, rs := range byKey(rows) {
+			for i, r := range rs {
+				want = append(want, fmt.Sprintf("[%d, %d, %s]", k, r.id, sumOf(rs[max(0, i-1):i+1])))
+			}
+		}
+		checkRows(t, "SUM OVER ROWS 1 PRECEDING (proctime)", par, got, sortedLines(want))
+	}
+}
