@@ -69,6 +69,12 @@ func BenchmarkW5(b *testing.B) { benchmarkWorkload(b, "W5") }
 // an in-process broker: input rate, then latency at half of it.
 func BenchmarkW11(b *testing.B) { benchmarkWorkload(b, "W11") }
 
+// BenchmarkW12 is a Top-10 per key over 10,000 keys (append-only input).
+func BenchmarkW12(b *testing.B) { benchmarkWorkload(b, "W12") }
+
+// BenchmarkW13 is a keep-last deduplication over 1,000,000 keys.
+func BenchmarkW13(b *testing.B) { benchmarkWorkload(b, "W13") }
+
 // TestW11Measures runs W11 briefly: the job reads the producer's records,
 // completes checkpoints, and the probes come back through the
 // exactly-once sink, read-committed, within the checkpoint interval and

@@ -41,6 +41,7 @@ type Job struct {
 	watermarks            [][]atomic.Int64 // per vertex, per subtask: the task's watermark
 	skipped               []atomic.Int64   // per source subtask
 	dropped               atomic.Int64     // rows dropped by operators (not-null enforcer DROP)
+	late                  atomic.Int64     // late rows dropped by event-time operators
 	inFlight, maxInFlight atomic.Int64     // batches sent and not yet processed
 
 	ck *checkpointer // nil when checkpointing is off
@@ -71,6 +72,7 @@ type Metrics struct {
 	RowsWritten int64 // rows written to all sinks
 	Skipped     int64 // malformed records skipped by source readers (connector.Stats)
 	Dropped     int64 // rows dropped before a sink for NULL in a NOT NULL column ('DROP' enforcer)
+	Late        int64 // rows dropped for being behind the watermark (OVER aggregates on event time)
 	Vertices    []VertexMetrics
 }
 
@@ -374,7 +376,7 @@ func (j *Job) Done() <-chan struct{} { return j.done }
 
 // Metrics returns a snapshot of the job's live counters.
 func (j *Job) Metrics() Metrics {
-	m := Metrics{RowsRead: j.rowsRead.Load(), RowsWritten: j.rowsWritten.Load(), Dropped: j.dropped.Load()}
+	m := Metrics{RowsRead: j.rowsRead.Load(), RowsWritten: j.rowsWritten.Load(), Dropped: j.dropped.Load(), Late: j.late.Load()}
 	for i := range j.skipped {
 		m.Skipped += j.skipped[i].Load()
 	}

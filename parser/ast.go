@@ -195,6 +195,52 @@ type Select struct {
 	Where    Expr     // nil if none
 	GroupBy  []Expr
 	Having   Expr // nil if none
+	// Windows are the named windows of the WINDOW clause.
+	Windows []*NamedWindow
+}
+
+// NamedWindow is name AS (spec) in a WINDOW clause.
+type NamedWindow struct {
+	Pos  Pos
+	Name string
+	Spec *WindowSpec
+}
+
+// WindowSpec is the window of an OVER: a named window (Name, nothing
+// else set) or [PARTITION BY …] [ORDER BY …] [frame].
+type WindowSpec struct {
+	Pos       Pos
+	Name      string
+	Partition []Expr
+	Order     []*OrderItem
+	Frame     *Frame // nil if none
+}
+
+// OrderItem is expr [ASC|DESC] [NULLS FIRST|LAST]. Nulls is "", "FIRST" or "LAST".
+type OrderItem struct {
+	Pos   Pos
+	X     Expr
+	Desc  bool
+	Nulls string
+}
+
+// Frame is an OVER window's frame: Rows (ROWS) or RANGE, from Lo to Hi
+// (Hi is CURRENT ROW when the frame gives one bound).
+type Frame struct {
+	Pos    Pos
+	Rows   bool
+	Lo, Hi *FrameBound
+}
+
+// FrameBound is one end of a frame: UNBOUNDED, CURRENT ROW, N rows or an
+// interval (Interval), PRECEDING unless Following.
+type FrameBound struct {
+	Pos       Pos
+	Unbounded bool
+	Current   bool
+	N         int64
+	Interval  *IntervalLit
+	Following bool
 }
 
 // SelectItem is one item of a select list: an expression with an optional
@@ -378,6 +424,8 @@ type Call struct {
 	Args     []Expr
 	Distinct bool
 	Star     bool
+	// Over is the window of a window function call f(…) OVER …, or nil.
+	Over *WindowSpec
 }
 
 func (n *ColumnDef) Position() Pos    { return n.Pos }
@@ -407,6 +455,11 @@ func (n *Case) Position() Pos         { return n.Pos }
 func (n *When) Position() Pos         { return n.Pos }
 func (n *Cast) Position() Pos         { return n.Pos }
 func (n *Call) Position() Pos         { return n.Pos }
+func (n *NamedWindow) Position() Pos  { return n.Pos }
+func (n *WindowSpec) Position() Pos   { return n.Pos }
+func (n *OrderItem) Position() Pos    { return n.Pos }
+func (n *Frame) Position() Pos        { return n.Pos }
+func (n *FrameBound) Position() Pos   { return n.Pos }
 
 func (*ColumnDef) node()    {}
 func (*TypeName) node()     {}
@@ -435,6 +488,11 @@ func (*Case) node()         {}
 func (*When) node()         {}
 func (*Cast) node()         {}
 func (*Call) node()         {}
+func (*NamedWindow) node()  {}
+func (*WindowSpec) node()   {}
+func (*OrderItem) node()    {}
+func (*Frame) node()        {}
+func (*FrameBound) node()   {}
 
 func (*Select) query() {}
 func (*SetOp) query()  {}

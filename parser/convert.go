@@ -287,7 +287,55 @@ func (c *converter) queryTerm(g *gQueryTerm) QueryExpr {
 	if s.Having != nil {
 		sel.Having = c.expr(s.Having)
 	}
+	for _, w := range s.Windows {
+		sel.Windows = append(sel.Windows, &NamedWindow{Pos: toPos(w.Name.Pos), Name: c.ident(&w.Name), Spec: c.windowBody(w.Body)})
+	}
 	return sel
+}
+
+// over converts what follows OVER.
+func (c *converter) over(g *gOver) *WindowSpec {
+	if g.Name != nil {
+		return &WindowSpec{Pos: toPos(g.Pos), Name: c.ident(g.Name)}
+	}
+	return c.windowBody(g.Body)
+}
+
+func (c *converter) windowBody(g *gWindowBody) *WindowSpec {
+	w := &WindowSpec{Pos: toPos(g.Pos)}
+	for _, e := range g.Partition {
+		w.Partition = append(w.Partition, c.expr(e))
+	}
+	for _, o := range g.Order {
+		w.Order = append(w.Order, &OrderItem{Pos: toPos(o.Pos), X: c.expr(o.X),
+			Desc: strings.EqualFold(o.Dir, "DESC"), Nulls: strings.ToUpper(o.Nulls)})
+	}
+	if f := g.Frame; f != nil {
+		fr := &Frame{Pos: toPos(f.Pos), Rows: strings.EqualFold(f.Unit, "ROWS")}
+		if f.Between {
+			fr.Lo, fr.Hi = c.frameBound(f.Lo), c.frameBound(f.Hi)
+		} else {
+			fr.Lo, fr.Hi = c.frameBound(f.Single), &FrameBound{Pos: fr.Pos, Current: true}
+		}
+		w.Frame = fr
+	}
+	return w
+}
+
+func (c *converter) frameBound(g *gFrameBound) *FrameBound {
+	b := &FrameBound{Pos: toPos(g.Pos), Unbounded: g.Unbounded, Current: g.Current, Following: g.Following}
+	switch {
+	case g.N != nil:
+		n, err := strconv.ParseInt(*g.N, 10, 64)
+		if err != nil || n < 0 {
+			c.fail(g.Pos, "a frame bound takes a whole number of rows, not %s", *g.N)
+		}
+		b.N = n
+	case g.Interval != nil:
+		unit := strings.TrimSuffix(strings.ToUpper(g.Interval.Unit), "S")
+		b.Interval = &IntervalLit{Pos: b.Pos, Value: unquoteString(g.Interval.Value), Unit: unit}
+	}
+	return b
 }
 
 func (c *converter) selectItem(g *gSelectItem) *SelectItem {
@@ -585,6 +633,9 @@ func (c *converter) call(p Pos, name string, g *gCall) *Call {
 			c.fail(g.Pos, "TO inside a function call is only valid in FLOOR(t TO unit) and CEIL(t TO unit)")
 		}
 		e.Args = append(e.Args, c.expr(g.To))
+	}
+	if g.Over != nil {
+		e.Over = c.over(g.Over)
 	}
 	return e
 }

@@ -257,6 +257,76 @@ func (f *formatter) selectBlock(s *Select) {
 		f.w(" HAVING ")
 		f.expr(s.Having, precOr)
 	}
+	for i, w := range s.Windows {
+		if i == 0 {
+			f.w(" WINDOW ")
+		} else {
+			f.w(", ")
+		}
+		f.w(quoteIdent(w.Name), " AS ")
+		f.window(w.Spec)
+	}
+}
+
+// window writes (PARTITION BY … ORDER BY … frame), or a window's name.
+func (f *formatter) window(w *WindowSpec) {
+	if w.Name != "" {
+		f.w(quoteIdent(w.Name))
+		return
+	}
+	f.w("(")
+	sep := ""
+	if len(w.Partition) > 0 {
+		f.w("PARTITION BY ")
+		f.exprList(w.Partition)
+		sep = " "
+	}
+	if len(w.Order) > 0 {
+		f.w(sep, "ORDER BY ")
+		for i, o := range w.Order {
+			if i > 0 {
+				f.w(", ")
+			}
+			f.expr(o.X, precOr)
+			if o.Desc {
+				f.w(" DESC")
+			}
+			if o.Nulls != "" {
+				f.w(" NULLS ", o.Nulls)
+			}
+		}
+		sep = " "
+	}
+	if fr := w.Frame; fr != nil {
+		unit := "RANGE"
+		if fr.Rows {
+			unit = "ROWS"
+		}
+		f.w(sep, unit, " BETWEEN ")
+		f.frameBound(fr.Lo)
+		f.w(" AND ")
+		f.frameBound(fr.Hi)
+	}
+	f.w(")")
+}
+
+func (f *formatter) frameBound(b *FrameBound) {
+	switch {
+	case b.Current:
+		f.w("CURRENT ROW")
+		return
+	case b.Unbounded:
+		f.w("UNBOUNDED")
+	case b.Interval != nil:
+		f.expr(b.Interval, precOr)
+	default:
+		f.w(strconv.FormatInt(b.N, 10))
+	}
+	if b.Following {
+		f.w(" FOLLOWING")
+	} else {
+		f.w(" PRECEDING")
+	}
 }
 
 func (f *formatter) selectItem(it *SelectItem) {
@@ -464,6 +534,10 @@ func (f *formatter) expr(e Expr, min int) {
 			f.exprList(e.Args)
 		}
 		f.w(")")
+		if e.Over != nil {
+			f.w(" OVER ")
+			f.window(e.Over)
+		}
 	default:
 		panic(fmt.Sprintf("parser.Format: unknown expression type %T", e))
 	}

@@ -256,12 +256,63 @@ type gQueryTerm struct {
 
 type gSelect struct {
 	Pos      lexer.Position
-	Distinct bool           `parser:"'SELECT' ( @'DISTINCT' | 'ALL' )?"`
-	Items    []*gSelectItem `parser:"@@ ( ',' @@ )*"`
-	From     *gFrom         `parser:"( 'FROM' @@ )?"`
-	Where    *gExpr         `parser:"( 'WHERE' @@ )?"`
-	GroupBy  []*gExpr       `parser:"( 'GROUP' 'BY' @@ ( ',' @@ )* )?"`
-	Having   *gExpr         `parser:"( 'HAVING' @@ )?"`
+	Distinct bool            `parser:"'SELECT' ( @'DISTINCT' | 'ALL' )?"`
+	Items    []*gSelectItem  `parser:"@@ ( ',' @@ )*"`
+	From     *gFrom          `parser:"( 'FROM' @@ )?"`
+	Where    *gExpr          `parser:"( 'WHERE' @@ )?"`
+	GroupBy  []*gExpr        `parser:"( 'GROUP' 'BY' @@ ( ',' @@ )* )?"`
+	Having   *gExpr          `parser:"( 'HAVING' @@ )?"`
+	Windows  []*gNamedWindow `parser:"( 'WINDOW' @@ ( ',' @@ )* )?"`
+}
+
+// gNamedWindow is name AS (window spec) of a WINDOW clause.
+type gNamedWindow struct {
+	Name gIdent       `parser:"@@ 'AS'"`
+	Body *gWindowBody `parser:"'(' @@ ')'"`
+}
+
+// gOver is what follows OVER: a window's name or (window spec).
+type gOver struct {
+	Pos  lexer.Position
+	Name *gIdent      `parser:"  @@"`
+	Body *gWindowBody `parser:"| '(' @@ ')'"`
+}
+
+// gWindowBody is [PARTITION BY ...] [ORDER BY ...] [frame].
+type gWindowBody struct {
+	Pos       lexer.Position
+	Partition []*gExpr      `parser:"( 'PARTITION' 'BY' @@ ( ',' @@ )* )?"`
+	Order     []*gOrderItem `parser:"( 'ORDER' 'BY' @@ ( ',' @@ )* )?"`
+	Frame     *gFrame       `parser:"@@?"`
+}
+
+// gOrderItem is expr [ASC|DESC] [NULLS FIRST|LAST].
+type gOrderItem struct {
+	Pos   lexer.Position
+	X     *gExpr `parser:"@@"`
+	Dir   string `parser:"@('ASC' | 'DESC')?"`
+	Nulls string `parser:"( 'NULLS' @('FIRST' | 'LAST') )?"`
+}
+
+// gFrame is ROWS|RANGE bound or ROWS|RANGE BETWEEN bound AND bound.
+type gFrame struct {
+	Pos     lexer.Position
+	Unit    string       `parser:"@('ROWS' | 'RANGE')"`
+	Between bool         `parser:"( @'BETWEEN'"`
+	Lo      *gFrameBound `parser:"  @@ 'AND'"`
+	Hi      *gFrameBound `parser:"  @@"`
+	Single  *gFrameBound `parser:"| @@ )"`
+}
+
+// gFrameBound is UNBOUNDED PRECEDING, CURRENT ROW, n PRECEDING or
+// INTERVAL '…' unit PRECEDING.
+type gFrameBound struct {
+	Pos       lexer.Position
+	Current   bool       `parser:"  @('CURRENT' 'ROW')"`
+	Unbounded bool       `parser:"| ( @'UNBOUNDED'"`
+	N         *string    `parser:"  | @Number"`
+	Interval  *gInterval `parser:"  | @@ )"`
+	Following bool       `parser:"  ( 'PRECEDING' | @'FOLLOWING' )"`
 }
 
 // gSelectItem is *, an expression, or t.* (parsed as a reference with a
@@ -466,6 +517,7 @@ type gCall struct {
 	From     *gExpr   `parser:"  | 'FROM' @@"`
 	For      *gExpr   `parser:"    ( 'FOR' @@ )?"`
 	To       *gExpr   `parser:"  | 'TO' @@ )? )? ')'"`
+	Over     *gOver   `parser:"( 'OVER' @@ )?"`
 }
 
 // gExprRoot is the root of ParseExpr.

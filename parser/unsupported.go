@@ -98,12 +98,10 @@ var unsupportedRules = []unsupportedRule{
 	{ctx: ctxAccepts, accepts: "UNION", words: []string{"LIMIT"}, msg: "LIMIT is not supported yet"},
 	{ctx: ctxAccepts, accepts: "UNION", words: []string{"OFFSET"}, msg: "OFFSET is not supported yet"},
 	{ctx: ctxAccepts, accepts: "UNION", words: []string{"FETCH", "FIRST|NEXT"}, msg: "FETCH FIRST is not supported yet"},
-	{ctx: ctxAccepts, accepts: "UNION", words: []string{"WINDOW"}, msg: "named windows (WINDOW w AS (...)) are not supported yet"},
 	{ctx: ctxAccepts, accepts: "UNION", words: []string{"INTERSECT|EXCEPT|MINUS", "?ALL|DISTINCT"}, msg: "$* is not supported yet"},
 
 	// Expressions.
 	{ctx: ctxAccepts, accepts: "<number>", words: []string{"LEFT|RIGHT", "("}},
-	{ctx: ctxAfterCall, words: []string{"OVER"}, msg: "OVER (window functions: ROW_NUMBER, RANK, aggregates over a window) is not supported yet"},
 	{ctx: ctxAfterCall, words: []string{"FILTER", "("}, msg: "FILTER (WHERE ...) on an aggregate is not supported yet: put the condition inside it, as in COUNT(CASE WHEN ... THEN 1 END) or SUM(CASE WHEN ... THEN x END)"},
 	{ctx: ctxAccepts, accepts: "<number>", words: []string{"EXISTS", "("}, msg: "subqueries in expressions (EXISTS (SELECT ...)) are not supported yet"},
 	{ctx: ctxAccepts, accepts: "<number>", before: []string{"IN", "("}, words: []string{"SELECT"}, msg: "subqueries in expressions (IN (SELECT ...)) are not supported yet"},

@@ -202,15 +202,21 @@ func (b *binder) bindSelect(s *parser.Select) (Node, error) {
 		return nil, err
 	}
 	hasAgg := len(s.GroupBy) > 0 || s.Having != nil
+	var overs []*parser.Call
 	for _, it := range items {
 		hasAgg = hasAgg || containsAgg(it.e)
+		collectOver(it.e, &overs)
 	}
 	var exprs []expr.Expr
 	names := make([]string, len(items))
 	for i, it := range items {
 		names[i] = itemName(it, i)
 	}
-	if hasAgg {
+	if len(overs) > 0 {
+		node, exprs, err = b.bindOver(s, sc, node, items, overs)
+	} else if len(s.Windows) > 0 {
+		return nil, parser.Errorf(s.Windows[0].Pos, "window '%s' is defined but no OVER uses it", s.Windows[0].Name)
+	} else if hasAgg {
 		node, exprs, err = b.bindAggregate(s, sc, node, items)
 	} else {
 		eb := &exprBinder{sc: sc, where: "here", loc: b.loc}

@@ -18,7 +18,7 @@ import (
 // isAggCall reports whether e calls an aggregate function of the registry.
 func isAggCall(e parser.Expr) (*parser.Call, bool) {
 	c, ok := e.(*parser.Call)
-	return c, ok && aggfunc.Builtins().Has(c.Name)
+	return c, ok && c.Over == nil && aggfunc.Builtins().Has(c.Name)
 }
 
 // exprBinder turns AST expressions into compiled expressions over a scope.
@@ -29,6 +29,8 @@ type exprBinder struct {
 	agg   *aggScope
 	where string         // clause name for "aggregate not allowed in ..." errors
 	loc   *time.Location // the session's time zone; nil: UTC
+	// over binds the window function calls of a select list (bindOver).
+	over map[*parser.Call]expr.Expr
 }
 
 func wrap(pos parser.Pos, err error) error {
@@ -42,6 +44,12 @@ func wrap(pos parser.Pos, err error) error {
 }
 
 func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
+	if c, ok := e.(*parser.Call); ok && c.Over != nil {
+		if x, ok := b.over[c]; ok {
+			return x, nil
+		}
+		return nil, parser.Errorf(c.Pos, "%s(…) OVER is only allowed in a SELECT list (filter on it in an enclosing query: SELECT * FROM (SELECT …, %s() OVER (…) AS rn FROM t) WHERE rn <= 3)", c.Name, c.Name)
+	}
 	if b.agg != nil {
 		if x, ok, err := b.agg.lookup(e); ok || err != nil {
 			return x, err
