@@ -229,6 +229,27 @@ type SubqueryRef struct {
 	Alias string
 }
 
+// WindowTVF is a window table-valued function in FROM:
+// TABLE(TUMBLE|HOP|CUMULATE|SESSION(TABLE t [PARTITION BY k, …],
+// DESCRIPTOR(ts), …)) [AS] alias, its positional or named arguments
+// sorted into fields (nil when not given). It adds the columns
+// window_start, window_end and window_time to t's.
+type WindowTVF struct {
+	Pos       Pos
+	Kind      string // TUMBLE, HOP, CUMULATE or SESSION
+	Table     string
+	TablePos  Pos
+	Partition []string // SESSION's PARTITION BY columns
+	TimeCol   string
+	TimePos   Pos
+	Size      Expr // TUMBLE, HOP, CUMULATE
+	Slide     Expr // HOP
+	Step      Expr // CUMULATE
+	Gap       Expr // SESSION
+	Offset    Expr // TUMBLE, HOP, CUMULATE (optional)
+	Alias     string
+}
+
 // ---- expressions ----
 
 // ColumnRef is a column name, optionally qualified: t.col.
@@ -360,6 +381,7 @@ func (n *SelectItem) Position() Pos   { return n.Pos }
 func (n *SetOp) Position() Pos        { return n.Pos }
 func (n *TableRef) Position() Pos     { return n.Pos }
 func (n *SubqueryRef) Position() Pos  { return n.Pos }
+func (n *WindowTVF) Position() Pos    { return n.Pos }
 func (n *ColumnRef) Position() Pos    { return n.Pos }
 func (n *NumberLit) Position() Pos    { return n.Pos }
 func (n *StringLit) Position() Pos    { return n.Pos }
@@ -387,6 +409,7 @@ func (*SelectItem) node()   {}
 func (*SetOp) node()        {}
 func (*TableRef) node()     {}
 func (*SubqueryRef) node()  {}
+func (*WindowTVF) node()    {}
 func (*ColumnRef) node()    {}
 func (*NumberLit) node()    {}
 func (*StringLit) node()    {}
@@ -410,6 +433,7 @@ func (*SetOp) query()  {}
 
 func (*TableRef) relation()    {}
 func (*SubqueryRef) relation() {}
+func (*WindowTVF) relation()   {}
 
 func (*ColumnRef) expr()    {}
 func (*NumberLit) expr()    {}

@@ -82,8 +82,6 @@ var unsupportedRules = []unsupportedRule{
 	{ctx: ctxAccepts, accepts: "SELECT", words: []string{"VALUES"}, msg: "VALUES is not supported yet: rows come from tables (the datagen connector generates rows, filesystem reads them from files)"},
 
 	// FROM: table functions, then joins after a FROM item.
-	{ctx: ctxAccepts, accepts: "<ident>", before: []string{"FROM"}, words: []string{"TABLE", "(", "TUMBLE|HOP|CUMULATE|SESSION"}, msg: "window table function $3 (FROM TABLE($3(...))) is not supported yet"},
-	{ctx: ctxAccepts, accepts: "<ident>", before: []string{"FROM"}, words: []string{"TABLE", "("}, msg: "table functions in FROM (FROM TABLE(f(...))) are not supported yet"},
 	{ctx: ctxAccepts, accepts: "<ident>", before: []string{"FROM"}, words: []string{"UNNEST", "("}, msg: "UNNEST is not supported yet"},
 	{ctx: ctxAccepts, accepts: "<ident>", before: []string{"FROM"}, words: []string{"LATERAL"}, msg: "LATERAL is not supported yet"},
 	{ctx: ctxAccepts, accepts: "WHERE", rejects: "FROM", words: []string{",", "LATERAL"}, caret: 1, msg: "LATERAL TABLE (a join with a table function) is not supported yet"},
