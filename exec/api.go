@@ -56,6 +56,10 @@ type OpContext struct {
 	// Watermark is the task's current watermark (NoWatermark before the
 	// first), which CURRENT_WATERMARK reads; nil in tests (then it is NULL).
 	Watermark *atomic.Int64
+	// Late counts the rows a window operator dropped as late (their
+	// windows had fired), for the operator's vertex
+	// (VertexMetrics.LateRows, Metrics.LateRows); nil in tests.
+	Late *atomic.Int64
 }
 
 // StatefulOperator is an Operator with keyed state that checkpoints
