@@ -399,6 +399,7 @@ func (o *windowAggOp) addToSession(row []types.Value, ts, wm int64) error {
 		o.late.Add(1)
 		return nil
 	}
+
 	for i := 0; i < len(o.merged); i += 2 {
 		s, e := o.merged[i], o.merged[i+1]
 		if err := o.k.DeleteTimer(o.domain, o.timerAt(e), o.nsOf(s)); err != nil {

@@ -301,11 +301,6 @@ var unsupportedFunctions = func() map[string]unsupportedFunc {
 		"CURRENT_DATE", "CURRENT_TIME", "LOCALTIME")
 	add(unsupportedFunc{what: "time function"},
 		"CURRENT_ROW_TIMESTAMP", "SOURCE_WATERMARK", "TO_DATE", "CONVERT_TZ")
-	add(unsupportedFunc{what: "group window function"},
-		"TUMBLE", "HOP", "SESSION", "CUMULATE",
-		"TUMBLE_START", "TUMBLE_END", "TUMBLE_ROWTIME", "TUMBLE_PROCTIME",
-		"HOP_START", "HOP_END", "HOP_ROWTIME", "HOP_PROCTIME",
-		"SESSION_START", "SESSION_END", "SESSION_ROWTIME", "SESSION_PROCTIME")
 	add(unsupportedFunc{what: "window function"},
 		"ROW_NUMBER", "RANK", "DENSE_RANK", "PERCENT_RANK", "CUME_DIST", "NTILE", "LAG", "LEAD")
 	add(unsupportedFunc{what: "aggregate function"},
