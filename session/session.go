@@ -476,8 +476,12 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 		if ctx.Err() != nil {
 			how = "stopped"
 		}
-		fmt.Fprintf(s.Env.Stderr, "weir: job %s %s in %s: %d rows read, %d rows written\n",
-			plan.Graph.Name, how, time.Since(start).Round(time.Millisecond), rowsRead, rowsWritten)
+		lateText := ""
+		if late > 0 {
+			lateText = fmt.Sprintf(", %d late rows dropped", late)
+		}
+		fmt.Fprintf(s.Env.Stderr, "weir: job %s %s in %s: %d rows read, %d rows written%s\n",
+			plan.Graph.Name, how, time.Since(start).Round(time.Millisecond), rowsRead, rowsWritten, lateText)
 	}
 	return nil
 }
