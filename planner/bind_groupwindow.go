@@ -39,7 +39,7 @@ func groupWindowMisuse(name string) (string, bool) {
 
 // groupWindow finds the group window in s's GROUP BY. If there is one it
 // returns the window TVF to put over the FROM relation and a copy of s in
-// which the group window is window_start, window_end and the auxiliary
+// which the group window is window_start, window_end, window_time and the auxiliary
 // functions are the TVF's columns.
 func groupWindow(s *parser.Select) (*parser.WindowTVF, *parser.Select, error) {
 	at := -1
@@ -78,7 +78,7 @@ func groupWindow(s *parser.Select) (*parser.WindowTVF, *parser.Select, error) {
 	}
 	c := *s
 	col := func(name string) *parser.ColumnRef { return &parser.ColumnRef{Pos: call.Pos, Name: name} }
-	c.GroupBy = append(append(append([]parser.Expr{}, s.GroupBy[:at]...), col("window_start"), col("window_end")), s.GroupBy[at+1:]...)
+	c.GroupBy = append(append(append([]parser.Expr{}, s.GroupBy[:at]...), col("window_start"), col("window_end"), col("window_time")), s.GroupBy[at+1:]...)
 	var err error
 	rewrite := func(e parser.Expr) parser.Expr {
 		out, rerr := rewriteAux(e, kind)
