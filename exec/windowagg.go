@@ -3,6 +3,7 @@ package exec
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -545,10 +546,16 @@ func (o *windowAggOp) emit(start, end int64) error {
 	return nil
 }
 
-// Finish implements Operator. Windows still open at the end of a bounded
-// input fired when the final watermark (+∞) arrived; in processing time
-// they are left, as in Flink.
-func (o *windowAggOp) Finish(Emitter) error { return nil }
+// Finish implements Operator. In event time, the windows still open at the
+// end of a bounded input fired when the final watermark (+∞) arrived; in
+// processing time they fire now, so that a bounded input's last windows
+// are not lost.
+func (o *windowAggOp) Finish(out Emitter) error {
+	if !o.spec.Proctime {
+		return nil
+	}
+	return o.k.AdvanceProcessingTime(math.MaxInt64, func(t state.Timer) error { return o.OnTimer(t, out) })
+}
 
 // Close implements Operator.
 func (o *windowAggOp) Close() error { return nil }

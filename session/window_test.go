@@ -367,3 +367,78 @@ func TestWindowAggregatesMatchGo(t *testing.T) {
 		}
 	}
 }
+
+// TestCascadedWindows aggregates per-second TUMBLE windows per key into
+// 4-second windows over their window_time: the result equals the 4-second
+// windows computed in Go from the rows.
+func TestCascadedWindows(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 17))
+	rows := shuffleWithinDelay(r, winRows(r, 4000, 5))
+	path := writeWinCSV(t, rows)
+	type acc struct{ n, s int64 }
+	want := map[int64]*acc{}
+	for _, row := range rows {
+		w := floorTo(row.ts, 4000)
+		if want[w] == nil {
+			want[w] = &acc{}
+		}
+		want[w].n++
+		want[w].s += row.v
+	}
+	var wantRows []string
+	for w, a := range want {
+		wantRows = append(wantRows, fmt.Sprintf("[%s, %s, %d, %d]", tsText(w), tsText(w+4000), a.n, a.s))
+	}
+	sort.Strings(wantRows)
+	for _, par := range []int{1, 4} {
+		src := fmt.Sprintf(`
+SET 'parallelism.default' = '%d';
+CREATE TABLE ev (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '2' SECOND)
+WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'csv');
+CREATE VIEW per_sec AS SELECT k, window_time AS wt, COUNT(*) AS n, SUM(v) AS s
+  FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY k, window_start, window_end, window_time;
+CREATE TABLE out_t (ws TIMESTAMP(3), we TIMESTAMP(3), n BIGINT, s BIGINT) WITH ('connector' = 'print');
+INSERT INTO out_t SELECT window_start, window_end, SUM(n), SUM(s)
+  FROM TABLE(TUMBLE(TABLE per_sec, DESCRIPTOR(wt), INTERVAL '4' SECOND)) GROUP BY window_start, window_end;
+`, par, path)
+		out, late, stderr := runWindowScript(t, src)
+		got := sortedRows(applyChangelog(t, out))
+		if !slices.Equal(got, wantRows) || late != 0 {
+			t.Fatalf("p%d (seed %d): %d late, rows %v, want %v\n%s", par, seed, late, got, wantRows, stderr)
+		}
+	}
+}
+
+// TestProcessingTimeWindows counts a bounded datagen stream in 50 ms
+// processing-time windows: every row is counted once, in windows of 50
+// ms, the last ones when the input ends.
+func TestProcessingTimeWindows(t *testing.T) {
+	const n = 3000
+	src := fmt.Sprintf(`
+SET 'table.local-time-zone' = 'UTC';
+CREATE TABLE ev (id BIGINT, pt AS PROCTIME()) WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence',
+  'fields.id.start' = '1', 'fields.id.end' = '%d', 'rows-per-second' = '20000');
+CREATE TABLE out_t (ws TIMESTAMP_LTZ(3), we TIMESTAMP_LTZ(3), n BIGINT, s BIGINT) WITH ('connector' = 'print');
+INSERT INTO out_t SELECT window_start, window_end, COUNT(*), SUM(id) FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(pt), INTERVAL '0.05' SECOND)) GROUP BY window_start, window_end;
+`, n)
+	out, _, stderr := runWindowScript(t, src)
+	var total, sum int64
+	windows := map[string]bool{}
+	forPrintLines(t, out, func(kind, row string) {
+		f := strings.Split(strings.Trim(row, "[]"), ", ")
+		start, end := parseTS(t, f[0]), parseTS(t, f[1])
+		if kind != "+I" || end-start != 50 || start%50 != 0 || windows[f[0]] {
+			t.Fatalf("window row %s%s: want +I of a new 50 ms window\n%s", kind, row, stderr)
+		}
+		windows[f[0]] = true
+		var c, s int64
+		fmt.Sscan(f[2], &c)
+		fmt.Sscan(f[3], &s)
+		total, sum = total+c, sum+s
+	})
+	if total != n || sum != n*(n+1)/2 || len(windows) < 2 {
+		t.Fatalf("%d windows counted %d rows summing to %d, want %d rows summing to %d in several windows\n%s", len(windows), total, sum, n, n*(n+1)/2, stderr)
+	}
+}
