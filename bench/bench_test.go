@@ -61,3 +61,12 @@ func BenchmarkW4(b *testing.B) { benchmarkWorkload(b, "W4") }
 
 // BenchmarkW5 is W1 at half its peak rate, measuring latency.
 func BenchmarkW5(b *testing.B) { benchmarkWorkload(b, "W5") }
+
+// BenchmarkW6 is a 1 s TUMBLE COUNT, SUM by 10,000 keys in event time.
+func BenchmarkW6(b *testing.B) { benchmarkWorkload(b, "W6") }
+
+// BenchmarkW7 is a 10 s / 1 s HOP COUNT, SUM by 10,000 keys in event time.
+func BenchmarkW7(b *testing.B) { benchmarkWorkload(b, "W7") }
+
+// BenchmarkW8 is a 1 s SESSION COUNT, SUM by 100,000 keys in event time.
+func BenchmarkW8(b *testing.B) { benchmarkWorkload(b, "W8") }

@@ -156,33 +156,41 @@ func NewWindowAgg(keys []int, spec WindowSpec, calls []AggCall) func() Operator 
 	return func() Operator { return &windowAggOp{keys: keys, spec: spec, calls: calls} }
 }
 
-// windowAggOp is the window aggregate. Its state per key: "keys" (the
-// key's values, for the output) and "slices" (slice end → the
-// accumulators' saved state) or "sessions" (session start → end as a
-// varint, then the accumulators' state). Its timers fire at window_end - 1
-// in event time (the window is complete when the watermark reaches its
-// last millisecond), at window_end in processing time; a session's timer
-// has the session's start as namespace.
+// windowAggOp is the window aggregate. Its state per key: for TUMBLE, HOP
+// and CUMULATE "slices" (slice end → the key's values, then the
+// accumulators' saved state), read and written by point lookups only; for
+// SESSION "sessions" (the key's values, then each open session: start,
+// end, accumulators). Its timers fire at window_end - 1 in event time (the
+// window is complete when the watermark reaches its last millisecond), at
+// window_end in processing time; a session's timer has the session's start
+// as namespace.
 type windowAggOp struct {
 	keys  []int
 	spec  WindowSpec
 	calls []AggCall
 
-	accs   []accumulator // groups: 0 scratch, 1 a window's result, 2 a slice being merged
-	domain state.TimeDomain
-	rk     *RowKey
-	k      *state.Keyed
-	keyVal *state.ValueState[[]types.Value]
-	parts  *state.MapState[int64, []byte] // slices or sessions
-	late   *atomic.Int64
-	name   string
+	accs     []accumulator // groups: 0 scratch, 1 a window's result, 2 a slice being merged
+	domain   state.TimeDomain
+	rk       *RowKey
+	k        *state.Keyed
+	slices   *state.MapState[int64, []byte]
+	sessions *state.ValueState[[]byte]
+	late     *atomic.Int64
+	name     string
 
 	buf    []byte
+	keyEnc []byte // the current window's key values (types.AppendKey), from its state
 	nsBuf  [8]byte
-	keyRow []types.Value
 	out    *types.Batch
-	ends   []int64 // scratch: slice or session keys to remove
-	merged []int64
+	open   []session // the current key's sessions
+	accBuf []byte
+}
+
+// session is an open session of the current key; acc aliases the state
+// value it was decoded from (or accBuf).
+type session struct {
+	start, end int64
+	acc        []byte
 }
 
 // Open implements Operator.
@@ -212,7 +220,6 @@ func (o *windowAggOp) Open(ctx *OpContext) error {
 		o.accs[i] = acc
 	}
 	o.out = types.NewBatch(len(o.keys)+3+len(o.calls), 64)
-	o.keyRow = make([]types.Value, len(o.keys))
 	return nil
 }
 
@@ -220,14 +227,11 @@ func (o *windowAggOp) Open(ctx *OpContext) error {
 func (o *windowAggOp) OpenKeyed(k *state.Keyed) error {
 	o.k = k
 	var err error
-	if o.keyVal, err = state.NewValueState(k, "keys", keyValuesCodec{}); err != nil {
-		return err
-	}
-	name := "slices"
 	if o.spec.Kind == WindowSession {
-		name = "sessions"
+		o.sessions, err = state.NewValueState(k, "sessions", state.Bytes{})
+	} else {
+		o.slices, err = state.NewMapState(k, "slices", state.Int64{}, state.Bytes{})
 	}
-	o.parts, err = state.NewMapState(k, name, state.Int64{}, state.Bytes{})
 	return err
 }
 
@@ -313,32 +317,59 @@ func (o *windowAggOp) reset(g int32) {
 	}
 }
 
+// appendKey appends the row's key values, length-prefixed, to dst.
+func (o *windowAggOp) appendKey(dst []byte, row []types.Value) []byte {
+	at := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	for _, c := range o.keys {
+		dst = types.AppendKey(dst, row[c])
+	}
+	binary.BigEndian.PutUint32(dst[at:], uint32(len(dst)-at-4))
+	return dst
+}
+
+// splitKey returns the length-prefixed key values at the start of v and
+// the rest.
+func splitKey(v []byte) (key, rest []byte, err error) {
+	if len(v) < 4 || int(binary.BigEndian.Uint32(v)) > len(v)-4 {
+		return nil, nil, fmt.Errorf("window state: bad key values")
+	}
+	n := 4 + int(binary.BigEndian.Uint32(v))
+	return v[4:n], v[n:], nil
+}
+
 func (o *windowAggOp) addToSlice(row []types.Value, ts, wm int64) error {
 	se := o.spec.SliceEnd(ts)
 	if !o.spec.Proctime && o.spec.LastWindowEnd(se)-1 <= wm {
 		o.late.Add(1)
 		return nil
 	}
-	old, found, err := o.parts.Get(se)
+	old, found, err := o.slices.Get(se)
 	if err != nil {
 		return err
 	}
 	o.reset(0)
+	o.buf = o.buf[:0]
 	if found {
-		if err := o.load(0, old); err != nil {
+		key, accs, err := splitKey(old)
+		if err != nil {
 			return err
 		}
+		if err := o.load(0, accs); err != nil {
+			return err
+		}
+		o.buf = binary.BigEndian.AppendUint32(o.buf, uint32(len(key)))
+		o.buf = append(o.buf, key...)
+	} else {
+		o.buf = o.appendKey(o.buf, row)
 	}
 	o.addRow(row)
-	o.buf = o.save(0, o.buf[:0])
-	if err := o.parts.Put(se, o.buf); err != nil {
+	o.buf = o.save(0, o.buf)
+	if err := o.slices.Put(se, o.buf); err != nil {
 		return err
 	}
 	if found {
 		return nil
-	}
-	if err := o.rememberKey(row); err != nil {
-		return err
 	}
 	return o.spec.windowEnds(se, func(end int64) error {
 		if !o.spec.Proctime && o.timerAt(end) <= wm {
@@ -348,65 +379,99 @@ func (o *windowAggOp) addToSlice(row []types.Value, ts, wm int64) error {
 	})
 }
 
-// rememberKey stores the current key's values for the output rows.
-func (o *windowAggOp) rememberKey(row []types.Value) error {
-	for i, c := range o.keys {
-		o.keyRow[i] = row[c]
-	}
-	return o.keyVal.Update(o.keyRow)
-}
-
-// sessionValue encodes a session: its end, then the accumulators of group g.
-func (o *windowAggOp) sessionValue(end int64, g int32) []byte {
-	o.buf = binary.AppendVarint(o.buf[:0], end)
-	return o.save(g, o.buf)
-}
-
 func (o *windowAggOp) nsOf(start int64) []byte {
 	binary.BigEndian.PutUint64(o.nsBuf[:], uint64(start))
 	return o.nsBuf[:]
+}
+
+// loadSessions decodes the current key's sessions into o.open and returns
+// the key values; found is false when the key has none.
+func (o *windowAggOp) loadSessions() (key []byte, found bool, err error) {
+	o.open = o.open[:0]
+	v, found, err := o.sessions.Value()
+	if err != nil || !found {
+		return nil, false, err
+	}
+	key, rest, err := splitKey(v)
+	if err != nil {
+		return nil, false, err
+	}
+	for len(rest) > 0 {
+		var s session
+		var n int
+		if s.start, n = binary.Varint(rest); n <= 0 {
+			return nil, false, fmt.Errorf("window state: bad session")
+		}
+		rest = rest[n:]
+		if s.end, n = binary.Varint(rest); n <= 0 {
+			return nil, false, fmt.Errorf("window state: bad session")
+		}
+		rest = rest[n:]
+		l, n := binary.Uvarint(rest)
+		if n <= 0 || l > uint64(len(rest)-n) {
+			return nil, false, fmt.Errorf("window state: bad session")
+		}
+		s.acc, rest = rest[n:n+int(l)], rest[n+int(l):]
+		o.open = append(o.open, s)
+	}
+	return key, true, nil
+}
+
+// storeSessions writes the key values and o.open as the current key's
+// sessions (clearing them when there are none).
+func (o *windowAggOp) storeSessions(key []byte) error {
+	if len(o.open) == 0 {
+		return o.sessions.Clear()
+	}
+	b := binary.BigEndian.AppendUint32(o.buf[:0], uint32(len(key)))
+	b = append(b, key...)
+	for _, s := range o.open {
+		b = binary.AppendVarint(b, s.start)
+		b = binary.AppendVarint(b, s.end)
+		b = binary.AppendUvarint(b, uint64(len(s.acc)))
+		b = append(b, s.acc...)
+	}
+	o.buf = b
+	return o.sessions.Update(b)
 }
 
 // addToSession puts the row's window [ts, ts+gap) into the key's
 // sessions, merging every session it overlaps or touches (as Flink's
 // TimeWindow.intersects) into one.
 func (o *windowAggOp) addToSession(row []types.Value, ts, wm int64) error {
+	key, found, err := o.loadSessions()
+	if err != nil {
+		return err
+	}
+	if !found {
+		o.keyEnc = o.appendKey(o.keyEnc[:0], row)
+		key = o.keyEnc[4:]
+	}
 	start, end := ts, ts+o.spec.Gap
 	o.reset(1)
-	o.merged = o.merged[:0]
-	var loadErr error
-	err := o.parts.All(func(s int64, v []byte) (bool, error) {
-		e, rest := binary.Varint(v)
-		if rest <= 0 {
-			return false, fmt.Errorf("session state: bad end")
+	kept, merged := o.open[:0], 0
+	var mergedTimers []int64
+	for _, s := range o.open {
+		if s.start > ts+o.spec.Gap || s.end < ts {
+			kept = append(kept, s)
+			continue
 		}
-		if s > ts+o.spec.Gap || e < ts {
-			return true, nil
-		}
-		if loadErr = o.load(2, v[rest:]); loadErr != nil {
-			return false, loadErr
+		if err := o.load(2, s.acc); err != nil {
+			return err
 		}
 		for _, acc := range o.accs {
 			acc.merge(1, 2)
 		}
-		start, end = min(start, s), max(end, e)
-		o.merged = append(o.merged, s, e)
-		return true, nil
-	})
-	if err != nil {
-		return err
+		start, end = min(start, s.start), max(end, s.end)
+		mergedTimers = append(mergedTimers, s.start, s.end)
+		merged++
 	}
-	if len(o.merged) == 0 && !o.spec.Proctime && end-1 <= wm {
+	if merged == 0 && !o.spec.Proctime && end-1 <= wm {
 		o.late.Add(1)
 		return nil
 	}
-
-	for i := 0; i < len(o.merged); i += 2 {
-		s, e := o.merged[i], o.merged[i+1]
-		if err := o.k.DeleteTimer(o.domain, o.timerAt(e), o.nsOf(s)); err != nil {
-			return err
-		}
-		if err := o.parts.Remove(s); err != nil {
+	for i := 0; i < len(mergedTimers); i += 2 {
+		if err := o.k.DeleteTimer(o.domain, o.timerAt(mergedTimers[i+1]), o.nsOf(mergedTimers[i])); err != nil {
 			return err
 		}
 	}
@@ -415,12 +480,9 @@ func (o *windowAggOp) addToSession(row []types.Value, ts, wm int64) error {
 	for _, acc := range o.accs {
 		acc.merge(1, 0)
 	}
-	if len(o.merged) == 0 {
-		if err := o.rememberKey(row); err != nil {
-			return err
-		}
-	}
-	if err := o.parts.Put(start, o.sessionValue(end, 1)); err != nil {
+	o.accBuf = o.save(1, o.accBuf[:0])
+	o.open = append(kept, session{start: start, end: end, acc: o.accBuf})
+	if err := o.storeSessions(key); err != nil {
 		return err
 	}
 	return o.k.RegisterTimer(o.domain, o.timerAt(end), o.nsOf(start))
@@ -449,44 +511,51 @@ func (o *windowAggOp) OnTimer(t state.Timer, out Emitter) error {
 	return out.Emit(o.out)
 }
 
+// fireSlices emits the window that ends at end, the merge of its slices,
+// found by their ends (no scan), then removes the slices no later window
+// takes: the window's first (HOP), its only one (TUMBLE), or the whole
+// period's at a CUMULATE period's end.
 func (o *windowAggOp) fireSlices(end int64) error {
 	start := o.spec.WindowStart(end)
+	step := o.spec.sliceSize()
 	o.reset(1)
 	n := 0
-	o.ends = o.ends[:0]
-	remaining := 0
-	err := o.parts.All(func(se int64, v []byte) (bool, error) {
-		if se > start && se <= end {
-			if err := o.load(2, v); err != nil {
-				return false, err
-			}
-			for _, acc := range o.accs {
-				acc.merge(1, 2)
-			}
-			n++
+	for se := start + step; se <= end; se += step {
+		v, ok, err := o.slices.Get(se)
+		if err != nil {
+			return err
 		}
-		if o.spec.LastWindowEnd(se) <= end {
-			o.ends = append(o.ends, se)
-		} else {
-			remaining++
+		if !ok {
+			continue
 		}
-		return true, nil
-	})
-	if err != nil {
+		key, accs, err := splitKey(v)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			o.keyEnc = append(o.keyEnc[:0], key...)
+		}
+		if err := o.load(2, accs); err != nil {
+			return err
+		}
+		for _, acc := range o.accs {
+			acc.merge(1, 2)
+		}
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	if err := o.emit(o.keyEnc, start, end); err != nil {
 		return err
 	}
-	if n > 0 {
-		if err := o.emit(start, end); err != nil {
+	for se := start + step; se <= end; se += step {
+		if o.spec.LastWindowEnd(se) > end {
+			break
+		}
+		if err := o.slices.Remove(se); err != nil {
 			return err
 		}
-	}
-	for _, se := range o.ends {
-		if err := o.parts.Remove(se); err != nil {
-			return err
-		}
-	}
-	if remaining == 0 {
-		return o.keyVal.Clear()
 	}
 	return nil
 }
@@ -496,44 +565,36 @@ func (o *windowAggOp) fireSession(t state.Timer, end int64) error {
 		return fmt.Errorf("session timer without its start")
 	}
 	start := int64(binary.BigEndian.Uint64(t.Namespace))
-	v, ok, err := o.parts.Get(start)
-	if err != nil || !ok {
-		return err // merged away (its timer deleted) or gone
-	}
-	e, rest := binary.Varint(v)
-	if rest <= 0 {
-		return fmt.Errorf("session state: bad end")
-	}
-	if e != end {
-		return nil // a stale timer of a session since extended
-	}
-	if err := o.load(1, v[rest:]); err != nil {
+	key, found, err := o.loadSessions()
+	if err != nil || !found {
 		return err
 	}
-	if err := o.emit(start, end); err != nil {
-		return err
+	for i, s := range o.open {
+		if s.start != start || s.end != end {
+			continue
+		}
+		if err := o.load(1, s.acc); err != nil {
+			return err
+		}
+		if err := o.emit(key, start, end); err != nil {
+			return err
+		}
+		o.open = append(o.open[:i], o.open[i+1:]...)
+		return o.storeSessions(key)
 	}
-	if err := o.parts.Remove(start); err != nil {
-		return err
-	}
-	empty, err := o.parts.IsEmpty()
-	if err != nil || !empty {
-		return err
-	}
-	return o.keyVal.Clear()
+	return nil // merged into another session since
 }
 
 // emit appends the window's row, from group 1, to o.out.
-func (o *windowAggOp) emit(start, end int64) error {
-	keys, ok, err := o.keyVal.Value()
-	if err != nil {
-		return err
-	}
-	if !ok || len(keys) != len(o.keys) {
-		return fmt.Errorf("window state: the key's values are missing")
-	}
+func (o *windowAggOp) emit(key []byte, start, end int64) error {
 	row := o.out.AppendEmpty(types.Insert)
-	copy(row, keys)
+	for i := range o.keys {
+		v, rest, err := types.DecodeKey(key)
+		if err != nil {
+			return fmt.Errorf("window state: key value %d: %w", i, err)
+		}
+		row[i], key = v, rest
+	}
 	ts := types.TimestampValue
 	if o.spec.LTZ {
 		ts = types.TimestampLTZValue
@@ -561,26 +622,3 @@ func (o *windowAggOp) Finish(out Emitter) error {
 func (o *windowAggOp) Close() error { return nil }
 
 var _ KeyedOperator = (*windowAggOp)(nil)
-
-// keyValuesCodec stores a row of values with their kinds
-// (types.AppendKey), so that the output has the key columns' types.
-type keyValuesCodec struct{}
-
-func (keyValuesCodec) Append(dst []byte, row []types.Value) []byte {
-	for _, v := range row {
-		dst = types.AppendKey(dst, v)
-	}
-	return dst
-}
-
-func (keyValuesCodec) Decode(src []byte) ([]types.Value, error) {
-	var row []types.Value
-	for len(src) > 0 {
-		v, rest, err := types.DecodeKey(src)
-		if err != nil {
-			return nil, fmt.Errorf("window key: %w", err)
-		}
-		row, src = append(row, v), rest
-	}
-	return row, nil
-}
