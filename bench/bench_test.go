@@ -65,6 +65,15 @@ func BenchmarkW4(b *testing.B) { benchmarkWorkload(b, "W4") }
 // BenchmarkW5 is W1 at half its peak rate, measuring latency.
 func BenchmarkW5(b *testing.B) { benchmarkWorkload(b, "W5") }
 
+// BenchmarkW6 is a 1 s TUMBLE COUNT, SUM by 10,000 keys in event time.
+func BenchmarkW6(b *testing.B) { benchmarkWorkload(b, "W6") }
+
+// BenchmarkW7 is a 10 s / 1 s HOP COUNT, SUM by 10,000 keys in event time.
+func BenchmarkW7(b *testing.B) { benchmarkWorkload(b, "W7") }
+
+// BenchmarkW8 is a 1 s SESSION COUNT, SUM by 100,000 keys in event time.
+func BenchmarkW8(b *testing.B) { benchmarkWorkload(b, "W8") }
+
 // BenchmarkW11 is topic → SUM GROUP BY → exactly-once upsert-kafka against
 // an in-process broker: input rate, then latency at half of it.
 func BenchmarkW11(b *testing.B) { benchmarkWorkload(b, "W11") }

@@ -54,6 +54,15 @@ func (a *decSumAcc) apply(g int32, v *types.Value, retract bool) {
 	s.hi, _ = bits.Add64(s.hi, hi, c)
 	s.n++
 }
+// merge adds group src's sum and count into group dst (window slices).
+func (a *decSumAcc) merge(dst, src int32) {
+	d, s := &a.s[dst], a.s[src]
+	var c uint64
+	d.lo, c = bits.Add64(d.lo, s.lo, 0)
+	d.hi, _ = bits.Add64(d.hi, s.hi, c)
+	d.n += s.n
+}
+
 func (a *decSumAcc) add(g int32, v types.Value)     { a.apply(g, &v, false) }
 func (a *decSumAcc) retract(g int32, v types.Value) { a.apply(g, &v, true) }
 func (a *decSumAcc) update(gis []int32, b *types.Batch, col int) {

@@ -30,6 +30,10 @@ type accumulator interface {
 	save(g int32, dst []byte) []byte
 	// load sets group g's state from src, written by save, and returns the rest of src.
 	load(g int32, src []byte) ([]byte, error)
+	// merge adds group src's state into group dst (as if dst had also
+	// seen src's rows); src is unchanged. Window aggregates merge slices
+	// and sessions with it.
+	merge(dst, src int32)
 }
 
 // accBytes estimates the memory of one group's state in acc (the typed
@@ -381,4 +385,49 @@ func (a *distinctAcc) retract(g int32, v types.Value) {
 func (a *distinctAcc) result(g int32) types.Value { return a.inner.result(g) }
 func (a *distinctAcc) update(gis []int32, b *types.Batch, col int) {
 	updateEach(a, gis, b, col)
+}
+
+func (a *countAcc) merge(dst, src int32) { a.n[dst] += a.n[src] }
+
+func (a *sumAcc) merge(dst, src int32) {
+	d, s := &a.s[dst], a.s[src]
+	if a.floatIn {
+		d.sum = math.Float64bits(math.Float64frombits(d.sum) + math.Float64frombits(s.sum))
+	} else {
+		d.sum += s.sum
+	}
+	d.n += s.n
+}
+
+func (a *minMaxAcc) merge(dst, src int32) {
+	for _, e := range a.vals[src] {
+		s := a.vals[dst]
+		i, found := slices.BinarySearchFunc(s, e.v, compareValCount)
+		if found {
+			s[i].n += e.n
+			continue
+		}
+		a.vals[dst] = slices.Insert(s, i, e)
+	}
+}
+
+func (a *distinctAcc) merge(dst, src int32) {
+	for k, c := range a.seen[src] {
+		m := a.seen[dst]
+		if m == nil {
+			m = make(map[string]*int64)
+			a.seen[dst] = m
+		}
+		if d := m[k]; d != nil {
+			*d += *c
+			continue
+		}
+		n := *c
+		m[k] = &n
+		v, _, err := types.DecodeKey([]byte(k))
+		if err != nil {
+			continue // keys are written by AppendKey: cannot happen
+		}
+		a.inner.add(dst, v)
+	}
 }

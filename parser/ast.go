@@ -301,6 +301,27 @@ type SubqueryRef struct {
 	Alias string
 }
 
+// WindowTVF is a window table-valued function in FROM:
+// TABLE(TUMBLE|HOP|CUMULATE|SESSION(TABLE t [PARTITION BY k, …],
+// DESCRIPTOR(ts), …)) [AS] alias, its positional or named arguments
+// sorted into fields (nil when not given). It adds the columns
+// window_start, window_end and window_time to t's.
+type WindowTVF struct {
+	Pos       Pos
+	Kind      string // TUMBLE, HOP, CUMULATE or SESSION
+	Table     string
+	TablePos  Pos
+	Partition []string // SESSION's PARTITION BY columns
+	TimeCol   string
+	TimePos   Pos
+	Size      Expr // TUMBLE, HOP, CUMULATE
+	Slide     Expr // HOP
+	Step      Expr // CUMULATE
+	Gap       Expr // SESSION
+	Offset    Expr // TUMBLE, HOP, CUMULATE (optional)
+	Alias     string
+}
+
 // ---- expressions ----
 
 // ColumnRef is a column name, optionally qualified: t.col.
@@ -438,6 +459,7 @@ func (n *SetOp) Position() Pos        { return n.Pos }
 func (n *TableRef) Position() Pos     { return n.Pos }
 func (n *SubqueryRef) Position() Pos  { return n.Pos }
 func (n *Join) Position() Pos         { return n.Pos }
+func (n *WindowTVF) Position() Pos    { return n.Pos }
 func (n *ColumnRef) Position() Pos    { return n.Pos }
 func (n *NumberLit) Position() Pos    { return n.Pos }
 func (n *StringLit) Position() Pos    { return n.Pos }
@@ -471,6 +493,7 @@ func (*SetOp) node()        {}
 func (*TableRef) node()     {}
 func (*SubqueryRef) node()  {}
 func (*Join) node()         {}
+func (*WindowTVF) node()    {}
 func (*ColumnRef) node()    {}
 func (*NumberLit) node()    {}
 func (*StringLit) node()    {}
@@ -500,6 +523,7 @@ func (*SetOp) query()  {}
 func (*TableRef) relation()    {}
 func (*SubqueryRef) relation() {}
 func (*Join) relation()        {}
+func (*WindowTVF) relation()   {}
 
 func (*ColumnRef) expr()    {}
 func (*NumberLit) expr()    {}

@@ -402,6 +402,11 @@ func (c *converter) fromItem(g *gFromItem) Relation {
 	if g.Sub != nil {
 		return &SubqueryRef{Pos: toPos(g.Pos), Query: c.query(g.Sub), Alias: alias}
 	}
+	if g.TVF != nil {
+		w := c.windowTVF(g.TVF)
+		w.Pos, w.Alias = toPos(g.Pos), alias
+		return w
+	}
 	return &TableRef{Pos: toPos(g.Pos), Name: c.ident(g.Table), Alias: alias}
 }
 
@@ -638,4 +643,165 @@ func (c *converter) call(p Pos, name string, g *gCall) *Call {
 		e.Over = c.over(g.Over)
 	}
 	return e
+}
+
+// windowParams lists, per window TVF, its parameters after DATA and
+// TIMECOL in positional order; a trailing "?" marks an optional one.
+var windowParams = map[string][]string{
+	"TUMBLE":   {"SIZE", "OFFSET?"},
+	"HOP":      {"SLIDE", "SIZE", "OFFSET?"},
+	"CUMULATE": {"STEP", "SIZE", "OFFSET?"},
+	"SESSION":  {"GAP"},
+}
+
+// windowTVF checks a FROM TABLE(f(...)) call and sorts its arguments.
+func (c *converter) windowTVF(g *gTVF) *WindowTVF {
+	kind := strings.ToUpper(c.ident(&g.Name))
+	params, ok := windowParams[kind]
+	if !ok {
+		c.fail(g.Name.Pos, "table function %s is not supported (FROM TABLE(...) takes the window functions TUMBLE, HOP, CUMULATE and SESSION)", c.ident(&g.Name))
+		return &WindowTVF{Kind: kind}
+	}
+	w := &WindowTVF{Kind: kind}
+	all := append([]string{"DATA", "TIMECOL"}, params...)
+	given := map[string]bool{}
+	named := false
+	for i, a := range g.Args {
+		name, pos := "", a.Pos
+		var table *gTVFTable
+		var x *gExpr
+		if a.Value != nil {
+			ref := bareIdent(a.Expr)
+			if ref == nil {
+				c.fail(a.Pos, "a named argument is NAME => value")
+				return w
+			}
+			name = strings.ToUpper(c.ident(ref))
+			table, x, pos = a.Value.Table, a.Value.Expr, a.Value.Pos
+			named = true
+		} else {
+			if named {
+				c.fail(a.Pos, "a positional argument cannot follow a named one")
+				return w
+			}
+			if i >= len(all) {
+				c.fail(a.Pos, "%s takes at most %d arguments (%s)", kind, len(all), windowSignature(kind))
+				return w
+			}
+			name = all[i]
+			table, x = a.Table, a.Expr
+		}
+		name = strings.TrimSuffix(name, "?")
+		known := false
+		for _, p := range all {
+			known = known || strings.TrimSuffix(p, "?") == name
+		}
+		if !known {
+			c.fail(a.Pos, "%s has no parameter %s (%s)", kind, name, windowSignature(kind))
+			return w
+		}
+		if given[name] {
+			c.fail(a.Pos, "%s: parameter %s is given twice", kind, name)
+			return w
+		}
+		given[name] = true
+		switch name {
+		case "DATA":
+			if table == nil {
+				c.fail(pos, "%s: the DATA argument is TABLE name", kind)
+				return w
+			}
+			w.Table, w.TablePos = c.ident(&table.Name), toPos(table.Name.Pos)
+			for _, p := range table.Partition {
+				w.Partition = append(w.Partition, c.ident(p))
+			}
+			if len(w.Partition) > 0 && kind != "SESSION" {
+				c.fail(table.Partition[0].Pos, "PARTITION BY is only for SESSION windows")
+				return w
+			}
+		case "TIMECOL":
+			col := descriptorCol(x)
+			if col == nil {
+				c.fail(pos, "%s: the TIMECOL argument is DESCRIPTOR(time_column)", kind)
+				return w
+			}
+			w.TimeCol, w.TimePos = c.ident(col), toPos(col.Pos)
+		default:
+			if table != nil {
+				c.fail(pos, "%s: %s is an interval, not a table", kind, name)
+				return w
+			}
+			e := c.expr(x)
+			switch name {
+			case "SIZE":
+				w.Size = e
+			case "SLIDE":
+				w.Slide = e
+			case "STEP":
+				w.Step = e
+			case "GAP":
+				w.Gap = e
+			case "OFFSET":
+				w.Offset = e
+			}
+		}
+	}
+	for _, p := range all {
+		if !strings.HasSuffix(p, "?") && !given[p] {
+			c.fail(g.Pos, "%s needs the argument %s (%s)", kind, p, windowSignature(kind))
+			return w
+		}
+	}
+	return w
+}
+
+// windowSignature is the argument list of a window TVF, for errors.
+func windowSignature(kind string) string {
+	parts := []string{"TABLE t", "DESCRIPTOR(ts)"}
+	for _, p := range windowParams[kind] {
+		if strings.HasSuffix(p, "?") {
+			parts = append(parts, "["+strings.ToLower(strings.TrimSuffix(p, "?"))+"]")
+		} else {
+			parts = append(parts, strings.ToLower(p))
+		}
+	}
+	return kind + "(" + strings.Join(parts, ", ") + ")"
+}
+
+// plainRef returns the primary reference that g consists of, or nil.
+func plainRef(g *gExpr) *gRef {
+	if g == nil || len(g.Rest) > 0 || len(g.Left.Rest) > 0 || g.Left.Left.Cmp == nil {
+		return nil
+	}
+	cmp := g.Left.Left.Cmp
+	if len(cmp.Rest) > 0 || len(cmp.Left.Rest) > 0 || len(cmp.Left.Left.Rest) > 0 {
+		return nil
+	}
+	mul := cmp.Left.Left.Left
+	if len(mul.Rest) > 0 || mul.Left.Primary == nil {
+		return nil
+	}
+	return mul.Left.Primary.Ref
+}
+
+// bareIdent returns the identifier that g consists of, or nil.
+func bareIdent(g *gExpr) *gIdent {
+	r := plainRef(g)
+	if r == nil || r.Call != nil || r.Star || r.Second != nil || r.Literal != nil {
+		return nil
+	}
+	return &r.First
+}
+
+// descriptorCol returns the column of DESCRIPTOR(col), or nil.
+func descriptorCol(g *gExpr) *gIdent {
+	r := plainRef(g)
+	if r == nil || r.Call == nil || !isWord(r.First, "DESCRIPTOR") {
+		return nil
+	}
+	cl := r.Call
+	if cl.Star || cl.Distinct || cl.First == nil || len(cl.More) > 0 || cl.From != nil || cl.To != nil {
+		return nil
+	}
+	return bareIdent(cl.First)
 }

@@ -366,6 +366,28 @@ func (f *formatter) relation(r Relation) {
 			f.w(" ON ")
 			f.expr(r.On, precOr)
 		}
+	case *WindowTVF:
+		f.w("TABLE(", r.Kind, "(TABLE ", quoteIdent(r.Table))
+		for i, p := range r.Partition {
+			if i == 0 {
+				f.w(" PARTITION BY (")
+			} else {
+				f.w(", ")
+			}
+			f.w(quoteIdent(p))
+		}
+		if len(r.Partition) > 0 {
+			f.w(")")
+		}
+		f.w(", DESCRIPTOR(", quoteIdent(r.TimeCol), ")")
+		for _, a := range []Expr{r.Slide, r.Step, r.Size, r.Gap, r.Offset} {
+			if a != nil {
+				f.w(", ")
+				f.expr(a, precOr)
+			}
+		}
+		f.w("))")
+		alias = r.Alias
 	default:
 		panic(fmt.Sprintf("parser.Format: unknown relation type %T", r))
 	}

@@ -64,7 +64,7 @@ func newLexer() *lexer.StatefulDefinition {
 		{Name: tokIdent, Pattern: `[\p{L}_][\p{L}\p{N}_]*`},
 		// Reserved words are lexed as Ident and retyped by language.lex.
 		{Name: tokKeyword, Pattern: `[^\s\S]`},
-		{Name: tokOp, Pattern: `<>|!=|<=|>=|\|\||[=<>+\-*/%(),.;]`},
+		{Name: tokOp, Pattern: `<>|!=|<=|>=|=>|\|\||[=<>+\-*/%(),.;]`},
 		{Name: tokChar, Pattern: `[\s\S]`},
 	})
 }
@@ -344,8 +344,40 @@ type gJoin struct {
 type gFromItem struct {
 	Pos   lexer.Position
 	Sub   *gQuery `parser:"(  '(' @@ ')'"`
+	TVF   *gTVF   `parser:" | 'TABLE' '(' @@ ')'"`
 	Table *gIdent `parser:" | @@ )"`
 	Alias *gIdent `parser:"( 'AS'? @@ )?"`
+}
+
+// gTVF is a table function call in FROM TABLE(...): a window TVF such as
+// TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' MINUTE), with positional or
+// named (NAME => value) arguments. convert.go checks the function and its
+// arguments.
+type gTVF struct {
+	Pos  lexer.Position
+	Name gIdent     `parser:"@@ '('"`
+	Args []*gTVFArg `parser:"( @@ ( ',' @@ )* )? ')'"`
+}
+
+// gTVFArg is TABLE t [PARTITION BY cols], an expression (DESCRIPTOR(ts)
+// is a call), or NAME => value (the name parsed as an expression).
+type gTVFArg struct {
+	Pos   lexer.Position
+	Table *gTVFTable `parser:"(  'TABLE' @@"`
+	Expr  *gExpr     `parser:" | @@"`
+	Value *gTVFValue `parser:"   ( '=>' @@ )? )"`
+}
+
+type gTVFValue struct {
+	Pos   lexer.Position
+	Table *gTVFTable `parser:"  'TABLE' @@"`
+	Expr  *gExpr     `parser:"| @@"`
+}
+
+// gTVFTable is TABLE t [PARTITION BY k | PARTITION BY (k, j, …)].
+type gTVFTable struct {
+	Name      gIdent    `parser:"@@"`
+	Partition []*gIdent `parser:"( 'PARTITION' 'BY' ( '(' @@ ( ',' @@ )* ')' | @@ ) )?"`
 }
 
 // gIdent is an identifier, plain or `quoted`.

@@ -81,8 +81,6 @@ var unsupportedRules = []unsupportedRule{
 	{ctx: ctxAccepts, accepts: "SELECT", words: []string{"VALUES"}, msg: "VALUES is not supported yet: rows come from tables (the datagen connector generates rows, filesystem reads them from files)"},
 
 	// FROM: table functions, then joins after a FROM item.
-	{ctx: ctxAccepts, accepts: "<ident>", before: []string{"FROM"}, words: []string{"TABLE", "(", "TUMBLE|HOP|CUMULATE|SESSION"}, msg: "window table function $3 (FROM TABLE($3(...))) is not supported yet"},
-	{ctx: ctxAccepts, accepts: "<ident>", before: []string{"FROM"}, words: []string{"TABLE", "("}, msg: "table functions in FROM (FROM TABLE(f(...))) are not supported yet"},
 	{ctx: ctxAccepts, accepts: "<ident>", before: []string{"FROM"}, words: []string{"UNNEST", "("}, msg: "UNNEST is not supported yet"},
 	{ctx: ctxAccepts, accepts: "<ident>", before: []string{"FROM"}, words: []string{"LATERAL"}, msg: "LATERAL is not supported yet"},
 	{ctx: ctxAccepts, accepts: "<ident>", before: []string{","}, words: []string{"LATERAL", "TABLE"}, msg: "LATERAL TABLE (a join with a table function) is not supported yet"},
@@ -298,11 +296,6 @@ var unsupportedFunctions = func() map[string]unsupportedFunc {
 		"CURRENT_TIME", "LOCALTIME")
 	add(unsupportedFunc{what: "time function"},
 		"CURRENT_ROW_TIMESTAMP", "SOURCE_WATERMARK", "TO_DATE", "CONVERT_TZ")
-	add(unsupportedFunc{what: "group window function"},
-		"TUMBLE", "HOP", "SESSION", "CUMULATE",
-		"TUMBLE_START", "TUMBLE_END", "TUMBLE_ROWTIME", "TUMBLE_PROCTIME",
-		"HOP_START", "HOP_END", "HOP_ROWTIME", "HOP_PROCTIME",
-		"SESSION_START", "SESSION_END", "SESSION_ROWTIME", "SESSION_PROCTIME")
 	add(unsupportedFunc{what: "window function"},
 		"ROW_NUMBER", "RANK", "DENSE_RANK", "PERCENT_RANK", "CUME_DIST", "NTILE", "LAG", "LEAD")
 	add(unsupportedFunc{what: "aggregate function"},

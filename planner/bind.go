@@ -60,6 +60,8 @@ func (b *binder) bindFrom(r parser.Relation) (rel, error) {
 			return rel{node: inner.node, qual: qual}, nil
 		}
 		return rel{}, parser.Errorf(n.Pos, "unknown table '%s' (%s)", n.Name, b.cat.listing())
+	case *parser.WindowTVF:
+		return b.bindWindowTVF(n)
 	case *parser.SubqueryRef:
 		inner, err := b.bindQuery(n.Query)
 		if err != nil {
@@ -183,6 +185,16 @@ func (b *binder) bindSelect(s *parser.Select) (Node, error) {
 	in, err := b.bindFrom(s.From)
 	if err != nil {
 		return nil, err
+	}
+	gw, ws, err := groupWindow(s)
+	if err != nil {
+		return nil, err
+	}
+	if gw != nil {
+		if in, err = b.windowOver(in, gw); err != nil {
+			return nil, err
+		}
+		s = ws
 	}
 	sc := newScope(in)
 	node := in.node

@@ -205,6 +205,15 @@ func (b *binder) bindAggregate(s *parser.Select, sc *scope, input Node, items []
 		as.keyCols = append(as.keyCols, expr.NewColumn(i, pre[i].Type().Plain(), preNames[i]))
 	}
 	var node Node = &Aggregate{Input: proj, Keys: keys, Aggs: aggs, Names: append(preNames[:nk:nk], aggNames...)}
+	if w, ok, err := windowAggregate(node.(*Aggregate), s.Pos); err != nil {
+		return nil, nil, err
+	} else if ok {
+		// window_time stays a time attribute (windows cascade).
+		node = w
+		for i := range as.keyCols {
+			as.keyCols[i] = expr.NewColumn(i, w.Schema().Columns[i].Type, preNames[i])
+		}
+	}
 	in.where = "here"
 	above := &exprBinder{sc: newScope(rel{node: node}), agg: as, where: "here", loc: b.loc}
 	if s.Having != nil {

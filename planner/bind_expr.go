@@ -323,6 +323,9 @@ func (b *exprBinder) bareFunction(ref *parser.ColumnRef) error {
 // otherwise, with the closest names of functions Weir has (all of them
 // when none is close, for an unknown one).
 func unknownFunction(n *parser.Call) error {
+	if msg, ok := groupWindowMisuse(n.Name); ok {
+		return parser.Errorf(n.Pos, "%s", msg)
+	}
 	msg, flink := parser.UnsupportedFunction(n.Name, false)
 	if !flink {
 		msg = "unknown function " + n.Name

@@ -433,7 +433,7 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 		rowsWritten += m.RowsWritten
 		skipped += m.Skipped
 		dropped += m.Dropped
-		late += m.Late
+		late += m.LateRows
 		if err == nil {
 			break
 		}
@@ -466,7 +466,7 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 		fmt.Fprintf(s.Env.Stderr, "weir: skipped %d malformed record(s) (ignore-parse-errors)\n", skipped)
 	}
 	if late > 0 {
-		fmt.Fprintf(s.Env.Stderr, "weir: dropped %d late row(s), behind the watermark (OVER on event time)\n", late)
+		fmt.Fprintf(s.Env.Stderr, "weir: dropped %d late row(s) (behind the watermark: in windows that had fired, or OVER on event time)\n", late)
 	}
 	if dropped > 0 {
 		fmt.Fprintf(s.Env.Stderr, "weir: dropped %d row(s) with NULL in a NOT NULL sink column ('%s' = 'DROP')\n", dropped, planner.KeyNotNullEnforcer)
@@ -476,8 +476,12 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 		if ctx.Err() != nil {
 			how = "stopped"
 		}
-		fmt.Fprintf(s.Env.Stderr, "weir: job %s %s in %s: %d rows read, %d rows written\n",
-			plan.Graph.Name, how, time.Since(start).Round(time.Millisecond), rowsRead, rowsWritten)
+		lateText := ""
+		if late > 0 {
+			lateText = fmt.Sprintf(", %d late rows dropped", late)
+		}
+		fmt.Fprintf(s.Env.Stderr, "weir: job %s %s in %s: %d rows read, %d rows written%s\n",
+			plan.Graph.Name, how, time.Since(start).Round(time.Millisecond), rowsRead, rowsWritten, lateText)
 	}
 	return nil
 }
