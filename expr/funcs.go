@@ -30,14 +30,14 @@ const (
 var fnNames = map[string]fn{
 	"UPPER": fnUpper, "LOWER": fnLower, "CHAR_LENGTH": fnCharLength, "CHARACTER_LENGTH": fnCharLength,
 	"SUBSTRING": fnSubstring, "SUBSTR": fnSubstring, "CONCAT": fnConcat, "||": fnConcat,
-	"TRIM": fnTrim, "LTRIM": fnLTrim, "RTRIM": fnRTrim, "ABS": fnAbs, "MOD": fnMod,
+	"ABS": fnAbs, "MOD": fnMod,
 	"FLOOR": fnFloor, "CEIL": fnCeil, "CEILING": fnCeil,
 }
 
 // IsFunction reports whether name (upper case) is a scalar function NewCall knows.
 func IsFunction(name string) bool {
 	_, ok := fnNames[name]
-	return ok || name == "COALESCE"
+	return ok || name == "COALESCE" || defs[name] != nil
 }
 
 // FunctionNames returns the names of the scalar functions NewCall knows
@@ -49,6 +49,7 @@ func FunctionNames() []string {
 			out = append(out, n)
 		}
 	}
+	out = append(out, scalarNames()...)
 	sort.Strings(out)
 	return out
 }
@@ -75,6 +76,9 @@ var _ Node = (*Func)(nil)
 func NewCall(name string, args []Expr) (Expr, error) {
 	if name == "COALESCE" {
 		return NewCoalesce(args)
+	}
+	if d := defs[name]; d != nil {
+		return newScalar(name, d, args)
 	}
 	f, ok := fnNames[name]
 	if !ok {

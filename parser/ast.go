@@ -349,6 +349,7 @@ type Call struct {
 	Args     []Expr
 	Distinct bool
 	Star     bool
+	Filter   Expr // an aggregate's FILTER (WHERE ...) condition; nil if none
 }
 
 func (n *ColumnDef) Position() Pos    { return n.Pos }

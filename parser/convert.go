@@ -397,6 +397,12 @@ func (c *converter) cmp(g *gCmp) Expr {
 	for _, arm := range g.Rest {
 		p := toPos(arm.Pos)
 		switch {
+		case arm.IsNull != nil && arm.IsNull.Distinct != nil:
+			op := "IS DISTINCT FROM"
+			if arm.IsNull.Not {
+				op = "IS NOT DISTINCT FROM"
+			}
+			e = &Binary{Pos: p, Op: op, L: e, R: c.concat(arm.IsNull.Distinct)}
 		case arm.IsNull != nil:
 			e = &IsNull{Pos: p, X: e, Not: arm.IsNull.Not}
 		case arm.Pred != nil:
@@ -408,7 +414,10 @@ func (c *converter) cmp(g *gCmp) Expr {
 				e = &Like{Pos: p, X: e, Pattern: c.concat(pr.Like), Not: pr.Not}
 			default:
 				in := &In{Pos: p, X: e, Not: pr.Not}
-				for _, x := range pr.In {
+				if pr.In.Expr != nil {
+					c.fail(arm.Pos, "IN takes a list in parentheses: x IN (a, b, ...) (x IN s is only valid in POSITION(x IN s))")
+				}
+				for _, x := range pr.In.List {
 					in.List = append(in.List, c.expr(x))
 				}
 				e = in
@@ -475,6 +484,8 @@ func (c *converter) primary(g *gPrimary) Expr {
 		return &NullLit{Pos: p}
 	case g.Ref != nil:
 		return c.ref(p, g.Ref)
+	case g.LRCall != nil:
+		return c.call(p, g.LRName, g.LRCall)
 	default:
 		return c.expr(g.Paren)
 	}
@@ -519,6 +530,16 @@ func (c *converter) ref(p Pos, g *gRef) Expr {
 
 func (c *converter) call(p Pos, name string, g *gCall) *Call {
 	e := &Call{Pos: p, Name: strings.ToUpper(name), Star: g.Star, Distinct: g.Distinct}
+	if g.Filter != nil {
+		e.Filter = c.expr(g.Filter)
+	}
+	if x, s, ok := positionArgs(g); ok && e.Name == "POSITION" {
+		e.Args = []Expr{c.concat(x), c.concat(s)}
+		return e
+	}
+	if e.Name == "TRIM" && g.From != nil && len(g.More) == 0 && g.For == nil {
+		return c.trim(e, g)
+	}
 	if g.First != nil {
 		e.Args = append(e.Args, c.expr(g.First))
 	}
@@ -547,4 +568,72 @@ func (c *converter) call(p Pos, name string, g *gCall) *Call {
 		e.Args = append(e.Args, c.expr(g.To))
 	}
 	return e
+}
+
+// positionArgs returns x and s of a call (x IN s), the arguments of
+// POSITION(x IN s).
+func positionArgs(g *gCall) (x, s *gConcat, ok bool) {
+	if g.First == nil || len(g.More) > 0 || g.From != nil || g.To != nil || len(g.First.Rest) > 0 {
+		return nil, nil, false
+	}
+	and := g.First.Left
+	if len(and.Rest) > 0 || and.Left.Cmp == nil {
+		return nil, nil, false
+	}
+	cmp := and.Left.Cmp
+	if len(cmp.Rest) != 1 || cmp.Rest[0].Pred == nil {
+		return nil, nil, false
+	}
+	pr := cmp.Rest[0].Pred
+	if pr.Not || pr.In == nil || pr.In.Expr == nil {
+		return nil, nil, false
+	}
+	return cmp.Left, pr.In.Expr, true
+}
+
+// trim converts TRIM([BOTH | LEADING | TRAILING] [chars] FROM s) into
+// TRIM(s, chars), LTRIM(s, chars) or RTRIM(s, chars) (chars ' ' if left out).
+func (c *converter) trim(e *Call, g *gCall) *Call {
+	mode := "BOTH"
+	var chars Expr
+	if ref := bareRef(g.First); ref != nil && ref.Second == nil && !ref.Star && ref.Call == nil &&
+		(isWord(ref.First, "BOTH") || isWord(ref.First, "LEADING") || isWord(ref.First, "TRAILING")) {
+		mode = strings.ToUpper(ref.First.Name)
+		if ref.Literal != nil {
+			chars = &StringLit{Pos: toPos(ref.Literal.Pos), Value: unquoteString(ref.Literal.Value)}
+		}
+	} else {
+		chars = c.expr(g.First)
+	}
+	if chars == nil {
+		chars = &StringLit{Pos: e.Pos, Value: " "}
+	}
+	switch mode {
+	case "LEADING":
+		e.Name = "LTRIM"
+	case "TRAILING":
+		e.Name = "RTRIM"
+	}
+	e.Args = []Expr{c.expr(g.From), chars}
+	return e
+}
+
+// bareRef returns the reference g consists of, if it is a lone one.
+func bareRef(g *gExpr) *gRef {
+	if g == nil || len(g.Rest) > 0 || len(g.Left.Rest) > 0 || g.Left.Left.Cmp == nil {
+		return nil
+	}
+	cmp := g.Left.Left.Cmp
+	if len(cmp.Rest) > 0 || len(cmp.Left.Rest) > 0 {
+		return nil
+	}
+	add := cmp.Left.Left
+	if len(add.Rest) > 0 || len(add.Left.Rest) > 0 {
+		return nil
+	}
+	u := add.Left.Left
+	if u.Primary == nil {
+		return nil
+	}
+	return u.Primary.Ref
 }

@@ -437,6 +437,10 @@ func (f *formatter) expr(e Expr, min int) {
 			f.expr(e.Args[0], precOr)
 			f.w(" FROM ")
 			f.expr(e.Args[1], precOr)
+		case e.Name == "POSITION" && len(e.Args) == 2:
+			f.expr(e.Args[0], precConcat)
+			f.w(" IN ")
+			f.expr(e.Args[1], precConcat)
 		case (e.Name == "FLOOR" || e.Name == "CEIL") && len(e.Args) == 2:
 			f.expr(e.Args[0], precOr)
 			f.w(" TO ")
@@ -445,6 +449,11 @@ func (f *formatter) expr(e Expr, min int) {
 			f.exprList(e.Args)
 		}
 		f.w(")")
+		if e.Filter != nil {
+			f.w(" FILTER (WHERE ")
+			f.expr(e.Filter, precOr)
+			f.w(")")
+		}
 	default:
 		panic(fmt.Sprintf("parser.Format: unknown expression type %T", e))
 	}

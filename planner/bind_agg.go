@@ -54,6 +54,9 @@ func (a *aggScope) lookup(e parser.Expr) (expr.Expr, bool, error) {
 // identifies the call, the bound argument (nil for COUNT(*)), and errors
 // for a bad call.
 func (a *aggScope) aggDigest(c *parser.Call) (string, expr.Expr, error) {
+	if c.Filter != nil {
+		return a.filteredDigest(c)
+	}
 	if c.Star {
 		if _, err := aggfunc.Builtins().Lookup(c.Name, true); err != nil {
 			return "", nil, parser.Errorf(c.Pos, "%s", err.Error())
@@ -81,8 +84,8 @@ func (a *aggScope) aggDigest(c *parser.Call) (string, expr.Expr, error) {
 
 // aggCallType returns the registry function and the result type of an
 // aggregate call over an argument of type t (Flink's result types).
-func aggCallType(c *parser.Call, t types.Type) (*aggfunc.Func, types.Type, error) {
-	f, err := aggfunc.Builtins().Lookup(c.Name, c.Star)
+func aggCallType(c *parser.Call, star bool, t types.Type) (*aggfunc.Func, types.Type, error) {
+	f, err := aggfunc.Builtins().Lookup(c.Name, star)
 	if err != nil {
 		return nil, types.Type{}, parser.Errorf(c.Pos, "%s", err.Error())
 	}
@@ -167,6 +170,7 @@ func (b *binder) bindAggregate(s *parser.Select, sc *scope, input Node, items []
 		}
 		digests[d] = true
 		call := aggfunc.Call{Arg: -1, Distinct: c.Distinct}
+		star := c.Star && c.Filter == nil
 		var argType types.Type
 		argText := "*"
 		if arg != nil {
@@ -185,7 +189,7 @@ func (b *binder) bindAggregate(s *parser.Select, sc *scope, input Node, items []
 				argText = "DISTINCT " + argText
 			}
 		}
-		f, t, err := aggCallType(c, argType.Plain())
+		f, t, err := aggCallType(c, star, argType.Plain())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -226,4 +230,42 @@ func (b *binder) bindAggregate(s *parser.Select, sc *scope, input Node, items []
 		exprs[i] = x
 	}
 	return node, exprs, nil
+}
+
+// filteredDigest is aggDigest for NAME(...) FILTER (WHERE cond): the
+// argument becomes CASE WHEN cond THEN x END (x TRUE for COUNT(*)), which
+// every aggregate skips where it is NULL, as the filter skips the row.
+func (a *aggScope) filteredDigest(c *parser.Call) (string, expr.Expr, error) {
+	if containsAgg(c.Filter) {
+		return "", nil, parser.Errorf(c.Filter.Position(), "aggregate function calls cannot be nested")
+	}
+	if c.Star {
+		if _, err := aggfunc.Builtins().Lookup(c.Name, true); err != nil {
+			return "", nil, parser.Errorf(c.Pos, "%s", err.Error())
+		}
+	}
+	inner := *c
+	inner.Filter = nil
+	var x expr.Expr
+	d := c.Name + "(*)"
+	if !c.Star {
+		var err error
+		if d, x, err = a.aggDigest(&inner); err != nil {
+			return "", nil, err
+		}
+	} else {
+		x = expr.NewLiteral(types.BoolValue(true), types.Type{Kind: types.KindBoolean, NotNull: true})
+	}
+	cond, err := a.in.bind(c.Filter)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := wantBool(cond, c.Filter, "FILTER"); err != nil {
+		return "", nil, err
+	}
+	cs, err := expr.NewCase([]expr.Expr{cond}, []expr.Expr{x}, nil)
+	if err != nil {
+		return "", nil, wrap(c.Filter.Position(), err)
+	}
+	return d + " FILTER (" + digest(cond) + ")", cs, nil
 }
