@@ -344,7 +344,7 @@ type gPred struct {
 // gInList is the list of x IN (a, b, ...), or the string s of
 // POSITION(x IN s) (valid only there).
 type gInList struct {
-	List []*gExpr  `parser:"  '(' @@ ( ',' @@ )* ')'"`
+	List []*gExpr `parser:"  '(' @@ ( ',' @@ )* ')'"`
 	Expr *gConcat `parser:"| @@"`
 }
 

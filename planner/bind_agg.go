@@ -2,6 +2,7 @@ package planner
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/weir-sql/weir/aggfunc"
 	"github.com/weir-sql/weir/expr"
@@ -63,7 +64,11 @@ func (a *aggScope) aggDigest(c *parser.Call) (string, expr.Expr, error) {
 		}
 		return c.Name + "(*)", nil, nil
 	}
-	if len(c.Args) != 1 {
+	sep, err := listAggSep(c)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(c.Args) != 1 && sep == "" {
 		return "", nil, parser.Errorf(c.Pos, "%s takes exactly one argument, got %d", c.Name, len(c.Args))
 	}
 	for _, k := range astChildren(c) {
@@ -79,7 +84,23 @@ func (a *aggScope) aggDigest(c *parser.Call) (string, expr.Expr, error) {
 	if c.Distinct {
 		d += "DISTINCT "
 	}
+	if sep != "" {
+		return d + digest(x) + ", " + strconv.Quote(sep) + ")", x, nil
+	}
 	return d + digest(x) + ")", x, nil
+}
+
+// listAggSep returns the separator of LISTAGG(x, 'sep'), "" for other
+// calls, or an error for a separator that is not a non-empty string literal.
+func listAggSep(c *parser.Call) (string, error) {
+	if c.Name != "LISTAGG" || len(c.Args) != 2 {
+		return "", nil
+	}
+	lit, ok := c.Args[1].(*parser.StringLit)
+	if !ok || lit.Value == "" {
+		return "", parser.Errorf(c.Args[1].Position(), "LISTAGG's separator must be a non-empty string literal, not %s", sqlText(c.Args[1]))
+	}
+	return lit.Value, nil
 }
 
 // aggCallType returns the registry function and the result type of an
@@ -194,6 +215,9 @@ func (b *binder) bindAggregate(s *parser.Select, sc *scope, input Node, items []
 			return nil, nil, err
 		}
 		call.Func, call.Type, call.Name = f, t, c.Name+"("+argText+")"
+		if call.Sep, _ = listAggSep(c); call.Sep != "" {
+			call.Name = c.Name + "(" + argText + ", " + "'" + strings.ReplaceAll(call.Sep, "'", "''") + "'" + ")"
+		}
 		name := aliasOf[c]
 		if name == "" {
 			name = "$f" + strconv.Itoa(nk+len(aggs))

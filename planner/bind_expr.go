@@ -193,7 +193,7 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 			return nil, parser.Errorf(n.Pos, "aggregate function %s is not allowed %s", n.Name, where)
 		}
 		if n.Filter != nil {
-			return nil, parser.Errorf(n.Filter.Position(), "FILTER (WHERE ...) is only valid on an aggregate function, not on %s", n.Name)
+			return nil, parser.Errorf(startPos(n.Filter), "FILTER (WHERE ...) is only valid on an aggregate function, not on %s", n.Name)
 		}
 		if expr.IsTimeFunction(n.Name) || (n.Name == "FLOOR" || n.Name == "CEIL" || n.Name == "CEILING") && len(n.Args) == 2 {
 			return b.bindTimeCall(n)
