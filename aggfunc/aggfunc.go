@@ -26,21 +26,21 @@ type Kind int
 
 // The aggregate kinds.
 const (
-	CountStar Kind = iota // COUNT(*): counts rows
-	Count                 // COUNT(x): counts non-NULL x
-	Sum                   // SUM(x): NULL if no non-NULL x
-	Avg                   // AVG(x): NULL if no non-NULL x; integer input gives integer result (as Flink)
-	Min                   // MIN(x), correct under retraction
-	Max                   // MAX(x), correct under retraction
-	VarPop                // VAR_POP(x): population variance
-	VarSamp               // VAR_SAMP(x): sample variance; NULL for fewer than two values
-	StddevPop             // STDDEV_POP(x): population standard deviation
-	StddevSamp            // STDDEV_SAMP(x): sample standard deviation
-	FirstValue            // FIRST_VALUE(x): the earliest non-NULL value still present
-	LastValue             // LAST_VALUE(x): the latest non-NULL value still present
-	ListAgg               // LISTAGG(x [, sep]): the non-NULL values joined in arrival order
-	BoolAnd               // BOOL_AND(x): TRUE if every non-NULL x is TRUE
-	BoolOr                // BOOL_OR(x): TRUE if some x is TRUE
+	CountStar  Kind = iota // COUNT(*): counts rows
+	Count                  // COUNT(x): counts non-NULL x
+	Sum                    // SUM(x): NULL if no non-NULL x
+	Avg                    // AVG(x): NULL if no non-NULL x; integer input gives integer result (as Flink)
+	Min                    // MIN(x), correct under retraction
+	Max                    // MAX(x), correct under retraction
+	VarPop                 // VAR_POP(x): population variance
+	VarSamp                // VAR_SAMP(x): sample variance; NULL for fewer than two values
+	StddevPop              // STDDEV_POP(x): population standard deviation
+	StddevSamp             // STDDEV_SAMP(x): sample standard deviation
+	FirstValue             // FIRST_VALUE(x): the earliest non-NULL value still present
+	LastValue              // LAST_VALUE(x): the latest non-NULL value still present
+	ListAgg                // LISTAGG(x [, sep]): the non-NULL values joined in arrival order
+	BoolAnd                // BOOL_AND(x): TRUE if every non-NULL x is TRUE
+	BoolOr                 // BOOL_OR(x): TRUE if some x is TRUE
 )
 
 // ArgClass is what a function's argument may be.

@@ -232,8 +232,8 @@ func (a *boolAcc) apply(g int32, v types.Value, d int64) {
 	}
 	a.s[g][i] += d
 }
-func (a *boolAcc) add(g int32, v types.Value)                   { a.apply(g, v, 1) }
-func (a *boolAcc) retract(g int32, v types.Value)               { a.apply(g, v, -1) }
+func (a *boolAcc) add(g int32, v types.Value)                  { a.apply(g, v, 1) }
+func (a *boolAcc) retract(g int32, v types.Value)              { a.apply(g, v, -1) }
 func (a *boolAcc) update(gis []int32, b *types.Batch, col int) { updateEach(a, gis, b, col) }
 func (a *boolAcc) result(g int32) types.Value {
 	c := a.s[g]
