@@ -301,11 +301,6 @@ func (c *converter) selectItem(g *gSelectItem) *SelectItem {
 	default:
 		it.Expr = c.expr(g.Expr)
 		if g.Alias != nil {
-			// Flink reserves FILTER: after a call it starts the FILTER
-			// (WHERE ...) clause of an aggregate, never an alias.
-			if _, call := it.Expr.(*Call); call && !g.As && strings.EqualFold(g.Alias.Name, "FILTER") {
-				c.fail(g.Alias.Pos, "FILTER on an aggregate is not supported yet (to name the column filter, write AS filter)")
-			}
 			it.Alias = c.ident(g.Alias)
 		}
 	}

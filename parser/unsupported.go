@@ -77,6 +77,10 @@ var unsupportedRules = []unsupportedRule{
 	{ctx: ctxStatement, words: []string{"ADD|REMOVE", "JAR"}, msg: "$* is not supported yet"},
 	{ctx: ctxStatement, words: []string{"INSERT", "OVERWRITE"}, msg: "INSERT OVERWRITE is not supported yet"},
 
+	// Flink reserves FILTER: after a call it starts the FILTER (WHERE ...)
+	// clause of an aggregate, never an alias.
+	{ctx: ctxAfterCall, words: []string{"FILTER", "FROM|,|)|;|WHERE|GROUP|HAVING|UNION"}, msg: "FILTER after a function call starts FILTER (WHERE ...) (to name the column filter, write AS filter)"},
+
 	// Queries: WITH and VALUES where a query starts.
 	{ctx: ctxAccepts, accepts: "SELECT", words: []string{"WITH"}, msg: "WITH (common table expressions) is not supported yet: create a view (CREATE TEMPORARY VIEW name AS SELECT ...) and select from it"},
 	{ctx: ctxAccepts, accepts: "SELECT", words: []string{"VALUES"}, msg: "VALUES is not supported yet: rows come from tables (the datagen connector generates rows, filesystem reads them from files)"},
