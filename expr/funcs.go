@@ -18,9 +18,6 @@ const (
 	fnCharLength
 	fnSubstring
 	fnConcat
-	fnTrim
-	fnLTrim
-	fnRTrim
 	fnAbs
 	fnMod
 	fnFloor
@@ -56,7 +53,7 @@ func FunctionNames() []string {
 
 // Func is a built-in scalar function. All are strict: NULL if any argument is NULL.
 //
-//	UPPER(s), LOWER(s), TRIM(s), LTRIM(s), RTRIM(s)  VARCHAR
+//	UPPER(s), LOWER(s)                              VARCHAR
 //	CHAR_LENGTH(s)                                   INT, counting characters (runes)
 //	SUBSTRING(s, start [, len])                      VARCHAR, 1-based as in SQL
 //	CONCAT(a, b, ...) and a || b                      VARCHAR; non-strings are converted to text
@@ -107,7 +104,7 @@ func NewCall(name string, args []Expr) (Expr, error) {
 	}
 	var err error
 	switch f {
-	case fnUpper, fnLower, fnTrim, fnLTrim, fnRTrim:
+	case fnUpper, fnLower:
 		err = want(1, types.KindVarchar)
 		c.t = types.Type{Kind: types.KindVarchar, NotNull: nn}
 	case fnCharLength:
@@ -191,12 +188,6 @@ func (c *Func) Eval(row []types.Value) (types.Value, error) {
 		return types.StringValue(strings.ToUpper(v.Str())), nil
 	case fnLower:
 		return types.StringValue(strings.ToLower(v.Str())), nil
-	case fnTrim:
-		return types.StringValue(strings.Trim(v.Str(), " ")), nil
-	case fnLTrim:
-		return types.StringValue(strings.TrimLeft(v.Str(), " ")), nil
-	case fnRTrim:
-		return types.StringValue(strings.TrimRight(v.Str(), " ")), nil
 	case fnCharLength:
 		return types.IntValue(int64(utf8.RuneCountInString(v.Str()))), nil
 	case fnSubstring:
