@@ -51,6 +51,10 @@ func accBytes(acc accumulator) int64 {
 		return 24 + 40
 	case *distinctAcc:
 		return 8 + 64 + accBytes(a.inner)
+	case *momentsAcc:
+		return 24
+	case *seqAcc:
+		return 24 + 40
 	}
 	return 32
 }
@@ -58,7 +62,7 @@ func accBytes(acc accumulator) int64 {
 // AggCallOf converts an aggregate call bound through the registry into
 // the runtime's form.
 func AggCallOf(c aggfunc.Call) AggCall {
-	return AggCall{Func: c.Func.Kind, Distinct: c.Distinct, Arg: c.Arg, ArgType: c.ArgType, Type: c.Type, Name: c.Name}
+	return AggCall{Func: c.Func.Kind, Distinct: c.Distinct, Arg: c.Arg, ArgType: c.ArgType, Type: c.Type, Name: c.Name, Sep: c.Sep}
 }
 
 // Accumulator is the runtime state of one aggregate call for all the
@@ -106,7 +110,10 @@ func newAccumulator(call AggCall) (accumulator, error) {
 	case AggMin, AggMax:
 		acc = &minMaxAcc{typ: call.Type, max: call.Func == AggMax}
 	default:
-		return nil, fmt.Errorf("%s: unknown aggregate function %d", call.Name, call.Func)
+		var err error
+		if acc, err = newMoreAccumulator(call); err != nil {
+			return nil, err
+		}
 	}
 	if call.Arg < 0 {
 		return nil, fmt.Errorf("%s: missing argument column", call.Name)

@@ -445,6 +445,7 @@ type Call struct {
 	Args     []Expr
 	Distinct bool
 	Star     bool
+	Filter   Expr // an aggregate's FILTER (WHERE ...) condition; nil if none
 	// Over is the window of a window function call f(…) OVER …, or nil.
 	Over *WindowSpec
 }

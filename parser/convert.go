@@ -352,11 +352,6 @@ func (c *converter) selectItem(g *gSelectItem) *SelectItem {
 	default:
 		it.Expr = c.expr(g.Expr)
 		if g.Alias != nil {
-			// Flink reserves FILTER: after a call it starts the FILTER
-			// (WHERE ...) clause of an aggregate, never an alias.
-			if _, call := it.Expr.(*Call); call && !g.As && strings.EqualFold(g.Alias.Name, "FILTER") {
-				c.fail(g.Alias.Pos, "FILTER on an aggregate is not supported yet (to name the column filter, write AS filter)")
-			}
 			it.Alias = c.ident(g.Alias)
 		}
 	}
@@ -484,6 +479,12 @@ func (c *converter) cmp(g *gCmp) Expr {
 	for _, arm := range g.Rest {
 		p := toPos(arm.Pos)
 		switch {
+		case arm.IsNull != nil && arm.IsNull.Distinct != nil:
+			op := "IS DISTINCT FROM"
+			if arm.IsNull.Not {
+				op = "IS NOT DISTINCT FROM"
+			}
+			e = &Binary{Pos: p, Op: op, L: e, R: c.concat(arm.IsNull.Distinct)}
 		case arm.IsNull != nil:
 			e = &IsNull{Pos: p, X: e, Not: arm.IsNull.Not}
 		case arm.Pred != nil:
@@ -495,7 +496,10 @@ func (c *converter) cmp(g *gCmp) Expr {
 				e = &Like{Pos: p, X: e, Pattern: c.concat(pr.Like), Not: pr.Not}
 			default:
 				in := &In{Pos: p, X: e, Not: pr.Not}
-				for _, x := range pr.In {
+				if pr.In.Expr != nil {
+					c.fail(arm.Pos, "IN takes a list in parentheses: x IN (a, b, ...) (x IN s is only valid in POSITION(x IN s))")
+				}
+				for _, x := range pr.In.List {
 					in.List = append(in.List, c.expr(x))
 				}
 				e = in
@@ -562,6 +566,8 @@ func (c *converter) primary(g *gPrimary) Expr {
 		return &NullLit{Pos: p}
 	case g.Ref != nil:
 		return c.ref(p, g.Ref)
+	case g.LRCall != nil:
+		return c.call(p, g.LRName, g.LRCall)
 	default:
 		return c.expr(g.Paren)
 	}
@@ -612,6 +618,16 @@ func (c *converter) ref(p Pos, g *gRef) Expr {
 
 func (c *converter) call(p Pos, name string, g *gCall) *Call {
 	e := &Call{Pos: p, Name: strings.ToUpper(name), Star: g.Star, Distinct: g.Distinct}
+	if g.Filter != nil {
+		e.Filter = c.expr(g.Filter)
+	}
+	if x, s, ok := positionArgs(g); ok && e.Name == "POSITION" {
+		e.Args = []Expr{c.concat(x), c.concat(s)}
+		return e
+	}
+	if e.Name == "TRIM" && g.From != nil && len(g.More) == 0 && g.For == nil {
+		return c.trim(e, g)
+	}
 	if g.First != nil {
 		e.Args = append(e.Args, c.expr(g.First))
 	}
@@ -642,6 +658,54 @@ func (c *converter) call(p Pos, name string, g *gCall) *Call {
 	if g.Over != nil {
 		e.Over = c.over(g.Over)
 	}
+	return e
+}
+
+// positionArgs returns x and s of a call (x IN s), the arguments of
+// POSITION(x IN s).
+func positionArgs(g *gCall) (x, s *gConcat, ok bool) {
+	if g.First == nil || len(g.More) > 0 || g.From != nil || g.To != nil || len(g.First.Rest) > 0 {
+		return nil, nil, false
+	}
+	and := g.First.Left
+	if len(and.Rest) > 0 || and.Left.Cmp == nil {
+		return nil, nil, false
+	}
+	cmp := and.Left.Cmp
+	if len(cmp.Rest) != 1 || cmp.Rest[0].Pred == nil {
+		return nil, nil, false
+	}
+	pr := cmp.Rest[0].Pred
+	if pr.Not || pr.In == nil || pr.In.Expr == nil {
+		return nil, nil, false
+	}
+	return cmp.Left, pr.In.Expr, true
+}
+
+// trim converts TRIM([BOTH | LEADING | TRAILING] [chars] FROM s) into
+// TRIM(s, chars), LTRIM(s, chars) or RTRIM(s, chars) (chars ' ' if left out).
+func (c *converter) trim(e *Call, g *gCall) *Call {
+	mode := "BOTH"
+	var chars Expr
+	if ref := plainRef(g.First); ref != nil && ref.Second == nil && !ref.Star && ref.Call == nil &&
+		(isWord(ref.First, "BOTH") || isWord(ref.First, "LEADING") || isWord(ref.First, "TRAILING")) {
+		mode = strings.ToUpper(ref.First.Name)
+		if ref.Literal != nil {
+			chars = &StringLit{Pos: toPos(ref.Literal.Pos), Value: unquoteString(ref.Literal.Value)}
+		}
+	} else {
+		chars = c.expr(g.First)
+	}
+	if chars == nil {
+		chars = &StringLit{Pos: e.Pos, Value: " "}
+	}
+	switch mode {
+	case "LEADING":
+		e.Name = "LTRIM"
+	case "TRAILING":
+		e.Name = "RTRIM"
+	}
+	e.Args = []Expr{c.expr(g.From), chars}
 	return e
 }
 

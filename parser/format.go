@@ -548,6 +548,10 @@ func (f *formatter) expr(e Expr, min int) {
 			f.expr(e.Args[0], precOr)
 			f.w(" FROM ")
 			f.expr(e.Args[1], precOr)
+		case e.Name == "POSITION" && len(e.Args) == 2:
+			f.expr(e.Args[0], precConcat)
+			f.w(" IN ")
+			f.expr(e.Args[1], precConcat)
 		case (e.Name == "FLOOR" || e.Name == "CEIL") && len(e.Args) == 2:
 			f.expr(e.Args[0], precOr)
 			f.w(" TO ")
@@ -556,6 +560,11 @@ func (f *formatter) expr(e Expr, min int) {
 			f.exprList(e.Args)
 		}
 		f.w(")")
+		if e.Filter != nil {
+			f.w(" FILTER (WHERE ")
+			f.expr(e.Filter, precOr)
+			f.w(")")
+		}
 		if e.Over != nil {
 			f.w(" OVER ")
 			f.window(e.Over)

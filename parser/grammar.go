@@ -428,14 +428,23 @@ type gCmpArm struct {
 }
 
 type gIsNull struct {
-	Not bool `parser:"'IS' @'NOT'? 'NULL'"`
+	Not      bool     `parser:"'IS' @'NOT'?"`
+	Null     bool     `parser:"( @'NULL'"`
+	Distinct *gConcat `parser:"| 'DISTINCT' 'FROM' @@ )"`
 }
 
 type gPred struct {
 	Not     bool      `parser:"@'NOT'?"`
-	In      []*gExpr  `parser:"(  'IN' '(' @@ ( ',' @@ )* ')'"`
+	In      *gInList  `parser:"(  'IN' @@"`
 	Between *gBetween `parser:" | 'BETWEEN' @@"`
 	Like    *gConcat  `parser:" | 'LIKE' @@ )"`
+}
+
+// gInList is the list of x IN (a, b, ...), or the string s of
+// POSITION(x IN s) (valid only there).
+type gInList struct {
+	List []*gExpr `parser:"  '(' @@ ( ',' @@ )* ')'"`
+	Expr *gConcat `parser:"| @@"`
 }
 
 type gBetween struct {
@@ -496,6 +505,9 @@ type gPrimary struct {
 	True     bool       `parser:"| @'TRUE'"`
 	False    bool       `parser:"| @'FALSE'"`
 	Null     bool       `parser:"| @'NULL'"`
+	// LEFT(s, n) and RIGHT(s, n): reserved words called as functions.
+	LRName string `parser:"| @('LEFT' | 'RIGHT')"`
+	LRCall *gCall `parser:"  @@"`
 }
 
 type gCast struct {
@@ -549,6 +561,7 @@ type gCall struct {
 	From     *gExpr   `parser:"  | 'FROM' @@"`
 	For      *gExpr   `parser:"    ( 'FOR' @@ )?"`
 	To       *gExpr   `parser:"  | 'TO' @@ )? )? ')'"`
+	Filter   *gExpr   `parser:"( 'FILTER' '(' 'WHERE' @@ ')' )?"`
 	Over     *gOver   `parser:"( 'OVER' @@ )?"`
 }
 

@@ -386,6 +386,9 @@ func astChildren(e parser.Expr) []parser.Expr {
 	case *parser.Cast:
 		return []parser.Expr{n.X}
 	case *parser.Call:
+		if n.Filter != nil {
+			return append(n.Args[:len(n.Args):len(n.Args)], n.Filter)
+		}
 		return n.Args
 	}
 	return nil

@@ -147,6 +147,8 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 			return expr.NewCompare(n.Op, l, r)
 		case "||":
 			return expr.NewCall("||", []expr.Expr{l, r})
+		case "IS DISTINCT FROM", "IS NOT DISTINCT FROM":
+			return expr.NewIsDistinct(l, r, n.Op == "IS NOT DISTINCT FROM")
 		}
 		a, err := expr.NewArith(n.Op, l, r)
 		if err == nil {
@@ -229,6 +231,9 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 			}
 			return nil, parser.Errorf(n.Pos, "aggregate function %s is not allowed %s", n.Name, where)
 		}
+		if n.Filter != nil {
+			return nil, parser.Errorf(startPos(n.Filter), "FILTER (WHERE ...) is only valid on an aggregate function, not on %s", n.Name)
+		}
 		if expr.IsTimeFunction(n.Name) || (n.Name == "FLOOR" || n.Name == "CEIL" || n.Name == "CEILING") && len(n.Args) == 2 {
 			return b.bindTimeCall(n)
 		}
@@ -239,7 +244,12 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return expr.NewCall(n.Name, args)
+		x, err := expr.NewCall(n.Name, args)
+		var ae *expr.ArgError
+		if errors.As(err, &ae) && ae.Arg < len(n.Args) {
+			return nil, parser.Errorf(startPos(n.Args[ae.Arg]), "%s", err.Error())
+		}
+		return x, err
 	}
 	return nil, parser.Errorf(e.Position(), "unsupported expression %s", sqlText(e))
 }

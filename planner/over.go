@@ -139,7 +139,7 @@ func (b *binder) bindOverAggs(s *parser.Select, sc *scope, input Node, items []s
 			call.ArgType = argType
 			argText = names[i]
 		}
-		f, t, err := aggCallType(c, argType)
+		f, t, err := aggCallType(c, c.Star, argType)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -125,6 +125,8 @@ func writeSQL(b *strings.Builder, e parser.Expr) {
 			sep = " FROM "
 		case (n.Name == "FLOOR" || n.Name == "CEIL") && len(n.Args) == 2:
 			sep = " TO "
+		case n.Name == "POSITION" && len(n.Args) == 2:
+			sep = " IN "
 		}
 		for i, x := range n.Args {
 			if i > 0 {
@@ -133,6 +135,11 @@ func writeSQL(b *strings.Builder, e parser.Expr) {
 			writeSQL(b, x)
 		}
 		b.WriteByte(')')
+		if n.Filter != nil {
+			b.WriteString(" FILTER (WHERE ")
+			writeSQL(b, n.Filter)
+			b.WriteByte(')')
+		}
 	default:
 		b.WriteString("?")
 	}
