@@ -54,6 +54,7 @@ func (a *decSumAcc) apply(g int32, v *types.Value, retract bool) {
 	s.hi, _ = bits.Add64(s.hi, hi, c)
 	s.n++
 }
+
 // merge adds group src's sum and count into group dst (window slices).
 func (a *decSumAcc) merge(dst, src int32) {
 	d, s := &a.s[dst], a.s[src]
