@@ -1,7 +1,6 @@
 package repl
 
 import (
-	"bytes"
 	"context"
 	"regexp"
 	"strings"
@@ -17,9 +16,9 @@ CREATE TABLE ten (n BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '1
 CREATE TABLE bh (n BIGINT) WITH ('connector' = 'blackhole');`
 
 // jobShell returns a shell with the tables of jobTables.
-func jobShell(t *testing.T) (*Shell, *bytes.Buffer) {
+func jobShell(t *testing.T) (*Shell, *syncBuffer) {
 	t.Helper()
-	var out bytes.Buffer
+	var out syncBuffer
 	sh := New(session.New(connector.Env{Stdout: &out, Stderr: &out}), Options{Out: &out, Err: &out})
 	t.Cleanup(sh.Close)
 	for _, st := range strings.Split(strings.TrimSpace(jobTables), "\n") {
@@ -31,10 +30,17 @@ func jobShell(t *testing.T) (*Shell, *bytes.Buffer) {
 	return sh, &out
 }
 
+// Reset empties the buffer.
+func (b *syncBuffer) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Reset()
+}
+
 var submittedRe = regexp.MustCompile(`Submitted job ([0-9a-f]{8}) \(insert-into_bh\)`)
 
 // submit runs an INSERT and returns the job id the shell printed.
-func submit(t *testing.T, sh *Shell, out *bytes.Buffer, insert string) string {
+func submit(t *testing.T, sh *Shell, out *syncBuffer, insert string) string {
 	t.Helper()
 	out.Reset()
 	if err := sh.execText(context.Background(), insert); err != nil {
@@ -48,7 +54,7 @@ func submit(t *testing.T, sh *Shell, out *bytes.Buffer, insert string) string {
 }
 
 // jobRow returns the SHOW JOBS line of job id.
-func jobRow(t *testing.T, sh *Shell, out *bytes.Buffer, id string) string {
+func jobRow(t *testing.T, sh *Shell, out *syncBuffer, id string) string {
 	t.Helper()
 	out.Reset()
 	if err := sh.execText(context.Background(), "SHOW JOBS"); err != nil {

@@ -165,11 +165,17 @@ func (js *Jobs) start(s *Session, plan *planner.Plan, query string, opts RunOpti
 	select {
 	case <-ctl.started():
 	case <-b.recorded:
-		js.mu.Lock()
-		err := b.err
-		js.mu.Unlock()
-		if err != nil {
-			return "", err
+		// Both may be ready (a job that started and failed at once):
+		// then it started, and its failure is reported as a job's.
+		select {
+		case <-ctl.started():
+		default:
+			js.mu.Lock()
+			err := b.err
+			js.mu.Unlock()
+			if err != nil {
+				return "", err
+			}
 		}
 	}
 	b.ok = true
