@@ -70,3 +70,89 @@ func BenchmarkValueState(b *testing.B) {
 		})
 	}
 }
+
+// mapPath is one row's work of a join side on map states: look up an
+// absent map key, scan the current key's map, put an entry.
+func mapPath(tb testing.TB, k *Keyed, m *MapState[int64, int64], s *SortedMapState[int64, int64], keys [][]byte, i int) {
+	if err := k.SetCurrentKey(keys[i%len(keys)]); err != nil {
+		tb.Fatal(err)
+	}
+	if _, ok, err := m.Get(int64(-1 - i)); err != nil || ok {
+		tb.Fatalf("absent map key: found %v, %v", ok, err)
+	}
+	n := 0
+	if err := m.All(func(int64, int64) (bool, error) { n++; return true, nil }); err != nil {
+		tb.Fatal(err)
+	}
+	if err := s.Range(int64(i%8), int64(i%8+4), func(int64, int64) (bool, error) { n++; return true, nil }); err != nil {
+		tb.Fatal(err)
+	}
+	if err := m.Put(int64(i%8), int64(n)); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func setupMap(tb testing.TB, onPebble bool, nkeys int) (*Keyed, *MapState[int64, int64], *SortedMapState[int64, int64], [][]byte) {
+	k := newTestKeyedCache(tb, onPebble, Options{}, 64<<20)
+	m, err := NewMapState(k, "m", Int64{}, Int64{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := NewSortedMapState(k, "s", Int64{}, Int64{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	keys := make([][]byte, nkeys)
+	for i := range keys {
+		keys[i] = AppendValue(nil, types.BigIntValue(int64(i)))
+		if err := k.SetCurrentKey(keys[i]); err != nil {
+			tb.Fatal(err)
+		}
+		for j := range int64(8) {
+			if err := s.Put(j, j); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	for i := range 8 * nkeys { // every map entry exists
+		mapPath(tb, k, m, s, keys, i)
+	}
+	return k, m, s, keys
+}
+
+// TestMapStateNoAlloc: on a store, looking up absent map keys, scanning a
+// key's map and sorted map and overwriting an entry allocate nothing: the
+// state is in memory, so absent keys are not looked up (and cached) and
+// scans do not flush the cache and open a Pebble iterator.
+func TestMapStateNoAlloc(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	for _, onPebble := range []bool{false, true} {
+		k, m, s, keys := setupMap(t, onPebble, 1000)
+		i := 1 << 20 // map keys setupMap did not look up
+		allocs := testing.AllocsPerRun(5000, func() {
+			mapPath(t, k, m, s, keys, i)
+			i++
+		})
+		if allocs != 0 {
+			t.Errorf("pebble=%v: %.2f allocations per row", onPebble, allocs)
+		}
+	}
+}
+
+func BenchmarkMapState(b *testing.B) {
+	for _, c := range []struct {
+		name     string
+		onPebble bool
+	}{{"memory", false}, {"pebble", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			k, m, s, keys := setupMap(b, c.onPebble, 10000)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				mapPath(b, k, m, s, keys, i)
+			}
+		})
+	}
+}
