@@ -1,7 +1,11 @@
 package state
 
 import (
+	"fmt"
+	"path/filepath"
 	"testing"
+
+	"github.com/weir-sql/weir/statestore"
 
 	"github.com/weir-sql/weir/types"
 )
@@ -154,5 +158,86 @@ func BenchmarkMapState(b *testing.B) {
 				mapPath(b, k, m, s, keys, i)
 			}
 		})
+	}
+}
+
+// TestRestoredStateInMemory: a Keyed opened on a restored store loads its
+// state into memory: the entries are there, and absent map keys are not
+// looked up in the store (nothing allocated). With a budget smaller than
+// the state it reads from the store instead, with the same answers.
+func TestRestoredStateInMemory(t *testing.T) {
+	dir := t.TempDir()
+	sopts := statestore.Options{MaxParallelism: 8}
+	st, err := statestore.Open(filepath.Join(dir, "w1"), sopts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := Open(st, Options{OperatorID: "op"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewMapState(k, "m", Int64{}, Int64{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const nkeys, per = 200, 5
+	key := func(i int) []byte { return AppendValue(nil, types.BigIntValue(int64(i))) }
+	for i := range nkeys {
+		must(t, k.SetCurrentKey(key(i)))
+		for j := range int64(per) {
+			must(t, m.Put(j, int64(i)*10+j))
+		}
+		must(t, m.Remove(0)) // a deletion written back too
+	}
+	if _, err := st.Snapshot(filepath.Join(dir, "chk")); err != nil {
+		t.Fatal(err)
+	}
+	must(t, st.Close())
+	for _, budget := range []int64{64 << 20, 4 << 10} {
+		sopts.CacheBytes = budget
+		rs, err := statestore.Restore(filepath.Join(dir, "chk"), filepath.Join(dir, fmt.Sprint("w", budget)), sopts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := Open(rs, Options{OperatorID: "op"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := NewMapState(k, "m", Int64{}, Int64{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range nkeys {
+			must(t, k.SetCurrentKey(key(i)))
+			var got []int64
+			must(t, m.All(func(j, v int64) (bool, error) {
+				if v != int64(i)*10+j {
+					return false, fmt.Errorf("key %d entry %d: %d", i, j, v)
+				}
+				got = append(got, j)
+				return true, nil
+			}))
+			if len(got) != per-1 || got[0] != 1 {
+				t.Fatalf("budget %d: key %d: entries %v", budget, i, got)
+			}
+		}
+		if budget > 1<<20 && !raceEnabled {
+			keys := make([][]byte, nkeys)
+			for i := range keys {
+				keys[i] = key(i)
+			}
+			i := 0
+			allocs := testing.AllocsPerRun(1000, func() {
+				must(t, k.SetCurrentKey(keys[i%nkeys]))
+				if _, ok, err := m.Get(int64(100 + i)); err != nil || ok {
+					t.Fatalf("absent key: %v %v", ok, err)
+				}
+				i++
+			})
+			if allocs != 0 {
+				t.Errorf("restored in memory: %.2f allocations per absent lookup", allocs)
+			}
+		}
+		must(t, rs.Close())
 	}
 }
