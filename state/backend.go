@@ -235,13 +235,21 @@ func (m *memBackend) scan(kg int, lower, upper []byte, reverse bool, limit int, 
 // order: values through the store's write-through path (ascending runs
 // become ingested sstables), deletions of stored keys through its cache.
 func (m *memBackend) writeDirty(sp *statestore.Space) error {
-	d := m.dirty
+	// Entries put and deleted since the last call (never written) are
+	// dropped before sorting: with short-lived state (an interval join's
+	// rows, timers) they are most of the list.
+	d := m.dirty[:0]
+	for i, e := range m.dirty {
+		m.dirty[i] = nil
+		if e.flags&(memDeleted|memStored) == memDeleted {
+			e.flags &^= memDirty
+			continue
+		}
+		d = append(d, e)
+	}
 	slices.SortFunc(d, func(a, b *memEntry) int { return strings.Compare(a.key, b.key) })
 	for i, e := range d {
 		d[i] = nil
-		if e.flags&memDirty == 0 {
-			continue // a duplicate (an entry deleted before it was ever written)
-		}
 		e.flags &^= memDirty
 		kg := int(binary.BigEndian.Uint16(unsafeBytes(e.key)))
 		key := unsafeBytes(e.key)[2:]
