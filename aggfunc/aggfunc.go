@@ -26,12 +26,21 @@ type Kind int
 
 // The aggregate kinds.
 const (
-	CountStar Kind = iota // COUNT(*): counts rows
-	Count                 // COUNT(x): counts non-NULL x
-	Sum                   // SUM(x): NULL if no non-NULL x
-	Avg                   // AVG(x): NULL if no non-NULL x; integer input gives integer result (as Flink)
-	Min                   // MIN(x), correct under retraction
-	Max                   // MAX(x), correct under retraction
+	CountStar  Kind = iota // COUNT(*): counts rows
+	Count                  // COUNT(x): counts non-NULL x
+	Sum                    // SUM(x): NULL if no non-NULL x
+	Avg                    // AVG(x): NULL if no non-NULL x; integer input gives integer result (as Flink)
+	Min                    // MIN(x), correct under retraction
+	Max                    // MAX(x), correct under retraction
+	VarPop                 // VAR_POP(x): population variance
+	VarSamp                // VAR_SAMP(x): sample variance; NULL for fewer than two values
+	StddevPop              // STDDEV_POP(x): population standard deviation
+	StddevSamp             // STDDEV_SAMP(x): sample standard deviation
+	FirstValue             // FIRST_VALUE(x): the earliest non-NULL value still present
+	LastValue              // LAST_VALUE(x): the latest non-NULL value still present
+	ListAgg                // LISTAGG(x [, sep]): the non-NULL values joined in arrival order
+	BoolAnd                // BOOL_AND(x): TRUE if every non-NULL x is TRUE
+	BoolOr                 // BOOL_OR(x): TRUE if some x is TRUE
 )
 
 // ArgClass is what a function's argument may be.
@@ -42,6 +51,8 @@ const (
 	AnyArg     ArgClass = iota // any type
 	NumericArg                 // INT, BIGINT, DOUBLE (or NULL)
 	NoArg                      // called as NAME(*)
+	StringArg                  // VARCHAR (or NULL)
+	BooleanArg                 // BOOLEAN (or NULL)
 )
 
 // Result says how a function's result type follows from its argument's.
@@ -80,6 +91,13 @@ func (f *Func) Signature() string {
 		return f.Name + "(*)"
 	case NumericArg:
 		return f.Name + "(numeric)"
+	case StringArg:
+		if f.Kind == ListAgg {
+			return f.Name + "(string [, separator])"
+		}
+		return f.Name + "(string)"
+	case BooleanArg:
+		return f.Name + "(boolean)"
 	}
 	return f.Name + "(x)"
 }
@@ -90,10 +108,24 @@ func (f *Func) ResultType(arg types.Type) (types.Type, error) {
 	if f.Arg == NumericArg && !arg.Kind.IsNumeric() && arg.Kind != types.KindNull {
 		return types.Type{}, fmt.Errorf("%s needs a numeric argument, not %s", f.Name, arg.Kind)
 	}
+	if f.Arg == StringArg && arg.Kind != types.KindVarchar && arg.Kind != types.KindNull {
+		return types.Type{}, fmt.Errorf("%s needs a VARCHAR argument, not %s", f.Name, arg.Kind)
+	}
+	if f.Arg == BooleanArg && arg.Kind != types.KindBoolean && arg.Kind != types.KindNull {
+		return types.Type{}, fmt.Errorf("%s needs a BOOLEAN argument, not %s", f.Name, arg.Kind)
+	}
 	switch f.Result {
 	case BigIntNotNull:
 		return types.Type{Kind: types.KindBigInt, NotNull: true}, nil
 	case ArgNullable:
+		if arg.Kind == types.KindDecimal && (f.Kind == Sum || f.Kind == Avg) {
+			// As Flink: SUM of DECIMAL(p, s) is DECIMAL(38, s), AVG is
+			// DECIMAL(38, max(s, 6)).
+			if f.Kind == Sum {
+				return types.Decimal(types.MaxDecimalPrecision, int(arg.S)), nil
+			}
+			return types.Decimal(types.MaxDecimalPrecision, max(int(arg.S), 6)), nil
+		}
 		if arg.Kind == types.KindNull {
 			// Flink refuses an untyped NULL here too: the result would
 			// have no type.
@@ -113,6 +145,7 @@ type Call struct {
 	ArgType  types.Type // type of the input column
 	Type     types.Type // result type
 	Name     string     // for EXPLAIN, e.g. "SUM(v)"
+	Sep      string     // LISTAGG's separator
 }
 
 // Registry is a set of aggregate functions by name. It is immutable once
@@ -150,6 +183,15 @@ var builtins = func() *Registry {
 		&Func{Name: "AVG", Kind: Avg, Arg: NumericArg, Result: ArgNullable, Distinct: true, Retracts: true, Doc: "average of the non-NULL values, in the argument's type (integer division for integers)"},
 		&Func{Name: "MIN", Kind: Min, Arg: AnyArg, Result: ArgNullable, Distinct: true, Retracts: true, Doc: "smallest non-NULL value"},
 		&Func{Name: "MAX", Kind: Max, Arg: AnyArg, Result: ArgNullable, Distinct: true, Retracts: true, Doc: "largest non-NULL value"},
+		&Func{Name: "VAR_POP", Kind: VarPop, Arg: NumericArg, Result: ArgNullable, Distinct: true, Retracts: true, Doc: "population variance of the non-NULL values, in the argument's type"},
+		&Func{Name: "VAR_SAMP", Kind: VarSamp, Arg: NumericArg, Result: ArgNullable, Distinct: true, Retracts: true, Doc: "sample variance of the non-NULL values (NULL for fewer than two), in the argument's type"},
+		&Func{Name: "STDDEV_POP", Kind: StddevPop, Arg: NumericArg, Result: ArgNullable, Distinct: true, Retracts: true, Doc: "population standard deviation of the non-NULL values, in the argument's type"},
+		&Func{Name: "STDDEV_SAMP", Kind: StddevSamp, Arg: NumericArg, Result: ArgNullable, Distinct: true, Retracts: true, Doc: "sample standard deviation of the non-NULL values (NULL for fewer than two), in the argument's type"},
+		&Func{Name: "FIRST_VALUE", Kind: FirstValue, Arg: AnyArg, Result: ArgNullable, Retracts: true, Doc: "the earliest non-NULL value still present (a retraction removes the value's earliest occurrence)"},
+		&Func{Name: "LAST_VALUE", Kind: LastValue, Arg: AnyArg, Result: ArgNullable, Retracts: true, Doc: "the latest non-NULL value still present (a retraction removes the value's earliest occurrence)"},
+		&Func{Name: "LISTAGG", Kind: ListAgg, Arg: StringArg, Result: ArgNullable, Retracts: true, Doc: "the non-NULL values joined by the separator (default ','), in arrival order"},
+		&Func{Name: "BOOL_AND", Kind: BoolAnd, Arg: BooleanArg, Result: ArgNullable, Retracts: true, Doc: "TRUE if every non-NULL value is TRUE; NULL if there is none"},
+		&Func{Name: "BOOL_OR", Kind: BoolOr, Arg: BooleanArg, Result: ArgNullable, Retracts: true, Doc: "TRUE if some value is TRUE; NULL if there is no non-NULL value"},
 	)
 	if err != nil {
 		panic(err) // a bad table above: caught by every test

@@ -36,7 +36,7 @@ func TestLookupUnknownListsCloseNames(t *testing.T) {
 		{"SUMM", "unknown aggregate function SUMM (closest: SUM)"},
 		{"CONT", "unknown aggregate function CONT (closest: COUNT)"},
 		{"MAXIMUM", "unknown aggregate function MAXIMUM (closest: MAX)"},
-		{"ZZZZZZ", "unknown aggregate function ZZZZZZ (aggregate functions: AVG, COUNT, MAX, MIN, SUM)"},
+		{"ZZZZZZ", "unknown aggregate function ZZZZZZ (aggregate functions: AVG, BOOL_AND, BOOL_OR, COUNT, FIRST_VALUE, LAST_VALUE, LISTAGG, MAX, MIN, STDDEV_POP, STDDEV_SAMP, SUM, VAR_POP, VAR_SAMP)"},
 	} {
 		_, err := r.Lookup(tc.name, false)
 		if err == nil || err.Error() != tc.want {

@@ -77,7 +77,7 @@ type Result struct {
 }
 
 // Names of the workloads, in the order they run.
-var workloadNames = []string{"REF", "W1", "W2", "W3", "W4", "W5", "W9", "W10", "W11", "N0"}
+var workloadNames = []string{"REF", "W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W10", "W11", "W12", "W13", "N0"}
 
 // Descriptions of the workloads.
 var descriptions = map[string]string{
@@ -87,10 +87,15 @@ var descriptions = map[string]string{
 	"W3":  "W1 with checkpoints off",
 	"W4":  "restore a 1,000,000-key checkpoint: call to first row",
 	"W5":  "W1 at half its peak rate: source-to-sink latency",
+	"W6":  "TUMBLE 1 s COUNT, SUM by 10,000 keys, event time, checkpoint 1 s",
+	"W7":  "HOP 10 s / 1 s COUNT, SUM by 10,000 keys, event time, checkpoint 1 s",
+	"W8":  "SESSION gap 1 s COUNT, SUM by 100,000 keys, event time, checkpoint 1 s",
 	"W9":  "inner join of two streams on 100,000 keys, one with a primary key, p=2, checkpoint 1 s",
 	"W10": "interval join within 10 s on 100,000 keys, p=2, checkpoint 1 s",
 	"W11": "topic -> SUM GROUP BY 1,000 keys -> exactly-once upsert-kafka, JSON, in-process broker, p=2, checkpoint 1 s",
 	"N0":  "nexmark bids (the generator alone) into blackhole, p=2",
+	"W12": "Top-10 per key (ROW_NUMBER) over 10,000 keys, append-only, p=2, checkpoint 1 s",
+	"W13": "keep-last deduplication (proctime) over 1,000,000 keys, p=2, checkpoint 1 s",
 }
 
 // Workloads returns the names of the workloads, in run order.
@@ -189,6 +194,12 @@ func (s *suite) once(ctx context.Context, name string) (*Result, error) {
 		return s.restore(ctx, d)
 	case "W5":
 		return s.latency(ctx, d)
+	case "W6":
+		return s.throughput(ctx, name, fmt.Sprintf(w6Script, 9999), time.Second, d)
+	case "W7":
+		return s.throughput(ctx, name, fmt.Sprintf(w7Script, 9999), time.Second, d)
+	case "W8":
+		return s.throughput(ctx, name, fmt.Sprintf(w8Script, 99999), time.Second, d)
 	case "W9":
 		return s.throughput(ctx, name, w9Script, time.Second, d)
 	case "W10":
@@ -197,6 +208,10 @@ func (s *suite) once(ctx context.Context, name string) (*Result, error) {
 		return s.kafkaBench(ctx, d)
 	case "N0":
 		return s.throughput(ctx, name, n0Script, 0, d)
+	case "W12":
+		return s.throughput(ctx, name, w12Script, time.Second, d)
+	case "W13":
+		return s.throughput(ctx, name, w13Script, time.Second, d)
 	}
 	panic("bench: unknown workload " + name)
 }

@@ -65,9 +65,24 @@ func BenchmarkW4(b *testing.B) { benchmarkWorkload(b, "W4") }
 // BenchmarkW5 is W1 at half its peak rate, measuring latency.
 func BenchmarkW5(b *testing.B) { benchmarkWorkload(b, "W5") }
 
+// BenchmarkW6 is a 1 s TUMBLE COUNT, SUM by 10,000 keys in event time.
+func BenchmarkW6(b *testing.B) { benchmarkWorkload(b, "W6") }
+
+// BenchmarkW7 is a 10 s / 1 s HOP COUNT, SUM by 10,000 keys in event time.
+func BenchmarkW7(b *testing.B) { benchmarkWorkload(b, "W7") }
+
+// BenchmarkW8 is a 1 s SESSION COUNT, SUM by 100,000 keys in event time.
+func BenchmarkW8(b *testing.B) { benchmarkWorkload(b, "W8") }
+
 // BenchmarkW11 is topic → SUM GROUP BY → exactly-once upsert-kafka against
 // an in-process broker: input rate, then latency at half of it.
 func BenchmarkW11(b *testing.B) { benchmarkWorkload(b, "W11") }
+
+// BenchmarkW12 is a Top-10 per key over 10,000 keys (append-only input).
+func BenchmarkW12(b *testing.B) { benchmarkWorkload(b, "W12") }
+
+// BenchmarkW13 is a keep-last deduplication over 1,000,000 keys.
+func BenchmarkW13(b *testing.B) { benchmarkWorkload(b, "W13") }
 
 // TestW11Measures runs W11 briefly: the job reads the producer's records,
 // completes checkpoints, and the probes come back through the

@@ -66,4 +66,37 @@ WITH ('connector' = 'datagen', 'rows-per-second' = '1000000000000', 'fields.n.ki
 CREATE TABLE s (k BIGINT, ats TIMESTAMP_LTZ(3), bts TIMESTAMP_LTZ(3)) WITH ('connector' = 'blackhole');
 INSERT INTO s SELECT a.k, a.ts, b.ts FROM a JOIN b ON a.k = b.k AND b.ts BETWEEN a.ts - INTERVAL '10' SECOND AND a.ts;
 `
+	// w12Script keeps the 10 largest v of each of 10,000 keys.
+	w12Script = `SET 'parallelism.default' = '2';
+CREATE TABLE t (k BIGINT, v BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '1000000000000',
+  'fields.k.min' = '0', 'fields.k.max' = '9999', 'fields.v.min' = '0', 'fields.v.max' = '999999999');
+CREATE TABLE s (k BIGINT, v BIGINT, rn BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO s SELECT k, v, rn FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn FROM t) WHERE rn <= 10;
+`
+	// w13Script keeps the last row of each of 1,000,000 keys.
+	w13Script = `SET 'parallelism.default' = '2';
+CREATE TABLE t (k BIGINT, v BIGINT, pt AS PROCTIME()) WITH ('connector' = 'datagen', 'rows-per-second' = '1000000000000',
+  'fields.k.min' = '0', 'fields.k.max' = '999999', 'fields.v.min' = '0', 'fields.v.max' = '99');
+CREATE TABLE s (k BIGINT, v BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO s SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY pt DESC) AS rn FROM t) WHERE rn = 1;
+`
+	// w6Table is an unbounded stream with event time from the data: a
+	// sequence n stamped n/100 ms (100,000 rows per second of event time),
+	// random keys and values, a watermark 1 s behind.
+	w6Table = `SET 'parallelism.default' = '2';
+CREATE TABLE t (n BIGINT, k BIGINT, v BIGINT, ts AS TO_TIMESTAMP_LTZ(n / 100, 3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+WITH ('connector' = 'datagen', 'rows-per-second' = '1000000000000', 'fields.n.kind' = 'sequence',
+  'fields.n.start' = '0', 'fields.n.end' = '9000000000000000000',
+  'fields.k.min' = '0', 'fields.k.max' = '%d', 'fields.v.min' = '0', 'fields.v.max' = '99');
+CREATE TABLE s (k BIGINT, ws TIMESTAMP_LTZ(3), c BIGINT, total BIGINT) WITH ('connector' = 'blackhole');
+`
+	w6Script = w6Table + `INSERT INTO s SELECT k, window_start, COUNT(*), SUM(v)
+  FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY k, window_start, window_end;
+`
+	w7Script = w6Table + `INSERT INTO s SELECT k, window_start, COUNT(*), SUM(v)
+  FROM TABLE(HOP(TABLE t, DESCRIPTOR(ts), INTERVAL '1' SECOND, INTERVAL '10' SECOND)) GROUP BY k, window_start, window_end;
+`
+	w8Script = w6Table + `INSERT INTO s SELECT k, window_start, COUNT(*), SUM(v)
+  FROM TABLE(SESSION(TABLE t PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY k, window_start, window_end;
+`
 )

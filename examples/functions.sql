@@ -24,3 +24,22 @@ SELECT CASE WHEN n % 2 = 0 THEN 'even' ELSE 'odd' END,
        COUNT(*), COUNT(DISTINCT n % 3), SUM(n), AVG(n), MIN(n), MAX(n)
 FROM nums
 GROUP BY CASE WHEN n % 2 = 0 THEN 'even' ELSE 'odd' END;
+
+-- The statistical, ordered and boolean aggregates, and FILTER.
+-- Odd: 1 3 5 7 9 (population variance 8, sample variance 10).
+-- Even: 2 4 6 8 10 (the same spreads); LISTAGG joins in arrival order,
+-- which at parallelism 2 need not be the order of n.
+CREATE TABLE more_stats (
+  parity STRING, var_pop DOUBLE, var_samp DOUBLE, stddev_pop DOUBLE,
+  firsts BIGINT, lasts BIGINT, listed STRING, all_small BOOLEAN, some_big BOOLEAN,
+  big_count BIGINT
+) WITH ('connector' = 'print');
+
+INSERT INTO more_stats
+SELECT CASE WHEN n % 2 = 0 THEN 'even' ELSE 'odd' END,
+       VAR_POP(CAST(n AS DOUBLE)), VAR_SAMP(CAST(n AS DOUBLE)), STDDEV_POP(CAST(n AS DOUBLE)),
+       FIRST_VALUE(n), LAST_VALUE(n), LISTAGG(CAST(n AS STRING), ' '),
+       BOOL_AND(n < 10), BOOL_OR(n > 8),
+       COUNT(*) FILTER (WHERE n > 5)
+FROM nums
+GROUP BY CASE WHEN n % 2 = 0 THEN 'even' ELSE 'odd' END;

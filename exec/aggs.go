@@ -30,6 +30,10 @@ type accumulator interface {
 	save(g int32, dst []byte) []byte
 	// load sets group g's state from src, written by save, and returns the rest of src.
 	load(g int32, src []byte) ([]byte, error)
+	// merge adds group src's state into group dst (as if dst had also
+	// seen src's rows); src is unchanged. Window aggregates merge slices
+	// and sessions with it.
+	merge(dst, src int32)
 }
 
 // accBytes estimates the memory of one group's state in acc (the typed
@@ -41,10 +45,16 @@ func accBytes(acc accumulator) int64 {
 		return 8
 	case *sumAcc:
 		return 16
+	case *decSumAcc:
+		return 24
 	case *minMaxAcc:
 		return 24 + 40
 	case *distinctAcc:
 		return 8 + 64 + accBytes(a.inner)
+	case *momentsAcc:
+		return 24
+	case *seqAcc:
+		return 24 + 40
 	}
 	return 32
 }
@@ -52,7 +62,7 @@ func accBytes(acc accumulator) int64 {
 // AggCallOf converts an aggregate call bound through the registry into
 // the runtime's form.
 func AggCallOf(c aggfunc.Call) AggCall {
-	return AggCall{Func: c.Func.Kind, Distinct: c.Distinct, Arg: c.Arg, ArgType: c.ArgType, Type: c.Type, Name: c.Name}
+	return AggCall{Func: c.Func.Kind, Distinct: c.Distinct, Arg: c.Arg, ArgType: c.ArgType, Type: c.Type, Name: c.Name, Sep: c.Sep}
 }
 
 // Accumulator is the runtime state of one aggregate call for all the
@@ -79,9 +89,11 @@ func newAccumulator(call AggCall) (accumulator, error) {
 		acc = &countAcc{typ: call.Type}
 	case AggSum:
 		switch {
+		case call.ArgType.Kind == types.KindDecimal:
+			acc = &decSumAcc{typ: call.Type, argScale: int(call.ArgType.S)}
 		case call.ArgType.Kind.IsInteger():
 			acc = &sumAcc{typ: call.Type}
-		case call.ArgType.Kind == types.KindDouble:
+		case call.ArgType.Kind.IsFloat():
 			acc = &sumAcc{typ: call.Type, floatIn: true}
 		default:
 			return nil, fmt.Errorf("%s: SUM of %s is not supported", call.Name, call.ArgType)
@@ -90,11 +102,18 @@ func newAccumulator(call AggCall) (accumulator, error) {
 		if !call.ArgType.Kind.IsNumeric() {
 			return nil, fmt.Errorf("%s: AVG of %s is not supported", call.Name, call.ArgType)
 		}
-		acc = &sumAcc{typ: call.Type, floatIn: call.ArgType.Kind == types.KindDouble, avg: true}
+		if call.ArgType.Kind == types.KindDecimal {
+			acc = &decSumAcc{typ: call.Type, argScale: int(call.ArgType.S), avg: true}
+			break
+		}
+		acc = &sumAcc{typ: call.Type, floatIn: call.ArgType.Kind.IsFloat(), avg: true}
 	case AggMin, AggMax:
 		acc = &minMaxAcc{typ: call.Type, max: call.Func == AggMax}
 	default:
-		return nil, fmt.Errorf("%s: unknown aggregate function %d", call.Name, call.Func)
+		var err error
+		if acc, err = newMoreAccumulator(call); err != nil {
+			return nil, err
+		}
 	}
 	if call.Arg < 0 {
 		return nil, fmt.Errorf("%s: missing argument column", call.Name)
@@ -112,6 +131,8 @@ func intResult(t types.Type, n int64) types.Value {
 		return types.IntValue(n)
 	case types.KindDouble:
 		return types.DoubleValue(float64(n))
+	case types.KindTinyInt, types.KindSmallInt:
+		return types.BigIntValue(n).WithKind(t.Kind)
 	}
 	return types.BigIntValue(n)
 }
@@ -123,6 +144,8 @@ func floatResult(t types.Type, f float64) types.Value {
 		return types.IntValue(int64(f))
 	case types.KindBigInt:
 		return types.BigIntValue(int64(f))
+	case types.KindFloat:
+		return types.FloatValue(f)
 	}
 	return types.DoubleValue(f)
 }
@@ -369,4 +392,49 @@ func (a *distinctAcc) retract(g int32, v types.Value) {
 func (a *distinctAcc) result(g int32) types.Value { return a.inner.result(g) }
 func (a *distinctAcc) update(gis []int32, b *types.Batch, col int) {
 	updateEach(a, gis, b, col)
+}
+
+func (a *countAcc) merge(dst, src int32) { a.n[dst] += a.n[src] }
+
+func (a *sumAcc) merge(dst, src int32) {
+	d, s := &a.s[dst], a.s[src]
+	if a.floatIn {
+		d.sum = math.Float64bits(math.Float64frombits(d.sum) + math.Float64frombits(s.sum))
+	} else {
+		d.sum += s.sum
+	}
+	d.n += s.n
+}
+
+func (a *minMaxAcc) merge(dst, src int32) {
+	for _, e := range a.vals[src] {
+		s := a.vals[dst]
+		i, found := slices.BinarySearchFunc(s, e.v, compareValCount)
+		if found {
+			s[i].n += e.n
+			continue
+		}
+		a.vals[dst] = slices.Insert(s, i, e)
+	}
+}
+
+func (a *distinctAcc) merge(dst, src int32) {
+	for k, c := range a.seen[src] {
+		m := a.seen[dst]
+		if m == nil {
+			m = make(map[string]*int64)
+			a.seen[dst] = m
+		}
+		if d := m[k]; d != nil {
+			*d += *c
+			continue
+		}
+		n := *c
+		m[k] = &n
+		v, _, err := types.DecodeKey([]byte(k))
+		if err != nil {
+			continue // keys are written by AppendKey: cannot happen
+		}
+		a.inner.add(dst, v)
+	}
 }

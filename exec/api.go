@@ -54,6 +54,10 @@ type OpContext struct {
 	// enforcer's DROP), for the whole job (Metrics.Dropped). It may be nil
 	// in tests.
 	Dropped *atomic.Int64
+	// Late counts the rows event-time operators (windows, OVER) drop for
+	// being behind the watermark, for the operator's vertex
+	// (VertexMetrics.LateRows, Metrics.LateRows); nil in tests.
+	Late *atomic.Int64
 	// Watermark is the task's current watermark (NoWatermark before the
 	// first), which CURRENT_WATERMARK reads; nil in tests (then it is NULL).
 	Watermark *atomic.Int64

@@ -38,6 +38,7 @@ type Job struct {
 
 	rowsRead, rowsWritten atomic.Int64
 	vertexIn, vertexOut   []atomic.Int64
+	vertexLate            []atomic.Int64   // late rows dropped by event-time operators, per vertex
 	watermarks            [][]atomic.Int64 // per vertex, per subtask: the task's watermark
 	skipped               []atomic.Int64   // per source subtask
 	dropped               atomic.Int64     // rows dropped by operators (not-null enforcer DROP)
@@ -71,6 +72,7 @@ type Metrics struct {
 	RowsWritten int64 // rows written to all sinks
 	Skipped     int64 // malformed records skipped by source readers (connector.Stats)
 	Dropped     int64 // rows dropped before a sink for NULL in a NOT NULL column ('DROP' enforcer)
+	LateRows    int64 // rows event-time operators (windows, OVER) dropped as late, summed over Vertices
 	Vertices    []VertexMetrics
 }
 
@@ -87,6 +89,9 @@ type VertexMetrics struct {
 	Watermark int64
 	// SubtaskWatermarks are the subtasks' watermarks.
 	SubtaskWatermarks []int64
+	// LateRows counts the rows the vertex's window operators dropped as
+	// late: behind the watermark, in windows that had fired.
+	LateRows int64
 }
 
 // Start validates g and starts one goroutine per subtask of every vertex.
@@ -114,15 +119,16 @@ func newJob(ctx context.Context, g *JobGraph, opts Options) (*Job, []*task, erro
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	j := &Job{
-		graph:     g,
-		opts:      opts,
-		maxPar:    maxPar,
-		ctx:       runCtx,
-		cancel:    cancel,
-		stopCh:    make(chan struct{}),
-		done:      make(chan struct{}),
-		vertexIn:  make([]atomic.Int64, len(g.Vertices)),
-		vertexOut: make([]atomic.Int64, len(g.Vertices)),
+		graph:      g,
+		opts:       opts,
+		maxPar:     maxPar,
+		ctx:        runCtx,
+		cancel:     cancel,
+		stopCh:     make(chan struct{}),
+		done:       make(chan struct{}),
+		vertexIn:   make([]atomic.Int64, len(g.Vertices)),
+		vertexLate: make([]atomic.Int64, len(g.Vertices)),
+		vertexOut:  make([]atomic.Int64, len(g.Vertices)),
 	}
 	tasks := j.buildTasks(widths)
 	var restore *checkpoint.Checkpoint
@@ -380,7 +386,9 @@ func (j *Job) Metrics() Metrics {
 	}
 	m.Vertices = make([]VertexMetrics, len(j.graph.Vertices))
 	for i, v := range j.graph.Vertices {
-		vm := VertexMetrics{Name: v.Name, RowsIn: j.vertexIn[i].Load(), RowsOut: j.vertexOut[i].Load(), Watermark: MaxWatermark}
+		vm := VertexMetrics{Name: v.Name, RowsIn: j.vertexIn[i].Load(), RowsOut: j.vertexOut[i].Load(), Watermark: MaxWatermark,
+			LateRows: j.vertexLate[i].Load()}
+		m.LateRows += vm.LateRows
 		vm.SubtaskWatermarks = make([]int64, len(j.watermarks[i]))
 		for s := range j.watermarks[i] {
 			w := j.watermarks[i][s].Load()

@@ -27,6 +27,7 @@ type AggCall struct {
 	ArgType  types.Type // type of the input column
 	Type     types.Type // result type
 	Name     string     // for EXPLAIN, e.g. "SUM(v)"
+	Sep      string     // LISTAGG's separator
 }
 
 // NewCalc returns a factory for an operator that keeps rows for which filter

@@ -186,7 +186,8 @@ func (t *task) open() error {
 	for _, spec := range t.v.Operators {
 		op := spec.New()
 		t.ops = append(t.ops, op)
-		ctx := &OpContext{Subtask: t.subtask, Parallelism: par, MaxParallelism: j.maxPar, Name: spec.Name, ID: spec.ID, StateBudget: j.stateBudget(), Dropped: &j.dropped, Watermark: t.wmMetric, StateTTL: j.opts.StateTTL}
+		ctx := &OpContext{Subtask: t.subtask, Parallelism: par, MaxParallelism: j.maxPar, Name: spec.Name, ID: spec.ID, StateBudget: j.stateBudget(), Dropped: &j.dropped, Watermark: t.wmMetric,
+			Late: &j.vertexLate[t.vi], StateTTL: j.opts.StateTTL}
 		if err := op.Open(ctx); err != nil {
 			return fmt.Errorf("open operator %s: %w", spec.Name, err)
 		}

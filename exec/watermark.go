@@ -174,9 +174,14 @@ func (g *watermarkGen) current() (int64, error) {
 // left to wait for, and the task goes idle downstream (as Flink's
 // StatusWatermarkValve does).
 type watermarkValve struct {
-	wm      []int64 // per channel, the highest watermark received
-	idle    []bool
-	ended   []bool
+	wm    []int64 // per channel, the highest watermark received
+	idle  []bool
+	ended []bool
+	// held marks channels that ended without watermark +∞: their upstream
+	// was stopped, not at the end of its input, so event time did not end
+	// there; such a channel holds the input watermark at its last value
+	// (windows and timers wait for a restore instead of firing early).
+	held    []bool
 	nIdle   int   // open channels that are idle
 	open    int   // channels not ended
 	out     int64 // the input watermark last forwarded
@@ -184,7 +189,7 @@ type watermarkValve struct {
 }
 
 func newWatermarkValve(n int) *watermarkValve {
-	v := &watermarkValve{wm: make([]int64, n), idle: make([]bool, n), ended: make([]bool, n), open: n, out: NoWatermark}
+	v := &watermarkValve{wm: make([]int64, n), idle: make([]bool, n), ended: make([]bool, n), held: make([]bool, n), open: n, out: NoWatermark}
 	for i := range v.wm {
 		v.wm[i] = NoWatermark
 	}
@@ -226,13 +231,15 @@ func (v *watermarkValve) Idle(ch int) (wm int64, advanced, allIdle bool) {
 	return v.settle()
 }
 
-// End is the end of input on channel ch: it no longer holds the input
-// watermark back. The results are those of Idle.
+// End is the end of input on channel ch: after watermark +∞ it no longer
+// holds the input watermark back; without it (a stopped upstream) it
+// holds it at the channel's last watermark. The results are those of Idle.
 func (v *watermarkValve) End(ch int) (wm int64, advanced, allIdle bool) {
 	if v.ended[ch] {
 		return v.out, false, false
 	}
 	v.ended[ch] = true
+	v.held[ch] = v.wm[ch] != MaxWatermark && v.wm[ch] != NoWatermark
 	v.open--
 	if v.idle[ch] {
 		v.idle[ch] = false
@@ -249,12 +256,16 @@ func (v *watermarkValve) settle() (wm int64, advanced, allIdle bool) {
 	}
 	// Every open channel is idle: nothing is left to wait for, so the
 	// largest watermark goes out, and the task goes idle downstream.
-	mx := NoWatermark
+	mx, held := NoWatermark, MaxWatermark
 	for c := range v.wm {
 		if !v.ended[c] && v.wm[c] > mx {
 			mx = v.wm[c]
 		}
+		if v.held[c] {
+			held = min(held, v.wm[c])
+		}
 	}
+	mx = min(mx, held) // a stopped input still holds event time back
 	v.idleOut = true
 	if mx > v.out {
 		v.out = mx
@@ -267,7 +278,7 @@ func (v *watermarkValve) settle() (wm int64, advanced, allIdle bool) {
 func (v *watermarkValve) advance() (int64, bool) {
 	mn, counted := MaxWatermark, false
 	for c, w := range v.wm {
-		if v.ended[c] || v.idle[c] {
+		if (v.ended[c] && !v.held[c]) || v.idle[c] {
 			continue
 		}
 		counted = true

@@ -412,13 +412,20 @@ wm 0 5     -
 wm 1 7     -
 wm 2 9     ->5
 idle 1     -
-end 0      ->9
+wm 0 9223372036854775807 ->9
+end 0      -
 idle 2     idle
 data 1     -
 wm 1 12    ->12
 wm 2 12    -
 wm 2 15    -
 wm 1 20    ->15`},
+		{"an end without +inf (a stopped upstream) holds the watermark", 2, `
+wm 0 5     -
+wm 1 9     ->5
+end 0      -
+wm 1 12    -
+idle 1     idle`},
 		{"a lower watermark on a channel is ignored", 1, `
 wm 0 10    ->10
 wm 0 8     -

@@ -11,20 +11,45 @@ import (
 // ErrDivisionByZero is the run-time error of an integer division or modulo by zero.
 var ErrDivisionByZero = errors.New("division by zero")
 
+// ErrOverflow is the run-time error of a result that does not fit its
+// type: integer + - * and negation, a narrowing CAST, a DECIMAL whose
+// digits exceed its precision.
+var ErrOverflow = errors.New("numeric overflow")
+
+// Source names an expression in run-time errors, e.g. "'a + 1' at line
+// 1:8". It is a function so that the text is made only when an error
+// happens.
+type Source func() string
+
+// located wraps a run-time error with where the expression is written, if known.
+func located(src Source, err error) error {
+	if err == nil || src == nil {
+		return err
+	}
+	return fmt.Errorf("%s: %w", src(), err)
+}
+
 type arithMode uint8
 
 const (
-	modeInt      arithMode = iota // INT result: computed in int64, wrapped to 32 bits
-	modeBigInt                    // BIGINT result: int64, wraps on overflow
+	modeInt      arithMode = iota // INT result: computed in int64, checked against 32 bits
+	modeBigInt                    // BIGINT result: int64, overflow checked
 	modeDouble                    // DOUBLE result
 	modeTsIv                      // TIMESTAMP ± INTERVAL
 	modeIvTs                      // INTERVAL + TIMESTAMP
 	modeInterval                  // INTERVAL ± INTERVAL
+	modeSmallInt                  // TINYINT or SMALLINT result: int64, checked against the kind's bounds
+	modeFloat                     // FLOAT result: computed in float64, rounded to float32
+	modeDecimal                   // DECIMAL result: exact (decimalOp)
 )
 
-// Arith is L op R for op in + - * / %. Types promote as in Flink: INT op INT
-// is INT, with a BIGINT it is BIGINT, with a DOUBLE it is DOUBLE. Integer
-// overflow wraps around (two's complement, like Java); integer division or
+// Arith is L op R for op in + - * / %. Types promote as in Flink: the
+// wider of two integer types (TINYINT < SMALLINT < INT < BIGINT); with a
+// DECIMAL, a DECIMAL by DecimalResultType's rules (exact, rounded HALF_UP
+// to its scale, an error if it does not fit its precision); with a FLOAT,
+// FLOAT; with a DOUBLE, DOUBLE. Integer
+// overflow is a run-time error wrapping ErrOverflow (Flink wraps around
+// silently; Weir is stricter, as standard SQL is); integer division or
 // modulo by zero fails with ErrDivisionByZero; DOUBLE division by zero gives
 // ±Infinity or NaN. TIMESTAMP ± INTERVAL gives a TIMESTAMP.
 type Arith struct {
@@ -32,6 +57,9 @@ type Arith struct {
 	L, R Expr
 	t    types.Type
 	mode arithMode
+	// Src names the expression in run-time errors, e.g. "'a + 1' at
+	// line 1:8"; set by the planner, kept by WithChildren.
+	Src Source
 }
 
 var _ Node = (*Arith)(nil)
@@ -65,6 +93,19 @@ func NewArith(op string, l, r Expr) (Expr, error) {
 			a.mode = modeInt
 		case types.KindBigInt:
 			a.mode = modeBigInt
+		case types.KindTinyInt, types.KindSmallInt:
+			a.mode = modeSmallInt
+		case types.KindFloat:
+			a.mode = modeFloat
+		case types.KindDecimal:
+			a.mode = modeDecimal
+			a.t = DecimalResultType(op[0], types.Type{Kind: lk, P: lt.P, S: lt.S}, types.Type{Kind: rk, P: rt.P, S: rt.S})
+			if lt.Kind == types.KindNull {
+				a.t = DecimalResultType(op[0], rt, rt)
+			} else if rt.Kind == types.KindNull {
+				a.t = DecimalResultType(op[0], lt, lt)
+			}
+			a.t.NotNull = nn
 		default:
 			a.mode = modeDouble
 		}
@@ -94,7 +135,11 @@ func (a *Arith) WithChildren(kids []Expr) (Expr, error) {
 	if err := checkArity(a.Op, kids, 2); err != nil {
 		return nil, err
 	}
-	return NewArith(a.Op, kids[0], kids[1])
+	x, err := NewArith(a.Op, kids[0], kids[1])
+	if err == nil {
+		x.(*Arith).Src = a.Src
+	}
+	return x, err
 }
 
 // Eval computes the operation; NULL if either operand is NULL.
@@ -110,12 +155,41 @@ func (a *Arith) Eval(row []types.Value) (types.Value, error) {
 	switch a.mode {
 	case modeInt:
 		n, err := intOp(a.Op[0], l.Int(), r.Int())
-		return types.IntValue(int64(int32(n))), err
+		if err == nil && n != int64(int32(n)) {
+			err = overflowErr(l, a.Op, r, types.KindInt)
+		}
+		if err != nil {
+			return types.Value{}, located(a.Src, err)
+		}
+		return types.IntValue(n), nil
 	case modeBigInt:
 		n, err := intOp(a.Op[0], l.Int(), r.Int())
-		return types.BigIntValue(n), err
+		if err == errOverflow64 {
+			err = overflowErr(l, a.Op, r, types.KindBigInt)
+		}
+		if err != nil {
+			return types.Value{}, located(a.Src, err)
+		}
+		return types.BigIntValue(n), nil
 	case modeDouble:
 		return types.DoubleValue(floatOp(a.Op[0], l.Float(), r.Float())), nil
+	case modeSmallInt:
+		n, err := intOp(a.Op[0], l.Int(), r.Int())
+		if lo, hi := a.t.Kind.IntegerBounds(); err == nil && (n < lo || n > hi) {
+			err = overflowErr(l, a.Op, r, a.t.Kind)
+		}
+		if err != nil {
+			return types.Value{}, located(a.Src, err)
+		}
+		return types.BigIntValue(n).WithKind(a.t.Kind), nil
+	case modeFloat:
+		return types.FloatValue(floatOp(a.Op[0], l.Float(), r.Float())), nil
+	case modeDecimal:
+		v, err := decimalOp(a.Op[0], l, r, a.t)
+		if err != nil {
+			return types.Value{}, located(a.Src, err)
+		}
+		return v, nil
 	case modeTsIv:
 		if a.Op == "-" {
 			return types.TimestampValue(l.Int() - r.Int()).WithKind(a.t.Kind), nil
@@ -131,17 +205,43 @@ func (a *Arith) Eval(row []types.Value) (types.Value, error) {
 	}
 }
 
+// errOverflow64 is intOp's signal that the int64 result overflowed.
+var errOverflow64 = errors.New("int64 overflow")
+
+func overflowErr(l types.Value, op string, r types.Value, k types.Kind) error {
+	return fmt.Errorf("%w: %d %s %d does not fit in %s", ErrOverflow, l.Int(), op, r.Int(), k)
+}
+
+// intOp computes x op y in int64; errOverflow64 if it does not fit.
 func intOp(op byte, x, y int64) (int64, error) {
 	switch op {
 	case '+':
-		return x + y, nil
+		s := x + y
+		if (s > x) != (y > 0) {
+			return 0, errOverflow64
+		}
+		return s, nil
 	case '-':
-		return x - y, nil
+		d := x - y
+		if (d < x) != (y > 0) {
+			return 0, errOverflow64
+		}
+		return d, nil
 	case '*':
-		return x * y, nil
+		if x == 0 || y == 0 {
+			return 0, nil
+		}
+		p := x * y
+		if p/y != x || (x == -1 && y == math.MinInt64) || (y == -1 && x == math.MinInt64) {
+			return 0, errOverflow64
+		}
+		return p, nil
 	case '/':
 		if y == 0 {
 			return 0, ErrDivisionByZero
+		}
+		if y == -1 && x == math.MinInt64 {
+			return 0, errOverflow64
 		}
 		return x / y, nil
 	default:
@@ -169,7 +269,8 @@ func floatOp(op byte, x, y float64) float64 {
 
 // Neg is unary minus.
 type Neg struct {
-	X Expr
+	X   Expr
+	Src Source // names the expression in run-time errors (see Arith.Src)
 }
 
 var _ Node = (*Neg)(nil)
@@ -197,10 +298,14 @@ func (n *Neg) WithChildren(kids []Expr) (Expr, error) {
 	if err := checkArity("-", kids, 1); err != nil {
 		return nil, err
 	}
-	return NewNeg(kids[0])
+	x, err := NewNeg(kids[0])
+	if err == nil {
+		x.(*Neg).Src = n.Src
+	}
+	return x, err
 }
 
-// Eval negates; integers wrap (-MIN stays MIN).
+// Eval negates; the negation of the smallest integer overflows (an error).
 func (n *Neg) Eval(row []types.Value) (types.Value, error) {
 	v, err := n.X.Eval(row)
 	if err != nil || v.IsNull() {
@@ -209,8 +314,24 @@ func (n *Neg) Eval(row []types.Value) (types.Value, error) {
 	switch v.Kind() {
 	case types.KindDouble:
 		return types.DoubleValue(-v.Float()), nil
+	case types.KindFloat:
+		return types.FloatValue(-v.Float()), nil
+	case types.KindDecimal:
+		d, err := negDecimal(v)
+		return d, located(n.Src, err)
+	case types.KindTinyInt, types.KindSmallInt:
+		if lo, _ := v.Kind().IntegerBounds(); v.Int() == lo {
+			return types.Value{}, located(n.Src, fmt.Errorf("%w: -(%d) does not fit in %s", ErrOverflow, v.Int(), v.Kind()))
+		}
+		return types.BigIntValue(-v.Int()).WithKind(v.Kind()), nil
 	case types.KindInt:
-		return types.IntValue(int64(-int32(v.Int()))), nil
+		if v.Int() == math.MinInt32 {
+			return types.Value{}, located(n.Src, fmt.Errorf("%w: -(%d) does not fit in INT", ErrOverflow, v.Int()))
+		}
+		return types.IntValue(-v.Int()), nil
+	}
+	if v.Int() == math.MinInt64 {
+		return types.Value{}, located(n.Src, fmt.Errorf("%w: -(%d) does not fit in %s", ErrOverflow, v.Int(), v.Kind()))
 	}
 	return types.BigIntValue(-v.Int()).WithKind(v.Kind()), nil
 }

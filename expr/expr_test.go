@@ -68,7 +68,7 @@ func TestEval(t *testing.T) {
 		{"int/double", m(NewArith("/", cI, cD)), types.DoubleValue(2.8), types.KindDouble, ""},
 		{"int/int truncates", m(NewArith("/", cI, iv(2))), types.IntValue(3), types.KindInt, ""},
 		{"int%int", m(NewArith("%", cI, iv(4))), types.IntValue(3), types.KindInt, ""},
-		{"int overflow wraps", m(NewArith("+", cMx, iv(1))), types.IntValue(math.MinInt32), types.KindInt, ""},
+		{"int overflow fails", m(NewArith("+", cMx, iv(1))), vNull, types.KindInt, "numeric overflow: 2147483647 + 1 does not fit in INT"},
 		{"div by zero", m(NewArith("/", cI, cZ)), vNull, types.KindInt, "division by zero"},
 		{"mod by zero", m(NewArith("%", cI, cZ)), vNull, types.KindInt, "division by zero"},
 		{"double/0", m(NewArith("/", cD, lit(types.DoubleValue(0)))), types.DoubleValue(math.Inf(1)), types.KindDouble, ""},

@@ -53,10 +53,13 @@ func writeExpr(b *strings.Builder, e Expr) {
 			writeCall(b, "LIKE", n.X, n.Pattern)
 		}
 	case *Cast:
+		if n.Try {
+			b.WriteString("TRY_")
+		}
 		b.WriteString("CAST(")
 		writeExpr(b, n.X)
 		b.WriteString(" AS ")
-		b.WriteString(n.T.Kind.String())
+		b.WriteString(n.T.Name())
 		b.WriteByte(')')
 	case *Case:
 		b.WriteString("CASE(")

@@ -18,9 +18,6 @@ const (
 	fnCharLength
 	fnSubstring
 	fnConcat
-	fnTrim
-	fnLTrim
-	fnRTrim
 	fnAbs
 	fnMod
 	fnFloor
@@ -30,14 +27,14 @@ const (
 var fnNames = map[string]fn{
 	"UPPER": fnUpper, "LOWER": fnLower, "CHAR_LENGTH": fnCharLength, "CHARACTER_LENGTH": fnCharLength,
 	"SUBSTRING": fnSubstring, "SUBSTR": fnSubstring, "CONCAT": fnConcat, "||": fnConcat,
-	"TRIM": fnTrim, "LTRIM": fnLTrim, "RTRIM": fnRTrim, "ABS": fnAbs, "MOD": fnMod,
+	"ABS": fnAbs, "MOD": fnMod,
 	"FLOOR": fnFloor, "CEIL": fnCeil, "CEILING": fnCeil,
 }
 
 // IsFunction reports whether name (upper case) is a scalar function NewCall knows.
 func IsFunction(name string) bool {
 	_, ok := fnNames[name]
-	return ok || name == "COALESCE"
+	return ok || name == "COALESCE" || defs[name] != nil
 }
 
 // FunctionNames returns the names of the scalar functions NewCall knows
@@ -49,13 +46,14 @@ func FunctionNames() []string {
 			out = append(out, n)
 		}
 	}
+	out = append(out, scalarNames()...)
 	sort.Strings(out)
 	return out
 }
 
 // Func is a built-in scalar function. All are strict: NULL if any argument is NULL.
 //
-//	UPPER(s), LOWER(s), TRIM(s), LTRIM(s), RTRIM(s)  VARCHAR
+//	UPPER(s), LOWER(s)                              VARCHAR
 //	CHAR_LENGTH(s)                                   INT, counting characters (runes)
 //	SUBSTRING(s, start [, len])                      VARCHAR, 1-based as in SQL
 //	CONCAT(a, b, ...) and a || b                      VARCHAR; non-strings are converted to text
@@ -75,6 +73,9 @@ var _ Node = (*Func)(nil)
 func NewCall(name string, args []Expr) (Expr, error) {
 	if name == "COALESCE" {
 		return NewCoalesce(args)
+	}
+	if d := defs[name]; d != nil {
+		return newScalar(name, d, args)
 	}
 	f, ok := fnNames[name]
 	if !ok {
@@ -103,7 +104,7 @@ func NewCall(name string, args []Expr) (Expr, error) {
 	}
 	var err error
 	switch f {
-	case fnUpper, fnLower, fnTrim, fnLTrim, fnRTrim:
+	case fnUpper, fnLower:
 		err = want(1, types.KindVarchar)
 		c.t = types.Type{Kind: types.KindVarchar, NotNull: nn}
 	case fnCharLength:
@@ -187,12 +188,6 @@ func (c *Func) Eval(row []types.Value) (types.Value, error) {
 		return types.StringValue(strings.ToUpper(v.Str())), nil
 	case fnLower:
 		return types.StringValue(strings.ToLower(v.Str())), nil
-	case fnTrim:
-		return types.StringValue(strings.Trim(v.Str(), " ")), nil
-	case fnLTrim:
-		return types.StringValue(strings.TrimLeft(v.Str(), " ")), nil
-	case fnRTrim:
-		return types.StringValue(strings.TrimRight(v.Str(), " ")), nil
 	case fnCharLength:
 		return types.IntValue(int64(utf8.RuneCountInString(v.Str()))), nil
 	case fnSubstring:
@@ -203,12 +198,34 @@ func (c *Func) Eval(row []types.Value) (types.Value, error) {
 			return types.DoubleValue(math.Abs(v.Float())), nil
 		case types.KindInt:
 			return types.IntValue(int64(absInt32(int32(v.Int())))), nil
+		case types.KindFloat:
+			return types.FloatValue(math.Abs(v.Float())), nil
+		case types.KindDecimal:
+			if types.Compare(v, types.DecimalValue(0, 0)) < 0 {
+				return negDecimal(v)
+			}
+			return v, nil
+		case types.KindTinyInt, types.KindSmallInt:
+			if v.Int() < 0 {
+				return types.BigIntValue(-v.Int()).WithKind(v.Kind()), nil
+			}
+			return v, nil
 		}
 		if v.Int() < 0 {
 			return types.BigIntValue(-v.Int()), nil
 		}
 		return v, nil
 	case fnFloor, fnCeil:
+		switch v.Kind() {
+		case types.KindFloat:
+			if c.f == fnFloor {
+				return types.FloatValue(math.Floor(v.Float())), nil
+			}
+			return types.FloatValue(math.Ceil(v.Float())), nil
+		case types.KindDecimal:
+			// Rounded to a whole number, kept at the type's scale.
+			return decimalFloorCeil(v, c.f == fnCeil)
+		}
 		if v.Kind() != types.KindDouble {
 			return v, nil
 		}

@@ -89,6 +89,9 @@ func Fold(e Expr) Expr {
 	if !ok || len(n.Children()) == 0 {
 		return e
 	}
+	if v, ok := e.(interface{ Volatile() bool }); ok && v.Volatile() {
+		return e
+	}
 	for _, k := range n.Children() {
 		if _, lit := k.(*Literal); !lit {
 			return e

@@ -34,6 +34,7 @@ const (
 	tfTimestampDiff
 	tfUnixTimestamp
 	tfFromUnixtime
+	tfCurrentDate
 )
 
 // timeFuncs maps the names of the time functions to their kind; the
@@ -41,6 +42,7 @@ const (
 var timeFuncs = map[string]tfn{
 	"PROCTIME": tfProctime, "NOW": tfNow, "CURRENT_TIMESTAMP": tfNow,
 	"LOCALTIMESTAMP": tfLocalTimestamp, "CURRENT_WATERMARK": tfCurrentWatermark,
+	"CURRENT_DATE":     tfCurrentDate,
 	"TO_TIMESTAMP_LTZ": tfToTimestampLTZ, "TO_TIMESTAMP": tfToTimestamp,
 	"DATE_FORMAT": tfDateFormat, "EXTRACT": tfExtract,
 	"TIMESTAMPADD": tfTimestampAdd, "TIMESTAMPDIFF": tfTimestampDiff,
@@ -59,7 +61,7 @@ var fieldFuncUnits = map[string]string{
 }
 
 // BareTimeFunctions are the functions Flink calls without parentheses.
-var bareTimeFunctions = map[string]bool{"CURRENT_TIMESTAMP": true, "LOCALTIMESTAMP": true}
+var bareTimeFunctions = map[string]bool{"CURRENT_TIMESTAMP": true, "LOCALTIMESTAMP": true, "CURRENT_DATE": true}
 
 // IsTimeFunction reports whether name (upper case) is a time function
 // NewTimeCall knows.
@@ -196,6 +198,9 @@ func NewTimeCall(name, unit string, args []Expr, loc *time.Location) (Expr, erro
 	case tfLocalTimestamp:
 		err = nargs(0, 0)
 		c.t = types.Type{Kind: types.KindTimestamp, NotNull: true}
+	case tfCurrentDate:
+		err = nargs(0, 0)
+		c.t = types.Type{Kind: types.KindDate, NotNull: true}
 	case tfCurrentWatermark:
 		if err = nargs(1, 1); err == nil {
 			if err = wantTS(0); err == nil && args[0].Type().Attr != types.Rowtime {
@@ -391,6 +396,10 @@ func (c *TimeFunc) Eval(row []types.Value) (types.Value, error) {
 		return types.TimestampLTZValue(time.Now().UnixMilli()), nil
 	case tfLocalTimestamp:
 		return fromWall(time.Now().In(c.Loc), types.KindTimestamp, c.Loc), nil
+	case tfCurrentDate:
+		// The date of the session's time zone, as Flink.
+		w := fromWall(time.Now().In(c.Loc), types.KindTimestamp, c.Loc)
+		return types.DateValue(floorDiv(w.Int(), 86_400_000)), nil
 	case tfCurrentWatermark:
 		if c.wm == nil {
 			return types.Value{}, nil

@@ -189,7 +189,7 @@ func TestClockFunctions(t *testing.T) {
 	kolkata := mustZone(t, "Asia/Kolkata")
 	before := time.Now().UnixMilli()
 	vals := map[string]types.Value{}
-	for _, name := range []string{"NOW", "CURRENT_TIMESTAMP", "PROCTIME", "LOCALTIMESTAMP", "UNIX_TIMESTAMP"} {
+	for _, name := range []string{"NOW", "CURRENT_TIMESTAMP", "PROCTIME", "LOCALTIMESTAMP", "UNIX_TIMESTAMP", "CURRENT_DATE"} {
 		e, err := NewTimeCall(name, "", nil, kolkata)
 		if err != nil {
 			t.Fatal(err)
@@ -213,6 +213,11 @@ func TestClockFunctions(t *testing.T) {
 	off := int64(5*3600+30*60) * 1000
 	if v := vals["LOCALTIMESTAMP"]; v.Kind() != types.KindTimestamp || v.Int() < before+off || v.Int() > after+off {
 		t.Errorf("LOCALTIMESTAMP = %v, want within [%d, %d]", v, before+off, after+off)
+	}
+	// CURRENT_DATE is the date of Kolkata's wall clock.
+	if v := vals["CURRENT_DATE"]; v.Kind() != types.KindDate ||
+		(v.Int() != (before+off)/86_400_000 && v.Int() != (after+off)/86_400_000) {
+		t.Errorf("CURRENT_DATE = %v (%v), want the day of %d", v, v.Kind(), before+off)
 	}
 	if v := vals["UNIX_TIMESTAMP"]; v.Int() < before/1000 || v.Int() > after/1000 {
 		t.Errorf("UNIX_TIMESTAMP() = %v, want within [%d, %d]", v, before/1000, after/1000)

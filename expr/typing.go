@@ -2,15 +2,24 @@ package expr
 
 import "github.com/weir-sql/weir/types"
 
-// numericRank orders numeric kinds for widening: INT < BIGINT < DOUBLE.
+// numericRank orders numeric kinds for widening: TINYINT < SMALLINT < INT
+// < BIGINT < DECIMAL < FLOAT < DOUBLE.
 func numericRank(k types.Kind) int {
 	switch k {
-	case types.KindInt:
+	case types.KindTinyInt:
 		return 1
-	case types.KindBigInt:
+	case types.KindSmallInt:
 		return 2
-	case types.KindDouble:
+	case types.KindInt:
 		return 3
+	case types.KindBigInt:
+		return 4
+	case types.KindDecimal:
+		return 5
+	case types.KindFloat:
+		return 6
+	case types.KindDouble:
+		return 7
 	}
 	return 0
 }
@@ -25,6 +34,11 @@ func CommonType(a, b types.Type) (t types.Type, ok bool) {
 		return b.Nullable(), true
 	case b.Kind == types.KindNull:
 		return a.Nullable(), true
+	case a.Kind == types.KindDecimal && (b.Kind == types.KindDecimal || b.Kind.IsInteger()),
+		b.Kind == types.KindDecimal && a.Kind.IsInteger():
+		t := MergeDecimal(a, b)
+		t.NotNull = nn
+		return t, true
 	case a.Kind == b.Kind:
 		return types.Type{Kind: a.Kind, NotNull: nn}, true
 	case a.Kind.IsNumeric() && b.Kind.IsNumeric():
@@ -47,8 +61,9 @@ func Comparable(a, b types.Kind) bool {
 }
 
 // CanAssign reports whether a value of type from may be stored in a column
-// of type to without an explicit CAST: the same kind, NULL, or widening
-// INT→BIGINT, INT/BIGINT→DOUBLE.
+// of type to without an explicit CAST: the same kind, NULL, or a widening
+// numeric conversion (TINYINT→…→BIGINT→DECIMAL→FLOAT→DOUBLE). A DECIMAL
+// converts to any DECIMAL (a value that does not fit fails at run time).
 func CanAssign(from, to types.Type) bool {
 	if from.Kind == types.KindNull || from.Kind == to.Kind {
 		return true
@@ -59,7 +74,7 @@ func CanAssign(from, to types.Type) bool {
 // Coerce returns e converted to kind t (a CAST), or e itself if it already
 // has that kind.
 func Coerce(e Expr, t types.Type) (Expr, error) {
-	if e.Type().Kind == t.Kind {
+	if et := e.Type(); et.Kind == t.Kind && (t.Kind != types.KindDecimal || et.P == t.P && et.S == t.S) {
 		return e, nil
 	}
 	c, err := NewCast(e, t)

@@ -195,6 +195,52 @@ type Select struct {
 	Where    Expr     // nil if none
 	GroupBy  []Expr
 	Having   Expr // nil if none
+	// Windows are the named windows of the WINDOW clause.
+	Windows []*NamedWindow
+}
+
+// NamedWindow is name AS (spec) in a WINDOW clause.
+type NamedWindow struct {
+	Pos  Pos
+	Name string
+	Spec *WindowSpec
+}
+
+// WindowSpec is the window of an OVER: a named window (Name, nothing
+// else set) or [PARTITION BY …] [ORDER BY …] [frame].
+type WindowSpec struct {
+	Pos       Pos
+	Name      string
+	Partition []Expr
+	Order     []*OrderItem
+	Frame     *Frame // nil if none
+}
+
+// OrderItem is expr [ASC|DESC] [NULLS FIRST|LAST]. Nulls is "", "FIRST" or "LAST".
+type OrderItem struct {
+	Pos   Pos
+	X     Expr
+	Desc  bool
+	Nulls string
+}
+
+// Frame is an OVER window's frame: Rows (ROWS) or RANGE, from Lo to Hi
+// (Hi is CURRENT ROW when the frame gives one bound).
+type Frame struct {
+	Pos    Pos
+	Rows   bool
+	Lo, Hi *FrameBound
+}
+
+// FrameBound is one end of a frame: UNBOUNDED, CURRENT ROW, N rows or an
+// interval (Interval), PRECEDING unless Following.
+type FrameBound struct {
+	Pos       Pos
+	Unbounded bool
+	Current   bool
+	N         int64
+	Interval  *IntervalLit
+	Following bool
 }
 
 // SelectItem is one item of a select list: an expression with an optional
@@ -255,6 +301,27 @@ type SubqueryRef struct {
 	Alias string
 }
 
+// WindowTVF is a window table-valued function in FROM:
+// TABLE(TUMBLE|HOP|CUMULATE|SESSION(TABLE t [PARTITION BY k, …],
+// DESCRIPTOR(ts), …)) [AS] alias, its positional or named arguments
+// sorted into fields (nil when not given). It adds the columns
+// window_start, window_end and window_time to t's.
+type WindowTVF struct {
+	Pos       Pos
+	Kind      string // TUMBLE, HOP, CUMULATE or SESSION
+	Table     string
+	TablePos  Pos
+	Partition []string // SESSION's PARTITION BY columns
+	TimeCol   string
+	TimePos   Pos
+	Size      Expr // TUMBLE, HOP, CUMULATE
+	Slide     Expr // HOP
+	Step      Expr // CUMULATE
+	Gap       Expr // SESSION
+	Offset    Expr // TUMBLE, HOP, CUMULATE (optional)
+	Alias     string
+}
+
 // ---- expressions ----
 
 // ColumnRef is a column name, optionally qualified: t.col.
@@ -294,10 +361,12 @@ type IntervalLit struct {
 	Unit  string
 }
 
-// TimestampLit is TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.fff]'.
+// TimestampLit is TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.fff]', or with Type
+// "DATE" or "TIME" the literal DATE 'yyyy-mm-dd' or TIME 'hh:mm:ss'.
 type TimestampLit struct {
 	Pos   Pos
 	Value string
+	Type  string // "" (TIMESTAMP), "DATE" or "TIME"
 }
 
 // Binary is L Op R. Op is upper case: + - * / % || = <> < <= > >= AND OR
@@ -360,11 +429,12 @@ type When struct {
 	Cond, Result Expr
 }
 
-// Cast is CAST(X AS Type).
+// Cast is CAST(X AS Type), or TRY_CAST(X AS Type) with Try set.
 type Cast struct {
 	Pos  Pos
 	X    Expr
 	Type *TypeName
+	Try  bool
 }
 
 // Call is a function call. Name is upper case. Star marks COUNT(*);
@@ -375,6 +445,9 @@ type Call struct {
 	Args     []Expr
 	Distinct bool
 	Star     bool
+	Filter   Expr // an aggregate's FILTER (WHERE ...) condition; nil if none
+	// Over is the window of a window function call f(…) OVER …, or nil.
+	Over *WindowSpec
 }
 
 func (n *ColumnDef) Position() Pos    { return n.Pos }
@@ -387,6 +460,7 @@ func (n *SetOp) Position() Pos        { return n.Pos }
 func (n *TableRef) Position() Pos     { return n.Pos }
 func (n *SubqueryRef) Position() Pos  { return n.Pos }
 func (n *Join) Position() Pos         { return n.Pos }
+func (n *WindowTVF) Position() Pos    { return n.Pos }
 func (n *ColumnRef) Position() Pos    { return n.Pos }
 func (n *NumberLit) Position() Pos    { return n.Pos }
 func (n *StringLit) Position() Pos    { return n.Pos }
@@ -404,6 +478,11 @@ func (n *Case) Position() Pos         { return n.Pos }
 func (n *When) Position() Pos         { return n.Pos }
 func (n *Cast) Position() Pos         { return n.Pos }
 func (n *Call) Position() Pos         { return n.Pos }
+func (n *NamedWindow) Position() Pos  { return n.Pos }
+func (n *WindowSpec) Position() Pos   { return n.Pos }
+func (n *OrderItem) Position() Pos    { return n.Pos }
+func (n *Frame) Position() Pos        { return n.Pos }
+func (n *FrameBound) Position() Pos   { return n.Pos }
 
 func (*ColumnDef) node()    {}
 func (*TypeName) node()     {}
@@ -415,6 +494,7 @@ func (*SetOp) node()        {}
 func (*TableRef) node()     {}
 func (*SubqueryRef) node()  {}
 func (*Join) node()         {}
+func (*WindowTVF) node()    {}
 func (*ColumnRef) node()    {}
 func (*NumberLit) node()    {}
 func (*StringLit) node()    {}
@@ -432,6 +512,11 @@ func (*Case) node()         {}
 func (*When) node()         {}
 func (*Cast) node()         {}
 func (*Call) node()         {}
+func (*NamedWindow) node()  {}
+func (*WindowSpec) node()   {}
+func (*OrderItem) node()    {}
+func (*Frame) node()        {}
+func (*FrameBound) node()   {}
 
 func (*Select) query() {}
 func (*SetOp) query()  {}
@@ -439,6 +524,7 @@ func (*SetOp) query()  {}
 func (*TableRef) relation()    {}
 func (*SubqueryRef) relation() {}
 func (*Join) relation()        {}
+func (*WindowTVF) relation()   {}
 
 func (*ColumnRef) expr()    {}
 func (*NumberLit) expr()    {}

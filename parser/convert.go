@@ -218,6 +218,7 @@ func (c *converter) createTable(b StmtBase, g *gCreate) *CreateTable {
 // typeParamLimit is the most parameters each type takes.
 var typeParamLimit = map[string]int{
 	"VARCHAR": 1, "CHAR": 1, "TIMESTAMP": 1, "TIMESTAMP_LTZ": 1, "TIME": 1, "DECIMAL": 2,
+	"VARBINARY": 1, "BINARY": 1,
 }
 
 func (c *converter) typeName(g *gType) *TypeName {
@@ -225,6 +226,8 @@ func (c *converter) typeName(g *gType) *TypeName {
 	switch name {
 	case "INTEGER":
 		name = "INT"
+	case "DEC", "NUMERIC":
+		name = "DECIMAL"
 	}
 	if g.Precision && name != "DOUBLE" {
 		c.fail(g.Pos, "PRECISION is only valid in DOUBLE PRECISION")
@@ -284,7 +287,55 @@ func (c *converter) queryTerm(g *gQueryTerm) QueryExpr {
 	if s.Having != nil {
 		sel.Having = c.expr(s.Having)
 	}
+	for _, w := range s.Windows {
+		sel.Windows = append(sel.Windows, &NamedWindow{Pos: toPos(w.Name.Pos), Name: c.ident(&w.Name), Spec: c.windowBody(w.Body)})
+	}
 	return sel
+}
+
+// over converts what follows OVER.
+func (c *converter) over(g *gOver) *WindowSpec {
+	if g.Name != nil {
+		return &WindowSpec{Pos: toPos(g.Pos), Name: c.ident(g.Name)}
+	}
+	return c.windowBody(g.Body)
+}
+
+func (c *converter) windowBody(g *gWindowBody) *WindowSpec {
+	w := &WindowSpec{Pos: toPos(g.Pos)}
+	for _, e := range g.Partition {
+		w.Partition = append(w.Partition, c.expr(e))
+	}
+	for _, o := range g.Order {
+		w.Order = append(w.Order, &OrderItem{Pos: toPos(o.Pos), X: c.expr(o.X),
+			Desc: strings.EqualFold(o.Dir, "DESC"), Nulls: strings.ToUpper(o.Nulls)})
+	}
+	if f := g.Frame; f != nil {
+		fr := &Frame{Pos: toPos(f.Pos), Rows: strings.EqualFold(f.Unit, "ROWS")}
+		if f.Between {
+			fr.Lo, fr.Hi = c.frameBound(f.Lo), c.frameBound(f.Hi)
+		} else {
+			fr.Lo, fr.Hi = c.frameBound(f.Single), &FrameBound{Pos: fr.Pos, Current: true}
+		}
+		w.Frame = fr
+	}
+	return w
+}
+
+func (c *converter) frameBound(g *gFrameBound) *FrameBound {
+	b := &FrameBound{Pos: toPos(g.Pos), Unbounded: g.Unbounded, Current: g.Current, Following: g.Following}
+	switch {
+	case g.N != nil:
+		n, err := strconv.ParseInt(*g.N, 10, 64)
+		if err != nil || n < 0 {
+			c.fail(g.Pos, "a frame bound takes a whole number of rows, not %s", *g.N)
+		}
+		b.N = n
+	case g.Interval != nil:
+		unit := strings.TrimSuffix(strings.ToUpper(g.Interval.Unit), "S")
+		b.Interval = &IntervalLit{Pos: b.Pos, Value: unquoteString(g.Interval.Value), Unit: unit}
+	}
+	return b
 }
 
 func (c *converter) selectItem(g *gSelectItem) *SelectItem {
@@ -301,11 +352,6 @@ func (c *converter) selectItem(g *gSelectItem) *SelectItem {
 	default:
 		it.Expr = c.expr(g.Expr)
 		if g.Alias != nil {
-			// Flink reserves FILTER: after a call it starts the FILTER
-			// (WHERE ...) clause of an aggregate, never an alias.
-			if _, call := it.Expr.(*Call); call && !g.As && strings.EqualFold(g.Alias.Name, "FILTER") {
-				c.fail(g.Alias.Pos, "FILTER on an aggregate is not supported yet (to name the column filter, write AS filter)")
-			}
 			it.Alias = c.ident(g.Alias)
 		}
 	}
@@ -350,6 +396,11 @@ func (c *converter) fromItem(g *gFromItem) Relation {
 	}
 	if g.Sub != nil {
 		return &SubqueryRef{Pos: toPos(g.Pos), Query: c.query(g.Sub), Alias: alias}
+	}
+	if g.TVF != nil {
+		w := c.windowTVF(g.TVF)
+		w.Pos, w.Alias = toPos(g.Pos), alias
+		return w
 	}
 	return &TableRef{Pos: toPos(g.Pos), Name: c.ident(g.Table), Alias: alias}
 }
@@ -428,6 +479,12 @@ func (c *converter) cmp(g *gCmp) Expr {
 	for _, arm := range g.Rest {
 		p := toPos(arm.Pos)
 		switch {
+		case arm.IsNull != nil && arm.IsNull.Distinct != nil:
+			op := "IS DISTINCT FROM"
+			if arm.IsNull.Not {
+				op = "IS NOT DISTINCT FROM"
+			}
+			e = &Binary{Pos: p, Op: op, L: e, R: c.concat(arm.IsNull.Distinct)}
 		case arm.IsNull != nil:
 			e = &IsNull{Pos: p, X: e, Not: arm.IsNull.Not}
 		case arm.Pred != nil:
@@ -439,7 +496,10 @@ func (c *converter) cmp(g *gCmp) Expr {
 				e = &Like{Pos: p, X: e, Pattern: c.concat(pr.Like), Not: pr.Not}
 			default:
 				in := &In{Pos: p, X: e, Not: pr.Not}
-				for _, x := range pr.In {
+				if pr.In.Expr != nil {
+					c.fail(arm.Pos, "IN takes a list in parentheses: x IN (a, b, ...) (x IN s is only valid in POSITION(x IN s))")
+				}
+				for _, x := range pr.In.List {
 					in.List = append(in.List, c.expr(x))
 				}
 				e = in
@@ -490,7 +550,7 @@ func (c *converter) primary(g *gPrimary) Expr {
 	p := toPos(g.Pos)
 	switch {
 	case g.Cast != nil:
-		return &Cast{Pos: p, X: c.expr(g.Cast.X), Type: c.typeName(g.Cast.Type)}
+		return &Cast{Pos: p, X: c.expr(g.Cast.X), Type: c.typeName(g.Cast.Type), Try: g.Cast.Try}
 	case g.Case != nil:
 		return c.caseExpr(p, g.Case)
 	case g.Interval != nil:
@@ -506,6 +566,8 @@ func (c *converter) primary(g *gPrimary) Expr {
 		return &NullLit{Pos: p}
 	case g.Ref != nil:
 		return c.ref(p, g.Ref)
+	case g.LRCall != nil:
+		return c.call(p, g.LRName, g.LRCall)
 	default:
 		return c.expr(g.Paren)
 	}
@@ -534,10 +596,16 @@ func (c *converter) ref(p Pos, g *gRef) Expr {
 		}
 		return c.call(p, g.First.Name, g.Call)
 	case g.Literal != nil:
-		if !isWord(g.First, "TIMESTAMP") {
+		lit := &TimestampLit{Pos: p, Value: unquoteString(g.Literal.Value)}
+		switch {
+		case isWord(g.First, "DATE"):
+			lit.Type = "DATE"
+		case isWord(g.First, "TIME"):
+			lit.Type = "TIME"
+		case !isWord(g.First, "TIMESTAMP"):
 			c.fail(g.Literal.Pos, "unexpected string %s after %s", g.Literal.Value, g.First.Name)
 		}
-		return &TimestampLit{Pos: p, Value: unquoteString(g.Literal.Value)}
+		return lit
 	case g.Star:
 		c.fail(g.First.Pos, "%s.* is only valid as an item of a select list", g.First.Name)
 	}
@@ -550,6 +618,16 @@ func (c *converter) ref(p Pos, g *gRef) Expr {
 
 func (c *converter) call(p Pos, name string, g *gCall) *Call {
 	e := &Call{Pos: p, Name: strings.ToUpper(name), Star: g.Star, Distinct: g.Distinct}
+	if g.Filter != nil {
+		e.Filter = c.expr(g.Filter)
+	}
+	if x, s, ok := positionArgs(g); ok && e.Name == "POSITION" {
+		e.Args = []Expr{c.concat(x), c.concat(s)}
+		return e
+	}
+	if e.Name == "TRIM" && g.From != nil && len(g.More) == 0 && g.For == nil {
+		return c.trim(e, g)
+	}
 	if g.First != nil {
 		e.Args = append(e.Args, c.expr(g.First))
 	}
@@ -577,5 +655,217 @@ func (c *converter) call(p Pos, name string, g *gCall) *Call {
 		}
 		e.Args = append(e.Args, c.expr(g.To))
 	}
+	if g.Over != nil {
+		e.Over = c.over(g.Over)
+	}
 	return e
+}
+
+// positionArgs returns x and s of a call (x IN s), the arguments of
+// POSITION(x IN s).
+func positionArgs(g *gCall) (x, s *gConcat, ok bool) {
+	if g.First == nil || len(g.More) > 0 || g.From != nil || g.To != nil || len(g.First.Rest) > 0 {
+		return nil, nil, false
+	}
+	and := g.First.Left
+	if len(and.Rest) > 0 || and.Left.Cmp == nil {
+		return nil, nil, false
+	}
+	cmp := and.Left.Cmp
+	if len(cmp.Rest) != 1 || cmp.Rest[0].Pred == nil {
+		return nil, nil, false
+	}
+	pr := cmp.Rest[0].Pred
+	if pr.Not || pr.In == nil || pr.In.Expr == nil {
+		return nil, nil, false
+	}
+	return cmp.Left, pr.In.Expr, true
+}
+
+// trim converts TRIM([BOTH | LEADING | TRAILING] [chars] FROM s) into
+// TRIM(s, chars), LTRIM(s, chars) or RTRIM(s, chars) (chars ' ' if left out).
+func (c *converter) trim(e *Call, g *gCall) *Call {
+	mode := "BOTH"
+	var chars Expr
+	if ref := plainRef(g.First); ref != nil && ref.Second == nil && !ref.Star && ref.Call == nil &&
+		(isWord(ref.First, "BOTH") || isWord(ref.First, "LEADING") || isWord(ref.First, "TRAILING")) {
+		mode = strings.ToUpper(ref.First.Name)
+		if ref.Literal != nil {
+			chars = &StringLit{Pos: toPos(ref.Literal.Pos), Value: unquoteString(ref.Literal.Value)}
+		}
+	} else {
+		chars = c.expr(g.First)
+	}
+	if chars == nil {
+		chars = &StringLit{Pos: e.Pos, Value: " "}
+	}
+	switch mode {
+	case "LEADING":
+		e.Name = "LTRIM"
+	case "TRAILING":
+		e.Name = "RTRIM"
+	}
+	e.Args = []Expr{c.expr(g.From), chars}
+	return e
+}
+
+// windowParams lists, per window TVF, its parameters after DATA and
+// TIMECOL in positional order; a trailing "?" marks an optional one.
+var windowParams = map[string][]string{
+	"TUMBLE":   {"SIZE", "OFFSET?"},
+	"HOP":      {"SLIDE", "SIZE", "OFFSET?"},
+	"CUMULATE": {"STEP", "SIZE", "OFFSET?"},
+	"SESSION":  {"GAP"},
+}
+
+// windowTVF checks a FROM TABLE(f(...)) call and sorts its arguments.
+func (c *converter) windowTVF(g *gTVF) *WindowTVF {
+	kind := strings.ToUpper(c.ident(&g.Name))
+	params, ok := windowParams[kind]
+	if !ok {
+		c.fail(g.Name.Pos, "table function %s is not supported (FROM TABLE(...) takes the window functions TUMBLE, HOP, CUMULATE and SESSION)", c.ident(&g.Name))
+		return &WindowTVF{Kind: kind}
+	}
+	w := &WindowTVF{Kind: kind}
+	all := append([]string{"DATA", "TIMECOL"}, params...)
+	given := map[string]bool{}
+	named := false
+	for i, a := range g.Args {
+		name, pos := "", a.Pos
+		var table *gTVFTable
+		var x *gExpr
+		if a.Value != nil {
+			ref := bareIdent(a.Expr)
+			if ref == nil {
+				c.fail(a.Pos, "a named argument is NAME => value")
+				return w
+			}
+			name = strings.ToUpper(c.ident(ref))
+			table, x, pos = a.Value.Table, a.Value.Expr, a.Value.Pos
+			named = true
+		} else {
+			if named {
+				c.fail(a.Pos, "a positional argument cannot follow a named one")
+				return w
+			}
+			if i >= len(all) {
+				c.fail(a.Pos, "%s takes at most %d arguments (%s)", kind, len(all), windowSignature(kind))
+				return w
+			}
+			name = all[i]
+			table, x = a.Table, a.Expr
+		}
+		name = strings.TrimSuffix(name, "?")
+		known := false
+		for _, p := range all {
+			known = known || strings.TrimSuffix(p, "?") == name
+		}
+		if !known {
+			c.fail(a.Pos, "%s has no parameter %s (%s)", kind, name, windowSignature(kind))
+			return w
+		}
+		if given[name] {
+			c.fail(a.Pos, "%s: parameter %s is given twice", kind, name)
+			return w
+		}
+		given[name] = true
+		switch name {
+		case "DATA":
+			if table == nil {
+				c.fail(pos, "%s: the DATA argument is TABLE name", kind)
+				return w
+			}
+			w.Table, w.TablePos = c.ident(&table.Name), toPos(table.Name.Pos)
+			for _, p := range table.Partition {
+				w.Partition = append(w.Partition, c.ident(p))
+			}
+			if len(w.Partition) > 0 && kind != "SESSION" {
+				c.fail(table.Partition[0].Pos, "PARTITION BY is only for SESSION windows")
+				return w
+			}
+		case "TIMECOL":
+			col := descriptorCol(x)
+			if col == nil {
+				c.fail(pos, "%s: the TIMECOL argument is DESCRIPTOR(time_column)", kind)
+				return w
+			}
+			w.TimeCol, w.TimePos = c.ident(col), toPos(col.Pos)
+		default:
+			if table != nil {
+				c.fail(pos, "%s: %s is an interval, not a table", kind, name)
+				return w
+			}
+			e := c.expr(x)
+			switch name {
+			case "SIZE":
+				w.Size = e
+			case "SLIDE":
+				w.Slide = e
+			case "STEP":
+				w.Step = e
+			case "GAP":
+				w.Gap = e
+			case "OFFSET":
+				w.Offset = e
+			}
+		}
+	}
+	for _, p := range all {
+		if !strings.HasSuffix(p, "?") && !given[p] {
+			c.fail(g.Pos, "%s needs the argument %s (%s)", kind, p, windowSignature(kind))
+			return w
+		}
+	}
+	return w
+}
+
+// windowSignature is the argument list of a window TVF, for errors.
+func windowSignature(kind string) string {
+	parts := []string{"TABLE t", "DESCRIPTOR(ts)"}
+	for _, p := range windowParams[kind] {
+		if strings.HasSuffix(p, "?") {
+			parts = append(parts, "["+strings.ToLower(strings.TrimSuffix(p, "?"))+"]")
+		} else {
+			parts = append(parts, strings.ToLower(p))
+		}
+	}
+	return kind + "(" + strings.Join(parts, ", ") + ")"
+}
+
+// plainRef returns the primary reference that g consists of, or nil.
+func plainRef(g *gExpr) *gRef {
+	if g == nil || len(g.Rest) > 0 || len(g.Left.Rest) > 0 || g.Left.Left.Cmp == nil {
+		return nil
+	}
+	cmp := g.Left.Left.Cmp
+	if len(cmp.Rest) > 0 || len(cmp.Left.Rest) > 0 || len(cmp.Left.Left.Rest) > 0 {
+		return nil
+	}
+	mul := cmp.Left.Left.Left
+	if len(mul.Rest) > 0 || mul.Left.Primary == nil {
+		return nil
+	}
+	return mul.Left.Primary.Ref
+}
+
+// bareIdent returns the identifier that g consists of, or nil.
+func bareIdent(g *gExpr) *gIdent {
+	r := plainRef(g)
+	if r == nil || r.Call != nil || r.Star || r.Second != nil || r.Literal != nil {
+		return nil
+	}
+	return &r.First
+}
+
+// descriptorCol returns the column of DESCRIPTOR(col), or nil.
+func descriptorCol(g *gExpr) *gIdent {
+	r := plainRef(g)
+	if r == nil || r.Call == nil || !isWord(r.First, "DESCRIPTOR") {
+		return nil
+	}
+	cl := r.Call
+	if cl.Star || cl.Distinct || cl.First == nil || len(cl.More) > 0 || cl.From != nil || cl.To != nil {
+		return nil
+	}
+	return bareIdent(cl.First)
 }

@@ -43,7 +43,7 @@ var vocabularyWords = []string{
 	"TEMPORARY", "TABLE", "VIEW", "IF", "NOT", "EXISTS", "INTO", "PLAN", "FOR",
 	"TABLES", "JOBS", "FUNCTIONS", "JOB", "WATERMARK", "PRIMARY", "KEY", "ENFORCED", "NULL",
 	"COMMENT", "WITH", "SAVEPOINT", "AND", "OR", "IS", "IN", "BETWEEN", "LIKE",
-	"WHEN", "THEN", "ELSE", "END", "CASE", "CAST", "INTERVAL", "TIMESTAMP",
+	"WHEN", "THEN", "ELSE", "END", "CASE", "CAST", "TRY_CAST", "INTERVAL", "TIMESTAMP",
 	"TRUE", "FALSE", "PRECISION", "LOCAL", "TIME", "ZONE",
 }
 
@@ -60,7 +60,7 @@ var candidateGroups = []struct {
 }{
 	{"an expression", []string{"<ident>", "<number>", "<string>"}, []string{
 		"<ident>", "<number>", "<string>", "TRUE", "FALSE", "NULL", "CASE",
-		"CAST", "INTERVAL", "TIMESTAMP", "NOT", "(", "-", "+"}},
+		"CAST", "TRY_CAST", "INTERVAL", "TIMESTAMP", "NOT", "(", "-", "+"}},
 	{"an operator", []string{"=", "+"}, []string{
 		"=", "<>", "!=", "<", "<=", ">", ">=", "+", "-", "*", "/", "%", "||",
 		"AND", "OR", "IS", "IN", "BETWEEN", "LIKE", "NOT"}},

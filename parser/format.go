@@ -257,6 +257,76 @@ func (f *formatter) selectBlock(s *Select) {
 		f.w(" HAVING ")
 		f.expr(s.Having, precOr)
 	}
+	for i, w := range s.Windows {
+		if i == 0 {
+			f.w(" WINDOW ")
+		} else {
+			f.w(", ")
+		}
+		f.w(quoteIdent(w.Name), " AS ")
+		f.window(w.Spec)
+	}
+}
+
+// window writes (PARTITION BY … ORDER BY … frame), or a window's name.
+func (f *formatter) window(w *WindowSpec) {
+	if w.Name != "" {
+		f.w(quoteIdent(w.Name))
+		return
+	}
+	f.w("(")
+	sep := ""
+	if len(w.Partition) > 0 {
+		f.w("PARTITION BY ")
+		f.exprList(w.Partition)
+		sep = " "
+	}
+	if len(w.Order) > 0 {
+		f.w(sep, "ORDER BY ")
+		for i, o := range w.Order {
+			if i > 0 {
+				f.w(", ")
+			}
+			f.expr(o.X, precOr)
+			if o.Desc {
+				f.w(" DESC")
+			}
+			if o.Nulls != "" {
+				f.w(" NULLS ", o.Nulls)
+			}
+		}
+		sep = " "
+	}
+	if fr := w.Frame; fr != nil {
+		unit := "RANGE"
+		if fr.Rows {
+			unit = "ROWS"
+		}
+		f.w(sep, unit, " BETWEEN ")
+		f.frameBound(fr.Lo)
+		f.w(" AND ")
+		f.frameBound(fr.Hi)
+	}
+	f.w(")")
+}
+
+func (f *formatter) frameBound(b *FrameBound) {
+	switch {
+	case b.Current:
+		f.w("CURRENT ROW")
+		return
+	case b.Unbounded:
+		f.w("UNBOUNDED")
+	case b.Interval != nil:
+		f.expr(b.Interval, precOr)
+	default:
+		f.w(strconv.FormatInt(b.N, 10))
+	}
+	if b.Following {
+		f.w(" FOLLOWING")
+	} else {
+		f.w(" PRECEDING")
+	}
 }
 
 func (f *formatter) selectItem(it *SelectItem) {
@@ -296,6 +366,28 @@ func (f *formatter) relation(r Relation) {
 			f.w(" ON ")
 			f.expr(r.On, precOr)
 		}
+	case *WindowTVF:
+		f.w("TABLE(", r.Kind, "(TABLE ", quoteIdent(r.Table))
+		for i, p := range r.Partition {
+			if i == 0 {
+				f.w(" PARTITION BY (")
+			} else {
+				f.w(", ")
+			}
+			f.w(quoteIdent(p))
+		}
+		if len(r.Partition) > 0 {
+			f.w(")")
+		}
+		f.w(", DESCRIPTOR(", quoteIdent(r.TimeCol), ")")
+		for _, a := range []Expr{r.Slide, r.Step, r.Size, r.Gap, r.Offset} {
+			if a != nil {
+				f.w(", ")
+				f.expr(a, precOr)
+			}
+		}
+		f.w("))")
+		alias = r.Alias
 	default:
 		panic(fmt.Sprintf("parser.Format: unknown relation type %T", r))
 	}
@@ -415,7 +507,11 @@ func (f *formatter) expr(e Expr, min int) {
 	case *IntervalLit:
 		f.w("INTERVAL ", quoteString(e.Value), " ", e.Unit)
 	case *TimestampLit:
-		f.w("TIMESTAMP ", quoteString(e.Value))
+		if e.Type != "" {
+			f.w(e.Type, " ", quoteString(e.Value))
+		} else {
+			f.w("TIMESTAMP ", quoteString(e.Value))
+		}
 	case *Case:
 		f.w("CASE")
 		if e.Operand != nil {
@@ -432,6 +528,9 @@ func (f *formatter) expr(e Expr, min int) {
 		}
 		f.w(" END")
 	case *Cast:
+		if e.Try {
+			f.w("TRY_")
+		}
 		f.w("CAST(")
 		f.expr(e.X, precOr)
 		f.w(" AS ")
@@ -449,6 +548,10 @@ func (f *formatter) expr(e Expr, min int) {
 			f.expr(e.Args[0], precOr)
 			f.w(" FROM ")
 			f.expr(e.Args[1], precOr)
+		case e.Name == "POSITION" && len(e.Args) == 2:
+			f.expr(e.Args[0], precConcat)
+			f.w(" IN ")
+			f.expr(e.Args[1], precConcat)
 		case (e.Name == "FLOOR" || e.Name == "CEIL") && len(e.Args) == 2:
 			f.expr(e.Args[0], precOr)
 			f.w(" TO ")
@@ -457,6 +560,15 @@ func (f *formatter) expr(e Expr, min int) {
 			f.exprList(e.Args)
 		}
 		f.w(")")
+		if e.Filter != nil {
+			f.w(" FILTER (WHERE ")
+			f.expr(e.Filter, precOr)
+			f.w(")")
+		}
+		if e.Over != nil {
+			f.w(" OVER ")
+			f.window(e.Over)
+		}
 	default:
 		panic(fmt.Sprintf("parser.Format: unknown expression type %T", e))
 	}

@@ -28,7 +28,7 @@ var reservedWords = []string{
 	"FROM", "FULL", "GROUP", "HAVING", "IN", "INNER", "INSERT", "INTERSECT",
 	"INTERVAL", "INTO", "IS", "JOIN", "LEFT", "LIKE", "LIMIT", "NATURAL",
 	"NOT", "NULL", "ON", "OR", "ORDER", "OUTER", "OVER", "RIGHT", "SELECT",
-	"SET", "TABLE", "THEN", "TRUE", "UNION", "USING", "VALUES", "WHEN",
+	"SET", "TABLE", "THEN", "TRUE", "TRY_CAST", "UNION", "USING", "VALUES", "WHEN",
 	"WHERE", "WINDOW", "WITH",
 }
 
@@ -64,7 +64,7 @@ func newLexer() *lexer.StatefulDefinition {
 		{Name: tokIdent, Pattern: `[\p{L}_][\p{L}\p{N}_]*`},
 		// Reserved words are lexed as Ident and retyped by language.lex.
 		{Name: tokKeyword, Pattern: `[^\s\S]`},
-		{Name: tokOp, Pattern: `<>|!=|<=|>=|\|\||[=<>+\-*/%(),.;]`},
+		{Name: tokOp, Pattern: `<>|!=|<=|>=|=>|\|\||[=<>+\-*/%(),.;]`},
 		{Name: tokChar, Pattern: `[\s\S]`},
 	})
 }
@@ -173,12 +173,12 @@ type gColumn struct {
 var typeNames = []string{
 	"INT", "INTEGER", "BIGINT", "SMALLINT", "TINYINT", "DOUBLE", "FLOAT",
 	"BOOLEAN", "VARCHAR", "STRING", "CHAR", "TIMESTAMP", "TIMESTAMP_LTZ",
-	"DECIMAL", "DATE", "TIME",
+	"DECIMAL", "DEC", "NUMERIC", "DATE", "TIME", "BYTES", "VARBINARY", "BINARY",
 }
 
 type gType struct {
 	Pos       lexer.Position
-	Name      string   `parser:"@('INT' | 'INTEGER' | 'BIGINT' | 'SMALLINT' | 'TINYINT' | 'DOUBLE' | 'FLOAT' | 'BOOLEAN' | 'VARCHAR' | 'STRING' | 'CHAR' | 'TIMESTAMP_LTZ' | 'TIMESTAMP' | 'DECIMAL' | 'DATE' | 'TIME')"`
+	Name      string   `parser:"@('INT' | 'INTEGER' | 'BIGINT' | 'SMALLINT' | 'TINYINT' | 'DOUBLE' | 'FLOAT' | 'BOOLEAN' | 'VARCHAR' | 'STRING' | 'CHAR' | 'TIMESTAMP_LTZ' | 'TIMESTAMP' | 'DECIMAL' | 'DEC' | 'NUMERIC' | 'DATE' | 'TIME' | 'BYTES' | 'VARBINARY' | 'BINARY')"`
 	Precision bool     `parser:"@'PRECISION'?"`
 	Params    []string `parser:"( '(' @Number ( ',' @Number )* ')' )?"`
 	LocalTZ   bool     `parser:"@('WITH' 'LOCAL' 'TIME' 'ZONE')?"`
@@ -256,12 +256,63 @@ type gQueryTerm struct {
 
 type gSelect struct {
 	Pos      lexer.Position
-	Distinct bool           `parser:"'SELECT' ( @'DISTINCT' | 'ALL' )?"`
-	Items    []*gSelectItem `parser:"@@ ( ',' @@ )*"`
-	From     *gFrom         `parser:"( 'FROM' @@ )?"`
-	Where    *gExpr         `parser:"( 'WHERE' @@ )?"`
-	GroupBy  []*gExpr       `parser:"( 'GROUP' 'BY' @@ ( ',' @@ )* )?"`
-	Having   *gExpr         `parser:"( 'HAVING' @@ )?"`
+	Distinct bool            `parser:"'SELECT' ( @'DISTINCT' | 'ALL' )?"`
+	Items    []*gSelectItem  `parser:"@@ ( ',' @@ )*"`
+	From     *gFrom          `parser:"( 'FROM' @@ )?"`
+	Where    *gExpr          `parser:"( 'WHERE' @@ )?"`
+	GroupBy  []*gExpr        `parser:"( 'GROUP' 'BY' @@ ( ',' @@ )* )?"`
+	Having   *gExpr          `parser:"( 'HAVING' @@ )?"`
+	Windows  []*gNamedWindow `parser:"( 'WINDOW' @@ ( ',' @@ )* )?"`
+}
+
+// gNamedWindow is name AS (window spec) of a WINDOW clause.
+type gNamedWindow struct {
+	Name gIdent       `parser:"@@ 'AS'"`
+	Body *gWindowBody `parser:"'(' @@ ')'"`
+}
+
+// gOver is what follows OVER: a window's name or (window spec).
+type gOver struct {
+	Pos  lexer.Position
+	Name *gIdent      `parser:"  @@"`
+	Body *gWindowBody `parser:"| '(' @@ ')'"`
+}
+
+// gWindowBody is [PARTITION BY ...] [ORDER BY ...] [frame].
+type gWindowBody struct {
+	Pos       lexer.Position
+	Partition []*gExpr      `parser:"( 'PARTITION' 'BY' @@ ( ',' @@ )* )?"`
+	Order     []*gOrderItem `parser:"( 'ORDER' 'BY' @@ ( ',' @@ )* )?"`
+	Frame     *gFrame       `parser:"@@?"`
+}
+
+// gOrderItem is expr [ASC|DESC] [NULLS FIRST|LAST].
+type gOrderItem struct {
+	Pos   lexer.Position
+	X     *gExpr `parser:"@@"`
+	Dir   string `parser:"@('ASC' | 'DESC')?"`
+	Nulls string `parser:"( 'NULLS' @('FIRST' | 'LAST') )?"`
+}
+
+// gFrame is ROWS|RANGE bound or ROWS|RANGE BETWEEN bound AND bound.
+type gFrame struct {
+	Pos     lexer.Position
+	Unit    string       `parser:"@('ROWS' | 'RANGE')"`
+	Between bool         `parser:"( @'BETWEEN'"`
+	Lo      *gFrameBound `parser:"  @@ 'AND'"`
+	Hi      *gFrameBound `parser:"  @@"`
+	Single  *gFrameBound `parser:"| @@ )"`
+}
+
+// gFrameBound is UNBOUNDED PRECEDING, CURRENT ROW, n PRECEDING or
+// INTERVAL '…' unit PRECEDING.
+type gFrameBound struct {
+	Pos       lexer.Position
+	Current   bool       `parser:"  @('CURRENT' 'ROW')"`
+	Unbounded bool       `parser:"| ( @'UNBOUNDED'"`
+	N         *string    `parser:"  | @Number"`
+	Interval  *gInterval `parser:"  | @@ )"`
+	Following bool       `parser:"  ( 'PRECEDING' | @'FOLLOWING' )"`
 }
 
 // gSelectItem is *, an expression, or t.* (parsed as a reference with a
@@ -293,8 +344,40 @@ type gJoin struct {
 type gFromItem struct {
 	Pos   lexer.Position
 	Sub   *gQuery `parser:"(  '(' @@ ')'"`
+	TVF   *gTVF   `parser:" | 'TABLE' '(' @@ ')'"`
 	Table *gIdent `parser:" | @@ )"`
 	Alias *gIdent `parser:"( 'AS'? @@ )?"`
+}
+
+// gTVF is a table function call in FROM TABLE(...): a window TVF such as
+// TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' MINUTE), with positional or
+// named (NAME => value) arguments. convert.go checks the function and its
+// arguments.
+type gTVF struct {
+	Pos  lexer.Position
+	Name gIdent     `parser:"@@ '('"`
+	Args []*gTVFArg `parser:"( @@ ( ',' @@ )* )? ')'"`
+}
+
+// gTVFArg is TABLE t [PARTITION BY cols], an expression (DESCRIPTOR(ts)
+// is a call), or NAME => value (the name parsed as an expression).
+type gTVFArg struct {
+	Pos   lexer.Position
+	Table *gTVFTable `parser:"(  'TABLE' @@"`
+	Expr  *gExpr     `parser:" | @@"`
+	Value *gTVFValue `parser:"   ( '=>' @@ )? )"`
+}
+
+type gTVFValue struct {
+	Pos   lexer.Position
+	Table *gTVFTable `parser:"  'TABLE' @@"`
+	Expr  *gExpr     `parser:"| @@"`
+}
+
+// gTVFTable is TABLE t [PARTITION BY k | PARTITION BY (k, j, …)].
+type gTVFTable struct {
+	Name      gIdent    `parser:"@@"`
+	Partition []*gIdent `parser:"( 'PARTITION' 'BY' ( '(' @@ ( ',' @@ )* ')' | @@ ) )?"`
 }
 
 // gIdent is an identifier, plain or `quoted`.
@@ -345,14 +428,23 @@ type gCmpArm struct {
 }
 
 type gIsNull struct {
-	Not bool `parser:"'IS' @'NOT'? 'NULL'"`
+	Not      bool     `parser:"'IS' @'NOT'?"`
+	Null     bool     `parser:"( @'NULL'"`
+	Distinct *gConcat `parser:"| 'DISTINCT' 'FROM' @@ )"`
 }
 
 type gPred struct {
 	Not     bool      `parser:"@'NOT'?"`
-	In      []*gExpr  `parser:"(  'IN' '(' @@ ( ',' @@ )* ')'"`
+	In      *gInList  `parser:"(  'IN' @@"`
 	Between *gBetween `parser:" | 'BETWEEN' @@"`
 	Like    *gConcat  `parser:" | 'LIKE' @@ )"`
+}
+
+// gInList is the list of x IN (a, b, ...), or the string s of
+// POSITION(x IN s) (valid only there).
+type gInList struct {
+	List []*gExpr `parser:"  '(' @@ ( ',' @@ )* ')'"`
+	Expr *gConcat `parser:"| @@"`
 }
 
 type gBetween struct {
@@ -413,10 +505,14 @@ type gPrimary struct {
 	True     bool       `parser:"| @'TRUE'"`
 	False    bool       `parser:"| @'FALSE'"`
 	Null     bool       `parser:"| @'NULL'"`
+	// LEFT(s, n) and RIGHT(s, n): reserved words called as functions.
+	LRName string `parser:"| @('LEFT' | 'RIGHT')"`
+	LRCall *gCall `parser:"  @@"`
 }
 
 type gCast struct {
-	X    *gExpr `parser:"'CAST' '(' @@"`
+	Try  bool   `parser:"( @'TRY_CAST' | 'CAST' ) '('"`
+	X    *gExpr `parser:"@@"`
 	Type *gType `parser:"'AS' @@ ')'"`
 }
 
@@ -465,6 +561,8 @@ type gCall struct {
 	From     *gExpr   `parser:"  | 'FROM' @@"`
 	For      *gExpr   `parser:"    ( 'FOR' @@ )?"`
 	To       *gExpr   `parser:"  | 'TO' @@ )? )? ')'"`
+	Filter   *gExpr   `parser:"( 'FILTER' '(' 'WHERE' @@ ')' )?"`
+	Over     *gOver   `parser:"( 'OVER' @@ )?"`
 }
 
 // gExprRoot is the root of ParseExpr.

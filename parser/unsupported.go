@@ -76,13 +76,15 @@ var unsupportedRules = []unsupportedRule{
 	{ctx: ctxStatement, words: []string{"ADD|REMOVE", "JAR"}, msg: "$* is not supported yet"},
 	{ctx: ctxStatement, words: []string{"INSERT", "OVERWRITE"}, msg: "INSERT OVERWRITE is not supported yet"},
 
+	// Flink reserves FILTER: after a call it starts the FILTER (WHERE ...)
+	// clause of an aggregate, never an alias.
+	{ctx: ctxAfterCall, words: []string{"FILTER", "FROM|,|)|;|WHERE|GROUP|HAVING|UNION"}, msg: "FILTER after a function call starts FILTER (WHERE ...) (to name the column filter, write AS filter)"},
+
 	// Queries: WITH and VALUES where a query starts.
 	{ctx: ctxAccepts, accepts: "SELECT", words: []string{"WITH"}, msg: "WITH (common table expressions) is not supported yet: create a view (CREATE TEMPORARY VIEW name AS SELECT ...) and select from it"},
 	{ctx: ctxAccepts, accepts: "SELECT", words: []string{"VALUES"}, msg: "VALUES is not supported yet: rows come from tables (the datagen connector generates rows, filesystem reads them from files)"},
 
 	// FROM: table functions, then joins after a FROM item.
-	{ctx: ctxAccepts, accepts: "<ident>", before: []string{"FROM"}, words: []string{"TABLE", "(", "TUMBLE|HOP|CUMULATE|SESSION"}, msg: "window table function $3 (FROM TABLE($3(...))) is not supported yet"},
-	{ctx: ctxAccepts, accepts: "<ident>", before: []string{"FROM"}, words: []string{"TABLE", "("}, msg: "table functions in FROM (FROM TABLE(f(...))) are not supported yet"},
 	{ctx: ctxAccepts, accepts: "<ident>", before: []string{"FROM"}, words: []string{"UNNEST", "("}, msg: "UNNEST is not supported yet"},
 	{ctx: ctxAccepts, accepts: "<ident>", before: []string{"FROM"}, words: []string{"LATERAL"}, msg: "LATERAL is not supported yet"},
 	{ctx: ctxAccepts, accepts: "<ident>", before: []string{","}, words: []string{"LATERAL", "TABLE"}, msg: "LATERAL TABLE (a join with a table function) is not supported yet"},
@@ -98,13 +100,10 @@ var unsupportedRules = []unsupportedRule{
 	{ctx: ctxAccepts, accepts: "UNION", words: []string{"LIMIT"}, msg: "LIMIT is not supported yet"},
 	{ctx: ctxAccepts, accepts: "UNION", words: []string{"OFFSET"}, msg: "OFFSET is not supported yet"},
 	{ctx: ctxAccepts, accepts: "UNION", words: []string{"FETCH", "FIRST|NEXT"}, msg: "FETCH FIRST is not supported yet"},
-	{ctx: ctxAccepts, accepts: "UNION", words: []string{"WINDOW"}, msg: "named windows (WINDOW w AS (...)) are not supported yet"},
 	{ctx: ctxAccepts, accepts: "UNION", words: []string{"INTERSECT|EXCEPT|MINUS", "?ALL|DISTINCT"}, msg: "$* is not supported yet"},
 
 	// Expressions.
 	{ctx: ctxAccepts, accepts: "<number>", words: []string{"LEFT|RIGHT", "("}},
-	{ctx: ctxAfterCall, words: []string{"OVER"}, msg: "OVER (window functions: ROW_NUMBER, RANK, aggregates over a window) is not supported yet"},
-	{ctx: ctxAfterCall, words: []string{"FILTER", "("}, msg: "FILTER (WHERE ...) on an aggregate is not supported yet: put the condition inside it, as in COUNT(CASE WHEN ... THEN 1 END) or SUM(CASE WHEN ... THEN x END)"},
 	{ctx: ctxAccepts, accepts: "<number>", words: []string{"EXISTS", "("}, msg: "subqueries in expressions (EXISTS (SELECT ...)) are not supported yet"},
 	{ctx: ctxAccepts, accepts: "<number>", before: []string{"IN", "("}, words: []string{"SELECT"}, msg: "subqueries in expressions (IN (SELECT ...)) are not supported yet"},
 	{ctx: ctxAccepts, accepts: "<number>", before: []string{"("}, words: []string{"SELECT"}, msg: "subqueries in expressions ((SELECT ...)) are not supported yet"},
@@ -141,7 +140,7 @@ func (l *language) unsupported(seg segment, k int, try tryFunc) *Error {
 		}
 	}
 	// A call of a function Weir lacks may use syntax Weir lacks too
-	// (TRY_CAST(x AS t), POSITION(a IN b)).
+	// (POSITION(a IN b)).
 	if k <= len(seg.toks) {
 		if at := innermostCallAt(l, seg.toks[:k]); at >= 0 {
 			if msg, ok := UnsupportedFunction(seg.toks[at].Value, false); ok {
@@ -297,41 +296,24 @@ var unsupportedFunctions = func() map[string]unsupportedFunc {
 		}
 	}
 	add(unsupportedFunc{bare: true, what: "time function"},
-		"CURRENT_DATE", "CURRENT_TIME", "LOCALTIME")
+		"CURRENT_TIME", "LOCALTIME")
 	add(unsupportedFunc{what: "time function"},
 		"CURRENT_ROW_TIMESTAMP", "SOURCE_WATERMARK", "TO_DATE", "CONVERT_TZ")
-	add(unsupportedFunc{what: "group window function"},
-		"TUMBLE", "HOP", "SESSION", "CUMULATE",
-		"TUMBLE_START", "TUMBLE_END", "TUMBLE_ROWTIME", "TUMBLE_PROCTIME",
-		"HOP_START", "HOP_END", "HOP_ROWTIME", "HOP_PROCTIME",
-		"SESSION_START", "SESSION_END", "SESSION_ROWTIME", "SESSION_PROCTIME")
 	add(unsupportedFunc{what: "window function"},
 		"ROW_NUMBER", "RANK", "DENSE_RANK", "PERCENT_RANK", "CUME_DIST", "NTILE", "LAG", "LEAD")
 	add(unsupportedFunc{what: "aggregate function"},
-		"STDDEV_POP", "STDDEV_SAMP", "VAR_POP", "VAR_SAMP", "VARIANCE", "COLLECT", "LISTAGG",
-		"FIRST_VALUE", "LAST_VALUE", "ARRAY_AGG", "JSON_OBJECTAGG", "JSON_ARRAYAGG")
+		"VARIANCE", "COLLECT", "ARRAY_AGG", "JSON_OBJECTAGG", "JSON_ARRAYAGG")
 	add(unsupportedFunc{},
 		// numeric
-		"POWER", "SQRT", "EXP", "LN", "LOG", "LOG10", "LOG2", "ROUND", "TRUNCATE", "SIGN",
-		"SIN", "COS", "TAN", "COT", "ASIN", "ACOS", "ATAN", "ATAN2", "SINH", "COSH", "TANH",
-		"DEGREES", "RADIANS", "PI", "E", "RAND", "RAND_INTEGER", "UUID", "BIN", "HEX", "UNHEX",
+		"BIN", "HEX", "UNHEX",
 		// string
-		"POSITION", "LOCATE", "INSTR", "OVERLAY", "INITCAP", "REPLACE", "TRANSLATE",
-		"REGEXP", "REGEXP_REPLACE", "REGEXP_EXTRACT", "REVERSE", "SPLIT_INDEX", "STR_TO_MAP",
-		"LPAD", "RPAD", "REPEAT", "ASCII", "CHR", "DECODE", "ENCODE", "FROM_BASE64",
-		"TO_BASE64", "RIGHT", "PARSE_URL", "ELT",
-		"MD5", "SHA1", "SHA2", "SHA224", "SHA256", "SHA384", "SHA512",
+		"OVERLAY", "TRANSLATE", "STR_TO_MAP", "DECODE", "ENCODE", "PARSE_URL", "ELT",
 		// conditional and conversion
-		"GREATEST", "LEAST", "IS_ALPHA", "IS_DECIMAL", "IS_DIGIT", "TYPEOF",
+		"IS_ALPHA", "IS_DECIMAL", "IS_DIGIT", "TYPEOF",
 		// JSON and collections
-		"JSON_VALUE", "JSON_QUERY", "JSON_EXISTS", "JSON_STRING", "JSON_OBJECT", "JSON_ARRAY",
+		"JSON_STRING", "JSON_OBJECT",
 		"CARDINALITY", "ELEMENT", "ARRAY", "MAP", "ROW")
-	add(unsupportedFunc{instead: "CASE WHEN c THEN a ELSE b END does the same"}, "IF")
 	add(unsupportedFunc{instead: "COALESCE(a, b) does the same"}, "IFNULL")
-	add(unsupportedFunc{instead: "CASE WHEN a = b THEN NULL ELSE a END does the same"}, "NULLIF")
-	add(unsupportedFunc{instead: "CAST is supported"}, "TRY_CAST")
-	add(unsupportedFunc{instead: "SUBSTRING(s, 1, n) does the same"}, "LEFT")
-	add(unsupportedFunc{instead: "CONCAT and || are supported"}, "CONCAT_WS")
 	return m
 }()
 

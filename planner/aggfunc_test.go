@@ -23,8 +23,23 @@ func wantAggType(t *testing.T, f *aggfunc.Func, arg types.Type) (types.Type, boo
 			return types.Type{}, false
 		}
 		return types.Type{Kind: arg.Kind}, true
-	case "MIN", "MAX":
+	case "MIN", "MAX", "FIRST_VALUE", "LAST_VALUE":
 		return types.Type{Kind: arg.Kind}, true
+	case "VAR_POP", "VAR_SAMP", "STDDEV_POP", "STDDEV_SAMP":
+		if !arg.Kind.IsNumeric() {
+			return types.Type{}, false
+		}
+		return types.Type{Kind: arg.Kind}, true
+	case "LISTAGG":
+		if arg.Kind != types.KindVarchar {
+			return types.Type{}, false
+		}
+		return types.Type{Kind: types.KindVarchar}, true
+	case "BOOL_AND", "BOOL_OR":
+		if arg.Kind != types.KindBoolean {
+			return types.Type{}, false
+		}
+		return types.Type{Kind: types.KindBoolean}, true
 	}
 	t.Fatalf("no expected types for aggregate %s: add them to wantAggType", f.Signature())
 	return types.Type{}, false

@@ -60,6 +60,8 @@ func (b *binder) bindFrom(r parser.Relation) (rel, error) {
 			return rel{node: inner.node, qual: qual}, nil
 		}
 		return rel{}, parser.Errorf(n.Pos, "unknown table '%s' (%s)", n.Name, b.cat.listing())
+	case *parser.WindowTVF:
+		return b.bindWindowTVF(n)
 	case *parser.SubqueryRef:
 		inner, err := b.bindQuery(n.Query)
 		if err != nil {
@@ -184,6 +186,16 @@ func (b *binder) bindSelect(s *parser.Select) (Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	gw, ws, err := groupWindow(s)
+	if err != nil {
+		return nil, err
+	}
+	if gw != nil {
+		if in, err = b.windowOver(in, gw); err != nil {
+			return nil, err
+		}
+		s = ws
+	}
 	sc := newScope(in)
 	node := in.node
 	if s.Where != nil {
@@ -202,15 +214,21 @@ func (b *binder) bindSelect(s *parser.Select) (Node, error) {
 		return nil, err
 	}
 	hasAgg := len(s.GroupBy) > 0 || s.Having != nil
+	var overs []*parser.Call
 	for _, it := range items {
 		hasAgg = hasAgg || containsAgg(it.e)
+		collectOver(it.e, &overs)
 	}
 	var exprs []expr.Expr
 	names := make([]string, len(items))
 	for i, it := range items {
 		names[i] = itemName(it, i)
 	}
-	if hasAgg {
+	if len(overs) > 0 {
+		node, exprs, err = b.bindOver(s, sc, node, items, overs)
+	} else if len(s.Windows) > 0 {
+		return nil, parser.Errorf(s.Windows[0].Pos, "window '%s' is defined but no OVER uses it", s.Windows[0].Name)
+	} else if hasAgg {
 		node, exprs, err = b.bindAggregate(s, sc, node, items)
 	} else {
 		eb := &exprBinder{sc: sc, where: "here", loc: b.loc}
@@ -368,6 +386,9 @@ func astChildren(e parser.Expr) []parser.Expr {
 	case *parser.Cast:
 		return []parser.Expr{n.X}
 	case *parser.Call:
+		if n.Filter != nil {
+			return append(n.Args[:len(n.Args):len(n.Args)], n.Filter)
+		}
 		return n.Args
 	}
 	return nil

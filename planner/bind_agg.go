@@ -2,6 +2,7 @@ package planner
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/weir-sql/weir/aggfunc"
 	"github.com/weir-sql/weir/expr"
@@ -54,13 +55,20 @@ func (a *aggScope) lookup(e parser.Expr) (expr.Expr, bool, error) {
 // identifies the call, the bound argument (nil for COUNT(*)), and errors
 // for a bad call.
 func (a *aggScope) aggDigest(c *parser.Call) (string, expr.Expr, error) {
+	if c.Filter != nil {
+		return a.filteredDigest(c)
+	}
 	if c.Star {
 		if _, err := aggfunc.Builtins().Lookup(c.Name, true); err != nil {
 			return "", nil, parser.Errorf(c.Pos, "%s", err.Error())
 		}
 		return c.Name + "(*)", nil, nil
 	}
-	if len(c.Args) != 1 {
+	sep, err := listAggSep(c)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(c.Args) != 1 && sep == "" {
 		return "", nil, parser.Errorf(c.Pos, "%s takes exactly one argument, got %d", c.Name, len(c.Args))
 	}
 	for _, k := range astChildren(c) {
@@ -76,13 +84,29 @@ func (a *aggScope) aggDigest(c *parser.Call) (string, expr.Expr, error) {
 	if c.Distinct {
 		d += "DISTINCT "
 	}
+	if sep != "" {
+		return d + digest(x) + ", " + strconv.Quote(sep) + ")", x, nil
+	}
 	return d + digest(x) + ")", x, nil
+}
+
+// listAggSep returns the separator of LISTAGG(x, 'sep'), "" for other
+// calls, or an error for a separator that is not a non-empty string literal.
+func listAggSep(c *parser.Call) (string, error) {
+	if c.Name != "LISTAGG" || len(c.Args) != 2 {
+		return "", nil
+	}
+	lit, ok := c.Args[1].(*parser.StringLit)
+	if !ok || lit.Value == "" {
+		return "", parser.Errorf(c.Args[1].Position(), "LISTAGG's separator must be a non-empty string literal, not %s", sqlText(c.Args[1]))
+	}
+	return lit.Value, nil
 }
 
 // aggCallType returns the registry function and the result type of an
 // aggregate call over an argument of type t (Flink's result types).
-func aggCallType(c *parser.Call, t types.Type) (*aggfunc.Func, types.Type, error) {
-	f, err := aggfunc.Builtins().Lookup(c.Name, c.Star)
+func aggCallType(c *parser.Call, star bool, t types.Type) (*aggfunc.Func, types.Type, error) {
+	f, err := aggfunc.Builtins().Lookup(c.Name, star)
 	if err != nil {
 		return nil, types.Type{}, parser.Errorf(c.Pos, "%s", err.Error())
 	}
@@ -167,6 +191,7 @@ func (b *binder) bindAggregate(s *parser.Select, sc *scope, input Node, items []
 		}
 		digests[d] = true
 		call := aggfunc.Call{Arg: -1, Distinct: c.Distinct}
+		star := c.Star && c.Filter == nil
 		var argType types.Type
 		argText := "*"
 		if arg != nil {
@@ -185,11 +210,14 @@ func (b *binder) bindAggregate(s *parser.Select, sc *scope, input Node, items []
 				argText = "DISTINCT " + argText
 			}
 		}
-		f, t, err := aggCallType(c, argType.Plain())
+		f, t, err := aggCallType(c, star, argType.Plain())
 		if err != nil {
 			return nil, nil, err
 		}
 		call.Func, call.Type, call.Name = f, t, c.Name+"("+argText+")"
+		if call.Sep, _ = listAggSep(c); call.Sep != "" {
+			call.Name = c.Name + "(" + argText + ", " + "'" + strings.ReplaceAll(call.Sep, "'", "''") + "'" + ")"
+		}
 		name := aliasOf[c]
 		if name == "" {
 			name = "$f" + strconv.Itoa(nk+len(aggs))
@@ -205,6 +233,15 @@ func (b *binder) bindAggregate(s *parser.Select, sc *scope, input Node, items []
 		as.keyCols = append(as.keyCols, expr.NewColumn(i, pre[i].Type().Plain(), preNames[i]))
 	}
 	var node Node = &Aggregate{Input: proj, Keys: keys, Aggs: aggs, Names: append(preNames[:nk:nk], aggNames...)}
+	if w, ok, err := windowAggregate(node.(*Aggregate), s.Pos); err != nil {
+		return nil, nil, err
+	} else if ok {
+		// window_time stays a time attribute (windows cascade).
+		node = w
+		for i := range as.keyCols {
+			as.keyCols[i] = expr.NewColumn(i, w.Schema().Columns[i].Type, preNames[i])
+		}
+	}
 	in.where = "here"
 	above := &exprBinder{sc: newScope(rel{node: node}), agg: as, where: "here", loc: b.loc}
 	if s.Having != nil {
@@ -226,4 +263,42 @@ func (b *binder) bindAggregate(s *parser.Select, sc *scope, input Node, items []
 		exprs[i] = x
 	}
 	return node, exprs, nil
+}
+
+// filteredDigest is aggDigest for NAME(...) FILTER (WHERE cond): the
+// argument becomes CASE WHEN cond THEN x END (x TRUE for COUNT(*)), which
+// every aggregate skips where it is NULL, as the filter skips the row.
+func (a *aggScope) filteredDigest(c *parser.Call) (string, expr.Expr, error) {
+	if containsAgg(c.Filter) {
+		return "", nil, parser.Errorf(c.Filter.Position(), "aggregate function calls cannot be nested")
+	}
+	if c.Star {
+		if _, err := aggfunc.Builtins().Lookup(c.Name, true); err != nil {
+			return "", nil, parser.Errorf(c.Pos, "%s", err.Error())
+		}
+	}
+	inner := *c
+	inner.Filter = nil
+	var x expr.Expr
+	d := c.Name + "(*)"
+	if !c.Star {
+		var err error
+		if d, x, err = a.aggDigest(&inner); err != nil {
+			return "", nil, err
+		}
+	} else {
+		x = expr.NewLiteral(types.BoolValue(true), types.Type{Kind: types.KindBoolean, NotNull: true})
+	}
+	cond, err := a.in.bind(c.Filter)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := wantBool(cond, c.Filter, "FILTER"); err != nil {
+		return "", nil, err
+	}
+	cs, err := expr.NewCase([]expr.Expr{cond}, []expr.Expr{x}, nil)
+	if err != nil {
+		return "", nil, wrap(c.Filter.Position(), err)
+	}
+	return d + " FILTER (" + digest(cond) + ")", cs, nil
 }

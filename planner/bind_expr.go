@@ -18,7 +18,7 @@ import (
 // isAggCall reports whether e calls an aggregate function of the registry.
 func isAggCall(e parser.Expr) (*parser.Call, bool) {
 	c, ok := e.(*parser.Call)
-	return c, ok && aggfunc.Builtins().Has(c.Name)
+	return c, ok && c.Over == nil && aggfunc.Builtins().Has(c.Name)
 }
 
 // exprBinder turns AST expressions into compiled expressions over a scope.
@@ -29,6 +29,8 @@ type exprBinder struct {
 	agg   *aggScope
 	where string         // clause name for "aggregate not allowed in ..." errors
 	loc   *time.Location // the session's time zone; nil: UTC
+	// over binds the window function calls of a select list (bindOver).
+	over map[*parser.Call]expr.Expr
 }
 
 func wrap(pos parser.Pos, err error) error {
@@ -42,6 +44,12 @@ func wrap(pos parser.Pos, err error) error {
 }
 
 func (b *exprBinder) bind(e parser.Expr) (expr.Expr, error) {
+	if c, ok := e.(*parser.Call); ok && c.Over != nil {
+		if x, ok := b.over[c]; ok {
+			return x, nil
+		}
+		return nil, parser.Errorf(c.Pos, "%s(…) OVER is only allowed in a SELECT list (filter on it in an enclosing query: SELECT * FROM (SELECT …, %s() OVER (…) AS rn FROM t) WHERE rn <= 3)", c.Name, c.Name)
+	}
 	if b.agg != nil {
 		if x, ok, err := b.agg.lookup(e); ok || err != nil {
 			return x, err
@@ -90,6 +98,20 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 	case *parser.IntervalLit:
 		return intervalLit(n)
 	case *parser.TimestampLit:
+		switch n.Type {
+		case "DATE":
+			d, err := expr.ParseDate(n.Value)
+			if err != nil {
+				return nil, parser.Errorf(n.Pos, "bad DATE literal '%s': want 'yyyy-mm-dd'", n.Value)
+			}
+			return expr.NewLiteral(types.DateValue(d), types.Type{Kind: types.KindDate}), nil
+		case "TIME":
+			ms, err := expr.ParseTime(n.Value)
+			if err != nil {
+				return nil, parser.Errorf(n.Pos, "bad TIME literal '%s': want 'hh:mm:ss'", n.Value)
+			}
+			return expr.NewLiteral(types.TimeValue(ms), types.Type{Kind: types.KindTime}), nil
+		}
 		ms, err := expr.ParseTimestamp(n.Value)
 		if err != nil {
 			return nil, parser.Errorf(n.Pos, "bad TIMESTAMP literal '%s': want 'yyyy-mm-dd hh:mm:ss.fff'", n.Value)
@@ -125,8 +147,14 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 			return expr.NewCompare(n.Op, l, r)
 		case "||":
 			return expr.NewCall("||", []expr.Expr{l, r})
+		case "IS DISTINCT FROM", "IS NOT DISTINCT FROM":
+			return expr.NewIsDistinct(l, r, n.Op == "IS NOT DISTINCT FROM")
 		}
-		return expr.NewArith(n.Op, l, r)
+		a, err := expr.NewArith(n.Op, l, r)
+		if err == nil {
+			a.(*expr.Arith).Src = srcOf(n)
+		}
+		return a, err
 	case *parser.Unary:
 		x, err := b.bind(n.X)
 		if err != nil {
@@ -136,7 +164,11 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 		case "NOT":
 			return expr.NewNot(x)
 		case "-":
-			return expr.NewNeg(x)
+			neg, err := expr.NewNeg(x)
+			if err == nil {
+				neg.(*expr.Neg).Src = srcOf(n)
+			}
+			return neg, err
 		}
 		if !x.Type().Kind.IsNumeric() {
 			return nil, parser.Errorf(n.Pos, "cannot apply unary '+' to %s", x.Type().Kind)
@@ -181,7 +213,16 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return expr.NewCastIn(x, t, b.loc)
+		var c expr.Expr
+		if n.Try {
+			c, err = expr.NewTryCast(x, t, b.loc)
+		} else {
+			c, err = expr.NewCastIn(x, t, b.loc)
+		}
+		if err == nil {
+			c.(*expr.Cast).Src = srcOf(n)
+		}
+		return c, err
 	case *parser.Call:
 		if aggfunc.Builtins().Has(n.Name) {
 			where := b.where
@@ -189,6 +230,9 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 				where = "here"
 			}
 			return nil, parser.Errorf(n.Pos, "aggregate function %s is not allowed %s", n.Name, where)
+		}
+		if n.Filter != nil {
+			return nil, parser.Errorf(startPos(n.Filter), "FILTER (WHERE ...) is only valid on an aggregate function, not on %s", n.Name)
 		}
 		if expr.IsTimeFunction(n.Name) || (n.Name == "FLOOR" || n.Name == "CEIL" || n.Name == "CEILING") && len(n.Args) == 2 {
 			return b.bindTimeCall(n)
@@ -200,7 +244,12 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return expr.NewCall(n.Name, args)
+		x, err := expr.NewCall(n.Name, args)
+		var ae *expr.ArgError
+		if errors.As(err, &ae) && ae.Arg < len(n.Args) {
+			return nil, parser.Errorf(startPos(n.Args[ae.Arg]), "%s", err.Error())
+		}
+		return x, err
 	}
 	return nil, parser.Errorf(e.Position(), "unsupported expression %s", sqlText(e))
 }
@@ -284,6 +333,9 @@ func (b *exprBinder) bareFunction(ref *parser.ColumnRef) error {
 // otherwise, with the closest names of functions Weir has (all of them
 // when none is close, for an unknown one).
 func unknownFunction(n *parser.Call) error {
+	if msg, ok := groupWindowMisuse(n.Name); ok {
+		return parser.Errorf(n.Pos, "%s", msg)
+	}
 	msg, flink := parser.UnsupportedFunction(n.Name, false)
 	if !flink {
 		msg = "unknown function " + n.Name
@@ -376,7 +428,32 @@ func (b *exprBinder) bindCase(n *parser.Case) (expr.Expr, error) {
 	return expr.NewCase(conds, results, els)
 }
 
+// srcOf names expression e, by its text and where it starts, for run-time errors:
+// "'a + 1' at line 1:8".
+func srcOf(e parser.Expr) expr.Source {
+	return func() string {
+		pos := startPos(e)
+		return "'" + sqlText(e) + "' at line " + strconv.Itoa(pos.Line) + ":" + strconv.Itoa(pos.Col)
+	}
+}
+
 func numberLit(n *parser.NumberLit) (expr.Expr, error) {
+	if n.IsFloat && !strings.ContainsAny(n.Text, "eE") {
+		// An exact literal such as 0.908 is DECIMAL(p, s), as in Flink:
+		// s digits after the point, p digits in all.
+		intPart, frac, _ := strings.Cut(n.Text, ".")
+		intPart = strings.TrimLeft(intPart, "0")
+		s := len(frac)
+		p := max(len(intPart)+s, 1)
+		if p > types.MaxDecimalPrecision {
+			return nil, parser.Errorf(n.Pos, "number %s has more than 38 digits", n.Text)
+		}
+		v, err := types.ParseDecimal(n.Text, p, s)
+		if err != nil {
+			return nil, parser.Errorf(n.Pos, "bad number %s", n.Text)
+		}
+		return expr.NewLiteral(v, types.Decimal(p, s)), nil
+	}
 	if n.IsFloat {
 		f, err := strconv.ParseFloat(n.Text, 64)
 		if err != nil {
@@ -386,7 +463,16 @@ func numberLit(n *parser.NumberLit) (expr.Expr, error) {
 	}
 	i, err := strconv.ParseInt(n.Text, 10, 64)
 	if err != nil {
-		return nil, parser.Errorf(n.Pos, "number %s is out of range for BIGINT", n.Text)
+		// Beyond BIGINT: DECIMAL(p, 0), as in Flink.
+		digits := strings.TrimLeft(n.Text, "0")
+		if len(digits) > types.MaxDecimalPrecision {
+			return nil, parser.Errorf(n.Pos, "number %s has more than 38 digits", n.Text)
+		}
+		v, err := types.ParseDecimal(n.Text, len(digits), 0)
+		if err != nil {
+			return nil, parser.Errorf(n.Pos, "bad number %s", n.Text)
+		}
+		return expr.NewLiteral(v, types.Decimal(len(digits), 0)), nil
 	}
 	if i >= math.MinInt32 && i <= math.MaxInt32 {
 		return expr.NewLiteral(types.IntValue(i), types.Int), nil

@@ -43,7 +43,7 @@ func key(name string) string { return strings.ToLower(name) }
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // supportedTypes is listed in the error for an unsupported column type.
-const supportedTypes = "INT, INTEGER, BIGINT, DOUBLE, FLOAT, VARCHAR, STRING, CHAR, BOOLEAN, TIMESTAMP(3), TIMESTAMP_LTZ(3)"
+const supportedTypes = "TINYINT, SMALLINT, INT, INTEGER, BIGINT, DECIMAL(p, s), FLOAT, DOUBLE, VARCHAR, STRING, CHAR, BOOLEAN, BYTES, VARBINARY, DATE, TIME, TIMESTAMP(3), TIMESTAMP_LTZ(3)"
 
 // columnType maps a SQL type name to a Weir type.
 func columnType(t *parser.TypeName) (types.Type, error) {
@@ -52,8 +52,36 @@ func columnType(t *parser.TypeName) (types.Type, error) {
 		return types.Int, nil
 	case "BIGINT":
 		return types.BigInt, nil
-	case "DOUBLE", "FLOAT":
+	case "DOUBLE":
 		return types.Double, nil
+	case "FLOAT":
+		return types.Type{Kind: types.KindFloat}, nil
+	case "TINYINT":
+		return types.Type{Kind: types.KindTinyInt}, nil
+	case "SMALLINT":
+		return types.Type{Kind: types.KindSmallInt}, nil
+	case "DECIMAL":
+		// DECIMAL is DECIMAL(10, 0) and DECIMAL(p) is DECIMAL(p, 0), as in Flink.
+		p, s := 10, 0
+		if len(t.Params) > 0 {
+			p = t.Params[0]
+		}
+		if len(t.Params) > 1 {
+			s = t.Params[1]
+		}
+		if p < 1 || p > types.MaxDecimalPrecision || s > p {
+			return types.Type{}, parser.Errorf(t.Pos, "bad type %s: DECIMAL(p, s) needs 1 <= p <= 38 and 0 <= s <= p", typeNameText(t))
+		}
+		return types.Decimal(p, s), nil
+	case "DATE":
+		return types.Type{Kind: types.KindDate}, nil
+	case "TIME":
+		if len(t.Params) == 0 || t.Params[0] == 0 {
+			return types.Type{Kind: types.KindTime}, nil
+		}
+		return types.Type{}, parser.Errorf(t.Pos, "unsupported type %s: only TIME(0) is supported", typeNameText(t))
+	case "BYTES", "VARBINARY", "BINARY":
+		return types.Type{Kind: types.KindBytes}, nil
 	case "VARCHAR", "STRING", "CHAR":
 		return types.Varchar, nil
 	case "BOOLEAN":

@@ -68,6 +68,9 @@ func (p *aggNode) canon() string {
 	fmt.Fprintf(&b, "groupagg keys=%v", p.agg.Keys)
 	for _, c := range p.agg.Aggs {
 		fmt.Fprintf(&b, " | %d distinct=%v arg=%d %s -> %s", c.Func.Kind, c.Distinct, c.Arg, c.ArgType, c.Type)
+		if c.Sep != "" {
+			fmt.Fprintf(&b, " sep=%q", c.Sep)
+		}
 	}
 	return b.String()
 }

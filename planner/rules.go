@@ -21,6 +21,7 @@ func optimize(n Node) (Node, error) {
 		{pushFilterBelowProject, mergeFilters, flattenUnion, filterIntoJoin, pushJoinConds},
 		{extractJoinKeys},
 		{filterToCalc, projectToCalc, pushCalcIntoUnion, mergeCalcs, dropIdentityCalc},
+		{rankRange, dropIdentityCalc},
 	} {
 		if n, err = fixpoint(n, phase); err != nil {
 			return nil, err

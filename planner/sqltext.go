@@ -36,7 +36,11 @@ func writeSQL(b *strings.Builder, e parser.Expr) {
 	case *parser.IntervalLit:
 		b.WriteString("INTERVAL '" + n.Value + "' " + n.Unit)
 	case *parser.TimestampLit:
-		b.WriteString("TIMESTAMP '" + n.Value + "'")
+		if n.Type != "" {
+			b.WriteString(n.Type + " '" + n.Value + "'")
+		} else {
+			b.WriteString("TIMESTAMP '" + n.Value + "'")
+		}
 	case *parser.Binary:
 		writeSQL(b, n.L)
 		b.WriteString(" " + n.Op + " ")
@@ -101,6 +105,9 @@ func writeSQL(b *strings.Builder, e parser.Expr) {
 		}
 		b.WriteString(" END")
 	case *parser.Cast:
+		if n.Try {
+			b.WriteString("TRY_")
+		}
 		b.WriteString("CAST(")
 		writeSQL(b, n.X)
 		b.WriteString(" AS " + typeNameText(n.Type) + ")")
@@ -118,6 +125,8 @@ func writeSQL(b *strings.Builder, e parser.Expr) {
 			sep = " FROM "
 		case (n.Name == "FLOOR" || n.Name == "CEIL") && len(n.Args) == 2:
 			sep = " TO "
+		case n.Name == "POSITION" && len(n.Args) == 2:
+			sep = " IN "
 		}
 		for i, x := range n.Args {
 			if i > 0 {
@@ -126,6 +135,11 @@ func writeSQL(b *strings.Builder, e parser.Expr) {
 			writeSQL(b, x)
 		}
 		b.WriteByte(')')
+		if n.Filter != nil {
+			b.WriteString(" FILTER (WHERE ")
+			writeSQL(b, n.Filter)
+			b.WriteByte(')')
+		}
 	default:
 		b.WriteString("?")
 	}

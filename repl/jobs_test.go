@@ -91,8 +91,8 @@ func TestBoundedJobFinishes(t *testing.T) {
 	sh.jobs.Wait()
 	row := jobRow(t, sh, out, id)
 	cells := strings.Split(row, "|")
-	if len(cells) != 8 {
-		t.Fatalf("row %q: want 6 cells", row)
+	if len(cells) != 9 {
+		t.Fatalf("row %q: want 7 cells", row)
 	}
 	if state, in, written := strings.TrimSpace(cells[3]), strings.TrimSpace(cells[5]), strings.TrimSpace(cells[6]); state != "FINISHED" || in != "10" || written != "10" {
 		t.Fatalf("row %q: state %s, rows in %s, rows out %s; want FINISHED, 10, 10", row, state, in, written)
@@ -151,5 +151,40 @@ func TestSavepointPathUsedOnce(t *testing.T) {
 	submit(t, sh, out, "INSERT INTO bh SELECT n FROM endless")
 	if strings.Contains(out.String(), "resumes from") {
 		t.Fatalf("a later INSERT restored the savepoint again: %q", out.String())
+	}
+}
+
+// TestShowJobsCountsLateRows runs a windowed job whose every 100th row is
+// far behind the watermark: SHOW JOBS shows the late rows it dropped.
+func TestShowJobsCountsLateRows(t *testing.T) {
+	sh, out := jobShell(t)
+	for _, st := range []string{
+		`SET 'pipeline.auto-watermark-interval' = '10 ms'`,
+		`CREATE TABLE ev (n BIGINT, ts AS TO_TIMESTAMP_LTZ(CASE WHEN n % 100 = 99 THEN 0 ELSE n * 10 END, 3),
+		  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = 'datagen', 'rows-per-second' = '2000',
+		  'fields.n.kind' = 'sequence', 'fields.n.start' = '0', 'fields.n.end' = '1999')`,
+		`CREATE TABLE wins (ws TIMESTAMP_LTZ(3), c BIGINT) WITH ('connector' = 'blackhole')`,
+	} {
+		if err := sh.execText(context.Background(), st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out.Reset()
+	if err := sh.execText(context.Background(), "INSERT INTO wins SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end"); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`Submitted job ([0-9a-f]{8})`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no job id in %q", out.String())
+	}
+	sh.jobs.Wait()
+	cells := strings.Split(jobRow(t, sh, out, m[1]), "|")
+	if len(cells) != 9 {
+		t.Fatalf("row %q: want 7 cells", cells)
+	}
+	// The rows with ts 0 that come after the first watermark (about 1 s
+	// of event time in) are late: all but the first few of the 20.
+	if late := strings.TrimSpace(cells[7]); late == "0" || len(late) > 2 {
+		t.Fatalf("SHOW JOBS late rows %q, want 1..20", late)
 	}
 }

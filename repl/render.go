@@ -221,8 +221,18 @@ func typeWidth(k types.Kind) int {
 		return 20
 	case types.KindDouble:
 		return 22
-	case types.KindTimestamp:
+	case types.KindTimestamp, types.KindTimestampLTZ:
 		return 23
+	case types.KindDate:
+		return 10
+	case types.KindTime:
+		return 8
+	case types.KindTinyInt:
+		return 4
+	case types.KindSmallInt:
+		return 6
+	case types.KindDecimal:
+		return 40
 	}
 	return 20
 }

@@ -149,10 +149,10 @@ func (sh *Shell) showJobs() {
 	rows := make([][]string, len(jobs))
 	for i, j := range jobs {
 		rows[i] = []string{j.ID, j.Name, string(j.State), j.Uptime.Round(time.Second).String(),
-			fmt.Sprint(j.RowsIn), fmt.Sprint(j.RowsOut)}
+			fmt.Sprint(j.RowsIn), fmt.Sprint(j.RowsOut), fmt.Sprint(j.LateRows)}
 	}
-	sh.printTable([]string{"id", "name", "state", "uptime", "rows in", "rows out"},
-		[]bool{false, false, false, true, true, true}, rows)
+	sh.printTable([]string{"id", "name", "state", "uptime", "rows in", "rows out", "late rows"},
+		[]bool{false, false, false, true, true, true, true}, rows)
 	for _, j := range jobs {
 		if j.Err != nil {
 			fmt.Fprintf(sh.opts.Out, "job %s failed: %v\n", j.ID, j.Err)

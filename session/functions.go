@@ -12,8 +12,8 @@ import (
 type Function struct {
 	Name string
 	Kind string // "aggregate" or "scalar"
-	// Forms lists an aggregate's call forms ("COUNT(*), COUNT(x)"); empty
-	// for a scalar function.
+	// Forms lists an aggregate's call forms ("COUNT(*), COUNT(x)") or a
+	// scalar function's ("LPAD(s, n, pad)"; empty for the older ones).
 	Forms string
 }
 
@@ -37,7 +37,8 @@ func Functions() []Function {
 		out = append(out, Function{Name: n, Kind: "aggregate", Forms: strings.Join(forms, ", ")})
 	}
 	for _, n := range append(expr.FunctionNames(), expr.TimeFunctionNames()...) {
-		out = append(out, Function{Name: n, Kind: "scalar"})
+		form, _, _ := strings.Cut(expr.ScalarDoc(n), ": ")
+		out = append(out, Function{Name: n, Kind: "scalar", Forms: form})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

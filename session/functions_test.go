@@ -42,9 +42,26 @@ func TestShowFunctions(t *testing.T) {
 		"AVG":   "aggregate AVG(numeric), AVG(DISTINCT numeric)",
 		"MIN":   "aggregate MIN(x), MIN(DISTINCT x)",
 		"MAX":   "aggregate MAX(x), MAX(DISTINCT x)",
+
+		"STDDEV_POP":     "aggregate STDDEV_POP(numeric), STDDEV_POP(DISTINCT numeric)",
+		"VAR_SAMP":       "aggregate VAR_SAMP(numeric), VAR_SAMP(DISTINCT numeric)",
+		"FIRST_VALUE":    "aggregate FIRST_VALUE(x)",
+		"LAST_VALUE":     "aggregate LAST_VALUE(x)",
+		"LISTAGG":        "aggregate LISTAGG(string [, separator])",
+		"BOOL_AND":       "aggregate BOOL_AND(boolean)",
+		"REGEXP_EXTRACT": "scalar REGEXP_EXTRACT(s, regex [, i])",
+		"SPLIT_INDEX":    "scalar SPLIT_INDEX(s, sep, i)",
+		"POSITION":       "scalar POSITION(x IN s)",
+		"JSON_VALUE":     "scalar JSON_VALUE(json, path)",
+		"ROUND":          "scalar ROUND(x [, d])",
+		"IF":             "scalar IF(cond, a, b)",
+		"UUID":           "scalar UUID()",
+		"TRIM":           "scalar TRIM([BOTH|LEADING|TRAILING] [chars] FROM s) or TRIM(s)",
+		"LTRIM":          "scalar LTRIM(s [, chars])",
+		"RTRIM":          "scalar RTRIM(s [, chars])",
 	}
 	for _, n := range []string{"UPPER", "LOWER", "CHAR_LENGTH", "CHARACTER_LENGTH", "SUBSTRING", "SUBSTR",
-		"CONCAT", "TRIM", "LTRIM", "RTRIM", "ABS", "MOD", "FLOOR", "CEIL", "CEILING", "COALESCE"} {
+		"CONCAT", "ABS", "MOD", "FLOOR", "CEIL", "CEILING", "COALESCE"} {
 		want[n] = "scalar "
 	}
 	for n, w := range want {

@@ -34,6 +34,8 @@ type JobInfo struct {
 	Uptime  time.Duration
 	RowsIn  int64 // rows read by its sources
 	RowsOut int64 // rows written by its sinks
+	// LateRows counts the rows its window operators dropped as late.
+	LateRows int64
 	// Err is the failure of a FAILED job.
 	Err error
 }
@@ -227,7 +229,7 @@ func (js *Jobs) List() []JobInfo {
 		}
 		out = append(out, JobInfo{
 			ID: b.id, Name: b.name, State: b.state, Started: b.started,
-			Uptime: end.Sub(b.started), RowsIn: m.RowsRead, RowsOut: m.RowsWritten, Err: b.err,
+			Uptime: end.Sub(b.started), RowsIn: m.RowsRead, RowsOut: m.RowsWritten, LateRows: m.LateRows, Err: b.err,
 		})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })

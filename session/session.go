@@ -379,7 +379,7 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 		return err
 	}
 	restore := opts.Restore
-	var rowsRead, rowsWritten, skipped, dropped int64
+	var rowsRead, rowsWritten, skipped, dropped, late int64
 	badCheckpoints := map[int64]error{} // whose state could not be restored
 	// Until this run completes a checkpoint, a restart restores what the
 	// first attempt did (a savepoint, or nothing), not the latest
@@ -433,6 +433,7 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 		rowsWritten += m.RowsWritten
 		skipped += m.Skipped
 		dropped += m.Dropped
+		late += m.LateRows
 		if err == nil {
 			break
 		}
@@ -464,6 +465,9 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 	if skipped > 0 {
 		fmt.Fprintf(s.Env.Stderr, "weir: skipped %d malformed record(s) (ignore-parse-errors)\n", skipped)
 	}
+	if late > 0 {
+		fmt.Fprintf(s.Env.Stderr, "weir: dropped %d late row(s) (behind the watermark: in windows that had fired, or OVER on event time)\n", late)
+	}
 	if dropped > 0 {
 		fmt.Fprintf(s.Env.Stderr, "weir: dropped %d row(s) with NULL in a NOT NULL sink column ('%s' = 'DROP')\n", dropped, planner.KeyNotNullEnforcer)
 	}
@@ -472,8 +476,12 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 		if ctx.Err() != nil {
 			how = "stopped"
 		}
-		fmt.Fprintf(s.Env.Stderr, "weir: job %s %s in %s: %d rows read, %d rows written\n",
-			plan.Graph.Name, how, time.Since(start).Round(time.Millisecond), rowsRead, rowsWritten)
+		lateText := ""
+		if late > 0 {
+			lateText = fmt.Sprintf(", %d late rows dropped", late)
+		}
+		fmt.Fprintf(s.Env.Stderr, "weir: job %s %s in %s: %d rows read, %d rows written%s\n",
+			plan.Graph.Name, how, time.Since(start).Round(time.Millisecond), rowsRead, rowsWritten, lateText)
 	}
 	return nil
 }

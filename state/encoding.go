@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -28,8 +29,19 @@ import (
 //	          positive numbers and all bits flipped for negative ones;
 //	          -0 is written as 0 and every NaN as one NaN, after +Inf
 //	VARCHAR   0x07, the bytes with 0x00 escaped as 0x00 0xFF, then 0x00 0x01
+//	TIMESTAMP_LTZ 0x08, as integers
+//	DATE      0x09, as integers (days)
+//	TIME      0x0A, as integers (milliseconds)
+//	DECIMAL   0x0B, the scale byte, then the unscaled integer as 16 bytes
+//	          (128-bit big-endian two's complement) with the sign bit flipped
+//	BYTES     0x0C, escaped as VARCHAR
+//	TINYINT   0x0D, SMALLINT 0x0E: as integers
+//	FLOAT     0x0F, as DOUBLE
+//	ROW 0x10, ARRAY 0x11, MAP 0x12: their element bytes escaped as VARCHAR
+//	          (equal values encode equally; the order is not SQL's)
 //
-// INT and BIGINT share a tag: equal integers encode equally whatever their
+// Each kind decodes back to itself, but for INT (see below). DECIMALs
+// order correctly among values of one scale (one column). INT and BIGINT share a tag: equal integers encode equally whatever their
 // SQL type, so they are one key and land in one key group. The descending
 // form (AppendValueDesc) is the same bytes complemented, which reverses the
 // order and stays self-delimiting (NULL then sorts last).
@@ -41,6 +53,17 @@ const (
 	tagInterval  byte = 0x05
 	tagDouble    byte = 0x06
 	tagString    byte = 0x07
+	tagTSLTZ     byte = 0x08
+	tagDate      byte = 0x09
+	tagTime      byte = 0x0A
+	tagDecimal   byte = 0x0B
+	tagBytes     byte = 0x0C
+	tagTinyInt   byte = 0x0D
+	tagSmallInt  byte = 0x0E
+	tagFloat     byte = 0x0F
+	tagRow       byte = 0x10
+	tagArray     byte = 0x11
+	tagMap       byte = 0x12
 )
 
 // ErrBadEncoding reports bytes that DecodeValue cannot read.
@@ -48,7 +71,8 @@ var ErrBadEncoding = errors.New("state: malformed key encoding")
 
 const signBit = 1 << 63
 
-// AppendValue appends the order-preserving encoding of v to dst.
+// AppendValue appends the order-preserving encoding of v to dst (for ROW,
+// ARRAY and MAP an encoding that is only equality-preserving).
 func AppendValue(dst []byte, v types.Value) []byte {
 	switch v.Kind() {
 	case types.KindNull:
@@ -60,7 +84,46 @@ func AppendValue(dst []byte, v types.Value) []byte {
 		return append(dst, tagBool, 0)
 	case types.KindInt, types.KindBigInt:
 		return binary.BigEndian.AppendUint64(append(dst, tagInt), uint64(v.Int())^signBit)
+	case types.KindTinyInt:
+		return binary.BigEndian.AppendUint64(append(dst, tagTinyInt), uint64(v.Int())^signBit)
+	case types.KindSmallInt:
+		return binary.BigEndian.AppendUint64(append(dst, tagSmallInt), uint64(v.Int())^signBit)
+	case types.KindFloat:
+		return binary.BigEndian.AppendUint64(append(dst, tagFloat), orderedFloat(v.Float()))
+	case types.KindDate:
+		return binary.BigEndian.AppendUint64(append(dst, tagDate), uint64(v.Int())^signBit)
+	case types.KindTime:
+		return binary.BigEndian.AppendUint64(append(dst, tagTime), uint64(v.Int())^signBit)
+	case types.KindDecimal:
+		dst = append(dst, tagDecimal, byte(v.Scale()))
+		var hi, lo uint64
+		if n, ok := v.Unscaled(); ok {
+			lo = uint64(n)
+			hi = uint64(n >> 63) // sign extension
+		} else {
+			var b [16]byte
+			copy(b[:], v.Str())
+			hi, lo = binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
+		}
+		dst = binary.BigEndian.AppendUint64(dst, hi^signBit)
+		return binary.BigEndian.AppendUint64(dst, lo)
+	case types.KindBytes, types.KindRow, types.KindArray, types.KindMap:
+		n := len(dst)
+		dst = AppendString(dst, v.Str())
+		switch v.Kind() {
+		case types.KindBytes:
+			dst[n] = tagBytes
+		case types.KindRow:
+			dst[n] = tagRow
+		case types.KindArray:
+			dst[n] = tagArray
+		default:
+			dst[n] = tagMap
+		}
+		return dst
 	case types.KindTimestamp, types.KindTimestampLTZ:
+		// TIMESTAMP_LTZ shares TIMESTAMP's encoding (and HashIntKey's fast
+		// path); a reader that needs the kind back uses WithColumnKind.
 		return binary.BigEndian.AppendUint64(append(dst, tagTimestamp), uint64(v.Int())^signBit)
 	case types.KindInterval:
 		return binary.BigEndian.AppendUint64(append(dst, tagInterval), uint64(v.Int())^signBit)
@@ -163,7 +226,7 @@ func decodeValue(src []byte, x byte) (types.Value, []byte, error) {
 			return types.Value{}, nil, ErrBadEncoding
 		}
 		return types.BoolValue(src[0]^x == 1), src[1:], nil
-	case tagInt, tagTimestamp, tagInterval, tagDouble:
+	case tagInt, tagTimestamp, tagInterval, tagDouble, tagTSLTZ, tagDate, tagTime, tagTinyInt, tagSmallInt, tagFloat:
 		u, ok := fixed()
 		if !ok {
 			return types.Value{}, nil, ErrBadEncoding
@@ -175,9 +238,45 @@ func decodeValue(src []byte, x byte) (types.Value, []byte, error) {
 			return types.TimestampValue(int64(u ^ signBit)), src, nil
 		case tagInterval:
 			return types.IntervalValue(int64(u ^ signBit)), src, nil
+		case tagTSLTZ:
+			return types.TimestampLTZValue(int64(u ^ signBit)), src, nil
+		case tagDate:
+			return types.DateValue(int64(u ^ signBit)), src, nil
+		case tagTime:
+			return types.TimeValue(int64(u ^ signBit)), src, nil
+		case tagTinyInt:
+			return types.TinyIntValue(int64(u ^ signBit)), src, nil
+		case tagSmallInt:
+			return types.SmallIntValue(int64(u ^ signBit)), src, nil
+		case tagFloat:
+			return types.FloatValue(unorderedFloat(u)), src, nil
 		}
 		return types.DoubleValue(unorderedFloat(u)), src, nil
-	case tagString:
+	case tagDecimal:
+		if len(src) < 17 || src[0]^x > types.MaxDecimalPrecision {
+			return types.Value{}, nil, ErrBadEncoding
+		}
+		scale := int(src[0] ^ x)
+		var b [16]byte
+		for i := range b {
+			b[i] = src[1+i] ^ x
+		}
+		src = src[17:]
+		hi, lo := binary.BigEndian.Uint64(b[:8])^signBit, binary.BigEndian.Uint64(b[8:])
+		if hi == uint64(int64(lo)>>63) { // fits in an int64
+			return types.DecimalValue(int64(lo), scale), src, nil
+		}
+		binary.BigEndian.PutUint64(b[:8], hi)
+		u := new(big.Int).SetBytes(b[:])
+		if hi&signBit != 0 {
+			u.Sub(u, new(big.Int).Lsh(big.NewInt(1), 128))
+		}
+		v, err := types.DecimalFromBig(u, scale)
+		if err != nil {
+			return types.Value{}, nil, ErrBadEncoding
+		}
+		return v, src, nil
+	case tagString, tagBytes, tagRow, tagArray, tagMap:
 		var out []byte
 		for i := 0; i+1 < len(src); i++ {
 			c := src[i] ^ x
@@ -190,6 +289,16 @@ func decodeValue(src []byte, x byte) (types.Value, []byte, error) {
 				out = append(out, 0)
 				i++
 			case 1:
+				switch tag {
+				case tagBytes:
+					return types.BytesValue(string(out)), src[i+2:], nil
+				case tagRow:
+					return types.StringValue(string(out)).AsComposite(types.KindRow), src[i+2:], nil
+				case tagArray:
+					return types.StringValue(string(out)).AsComposite(types.KindArray), src[i+2:], nil
+				case tagMap:
+					return types.StringValue(string(out)).AsComposite(types.KindMap), src[i+2:], nil
+				}
 				return types.StringValue(string(out)), src[i+2:], nil
 			default:
 				return types.Value{}, nil, ErrBadEncoding

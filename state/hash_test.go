@@ -15,7 +15,7 @@ func TestHashIntKey(t *testing.T) {
 	for i := range 1000 {
 		ns = append(ns, int64(uint64(i)*0x9E3779B97F4A7C15))
 	}
-	mk := []func(int64) types.Value{types.IntValue, types.BigIntValue, types.TimestampValue, types.IntervalValue}
+	mk := []func(int64) types.Value{types.IntValue, types.BigIntValue, types.TimestampValue, types.TimestampLTZValue, types.IntervalValue}
 	for _, f := range mk {
 		for _, n := range ns {
 			v := f(n)

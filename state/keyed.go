@@ -266,3 +266,19 @@ func (k *Keyed) clearAll() error {
 	}
 	return nil
 }
+
+// MemoryStats returns how many entries (state values, map and list
+// entries, timers) a Keyed made by NewMemory holds and their bytes (keys
+// and values), so that tests can check that state is released; ok is
+// false over a store.
+func (k *Keyed) MemoryStats() (entries int, bytes int64, ok bool) {
+	m, isMem := k.be.(*memBackend)
+	if !isMem {
+		return 0, 0, false
+	}
+	for key, e := range m.points {
+		entries++
+		bytes += int64(len(key) + len(e.val))
+	}
+	return entries, bytes, true
+}

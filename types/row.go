@@ -165,10 +165,20 @@ func AppendKey(dst []byte, v Value) []byte {
 	dst = append(dst, byte(v.k))
 	switch v.k {
 	case KindNull:
-	case KindVarchar:
+	case KindVarchar, KindBytes, KindRow, KindArray, KindMap:
 		dst = binary.AppendUvarint(dst, uint64(len(v.s)))
 		dst = append(dst, v.s...)
-	case KindDouble:
+	case KindDecimal:
+		// The scale, then the unscaled integer: 0 and 8 bytes, or 1 and
+		// the 16 bytes of the wide form.
+		dst = append(dst, v.x)
+		if v.s != "" {
+			dst = append(dst, 1)
+			return append(dst, v.s...)
+		}
+		dst = append(dst, 0)
+		dst = binary.LittleEndian.AppendUint64(dst, v.n)
+	case KindDouble, KindFloat:
 		f := math.Float64frombits(v.n)
 		if f == 0 {
 			f = 0 // -0 groups with 0
@@ -198,8 +208,28 @@ func DecodeKey(src []byte) (Value, []byte, error) {
 		if w <= 0 || uint64(len(src)-w) < n {
 			return Value{}, nil, ErrBadKey
 		}
-		return StringValue(string(src[w : w+int(n)])), src[w+int(n):], nil
-	case KindBoolean, KindInt, KindBigInt, KindDouble, KindTimestamp, KindInterval, KindTimestampLTZ:
+		return Value{k: k, s: string(src[w : w+int(n)])}, src[w+int(n):], nil
+	case KindBytes, KindRow, KindArray, KindMap:
+		n, w := binary.Uvarint(src)
+		if w <= 0 || uint64(len(src)-w) < n {
+			return Value{}, nil, ErrBadKey
+		}
+		return Value{k: k, s: string(src[w : w+int(n)])}, src[w+int(n):], nil
+	case KindDecimal:
+		if len(src) < 2 || src[0] > MaxDecimalPrecision {
+			return Value{}, nil, ErrBadKey
+		}
+		x, wide := src[0], src[1]
+		src = src[2:]
+		switch {
+		case wide == 0 && len(src) >= 8:
+			return Value{k: k, x: x, n: binary.LittleEndian.Uint64(src)}, src[8:], nil
+		case wide == 1 && len(src) >= 16:
+			return Value{k: k, x: x, s: string(src[:16])}, src[16:], nil
+		}
+		return Value{}, nil, ErrBadKey
+	case KindBoolean, KindInt, KindBigInt, KindDouble, KindTimestamp, KindInterval, KindTimestampLTZ,
+		KindTinyInt, KindSmallInt, KindFloat, KindDate, KindTime:
 		if len(src) < 8 {
 			return Value{}, nil, ErrBadKey
 		}

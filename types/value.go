@@ -27,6 +27,15 @@ const (
 	// ZONE): an instant, milliseconds since the Unix epoch, shown in the
 	// session's time zone (table.local-time-zone).
 	KindTimestampLTZ
+	// KindDecimal is DECIMAL(p, s): exact, p ≤ 38 digits, s after the point
+	// (Type.P, Type.S); see DecimalValue.
+	KindDecimal
+	KindTinyInt  // 8-bit TINYINT, stored as int64
+	KindSmallInt // 16-bit SMALLINT, stored as int64
+	KindFloat    // 32-bit FLOAT, stored as the float64 of the float32
+	KindDate     // DATE: days since 1970-01-01
+	KindTime     // TIME(0): milliseconds since midnight
+	KindBytes    // BYTES (VARBINARY): the bytes in s
 )
 
 var kindNames = [...]string{
@@ -39,6 +48,16 @@ var kindNames = [...]string{
 	KindTimestamp:    "TIMESTAMP(3)",
 	KindInterval:     "INTERVAL",
 	KindTimestampLTZ: "TIMESTAMP_LTZ(3)",
+	KindDecimal:      "DECIMAL",
+	KindTinyInt:      "TINYINT",
+	KindSmallInt:     "SMALLINT",
+	KindFloat:        "FLOAT",
+	KindDate:         "DATE",
+	KindTime:         "TIME(0)",
+	KindBytes:        "BYTES",
+	KindRow:          "ROW",
+	KindArray:        "ARRAY",
+	KindMap:          "MAP",
 }
 
 func (k Kind) String() string {
@@ -59,11 +78,32 @@ func (k Kind) SQL() string {
 	return k.String()
 }
 
-// IsNumeric reports whether k is INT, BIGINT or DOUBLE.
-func (k Kind) IsNumeric() bool { return k == KindInt || k == KindBigInt || k == KindDouble }
+// IsNumeric reports whether k is a number: TINYINT, SMALLINT, INT,
+// BIGINT, DECIMAL, FLOAT or DOUBLE.
+func (k Kind) IsNumeric() bool {
+	return k.IsInteger() || k == KindDouble || k == KindFloat || k == KindDecimal
+}
 
-// IsInteger reports whether k is INT or BIGINT.
-func (k Kind) IsInteger() bool { return k == KindInt || k == KindBigInt }
+// IsInteger reports whether k is TINYINT, SMALLINT, INT or BIGINT.
+func (k Kind) IsInteger() bool {
+	return k == KindInt || k == KindBigInt || k == KindTinyInt || k == KindSmallInt
+}
+
+// IsFloat reports whether k is FLOAT or DOUBLE.
+func (k Kind) IsFloat() bool { return k == KindDouble || k == KindFloat }
+
+// IntegerBounds returns the smallest and largest value of an integer kind.
+func (k Kind) IntegerBounds() (lo, hi int64) {
+	switch k {
+	case KindTinyInt:
+		return math.MinInt8, math.MaxInt8
+	case KindSmallInt:
+		return math.MinInt16, math.MaxInt16
+	case KindInt:
+		return math.MinInt32, math.MaxInt32
+	}
+	return math.MinInt64, math.MaxInt64
+}
 
 // IsTimestamp reports whether k is TIMESTAMP(3) or TIMESTAMP_LTZ(3).
 func (k Kind) IsTimestamp() bool { return k == KindTimestamp || k == KindTimestampLTZ }
@@ -82,11 +122,24 @@ const (
 )
 
 // Type is a SQL type: a kind, whether NULL is allowed, and whether it is a
-// time attribute.
+// time attribute; a DECIMAL's precision and scale in P and S.
 type Type struct {
 	Kind    Kind
 	NotNull bool
 	Attr    TimeAttr
+	P, S    uint8 // DECIMAL(P, S); zero for other kinds
+}
+
+// Decimal returns the type DECIMAL(p, s), nullable.
+func Decimal(p, s int) Type { return Type{Kind: KindDecimal, P: uint8(p), S: uint8(s)} }
+
+// Name renders the type without NOT NULL or time attribute, with a
+// DECIMAL's precision and scale: "DECIMAL(10, 2)".
+func (t Type) Name() string {
+	if t.Kind == KindDecimal {
+		return "DECIMAL(" + strconv.Itoa(int(t.P)) + ", " + strconv.Itoa(int(t.S)) + ")"
+	}
+	return t.Kind.String()
 }
 
 // Common types, all nullable.
@@ -104,7 +157,7 @@ var (
 // String renders the type as SQL, e.g. "BIGINT NOT NULL", with a time
 // attribute as Flink prints it: "TIMESTAMP(3) *ROWTIME*".
 func (t Type) String() string {
-	s := t.Kind.String()
+	s := t.Name()
 	if t.NotNull {
 		s += " NOT NULL"
 	}
@@ -115,6 +168,9 @@ func (t Type) String() string {
 // a time attribute as String does.
 func (t Type) SQL() string {
 	s := t.Kind.SQL()
+	if t.Kind == KindDecimal {
+		s = t.Name()
+	}
 	if t.NotNull {
 		s += " NOT NULL"
 	}
@@ -141,12 +197,15 @@ func (t Type) Plain() Type { t.Attr = NoTimeAttr; return t }
 // Value is one SQL value. It is a small struct, not an interface, so rows of
 // values need no allocation per value. The zero Value is SQL NULL.
 //
-// Storage by kind: BOOLEAN, INT, BIGINT, TIMESTAMP, INTERVAL in n as int64
-// bits; DOUBLE in n as float64 bits; VARCHAR in s.
+// Storage by kind: BOOLEAN, TINYINT, SMALLINT, INT, BIGINT, TIMESTAMP,
+// TIMESTAMP_LTZ, INTERVAL, DATE, TIME in n as int64 bits; FLOAT and DOUBLE
+// in n as float64 bits; VARCHAR and BYTES in s; DECIMAL as described at
+// DecimalValue, with its scale in x.
 type Value struct {
 	s string
 	n uint64
 	k Kind
+	x uint8
 }
 
 // NullValue returns SQL NULL.
@@ -178,6 +237,26 @@ func TimestampValue(millis int64) Value { return Value{k: KindTimestamp, n: uint
 // TimestampLTZValue returns a TIMESTAMP_LTZ(3) value from milliseconds since the epoch.
 func TimestampLTZValue(millis int64) Value { return Value{k: KindTimestampLTZ, n: uint64(millis)} }
 
+// TinyIntValue returns a TINYINT value.
+func TinyIntValue(i int64) Value { return Value{k: KindTinyInt, n: uint64(i)} }
+
+// SmallIntValue returns a SMALLINT value.
+func SmallIntValue(i int64) Value { return Value{k: KindSmallInt, n: uint64(i)} }
+
+// FloatValue returns a FLOAT value (f rounded to float32).
+func FloatValue(f float64) Value {
+	return Value{k: KindFloat, n: math.Float64bits(float64(float32(f)))}
+}
+
+// DateValue returns a DATE value from days since 1970-01-01.
+func DateValue(days int64) Value { return Value{k: KindDate, n: uint64(days)} }
+
+// TimeValue returns a TIME value from milliseconds since midnight.
+func TimeValue(millis int64) Value { return Value{k: KindTime, n: uint64(millis)} }
+
+// BytesValue returns a BYTES value holding b (not copied: b must not change).
+func BytesValue(b string) Value { return Value{k: KindBytes, s: b} }
+
 // IntervalValue returns an INTERVAL value of millis milliseconds.
 func IntervalValue(millis int64) Value { return Value{k: KindInterval, n: uint64(millis)} }
 
@@ -190,22 +269,26 @@ func (v Value) IsNull() bool { return v.k == KindNull }
 // Bool returns a BOOLEAN value's truth.
 func (v Value) Bool() bool { return v.n != 0 }
 
-// Int returns the int64 of an INT, BIGINT, TIMESTAMP or INTERVAL value.
+// Int returns the int64 of an integer, TIMESTAMP, DATE, TIME or INTERVAL value.
 func (v Value) Int() int64 { return int64(v.n) }
 
 // Float returns a DOUBLE as float64; integers are converted.
 func (v Value) Float() float64 {
-	if v.k == KindDouble {
+	switch v.k {
+	case KindDouble, KindFloat:
 		return math.Float64frombits(v.n)
+	case KindDecimal:
+		return v.decimalFloat()
 	}
 	return float64(int64(v.n))
 }
 
-// Str returns a VARCHAR value's string.
+// Str returns a VARCHAR value's string (a BYTES value's bytes).
 func (v Value) Str() string { return v.s }
 
 // WithKind reinterprets an integer value as another integer-stored kind
-// (INT, BIGINT, TIMESTAMP, TIMESTAMP_LTZ, INTERVAL).
+// (TINYINT, SMALLINT, INT, BIGINT, TIMESTAMP, TIMESTAMP_LTZ, INTERVAL,
+// DATE, TIME), a DOUBLE as FLOAT, a VARCHAR as BYTES.
 func (v Value) WithKind(k Kind) Value { v.k = k; return v }
 
 // Equal reports whether a and b are the same value; NULL equals NULL here
@@ -216,6 +299,9 @@ func Equal(a, b Value) bool {
 			return Compare(a, b) == 0
 		}
 		return false
+	}
+	if a.x != b.x { // DECIMALs of different scales
+		return Compare(a, b) == 0
 	}
 	return a.n == b.n && a.s == b.s
 }
@@ -233,7 +319,7 @@ func Compare(a, b Value) int {
 			return 1
 		}
 	}
-	if a.k == KindDouble || b.k == KindDouble {
+	if a.k.IsFloat() || b.k.IsFloat() {
 		x, y := a.Float(), b.Float()
 		switch {
 		case x < y:
@@ -254,8 +340,11 @@ func Compare(a, b Value) int {
 			return -1
 		}
 	}
+	if a.k == KindDecimal || b.k == KindDecimal {
+		return compareDecimal(AsDecimal(a), AsDecimal(b))
+	}
 	switch a.k {
-	case KindVarchar:
+	case KindVarchar, KindBytes, KindRow, KindArray, KindMap:
 		return strings.Compare(a.s, b.s)
 	case KindBoolean:
 		return int(a.n) - int(b.n)
@@ -288,10 +377,22 @@ func (v Value) AppendTextIn(dst []byte, loc *time.Location) []byte {
 		return append(dst, "<NULL>"...)
 	case KindBoolean:
 		return strconv.AppendBool(dst, v.n != 0)
-	case KindInt, KindBigInt:
+	case KindInt, KindBigInt, KindTinyInt, KindSmallInt:
 		return strconv.AppendInt(dst, int64(v.n), 10)
 	case KindDouble:
 		return AppendDouble(dst, math.Float64frombits(v.n))
+	case KindFloat:
+		return appendFloat32(dst, math.Float64frombits(v.n))
+	case KindDecimal:
+		return appendDecimal(dst, v)
+	case KindDate:
+		return time.UnixMilli(int64(v.n)*86_400_000).UTC().AppendFormat(dst, DateLayout)
+	case KindTime:
+		return time.UnixMilli(int64(v.n)).UTC().AppendFormat(dst, TimeLayout)
+	case KindBytes:
+		return AppendBytesText(dst, v.s)
+	case KindRow, KindArray, KindMap:
+		return appendComposite(dst, v)
 	case KindVarchar:
 		return append(dst, v.s...)
 	case KindTimestamp:
@@ -309,6 +410,36 @@ func (v Value) AppendTextIn(dst []byte, loc *time.Location) []byte {
 
 // TimestampLayout is how TIMESTAMP(3) values are printed and parsed.
 const TimestampLayout = "2006-01-02 15:04:05.000"
+
+// DateLayout and TimeLayout are how DATE and TIME values are printed.
+const (
+	DateLayout = "2006-01-02"
+	TimeLayout = "15:04:05"
+)
+
+// AppendBytesText appends BYTES b as the SQL binary literal x'0aff'.
+func AppendBytesText(dst []byte, b string) []byte {
+	const hexDigits = "0123456789abcdef"
+	dst = append(dst, "x'"...)
+	for i := 0; i < len(b); i++ {
+		dst = append(dst, hexDigits[b[i]>>4], hexDigits[b[i]&15])
+	}
+	return append(dst, '\'')
+}
+
+// appendFloat32 appends a FLOAT as Java's Float.toString would print
+// common values (the shortest float32 representation).
+func appendFloat32(dst []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return AppendDouble(dst, f)
+	}
+	s := strconv.FormatFloat(f, 'g', -1, 32)
+	g, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return AppendDouble(dst, f)
+	}
+	return AppendDouble(dst, g)
+}
 
 // AppendDouble appends f as Java's Double.toString would print common values:
 // integral values keep a ".0" (3.0), others use the shortest representation.

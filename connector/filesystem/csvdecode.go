@@ -107,10 +107,12 @@ func (d *csvDecoder) decode(rec []byte) (int, error) {
 			if err := d.strs.add(&d.row[c], text); err != nil {
 				return 0, fmt.Errorf("column %s: %w", d.cols[c].Name, err)
 			}
-		case len(bytes.TrimSpace(text)) == 0:
+		case len(bytes.TrimSpace(text)) == 0 && kind != types.KindBytes:
+			// An empty field is NULL, but empty BYTES (as an empty
+			// VARCHAR) is empty.
 			d.row[c] = types.NullValue()
 		default:
-			v, err := parseScalar(text, kind, tsAny)
+			v, err := parseScalar(text, d.cols[c].Type, tsAny)
 			if err != nil {
 				return 0, fmt.Errorf("column %s: %w", d.cols[c].Name, err)
 			}

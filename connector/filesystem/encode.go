@@ -1,7 +1,9 @@
 package filesystem
 
 import (
+	"encoding/base64"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -69,6 +71,8 @@ func (e *csvEncoder) field(dst []byte, v types.Value) []byte {
 		return append(dst, e.f.quote)
 	case types.KindInterval:
 		return strconv.AppendInt(dst, v.Int(), 10)
+	case types.KindBytes:
+		return base64.StdEncoding.AppendEncode(dst, []byte(v.Str()))
 	}
 	return v.AppendTextIn(dst, e.f.loc)
 }
@@ -154,6 +158,21 @@ func (e *jsonObjectEncoder) value(dst []byte, v types.Value) []byte {
 		return append(dst, '"')
 	case types.KindInterval:
 		return strconv.AppendInt(dst, v.Int(), 10)
+	case types.KindDate, types.KindTime:
+		dst = append(dst, '"')
+		dst = v.AppendText(dst)
+		return append(dst, '"')
+	case types.KindBytes:
+		// Base64 in a string, as Flink's json format writes BYTES.
+		dst = append(dst, '"')
+		dst = base64.StdEncoding.AppendEncode(dst, []byte(v.Str()))
+		return append(dst, '"')
+	case types.KindFloat:
+		if f := v.Float(); f != f || f > math.MaxFloat32 || f < -math.MaxFloat32 {
+			dst = append(dst, '"')
+			dst = v.AppendText(dst)
+			return append(dst, '"')
+		}
 	}
 	return v.AppendText(dst)
 }

@@ -250,7 +250,7 @@ func (d *jsonDecoder) value(c int, dst *types.Value) error {
 		}
 		return nil
 	}
-	v, err := parseScalar(text, kind, d.sep)
+	v, err := parseScalar(text, d.cols[c].Type, d.sep)
 	if err != nil {
 		return fmt.Errorf("column %s: %w", d.cols[c].Name, err)
 	}

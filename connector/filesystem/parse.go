@@ -2,6 +2,8 @@ package filesystem
 
 import (
 	"bytes"
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -20,13 +22,44 @@ const (
 	tsISO byte = 'T'
 )
 
-// parseScalar parses the text b as a value of kind k (any kind but
+// parseScalar parses the text b as a value of type typ (any kind but
 // VARCHAR, which the decoders handle to share one string per record).
-// sep selects the accepted timestamp form. It does not allocate unless it
-// fails.
-func parseScalar(b []byte, k types.Kind, sep byte) (types.Value, error) {
+// sep selects the accepted timestamp form. BYTES are base64, as Flink's
+// formats write them. It does not allocate unless it fails (or for BYTES
+// and wide DECIMALs).
+func parseScalar(b []byte, typ types.Type, sep byte) (types.Value, error) {
 	t := bytes.TrimSpace(b)
+	k := typ.Kind
 	switch k {
+	case types.KindTinyInt, types.KindSmallInt:
+		if n, ok := parseInt(t); ok {
+			if lo, hi := k.IntegerBounds(); n >= lo && n <= hi {
+				return types.BigIntValue(n).WithKind(k), nil
+			}
+		}
+	case types.KindFloat:
+		if f, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(t), len(t)), 32); err == nil {
+			return types.FloatValue(f), nil
+		}
+	case types.KindDecimal:
+		if v, err := types.ParseDecimalBytes(t, int(typ.P), int(typ.S)); err == nil {
+			return v, nil
+		}
+		return types.Value{}, fmt.Errorf("%w as %s", parseError(b, k), typ.Name())
+	case types.KindDate:
+		if d, ok := parseDate(t); ok {
+			return types.DateValue(d), nil
+		}
+	case types.KindTime:
+		if ms, err := parseTimeOfDay(t); err == nil {
+			return types.TimeValue(ms), nil
+		}
+	case types.KindBytes:
+		out := make([]byte, base64.StdEncoding.DecodedLen(len(t)))
+		if n, err := base64.StdEncoding.Decode(out, t); err == nil {
+			return types.BytesValue(string(out[:n])), nil
+		}
+		return types.Value{}, fmt.Errorf("%w: want base64", parseError(b, k))
 	case types.KindBoolean:
 		switch {
 		case bytes.EqualFold(t, []byte("true")):
@@ -53,6 +86,57 @@ func parseScalar(b []byte, k types.Kind, sep byte) (types.Value, error) {
 		}
 	}
 	return types.Value{}, parseError(b, k)
+}
+
+// parseDate parses yyyy-mm-dd as days since 1970-01-01, without allocating.
+func parseDate(t []byte) (int64, bool) {
+	if len(t) != 10 || t[4] != '-' || t[7] != '-' {
+		return 0, false
+	}
+	num := func(b []byte) (int, bool) {
+		n := 0
+		for _, c := range b {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n, true
+	}
+	y, ok1 := num(t[:4])
+	m, ok2 := num(t[5:7])
+	d, ok3 := num(t[8:])
+	if !ok1 || !ok2 || !ok3 {
+		return 0, false
+	}
+	tm := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
+	if tm.Month() != time.Month(m) || tm.Day() != d || tm.Year() != y {
+		return 0, false
+	}
+	return tm.Unix() / 86_400, true
+}
+
+// parseTimeOfDay parses hh:mm[:ss[.fff]] as milliseconds since midnight,
+// dropping fractions (TIME(0)).
+func parseTimeOfDay(t []byte) (int64, error) {
+	two := func(i int) (int64, bool) {
+		if i+2 > len(t) || t[i] < '0' || t[i] > '9' || t[i+1] < '0' || t[i+1] > '9' {
+			return 0, false
+		}
+		return int64(t[i]-'0')*10 + int64(t[i+1]-'0'), true
+	}
+	h, ok1 := two(0)
+	m, ok2 := two(3)
+	var s int64
+	ok3 := true
+	if len(t) > 5 {
+		s, ok3 = two(6)
+		ok3 = ok3 && t[5] == ':' && (len(t) == 8 || t[8] == '.')
+	}
+	if !ok1 || !ok2 || !ok3 || len(t) < 5 || t[2] != ':' || h > 23 || m > 59 || s > 59 {
+		return 0, errors.New("bad time")
+	}
+	return h*3_600_000 + m*60_000 + s*1000, nil
 }
 
 func parseError(b []byte, k types.Kind) error {

@@ -17,7 +17,7 @@ import (
 var rewrite = flag.Bool("rewrite", false, "rewrite the golden files in testdata/")
 
 func ts(s string) types.Value {
-	ms, err := parseScalar([]byte(s), types.KindTimestamp, tsAny)
+	ms, err := parseScalar([]byte(s), types.Timestamp, tsAny)
 	if err != nil {
 		panic(err)
 	}

@@ -1,0 +1,390 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/weir-sql/weir/aggfunc"
+	"github.com/weir-sql/weir/exec"
+	"github.com/weir-sql/weir/expr"
+	"github.com/weir-sql/weir/parser"
+	"github.com/weir-sql/weir/types"
+)
+
+// Window TVFs and window aggregation. A window TVF (FROM
+// TABLE(TUMBLE(...))) binds to a WindowTVF node: its input's columns plus
+// window_start, window_end and window_time. An aggregate grouped by
+// window_start and window_end right above it (through a WHERE that does not
+// use the window columns) becomes a WindowAggregate over the TVF's input,
+// which assigns the windows itself, as Flink's window aggregate does; the
+// older GROUP BY TUMBLE(ts, size) syntax binds to the same node
+// (bind_groupwindow.go).
+
+// WindowTVF is a window table-valued function over Input.
+type WindowTVF struct {
+	Input    Node
+	Spec     exec.WindowSpec
+	TimeName string // the time attribute's column
+	// Partition are SESSION's PARTITION BY columns (input positions).
+	Partition []int
+}
+
+// Children returns the input.
+func (n *WindowTVF) Children() []Node { return []Node{n.Input} }
+
+// WithChildren replaces the input.
+func (n *WindowTVF) WithChildren(k []Node) Node { c := *n; c.Input = k[0]; return &c }
+
+// windowColTypes returns the types of window_start/window_end and of
+// window_time for a time attribute of type t.
+func windowColTypes(t types.Type) (bound, wtime types.Type) {
+	kind := types.KindTimestamp
+	if t.Kind == types.KindTimestampLTZ {
+		kind = types.KindTimestampLTZ
+	}
+	bound = types.Type{Kind: kind, NotNull: true}
+	wtime = bound
+	wtime.Attr = t.Attr
+	return bound, wtime
+}
+
+// Schema is the input's columns, then window_start, window_end and
+// window_time (a time attribute, so that windows cascade).
+func (n *WindowTVF) Schema() types.Schema {
+	in := n.Input.Schema()
+	cols := append([]types.Column{}, in.Columns...)
+	bound, wtime := windowColTypes(in.Columns[n.Spec.TimeCol].Type)
+	cols = append(cols, types.Column{Name: "window_start", Type: bound}, types.Column{Name: "window_end", Type: bound},
+		types.Column{Name: "window_time", Type: wtime})
+	return types.Schema{Columns: cols}
+}
+
+// String renders the node for EXPLAIN.
+func (n *WindowTVF) String() string {
+	return "LogicalTableFunctionScan(invocation=[" + windowText(n.Spec, n.TimeName) + "])"
+}
+
+// windowText renders a window as Flink's EXPLAIN does, e.g.
+// TUMBLE(time_col=[ts], size=[5 s]).
+func windowText(w exec.WindowSpec, timeName string) string {
+	parts := []string{"time_col=[" + timeName + "]"}
+	switch w.Kind {
+	case exec.WindowTumble:
+		parts = append(parts, "size=["+durText(w.Size)+"]")
+	case exec.WindowHop:
+		parts = append(parts, "size=["+durText(w.Size)+"]", "slide=["+durText(w.Slide)+"]")
+	case exec.WindowCumulate:
+		parts = append(parts, "max_size=["+durText(w.Size)+"]", "step=["+durText(w.Slide)+"]")
+	case exec.WindowSession:
+		parts = append(parts, "gap=["+durText(w.Gap)+"]")
+	}
+	if w.Offset != 0 {
+		parts = append(parts, "offset=["+durText(w.Offset)+"]")
+	}
+	return w.Kind.String() + "(" + strings.Join(parts, ", ") + ")"
+}
+
+// durText renders milliseconds as Flink does in plans: "5 s", "1 min", "1500 ms".
+func durText(ms int64) string {
+	switch {
+	case ms != 0 && ms%3_600_000 == 0:
+		return fmt.Sprintf("%d h", ms/3_600_000)
+	case ms != 0 && ms%60_000 == 0:
+		return fmt.Sprintf("%d min", ms/60_000)
+	case ms != 0 && ms%1000 == 0:
+		return fmt.Sprintf("%d s", ms/1000)
+	}
+	return fmt.Sprintf("%d ms", ms)
+}
+
+// WindowAggregate groups its insert-only input by Keys and by the windows
+// of Spec (whose TimeCol is an input column) and computes Aggs; its output
+// is the keys, window_start, window_end, window_time, then one column per
+// aggregate. Names name the keys and the aggregates.
+type WindowAggregate struct {
+	Input    Node
+	Keys     []int
+	Spec     exec.WindowSpec
+	TimeName string
+	Aggs     []aggfunc.Call
+	Names    []string
+	// Watermark renders the input's watermark for EXPLAIN ("" if none).
+	Watermark string
+}
+
+// Children returns the input.
+func (n *WindowAggregate) Children() []Node { return []Node{n.Input} }
+
+// WithChildren replaces the input.
+func (n *WindowAggregate) WithChildren(k []Node) Node { c := *n; c.Input = k[0]; return &c }
+
+// Schema is the keys, the window's columns, then the aggregates.
+func (n *WindowAggregate) Schema() types.Schema {
+	in := n.Input.Schema()
+	var cols []types.Column
+	for i, k := range n.Keys {
+		cols = append(cols, types.Column{Name: n.Names[i], Type: in.Columns[k].Type.Plain()})
+	}
+	var tt types.Type
+	if n.Spec.Proctime {
+		tt = types.Type{Kind: types.KindTimestampLTZ, Attr: types.Proctime}
+	} else {
+		tt = in.Columns[n.Spec.TimeCol].Type
+	}
+	bound, wtime := windowColTypes(tt)
+	cols = append(cols, types.Column{Name: "window_start", Type: bound}, types.Column{Name: "window_end", Type: bound},
+		types.Column{Name: "window_time", Type: wtime})
+	for j, a := range n.Aggs {
+		cols = append(cols, types.Column{Name: n.Names[len(n.Keys)+j], Type: a.Type})
+	}
+	return types.Schema{Columns: cols}
+}
+
+// String renders the node for EXPLAIN.
+func (n *WindowAggregate) String() string {
+	in := n.Input.Schema()
+	keys := make([]string, len(n.Keys))
+	for i, k := range n.Keys {
+		keys[i] = in.Columns[k].Name
+	}
+	s := "LogicalWindowAggregate(group=[{" + strings.Join(keys, ", ") + "}], window=[" + windowText(n.Spec, n.TimeName) + "]"
+	for j, a := range n.Aggs {
+		s += ", " + n.Names[len(n.Keys)+j] + "=[" + a.Name + "]"
+	}
+	return s + ")"
+}
+
+// bindWindowTVF binds FROM TABLE(TUMBLE|HOP|CUMULATE|SESSION(...)).
+func (b *binder) bindWindowTVF(n *parser.WindowTVF) (rel, error) {
+	in, err := b.bindFrom(&parser.TableRef{Pos: n.TablePos, Name: n.Table})
+	if err != nil {
+		return rel{}, err
+	}
+	r, err := b.windowOver(in, n)
+	if err != nil {
+		return rel{}, err
+	}
+	if n.Alias != "" {
+		r.qual = n.Alias
+	}
+	return r, nil
+}
+
+// windowOver puts the window TVF n (its table ignored) over relation in.
+func (b *binder) windowOver(in rel, n *parser.WindowTVF) (rel, error) {
+	sc := newScope(in)
+	tc, err := sc.resolve(&parser.ColumnRef{Pos: n.TimePos, Name: n.TimeCol})
+	if err != nil {
+		return rel{}, err
+	}
+	col := tc.(*expr.Column)
+	spec := exec.WindowSpec{TimeCol: col.Index, LTZ: col.T.Kind == types.KindTimestampLTZ}
+	switch col.T.Attr {
+	case types.Rowtime:
+	case types.Proctime:
+		spec.Proctime = true
+	default:
+		return rel{}, parser.Errorf(n.TimePos, "%s: DESCRIPTOR(%s): column '%s' is %s, not a time attribute: declare WATERMARK FOR %s AS … (event time) or use a column AS PROCTIME() (processing time)",
+			n.Kind, n.TimeCol, col.Name, col.T, col.Name)
+	}
+	eb := &exprBinder{sc: sc, where: "in a window argument", loc: b.loc}
+	ms := func(x parser.Expr, what string) (int64, error) {
+		if x == nil {
+			return 0, nil
+		}
+		v, err := eb.bind(x)
+		if err != nil {
+			return 0, err
+		}
+		if v.Type().Kind != types.KindInterval || !expr.IsConstant(v) {
+			return 0, parser.Errorf(x.Position(), "%s: the %s must be a constant INTERVAL, e.g. INTERVAL '5' SECOND", n.Kind, what)
+		}
+		r, err := v.Eval(nil)
+		if err != nil || r.IsNull() {
+			return 0, parser.Errorf(x.Position(), "%s: the %s must be a constant INTERVAL, e.g. INTERVAL '5' SECOND", n.Kind, what)
+		}
+		return r.Int(), nil
+	}
+	switch n.Kind {
+	case "TUMBLE":
+		spec.Kind = exec.WindowTumble
+		spec.Size, err = ms(n.Size, "size")
+	case "HOP":
+		spec.Kind = exec.WindowHop
+		if spec.Slide, err = ms(n.Slide, "slide"); err == nil {
+			spec.Size, err = ms(n.Size, "size")
+		}
+	case "CUMULATE":
+		spec.Kind = exec.WindowCumulate
+		if spec.Slide, err = ms(n.Step, "step"); err == nil {
+			spec.Size, err = ms(n.Size, "size")
+		}
+	case "SESSION":
+		spec.Kind = exec.WindowSession
+		spec.Gap, err = ms(n.Gap, "gap")
+	}
+	if err == nil {
+		spec.Offset, err = ms(n.Offset, "offset")
+	}
+	if err != nil {
+		return rel{}, err
+	}
+	if err := spec.Validate(); err != nil {
+		return rel{}, parser.Errorf(n.Pos, "%s", err.Error())
+	}
+	node := &WindowTVF{Input: in.node, Spec: spec, TimeName: col.Name}
+	for _, p := range n.Partition {
+		c, err := sc.resolve(&parser.ColumnRef{Pos: n.Pos, Name: p})
+		if err != nil {
+			return rel{}, err
+		}
+		node.Partition = append(node.Partition, c.(*expr.Column).Index)
+	}
+	return rel{node: node, qual: in.qual}, nil
+}
+
+// windowAggregate turns Aggregate(Project(pre) over [Filter over] a
+// WindowTVF) grouped by the TVF's window_start and window_end into a
+// WindowAggregate over the TVF's input, with a projection above it that
+// gives the Aggregate's output layout. ok is false when agg is not a
+// window aggregation; an error says why a window aggregation cannot be
+// planned.
+func windowAggregate(agg *Aggregate, pos parser.Pos) (Node, bool, error) {
+	proj, ok := agg.Input.(*Project)
+	if !ok {
+		return nil, false, nil
+	}
+	var filter *Filter
+	below := proj.Input
+	if f, ok := below.(*Filter); ok {
+		filter, below = f, f.Input
+	}
+	tvf, ok := below.(*WindowTVF)
+	if !ok {
+		return nil, false, nil
+	}
+	nIn := tvf.Input.Schema().Len()
+	// role of each group key: -1 an input key, 0..2 window_start/end/time.
+	roles := make([]int, len(agg.Keys))
+	var seen [3]bool
+	for i, k := range agg.Keys {
+		roles[i] = -1
+		if c, ok := proj.Exprs[k].(*expr.Column); ok && c.Index >= nIn {
+			roles[i] = c.Index - nIn
+			seen[roles[i]] = true
+		}
+	}
+	if !seen[0] || !seen[1] {
+		return nil, false, parser.Errorf(pos, "an aggregate over a window TVF must GROUP BY window_start, window_end (and may add window_time and other keys)")
+	}
+	usesWindow := func(e expr.Expr) bool {
+		found := false
+		expr.VisitColumns(e, func(i int) { found = found || i >= nIn })
+		return found
+	}
+	var input Node = tvf.Input
+	if filter != nil {
+		if usesWindow(filter.Cond) {
+			return nil, false, parser.Errorf(pos, "a WHERE over a window TVF that is aggregated cannot use window_start, window_end or window_time yet: filter after the aggregation")
+		}
+		input = &Filter{Input: input, Cond: filter.Cond}
+	}
+	// The new pre-projection: the input keys, the aggregates' arguments,
+	// the time attribute, then SESSION's partition columns.
+	var pre []expr.Expr
+	var names []string
+	newIdx := map[int]int{} // old pre position → new
+	var keys []int
+	for i, k := range agg.Keys {
+		if roles[i] >= 0 {
+			continue
+		}
+		newIdx[k] = len(pre)
+		keys = append(keys, len(pre))
+		pre, names = append(pre, proj.Exprs[k]), append(names, proj.Names[k])
+	}
+	isKey := map[int]bool{}
+	for _, k := range agg.Keys {
+		isKey[k] = true
+	}
+	for i, x := range proj.Exprs {
+		if isKey[i] {
+			continue
+		}
+		if usesWindow(x) {
+			return nil, false, parser.Errorf(pos, "aggregate arguments over a window TVF cannot use window_start, window_end or window_time yet")
+		}
+		newIdx[i] = len(pre)
+		pre, names = append(pre, x), append(names, proj.Names[i])
+	}
+	spec := tvf.Spec
+	inSch := tvf.Input.Schema()
+	if !spec.Proctime {
+		tc := inSch.Columns[spec.TimeCol]
+		spec.TimeCol = len(pre)
+		pre, names = append(pre, expr.NewColumn(tvf.Spec.TimeCol, tc.Type, tc.Name)), append(names, tc.Name)
+	}
+	if len(tvf.Partition) > 0 {
+		// A session per partition and group key: the partition columns
+		// join the keys (they are usually the group keys themselves).
+		for _, p := range tvf.Partition {
+			c := inSch.Columns[p]
+			dup := false
+			for _, k := range keys {
+				if col, ok := pre[k].(*expr.Column); ok && col.Index == p {
+					dup = true
+				}
+			}
+			if dup {
+				continue
+			}
+			return nil, false, parser.Errorf(pos, "SESSION ... PARTITION BY %s: the partition columns must also be GROUP BY keys", c.Name)
+		}
+	}
+	aggs := make([]aggfunc.Call, len(agg.Aggs))
+	for j, a := range agg.Aggs {
+		if a.Arg >= 0 {
+			a.Arg = newIdx[a.Arg]
+		}
+		aggs[j] = a
+	}
+	nk := len(keys)
+	wnames := make([]string, 0, nk+len(aggs))
+	for _, k := range keys {
+		wnames = append(wnames, names[k])
+	}
+	wnames = append(wnames, agg.Names[len(agg.Keys):]...)
+	w := &WindowAggregate{Input: &Project{Input: input, Exprs: pre, Names: names}, Keys: keys, Spec: spec,
+		TimeName: tvf.TimeName, Aggs: aggs, Names: wnames, Watermark: watermarkOf(tvf.Input)}
+	// The projection to the Aggregate's layout: its keys in order, then
+	// its aggregates.
+	ws := w.Schema()
+	outs := make([]expr.Expr, 0, len(agg.Keys)+len(aggs))
+	outNames := make([]string, 0, cap(outs))
+	for i, k := range agg.Keys {
+		idx := nk + roles[i]
+		if roles[i] < 0 {
+			idx = newIdx[k]
+		}
+		c := ws.Columns[idx]
+		outs, outNames = append(outs, expr.NewColumn(idx, c.Type, c.Name)), append(outNames, agg.Names[i])
+	}
+	for j := range aggs {
+		c := ws.Columns[nk+3+j]
+		outs, outNames = append(outs, expr.NewColumn(nk+3+j, c.Type, c.Name)), append(outNames, agg.Names[len(agg.Keys)+j])
+	}
+	return &Project{Input: w, Exprs: outs, Names: outNames}, true, nil
+}
+
+// watermarkOf finds the watermark of the scan that n reads, for EXPLAIN.
+func watermarkOf(n Node) string {
+	if s, ok := n.(*Scan); ok {
+		return s.WatermarkText
+	}
+	for _, k := range n.Children() {
+		if w := watermarkOf(k); w != "" {
+			return w
+		}
+	}
+	return ""
+}

@@ -1,0 +1,167 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/exec"
+)
+
+// windowFileScript counts a datagen sequence 0..n-1 in 100 ms TUMBLE
+// windows (event time id/10 ms) per id % keys into the exactly-once
+// filesystem sink, with checkpoints every few milliseconds.
+func windowFileScript(ckDir, outDir string, n, keys, par int, kind string) string {
+	win, where := "TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '0.1' SECOND)", ""
+	if kind == "SESSION" {
+		// A key has a row every 5 ms but none in the last 30 ms of each
+		// 100 ms: with a 10 ms gap, one session per key and 100 ms.
+		win, where = "SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '0.01' SECOND)", "WHERE id % 1000 < 700"
+	}
+	return fmt.Sprintf(`
+SET 'parallelism.default' = '%d';
+SET 'execution.checkpointing.interval' = '15ms';
+SET 'state.checkpoints.dir' = '%s';
+SET 'state.checkpoints.num-retained' = '2';
+SET 'restart-strategy.type' = 'fixed-delay';
+SET 'restart-strategy.fixed-delay.attempts' = '5';
+SET 'restart-strategy.fixed-delay.delay' = '1ms';
+SET 'pipeline.auto-watermark-interval' = '5 ms';
+CREATE TABLE ev (id BIGINT, k AS id %% %d, ts AS TO_TIMESTAMP_LTZ(id / 10, 3), WATERMARK FOR ts AS ts - INTERVAL '10' SECOND)
+WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', 'fields.id.end' = '%d', 'rows-per-second' = '100000');
+CREATE TABLE wins (k BIGINT, c BIGINT, s BIGINT, mn BIGINT) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'csv');
+INSERT INTO wins SELECT k, COUNT(*), SUM(id), MIN(id) FROM TABLE(%s) %s GROUP BY k, window_start, window_end;
+`, par, ckDir, keys, n-1, outDir, win, where)
+}
+
+// windowFileAnswer computes the windows' rows "k,c,s,mn" in Go: with
+// event time id/10 ms, 100 ms windows hold ids [1000w, 1000w+1000).
+func windowFileAnswer(n, keys int, kind string) []string {
+	type acc struct{ c, s, mn int64 }
+	m := map[[2]int64]*acc{}
+	for id := int64(0); id < int64(n); id++ {
+		if kind == "SESSION" && id%1000 >= 700 {
+			continue
+		}
+		key := [2]int64{id % int64(keys), id / 1000}
+		a := m[key]
+		if a == nil {
+			a = &acc{mn: id}
+			m[key] = a
+		}
+		a.c++
+		a.s += id
+	}
+	var out []string
+	for key, a := range m {
+		out = append(out, fmt.Sprintf("%d,%d,%d,%d", key[0], a.c, a.s, a.mn))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// committedLines returns the lines of the committed part files, sorted.
+func committedLines(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "part-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			if l != "" {
+				lines = append(lines, l)
+			}
+		}
+	}
+	sort.Strings(lines)
+	return lines
+}
+
+// TestWindowExactlyOnceAcrossFaultsAndRescale fails a windowed job at
+// checkpoint fault points (it restarts from its latest checkpoint), and
+// stops one after a few checkpoints and restores it at another
+// parallelism: the committed windows equal the Go answer, each once.
+func TestWindowExactlyOnceAcrossFaultsAndRescale(t *testing.T) {
+	const n, keys = 30000, 50
+	for _, tc := range []struct{ spec, kind string }{{"K4@5=error", "TUMBLE"}, {"K2@3=error,K8=error", "TUMBLE"}, {"K4@9=error", "SESSION"}} {
+		want := windowFileAnswer(n, keys, tc.kind)
+		t.Run(tc.kind+"/"+tc.spec, func(t *testing.T) {
+			h, err := ParseFaults(tc.spec, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			fired := 0
+			hook := func(p string) error {
+				err := h(p)
+				if errors.Is(err, ErrInjected) {
+					mu.Lock()
+					fired++
+					mu.Unlock()
+				}
+				return err
+			}
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			var stderr bytes.Buffer
+			s := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &stderr})
+			if err := s.RunScript(context.Background(), windowFileScript(filepath.Join(dir, "ck"), out, n, keys, 2, tc.kind),
+				RunOptions{JobName: "win", Exec: exec.Options{BatchSize: 128, Fault: hook}}); err != nil {
+				t.Fatalf("run: %v\n%s", err, stderr.String())
+			}
+			if fired == 0 || !strings.Contains(stderr.String(), "weir: restoring checkpoint") {
+				t.Fatalf("no fault fired and restored:\n%s", stderr.String())
+			}
+			if got := committedLines(t, out); strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("committed windows differ from the Go answer: %d rows, want %d\nfirst got %v\nfirst want %v\n%s", len(got), len(want), head(got), head(want), stderr.String())
+			}
+		})
+	}
+	for _, kind := range []string{"TUMBLE", "SESSION"} {
+		t.Run(kind+"/rescale 2 to 3", func(t *testing.T) { testWindowRescale(t, kind, n, keys) })
+	}
+}
+
+func testWindowRescale(t *testing.T, kind string, n, keys int) {
+	want := windowFileAnswer(n, keys, kind)
+	{
+		dir := t.TempDir()
+		ck, out := filepath.Join(dir, "ck"), filepath.Join(dir, "out")
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		stderr := &watchWriter{onLine: func(l string) {
+			if strings.HasPrefix(l, "weir: checkpoint 4 complete") {
+				cancel()
+			}
+		}}
+		s := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: stderr})
+		if err := s.RunScript(ctx, windowFileScript(ck, out, n, keys, 2, kind), RunOptions{JobName: "win", Exec: exec.Options{BatchSize: 128}}); err != nil {
+			t.Fatalf("first run: %v\n%s", err, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "stopped") {
+			t.Skipf("the job finished before it could be stopped:\n%s", stderr.String())
+		}
+		var stderr2 bytes.Buffer
+		s2 := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &stderr2})
+		if err := s2.RunScript(context.Background(), windowFileScript(ck, out, n, keys, 3, kind), RunOptions{JobName: "win", Restore: RestoreLatest, Exec: exec.Options{BatchSize: 128}}); err != nil {
+			t.Fatalf("restored run: %v\n%s", err, stderr2.String())
+		}
+		if got := committedLines(t, out); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("committed windows differ from the Go answer: %d rows, want %d\nfirst got %v\nfirst want %v\n%s\n%s", len(got), len(want), head(got), head(want), stderr.String(), stderr2.String())
+		}
+	}
+}
