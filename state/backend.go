@@ -2,6 +2,9 @@ package state
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -64,16 +67,41 @@ func (b storeBackend) scan(kg int, lower, upper []byte, reverse bool, limit int,
 	})
 }
 
-// memBackend keeps state in memory only, for jobs without checkpoints: a
-// hash map serves point reads and writes, and a B-tree orders the keys of
-// the states that are scanned.
+// memBackend keeps state in memory: a hash map serves point reads and
+// writes, and a B-tree orders the keys of the states that are scanned. On
+// its own it is the state of a job without checkpoints; in a
+// hybridBackend it also tracks what changed (track) so that the changes
+// can be written to the store at a checkpoint.
 type memBackend struct {
 	points  map[string]*memEntry
 	ordered *btreemap.BTreeMap[string, *memEntry]
 	key, hi []byte
+
+	track bool        // keep dirty entries in dirty, and deleted ones until written
+	dirty []*memEntry // entries changed since the last takeDirty
+	bytes int64       // approximate memory of the entries
+	slab  []memEntry  // entries are allocated from here, a block at a time
 }
 
-type memEntry struct{ val []byte }
+// Entry flags.
+const (
+	memInTree  uint8 = 1 << iota // the key is in the ordered index
+	memDirty                     // changed since the last write to the store (in dirty)
+	memDeleted                   // a deletion not yet written to the store (track only)
+	memStored                    // the store holds the key (track only)
+)
+
+type memEntry struct {
+	key   string // key group (2 bytes, big-endian) | key
+	val   []byte
+	flags uint8
+}
+
+// memEntryBytes approximates the memory of an entry beyond its key and
+// value: the entry, its map slot and its B-tree slot.
+const memEntryBytes = 112
+
+func (e *memEntry) size() int64 { return int64(len(e.key)+cap(e.val)) + memEntryBytes }
 
 func newMemBackend() *memBackend {
 	return &memBackend{
@@ -90,36 +118,91 @@ func (m *memBackend) memKey(kg int, key []byte) []byte {
 
 func (m *memBackend) get(kg int, key []byte) ([]byte, bool, error) {
 	e := m.points[string(m.memKey(kg, key))]
-	if e == nil {
+	if e == nil || e.flags&memDeleted != 0 {
 		return nil, false, nil
 	}
 	return e.val, true, nil
 }
 
+func (m *memBackend) newEntry(key string) *memEntry {
+	if len(m.slab) == 0 {
+		m.slab = make([]memEntry, 64)
+	}
+	e := &m.slab[0]
+	m.slab = m.slab[1:]
+	e.key = key
+	return e
+}
+
+func (m *memBackend) changed(e *memEntry) {
+	if m.track && e.flags&memDirty == 0 {
+		e.flags |= memDirty
+		m.dirty = append(m.dirty, e)
+	}
+}
+
 func (m *memBackend) put(kg int, key, value []byte, ordered bool) error {
 	k := m.memKey(kg, key)
 	if e := m.points[string(k)]; e != nil {
+		before := e.size()
 		e.val = append(e.val[:0], value...)
+		if e.flags&memDeleted != 0 {
+			e.flags &^= memDeleted
+			if ordered {
+				e.flags |= memInTree
+				m.ordered.ReplaceOrInsert(e.key, e)
+			}
+		}
+		m.bytes += e.size() - before
+		m.changed(e)
 		return nil
 	}
-	e := &memEntry{val: append([]byte(nil), value...)}
-	s := string(k)
-	m.points[s] = e
+	e := m.newEntry(string(k))
+	e.val = append([]byte(nil), value...)
+	m.points[e.key] = e
 	if ordered {
-		m.ordered.ReplaceOrInsert(s, e)
+		e.flags |= memInTree
+		m.ordered.ReplaceOrInsert(e.key, e)
 	}
+	m.bytes += e.size()
+	m.changed(e)
 	return nil
 }
 
-func (m *memBackend) del(kg int, key []byte, ordered bool) error {
+// load adds an entry read from the store (unchanged, ordered).
+func (m *memBackend) load(k, value []byte) {
+	e := m.newEntry(string(k))
+	e.val = append([]byte(nil), value...)
+	e.flags = memInTree | memStored
+	m.points[e.key] = e
+	m.ordered.ReplaceOrInsert(e.key, e)
+	m.bytes += e.size()
+}
+
+func (m *memBackend) del(kg int, key []byte, _ bool) error {
 	k := m.memKey(kg, key)
-	if _, ok := m.points[string(k)]; !ok {
+	e := m.points[string(k)]
+	if e == nil || e.flags&memDeleted != 0 {
 		return nil
 	}
-	delete(m.points, string(k))
-	if ordered {
-		m.ordered.Delete(unsafeString(k))
+	if e.flags&memInTree != 0 {
+		m.ordered.Delete(e.key)
+		e.flags &^= memInTree
 	}
+	if m.track && e.flags&memStored != 0 {
+		// Kept until the deletion is written to the store.
+		e.flags |= memDeleted
+		m.bytes -= int64(cap(e.val))
+		e.val = nil
+		m.bytes += int64(cap(e.val))
+		m.changed(e)
+		return nil
+	}
+	// Never written to the store: forgotten (if it is in dirty, its
+	// memDeleted flag tells takeDirty to skip it).
+	e.flags |= memDeleted
+	delete(m.points, e.key)
+	m.bytes -= e.size()
 	return nil
 }
 
@@ -145,6 +228,154 @@ func (m *memBackend) scan(kg int, lower, upper []byte, reverse bool, limit int, 
 	} else {
 		m.ordered.AscendFunc(btreemap.GE(unsafeString(lo)), hi, yield)
 	}
+	return nil
+}
+
+// writeDirty writes the entries changed since the last call to sp, in key
+// order: values through the store's write-through path (ascending runs
+// become ingested sstables), deletions of stored keys through its cache.
+func (m *memBackend) writeDirty(sp *statestore.Space) error {
+	// Entries put and deleted since the last call (never written) are
+	// dropped before sorting: with short-lived state (an interval join's
+	// rows, timers) they are most of the list.
+	d := m.dirty[:0]
+	for i, e := range m.dirty {
+		m.dirty[i] = nil
+		if e.flags&(memDeleted|memStored) == memDeleted {
+			e.flags &^= memDirty
+			continue
+		}
+		d = append(d, e)
+	}
+	slices.SortFunc(d, func(a, b *memEntry) int { return strings.Compare(a.key, b.key) })
+	for i, e := range d {
+		d[i] = nil
+		e.flags &^= memDirty
+		kg := int(binary.BigEndian.Uint16(unsafeBytes(e.key)))
+		key := unsafeBytes(e.key)[2:]
+		switch {
+		case e.flags&memDeleted == 0:
+			if err := sp.PutThrough(kg, key, e.val); err != nil {
+				return err
+			}
+			e.flags |= memStored
+		case e.flags&memStored != 0:
+			if err := sp.Delete(kg, key); err != nil {
+				return err
+			}
+			if m.points[e.key] == e {
+				delete(m.points, e.key)
+				m.bytes -= e.size()
+			}
+		}
+	}
+	m.dirty = d[:0]
+	return nil
+}
+
+// hybridBackend keeps a subtask's keyed state in memory (a tracking
+// memBackend) while it fits in the store's cache budget, and writes what
+// changed into the store at every snapshot (Store.OnSnapshot): point reads
+// of absent keys and scans never touch Pebble. The memory holds all the
+// state of the subtask's key groups (restored state is loaded at open), so
+// it is complete. When it outgrows the budget, every change is written
+// back, the memory is dropped and from then on the state is read and
+// written in the store (through its write-back cache).
+type hybridBackend struct {
+	mem    *memBackend // nil once spilled
+	st     storeBackend
+	budget int64
+}
+
+func newHybridBackend(sp *statestore.Space, first, last int) (*hybridBackend, error) {
+	h := &hybridBackend{mem: newMemBackend(), st: storeBackend{sp}, budget: sp.CacheBytes()}
+	h.mem.track = true
+	sp.OnSnapshot(h.writeBack)
+	if err := h.loadAll(first, last); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+var errLoadStop = errors.New("over budget")
+
+// loadAll reads the state of key groups [first, last] from the store into
+// memory, or, if it does not fit, leaves it in the store.
+func (h *hybridBackend) loadAll(first, last int) error {
+	m := h.mem
+	for kg := first; kg <= last; kg++ {
+		err := h.st.sp.Scan(kg, nil, nil, false, func(k, v []byte) (bool, error) {
+			m.load(m.memKey(kg, k), v)
+			if m.bytes > h.budget {
+				return false, errLoadStop
+			}
+			return true, nil
+		})
+		if errors.Is(err, errLoadStop) {
+			h.mem = nil // nothing changed yet: the store has it all
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("state: load: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeBack writes the changes held in memory into the store.
+func (h *hybridBackend) writeBack() error {
+	if h.mem == nil {
+		return nil
+	}
+	if err := h.mem.writeDirty(h.st.sp); err != nil {
+		return fmt.Errorf("state: write back: %w", err)
+	}
+	return nil
+}
+
+// spilled reports whether the state is in the store only.
+func (h *hybridBackend) spilled() bool { return h.mem == nil }
+
+func (h *hybridBackend) get(kg int, key []byte) ([]byte, bool, error) {
+	if h.mem == nil {
+		return h.st.get(kg, key)
+	}
+	return h.mem.get(kg, key)
+}
+
+func (h *hybridBackend) put(kg int, key, value []byte, ordered bool) error {
+	if h.mem == nil {
+		return h.st.put(kg, key, value, ordered)
+	}
+	if err := h.mem.put(kg, key, value, ordered); err != nil {
+		return err
+	}
+	if h.mem.bytes > h.budget {
+		return h.spill()
+	}
+	return nil
+}
+
+func (h *hybridBackend) del(kg int, key []byte, ordered bool) error {
+	if h.mem == nil {
+		return h.st.del(kg, key, ordered)
+	}
+	return h.mem.del(kg, key, ordered)
+}
+
+func (h *hybridBackend) scan(kg int, lower, upper []byte, reverse bool, limit int, c *chunk) error {
+	if h.mem == nil {
+		return h.st.scan(kg, lower, upper, reverse, limit, c)
+	}
+	return h.mem.scan(kg, lower, upper, reverse, limit, c)
+}
+
+// spill writes every change back and drops the memory.
+func (h *hybridBackend) spill() error {
+	if err := h.writeBack(); err != nil {
+		return err
+	}
+	h.mem = nil
 	return nil
 }
 

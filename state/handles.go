@@ -71,6 +71,7 @@ type mapState[K, V any] struct {
 	vc     Codec[V]
 	ub     []byte // the map key's encoding
 	pb, eb []byte // prefix and end of the current key's entries
+	lb, hb []byte // Range's bounds
 }
 
 func (s *mapState[K, V]) entryKey(key K) []byte {
@@ -150,10 +151,9 @@ func (s *mapState[K, V]) iterate(lo, hi []byte, hasLo, hasHi, reverse bool, fn f
 	if upper != nil {
 		s.eb = upper
 	}
-	var kbuf []byte
 	return k.scan(k.kg, lower, upper, reverse, func(key, val []byte) (bool, error) {
-		kbuf = append(kbuf[:0], key[n:]...)
-		mk, err := s.kc.Decode(kbuf)
+		// key is in the scan's chunk, valid during fn.
+		mk, err := s.kc.Decode(key[n:])
 		if err != nil {
 			return false, fmt.Errorf("state %s: map key: %w", s.prefix[1:], err)
 		}
@@ -255,15 +255,15 @@ func (s *SortedMapState[K, V]) Descend(fn func(K, V) (bool, error)) error {
 
 // Range calls fn, in ascending order, for the entries with lo <= key < hi.
 func (s *SortedMapState[K, V]) Range(lo, hi K, fn func(K, V) (bool, error)) error {
-	lb := s.m.kc.Append(nil, lo)
-	hb := s.m.kc.Append(nil, hi)
-	return s.m.iterate(lb, hb, true, true, false, fn)
+	s.m.lb = s.m.kc.Append(s.m.lb[:0], lo)
+	s.m.hb = s.m.kc.Append(s.m.hb[:0], hi)
+	return s.m.iterate(s.m.lb, s.m.hb, true, true, false, fn)
 }
 
 // AscendFrom calls fn, in ascending order, for the entries with key >= lo.
 func (s *SortedMapState[K, V]) AscendFrom(lo K, fn func(K, V) (bool, error)) error {
-	lb := s.m.kc.Append(nil, lo)
-	return s.m.iterate(lb, nil, true, false, false, fn)
+	s.m.lb = s.m.kc.Append(s.m.lb[:0], lo)
+	return s.m.iterate(s.m.lb, nil, true, false, false, fn)
 }
 
 // First returns the smallest entry of the current key's map.

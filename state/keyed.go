@@ -86,7 +86,16 @@ func Open(store *statestore.Store, opts Options) (*Keyed, error) {
 	if opts.MaxParallelism != sp.MaxParallelism() {
 		return nil, fmt.Errorf("state: max parallelism %d differs from the store's %d", opts.MaxParallelism, sp.MaxParallelism())
 	}
-	return newKeyed(storeBackend{sp}, opts, true)
+	k, err := newKeyed(nil, opts, true)
+	if err != nil {
+		return nil, err
+	}
+	h, err := newHybridBackend(sp, k.first, k.last)
+	if err != nil {
+		return nil, err
+	}
+	k.be = h
+	return k, nil
 }
 
 func newKeyed(be backend, opts Options, persisted bool) (*Keyed, error) {

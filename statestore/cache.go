@@ -14,6 +14,7 @@ const (
 	flagDirty  uint8 = 1 << iota // differs from Pebble; must be written back
 	flagAbsent                   // the key has no value (a delete, or a cached miss)
 	flagRef                      // recently used (CLOCK eviction)
+	flagListed                   // in writeCache.dirtyList
 )
 
 // cacheEntry is one cached key. A free slot has an empty key and flags 0 and
@@ -22,6 +23,7 @@ type cacheEntry struct {
 	key   string
 	value []byte
 	flags uint8
+	slot  int32 // its index in writeCache.entries
 }
 
 func (e *cacheEntry) size() int64 {
@@ -39,6 +41,22 @@ type writeCache struct {
 	budget  int64
 	hand    int // CLOCK hand into entries
 	dirty   int // number of dirty entries
+	// dirtyList holds the slots of the dirty entries (and of slots freed
+	// since they were listed), so that a flush visits only them: a scan
+	// flushes the cache, and most scans find few entries dirty.
+	dirtyList []int32
+}
+
+// markDirty sets e's dirty flag and lists it.
+func (c *writeCache) markDirty(e *cacheEntry, i int32) {
+	if e.flags&flagDirty == 0 {
+		e.flags |= flagDirty
+		c.dirty++
+	}
+	if e.flags&flagListed == 0 {
+		e.flags |= flagListed
+		c.dirtyList = append(c.dirtyList, i)
+	}
 }
 
 func newWriteCache(budget int64) *writeCache {
@@ -76,11 +94,12 @@ func (c *writeCache) insert(key []byte, value []byte, flags uint8) *cacheEntry {
 		i = int32(len(c.entries) - 1)
 	}
 	e := &c.entries[i]
+	e.slot = i
 	e.key = string(key)
 	e.value = append(e.value[:0], value...)
-	e.flags = flags | flagRef
+	e.flags = flags&^flagDirty | flagRef
 	if flags&flagDirty != 0 {
-		c.dirty++
+		c.markDirty(e, i)
 	}
 	c.index[e.key] = i
 	c.bytes += e.size()
@@ -98,21 +117,22 @@ func (c *writeCache) set(e *cacheEntry, value []byte, absent bool) {
 		e.value = append(e.value[:0], value...)
 		e.flags &^= flagAbsent
 	}
-	if e.flags&flagDirty == 0 {
-		e.flags |= flagDirty
-		c.dirty++
-	}
+	c.markDirty(e, e.slot)
 	c.bytes += e.size() - before
 }
 
 // dirtyEntries returns the dirty entries sorted by key, reusing buf.
 func (c *writeCache) dirtyEntries(buf []int32) []int32 {
 	buf = buf[:0]
-	for i := range c.entries {
-		if c.entries[i].flags&flagDirty != 0 {
-			buf = append(buf, int32(i))
+	for _, i := range c.dirtyList {
+		// A slot freed and reused since it was listed may be listed
+		// twice: flagListed lets it in once.
+		if f := c.entries[i].flags; f&flagDirty != 0 && f&flagListed != 0 {
+			c.entries[i].flags &^= flagListed
+			buf = append(buf, i)
 		}
 	}
+	c.dirtyList = c.dirtyList[:0]
 	slices.SortFunc(buf, func(a, b int32) int {
 		return strings.Compare(c.entries[a].key, c.entries[b].key)
 	})

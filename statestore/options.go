@@ -2,6 +2,7 @@ package statestore
 
 import (
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 
 	"github.com/weir-sql/weir/types"
 )
@@ -43,7 +44,7 @@ func (o Options) withDefaults() Options {
 // pebbleOptions returns the Pebble options used for every state database,
 // with log as its logger and event listener.
 func (o Options) pebbleOptions(log *storeLogger) *pebble.Options {
-	return &pebble.Options{
+	po := &pebble.Options{
 		// The write-ahead log is disabled. A state database is a scratch
 		// working copy: after a crash it is thrown away and the subtask is
 		// restored from the latest complete checkpoint, so durability of
@@ -75,4 +76,11 @@ func (o Options) pebbleOptions(log *storeLogger) *pebble.Options {
 		L0CompactionThreshold: 8,
 		L0StopWritesThreshold: 64,
 	}
+	// Bloom filters in every level: keyed state that outgrows the cache
+	// looks up keys that were never written (a join's new rows), which
+	// without filters costs a read of every L0 file and a block per level.
+	for i := range po.Levels {
+		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	return po
 }

@@ -47,6 +47,11 @@ func (s *Store) Snapshot(dir string) (SnapshotInfo, error) {
 	if err := s.check(); err != nil {
 		return SnapshotInfo{}, err
 	}
+	for _, fn := range s.hooks {
+		if err := fn(); err != nil {
+			return SnapshotInfo{}, fmt.Errorf("statestore: snapshot: %w", err)
+		}
+	}
 	if err := s.Flush(); err != nil {
 		return SnapshotInfo{}, err
 	}

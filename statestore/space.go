@@ -40,6 +40,13 @@ func (s *Store) Space(operatorID string) (*Space, error) {
 // MaxParallelism returns the number of key groups of the store.
 func (sp *Space) MaxParallelism() int { return sp.s.opts.MaxParallelism }
 
+// CacheBytes returns the store's cache budget (Options.CacheBytes): what a
+// user that keeps the Space's state in memory may spend on it.
+func (sp *Space) CacheBytes() int64 { return sp.s.opts.CacheBytes }
+
+// OnSnapshot is Store.OnSnapshot.
+func (sp *Space) OnSnapshot(fn func() error) { sp.s.OnSnapshot(fn) }
+
 func (sp *Space) checkGroup(keyGroup int) error {
 	if keyGroup < 0 || keyGroup >= sp.s.opts.MaxParallelism {
 		return fmt.Errorf("statestore: key group %d outside [0, %d)", keyGroup, sp.s.opts.MaxParallelism)

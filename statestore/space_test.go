@@ -92,3 +92,43 @@ func TestSpace(t *testing.T) {
 		}
 	}
 }
+
+// TestOnSnapshot: a hook registered with OnSnapshot runs at the start of
+// every Snapshot, what it writes is in that snapshot, and its error fails
+// the snapshot.
+func TestOnSnapshot(t *testing.T) {
+	s := openTest(t, Options{MaxParallelism: 4})
+	sp, err := s.Space("op")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	var fail error
+	sp.OnSnapshot(func() error {
+		n++
+		if fail != nil {
+			return fail
+		}
+		return sp.PutThrough(1, []byte("k"), []byte(fmt.Sprint(n)))
+	})
+	dir := t.TempDir()
+	if _, err := s.Snapshot(filepath.Join(dir, "1")); err != nil {
+		t.Fatal(err)
+	}
+	fail = fmt.Errorf("boom")
+	if _, err := s.Snapshot(filepath.Join(dir, "2")); err == nil || n != 2 {
+		t.Fatalf("snapshot with a failing hook: %v after %d calls", err, n)
+	}
+	r, err := Restore(filepath.Join(dir, "1"), filepath.Join(dir, "work"), Options{MaxParallelism: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rsp, err := r.Space("op")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, err := rsp.Get(1, []byte("k")); err != nil || !ok || string(v) != "1" {
+		t.Fatalf("restored: %q %v %v", v, ok, err)
+	}
+}

@@ -27,6 +27,9 @@ type Store struct {
 	closed   bool
 	failed   error // a write that failed: the store no longer holds what its user wrote
 
+	// hooks run at the start of every Snapshot (OnSnapshot).
+	hooks []func() error
+
 	log  *storeLogger       // Pebble's logger: records its fatal errors
 	sums map[fileKey]uint32 // checksums of the sstables of the last snapshot
 	// sumReads counts the files Snapshot read to checksum them (for tests).
@@ -135,6 +138,12 @@ func (s *Store) Table(operatorID, stateName string) (*Table, error) {
 	}
 	return &Table{s: s, opPrefix: appendOperatorPrefix(nil, operatorID), name: stateName}, nil
 }
+
+// OnSnapshot registers fn to run at the start of every Snapshot, before the
+// cache is flushed: for a user of the store that keeps state in memory and
+// writes what changed into the store there (as package state's Keyed does).
+// An error of fn fails the Snapshot.
+func (s *Store) OnSnapshot(fn func() error) { s.hooks = append(s.hooks, fn) }
 
 // Flush writes every dirty cache entry to Pebble (in key order, as one
 // batch). The cache keeps its entries, now clean.
