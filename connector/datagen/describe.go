@@ -26,7 +26,7 @@ func DescribePosition(pos []byte) (string, error) {
 	fmt.Fprintf(&b, "; timestamp base %s (row 0's time)", time.UnixMilli(p.base).UTC().Format("2006-01-02T15:04:05.000Z"))
 	for _, l := range p.layers {
 		fmt.Fprintf(&b, "\nskips the rows below %d that an earlier run at parallelism %d emitted (rows per subtask: %s)",
-			l.horizon, l.p, joinInts(l.cursors))
+			l.Horizon, l.P, joinInts(l.Cursors))
 	}
 	return b.String(), nil
 }

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/connector/internal/seqsplit"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -85,8 +86,7 @@ type Reader struct {
 	count       int64 // cursor: rows of this subtask passed so far
 	quota       int64 // rows of this subtask in all; -1 if unbounded
 	lim         *limiter
-	layers      []layer // progress of earlier runs at other parallelisms
-	horizon     int64   // no row at or above it was emitted by a layer
+	skips       seqsplit.Skips // rows of earlier runs at other parallelisms
 }
 
 var _ connector.RescalableReader = (*Reader)(nil)
@@ -112,7 +112,7 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 	}
 	i := int64(r.subtask) + r.count*int64(r.parallelism)
 	for n > 0 && (r.quota < 0 || r.count < r.quota) {
-		if !r.emitted(i) {
+		if !r.skips.Emitted(i) {
 			r.gen.fill(appendRow(b), i)
 			n--
 		}

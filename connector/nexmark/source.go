@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/connector/internal/seqsplit"
 	"github.com/weir-sql/weir/connector/nexmark/model"
 	"github.com/weir-sql/weir/types"
 )
@@ -93,10 +94,9 @@ type Reader struct {
 	wallBase    int64 // when event 0 is due (rate.limited)
 	subtask     int
 	parallelism int
-	count       int64 // cursor: events of this subtask passed so far
-	quota       int64 // events of this subtask in all; -1 if unbounded
-	layers      []layer
-	horizon     int64 // no event at or above it was emitted by a layer
+	count       int64          // cursor: events of this subtask passed so far
+	quota       int64          // events of this subtask in all; -1 if unbounded
+	skips       seqsplit.Skips // events of earlier runs at other parallelisms
 	ev          model.Event
 	timer       *time.Timer
 }
@@ -140,7 +140,7 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 			notDue = true
 			break
 		}
-		if !r.emittedBefore(n) && (!cfg.perKind || r.gen.KindAt(off) == cfg.kind) {
+		if !r.skips.Emitted(n) && (!cfg.perKind || r.gen.KindAt(off) == cfg.kind) {
 			r.generate(n)
 			fill(appendRow(b), r.src.cols, &r.ev)
 			emitted++
