@@ -63,10 +63,7 @@ type intervalJoinOp struct {
 	times   [2]int
 	dropped *atomic.Int64
 	delay   int64
-	wl      int
-	out     *types.Batch
-	joined  []types.Value
-	nulls   []types.Value
+	joinOutput
 	kb      []byte
 	pending []pendingRec
 	keys    [][]byte
@@ -80,11 +77,7 @@ var (
 // Open implements Operator.
 func (o *intervalJoinOp) Open(ctx *OpContext) error {
 	s := &o.spec
-	o.wl = len(s.Left.Kinds)
-	w := o.wl + len(s.Right.Kinds)
-	o.out = types.NewBatch(w, 256)
-	o.joined = make([]types.Value, w)
-	o.nulls = make([]types.Value, w)
+	o.joinOutput.open(len(s.Left.Kinds), len(s.Right.Kinds))
 	o.rk[0] = NewRowKey(s.Left.Keys, ctx.MaxParallelism)
 	o.rk[1] = NewRowKey(s.Right.Keys, ctx.MaxParallelism)
 	o.outer = [2]bool{s.Type == LeftOuterJoin || s.Type == FullOuterJoin, s.Type == RightOuterJoin || s.Type == FullOuterJoin}
@@ -138,7 +131,7 @@ func (o *intervalJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 		}
 		if hasNullKey(row, keys) {
 			if o.outer[input] {
-				if err := emitPair(o, types.Insert, input, row, nil, 1, out); err != nil {
+				if err := o.emitRow(types.Insert, input, row, nil, 1, out); err != nil {
 					return err
 				}
 			}
@@ -178,7 +171,7 @@ func (o *intervalJoinOp) add(side int, t int64, row []types.Value, out Emitter) 
 			kk := append(state.Int64{}.Append(nil, k.ts), k.row...)
 			o.pending = append(o.pending, pendingRec{key: kk, rec: r})
 		}
-		return true, emitPair(o, types.Insert, side, row, r.row, r.count, out)
+		return true, o.emitRow(types.Insert, side, row, r.row, r.count, out)
 	})
 	if err != nil {
 		return err
@@ -246,7 +239,7 @@ func (o *intervalJoinOp) OnTimer(tm state.Timer, out Emitter) error {
 	err := o.rows[side].Range(timeKey{ts: math.MinInt64}, timeKey{ts: bound}, func(k timeKey, r joinRec) (bool, error) {
 		o.keys = append(o.keys, append(state.Int64{}.Append(nil, k.ts), k.row...))
 		if o.outer[side] && r.assoc == 0 {
-			if err := emitPair(o, types.Insert, side, r.row, nil, r.count, out); err != nil {
+			if err := o.emitRow(types.Insert, side, r.row, nil, r.count, out); err != nil {
 				return false, err
 			}
 		}
@@ -277,46 +270,9 @@ func (o *intervalJoinOp) ProcessWatermark(wm int64, out Emitter) error {
 	return ForwardWatermark(out, wm)
 }
 
-func (o *intervalJoinOp) flush(out Emitter) error {
-	if o.out.Len() == 0 {
-		return nil
-	}
-	err := out.Emit(o.out)
-	o.out.Reset()
-	return err
-}
-
 // Finish implements Operator. At the end of bounded input the +∞
 // watermark has fired every timer.
 func (o *intervalJoinOp) Finish(out Emitter) error { return o.flush(out) }
 
 // Close implements Operator.
 func (o *intervalJoinOp) Close() error { return nil }
-
-// emitPair appends a joined row (side's row with other, NULL-padded when
-// other is nil) n times to o's output.
-func emitPair(o *intervalJoinOp, kind types.RowKind, side int, row, other []types.Value, n int64, out Emitter) error {
-	for range n {
-		dst := o.out.AppendEmpty(kind)
-		l, r := row, other
-		if side == 1 {
-			l, r = other, row
-		}
-		if l == nil {
-			copy(dst[:o.wl], o.nulls)
-		} else {
-			copy(dst[:o.wl], l)
-		}
-		if r == nil {
-			copy(dst[o.wl:], o.nulls)
-		} else {
-			copy(dst[o.wl:], r)
-		}
-		if o.out.Len() >= 1024 {
-			if err := o.flush(out); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}

@@ -266,25 +266,18 @@ func (s *sideState) each(track bool, fn func(r joinRec) (int64, error)) error {
 
 // joinOp is the regular join (see NewJoin).
 type joinOp struct {
-	spec   JoinSpec
-	k      *state.Keyed
-	rk     [2]*RowKey
-	sides  [2]*sideState
-	wl     int
-	out    *types.Batch
-	joined []types.Value // left ++ right, for the residual and output
-	nulls  []types.Value
+	spec  JoinSpec
+	k     *state.Keyed
+	rk    [2]*RowKey
+	sides [2]*sideState
+	joinOutput
 }
 
 var _ KeyedOperator = (*joinOp)(nil)
 
 // Open implements Operator.
 func (o *joinOp) Open(ctx *OpContext) error {
-	o.wl = len(o.spec.Left.Kinds)
-	w := o.wl + len(o.spec.Right.Kinds)
-	o.out = types.NewBatch(w, 256)
-	o.joined = make([]types.Value, w)
-	o.nulls = make([]types.Value, w)
+	o.joinOutput.open(len(o.spec.Left.Kinds), len(o.spec.Right.Kinds))
 	o.rk[0] = NewRowKey(o.spec.Left.Keys, ctx.MaxParallelism)
 	o.rk[1] = NewRowKey(o.spec.Right.Keys, ctx.MaxParallelism)
 	t := o.spec.Type
@@ -309,27 +302,43 @@ func (o *joinOp) OpenKeyed(k *state.Keyed) error {
 // the state layer's).
 func (o *joinOp) OnTimer(state.Timer, Emitter) error { return nil }
 
-// emitRow appends a joined row (this side's row with the other's, or NULL
-// padding when other is nil) of the given kind n times.
-func (o *joinOp) emitRow(kind types.RowKind, side int, row, other []types.Value, n int64, out Emitter) error {
+// joinOutput is the output side of a two-input join: joined rows (left
+// columns, then right) batched for the emitter.
+type joinOutput struct {
+	wl     int // left width
+	out    *types.Batch
+	joined []types.Value // left ++ right, for the residual and output
+	nulls  []types.Value
+}
+
+func (j *joinOutput) open(wl, wr int) {
+	j.wl = wl
+	j.out = types.NewBatch(wl+wr, 256)
+	j.joined = make([]types.Value, wl+wr)
+	j.nulls = make([]types.Value, wl+wr)
+}
+
+// emitRow appends a joined row (side's row with other, NULL-padded when
+// other is nil) of the given kind n times, emitting full batches.
+func (j *joinOutput) emitRow(kind types.RowKind, side int, row, other []types.Value, n int64, out Emitter) error {
 	for range n {
-		dst := o.out.AppendEmpty(kind)
+		dst := j.out.AppendEmpty(kind)
 		l, r := row, other
 		if side == 1 {
 			l, r = other, row
 		}
 		if l == nil {
-			copy(dst[:o.wl], o.nulls)
+			copy(dst[:j.wl], j.nulls)
 		} else {
-			copy(dst[:o.wl], l)
+			copy(dst[:j.wl], l)
 		}
 		if r == nil {
-			copy(dst[o.wl:], o.nulls)
+			copy(dst[j.wl:], j.nulls)
 		} else {
-			copy(dst[o.wl:], r)
+			copy(dst[j.wl:], r)
 		}
-		if o.out.Len() >= 1024 {
-			if err := o.flush(out); err != nil {
+		if j.out.Len() >= 1024 {
+			if err := j.flush(out); err != nil {
 				return err
 			}
 		}
@@ -337,12 +346,13 @@ func (o *joinOp) emitRow(kind types.RowKind, side int, row, other []types.Value,
 	return nil
 }
 
-func (o *joinOp) flush(out Emitter) error {
-	if o.out.Len() == 0 {
+// flush emits the batched rows.
+func (j *joinOutput) flush(out Emitter) error {
+	if j.out.Len() == 0 {
 		return nil
 	}
-	err := out.Emit(o.out)
-	o.out.Reset()
+	err := out.Emit(j.out)
+	j.out.Reset()
 	return err
 }
 
