@@ -45,7 +45,71 @@ func RestoreKeyGroups(snapshotDirs []string, workDir string, first, last int, op
 
 // copyKeyGroupsFrom copies key groups [first, last] of snapshot snapDir
 // into s's database.
-func (s *Store) copyKeyGroupsFrom(snapDir string, first, last int) (retErr error) {
+func (s *Store) copyKeyGroupsFrom(snapDir string, first, last int) error {
+	return s.copyFrom(snapDir, func(it *pebble.Iterator, c *copier) error {
+		var seek []byte
+		ok := it.First()
+		for ok {
+			k := it.Key()
+			opEnd := 1 + int(k[0])
+			if len(k) < opEnd+2 {
+				return fmt.Errorf("statestore: snapshot %s: malformed key %x", snapDir, k)
+			}
+			kg := int(binary.BigEndian.Uint16(k[opEnd:]))
+			switch {
+			case kg < first:
+				// Skip to this operator's first wanted key group.
+				seek = binary.BigEndian.AppendUint16(append(seek[:0], k[:opEnd]...), uint16(first))
+				ok = it.SeekGE(seek)
+				continue
+			case kg > last:
+				// Skip to the next operator.
+				next := prefixSuccessor(k[:opEnd])
+				if next == nil {
+					ok = false
+					continue
+				}
+				ok = it.SeekGE(next)
+				continue
+			}
+			if err := c.copy(k, it); err != nil {
+				return err
+			}
+			ok = it.Next()
+		}
+		return nil
+	})
+}
+
+// copier writes the entries a copy keeps into a batch of the target store,
+// committed every rescaleBatchBytes.
+type copier struct {
+	snapDir string
+	b       *pebble.Batch
+}
+
+// copy sets key k to the iterator's current value.
+func (c *copier) copy(k []byte, it *pebble.Iterator) error {
+	v, err := it.ValueAndErr()
+	if err != nil {
+		return fmt.Errorf("statestore: iterate %s: %w", c.snapDir, err)
+	}
+	if err := c.b.Set(k, v, nil); err != nil {
+		return fmt.Errorf("statestore: copy key: %w", err)
+	}
+	if c.b.Len() >= rescaleBatchBytes {
+		if err := c.b.Commit(pebble.NoSync); err != nil {
+			return fmt.Errorf("statestore: copy keys: %w", err)
+		}
+		c.b.Reset()
+	}
+	return nil
+}
+
+// copyFrom opens snapshot snapDir in a temporary folder and runs walk over
+// an iterator of it, which copies the entries it keeps into s's database;
+// then commits and checks that neither Pebble raised a fatal error.
+func (s *Store) copyFrom(snapDir string, walk func(it *pebble.Iterator, c *copier) error) (retErr error) {
 	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(s.dir)), ".restore-")
 	if err != nil {
 		return fmt.Errorf("statestore: temp folder for %s: %w", snapDir, err)
@@ -70,49 +134,9 @@ func (s *Store) copyKeyGroupsFrom(snapDir string, first, last int) (retErr error
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	var seek []byte
-	ok := it.First()
-	for ok {
-		k := it.Key()
-		opEnd := 1 + int(k[0])
-		if len(k) < opEnd+2 {
-			_ = it.Close()
-			return fmt.Errorf("statestore: snapshot %s: malformed key %x", snapDir, k)
-		}
-		kg := int(binary.BigEndian.Uint16(k[opEnd:]))
-		switch {
-		case kg < first:
-			// Skip to this operator's first wanted key group.
-			seek = binary.BigEndian.AppendUint16(append(seek[:0], k[:opEnd]...), uint16(first))
-			ok = it.SeekGE(seek)
-			continue
-		case kg > last:
-			// Skip to the next operator.
-			next := prefixSuccessor(k[:opEnd])
-			if next == nil {
-				ok = false
-				continue
-			}
-			ok = it.SeekGE(next)
-			continue
-		}
-		v, err := it.ValueAndErr()
-		if err != nil {
-			_ = it.Close()
-			return fmt.Errorf("statestore: iterate %s: %w", snapDir, err)
-		}
-		if err := b.Set(k, v, nil); err != nil {
-			_ = it.Close()
-			return fmt.Errorf("statestore: copy key: %w", err)
-		}
-		if b.Len() >= rescaleBatchBytes {
-			if err := b.Commit(pebble.NoSync); err != nil {
-				_ = it.Close()
-				return fmt.Errorf("statestore: copy keys: %w", err)
-			}
-			b.Reset()
-		}
-		ok = it.Next()
+	if err := walk(it, &copier{snapDir: snapDir, b: b}); err != nil {
+		_ = it.Close() // the walk's error is the one to report
+		return err
 	}
 	if err := it.Close(); err != nil {
 		return fmt.Errorf("statestore: iterate %s: %w", snapDir, err)

@@ -3,8 +3,6 @@ package statestore
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -41,71 +39,25 @@ func RestoreRewritten(snapshotDirs []string, workDir string, opts Options, fn Re
 
 // copyRewrittenFrom copies every entry of snapshot snapDir into s's
 // database under the key fn gives it.
-func (s *Store) copyRewrittenFrom(snapDir string, fn Rewrite) (retErr error) {
-	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(s.dir)), ".restore-")
-	if err != nil {
-		return fmt.Errorf("statestore: temp folder for %s: %w", snapDir, err)
-	}
-	defer func() {
-		if err := os.RemoveAll(tmp); err != nil && retErr == nil {
-			retErr = fmt.Errorf("statestore: remove %s: %w", tmp, err)
-		}
-	}()
-	src, err := Restore(snapDir, filepath.Join(tmp, "db"), s.opts)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err := src.Close(); err != nil && retErr == nil {
-			retErr = err
-		}
-	}()
-	it, err := src.db.NewIter(nil)
-	if err != nil {
-		return fmt.Errorf("statestore: iterate %s: %w", snapDir, err)
-	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	var nk []byte
-	for ok := it.First(); ok; ok = it.Next() {
-		var keep bool
-		nk, keep, err = fn(nk[:0], it.Key())
-		if err != nil {
-			_ = it.Close()
-			return fmt.Errorf("statestore: snapshot %s: %w", snapDir, err)
-		}
-		if !keep {
-			continue
-		}
-		v, err := it.ValueAndErr()
-		if err != nil {
-			_ = it.Close()
-			return fmt.Errorf("statestore: iterate %s: %w", snapDir, err)
-		}
-		if err := b.Set(nk, v, nil); err != nil {
-			_ = it.Close()
-			return fmt.Errorf("statestore: copy key: %w", err)
-		}
-		if b.Len() >= rescaleBatchBytes {
-			if err := b.Commit(pebble.NoSync); err != nil {
-				_ = it.Close()
-				return fmt.Errorf("statestore: copy keys: %w", err)
+func (s *Store) copyRewrittenFrom(snapDir string, fn Rewrite) error {
+	return s.copyFrom(snapDir, func(it *pebble.Iterator, c *copier) error {
+		var nk []byte
+		for ok := it.First(); ok; ok = it.Next() {
+			var keep bool
+			var err error
+			nk, keep, err = fn(nk[:0], it.Key())
+			if err != nil {
+				return fmt.Errorf("statestore: snapshot %s: %w", snapDir, err)
 			}
-			b.Reset()
+			if !keep {
+				continue
+			}
+			if err := c.copy(nk, it); err != nil {
+				return err
+			}
 		}
-	}
-	if err := it.Close(); err != nil {
-		return fmt.Errorf("statestore: iterate %s: %w", snapDir, err)
-	}
-	if err := b.Commit(pebble.NoSync); err != nil {
-		return fmt.Errorf("statestore: copy keys: %w", err)
-	}
-	for _, st := range []*Store{src, s} {
-		if err := st.log.err(); err != nil {
-			return fmt.Errorf("statestore: copy keys from %s: %w", snapDir, err)
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // SplitTableKey splits a full key written through a Table into its
