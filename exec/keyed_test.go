@@ -248,6 +248,15 @@ func newTumbleHarness(t *testing.T, dir string, par int, restore *checkpoint.Che
 	// A small cache, so that state and timers go through Pebble.
 	opts := Options{BatchSize: 16, ChannelBuffer: 64, AutoWatermarkInterval: wmInterval,
 		Checkpoint: testCheckpointing(t, dir, "tumble", restore, 1<<12)}
+	h.start(g, opts, par)
+	return h
+}
+
+// start makes the job of graph g (vertex 0 the source S, vertex 1 the
+// keyed vertex at parallelism par), opens its tasks, sets the clock and
+// closes the tasks when the test ends.
+func (h *tumbleHarness) start(g *JobGraph, opts Options, par int) {
+	t := h.t
 	j, tasks, err := newJob(context.Background(), g, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -274,7 +283,6 @@ func newTumbleHarness(t *testing.T, dir string, par int, restore *checkpoint.Che
 		}
 		j.cancel()
 	})
-	return h
 }
 
 // emit makes S read rows, then lets the auto-watermark interval pass (S

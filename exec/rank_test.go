@@ -30,32 +30,7 @@ func newRankHarness(t *testing.T, dir string, par int, restore *checkpoint.Check
 	}}
 	opts := Options{BatchSize: 16, ChannelBuffer: 64, AutoWatermarkInterval: wmInterval,
 		Checkpoint: testCheckpointing(t, dir, "rank", restore, 1<<12)}
-	j, tasks, err := newJob(context.Background(), g, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.j = j
-	h.keyed = make([]*task, par)
-	for _, tk := range tasks {
-		if tk.vi == 0 {
-			h.src = tk
-		} else {
-			h.keyed[tk.subtask] = tk
-		}
-	}
-	for _, tk := range tasks {
-		if err := tk.open(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	h.now = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	h.src.lastWMEmit, h.src.lastData = h.now, h.now
-	t.Cleanup(func() {
-		for _, tk := range tasks {
-			_ = tk.close(nil)
-		}
-		j.cancel()
-	})
+	h.start(g, opts, par)
 	return h
 }
 
@@ -196,32 +171,7 @@ func newOverHarness(t *testing.T, dir string, par int, restore *checkpoint.Check
 	}}
 	opts := Options{BatchSize: 16, ChannelBuffer: 64, AutoWatermarkInterval: wmInterval,
 		Checkpoint: testCheckpointing(t, dir, "over", restore, 1<<12)}
-	j, tasks, err := newJob(context.Background(), g, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.j = j
-	h.keyed = make([]*task, par)
-	for _, tk := range tasks {
-		if tk.vi == 0 {
-			h.src = tk
-		} else {
-			h.keyed[tk.subtask] = tk
-		}
-	}
-	for _, tk := range tasks {
-		if err := tk.open(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	h.now = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	h.src.lastWMEmit, h.src.lastData = h.now, h.now
-	t.Cleanup(func() {
-		for _, tk := range tasks {
-			_ = tk.close(nil)
-		}
-		j.cancel()
-	})
+	h.start(g, opts, par)
 	return h
 }
 
