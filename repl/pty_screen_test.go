@@ -147,6 +147,10 @@ func TestBackgroundOutputAbovePrompt(t *testing.T) {
 		"INSERT INTO p SELECT n * 100 FROM slow;")
 	p.typeIn("SHOW")
 	at = p.scr.waitFor(t, at, "+I[600]")
+	// The bounded job then ends, and its notice is printed above the
+	// prompt too: wait for it, so the screen is not read between the
+	// notice and the prompt drawn again below it.
+	at = p.scr.waitFor(t, at, ") finished.")
 	at = p.scr.waitFor(t, at, "SHOW") // the prompt and the input drawn again
 	lines := p.seen()
 	printed := 0
