@@ -55,12 +55,21 @@ func (sh *Shell) RunInteractive(ctx context.Context, inFd, outFd int) error {
 		cfg.Stdin = t.keys
 	}
 	// Ctrl-C with a completion list open closes the list and cancels the
-	// line at once (readline alone would only close the list).
+	// line at once (readline alone would only close the list); Enter tells
+	// the notices that the line ends.
 	var current atomic.Pointer[readline.Instance] // set once readline runs
+	prompt := &promptState{warn: sh.opts.Err}     // how background output reaches the screen
 	cfg.FuncFilterInputRune = func(r rune) (rune, bool) {
-		if rl := current.Load(); r == readline.CharInterrupt && rl != nil && rl.Operation.IsInCompleteMode() {
+		rl := current.Load()
+		if rl == nil {
+			return r, true
+		}
+		switch {
+		case r == readline.CharInterrupt && rl.Operation.IsInCompleteMode():
 			rl.Operation.ExitCompleteMode(true)
 			rl.Refresh() // erase the list below the line
+		case (r == readline.CharEnter || r == readline.CharCtrlJ) && !rl.Operation.IsInCompleteSelectMode():
+			prompt.submit() // the line ends: no prompt to draw notices under
 		}
 		return r, true
 	}
@@ -74,10 +83,9 @@ func (sh *Shell) RunInteractive(ctx context.Context, inFd, outFd int) error {
 	// which prints it above the prompt and draws the prompt and the input
 	// again below it, as database shells show asynchronous notices.
 	env := sh.sess.Env
-	prompt := &promptState{warn: rl.Stderr()}
 	t.notices = prompt
-	sh.sess.Env.Stdout = noticeWriter{rl: rl, through: rl.Stdout(), prompt: prompt}
-	sh.sess.Env.Stderr = noticeWriter{rl: rl, through: rl.Stderr(), prompt: prompt}
+	sh.sess.Env.Stdout = noticeWriter{rl: rl, through: rl.Stdout(), direct: sh.opts.Out, prompt: prompt}
+	sh.sess.Env.Stderr = noticeWriter{rl: rl, through: rl.Stderr(), direct: sh.opts.Err, prompt: prompt}
 	defer func() { sh.sess.Env = env }()
 	defer func() {
 		if t.keys != nil {
@@ -87,7 +95,7 @@ func (sh *Shell) RunInteractive(ctx context.Context, inFd, outFd int) error {
 		sh.term = nil
 	}()
 	// A background job that ends by itself says so above the prompt.
-	notices := noticeWriter{rl: rl, through: rl.Stderr(), prompt: prompt}
+	notices := noticeWriter{rl: rl, through: rl.Stderr(), direct: sh.opts.Err, prompt: prompt}
 	sh.jobs.SetNotify(func(j session.JobInfo) { fmt.Fprint(notices, jobNotice(j)) })
 	defer sh.jobs.SetNotify(nil) // before readline closes
 
@@ -99,9 +107,9 @@ func (sh *Shell) RunInteractive(ctx context.Context, inFd, outFd int) error {
 		} else {
 			rl.SetPrompt(Prompt)
 		}
-		prompt.set(true)
+		prompt.enter()
 		line, err := rl.Readline()
-		prompt.set(false)
+		prompt.leave()
 		switch {
 		case errors.Is(err, readline.ErrInterrupt):
 			sp = splitter{}
@@ -153,13 +161,15 @@ func historyEntry(stmts []located) string {
 // of background jobs with both: a write decides how to print and prints
 // under it.
 type promptState struct {
-	mu      sync.Mutex
-	at      bool
-	held    bool         // a live table is on the alternate screen
-	pending []heldNotice // written while held, in order
-	size    int          // bytes in pending
-	dropped int          // bytes dropped beyond maxHeldNotices
-	warn    io.Writer    // where the dropped bytes are reported (stderr)
+	mu   sync.Mutex
+	at   bool
+	held bool // a live table is on the alternate screen
+	// submitting: a line was entered and Readline has not returned it yet
+	submitting bool
+	pending    []heldNotice // written while held, in order
+	size       int          // bytes in pending
+	dropped    int          // bytes dropped beyond maxHeldNotices
+	warn       io.Writer    // where the dropped bytes are reported (stderr)
 }
 
 // heldNotice is background output kept while a view holds the screen.
@@ -171,10 +181,31 @@ type heldNotice struct {
 // maxHeldNotices bounds what is kept while a view holds the screen.
 const maxHeldNotices = 1 << 20
 
-func (p *promptState) set(at bool) {
+// enter marks the shell at its prompt (about to read a line).
+func (p *promptState) enter() {
 	p.mu.Lock()
-	p.at = at
+	p.at, p.submitting = true, false
 	p.mu.Unlock()
+}
+
+// submit marks the line entered: readline echoes the newline and returns
+// it, but would still draw the prompt again under a notice written before
+// it returns, so notices wait for leave.
+func (p *promptState) submit() {
+	p.mu.Lock()
+	p.submitting = true
+	p.mu.Unlock()
+}
+
+// leave marks the shell away from its prompt and prints the notices kept
+// since the line was entered.
+func (p *promptState) leave() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.at, p.submitting = false, false
+	if !p.held {
+		p.flush()
+	}
 }
 
 // hold keeps background output from the screen while a view redraws it
@@ -192,10 +223,16 @@ func (p *promptState) release() {
 	if p.dropped > 0 && p.warn != nil {
 		fmt.Fprintf(p.warn, "[WARNING] %d bytes of background job output came while the table was shown and were dropped; the last %d follow\n", p.dropped, p.size)
 	}
+	p.flush()
+	p.held = false
+}
+
+// flush writes the kept notices, in order, and forgets them.
+func (p *promptState) flush() {
 	for _, n := range p.pending {
 		n.w.Write(n.b)
 	}
-	p.held, p.pending, p.size, p.dropped = false, nil, 0, 0
+	p.pending, p.size, p.dropped = nil, 0, 0
 }
 
 // keep adds b, written to w while held, dropping the oldest output beyond
@@ -215,7 +252,9 @@ func (p *promptState) keep(w io.Writer, b []byte) {
 }
 
 // noticeWriter writes what background jobs print. Away from the prompt it
-// writes as is (before the prompt is drawn). At the prompt it writes
+// writes to the terminal directly: readline's own writer would still draw
+// the prompt again for a moment after a line was entered, as its reader
+// marks the end of reading only when it loops. At the prompt it writes
 // through readline, which erases the prompt line, prints, and draws the
 // prompt and the input again; readline does that only once it reads the
 // terminal, which it marks right after drawing the prompt, so the write
@@ -223,21 +262,23 @@ func (p *promptState) keep(w io.Writer, b []byte) {
 type noticeWriter struct {
 	rl      *readline.Instance
 	through io.Writer // rl.Stdout() or rl.Stderr()
+	direct  io.Writer // the terminal itself, used away from the prompt
 	prompt  *promptState
 }
 
 func (w noticeWriter) Write(b []byte) (int, error) {
 	w.prompt.mu.Lock()
 	defer w.prompt.mu.Unlock()
-	if p := w.prompt; p.held {
-		p.keep(w.through, b)
+	if p := w.prompt; p.held || p.submitting {
+		p.keep(w.direct, b) // printed away from the prompt
 		return len(b), nil
 	}
-	if w.prompt.at {
-		// The bound only guards against a readline that never marks it.
-		for i := 0; i < 100000 && !w.rl.Terminal.IsReading(); i++ {
-			runtime.Gosched()
-		}
+	if !w.prompt.at {
+		return w.direct.Write(b)
+	}
+	// The bound only guards against a readline that never marks it.
+	for i := 0; i < 100000 && !w.rl.Terminal.IsReading(); i++ {
+		runtime.Gosched()
 	}
 	return w.through.Write(b)
 }
