@@ -47,7 +47,7 @@ func (x *TemporalJoin) lower(b *physBuilder, kids []physNode) (physNode, error) 
 	if len(rt.uniqueKeys) == 0 {
 		return nil, parser.Errorf(x.Pos, "'%s' is not a versioned table: an event-time temporal join needs a primary key on its right side (PRIMARY KEY (…) NOT ENFORCED, or a view that keeps the last row per key with ROW_NUMBER)", x.Table)
 	}
-	if len(keysWithin(rt.uniqueKeys, x.RightKeys)) == 0 {
+	if len(keysWithin(rt.uniqueKeys, x.RightKeyCols)) == 0 {
 		rs := kids[1].traits().schema
 		return nil, parser.Errorf(x.Pos, "the join key of a temporal join must contain the primary key of the versioned table '%s' (%s), but it is (%s)", x.Table, keyNames(rt.uniqueKeys[0], rs, 0), keyNames(x.RightKeys, rs, 0))
 	}

@@ -29,6 +29,10 @@ type TemporalJoin struct {
 	// join-key columns computed over the table's rows (appended to them).
 	Lookup     bool
 	RightExtra []expr.Expr
+	// RightKeyCols is, per right key, the column of Right it is (a
+	// widening integer cast of it, for a key of another type), or -1:
+	// where the primary key of a versioned Right is looked for.
+	RightKeyCols []int
 	// Table names the right table or view; Pos is the JOIN's position.
 	Table string
 	Pos   parser.Pos
@@ -216,6 +220,16 @@ func extractTemporalKeys(n Node) (Node, bool, error) {
 	}
 	c := *t
 	c.Keyed, c.LeftKeys, c.RightKeys, c.Cond, c.Left = true, j.LeftKeys, j.RightKeys, j.Cond, j.Left
+	rw := t.Right.Schema().Len()
+	c.RightKeyCols = make([]int, len(j.RightKeys))
+	for i, k := range j.RightKeys {
+		c.RightKeyCols[i] = -1
+		if k < rw {
+			c.RightKeyCols[i] = k
+		} else if p, ok := j.Right.(*Project); ok {
+			c.RightKeyCols[i] = castColumn(p.Exprs[k])
+		}
+	}
 	if !t.Lookup {
 		c.Right = j.Right
 	} else if p, ok := j.Right.(*Project); ok && p.Input == t.Right {
@@ -236,4 +250,27 @@ func extractTemporalKeys(n Node) (Node, bool, error) {
 		exprs[i] = expr.NewColumn(col.Index, sch.Columns[col.Index].Type, col.Name)
 	}
 	return &Project{Input: &c, Exprs: exprs, Names: proj.Names}, true, nil
+}
+
+// castColumn returns the column e reads when e is a column or an integer
+// column cast to a wider integer type (which keeps values apart), else -1.
+func castColumn(e expr.Expr) int {
+	switch x := e.(type) {
+	case *expr.Column:
+		return x.Index
+	case *expr.Cast:
+		col, ok := x.X.(*expr.Column)
+		if ok && !x.Try && isIntegerKind(col.T.Kind) && isIntegerKind(x.T.Kind) {
+			return col.Index
+		}
+	}
+	return -1
+}
+
+func isIntegerKind(k types.Kind) bool {
+	switch k {
+	case types.KindTinyInt, types.KindSmallInt, types.KindInt, types.KindBigInt:
+		return true
+	}
+	return false
 }

@@ -1,13 +1,20 @@
 package session
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/exec"
 )
 
 // This file runs temporal joins end to end (files through the planner
@@ -159,4 +166,133 @@ CREATE TABLE out (id BIGINT, k INT, ots TIMESTAMP(3), rate BIGINT, rts TIMESTAMP
 			})
 		}
 	}
+}
+
+// temporalFileScript joins a datagen sequence 0..n-1 (event time id ms, key
+// id % keys) with the versions of a rates file FOR SYSTEM_TIME AS OF its
+// time (LEFT), into the exactly-once filesystem sink, with checkpoints
+// every few milliseconds.
+func temporalFileScript(ckDir, ratesPath, outDir string, n, keys, par int) string {
+	return fmt.Sprintf(`
+SET 'parallelism.default' = '%d';
+SET 'execution.checkpointing.interval' = '15ms';
+SET 'state.checkpoints.dir' = '%s';
+SET 'state.checkpoints.num-retained' = '2';
+SET 'restart-strategy.type' = 'fixed-delay';
+SET 'restart-strategy.fixed-delay.attempts' = '5';
+SET 'restart-strategy.fixed-delay.delay' = '1ms';
+SET 'pipeline.auto-watermark-interval' = '5 ms';
+CREATE TABLE ev (id BIGINT, k AS id %% %d, ts AS TO_TIMESTAMP_LTZ(id, 3), WATERMARK FOR ts AS ts - INTERVAL '0.2' SECOND)
+WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', 'fields.id.end' = '%d', 'rows-per-second' = '100000');
+CREATE TABLE rates (k INT, rate BIGINT, ts TIMESTAMP_LTZ(3), WATERMARK FOR ts AS ts, PRIMARY KEY (k) NOT ENFORCED)
+WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'csv');
+CREATE TABLE joined (id BIGINT, k BIGINT, rate BIGINT) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'csv');
+INSERT INTO joined SELECT e.id, e.k, r.rate FROM ev AS e LEFT JOIN rates FOR SYSTEM_TIME AS OF e.ts AS r ON e.k = r.k;
+`, par, ckDir, keys, n-1, ratesPath, outDir)
+}
+
+// writeRatesFile writes versions of keys 0..keys-1 at random times in
+// [0, n) ms, in time order, and returns the answer "id,k,rate" of
+// temporalFileScript: each id with the latest version of id %% keys at or
+// before id ms (empty if none).
+func writeRatesFile(t *testing.T, n, keys int) (string, []string) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(uint64(n), uint64(keys)))
+	type ver struct{ k, rate, ts int64 }
+	var vers []ver
+	var b strings.Builder
+	for ts := int64(0); ts < int64(n); ts += int64(1 + r.IntN(40)) {
+		v := ver{k: int64(r.IntN(keys)), rate: int64(r.IntN(1000)), ts: ts}
+		vers = append(vers, v)
+		fmt.Fprintf(&b, "%d,%d,%s\n", v.k, v.rate, tsText(v.ts))
+	}
+	path := filepath.Join(t.TempDir(), "rates.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cur := map[int64]int64{}
+	next := 0
+	var want []string
+	for id := int64(0); id < int64(n); id++ {
+		for next < len(vers) && vers[next].ts <= id {
+			cur[vers[next].k] = vers[next].rate
+			next++
+		}
+		k := id % int64(keys)
+		if rate, ok := cur[k]; ok {
+			want = append(want, fmt.Sprintf("%d,%d,%d", id, k, rate))
+		} else {
+			want = append(want, fmt.Sprintf("%d,%d,", id, k))
+		}
+	}
+	slices.Sort(want)
+	return path, want
+}
+
+// TestTemporalJoinExactlyOnceAcrossFaultsAndRescale fails the temporal
+// join's job at checkpoint fault points (it restarts from its latest
+// checkpoint), and stops one after a few checkpoints and restores it at
+// another parallelism: the committed rows equal the Go answer, each once.
+func TestTemporalJoinExactlyOnceAcrossFaultsAndRescale(t *testing.T) {
+	const n, keys = 40000, 13
+	ratesPath, want := writeRatesFile(t, n, keys)
+	for _, spec := range []string{"K4@14=error", "K2@9=error,K8=error"} {
+		t.Run(spec, func(t *testing.T) {
+			h, err := ParseFaults(spec, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			fired := 0
+			hook := func(p string) error {
+				err := h(p)
+				if errors.Is(err, ErrInjected) {
+					mu.Lock()
+					fired++
+					mu.Unlock()
+				}
+				return err
+			}
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			var stderr bytes.Buffer
+			s := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &stderr})
+			if err := s.RunScript(context.Background(), temporalFileScript(filepath.Join(dir, "ck"), ratesPath, out, n, keys, 2),
+				RunOptions{JobName: "tj", Exec: exec.Options{BatchSize: 128, Fault: hook}}); err != nil {
+				t.Fatalf("run: %v\n%s", err, stderr.String())
+			}
+			if fired == 0 || !strings.Contains(stderr.String(), "weir: restoring checkpoint") {
+				t.Fatalf("no fault fired and restored:\n%s", stderr.String())
+			}
+			if got := committedLines(t, out); strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("committed rows differ from the Go answer: %d rows, want %d\nfirst got %v\nfirst want %v\n%s", len(got), len(want), head(got), head(want), stderr.String())
+			}
+		})
+	}
+	t.Run("rescale 2 to 3", func(t *testing.T) {
+		dir := t.TempDir()
+		ck, out := filepath.Join(dir, "ck"), filepath.Join(dir, "out")
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		stderr := &watchWriter{onLine: func(l string) {
+			if strings.HasPrefix(l, "weir: checkpoint 4 complete") {
+				cancel()
+			}
+		}}
+		s := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: stderr})
+		if err := s.RunScript(ctx, temporalFileScript(ck, ratesPath, out, n, keys, 2), RunOptions{JobName: "tj", Exec: exec.Options{BatchSize: 128}}); err != nil {
+			t.Fatalf("first run: %v\n%s", err, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "stopped") {
+			t.Skipf("the job finished before it could be stopped:\n%s", stderr.String())
+		}
+		var stderr2 bytes.Buffer
+		s2 := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &stderr2})
+		if err := s2.RunScript(context.Background(), temporalFileScript(ck, ratesPath, out, n, keys, 3), RunOptions{JobName: "tj", Restore: RestoreLatest, Exec: exec.Options{BatchSize: 128}}); err != nil {
+			t.Fatalf("restored run: %v\n%s", err, stderr2.String())
+		}
+		if got := committedLines(t, out); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("committed rows differ from the Go answer: %d rows, want %d\nfirst got %v\nfirst want %v\n%s\n%s", len(got), len(want), head(got), head(want), stderr.String(), stderr2.String())
+		}
+	})
 }
