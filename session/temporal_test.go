@@ -350,3 +350,51 @@ CREATE TABLE out (k BIGINT, v BIGINT, cname STRING) WITH ('connector' = 'print')
 		}
 	}
 }
+
+// TestTemporalJoinExamples runs examples/join_temporal.sql and
+// examples/join_lookup.sql (their data paths made relative to this
+// folder) and checks their rows against the answers worked out by hand
+// from the example data.
+func TestTemporalJoinExamples(t *testing.T) {
+	cases := map[string][]string{
+		"join_temporal.sql": {
+			"[1, EUR, 100.00, 1.0800, 108.000000, 2026-01-01 09:05:00.000]",
+			"[2, USD, 50.00, 1.0000, 50.000000, 2026-01-01 09:06:00.000]",
+			"[3, JPY, 1000.00, 0.0068, 6.800000, 2026-01-01 09:12:00.000]",
+			"[4, EUR, 20.00, 1.0900, 21.800000, 2026-01-01 09:12:30.000]",
+			"[5, JPY, 500.00, <NULL>, <NULL>, 2026-01-01 09:16:00.000]", // after JPY's delete
+			"[6, GBP, 10.00, <NULL>, <NULL>, 2026-01-01 09:21:00.000]", // before GBP's first rate
+			"[7, EUR, 80.00, 1.0700, 85.600000, 2026-01-01 09:22:00.000]",
+			"[8, GBP, 30.00, 1.2700, 38.100000, 2026-01-01 09:30:00.000]",
+		},
+		"join_lookup.sql": {
+			"[1, alice, 12.5, gold, Lisbon]", "[2, bob, 59.99, silver, Oslo]", "[3, alice, 19.99, gold, Lisbon]",
+			"[4, carol, 7.25, gold, Porto]", "[5, bob, 30.0, silver, Oslo]", "[6, dave, 9.99, <NULL>, <NULL>]",
+			"[7, alice, 14.0, gold, Lisbon]", "[8, carol, 44.9, gold, Porto]", "[9, erin, 22.0, <NULL>, <NULL>]",
+			"[10, bob, 5.49, silver, Oslo]",
+		},
+	}
+	for file, want := range cases {
+		t.Run(file, func(t *testing.T) {
+			src, err := os.ReadFile("../examples/" + file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			script := strings.ReplaceAll(string(src), "'examples/data/", "'../examples/data/")
+			var rows []string
+			for _, l := range strings.Split(runScript(t, script), "\n") {
+				if m := printLine.FindStringSubmatch(l); m != nil {
+					if m[1] != "+I" {
+						t.Fatalf("%s emitted %s", file, l)
+					}
+					rows = append(rows, m[2])
+				}
+			}
+			slices.Sort(rows)
+			slices.Sort(want)
+			if !slices.Equal(rows, want) {
+				t.Fatalf("got\n%s\nwant\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+}
