@@ -152,7 +152,7 @@ func (p *lookupJoinNode) desc() string {
 	if p.reload == 0 {
 		s += "loaded once"
 	} else {
-		s += "reloaded every " + p.reload.String()
+		s += "reloaded every " + durationText(p.reload)
 	}
 	return s + "])"
 }
@@ -179,4 +179,17 @@ func (p *lookupJoinNode) addTo(b *graphBuilder, id string, ins [][]outlet) ([]ou
 		Computed: p.scan.Computed, Extra: p.join.RightExtra, Reload: p.reload, Table: p.join.Table,
 	}
 	return b.chain(p, ins[0], exec.OperatorSpec{Name: p.desc(), ID: id, OutWidth: p.tr.schema.Len(), New: exec.NewLookupJoin(spec)}), nil
+}
+
+// durationText renders d as a Flink duration: "10 min", "1 h", "30 s", "250 ms".
+func durationText(d time.Duration) string {
+	switch {
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%d h", d/time.Hour)
+	case d%time.Minute == 0:
+		return fmt.Sprintf("%d min", d/time.Minute)
+	case d%time.Second == 0:
+		return fmt.Sprintf("%d s", d/time.Second)
+	}
+	return fmt.Sprintf("%d ms", d/time.Millisecond)
 }
