@@ -261,11 +261,14 @@ type SetOp struct {
 	Left, Right QueryExpr
 }
 
-// TableRef is a table or view name in FROM, with an optional alias.
+// TableRef is a table or view name in FROM, with an optional alias and,
+// on a temporal join's right side, FOR SYSTEM_TIME AS OF AsOf.
 type TableRef struct {
 	Pos   Pos
 	Name  string
 	Alias string
+	// AsOf is the time of FOR SYSTEM_TIME AS OF (nil: none).
+	AsOf Expr
 }
 
 // JoinKind is the kind of a join.

@@ -402,7 +402,11 @@ func (c *converter) fromItem(g *gFromItem) Relation {
 		w.Pos, w.Alias = toPos(g.Pos), alias
 		return w
 	}
-	return &TableRef{Pos: toPos(g.Pos), Name: c.ident(g.Table), Alias: alias}
+	t := &TableRef{Pos: toPos(g.Pos), Name: c.ident(g.Table), Alias: alias}
+	if g.AsOf != nil {
+		t.AsOf = c.expr(g.AsOf.Time)
+	}
+	return t
 }
 
 // starRef returns the t.* that g consists of, or nil.

@@ -348,6 +348,10 @@ func (f *formatter) relation(r Relation) {
 	switch r := r.(type) {
 	case *TableRef:
 		f.w(quoteIdent(r.Name))
+		if r.AsOf != nil {
+			f.w(" FOR SYSTEM_TIME AS OF ")
+			f.expr(r.AsOf, precOr)
+		}
 		alias = r.Alias
 	case *SubqueryRef:
 		f.w("(")

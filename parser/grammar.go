@@ -346,7 +346,15 @@ type gFromItem struct {
 	Sub   *gQuery `parser:"(  '(' @@ ')'"`
 	TVF   *gTVF   `parser:" | 'TABLE' '(' @@ ')'"`
 	Table *gIdent `parser:" | @@ )"`
+	AsOf  *gAsOf  `parser:"@@?"`
 	Alias *gIdent `parser:"( 'AS'? @@ )?"`
+}
+
+// gAsOf is FOR SYSTEM_TIME AS OF expr after a table name (a temporal
+// join's right side).
+type gAsOf struct {
+	Pos  lexer.Position
+	Time *gExpr `parser:"'FOR' 'SYSTEM_TIME' 'AS' 'OF' @@"`
 }
 
 // gTVF is a table function call in FROM TABLE(...): a window TVF such as

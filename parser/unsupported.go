@@ -92,7 +92,6 @@ var unsupportedRules = []unsupportedRule{
 	{ctx: ctxAccepts, accepts: "WHERE", rejects: "FROM", words: []string{"NATURAL", "?INNER|LEFT|RIGHT|FULL", "?OUTER", "JOIN"}, msg: "$* is not supported yet: write JOIN ... ON with the equalities"},
 	{ctx: ctxAccepts, accepts: "WHERE", rejects: "FROM", words: []string{"CROSS", "JOIN"}, msg: "CROSS JOIN is not supported yet: write FROM a, b (a join on no condition) or JOIN ... ON"},
 	{ctx: ctxAccepts, accepts: "WHERE", rejects: "FROM", words: []string{"CROSS|OUTER", "APPLY"}, msg: "$* is not supported yet: write JOIN ... ON"},
-	{ctx: ctxAccepts, accepts: "WHERE", rejects: "FROM", words: []string{"FOR", "SYSTEM_TIME"}, msg: "temporal joins (FOR SYSTEM_TIME AS OF) are not supported yet"},
 	{ctx: ctxAccepts, accepts: "WHERE", rejects: "FROM", words: []string{"MATCH_RECOGNIZE", "("}, msg: "MATCH_RECOGNIZE is not supported yet"},
 
 	// Clauses after the body of a query.

@@ -36,6 +36,9 @@ func (b *binder) bindQuery(q parser.QueryExpr) (rel, error) {
 func (b *binder) bindFrom(r parser.Relation) (rel, error) {
 	switch n := r.(type) {
 	case *parser.TableRef:
+		if n.AsOf != nil {
+			return rel{}, parser.Errorf(n.AsOf.Position(), "FOR SYSTEM_TIME AS OF reads the right side of a JOIN (a temporal or lookup join), not a table on its own")
+		}
 		qual := n.Alias
 		if qual == "" {
 			qual = n.Name
@@ -77,6 +80,9 @@ func (b *binder) bindFrom(r parser.Relation) (rel, error) {
 // bindJoin binds a join: both inputs, then the ON condition over the
 // joined columns (left then right).
 func (b *binder) bindJoin(n *parser.Join) (rel, error) {
+	if tr := temporalRight(n); tr != nil {
+		return b.bindTemporalJoin(n, tr)
+	}
 	l, err := b.bindFrom(n.Left)
 	if err != nil {
 		return rel{}, err

@@ -61,7 +61,10 @@ func NewSource(t *connector.Table, env connector.Env) (connector.Source, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := options.CheckKnown("filesystem", t.Options, append(keys, "path", "format")); err != nil {
+	if err := options.CheckKnown("filesystem", t.Options, append(append(keys, "path", "format"), connector.LookupOptionKeys...)); err != nil {
+		return nil, err
+	}
+	if _, err := connector.LookupReload(t); err != nil {
 		return nil, err
 	}
 	path, ok := t.Options["path"]
