@@ -188,3 +188,48 @@ func TestSemiJoinKinds(t *testing.T) {
 type emitFunc func(*types.Batch) error
 
 func (f emitFunc) Emit(b *types.Batch) error { return f(b) }
+
+// TestSemiJoinStateTTL checks that table.exec.state.ttl bounds a semi
+// join's state as a regular join's: a right row not written for longer
+// than the TTL is gone, so a left row that comes after it finds no match.
+func TestSemiJoinStateTTL(t *testing.T) {
+	kinds := []types.Kind{types.KindInt, types.KindBigInt}
+	for _, wait := range []int64{500, 1500} {
+		op := NewSemiJoin(SemiJoinSpec{Left: JoinSide{Keys: []int{0}, Kinds: kinds}, Right: JoinSide{Keys: []int{0}, Kinds: kinds}})().(*semiJoinOp)
+		if err := op.Open(&OpContext{MaxParallelism: 128}); err != nil {
+			t.Fatal(err)
+		}
+		k, err := state.NewMemory(state.Options{TTL: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := op.OpenKeyed(k); err != nil {
+			t.Fatal(err)
+		}
+		out := &collectEmitter{t: t, rows: map[string]int{}}
+		fire := func(ms int64) {
+			if err := k.AdvanceProcessingTime(ms, func(tm state.Timer) error { return op.OnTimer(tm, out) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b := types.NewBatch(2, 1)
+		fire(10_000)
+		b.Append(types.Insert, []types.Value{types.IntValue(1), types.BigIntValue(1)})
+		if err := op.Process(1, b, out); err != nil {
+			t.Fatal(err)
+		}
+		fire(10_000 + wait)
+		b.Reset()
+		b.Append(types.Insert, []types.Value{types.IntValue(1), types.BigIntValue(2)})
+		if err := op.Process(0, b, out); err != nil {
+			t.Fatal(err)
+		}
+		want := 1
+		if wait > 1000 {
+			want = 0
+		}
+		if len(out.rows) != want {
+			t.Fatalf("after %d ms with a TTL of 1 s: %d rows out, want %d", wait, len(out.rows), want)
+		}
+	}
+}
