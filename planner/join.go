@@ -56,6 +56,9 @@ type Join struct {
 	// Interval, set by key extraction when the condition bounds the two
 	// rowtimes, makes it an interval join.
 	Interval *TimeBounds
+	// Window, set when both inputs are window TVFs joined on their
+	// windows, makes it a window join (windowjoin.go).
+	Window *WindowJoinInfo
 }
 
 var _ Node = (*Join)(nil)
@@ -106,6 +109,9 @@ func (n *Join) String() string {
 		iv := ""
 		if n.Interval != nil {
 			iv = ", " + n.intervalText()
+		}
+		if n.Window != nil {
+			iv = ", " + n.Window.text()
 		}
 		return fmt.Sprintf("LogicalJoin(joinType=[%s], keys=[%s]%s, residual=[%s])", n.Kind, n.keysText(), iv, cond)
 	}
