@@ -200,3 +200,59 @@ func TestWindowJoinsMatchBatchAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinWindowExample runs examples/join_window.sql and checks its rows
+// against its data files, read and cut into 15-minute windows here.
+func TestJoinWindowExample(t *testing.T) {
+	src, err := os.ReadFile("../examples/join_window.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := strings.ReplaceAll(string(src), "'examples/data/", "'../examples/data/")
+	read := func(name string, tsCol int) (rows [][]string, wins []time.Time) {
+		data, err := os.ReadFile("../examples/data/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			f := strings.Split(l, ",")
+			ts, err := time.Parse("2006-01-02 15:04:05.000", f[tsCol])
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, wins = append(rows, f), append(wins, ts.Truncate(15*time.Minute))
+		}
+		return rows, wins
+	}
+	orders, ow := read("orders.csv", 4)
+	visits, vw := read("visits.csv", 2)
+	const layout = "2006-01-02 15:04:05.000"
+	want := map[string]int{}
+	for i, o := range orders {
+		start, end := ow[i].Format(layout), ow[i].Add(15*time.Minute).Format(layout)
+		n := 0
+		for j, v := range visits {
+			if v[0] == o[1] && vw[j].Equal(ow[i]) {
+				want[row(o[0], o[1], v[1], start, end)]++
+				n++
+			}
+		}
+		if n == 0 {
+			want[row(o[0], o[1], "<NULL>", start, end)]++
+			want[row(o[0], o[1], start)]++
+		}
+	}
+	var lines []string
+	for _, l := range strings.Split(runScript(t, script), "\n") {
+		if m := printLine.FindStringSubmatch(l); m != nil {
+			if m[1] != "+I" {
+				t.Fatalf("window join emitted %s", l)
+			}
+			lines = append(lines, l)
+		}
+	}
+	got := applyChangelog(t, strings.Join(lines, "\n"))
+	if !slices.Equal(sortedRows(got), sortedRows(want)) {
+		t.Fatalf("got\n%v\nwant\n%v", sortedRows(got), sortedRows(want))
+	}
+}
