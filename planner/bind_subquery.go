@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"strings"
+
 	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/parser"
 )
@@ -144,6 +146,9 @@ func (b *binder) bindSubquery(left Node, sc *scope, sq subqueryConjunct) (Node, 
 		}
 	} else {
 		r, err := b.bindQuery(sq.query)
+		if pe, ok := err.(*parser.Error); ok && strings.HasPrefix(pe.Msg, "unknown ") {
+			return nil, parser.Errorf(pe.Pos, "%s (a subquery with GROUP BY, HAVING, aggregates, OVER or UNION cannot use the outer query's columns yet: only a plain SELECT ... FROM ... WHERE ... can)", pe.Msg)
+		}
 		if err != nil {
 			return nil, err
 		}
