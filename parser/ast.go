@@ -394,12 +394,19 @@ type IsNull struct {
 	Not bool
 }
 
-// In is X [NOT] IN (list).
+// In is X [NOT] IN (list), or X [NOT] IN (query) when Query is set.
 type In struct {
-	Pos  Pos
-	X    Expr
-	List []Expr
-	Not  bool
+	Pos   Pos
+	X     Expr
+	List  []Expr
+	Query QueryExpr
+	Not   bool
+}
+
+// Exists is EXISTS (query).
+type Exists struct {
+	Pos   Pos
+	Query QueryExpr
 }
 
 // Between is X [NOT] BETWEEN Lo AND Hi.
@@ -475,6 +482,7 @@ func (n *Binary) Position() Pos       { return n.Pos }
 func (n *Unary) Position() Pos        { return n.Pos }
 func (n *IsNull) Position() Pos       { return n.Pos }
 func (n *In) Position() Pos           { return n.Pos }
+func (n *Exists) Position() Pos       { return n.Pos }
 func (n *Between) Position() Pos      { return n.Pos }
 func (n *Like) Position() Pos         { return n.Pos }
 func (n *Case) Position() Pos         { return n.Pos }
@@ -509,6 +517,7 @@ func (*Binary) node()       {}
 func (*Unary) node()        {}
 func (*IsNull) node()       {}
 func (*In) node()           {}
+func (*Exists) node()       {}
 func (*Between) node()      {}
 func (*Like) node()         {}
 func (*Case) node()         {}
@@ -540,6 +549,7 @@ func (*Binary) expr()       {}
 func (*Unary) expr()        {}
 func (*IsNull) expr()       {}
 func (*In) expr()           {}
+func (*Exists) expr()       {}
 func (*Between) expr()      {}
 func (*Like) expr()         {}
 func (*Case) expr()         {}

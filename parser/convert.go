@@ -503,6 +503,9 @@ func (c *converter) cmp(g *gCmp) Expr {
 				if pr.In.Expr != nil {
 					c.fail(arm.Pos, "IN takes a list in parentheses: x IN (a, b, ...) (x IN s is only valid in POSITION(x IN s))")
 				}
+				if pr.In.Query != nil {
+					in.Query = c.query(pr.In.Query)
+				}
 				for _, x := range pr.In.List {
 					in.List = append(in.List, c.expr(x))
 				}
@@ -572,6 +575,8 @@ func (c *converter) primary(g *gPrimary) Expr {
 		return c.ref(p, g.Ref)
 	case g.LRCall != nil:
 		return c.call(p, g.LRName, g.LRCall)
+	case g.Exists != nil:
+		return &Exists{Pos: p, Query: c.query(g.Exists)}
 	default:
 		return c.expr(g.Paren)
 	}

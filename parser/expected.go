@@ -60,7 +60,7 @@ var candidateGroups = []struct {
 }{
 	{"an expression", []string{"<ident>", "<number>", "<string>"}, []string{
 		"<ident>", "<number>", "<string>", "TRUE", "FALSE", "NULL", "CASE",
-		"CAST", "TRY_CAST", "INTERVAL", "TIMESTAMP", "NOT", "(", "-", "+"}},
+		"CAST", "TRY_CAST", "INTERVAL", "TIMESTAMP", "NOT", "EXISTS", "(", "-", "+"}},
 	{"an operator", []string{"=", "+"}, []string{
 		"=", "<>", "!=", "<", "<=", ">", ">=", "+", "-", "*", "/", "%", "||",
 		"AND", "OR", "IS", "IN", "BETWEEN", "LIKE", "NOT"}},

@@ -479,7 +479,15 @@ func (f *formatter) expr(e Expr, min int) {
 	case *In:
 		f.expr(e.X, precCmp)
 		f.w(not(e.Not), " IN (")
-		f.exprList(e.List)
+		if e.Query != nil {
+			f.query(e.Query)
+		} else {
+			f.exprList(e.List)
+		}
+		f.w(")")
+	case *Exists:
+		f.w("EXISTS (")
+		f.query(e.Query)
 		f.w(")")
 	case *Between:
 		f.expr(e.X, precCmp)

@@ -448,11 +448,13 @@ type gPred struct {
 	Like    *gConcat  `parser:" | 'LIKE' @@ )"`
 }
 
-// gInList is the list of x IN (a, b, ...), or the string s of
+// gInList is the list of x IN (a, b, ...), the subquery of x IN (SELECT
+// ...), or the string s of
 // POSITION(x IN s) (valid only there).
 type gInList struct {
-	List []*gExpr `parser:"  '(' @@ ( ',' @@ )* ')'"`
-	Expr *gConcat `parser:"| @@"`
+	Query *gQuery  `parser:"  '(' ( (?= 'SELECT') @@"`
+	List  []*gExpr `parser:"      | @@ ( ',' @@ )* ) ')'"`
+	Expr  *gConcat `parser:"| @@"`
 }
 
 type gBetween struct {
@@ -507,6 +509,7 @@ type gPrimary struct {
 	Number   *string    `parser:"| @Number"`
 	String   *string    `parser:"| @String"`
 	Paren    *gExpr     `parser:"| '(' @@ ')'"`
+	Exists   *gQuery    `parser:"| 'EXISTS' '(' @@ ')'"`
 	Cast     *gCast     `parser:"| @@"`
 	Case     *gCase     `parser:"| @@"`
 	Interval *gInterval `parser:"| @@"`

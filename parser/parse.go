@@ -308,6 +308,10 @@ func (l *language) syntaxError(seg segment, err error, try tryFunc) *Error {
 	if identOK && k < len(seg.toks) && l.is(seg.toks[k], tokKeyword) && !isStructural(seg.toks[k].Value) {
 		w := seg.toks[k].Value
 		msg += fmt.Sprintf(" (%s is a reserved word: write `%s` to use it as a name)", w, w)
+	} else if k > 0 && k <= len(seg.toks) && strings.EqualFold(seg.toks[k-1].Value, "EXISTS") && l.is(seg.toks[k-1], tokKeyword) {
+		// EXISTS starts EXISTS (SELECT ...): a column named exists was meant.
+		w := seg.toks[k-1].Value
+		msg += fmt.Sprintf(" (%s is a reserved word: write `%s` to use it as a name)", w, w)
 	}
 	return &Error{Pos: pos, Msg: msg}
 }

@@ -103,8 +103,6 @@ var unsupportedRules = []unsupportedRule{
 
 	// Expressions.
 	{ctx: ctxAccepts, accepts: "<number>", words: []string{"LEFT|RIGHT", "("}},
-	{ctx: ctxAccepts, accepts: "<number>", words: []string{"EXISTS", "("}, msg: "subqueries in expressions (EXISTS (SELECT ...)) are not supported yet"},
-	{ctx: ctxAccepts, accepts: "<number>", before: []string{"IN", "("}, words: []string{"SELECT"}, msg: "subqueries in expressions (IN (SELECT ...)) are not supported yet"},
 	{ctx: ctxAccepts, accepts: "<number>", before: []string{"("}, words: []string{"SELECT"}, msg: "subqueries in expressions ((SELECT ...)) are not supported yet"},
 
 	// CREATE TABLE.

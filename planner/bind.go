@@ -205,15 +205,10 @@ func (b *binder) bindSelect(s *parser.Select) (Node, error) {
 	sc := newScope(in)
 	node := in.node
 	if s.Where != nil {
-		eb := &exprBinder{sc: sc, where: "in WHERE", loc: b.loc}
-		cond, err := eb.bind(s.Where)
-		if err != nil {
+		// bindWhere makes IN/EXISTS subqueries semi and anti joins.
+		if node, sc, err = b.bindWhere(node, sc, s.Where); err != nil {
 			return nil, err
 		}
-		if err := wantBool(cond, s.Where, "WHERE"); err != nil {
-			return nil, err
-		}
-		node = &Filter{Input: node, Cond: cond}
 	}
 	items, err := b.expandStars(s, sc)
 	if err != nil {

@@ -181,6 +181,9 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 		}
 		return expr.NewIsNull(x, n.Not), nil
 	case *parser.In:
+		if n.Query != nil {
+			return nil, parser.Errorf(n.Pos, "IN (SELECT ...) is supported only as a condition of WHERE, alone or AND-ed with other conditions")
+		}
 		x, err := b.bind(n.X)
 		if err != nil {
 			return nil, err
@@ -190,6 +193,8 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 			return nil, err
 		}
 		return expr.NewIn(x, list, n.Not)
+	case *parser.Exists:
+		return nil, parser.Errorf(n.Pos, "EXISTS (SELECT ...) is supported only as a condition of WHERE, alone or AND-ed with other conditions")
 	case *parser.Between:
 		xs, err := b.bindAll([]parser.Expr{n.X, n.Lo, n.Hi})
 		if err != nil {

@@ -17,22 +17,30 @@ const (
 	JoinLeft
 	JoinRight
 	JoinFull
+	// JoinSemi keeps the left rows with a match (IN, EXISTS); JoinAnti
+	// those without one (NOT IN, NOT EXISTS). Their output is the left
+	// columns only (bind_subquery.go).
+	JoinSemi
+	JoinAnti
 )
 
 // String returns the kind as Flink's EXPLAIN prints it.
 func (k JoinKind) String() string {
-	return [...]string{"InnerJoin", "LeftOuterJoin", "RightOuterJoin", "FullOuterJoin"}[k]
+	return [...]string{"InnerJoin", "LeftOuterJoin", "RightOuterJoin", "FullOuterJoin", "LeftSemiJoin", "LeftAntiJoin"}[k]
 }
 
 // sql returns the kind as SQL writes it.
 func (k JoinKind) sql() string {
-	return [...]string{"INNER", "LEFT", "RIGHT", "FULL"}[k]
+	return [...]string{"INNER", "LEFT", "RIGHT", "FULL", "SEMI", "ANTI"}[k]
 }
 
 // leftOuter reports whether the left side's rows are kept without a match
 // (NULL-padded); rightOuter likewise for the right side.
 func (k JoinKind) leftOuter() bool  { return k == JoinLeft || k == JoinFull }
 func (k JoinKind) rightOuter() bool { return k == JoinRight || k == JoinFull }
+
+// semi reports whether the join is a semi or anti join (left columns out).
+func (k JoinKind) semi() bool { return k == JoinSemi || k == JoinAnti }
 
 // Join joins Left and Right; its output is the left columns followed by
 // the right ones. Cond is over that row (nil: TRUE). Before key extraction
@@ -48,6 +56,9 @@ type Join struct {
 	// Interval, set by key extraction when the condition bounds the two
 	// rowtimes, makes it an interval join.
 	Interval *TimeBounds
+	// Window, set when both inputs are window TVFs joined on their
+	// windows, makes it a window join (windowjoin.go).
+	Window *WindowJoinInfo
 }
 
 var _ Node = (*Join)(nil)
@@ -62,6 +73,9 @@ func (n *Join) WithChildren(k []Node) Node { c := *n; c.Left, c.Right = k[0], k[
 // that may be NULL-padded are nullable, and time attributes become plain
 // timestamps (a regular join's output has no watermark order, as in Flink).
 func (n *Join) Schema() types.Schema {
+	if n.Kind.semi() {
+		return semiSchema(n.Left.Schema())
+	}
 	l, r := n.Left.Schema(), n.Right.Schema()
 	cols := make([]types.Column, 0, l.Len()+r.Len())
 	for _, c := range l.Columns {
@@ -95,6 +109,9 @@ func (n *Join) String() string {
 		iv := ""
 		if n.Interval != nil {
 			iv = ", " + n.intervalText()
+		}
+		if n.Window != nil {
+			iv = ", " + n.Window.text()
 		}
 		return fmt.Sprintf("LogicalJoin(joinType=[%s], keys=[%s]%s, residual=[%s])", n.Kind, n.keysText(), iv, cond)
 	}
@@ -222,9 +239,9 @@ func pushJoinConds(n Node) (Node, bool, error) {
 		}
 		lo, hi, used := columnsUsed(c)
 		switch {
-		case used && hi < wl && (j.Kind == JoinInner || j.Kind == JoinRight):
+		case used && hi < wl && (j.Kind == JoinInner || j.Kind == JoinRight || j.Kind == JoinSemi):
 			toLeft = append(toLeft, c)
-		case used && lo >= wl && (j.Kind == JoinInner || j.Kind == JoinLeft):
+		case used && lo >= wl && (j.Kind == JoinInner || j.Kind == JoinLeft || j.Kind.semi()):
 			s, err := shiftColumns(c, 0, -wl)
 			if err != nil {
 				return nil, false, err
@@ -323,7 +340,7 @@ func extractJoinKeys(n Node) (Node, bool, error) {
 		}
 		return i-wl < wr && rsch.Columns[i-wl].Type.Attr == types.Rowtime
 	}
-	if b, rest, ok := timeBounds(residual, wl, rowtime); ok {
+	if b, rest, ok := timeBounds(residual, wl, rowtime); ok && !j.Kind.semi() {
 		out.Interval, residual = &b, rest
 	}
 	if len(lExtra) > 0 {
@@ -346,6 +363,9 @@ func extractJoinKeys(n Node) (Node, bool, error) {
 	out.Cond = res
 	if len(lExtra) == 0 && len(rExtra) == 0 {
 		return out, true, nil
+	}
+	if j.Kind.semi() {
+		return dropKeyColumns(out, wl), true, nil
 	}
 	// Drop the key columns again.
 	sch := out.Schema()

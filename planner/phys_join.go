@@ -27,6 +27,12 @@ func (x *Join) lower(b *physBuilder, kids []physNode) (physNode, error) {
 	if !x.Keyed {
 		return nil, fmt.Errorf("planner: join without extracted keys")
 	}
+	if x.Window != nil {
+		return x.lowerWindow(b, kids)
+	}
+	if x.Kind.semi() {
+		return x.lowerSemi(b, kids)
+	}
 	for i, k := range kids {
 		m := k.traits().mode
 		if x.Interval != nil && !m.IsInsertOnly() {

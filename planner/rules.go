@@ -19,7 +19,7 @@ func optimize(n Node) (Node, error) {
 	var err error
 	for _, phase := range [][]rule{
 		{pushFilterBelowProject, mergeFilters, flattenUnion, filterIntoJoin, pushJoinConds},
-		{extractJoinKeys, extractTemporalKeys},
+		{extractJoinKeys, extractTemporalKeys, windowJoin},
 		{filterToCalc, projectToCalc, pushCalcIntoUnion, mergeCalcs, dropIdentityCalc},
 		{rankRange, dropIdentityCalc},
 	} {

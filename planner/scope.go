@@ -39,6 +39,11 @@ type scope struct {
 	rel    rel
 	parts  []relPart
 	schema types.Schema
+	// outer, for a correlated subquery, resolves the names this scope
+	// lacks; this scope's columns are then numbered from off (after the
+	// outer query's).
+	outer *scope
+	off   int
 }
 
 func newScope(r rel) *scope { return &scope{rel: r, parts: r.relParts(), schema: r.node.Schema()} }
@@ -84,8 +89,32 @@ func (s *scope) names() string {
 	return strings.Join(s.schema.Names(), ", ")
 }
 
-// resolve binds a column reference to a column of the scope.
+// resolve binds a column reference to a column of the scope, or of the
+// outer query's scope when this one has no such column.
 func (s *scope) resolve(ref *parser.ColumnRef) (expr.Expr, error) {
+	if s.outer == nil {
+		return s.resolveHere(ref)
+	}
+	inner := &scope{rel: s.rel, parts: s.parts, schema: s.schema}
+	e, err := inner.resolveHere(ref)
+	if err == nil {
+		return shiftColumns(e, 0, s.off)
+	}
+	if pe, ok := err.(*parser.Error); ok && strings.Contains(pe.Msg, "ambiguous") {
+		return nil, err
+	}
+	o, oerr := s.outer.resolve(ref)
+	if oerr == nil {
+		return o, nil
+	}
+	if ref.Table != "" && inner.part(ref.Table) == nil && s.outer.part(ref.Table) != nil {
+		return nil, oerr // the outer query's table, without that column
+	}
+	return nil, err
+}
+
+// resolveHere binds a column reference to a column of this scope only.
+func (s *scope) resolveHere(ref *parser.ColumnRef) (expr.Expr, error) {
 	lo, hi := 0, len(s.schema.Columns)
 	if ref.Table != "" {
 		p := s.part(ref.Table)

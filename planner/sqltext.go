@@ -64,6 +64,9 @@ func writeSQL(b *strings.Builder, e parser.Expr) {
 			b.WriteString(" NOT")
 		}
 		b.WriteString(" IN (")
+		if n.Query != nil {
+			b.WriteString(parser.Format(n.Query))
+		}
 		for i, x := range n.List {
 			if i > 0 {
 				b.WriteString(", ")
@@ -140,6 +143,8 @@ func writeSQL(b *strings.Builder, e parser.Expr) {
 			writeSQL(b, n.Filter)
 			b.WriteByte(')')
 		}
+	case *parser.Exists:
+		b.WriteString("EXISTS (" + parser.Format(n.Query) + ")")
 	default:
 		b.WriteString("?")
 	}

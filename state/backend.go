@@ -75,6 +75,10 @@ func (b storeBackend) scan(kg int, lower, upper []byte, reverse bool, limit int,
 type memBackend struct {
 	points  map[string]*memEntry
 	ordered *btreemap.BTreeMap[string, *memEntry]
+	// pending are ordered entries put since the last scan, added to the
+	// B-tree (sorted, in one go) by the next scan: state that is written
+	// far more often than scanned (a join side's rows) skips the tree.
+	pending []*memEntry
 	key, hi []byte
 
 	track bool        // keep dirty entries in dirty, and deleted ones until written
@@ -85,10 +89,11 @@ type memBackend struct {
 
 // Entry flags.
 const (
-	memInTree  uint8 = 1 << iota // the key is in the ordered index
+	memInTree  uint8 = 1 << iota // the key is in the ordered index (or in pending)
 	memDirty                     // changed since the last write to the store (in dirty)
 	memDeleted                   // a deletion not yet written to the store (track only)
 	memStored                    // the store holds the key (track only)
+	memPending                   // in pending: not in the B-tree yet
 )
 
 type memEntry struct {
@@ -149,8 +154,7 @@ func (m *memBackend) put(kg int, key, value []byte, ordered bool) error {
 		if e.flags&memDeleted != 0 {
 			e.flags &^= memDeleted
 			if ordered {
-				e.flags |= memInTree
-				m.ordered.ReplaceOrInsert(e.key, e)
+				m.addOrdered(e)
 			}
 		}
 		m.bytes += e.size() - before
@@ -161,12 +165,43 @@ func (m *memBackend) put(kg int, key, value []byte, ordered bool) error {
 	e.val = append([]byte(nil), value...)
 	m.points[e.key] = e
 	if ordered {
-		e.flags |= memInTree
-		m.ordered.ReplaceOrInsert(e.key, e)
+		m.addOrdered(e)
 	}
 	m.bytes += e.size()
 	m.changed(e)
 	return nil
+}
+
+// addOrdered puts e in the ordered index, through pending.
+func (m *memBackend) addOrdered(e *memEntry) {
+	e.flags |= memInTree
+	if e.flags&memPending == 0 {
+		e.flags |= memPending
+		m.pending = append(m.pending, e)
+	}
+}
+
+// flushPending adds the pending entries to the B-tree, in key order.
+func (m *memBackend) flushPending() {
+	if len(m.pending) == 0 {
+		return
+	}
+	p := m.pending[:0]
+	for _, e := range m.pending {
+		if e.flags&memPending != 0 {
+			e.flags &^= memPending
+			if e.flags&memInTree != 0 {
+				p = append(p, e)
+			}
+		}
+	}
+	slices.SortFunc(p, func(a, b *memEntry) int { return strings.Compare(a.key, b.key) })
+	for i, e := range p {
+		m.ordered.ReplaceOrInsert(e.key, e)
+		p[i] = nil
+	}
+	clear(m.pending[len(p):])
+	m.pending = m.pending[:0]
 }
 
 // load adds an entry read from the store (unchanged, ordered).
@@ -186,7 +221,11 @@ func (m *memBackend) del(kg int, key []byte, _ bool) error {
 		return nil
 	}
 	if e.flags&memInTree != 0 {
-		m.ordered.Delete(e.key)
+		if e.flags&memPending != 0 {
+			e.flags &^= memPending // skipped by flushPending
+		} else {
+			m.ordered.Delete(e.key)
+		}
 		e.flags &^= memInTree
 	}
 	if m.track && e.flags&memStored != 0 {
@@ -207,6 +246,7 @@ func (m *memBackend) del(kg int, key []byte, _ bool) error {
 }
 
 func (m *memBackend) scan(kg int, lower, upper []byte, reverse bool, limit int, c *chunk) error {
+	m.flushPending()
 	lo := m.memKey(kg, lower)
 	// The bounds alias buffers that do not change during the call.
 	hi := btreemap.Max[string]()

@@ -35,6 +35,20 @@ func TestIntervalJoinRandomKills(t *testing.T) {
 	joinRandomKills(t, "kill_interval.sql", "TestIntervalJoinRandomKills", intervalRows, intervalKeys)
 }
 
+// TestWindowJoinRandomKills is TestJoinRandomKills through a window join
+// (testdata/kill_window_join.sql): its windows' rows and timers are
+// restored at each parallelism, and each window is joined once.
+func TestWindowJoinRandomKills(t *testing.T) {
+	joinRandomKills(t, "kill_window_join.sql", "TestWindowJoinRandomKills", intervalRows, intervalKeys)
+}
+
+// TestSemiJoinRandomKills is TestJoinRandomKills through a semi join
+// (testdata/kill_semi_join.sql): the rows and match counts of both sides
+// are restored at each parallelism.
+func TestSemiJoinRandomKills(t *testing.T) {
+	joinRandomKills(t, "kill_semi_join.sql", "TestSemiJoinRandomKills", intervalRows, intervalKeys)
+}
+
 // joinRandomKills runs the kill test on a query file whose result is the
 // per-key (id % keys) sum and count of the sequence 0..rows-1.
 func joinRandomKills(t *testing.T, file, name string, rows, keys int64) {

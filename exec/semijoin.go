@@ -1,0 +1,225 @@
+package exec
+
+import (
+	"fmt"
+
+	"github.com/weir-sql/weir/expr"
+	"github.com/weir-sql/weir/state"
+	"github.com/weir-sql/weir/types"
+)
+
+// SemiJoinSpec describes a semi join (the left rows that have a match on
+// the right: IN and EXISTS subqueries) or, with Anti, an anti join (the
+// left rows that have none: NOT IN and NOT EXISTS). Port 0 is the left
+// input, port 1 the right one; the output is the left rows.
+type SemiJoinSpec struct {
+	Anti        bool
+	Left, Right JoinSide
+	// Residual is the non-equi part of the condition, over left ++ right
+	// (nil: none).
+	Residual expr.Expr
+}
+
+// NewSemiJoin returns the constructor of a semi or anti join operator, a
+// KeyedOperator keyed by the join key, as Flink's SemiAntiJoinOperator:
+// each left row is kept with the number of right rows that match it, each
+// right row with its count (both in the layouts of JoinSide). A left row
+// goes out with its own kind when it has a match (semi) or none (anti); a
+// right row that gives a left row its first match emits that row (+I for
+// a semi join, -D for an anti join), and one that takes its last match
+// away does the opposite. Rows with a NULL join key never match: a semi
+// join drops such a left row, an anti join passes it on.
+func NewSemiJoin(spec SemiJoinSpec) func() Operator {
+	return func() Operator { return &semiJoinOp{spec: spec} }
+}
+
+// semiJoinOp is the semi or anti join (see NewSemiJoin).
+type semiJoinOp struct {
+	spec   SemiJoinSpec
+	k      *state.Keyed
+	rk     [2]*RowKey
+	sides  [2]*sideState
+	wl     int
+	out    *types.Batch
+	joined []types.Value // left ++ right, for the residual
+}
+
+var _ KeyedOperator = (*semiJoinOp)(nil)
+
+// Open implements Operator.
+func (o *semiJoinOp) Open(ctx *OpContext) error {
+	o.wl = len(o.spec.Left.Kinds)
+	o.out = types.NewBatch(o.wl, 256)
+	o.joined = make([]types.Value, o.wl+len(o.spec.Right.Kinds))
+	o.rk[0] = NewRowKey(o.spec.Left.Keys, ctx.MaxParallelism)
+	o.rk[1] = NewRowKey(o.spec.Right.Keys, ctx.MaxParallelism)
+	// The left side counts its matches; the right side keeps counts only.
+	o.sides[0] = &sideState{spec: o.spec.Left, outer: true}
+	o.sides[1] = &sideState{spec: o.spec.Right}
+	if o.spec.Residual != nil && ctx.Watermark != nil {
+		o.spec.Residual, _ = expr.BindWatermark(o.spec.Residual, ctx.Watermark)
+	}
+	return nil
+}
+
+// OpenKeyed implements KeyedOperator.
+func (o *semiJoinOp) OpenKeyed(k *state.Keyed) error {
+	o.k = k
+	if err := o.sides[0].open(k, "left"); err != nil {
+		return fmt.Errorf("semi join: left state: %w", err)
+	}
+	if err := o.sides[1].open(k, "right"); err != nil {
+		return fmt.Errorf("semi join: right state: %w", err)
+	}
+	return nil
+}
+
+// OnTimer implements KeyedOperator: no timers (TTL is the state layer's).
+func (o *semiJoinOp) OnTimer(state.Timer, Emitter) error { return nil }
+
+// matches evaluates the residual on left row l with right row r.
+func (o *semiJoinOp) matches(l, r []types.Value) (bool, error) {
+	if o.spec.Residual == nil {
+		return true, nil
+	}
+	copy(o.joined[:o.wl], l)
+	copy(o.joined[o.wl:], r)
+	v, err := o.spec.Residual.Eval(o.joined)
+	if err != nil {
+		return false, fmt.Errorf("semi join condition %s: %w", o.spec.Residual, err)
+	}
+	return !v.IsNull() && v.Bool(), nil
+}
+
+// emit appends left row n times with kind, emitting full batches.
+func (o *semiJoinOp) emit(kind types.RowKind, row []types.Value, n int64, out Emitter) error {
+	for range n {
+		o.out.Append(kind, row)
+		if o.out.Len() >= 1024 {
+			if err := o.flush(out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (o *semiJoinOp) flush(out Emitter) error {
+	if o.out.Len() == 0 {
+		return nil
+	}
+	err := out.Emit(o.out)
+	o.out.Reset()
+	return err
+}
+
+// Process implements Operator: port 0 is the left input, port 1 the right.
+func (o *semiJoinOp) Process(input int, b *types.Batch, out Emitter) error {
+	if input != 0 && input != 1 {
+		return fmt.Errorf("semi join: input port %d", input)
+	}
+	for i := range b.Len() {
+		row, kind := b.Row(i), b.Kinds[i]
+		if hasNullKey(row, o.sides[input].spec.Keys) {
+			if input == 0 && o.spec.Anti {
+				if err := o.emit(kind, row, 1, out); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if err := o.rk[input].Set(o.k, row); err != nil {
+			return err
+		}
+		var err error
+		if input == 0 {
+			err = o.processLeft(kind, row, out)
+		} else {
+			err = o.processRight(kind, row, out)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return o.flush(out)
+}
+
+// processLeft counts the right rows that match row, keeps or removes it,
+// and passes it on with its kind if it has a match (semi) or none (anti).
+func (o *semiJoinOp) processLeft(kind types.RowKind, row []types.Value, out Emitter) error {
+	left, right := o.sides[0], o.sides[1]
+	var matched int64
+	err := right.each(false, func(r joinRec) (int64, error) {
+		ok, err := o.matches(row, r.row)
+		if ok {
+			matched += r.count
+		}
+		return 0, err
+	})
+	if err != nil {
+		return err
+	}
+	if kind.IsRetraction() {
+		err = left.remove(row)
+	} else {
+		err = left.insert(row, matched)
+	}
+	if err != nil {
+		return err
+	}
+	if (matched > 0) != o.spec.Anti {
+		return o.emit(kind, row, 1, out)
+	}
+	return nil
+}
+
+// processRight keeps or removes row and updates the match counts of the
+// left rows it matches: a left row whose count leaves or reaches zero
+// comes or goes.
+func (o *semiJoinOp) processRight(kind types.RowKind, row []types.Value, out Emitter) error {
+	left, right := o.sides[0], o.sides[1]
+	retract := kind.IsRetraction()
+	if retract {
+		if err := right.remove(row); err != nil {
+			return err
+		}
+	}
+	// appear is the kind of a left row that this change makes come out.
+	appear, vanish := types.Insert, types.Delete
+	if o.spec.Anti {
+		appear, vanish = vanish, appear
+	}
+	err := left.each(true, func(l joinRec) (int64, error) {
+		ok, err := o.matches(l.row, row)
+		if err != nil || !ok {
+			return 0, err
+		}
+		if !retract {
+			if l.assoc == 0 {
+				if err := o.emit(appear, l.row, l.count, out); err != nil {
+					return 0, err
+				}
+			}
+			return 1, nil
+		}
+		switch l.assoc {
+		case 0:
+			return 0, nil // its state expired; never below zero
+		case 1:
+			if err := o.emit(vanish, l.row, l.count, out); err != nil {
+				return 0, err
+			}
+		}
+		return -1, nil
+	})
+	if err != nil || retract {
+		return err
+	}
+	return right.insert(row, 0)
+}
+
+// Finish implements Operator: a semi join holds nothing back.
+func (o *semiJoinOp) Finish(out Emitter) error { return o.flush(out) }
+
+// Close implements Operator.
+func (o *semiJoinOp) Close() error { return nil }
