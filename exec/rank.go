@@ -105,6 +105,7 @@ type rankOp struct {
 	old, cur                     []rankEntry
 	arena                        []byte // backing bytes of old and cur's entries
 	rowBuf                       []types.Value
+	bc                           *boundCache // AppendFast without a TTL: the partitions' bounds
 }
 
 // bufCodec is a codec of byte strings that decodes into a buffer it owns,
@@ -127,6 +128,9 @@ func (o *rankOp) Open(ctx *OpContext) error {
 	}
 	o.out = types.NewBatch(w, 64)
 	o.rowBuf = make([]types.Value, w)
+	if o.spec.Strategy == AppendFast && ctx.StateTTL <= 0 {
+		o.bc = newBoundCache(o.spec.Partition, o.spec.Kinds)
+	}
 	return nil
 }
 
@@ -182,10 +186,13 @@ func (o *rankOp) Process(_ int, b *types.Batch, out Emitter) error {
 	o.out.Reset()
 	for i := range b.Len() {
 		row := b.Row(i)
+		o.sk = encodeSortKey(o.sk[:0], o.spec.Order, row)
+		if o.bc != nil && b.Kinds[i] == types.Insert && o.bc.skip(row, o.sk, o.spec.Func) {
+			continue // ranked past a full range: nothing changes
+		}
 		if err := o.rk.Set(o.k, row); err != nil {
 			return err
 		}
-		o.sk = encodeSortKey(o.sk[:0], o.spec.Order, row)
 		var err error
 		if o.spec.Strategy == AppendFast {
 			err = o.appendRow(b.Kinds[i], row)
@@ -220,6 +227,9 @@ func (o *rankOp) appendRow(kind types.RowKind, row []types.Value) error {
 	last, full, err := o.bound.Value()
 	if err != nil {
 		return err
+	}
+	if o.bc != nil {
+		o.bc.put(row, full, last)
 	}
 	if full {
 		c := bytes.Compare(o.sk, last)
@@ -261,6 +271,9 @@ func (o *rankOp) appendRow(kind types.RowKind, row []types.Value) error {
 	if full {
 		if err := o.bound.Update(o.cur[len(o.cur)-1].sk); err != nil {
 			return err
+		}
+		if o.bc != nil {
+			o.bc.put(row, true, o.cur[len(o.cur)-1].sk)
 		}
 	}
 	enc := o.enc[:0]
