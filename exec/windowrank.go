@@ -46,6 +46,10 @@ func NewWindowRank(spec WindowRankSpec) func() Operator {
 	return func() Operator { return &windowRankOp{spec: spec} }
 }
 
+// wrPrefix is the length of a row's window in its map key: window end and
+// window start, each state.AppendInt64 (a tag and 8 bytes).
+const wrPrefix = 18
+
 type windowRankOp struct {
 	spec  WindowRankSpec
 	rk    *RowKey
@@ -54,8 +58,9 @@ type windowRankOp struct {
 	out   *types.Batch
 	width int // of the windowed row
 
-	rows *state.SortedMapState[[]byte, []byte] // window end | window start | sort key | seq → windowed row
-	seq  *state.ValueState[int64]
+	rows   *state.SortedMapState[[]byte, []byte] // window end | window start | sort key | seq → windowed row
+	seq    *state.ValueState[int64]
+	counts *state.MapState[[]byte, int64] // ROW_NUMBER: window end | window start → rows kept (at most End)
 
 	wrow          []types.Value // the windowed row
 	sk, mk, enc   []byte
@@ -92,7 +97,12 @@ func (o *windowRankOp) OpenKeyed(k *state.Keyed) error {
 	if o.rows, err = state.NewSortedMapState(k, "wrows", state.Codec[[]byte](state.Bytes{}), state.Codec[[]byte](state.Bytes{})); err != nil {
 		return err
 	}
-	o.seq, err = state.NewValueState(k, "wseq", state.Codec[int64](state.Int64{}))
+	if o.seq, err = state.NewValueState(k, "wseq", state.Codec[int64](state.Int64{})); err != nil {
+		return err
+	}
+	if o.spec.Func == RowNumber {
+		o.counts, err = state.NewMapState(k, "wcount", state.Codec[[]byte](state.Bytes{}), state.Codec[int64](state.Int64{}))
+	}
 	return err
 }
 
@@ -191,6 +201,32 @@ func (o *windowRankOp) add(wrow []types.Value, start, end, wm int64) error {
 	if err := o.rows.Put(o.mk, o.enc); err != nil {
 		return err
 	}
+	if o.counts != nil {
+		// ROW_NUMBER keeps at most End rows per window: past that, the
+		// last one goes (it can never rank within the range again).
+		win := o.mk[:wrPrefix]
+		c, _, err := o.counts.Get(win)
+		if err != nil {
+			return err
+		}
+		if c >= o.spec.End {
+			o.hi = append(append(o.hi[:0], win...), 0xFF)
+			var last []byte
+			err := o.rows.DescendBelow(o.hi, func(k, _ []byte) (bool, error) {
+				last = append(o.lo[:0], k...)
+				return false, nil
+			})
+			if err != nil {
+				return err
+			}
+			o.lo = last
+			if err := o.rows.Remove(last); err != nil {
+				return err
+			}
+		} else if err := o.counts.Put(win, c+1); err != nil {
+			return err
+		}
+	}
 	return o.k.RegisterTimer(state.EventTime, end-1, nil)
 }
 
@@ -206,13 +242,13 @@ func (o *windowRankOp) OnTimer(tm state.Timer, out Emitter) error {
 	var prevStart []byte
 	err := o.rows.Range(o.lo, o.hi, func(k, v []byte) (bool, error) {
 		o.keys = append(o.keys, bytes.Clone(k))
-		start := k[8:16]
+		start := k[9:wrPrefix]
 		if !bytes.Equal(start, prevStart) { // a new window (same end, another start)
 			prevStart = append(prevStart[:0], start...)
 			pos, rank, distinct = 0, 0, 0
 			o.prevK = o.prevK[:0]
 		}
-		sk := k[16 : len(k)-8]
+		sk := k[wrPrefix : len(k)-8]
 		pos++
 		tie := pos > 1 && bytes.Equal(sk, o.prevK)
 		switch o.spec.Func {
@@ -253,6 +289,12 @@ func (o *windowRankOp) OnTimer(tm state.Timer, out Emitter) error {
 	for _, k := range o.keys {
 		if err := o.rows.Remove(k); err != nil {
 			return err
+		}
+		if o.counts != nil && !bytes.Equal(k[:wrPrefix], o.lo) {
+			o.lo = append(o.lo[:0], k[:wrPrefix]...)
+			if err := o.counts.Remove(o.lo); err != nil {
+				return err
+			}
 		}
 	}
 	if empty, err := o.rows.IsEmpty(); err != nil {

@@ -50,6 +50,21 @@ func runInsertOnly(t *testing.T, dir, query string, par int) []string {
 	return finalRows(log)
 }
 
+// cumulateOf assigns rows to CUMULATE windows of max size and step, per key.
+func cumulateOf(rows []rankRow, size, step int64) map[[3]int64][]winRow {
+	out := map[[3]int64][]winRow{}
+	for _, r := range rows {
+		p := r.ts - r.ts%size
+		for we := p + step; we <= p+size; we += step {
+			if we > r.ts {
+				k := [3]int64{int64(r.k), p, we}
+				out[k] = append(out[k], winRow{r, p, we})
+			}
+		}
+	}
+	return out
+}
+
 func TestWindowTopN(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
@@ -109,6 +124,15 @@ func TestWindowTopN(t *testing.T) {
 			}
 			checkRows(t, "window deduplication ORDER BY ts "+order, par, got, sortedLines(want))
 		}
+
+		// CUMULATE, the best row per key and window (ROW_NUMBER = 1 with the rank).
+		got = runInsertOnly(t, dir, `SELECT k, id, window_end, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end, k ORDER BY v DESC) AS rn FROM TABLE(CUMULATE(TABLE t, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '20' SECOND))) WHERE rn = 1`, par)
+		want = nil
+		for key, ws := range cumulateOf(rows, 20000, 5000) {
+			slices.SortFunc(ws, vDescNullsLast)
+			want = append(want, fmt.Sprintf("[%d, %d, %s, 1]", key[0], ws[0].r.id, tsText(ws[0].we)))
+		}
+		checkRows(t, "CUMULATE Top-1 (ROW_NUMBER)", par, got, sortedLines(want))
 
 		// Top-2 keys by count per TUMBLE window, over a window aggregate.
 		got = runInsertOnly(t, dir, `SELECT window_start, k, c, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY c DESC, k ASC) AS rn FROM (SELECT window_start, window_end, k, COUNT(*) AS c FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end, k)) WHERE rn <= 2`, par)
