@@ -106,6 +106,7 @@ type rankOp struct {
 	arena                        []byte // backing bytes of old and cur's entries
 	rowBuf                       []types.Value
 	bc                           *boundCache // AppendFast without a TTL: the partitions' bounds
+	bcIdx                        int32       // the current row's partition in bc, -1 if none
 }
 
 // bufCodec is a codec of byte strings that decodes into a buffer it owns,
@@ -187,8 +188,12 @@ func (o *rankOp) Process(_ int, b *types.Batch, out Emitter) error {
 	for i := range b.Len() {
 		row := b.Row(i)
 		o.sk = encodeSortKey(o.sk[:0], o.spec.Order, row)
-		if o.bc != nil && b.Kinds[i] == types.Insert && o.bc.skip(row, o.sk, o.spec.Func) {
-			continue // ranked past a full range: nothing changes
+		o.bcIdx = -1
+		if o.bc != nil && b.Kinds[i] == types.Insert {
+			var skip bool
+			if o.bcIdx, skip = o.bc.skip(row, o.sk, o.spec.Func); skip {
+				continue // ranked past a full range: nothing changes
+			}
 		}
 		if err := o.rk.Set(o.k, row); err != nil {
 			return err
@@ -224,12 +229,19 @@ func (o *rankOp) appendRow(kind types.RowKind, row []types.Value) error {
 	if kind != types.Insert {
 		return fmt.Errorf("Top-N (AppendFastStrategy) got a %s row: its input must be insert-only", kind)
 	}
-	last, full, err := o.bound.Value()
-	if err != nil {
-		return err
-	}
-	if o.bc != nil {
-		o.bc.put(row, full, last)
+	var last []byte
+	var full bool
+	if o.bcIdx >= 0 { // the cache's copy of the bound
+		e := &o.bc.ents[o.bcIdx]
+		last, full = e.sk, e.full
+	} else {
+		var err error
+		if last, full, err = o.bound.Value(); err != nil {
+			return err
+		}
+		if o.bc != nil {
+			o.bc.put(row, full, last)
+		}
 	}
 	if full {
 		c := bytes.Compare(o.sk, last)

@@ -62,14 +62,15 @@ func (c *boundCache) find(row []types.Value) (int32, bool) {
 }
 
 // skip reports whether row, of sort key sk, ranks past its partition's
-// full range (ties too for ROW_NUMBER, which keeps arrival order).
-func (c *boundCache) skip(row []types.Value, sk []byte, f RankFunc) bool {
+// full range (ties too for ROW_NUMBER, which keeps arrival order), and
+// returns the partition's entry (-1: not cached).
+func (c *boundCache) skip(row []types.Value, sk []byte, f RankFunc) (int32, bool) {
 	i, _ := c.find(row)
 	if i < 0 || !c.ents[i].full {
-		return false
+		return i, false
 	}
 	cmp := bytes.Compare(sk, c.ents[i].sk)
-	return cmp > 0 || cmp == 0 && f == RowNumber
+	return i, cmp > 0 || cmp == 0 && f == RowNumber
 }
 
 // put records row's partition's bound.
