@@ -28,6 +28,8 @@ type OverSpec struct {
 	Frame     OverFrame
 	Calls     []aggfunc.Call // arguments are input columns (Arg; -1 for COUNT(*))
 	Kinds     []types.Kind   // the input's column kinds
+	// Order is the ORDER BY of NewOverAggUpdating (any columns).
+	Order []SortKey
 }
 
 // NewOverAgg returns the OVER aggregate of spec over insert-only input: each

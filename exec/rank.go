@@ -105,6 +105,8 @@ type rankOp struct {
 	old, cur                     []rankEntry
 	arena                        []byte // backing bytes of old and cur's entries
 	rowBuf                       []types.Value
+	bc                           *boundCache // AppendFast without a TTL: the partitions' bounds
+	bcIdx                        int32       // the current row's partition in bc, -1 if none
 }
 
 // bufCodec is a codec of byte strings that decodes into a buffer it owns,
@@ -127,6 +129,9 @@ func (o *rankOp) Open(ctx *OpContext) error {
 	}
 	o.out = types.NewBatch(w, 64)
 	o.rowBuf = make([]types.Value, w)
+	if o.spec.Strategy == AppendFast && ctx.StateTTL <= 0 {
+		o.bc = newBoundCache(o.spec.Partition, o.spec.Kinds)
+	}
 	return nil
 }
 
@@ -182,10 +187,17 @@ func (o *rankOp) Process(_ int, b *types.Batch, out Emitter) error {
 	o.out.Reset()
 	for i := range b.Len() {
 		row := b.Row(i)
+		o.sk = encodeSortKey(o.sk[:0], o.spec.Order, row)
+		o.bcIdx = -1
+		if o.bc != nil && b.Kinds[i] == types.Insert {
+			var skip bool
+			if o.bcIdx, skip = o.bc.skip(row, o.sk, o.spec.Func); skip {
+				continue // ranked past a full range: nothing changes
+			}
+		}
 		if err := o.rk.Set(o.k, row); err != nil {
 			return err
 		}
-		o.sk = encodeSortKey(o.sk[:0], o.spec.Order, row)
 		var err error
 		if o.spec.Strategy == AppendFast {
 			err = o.appendRow(b.Kinds[i], row)
@@ -217,9 +229,19 @@ func (o *rankOp) appendRow(kind types.RowKind, row []types.Value) error {
 	if kind != types.Insert {
 		return fmt.Errorf("Top-N (AppendFastStrategy) got a %s row: its input must be insert-only", kind)
 	}
-	last, full, err := o.bound.Value()
-	if err != nil {
-		return err
+	var last []byte
+	var full bool
+	if o.bcIdx >= 0 { // the cache's copy of the bound
+		e := &o.bc.ents[o.bcIdx]
+		last, full = e.sk, e.full
+	} else {
+		var err error
+		if last, full, err = o.bound.Value(); err != nil {
+			return err
+		}
+		if o.bc != nil {
+			o.bc.put(row, full, last)
+		}
 	}
 	if full {
 		c := bytes.Compare(o.sk, last)
@@ -261,6 +283,9 @@ func (o *rankOp) appendRow(kind types.RowKind, row []types.Value) error {
 	if full {
 		if err := o.bound.Update(o.cur[len(o.cur)-1].sk); err != nil {
 			return err
+		}
+		if o.bc != nil {
+			o.bc.put(row, true, o.cur[len(o.cur)-1].sk)
 		}
 	}
 	enc := o.enc[:0]

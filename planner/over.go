@@ -18,7 +18,9 @@ import (
 type OverAgg struct {
 	Input     Node
 	Partition []int
-	TimeCol   int
+	TimeCol   int            // the time attribute ordered by (ascending), -1 when ordered otherwise
+	Order     []exec.SortKey // the ORDER BY
+	OrderPos  parser.Pos
 	Frame     exec.OverFrame
 	FrameText string // as Flink prints it, "ROWS BETWEEN 2 PRECEDING AND CURRENT ROW"
 	Calls     []aggfunc.Call
@@ -60,7 +62,7 @@ func (n *OverAgg) desc() string {
 	if len(parts) > 0 {
 		s += "partitionBy=[" + strings.Join(parts, ", ") + "], "
 	}
-	return s + "orderBy=[" + in.Columns[n.TimeCol].Name + " ASC], window=[" + n.FrameText + "], select=[" + strings.Join(sel, ", ") + "])"
+	return s + "orderBy=[" + (&Rank{Input: n.Input, Order: n.Order}).orderText() + "], window=[" + n.FrameText + "], select=[" + strings.Join(sel, ", ") + "])"
 }
 
 // bindOverAggs plans a SELECT whose items call aggregates OVER one window.
@@ -80,8 +82,8 @@ func (b *binder) bindOverAggs(s *parser.Select, sc *scope, input Node, items []s
 			return nil, nil, parser.Errorf(c.Over.Pos, "all OVER aggregates of a SELECT must use the same window (as in Flink): compute the others in a subquery")
 		}
 	}
-	if len(w.Order) != 1 || w.Order[0].Desc {
-		return nil, nil, parser.Errorf(w.Pos, "an OVER aggregate must be ordered by one time attribute, ascending (ORDER BY ts)")
+	if len(w.Order) == 0 {
+		return nil, nil, parser.Errorf(w.Pos, "an OVER aggregate must have an ORDER BY (ORDER BY ts)")
 	}
 	eb := &exprBinder{sc: sc, where: "in OVER", loc: b.loc}
 	exprs, names := identity(input)
@@ -105,15 +107,29 @@ func (b *binder) bindOverAggs(s *parser.Select, sc *scope, input Node, items []s
 		}
 		o.Partition = append(o.Partition, i)
 	}
-	tx, err := eb.bind(w.Order[0].X)
-	if err != nil {
-		return nil, nil, err
+	// Ordered by one time attribute, ascending: the time-ordered
+	// operator over insert-only input. Anything else (other columns,
+	// DESC, several keys) needs the updating one (phys_over.go).
+	o.TimeCol = -1
+	for _, it := range w.Order {
+		i, err := col(it.X)
+		if err != nil {
+			return nil, nil, err
+		}
+		// Flink's default: NULLs sort lowest (first ascending, last descending).
+		nullsLast := it.Desc
+		switch it.Nulls {
+		case "FIRST":
+			nullsLast = false
+		case "LAST":
+			nullsLast = true
+		}
+		o.Order = append(o.Order, exec.SortKey{Col: i, Desc: it.Desc, NullsLast: nullsLast})
 	}
-	tc, ok := tx.(*expr.Column)
-	if !ok || tc.Type().Attr == types.NoTimeAttr {
-		return nil, nil, parser.Errorf(w.Order[0].Pos, "an OVER aggregate must be ordered by a time attribute (a rowtime column with a WATERMARK, or PROCTIME()), not %s: ordering by other columns, and OVER over updating input, are not supported yet", sqlText(w.Order[0].X))
+	if len(w.Order) == 1 && !w.Order[0].Desc && !o.Order[0].NullsLast && exprs[o.Order[0].Col].Type().Attr != types.NoTimeAttr {
+		o.TimeCol = o.Order[0].Col
 	}
-	o.TimeCol = tc.Index
+	o.OrderPos = w.Order[0].Pos
 	if err := overFrame(w, o); err != nil {
 		return nil, nil, err
 	}

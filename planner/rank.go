@@ -278,7 +278,11 @@ func rankRange(n Node) (Node, bool, error) {
 		uses = uses || readsColumn(e, rc)
 	}
 	nr.OutputRank = uses
-	return &Calc{Input: &nr, Cond: cond, Exprs: c.Exprs, Names: c.Names}, true, nil
+	in, err := windowRankOf(&nr)
+	if err != nil {
+		return nil, false, err
+	}
+	return &Calc{Input: in, Cond: cond, Exprs: c.Exprs, Names: c.Names}, true, nil
 }
 
 // rankBound reads a bound on column rc from e: rc op n or n op rc (op one

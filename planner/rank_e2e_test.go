@@ -61,6 +61,13 @@ func writeRankInput(t *testing.T, seed uint64, n int) (string, []rankRow) {
 // par and returns its final rows ("[a, b]", sorted).
 func runRankQuery(t *testing.T, dir, query string, par int) []string {
 	t.Helper()
+	return finalRows(runRankLog(t, dir, query, par))
+}
+
+// runRankLog runs query over table t (the rows of dir) at parallelism par
+// and returns its changelog ("+I[a, b]", in the order the sink got it).
+func runRankLog(t *testing.T, dir, query string, par int) []string {
+	t.Helper()
 	script := fmt.Sprintf(`CREATE TABLE t (k INT, v INT, id BIGINT, ts TIMESTAMP(3), pt AS PROCTIME(), WATERMARK FOR ts AS ts - INTERVAL '10' SECOND)
 WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
 %s`, dir, query)
@@ -84,7 +91,7 @@ WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
 	if err := job.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	return finalRows(sink.rows)
+	return sink.rows
 }
 
 // nullsLow compares optional ints with NULL lowest (Flink's default).

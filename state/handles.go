@@ -266,6 +266,12 @@ func (s *SortedMapState[K, V]) AscendFrom(lo K, fn func(K, V) (bool, error)) err
 	return s.m.iterate(s.m.lb, nil, true, false, false, fn)
 }
 
+// DescendBelow calls fn, in descending order, for the entries with key < hi.
+func (s *SortedMapState[K, V]) DescendBelow(hi K, fn func(K, V) (bool, error)) error {
+	s.m.hb = s.m.kc.Append(s.m.hb[:0], hi)
+	return s.m.iterate(nil, s.m.hb, false, true, true, fn)
+}
+
 // First returns the smallest entry of the current key's map.
 func (s *SortedMapState[K, V]) First() (K, V, bool, error) { return s.edge(false) }
 

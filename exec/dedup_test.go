@@ -1,0 +1,214 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/weir-sql/weir/checkpoint"
+	"github.com/weir-sql/weir/types"
+)
+
+// newDedupHarness is the tumbling-count harness (source S, HASH on k, a
+// vertex at parallelism par, checkpoints through Pebble with a 4 KiB state
+// budget, so that more than state.MinRecords keys spill) running a
+// deduplication of rows (k, ts) per k.
+func newDedupHarness(t *testing.T, dir string, par int, restore *checkpoint.Checkpoint, spec DedupSpec) *tumbleHarness {
+	h := &tumbleHarness{t: t, reader: &posReader{}, sink: &recordSink{}}
+	g := &JobGraph{Name: "dedup", Vertices: []*Vertex{
+		{ID: "s", Name: "S", Parallelism: 1, Source: posSource{h.reader}, SourceWidth: 2, SourceName: "s", Watermark: tumbleWatermark()},
+		{Name: "Dedup", Parallelism: par,
+			Inputs:    []Input{{From: 0, Partition: Partitioning{Kind: Hash, Keys: []int{0}}}},
+			Operators: []OperatorSpec{{Name: "Deduplicate", ID: "dedup", OutWidth: 2, New: NewDedup(spec)}},
+			Sink:      h.sink, SinkName: "out"},
+	}}
+	opts := Options{BatchSize: 16, ChannelBuffer: 64, AutoWatermarkInterval: wmInterval,
+		Checkpoint: testCheckpointing(t, dir, "dedup", restore, 1<<12)}
+	h.start(g, opts, par)
+	return h
+}
+
+// TestDedupCheckpointRestore deduplicates 6,000 rows over about 3,000
+// keys (some NULL), more than the state budget keeps in memory, takes a
+// checkpoint halfway, goes on (output a crash loses), restores at the same
+// and other parallelisms and replays the rest: the changelog before the
+// checkpoint plus the restored run's is, per key, the row each form keeps,
+// computed here; keep-first on processing time is insert-only.
+func TestDedupCheckpointRestore(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 3))
+	rows := make([][]types.Value, 6000)
+	for i := range rows {
+		k := types.BigIntValue(int64(r.IntN(3000)))
+		if r.IntN(40) == 0 {
+			k = types.Value{} // NULL: the operator's string-keyed path
+		}
+		rows[i] = []types.Value{k, types.TimestampValue(int64(r.IntN(1000)))}
+	}
+	kinds := []types.Kind{types.KindBigInt, types.KindTimestamp}
+	modes := []struct {
+		name string
+		spec DedupSpec
+		keep func(old, new []types.Value) bool // new replaces old
+	}{
+		{"proctime-last", DedupSpec{Keys: []int{0}, TimeCol: 1, KeepLast: true, Kinds: kinds}, func(_, _ []types.Value) bool { return true }},
+		{"proctime-first", DedupSpec{Keys: []int{0}, TimeCol: 1, Kinds: kinds}, func(_, _ []types.Value) bool { return false }},
+		{"rowtime-last", DedupSpec{Keys: []int{0}, TimeCol: 1, KeepLast: true, Rowtime: true, Kinds: kinds},
+			func(o, n []types.Value) bool { return n[1].Int() >= o[1].Int() }},
+		{"rowtime-first", DedupSpec{Keys: []int{0}, TimeCol: 1, Rowtime: true, Kinds: kinds},
+			func(o, n []types.Value) bool { return n[1].Int() < o[1].Int() }},
+	}
+	const batch, cut = 20, 3000
+	for _, m := range modes {
+		kept := map[string][]types.Value{}
+		for _, row := range rows {
+			k := row[0].String()
+			if old, ok := kept[k]; !ok || m.keep(old, row) {
+				kept[k] = row
+			}
+		}
+		var want []string
+		for _, row := range kept {
+			want = append(want, types.FormatRow(types.Insert, row)[2:])
+		}
+		slices.Sort(want)
+		for _, pp := range [][2]int{{1, 1}, {2, 1}, {1, 3}, {2, 3}} {
+			t.Run(fmt.Sprintf("%s-p%d-to-p%d", m.name, pp[0], pp[1]), func(t *testing.T) {
+				h := newDedupHarness(t, t.TempDir(), pp[0], nil, m.spec)
+				for i := 0; i < cut; i += batch {
+					h.emit(rows[i : i+batch])
+				}
+				c := h.checkpoint()
+				before := slices.Clone(h.sink.rows)
+				for i := cut; i < cut+5*batch; i += batch {
+					h.emit(rows[i : i+batch])
+				}
+				r := newDedupHarness(t, t.TempDir(), pp[1], c, m.spec)
+				r.reader.pos = cut
+				for i := cut; i < len(rows); i += batch {
+					r.emit(rows[i:min(i+batch, len(rows))])
+				}
+				r.end()
+				all := append(before, r.sink.rows...)
+				if got := applyChangelog(t, all); !slices.Equal(got, want) {
+					t.Fatalf("seed %d: %d rows, want %d\n got  %v\n want %v", seed, len(got), len(want), head(got), head(want))
+				}
+				if m.name == "proctime-first" {
+					for _, row := range all {
+						if row[:2] != "+I" {
+							t.Fatalf("seed %d: keep-first on processing time emitted %s", seed, row)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+func head(rows []string) []string { return rows[:min(len(rows), 8)] }
+
+// newDedupTTLHarness is the TTL harness (the test as scheduler and clock)
+// running a keep-last deduplication on processing time of rows (k, v) per k.
+func newDedupTTLHarness(t *testing.T, par int, ttl time.Duration, ck *CheckpointOptions) *ttlHarness {
+	h := &ttlHarness{t: t, reader: &posReader{}, sink: &recordSink{}}
+	spec := DedupSpec{Keys: []int{0}, TimeCol: 1, KeepLast: true, Kinds: []types.Kind{types.KindBigInt, types.KindBigInt}}
+	g := &JobGraph{Name: "ttl", Vertices: []*Vertex{
+		{ID: "s", Name: "S", Parallelism: 1, Source: posSource{h.reader}, SourceWidth: 2, SourceName: "s"},
+		{Name: "Dedup", Parallelism: par,
+			Inputs:    []Input{{From: 0, Partition: Partitioning{Kind: Hash, Keys: []int{0}}}},
+			Operators: []OperatorSpec{{Name: "Deduplicate", ID: "dedup", OutWidth: 2, New: NewDedup(spec)}},
+			Sink:      h.sink, SinkName: "out"},
+	}}
+	j, tasks, err := newJob(context.Background(), g, Options{BatchSize: 16, ChannelBuffer: 64, StateTTL: ttl, Checkpoint: ck})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.j = j
+	h.keyed = make([]*task, par)
+	for _, tk := range tasks {
+		if tk.vi == 0 {
+			h.src = tk
+		} else {
+			h.keyed[tk.subtask] = tk
+		}
+	}
+	for _, tk := range tasks {
+		if err := tk.open(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, tk := range tasks {
+			_ = tk.close(nil)
+		}
+		j.cancel()
+	})
+	return h
+}
+
+// TestDedupStateTTL: 'table.exec.state.ttl' reaches the deduplication: a
+// key whose row was not replaced for the TTL is forgotten without output,
+// and its next row is a first row (+I), never -U/+U against the expired
+// row; in memory and over checkpointed state restored at the same and at
+// another parallelism. The answer is a Go model's.
+func TestDedupStateTTL(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	const ttl = 1000
+	steps := ttlSteps(seed, 80)
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int64) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
+	type model struct {
+		kept map[int64][]types.Value
+		last map[int64]int64
+	}
+	run := func(t *testing.T, h *ttlHarness, m *model, steps []ttlStep) int {
+		t.Helper()
+		h.sink.rows = nil
+		var want []string
+		expired := 0
+		for _, s := range steps {
+			h.emit(at(s.at), s.rows)
+			for _, r := range s.rows {
+				k := r[0].Int()
+				old, had := m.kept[k]
+				switch {
+				case had && m.last[k]+ttl > s.at:
+					want = append(want, types.FormatRow(types.UpdateBefore, old), types.FormatRow(types.UpdateAfter, r))
+				case had:
+					expired++
+					fallthrough
+				default:
+					want = append(want, types.FormatRow(types.Insert, r))
+				}
+				m.kept[k], m.last[k] = r, s.at
+			}
+		}
+		if got := sortedCopy(h.sink.rows); !slices.Equal(got, sortedCopy(want)) {
+			t.Fatalf("seed %d:\n got  %v\n want %v", seed, got, sortedCopy(want))
+		}
+		return expired
+	}
+	newModel := func() *model { return &model{kept: map[int64][]types.Value{}, last: map[int64]int64{}} }
+	t.Run("memory", func(t *testing.T) {
+		h := newDedupTTLHarness(t, 2, ttl*time.Millisecond, nil)
+		if n := run(t, h, newModel(), steps); n == 0 {
+			t.Fatalf("seed %d: no key expired: the test proves nothing", seed)
+		}
+	})
+	for _, pp := range [][2]int{{2, 2}, {2, 3}, {3, 1}} {
+		t.Run(fmt.Sprintf("checkpoint-p%d-to-p%d", pp[0], pp[1]), func(t *testing.T) {
+			cut := len(steps) / 2
+			h := newDedupTTLHarness(t, pp[0], ttl*time.Millisecond, testCheckpointing(t, t.TempDir(), "ttl", nil, 1<<12))
+			m := newModel()
+			run(t, h, m, steps[:cut])
+			c := h.checkpoint()
+			r := newDedupTTLHarness(t, pp[1], ttl*time.Millisecond, testCheckpointing(t, t.TempDir(), "ttl", c, 1<<12))
+			run(t, r, m, steps[cut:])
+		})
+	}
+}
