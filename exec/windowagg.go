@@ -156,20 +156,6 @@ func NewWindowAgg(keys []int, spec WindowSpec, calls []AggCall) func() Operator 
 	return func() Operator { return &windowAggOp{keys: keys, spec: spec, calls: calls} }
 }
 
-// NewGlobalWindowAgg returns a factory for the global phase of a two-phase
-// window aggregate: its input is the partial rows of NewLocalWindowAgg
-// (nkeys key columns, then the slice end, the row count and the
-// accumulators' state), which it merges into its slices; its state,
-// firing, lateness (a partial's rows count as late together) and output
-// are the window aggregate's.
-func NewGlobalWindowAgg(nkeys int, spec WindowSpec, calls []AggCall) func() Operator {
-	keys := make([]int, nkeys)
-	for i := range keys {
-		keys[i] = i
-	}
-	return func() Operator { return &windowAggOp{keys: keys, spec: spec, calls: calls, partial: true} }
-}
-
 // windowAggOp is the window aggregate. Its state per key: for TUMBLE, HOP
 // and CUMULATE "slices" (slice end → the key's values, then the
 // accumulators' saved state), read and written by point lookups only; for
@@ -179,10 +165,9 @@ func NewGlobalWindowAgg(nkeys int, spec WindowSpec, calls []AggCall) func() Oper
 // window_end in processing time; a session's timer has the session's start
 // as namespace.
 type windowAggOp struct {
-	keys    []int
-	spec    WindowSpec
-	calls   []AggCall
-	partial bool // the global phase: the input is partial rows (NewGlobalWindowAgg)
+	keys  []int
+	spec  WindowSpec
+	calls []AggCall
 
 	accs     []accumulator // groups: 0 scratch, 1 a window's result, 2 a slice being merged
 	domain   state.TimeDomain
@@ -193,13 +178,12 @@ type windowAggOp struct {
 	late     *atomic.Int64
 	name     string
 
-	buf     []byte
-	keyEnc  []byte // the current window's key values (types.AppendKey), from its state
-	nsBuf   [8]byte
-	out     *types.Batch
-	open    []session // the current key's sessions
-	accBuf  []byte
-	partBuf []byte // a partial row's accumulator state
+	buf    []byte
+	keyEnc []byte // the current window's key values (types.AppendKey), from its state
+	nsBuf  [8]byte
+	out    *types.Batch
+	open   []session // the current key's sessions
+	accBuf []byte
 }
 
 // session is an open session of the current key; acc aliases the state
@@ -213,9 +197,6 @@ type session struct {
 func (o *windowAggOp) Open(ctx *OpContext) error {
 	if err := o.spec.Validate(); err != nil {
 		return fmt.Errorf("%s: %w", ctx.Name, err)
-	}
-	if o.partial && (o.spec.Kind == WindowSession || o.spec.Proctime) {
-		return fmt.Errorf("%s: a global window aggregate takes event-time TUMBLE, HOP or CUMULATE windows", ctx.Name)
 	}
 	o.name = ctx.Name
 	o.late = ctx.Late
@@ -261,9 +242,6 @@ func (o *windowAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 		now = time.Now().UnixMilli()
 	}
 	wm := o.k.Watermark()
-	if o.partial {
-		return o.processPartials(b, wm)
-	}
 	for i := range b.Len() {
 		if b.Kinds[i].IsRetraction() {
 			return fmt.Errorf("%s: a window aggregate takes insert-only input, got %s", o.name, b.Kinds[i])
@@ -285,7 +263,7 @@ func (o *windowAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 		if o.spec.Kind == WindowSession {
 			err = o.addToSession(row, ts, wm)
 		} else {
-			err = o.addToSlice(row, o.spec.SliceEnd(ts), wm, 1, nil)
+			err = o.addToSlice(row, ts, wm)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", o.name, err)
@@ -360,34 +338,10 @@ func splitKey(v []byte) (key, rest []byte, err error) {
 	return v[4:n], v[n:], nil
 }
 
-// processPartials merges a batch of partial rows (the global phase).
-func (o *windowAggOp) processPartials(b *types.Batch, wm int64) error {
-	nk := len(o.keys)
-	if b.Width != nk+PartialWindowCols {
-		return fmt.Errorf("%s: partial rows of %d columns, want %d", o.name, b.Width, nk+PartialWindowCols)
-	}
-	for i := range b.Len() {
-		if b.Kinds[i].IsRetraction() {
-			return fmt.Errorf("%s: a window aggregate takes insert-only input, got %s", o.name, b.Kinds[i])
-		}
-		row := b.Row(i)
-		if err := o.rk.Set(o.k, row); err != nil {
-			return err
-		}
-		o.partBuf = append(o.partBuf[:0], row[nk+2].Str()...)
-		if err := o.addToSlice(row, row[nk].Int(), wm, row[nk+1].Int(), o.partBuf); err != nil {
-			return fmt.Errorf("%s: %w", o.name, err)
-		}
-	}
-	return nil
-}
-
-// addToSlice adds rows rows to the slice that ends at se: the row's
-// arguments (partial nil), or the accumulators' state partial that a local
-// phase made of them.
-func (o *windowAggOp) addToSlice(row []types.Value, se, wm, rows int64, partial []byte) error {
+func (o *windowAggOp) addToSlice(row []types.Value, ts, wm int64) error {
+	se := o.spec.SliceEnd(ts)
 	if !o.spec.Proctime && o.spec.LastWindowEnd(se)-1 <= wm {
-		o.late.Add(rows)
+		o.late.Add(1)
 		return nil
 	}
 	old, found, err := o.slices.Get(se)
@@ -409,16 +363,7 @@ func (o *windowAggOp) addToSlice(row []types.Value, se, wm, rows int64, partial 
 	} else {
 		o.buf = o.appendKey(o.buf, row)
 	}
-	if partial == nil {
-		o.addRow(row)
-	} else {
-		if err := o.load(2, partial); err != nil {
-			return err
-		}
-		for _, acc := range o.accs {
-			acc.merge(0, 2)
-		}
-	}
+	o.addRow(row)
 	o.buf = o.save(0, o.buf)
 	if err := o.slices.Put(se, o.buf); err != nil {
 		return err
