@@ -220,10 +220,18 @@ func (p *windowAggNode) desc() string {
 // canon describes the window aggregate by key positions, window and calls.
 // (The global phase's differs: its input is partial rows.)
 func (p *windowAggNode) canon() string {
-	if p.global {
+	switch {
+	case p.global:
 		return "global" + windowAggCanon(p.agg)
+	case p.eventSessions():
+		return "sessions " + windowAggCanon(p.agg) // state in Records, not keyed state
 	}
 	return windowAggCanon(p.agg)
+}
+
+// eventSessions reports whether the node runs exec.NewSessionWindowAgg.
+func (p *windowAggNode) eventSessions() bool {
+	return p.agg.Spec.Kind == exec.WindowSession && !p.agg.Spec.Proctime
 }
 
 // windowAggCanon describes x by key positions, window and calls.
@@ -240,8 +248,11 @@ func windowAggCanon(x *WindowAggregate) string {
 
 func (p *windowAggNode) addTo(b *graphBuilder, id string, ins [][]outlet) ([]outlet, error) {
 	newOp := exec.NewWindowAgg(p.agg.Keys, p.agg.Spec, windowCalls(p.agg))
-	if p.global {
+	switch {
+	case p.global:
 		newOp = exec.NewGlobalWindowAgg(len(p.agg.Keys), p.agg.Spec, windowCalls(p.agg))
+	case p.eventSessions():
+		newOp = exec.NewSessionWindowAgg(p.agg.Keys, p.agg.Spec, windowCalls(p.agg))
 	}
 	return b.chain(p, ins[0], exec.OperatorSpec{Name: p.desc(), ID: id, OutWidth: p.tr.schema.Len(),
 		New: newOp}), nil
