@@ -30,8 +30,8 @@ SELECT usr, window_start, window_end, COUNT(*)
 FROM TABLE(HOP(TABLE views, DESCRIPTOR(ts), INTERVAL '1' MINUTE, INTERVAL '5' MINUTE))
 GROUP BY usr, window_start, window_end;
 
--- AUTO (the default) takes two phases at parallelism > 1; TWO_PHASE
--- always (for TUMBLE, HOP and CUMULATE in event time).
+-- AUTO (the default) and TWO_PHASE take two phases (for TUMBLE, HOP and
+-- CUMULATE in event time), at any parallelism.
 SET 'table.optimizer.agg-phase-strategy' = 'AUTO';
 EXPLAIN INSERT INTO per_user
 SELECT usr, window_start, window_end, COUNT(*)

@@ -19,8 +19,8 @@ import (
 // windowFileScript counts a datagen sequence 0..n-1 in 100 ms TUMBLE
 // windows (event time id/10 ms) per id % keys into the exactly-once
 // filesystem sink, with checkpoints every few milliseconds. A kind
-// "TUMBLE/ONE_PHASE" sets 'table.optimizer.agg-phase-strategy' (else AUTO:
-// two phases at parallelism > 1).
+// "TUMBLE/ONE_PHASE" sets 'table.optimizer.agg-phase-strategy' (else AUTO,
+// two phases).
 func windowFileScript(ckDir, outDir string, n, keys, par int, kind string) string {
 	kind, strategy, ok := strings.Cut(kind, "/")
 	if !ok {
