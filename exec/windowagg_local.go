@@ -38,12 +38,31 @@ func NewLocalWindowAgg(keys []int, spec WindowSpec, calls []AggCall) func() Oper
 	return func() Operator { return &localWindowAggOp{keys: keys, spec: spec, calls: calls} }
 }
 
-// localWindowAggOp is the local window aggregate. Its groups (a key in a
+// PartialGroupCols is the number of columns a local group aggregate adds
+// after the key columns: the row count (BIGINT) and the accumulators'
+// state (BYTES).
+const PartialGroupCols = 2
+
+// NewLocalGroupAgg returns a factory for the local phase of a two-phase
+// GroupAggregate over insert-only rows: it pre-aggregates the rows of each
+// key of keys in memory and emits, when the task flushes (every few
+// milliseconds, when the input is idle, before a watermark or a barrier,
+// at the end) or when it holds localWindowMaxGroups keys, a partial row
+// per key of len(keys)+PartialGroupCols columns (the keys, the row count,
+// the accumulators' state) for a GroupAggregate made with
+// NewGlobalGroupAgg. It has no state.
+func NewLocalGroupAgg(keys []int, calls []AggCall) func() Operator {
+	return func() Operator { return &localWindowAggOp{keys: keys, calls: calls, group: true} }
+}
+
+// localWindowAggOp is the local window aggregate, and with group set the
+// local group aggregate (one slice, no window). Its groups (a key in a
 // slice) are numbered; accumulators keep their state in typed slices
 // indexed by group number, as the GroupAgg's do.
 type localWindowAggOp struct {
 	keys  []int
 	spec  WindowSpec
+	group bool // the local phase of a GroupAggregate
 	calls []AggCall
 	accs  []accumulator
 	args  []int
@@ -58,13 +77,14 @@ type localWindowAggOp struct {
 	free    []int32       // numbers of flushed groups, for reuse
 	held    int           // groups held
 
-	intKey int // the key column when there is exactly one, else -1
-	maxCol int
-	gis    []int32
-	keyBuf []byte
-	buf    []byte
-	offs   []int
-	out    *types.Batch
+	intKey  int // the key column when there is exactly one, else -1
+	maxCol  int
+	gis     []int32
+	keyBuf  []byte
+	buf     []byte
+	offs    []int
+	out     *types.Batch
+	lastOut Emitter // the emitter of the last Process call (emitPending)
 }
 
 // localSlice is a slice's groups: their index by key and their numbers in
@@ -78,18 +98,23 @@ type localSlice struct {
 
 // Open implements Operator.
 func (o *localWindowAggOp) Open(ctx *OpContext) error {
-	if err := o.spec.Validate(); err != nil {
-		return fmt.Errorf("%s: %w", ctx.Name, err)
-	}
-	if o.spec.Kind == WindowSession || o.spec.Proctime {
-		return fmt.Errorf("%s: a local window aggregate takes event-time TUMBLE, HOP or CUMULATE windows", ctx.Name)
+	if !o.group {
+		if err := o.spec.Validate(); err != nil {
+			return fmt.Errorf("%s: %w", ctx.Name, err)
+		}
+		if o.spec.Kind == WindowSession || o.spec.Proctime {
+			return fmt.Errorf("%s: a local window aggregate takes event-time TUMBLE, HOP or CUMULATE windows", ctx.Name)
+		}
 	}
 	o.name = ctx.Name
 	o.late = ctx.Late
 	if o.late == nil {
 		o.late = new(atomic.Int64)
 	}
-	o.maxCol = o.spec.TimeCol
+	o.maxCol = -1
+	if !o.group {
+		o.maxCol = o.spec.TimeCol
+	}
 	for _, k := range o.keys {
 		o.maxCol = max(o.maxCol, k)
 	}
@@ -111,7 +136,11 @@ func (o *localWindowAggOp) Open(ctx *OpContext) error {
 	if len(o.keys) == 1 {
 		o.intKey = o.keys[0]
 	}
-	o.out = types.NewBatch(len(o.keys)+PartialWindowCols, 256)
+	extra := PartialWindowCols
+	if o.group {
+		extra = PartialGroupCols
+	}
+	o.out = types.NewBatch(len(o.keys)+extra, 256)
 	return nil
 }
 
@@ -139,8 +168,8 @@ func (o *localWindowAggOp) slice(end int64) *localSlice {
 	return s
 }
 
-// group returns the group of row's key in slice s, making it if need be.
-func (o *localWindowAggOp) group(s *localSlice, row []types.Value) int32 {
+// group1 returns the group of row's key in slice s, making it if need be.
+func (o *localWindowAggOp) group1(s *localSlice, row []types.Value) int32 {
 	inInts := o.intKey >= 0 && intStored(row[o.intKey].Kind())
 	if inInts {
 		if gi, ok := s.ints.get(row[o.intKey].Int()); ok {
@@ -197,23 +226,47 @@ func (o *localWindowAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 		}
 		gis[i] = -1
 		row := b.Row(i)
+		if o.group {
+			gi := o.group1(o.slice(0), row)
+			o.rows[gi]++
+			gis[i] = gi
+			continue
+		}
 		v := row[o.spec.TimeCol]
 		if v.IsNull() {
 			o.late.Add(1) // no event time: no window takes it
 			continue
 		}
-		gi := o.group(o.slice(o.spec.SliceEnd(v.Int())), row)
+		gi := o.group1(o.slice(o.spec.SliceEnd(v.Int())), row)
 		o.rows[gi]++
 		gis[i] = gi
 	}
 	for a, acc := range o.accs {
 		acc.update(gis, b, o.args[a])
 	}
+	o.lastOut = out
 	if o.held >= localWindowMaxGroups {
 		return o.flush(out, func(int64) bool { return true })
 	}
 	return nil
 }
+
+// hasPending implements bufferingOperator: the local group aggregate holds
+// partials until the task flushes. (The local window aggregate holds its
+// slices until the watermark or a barrier, not a flush.)
+func (o *localWindowAggOp) hasPending() bool { return o.group && o.held > 0 }
+
+// emitPending implements bufferingOperator.
+func (o *localWindowAggOp) emitPending() error {
+	if !o.group || o.lastOut == nil {
+		return nil
+	}
+	return o.flush(o.lastOut, func(int64) bool { return true })
+}
+
+// enableMiniBatch implements bufferingOperator: the local group aggregate
+// always holds partials until the task flushes.
+func (o *localWindowAggOp) enableMiniBatch() {}
 
 // ProcessWatermark implements WatermarkOperator: the slices whose first
 // window the watermark completes go out before the watermark does.
@@ -272,9 +325,14 @@ func (o *localWindowAggOp) emitSlice(s *localSlice, out Emitter) error {
 		for j, gi := range part {
 			row := growRow(o.out, types.Insert)
 			copy(row, o.keyVals[int(gi)*nk:int(gi+1)*nk])
-			row[nk] = types.BigIntValue(s.end)
-			row[nk+1] = types.BigIntValue(o.rows[gi])
-			row[nk+2] = types.BytesValue(all[at:o.offs[j]])
+			if o.group {
+				row[nk] = types.BigIntValue(o.rows[gi])
+				row[nk+1] = types.BytesValue(all[at:o.offs[j]])
+			} else {
+				row[nk] = types.BigIntValue(s.end)
+				row[nk+1] = types.BigIntValue(o.rows[gi])
+				row[nk+2] = types.BytesValue(all[at:o.offs[j]])
+			}
 			at = o.offs[j]
 		}
 		if err := out.Emit(o.out); err != nil {
@@ -320,4 +378,5 @@ func (o *localWindowAggOp) Close() error {
 var (
 	_ WatermarkOperator = (*localWindowAggOp)(nil)
 	_ barrierFlusher    = (*localWindowAggOp)(nil)
+	_ bufferingOperator = (*localWindowAggOp)(nil)
 )
