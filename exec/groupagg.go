@@ -46,6 +46,10 @@ type groupAggOp struct {
 	out     *types.Batch
 	maxCol  int
 
+	partial   bool   // the global phase: the input is partial rows (NewGlobalGroupAgg)
+	scratchGi int32  // partial: a group outside the index that partials are loaded into; -1 until made
+	partBuf   []byte // partial: a partial row's accumulators' state
+
 	miniBatch   bool    // hold changes across batches (bufferingOperator)
 	pendingRows int     // input rows since the last emit
 	lastOut     Emitter // the emitter of the last Process call, for emitPending
@@ -122,6 +126,14 @@ func (g *groupAggOp) Open(ctx *OpContext) error {
 		}
 		g.maxCol = max(g.maxCol, g.args[i])
 	}
+	if g.partial {
+		// The calls' arguments are in the partials' accumulator states.
+		for i := range g.args {
+			g.args[i] = -1
+		}
+		g.maxCol = len(g.keys) + PartialGroupCols - 1
+	}
+	g.scratchGi = -1
 	g.resetGroupIndex()
 	g.intKey = -1
 	if len(g.keys) == 1 {
@@ -141,6 +153,12 @@ func (g *groupAggOp) Open(ctx *OpContext) error {
 func (g *groupAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 	if g.maxCol >= b.Width {
 		return fmt.Errorf("column %d out of range of input width %d", g.maxCol, b.Width)
+	}
+	if g.partial {
+		if err := g.mergePartials(b); err != nil {
+			return err
+		}
+		return g.afterBatch(b, out)
 	}
 	n := b.Len()
 	gis := slices.Grow(g.gis[:0], n)[:n]
@@ -192,6 +210,12 @@ func (g *groupAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 	for a, acc := range g.accs {
 		acc.update(gis, b, g.args[a])
 	}
+	return g.afterBatch(b, out)
+}
+
+// afterBatch emits the changes unless mini-batch holds them, and spills
+// when over budget.
+func (g *groupAggOp) afterBatch(b *types.Batch, out Emitter) error {
 	g.lastOut = out
 	g.pendingRows += b.Len()
 	if !g.miniBatch || g.pendingRows >= miniBatchRows || len(g.touched) >= miniBatchGroups {
@@ -343,6 +367,7 @@ func (g *groupAggOp) dropGroups() {
 	g.resetGroupIndex()
 	g.keyStr, g.heads, g.keyVals = g.keyStr[:0], g.heads[:0], g.keyVals[:0]
 	g.free = g.free[:0]
+	g.scratchGi = -1
 	// Cannot fail: the calls were accepted when the operator opened.
 	_ = g.newAccumulators()
 }

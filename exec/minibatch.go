@@ -15,3 +15,12 @@ type bufferingOperator interface {
 }
 
 var _ bufferingOperator = (*groupAggOp)(nil)
+
+// barrierFlusher is an operator that holds rows until a checkpoint barrier
+// (the local phase of a two-phase window aggregate): the task calls
+// flushBeforeBarrier, in chain order, before it flushes the chain and cuts
+// the state, so what it held is in the downstream state the checkpoint
+// takes and it needs no state of its own.
+type barrierFlusher interface {
+	flushBeforeBarrier(out Emitter) error
+}

@@ -235,6 +235,13 @@ func (t *task) snapshot(id int64) (*taskSnapshot, error) {
 	// output an operator holds back (a mini-batch) reaches the operators
 	// after it, the sink, and the exchange, in chain order. Only then are
 	// the state and the sink's transaction cut.
+	for i, op := range t.ops {
+		if f, ok := op.(barrierFlusher); ok {
+			if err := f.flushBeforeBarrier(t.emitters[i]); err != nil {
+				return nil, &stateWriteError{id: id, err: fmt.Errorf("flush before the barrier: %w", attribute("operator "+t.v.Operators[i].Name, err))}
+			}
+		}
+	}
 	if err := t.flush(); err != nil {
 		// The operators let go of what they flushed: declining would go on
 		// without it, so the task fails and the job restores.

@@ -88,8 +88,14 @@ func (w WindowSpec) Validate() error {
 	return nil
 }
 
-// floorMod is x mod m in [0, m).
-func floorMod(x, m int64) int64 { return ((x % m) + m) % m }
+// floorMod is x mod m in [0, m) (m > 0), with one division.
+func floorMod(x, m int64) int64 {
+	r := x % m
+	if r < 0 {
+		r += m
+	}
+	return r
+}
 
 // sliceSize is the size of the slices rows are added to: a window is the
 // union of whole slices.

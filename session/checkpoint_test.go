@@ -92,20 +92,27 @@ func TestFaultPointsRestartFromLatestCheckpoint(t *testing.T) {
 	// An error mid-snapshot (K3) declines the checkpoint and the job goes
 	// on; an error anywhere else fails the job, which restarts.
 	cases := []struct {
-		spec   string
-		fired  []string
-		expect string // on stderr
+		spec     string
+		fired    []string
+		expect   string // on stderr
+		twoPhase bool   // a local pre-aggregation before the exchange
 	}{
-		{"K1@4=error", []string{"K1"}, "restarting"},
-		{"K2@3=error", []string{"K2"}, "restarting"},
-		{"K3@3=error", []string{"K3"}, "declined checkpoint"},
-		{"K4@5=error", []string{"K4"}, "restarting"},
-		{"K5@2=error", []string{"K5"}, "restarting"},
-		{"K7@2=error", []string{"K7"}, "restarting"},
-		{"K4@5=error,K8=error", []string{"K4", "K8"}, "restarting"},
+		{"K1@4=error", []string{"K1"}, "restarting", false},
+		{"K2@3=error", []string{"K2"}, "restarting", false},
+		{"K3@3=error", []string{"K3"}, "declined checkpoint", false},
+		{"K4@5=error", []string{"K4"}, "restarting", false},
+		{"K5@2=error", []string{"K5"}, "restarting", false},
+		{"K7@2=error", []string{"K7"}, "restarting", false},
+		{"K4@5=error,K8=error", []string{"K4", "K8"}, "restarting", false},
+		{"K2@3=error", []string{"K2"}, "restarting", true},
+		{"K4@5=error,K8=error", []string{"K4", "K8"}, "restarting", true},
 	}
 	for _, tc := range cases {
-		t.Run(tc.spec, func(t *testing.T) {
+		name := tc.spec
+		if tc.twoPhase {
+			name += "/two-phase"
+		}
+		t.Run(name, func(t *testing.T) {
 			hook, err := ParseFaults(tc.spec, "")
 			if err != nil {
 				t.Fatal(err)
@@ -123,7 +130,11 @@ func TestFaultPointsRestartFromLatestCheckpoint(t *testing.T) {
 			}
 			var stdout, stderr bytes.Buffer
 			s := New(connector.Env{Stdout: &stdout, Stderr: &stderr})
-			err = s.RunScript(context.Background(), keyedSumScript(t.TempDir(), n, keys, 2),
+			script := keyedSumScript(t.TempDir(), n, keys, 2)
+			if tc.twoPhase {
+				script = "SET 'table.optimizer.agg-phase-strategy' = 'TWO_PHASE';\n" + script
+			}
+			err = s.RunScript(context.Background(), script,
 				RunOptions{JobName: "faults", Exec: exec.Options{BatchSize: 128, Fault: counting}})
 			if err != nil {
 				t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())

@@ -33,6 +33,7 @@ const (
 	KeyStateTTL           = "table.exec.state.ttl"
 	KeyNotNullEnforcer    = planner.KeyNotNullEnforcer
 	KeyLocalTimeZone      = planner.KeyLocalTimeZone
+	KeyAggPhaseStrategy   = planner.KeyAggPhaseStrategy
 	// KeyResultMode is the shell's result display (table, changelog, tableau).
 	KeyResultMode = "sql-client.execution.result-mode"
 )
@@ -67,6 +68,7 @@ var setKeys = map[string]func(string) error{
 	KeyAllowDuplicateOutput:                                   checkBool,
 	KeyResultMode:                                             checkChoice("table", "changelog", "tableau"),
 	KeyLocalTimeZone:                                          checkTimeZone,
+	KeyAggPhaseStrategy:                                       checkChoice("AUTO", "ONE_PHASE", "TWO_PHASE"),
 }
 
 // flinkPrefixes are the prefixes of Flink's configuration keys. SET accepts
@@ -84,6 +86,7 @@ var flinkPrefixes = []string{
 var setChoices = map[string][]string{
 	KeyResultMode:           {"table", "changelog", "tableau"},
 	KeyNotNullEnforcer:      {"ERROR", "DROP"},
+	KeyAggPhaseStrategy:     {"AUTO", "ONE_PHASE", "TWO_PHASE"},
 	KeyRestartType:          {"none", "fixed-delay", "failure-rate"},
 	KeyMiniBatch:            {"true", "false"},
 	KeySavepointOnStop:      {"true", "false"},

@@ -287,9 +287,16 @@ func TestGroupedQueriesMatchBatchAnswer(t *testing.T) {
 	for _, tc := range cases {
 		want := tc.answer()
 		sort.Strings(want)
-		for _, par := range []int{1, 2, 4} {
-			t.Run(fmt.Sprintf("%s/p%d", tc.name, par), func(t *testing.T) {
+		// Each query at parallelism 1, 2 and 4, in one phase and in two (a
+		// local pre-aggregation before the exchange, for insert-only input).
+		for _, run := range []struct {
+			par      int
+			strategy string
+		}{{1, "ONE_PHASE"}, {2, "ONE_PHASE"}, {4, "ONE_PHASE"}, {1, "TWO_PHASE"}, {2, "TWO_PHASE"}, {4, "TWO_PHASE"}} {
+			par := run.par
+			t.Run(fmt.Sprintf("%s/p%d/%s", tc.name, par, run.strategy), func(t *testing.T) {
 				src := fmt.Sprintf("SET 'parallelism.default' = '%d';\n", par) +
+					fmt.Sprintf("SET 'table.optimizer.agg-phase-strategy' = '%s';\n", run.strategy) +
 					fmt.Sprintf(ordersDDL, path) +
 					fmt.Sprintf("CREATE TABLE out_t (%s) WITH ('connector' = 'print');\n", tc.sink) +
 					"INSERT INTO out_t " + tc.query + ";\n"

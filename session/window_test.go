@@ -285,20 +285,31 @@ func parseTS(t *testing.T, s string) int64 {
 	return ts.UnixMilli()
 }
 
-func windowScript(path string, par int, query string) string {
+func windowScript(path string, par int, strategy, query string) string {
 	return fmt.Sprintf(`
 SET 'parallelism.default' = '%d';
+SET 'table.optimizer.agg-phase-strategy' = '%s';
 CREATE TABLE ev (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '2' SECOND)
 WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'csv');
 CREATE TABLE out_t (k BIGINT, ws TIMESTAMP(3), we TIMESTAMP(3), n BIGINT, s BIGINT, mn BIGINT, mx BIGINT, d BIGINT)
 WITH ('connector' = 'print');
 INSERT INTO out_t %s;
-`, par, path, query)
+`, par, strategy, path, query)
 }
 
 func tvfQuery(kind winKind) string {
 	return "SELECT k, window_start, window_end, COUNT(*), SUM(v), MIN(v), MAX(v), COUNT(DISTINCT v) FROM TABLE(" +
 		kind.tvf + ") GROUP BY k, window_start, window_end"
+}
+
+// windowRuns are the parallelisms and aggregation strategies each window
+// query runs at: one and two phases (the local pre-aggregation before the
+// exchange) at parallelism 1, 2 and 4.
+var windowRuns = []struct {
+	par      int
+	strategy string
+}{
+	{1, "ONE_PHASE"}, {1, "TWO_PHASE"}, {2, "ONE_PHASE"}, {2, "TWO_PHASE"}, {4, "ONE_PHASE"}, {4, "TWO_PHASE"},
 }
 
 func TestWindowAggregatesMatchGo(t *testing.T) {
@@ -331,12 +342,13 @@ func TestWindowAggregatesMatchGo(t *testing.T) {
 					prefix, args, prefix, args, kind.group))
 			}
 			for qi, q := range queries {
-				for _, par := range []int{1, 2, 4} {
+				for _, run := range windowRuns {
+					par := run.par
 					if qi == 1 && par != 2 {
 						continue // the group-window syntax plans onto the same operator
 					}
-					name := fmt.Sprintf("%s/%s/q%d/p%d", in.name, kind.name, qi, par)
-					out, late, stderr := runWindowScript(t, windowScript(path, par, q))
+					name := fmt.Sprintf("%s/%s/q%d/p%d/%s", in.name, kind.name, qi, par, run.strategy)
+					out, late, stderr := runWindowScript(t, windowScript(path, par, run.strategy, q))
 					got := sortedRows(applyChangelog(t, out))
 					if par > 1 && in.late > 0 {
 						// Which late rows the windows see depends on when

@@ -1,0 +1,382 @@
+package exec
+
+import (
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	"github.com/weir-sql/weir/state"
+	"github.com/weir-sql/weir/types"
+)
+
+// Two-phase window aggregation (the planner's
+// 'table.optimizer.agg-phase-strategy'): a local operator before the hash
+// exchange pre-aggregates the rows of each key and slice in memory and
+// sends one partial row per key and slice (keys, slice end, row count,
+// the accumulators' saved state); the global window aggregate
+// (NewGlobalWindowAgg) merges the partials into its slices. The local
+// operator holds a slice until the watermark reaches the slice's first
+// window (slice end - 1), a checkpoint barrier comes, its input ends or it
+// holds localWindowMaxGroups groups; it flushes before it passes the
+// watermark or the barrier on, so it needs no state of its own and the
+// global operator fires and checkpoints exactly what one phase would.
+
+// PartialWindowCols is the number of columns a local window aggregate adds
+// after the key columns: the slice end (BIGINT), the row count (BIGINT)
+// and the accumulators' state (BYTES).
+const PartialWindowCols = 3
+
+// localWindowMaxGroups bounds the key-and-slice groups a local window
+// aggregate holds before it flushes them all.
+const localWindowMaxGroups = 1 << 16
+
+// NewLocalWindowAgg returns a factory for the local phase of a two-phase
+// window aggregate (TUMBLE, HOP or CUMULATE in event time) over rows of
+// key columns keys: it emits partial rows of len(keys)+PartialWindowCols
+// columns (see PartialWindowCols) for NewGlobalWindowAgg.
+func NewLocalWindowAgg(keys []int, spec WindowSpec, calls []AggCall) func() Operator {
+	return func() Operator { return &localWindowAggOp{keys: keys, spec: spec, calls: calls} }
+}
+
+// PartialGroupCols is the number of columns a local group aggregate adds
+// after the key columns: the row count (BIGINT) and the accumulators'
+// state (BYTES).
+const PartialGroupCols = 2
+
+// NewLocalGroupAgg returns a factory for the local phase of a two-phase
+// GroupAggregate over insert-only rows: it pre-aggregates the rows of each
+// key of keys in memory and emits, when the task flushes (every few
+// milliseconds, when the input is idle, before a watermark or a barrier,
+// at the end) or when it holds localWindowMaxGroups keys, a partial row
+// per key of len(keys)+PartialGroupCols columns (the keys, the row count,
+// the accumulators' state) for a GroupAggregate made with
+// NewGlobalGroupAgg. It has no state.
+func NewLocalGroupAgg(keys []int, calls []AggCall) func() Operator {
+	return func() Operator { return &localWindowAggOp{keys: keys, calls: calls, group: true} }
+}
+
+// localWindowAggOp is the local window aggregate, and with group set the
+// local group aggregate (one slice, no window). Its groups (a key in a
+// slice) are numbered; accumulators keep their state in typed slices
+// indexed by group number, as the GroupAgg's do.
+type localWindowAggOp struct {
+	keys  []int
+	spec  WindowSpec
+	group bool // the local phase of a GroupAggregate
+	calls []AggCall
+	accs  []accumulator
+	args  []int
+	name  string
+	late  *atomic.Int64
+
+	open    []*localSlice // the slices held, in no order
+	spare   []*localSlice // flushed slices, for reuse
+	last    *localSlice   // the slice of the previous row
+	rows    []int64       // per group: rows accumulated
+	keyVals []types.Value // per group: len(keys) key values
+	free    []int32       // numbers of flushed groups, for reuse
+	held    int           // groups held
+
+	intKey  int // the key column when there is exactly one, else -1
+	maxCol  int
+	gis     []int32
+	keyBuf  []byte
+	buf     []byte
+	offs    []int
+	out     *types.Batch
+	lastOut Emitter // the emitter of the last Process call (emitPending)
+}
+
+// localSlice is a slice's groups: their index by key and their numbers in
+// the order they were made.
+type localSlice struct {
+	end     int64
+	ints    *intTable        // single integer-stored key → group
+	groups  map[string]int32 // encoded key (state.AppendValue) → group
+	members []int32
+}
+
+// Open implements Operator.
+func (o *localWindowAggOp) Open(ctx *OpContext) error {
+	if !o.group {
+		if err := o.spec.Validate(); err != nil {
+			return fmt.Errorf("%s: %w", ctx.Name, err)
+		}
+		if o.spec.Kind == WindowSession || o.spec.Proctime {
+			return fmt.Errorf("%s: a local window aggregate takes event-time TUMBLE, HOP or CUMULATE windows", ctx.Name)
+		}
+	}
+	o.name = ctx.Name
+	o.late = ctx.Late
+	if o.late == nil {
+		o.late = new(atomic.Int64)
+	}
+	o.maxCol = -1
+	if !o.group {
+		o.maxCol = o.spec.TimeCol
+	}
+	for _, k := range o.keys {
+		o.maxCol = max(o.maxCol, k)
+	}
+	o.accs = make([]accumulator, len(o.calls))
+	o.args = make([]int, len(o.calls))
+	for i, c := range o.calls {
+		acc, err := newAccumulator(c)
+		if err != nil {
+			return err
+		}
+		o.accs[i] = acc
+		o.args[i] = c.Arg
+		if c.Func == AggCountStar {
+			o.args[i] = -1
+		}
+		o.maxCol = max(o.maxCol, o.args[i])
+	}
+	o.intKey = -1
+	if len(o.keys) == 1 {
+		o.intKey = o.keys[0]
+	}
+	extra := PartialWindowCols
+	if o.group {
+		extra = PartialGroupCols
+	}
+	o.out = types.NewBatch(len(o.keys)+extra, 256)
+	return nil
+}
+
+// slice returns the held slice that ends at end, making it if need be.
+func (o *localWindowAggOp) slice(end int64) *localSlice {
+	if o.last != nil && o.last.end == end {
+		return o.last
+	}
+	for _, s := range o.open {
+		if s.end == end {
+			o.last = s
+			return s
+		}
+	}
+	var s *localSlice
+	if n := len(o.spare); n > 0 {
+		s = o.spare[n-1]
+		o.spare = o.spare[:n-1]
+	} else {
+		s = &localSlice{ints: newIntTable(), groups: make(map[string]int32)}
+	}
+	s.end = end
+	o.open = append(o.open, s)
+	o.last = s
+	return s
+}
+
+// group1 returns the group of row's key in slice s, making it if need be.
+func (o *localWindowAggOp) group1(s *localSlice, row []types.Value) int32 {
+	inInts := o.intKey >= 0 && intStored(row[o.intKey].Kind())
+	if inInts {
+		if gi, ok := s.ints.get(row[o.intKey].Int()); ok {
+			return gi
+		}
+	} else {
+		o.keyBuf = o.keyBuf[:0]
+		for _, k := range o.keys {
+			o.keyBuf = state.AppendValue(o.keyBuf, row[k])
+		}
+		if gi, ok := s.groups[string(o.keyBuf)]; ok {
+			return gi
+		}
+	}
+	var gi int32
+	nk := len(o.keys)
+	if n := len(o.free); n > 0 {
+		gi = o.free[n-1]
+		o.free = o.free[:n-1]
+	} else {
+		gi = int32(len(o.rows))
+		o.rows = append(o.rows, 0)
+		o.keyVals = append(o.keyVals, make([]types.Value, nk)...)
+		for _, acc := range o.accs {
+			acc.grow()
+		}
+	}
+	kv := o.keyVals[int(gi)*nk : int(gi+1)*nk]
+	for i, k := range o.keys {
+		kv[i] = row[k]
+	}
+	if inInts {
+		s.ints.put(row[o.intKey].Int(), gi)
+	} else {
+		s.groups[string(o.keyBuf)] = gi
+	}
+	s.members = append(s.members, gi)
+	o.held++
+	return gi
+}
+
+// Process implements Operator: it finds every row's group, then updates
+// each accumulator over the batch.
+func (o *localWindowAggOp) Process(_ int, b *types.Batch, out Emitter) error {
+	if o.maxCol >= b.Width {
+		return fmt.Errorf("%s: column %d out of range of input width %d", o.name, o.maxCol, b.Width)
+	}
+	n := b.Len()
+	gis := slices.Grow(o.gis[:0], n)[:n]
+	o.gis = gis
+	for i := range gis {
+		if b.Kinds[i].IsRetraction() {
+			return fmt.Errorf("%s: a window aggregate takes insert-only input, got %s", o.name, b.Kinds[i])
+		}
+		gis[i] = -1
+		row := b.Row(i)
+		if o.group {
+			gi := o.group1(o.slice(0), row)
+			o.rows[gi]++
+			gis[i] = gi
+			continue
+		}
+		v := row[o.spec.TimeCol]
+		if v.IsNull() {
+			o.late.Add(1) // no event time: no window takes it
+			continue
+		}
+		gi := o.group1(o.slice(o.spec.SliceEnd(v.Int())), row)
+		o.rows[gi]++
+		gis[i] = gi
+	}
+	for a, acc := range o.accs {
+		acc.update(gis, b, o.args[a])
+	}
+	o.lastOut = out
+	if o.held >= localWindowMaxGroups {
+		return o.flush(out, func(int64) bool { return true })
+	}
+	return nil
+}
+
+// hasPending implements bufferingOperator: the local group aggregate holds
+// partials until the task flushes. (The local window aggregate holds its
+// slices until the watermark or a barrier, not a flush.)
+func (o *localWindowAggOp) hasPending() bool { return o.group && o.held > 0 }
+
+// emitPending implements bufferingOperator.
+func (o *localWindowAggOp) emitPending() error {
+	if !o.group || o.lastOut == nil {
+		return nil
+	}
+	return o.flush(o.lastOut, func(int64) bool { return true })
+}
+
+// enableMiniBatch implements bufferingOperator: the local group aggregate
+// always holds partials until the task flushes.
+func (o *localWindowAggOp) enableMiniBatch() {}
+
+// ProcessWatermark implements WatermarkOperator: the slices whose first
+// window the watermark completes go out before the watermark does.
+func (o *localWindowAggOp) ProcessWatermark(wm int64, out Emitter) error {
+	if err := o.flush(out, func(end int64) bool { return end-1 <= wm }); err != nil {
+		return err
+	}
+	return ForwardWatermark(out, wm)
+}
+
+// flushBeforeBarrier implements barrierFlusher: everything held goes out
+// before the checkpoint barrier, so the operator has no state to snapshot.
+func (o *localWindowAggOp) flushBeforeBarrier(out Emitter) error {
+	return o.flush(out, func(int64) bool { return true })
+}
+
+// flush emits a partial row per group of every held slice whose end
+// satisfies due and forgets those slices.
+func (o *localWindowAggOp) flush(out Emitter, due func(end int64) bool) error {
+	kept := o.open[:0]
+	var err error
+	for _, s := range o.open {
+		if err != nil || !due(s.end) {
+			kept = append(kept, s)
+			continue
+		}
+		err = o.emitSlice(s, out)
+		o.release(s)
+	}
+	clear(o.open[len(kept):])
+	o.open = kept
+	o.last = nil
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	return nil
+}
+
+// emitSlice emits slice s's partial rows, a batch at a time. The
+// accumulators' states of a batch share one string.
+func (o *localWindowAggOp) emitSlice(s *localSlice, out Emitter) error {
+	nk := len(o.keys)
+	const chunk = 1024
+	for from := 0; from < len(s.members); from += chunk {
+		part := s.members[from:min(from+chunk, len(s.members))]
+		o.buf, o.offs = o.buf[:0], o.offs[:0]
+		for _, gi := range part {
+			for _, acc := range o.accs {
+				o.buf = acc.save(gi, o.buf)
+			}
+			o.offs = append(o.offs, len(o.buf))
+		}
+		all := string(o.buf)
+		o.out.Reset()
+		at := 0
+		for j, gi := range part {
+			row := growRow(o.out, types.Insert)
+			copy(row, o.keyVals[int(gi)*nk:int(gi+1)*nk])
+			if o.group {
+				row[nk] = types.BigIntValue(o.rows[gi])
+				row[nk+1] = types.BytesValue(all[at:o.offs[j]])
+			} else {
+				row[nk] = types.BigIntValue(s.end)
+				row[nk+1] = types.BigIntValue(o.rows[gi])
+				row[nk+2] = types.BytesValue(all[at:o.offs[j]])
+			}
+			at = o.offs[j]
+		}
+		if err := out.Emit(o.out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// release frees slice s's groups and keeps s for reuse.
+func (o *localWindowAggOp) release(s *localSlice) {
+	nk := len(o.keys)
+	for _, gi := range s.members {
+		for _, acc := range o.accs {
+			acc.reset(gi)
+		}
+		o.rows[gi] = 0
+		clear(o.keyVals[int(gi)*nk : int(gi+1)*nk])
+		o.free = append(o.free, gi)
+	}
+	o.held -= len(s.members)
+	s.members = s.members[:0]
+	if s.ints.len() > 0 {
+		s.ints = newIntTable()
+	}
+	if len(s.groups) > 0 {
+		clear(s.groups)
+	}
+	o.spare = append(o.spare, s)
+}
+
+// Finish implements Operator: what is still held goes out.
+func (o *localWindowAggOp) Finish(out Emitter) error {
+	return o.flush(out, func(int64) bool { return true })
+}
+
+// Close implements Operator.
+func (o *localWindowAggOp) Close() error {
+	o.open, o.spare, o.keyVals, o.accs = nil, nil, nil, nil
+	return nil
+}
+
+var (
+	_ WatermarkOperator = (*localWindowAggOp)(nil)
+	_ barrierFlusher    = (*localWindowAggOp)(nil)
+	_ bufferingOperator = (*localWindowAggOp)(nil)
+)

@@ -1,0 +1,566 @@
+package exec
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+
+	"github.com/weir-sql/weir/state"
+	"github.com/weir-sql/weir/statestore"
+	"github.com/weir-sql/weir/types"
+)
+
+// NewSessionWindowAgg returns a factory for the event-time SESSION window
+// aggregate over rows grouped by the key columns keys: each key's open
+// sessions are in memory (an accumulator group each, in typed slices), a
+// row's window [ts, ts + gap) merges every session it overlaps or touches
+// (as Flink's), and a session's row is emitted when the watermark passes
+// its end - 1, then dropped. A row that touches no open session and whose
+// own window the watermark has passed is late: dropped and counted.
+// state.Records writes each changed key's sessions back at checkpoints
+// and loads them on restore, at any parallelism (sessions merge across a
+// restore too); the open sessions bound the state, so it is never spilled.
+func NewSessionWindowAgg(keys []int, spec WindowSpec, calls []AggCall) func() Operator {
+	return func() Operator { return &sessionWindowOp{keys: keys, spec: spec, calls: calls} }
+}
+
+// sessionWindowOp is the event-time session window aggregate. Accumulator
+// group 0 is scratch; the others are sessions.
+type sessionWindowOp struct {
+	keys  []int
+	spec  WindowSpec
+	calls []AggCall
+	accs  []accumulator
+	name  string
+	late  *atomic.Int64
+	st    *state.Records
+
+	skeys    []sessKey
+	keyVals  []types.Value // len(keys) per key slot (keys not in ints)
+	keyStr   []string      // per key slot: its encoding (keys not in ints)
+	ints     *intTable
+	groups   map[string]int32
+	freeKeys []int32
+	nLive    int
+	nCells   int32
+	free     []int32
+	due      sessTimers // (end, key slot) of sessions, some stale, by end
+	wm       int64
+	maxCol   int
+
+	keyBuf  []byte
+	loadRow []types.Value
+	keyOne  [1]types.Value
+	out     *types.Batch
+}
+
+// sessKey is a key's slot: its open sessions.
+type sessKey struct {
+	sess    []openSession
+	keyInt  int64
+	keyKind types.Kind
+	inInts  bool
+}
+
+// openSession is a key's open session [start, end) and its accumulator group.
+type openSession struct {
+	start, end int64
+	acc        int32
+}
+
+// sessTimer says that key slot's session ending at end may be due; stale
+// once the session merged or grew (then another entry has its new end).
+type sessTimer struct {
+	end  int64
+	slot int32
+}
+
+// sessTimers is a min-heap of sessTimer by end (typed: no allocation per
+// push, as container/heap's interface would make).
+type sessTimers []sessTimer
+
+func (h *sessTimers) push(t sessTimer) {
+	*h = append(*h, t)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		p := (i - 1) / 2
+		if q[p].end <= q[i].end {
+			break
+		}
+		q[p], q[i] = q[i], q[p]
+		i = p
+	}
+}
+
+func (h *sessTimers) pop() sessTimer {
+	q := *h
+	top := q[0]
+	n := len(q) - 1
+	q[0] = q[n]
+	q = q[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && q[l].end < q[m].end {
+			m = l
+		}
+		if r := l + 1; r < n && q[r].end < q[m].end {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
+	}
+	*h = q
+	return top
+}
+
+// sessionStateVersion leads every stored key record.
+const sessionStateVersion = 1
+
+var (
+	_ StatefulOperator   = (*sessionWindowOp)(nil)
+	_ WatermarkOperator  = (*sessionWindowOp)(nil)
+	_ state.RecordSource = (*sessionWindowOp)(nil)
+)
+
+// Open implements Operator.
+func (o *sessionWindowOp) Open(ctx *OpContext) error {
+	if err := o.spec.Validate(); err != nil {
+		return fmt.Errorf("%s: %w", ctx.Name, err)
+	}
+	if o.spec.Kind != WindowSession || o.spec.Proctime {
+		return fmt.Errorf("%s: the session window aggregate takes event-time SESSION windows", ctx.Name)
+	}
+	o.name = ctx.Name
+	o.late = ctx.Late
+	if o.late == nil {
+		o.late = new(atomic.Int64)
+	}
+	o.maxCol = o.spec.TimeCol
+	for _, k := range o.keys {
+		o.maxCol = max(o.maxCol, k)
+	}
+	o.accs = make([]accumulator, len(o.calls))
+	for i, c := range o.calls {
+		acc, err := newAccumulator(c)
+		if err != nil {
+			return err
+		}
+		acc.grow()
+		o.accs[i] = acc
+		o.maxCol = max(o.maxCol, c.Arg)
+	}
+	o.nCells = 1
+	o.ints, o.groups = newIntTable(), make(map[string]int32)
+	o.wm = NoWatermark
+	o.loadRow = make([]types.Value, o.maxCol+1)
+	o.out = types.NewBatch(len(o.keys)+3+len(o.calls), 256)
+	maxPar := ctx.MaxParallelism
+	if maxPar <= 0 {
+		maxPar = types.DefaultMaxParallelism
+	}
+	st, err := state.NewRecords(state.RecordOptions{
+		Name: "sessions", OperatorID: ctx.ID, MaxParallelism: maxPar, Subtask: ctx.Subtask, Parallelism: ctx.Parallelism,
+		// Never spilled: firing needs every open session in memory, and
+		// the open sessions bound the state.
+		Budget: math.MaxInt64 / 4, RecordBytes: 96, Exclusive: true,
+	}, o)
+	if err != nil {
+		return fmt.Errorf("%s: %w", ctx.Name, err)
+	}
+	o.st = st
+	return nil
+}
+
+// InitState implements StatefulOperator.
+func (o *sessionWindowOp) InitState(store *statestore.Store, restored bool) error {
+	if o.nLive > 0 {
+		return fmt.Errorf("state of %s: store given after keys were made", o.name)
+	}
+	if err := o.st.Attach(store, restored); err != nil {
+		return fmt.Errorf("state of %s: %w", o.name, err)
+	}
+	return nil
+}
+
+// PrepareSnapshot implements StatefulOperator.
+func (o *sessionWindowOp) PrepareSnapshot() error {
+	if err := o.st.Snapshot(); err != nil {
+		return fmt.Errorf("state of %s: %w", o.name, err)
+	}
+	return nil
+}
+
+// Process implements Operator.
+func (o *sessionWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
+	if o.maxCol >= b.Width {
+		return fmt.Errorf("%s: column %d out of range of input width %d", o.name, o.maxCol, b.Width)
+	}
+	gap := o.spec.Gap
+	for i := range b.Len() {
+		if b.Kinds[i].IsRetraction() {
+			return fmt.Errorf("%s: a window aggregate takes insert-only input, got %s", o.name, b.Kinds[i])
+		}
+		row := b.Row(i)
+		v := row[o.spec.TimeCol]
+		if v.IsNull() {
+			o.late.Add(1) // no event time: no window takes it
+			continue
+		}
+		ts := v.Int()
+		gi, found := o.findKey(row)
+		first := -1 // the first session the row's window overlaps or touches
+		if found {
+			for j, s := range o.skeys[gi].sess {
+				if s.start <= ts+gap && s.end >= ts {
+					first = j
+					break
+				}
+			}
+		}
+		if first < 0 && ts+gap-1 <= o.wm {
+			o.late.Add(1)
+			continue
+		}
+		if !found {
+			gi = o.addKey(row)
+		}
+		k := &o.skeys[gi]
+		if first < 0 {
+			acc := o.newCell()
+			k = &o.skeys[gi]
+			k.sess = append(k.sess, openSession{start: ts, end: ts + gap, acc: acc})
+			first = len(k.sess) - 1
+			o.due.push(sessTimer{end: ts + gap, slot: gi})
+		} else {
+			s := &k.sess[first]
+			oldEnd := s.end
+			s.start, s.end = min(s.start, ts), max(s.end, ts+gap)
+			// Merge the later sessions the grown window now touches.
+			for j := first + 1; j < len(k.sess); {
+				t := k.sess[j]
+				if t.start > s.end || t.end < s.start {
+					j++
+					continue
+				}
+				for _, acc := range o.accs {
+					acc.merge(s.acc, t.acc)
+					acc.reset(t.acc)
+				}
+				o.free = append(o.free, t.acc)
+				s.start, s.end = min(s.start, t.start), max(s.end, t.end)
+				k.sess = append(k.sess[:j], k.sess[j+1:]...)
+				s = &k.sess[first]
+			}
+			if s.end != oldEnd {
+				o.due.push(sessTimer{end: s.end, slot: gi})
+			}
+		}
+		cell := k.sess[first].acc
+		for j, acc := range o.accs {
+			var v types.Value
+			if a := o.calls[j].Arg; a >= 0 {
+				v = row[a]
+			}
+			acc.add(cell, v)
+		}
+		o.st.Changed(gi)
+	}
+	return nil
+}
+
+// findKey returns the slot of row's key, if it has one.
+func (o *sessionWindowOp) findKey(row []types.Value) (int32, bool) {
+	if len(o.keys) == 1 && intStored(row[o.keys[0]].Kind()) {
+		return o.ints.get(row[o.keys[0]].Int())
+	}
+	o.keyBuf = o.keyBuf[:0]
+	for _, c := range o.keys {
+		o.keyBuf = state.AppendValue(o.keyBuf, row[c])
+	}
+	gi, ok := o.groups[string(o.keyBuf)]
+	return gi, ok
+}
+
+// addKey makes a slot for row's key (after findKey, which left a key not
+// in ints encoded in keyBuf) and tells Records.
+func (o *sessionWindowOp) addKey(row []types.Value) int32 {
+	inInts := len(o.keys) == 1 && intStored(row[o.keys[0]].Kind())
+	gi := o.newKey(row, inInts, o.keyBuf)
+	if inInts {
+		v := row[o.keys[0]]
+		o.st.AddedInt(gi, v.Kind(), v.Int())
+	} else {
+		o.st.AddedKey(gi, o.keyBuf)
+	}
+	return gi
+}
+
+// newKey makes and registers a key slot for the key columns of row.
+func (o *sessionWindowOp) newKey(row []types.Value, inInts bool, encoded []byte) int32 {
+	var gi int32
+	if n := len(o.freeKeys); n > 0 {
+		gi = o.freeKeys[n-1]
+		o.freeKeys = o.freeKeys[:n-1]
+	} else {
+		gi = int32(len(o.skeys))
+		o.skeys = append(o.skeys, sessKey{})
+	}
+	k := &o.skeys[gi]
+	k.sess, k.inInts = k.sess[:0], inInts
+	o.nLive++
+	if inInts {
+		v := row[o.keys[0]]
+		k.keyInt, k.keyKind = v.Int(), v.Kind()
+		o.ints.put(k.keyInt, gi)
+		return gi
+	}
+	nk := len(o.keys)
+	for len(o.keyStr) <= int(gi) {
+		o.keyStr = append(o.keyStr, "")
+		o.keyVals = append(o.keyVals, make([]types.Value, nk)...)
+	}
+	s := string(encoded)
+	o.keyStr[gi] = s
+	kv := o.keyVals[int(gi)*nk : int(gi+1)*nk]
+	for i, c := range o.keys {
+		kv[i] = row[c]
+	}
+	o.groups[s] = gi
+	return gi
+}
+
+// keyValues returns slot gi's key values (for a key in ints, valid until
+// the next call).
+func (o *sessionWindowOp) keyValues(gi int32) []types.Value {
+	if k := &o.skeys[gi]; k.inInts {
+		o.keyOne[0] = types.BigIntValue(k.keyInt).WithKind(k.keyKind)
+		return o.keyOne[:]
+	}
+	nk := len(o.keys)
+	return o.keyVals[int(gi)*nk : int(gi+1)*nk]
+}
+
+// removeKey forgets slot gi, which has no sessions left.
+func (o *sessionWindowOp) removeKey(gi int32) error {
+	if err := o.st.Removed(gi); err != nil {
+		return fmt.Errorf("state of %s: %w", o.name, err)
+	}
+	k := &o.skeys[gi]
+	if k.inInts {
+		o.ints.del(k.keyInt)
+	} else {
+		nk := len(o.keys)
+		delete(o.groups, o.keyStr[gi])
+		o.keyStr[gi] = ""
+		clear(o.keyVals[int(gi)*nk : int(gi+1)*nk])
+	}
+	k.sess = k.sess[:0]
+	o.freeKeys = append(o.freeKeys, gi)
+	o.nLive--
+	return nil
+}
+
+// newCell returns a free accumulator group.
+func (o *sessionWindowOp) newCell() int32 {
+	if n := len(o.free); n > 0 {
+		ci := o.free[n-1]
+		o.free = o.free[:n-1]
+		return ci
+	}
+	ci := o.nCells
+	o.nCells++
+	for _, acc := range o.accs {
+		acc.grow()
+	}
+	return ci
+}
+
+// ProcessWatermark implements WatermarkOperator: it emits and drops every
+// session whose end - 1 the watermark reached, then passes it on.
+func (o *sessionWindowOp) ProcessWatermark(wm int64, out Emitter) error {
+	if wm > o.wm {
+		o.wm = wm
+	}
+	o.out.Reset()
+	ts := types.TimestampValue
+	if o.spec.LTZ {
+		ts = types.TimestampLTZValue
+	}
+	nk := len(o.keys)
+	for len(o.due) > 0 && o.due[0].end-1 <= o.wm {
+		t := o.due.pop()
+		k := &o.skeys[t.slot]
+		at := -1
+		for j, s := range k.sess {
+			if s.end == t.end {
+				at = j
+				break
+			}
+		}
+		if at < 0 {
+			continue // stale: the session merged or grew
+		}
+		s := k.sess[at]
+		row := growRow(o.out, types.Insert)
+		copy(row, o.keyValues(t.slot))
+		row[nk], row[nk+1], row[nk+2] = ts(s.start), ts(s.end), ts(s.end-1)
+		for j, acc := range o.accs {
+			row[nk+3+j] = acc.result(s.acc)
+			acc.reset(s.acc)
+		}
+		o.free = append(o.free, s.acc)
+		k.sess = append(k.sess[:at], k.sess[at+1:]...)
+		if len(k.sess) == 0 {
+			if err := o.removeKey(t.slot); err != nil {
+				return err
+			}
+		} else {
+			o.st.Changed(t.slot)
+		}
+		if o.out.Len() >= 1024 {
+			if err := out.Emit(o.out); err != nil {
+				return err
+			}
+			o.out.Reset()
+		}
+	}
+	if o.out.Len() > 0 {
+		if err := out.Emit(o.out); err != nil {
+			return err
+		}
+		o.out.Reset()
+	}
+	return ForwardWatermark(out, wm)
+}
+
+// AppendRecordKey implements state.RecordSource.
+func (o *sessionWindowOp) AppendRecordKey(dst []byte, gi int32) []byte {
+	if k := &o.skeys[gi]; k.inInts {
+		if k.keyKind == types.KindInt || k.keyKind == types.KindBigInt {
+			return state.AppendInt64(dst, k.keyInt)
+		}
+		return state.AppendValue(dst, types.BigIntValue(k.keyInt).WithKind(k.keyKind))
+	}
+	return append(dst, o.keyStr[gi]...)
+}
+
+// AppendRecord implements state.RecordSource: the version; masks of the
+// key columns of kind INT and TIMESTAMP_LTZ; the number of sessions, and
+// each one's start, end and accumulators' state.
+func (o *sessionWindowOp) AppendRecord(dst []byte, gi int32) []byte {
+	var ints, ltz uint64
+	for i, v := range o.keyValues(gi) {
+		switch v.Kind() {
+		case types.KindInt:
+			ints |= 1 << i
+		case types.KindTimestampLTZ:
+			ltz |= 1 << i
+		}
+	}
+	k := &o.skeys[gi]
+	dst = append(dst, sessionStateVersion)
+	dst = binary.AppendUvarint(dst, ints)
+	dst = binary.AppendUvarint(dst, ltz)
+	dst = binary.AppendUvarint(dst, uint64(len(k.sess)))
+	for _, s := range k.sess {
+		dst = binary.AppendVarint(dst, s.start)
+		dst = binary.AppendVarint(dst, s.end)
+		at := len(dst)
+		dst = append(dst, 0, 0, 0, 0)
+		for _, acc := range o.accs {
+			dst = acc.save(s.acc, dst)
+		}
+		binary.BigEndian.PutUint32(dst[at:], uint32(len(dst)-at-4))
+	}
+	return dst
+}
+
+var errSessionRecord = errors.New("bad session record")
+
+// LoadRecord implements state.RecordSource: a restored key and its
+// sessions, each due again at its end.
+func (o *sessionWindowOp) LoadRecord(key, rec []byte) (int32, error) {
+	if len(rec) == 0 || rec[0] != sessionStateVersion {
+		return 0, errors.New("session record of unknown version")
+	}
+	rest := rec[1:]
+	ints, rest, err := readUvarint(rest)
+	if err != nil {
+		return 0, err
+	}
+	ltz, rest, err := readUvarint(rest)
+	if err != nil {
+		return 0, err
+	}
+	n, rest, err := readUvarint(rest)
+	if err != nil {
+		return 0, err
+	}
+	row := o.loadRow
+	kr := key
+	for i, c := range o.keys {
+		var v types.Value
+		if v, kr, err = state.DecodeValue(kr); err != nil {
+			return 0, fmt.Errorf("session key %x: %w", key, err)
+		}
+		switch {
+		case ints&(1<<i) != 0:
+			v = state.WithColumnKind(v, types.KindInt)
+		case ltz&(1<<i) != 0:
+			v = state.WithColumnKind(v, types.KindTimestampLTZ)
+		}
+		row[c] = v
+	}
+	if len(kr) != 0 {
+		return 0, fmt.Errorf("session key %x: %d bytes left over", key, len(kr))
+	}
+	gi := o.newKey(row, len(o.keys) == 1 && intStored(row[o.keys[0]].Kind()), key)
+	for range n {
+		var s openSession
+		if s.start, rest, err = readVarint(rest); err != nil {
+			return 0, err
+		}
+		if s.end, rest, err = readVarint(rest); err != nil {
+			return 0, err
+		}
+		if len(rest) < 4 || int(binary.BigEndian.Uint32(rest)) > len(rest)-4 {
+			return 0, errSessionRecord
+		}
+		l := int(binary.BigEndian.Uint32(rest))
+		src := rest[4 : 4+l]
+		rest = rest[4+l:]
+		s.acc = o.newCell()
+		for _, acc := range o.accs {
+			if src, err = acc.load(s.acc, src); err != nil {
+				return 0, err
+			}
+		}
+		o.skeys[gi].sess = append(o.skeys[gi].sess, s)
+		o.due.push(sessTimer{end: s.end, slot: gi})
+	}
+	return gi, nil
+}
+
+// DropRecords implements state.RecordSource; never called, as the
+// records are never spilled.
+func (o *sessionWindowOp) DropRecords() {}
+
+// stateSize returns the keys and sessions the operator holds, for tests of
+// bounded state.
+func (o *sessionWindowOp) stateSize() (keys, sessions int) {
+	return o.nLive, int(o.nCells) - 1 - len(o.free)
+}
+
+// Finish implements Operator: the final watermark fired every session.
+func (o *sessionWindowOp) Finish(Emitter) error { return nil }
+
+// Close implements Operator.
+func (o *sessionWindowOp) Close() error {
+	o.skeys, o.keyVals, o.keyStr, o.accs, o.due = nil, nil, nil, nil, nil
+	return nil
+}
