@@ -123,7 +123,7 @@ func TestSinkExactlyOnceAcrossCrash(t *testing.T) {
 	must(zombie.BeginTransaction())
 	t2, _ := decodeTxn(txn2)
 	for _, r := range t2.recs {
-		zombie.Produce(context.Background(), &kgo.Record{Topic: "out", Key: r[0], Value: r[1]}, nil)
+		zombie.Produce(context.Background(), &kgo.Record{Topic: "out", Key: r.key, Value: r.value}, nil)
 	}
 	must(zombie.Flush(testCtx(t)))
 	// (the old writer is gone without Abort; its client just closes)

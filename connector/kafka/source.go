@@ -127,6 +127,7 @@ type Reader struct {
 	keyDec  *filesystem.RecordDecoder
 	notNull []int
 	skipped int64
+	headers types.RowBuilder // builds the 'headers' metadata column
 	// upsert-kafka: the last row of every key, to turn upserts into
 	// retractions; after a restore, rows before silent[partition] only
 	// rebuild it (the restored run emitted them).
@@ -604,7 +605,7 @@ func (r *Reader) decode(b *types.Batch, rec *kgo.Record) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		r.fill(keyRow, []types.Value{v})
+		r.fill(rec, keyRow, []types.Value{v})
 		if err := r.checkNotNull(); err != nil {
 			return 0, err
 		}
@@ -617,7 +618,7 @@ func (r *Reader) decode(b *types.Batch, rec *kgo.Record) (int, error) {
 	}
 	for i := range n {
 		kind, vals := r.valDec.Row(i)
-		r.fill(keyRow, vals)
+		r.fill(rec, keyRow, vals)
 		if err := r.checkNotNull(); err != nil {
 			return 0, err
 		}
@@ -626,8 +627,9 @@ func (r *Reader) decode(b *types.Batch, rec *kgo.Record) (int, error) {
 	return n, nil
 }
 
-// fill sets r.row from the key's and the value's columns.
-func (r *Reader) fill(keyRow, vals []types.Value) {
+// fill sets r.row from the key's and the value's columns and rec's
+// metadata.
+func (r *Reader) fill(rec *kgo.Record, keyRow, vals []types.Value) {
 	clear(r.row)
 	for i, ci := range r.cfg.valCols {
 		r.row[ci] = vals[i]
@@ -636,6 +638,9 @@ func (r *Reader) fill(keyRow, vals []types.Value) {
 		if keyRow != nil {
 			r.row[ci] = keyRow[i]
 		}
+	}
+	if len(r.cfg.meta) > 0 {
+		fillMetadata(r.row, r.cfg.meta, rec, &r.headers)
 	}
 }
 
@@ -686,7 +691,7 @@ func (r *Reader) decodeUpsert(b *types.Batch, rec *kgo.Record, keyRow []types.Va
 		}
 		_, vals = r.valDec.Row(0)
 	}
-	r.fill(keyRow, vals)
+	r.fill(rec, keyRow, vals)
 	if err := r.checkNotNull(); err != nil {
 		return 0, err
 	}
