@@ -349,6 +349,15 @@ type TransactionalWriter interface {
 	Abort() error
 }
 
+// WatermarkWriter is a SinkWriter told the event-time watermark of its
+// input (milliseconds) each time it advances, between batches: a
+// partitioned filesystem sink commits partitions by it.
+type WatermarkWriter interface {
+	SinkWriter
+	// Watermark says that no more rows with an event time up to wm come.
+	Watermark(wm int64) error
+}
+
 // TransactionalSink is a Sink whose writers are TransactionalWriters.
 type TransactionalSink interface {
 	Sink

@@ -41,6 +41,10 @@ type Source struct {
 	files   []string // paths of the files, in reading order
 	names   []string // their paths relative to 'path' ('/'-separated), recorded in positions
 	notNull []int    // indexes of NOT NULL columns
+	// A partitioned table's layout, and each file's partition values
+	// (from its folder names), in partition column order.
+	part     *partitioning
+	partVals [][]types.Value
 }
 
 var _ connector.ChangelogSource = (*Source)(nil)
@@ -61,6 +65,13 @@ func NewSource(t *connector.Table, env connector.Env) (connector.Source, error) 
 	if err != nil {
 		return nil, err
 	}
+	part, pkeys, err := parsePartitioning(t, env, false)
+	if err != nil {
+		return nil, err
+	}
+	if part != nil {
+		keys = append(keys, pkeys...)
+	}
 	if err := options.CheckKnown("filesystem", t.Options, append(keys, "path", "format")); err != nil {
 		return nil, err
 	}
@@ -79,6 +90,16 @@ func NewSource(t *connector.Table, env connector.Env) (connector.Source, error) 
 	}
 	if s.files, s.names, err = listFiles(path); err != nil {
 		return nil, err
+	}
+	if part != nil {
+		s.part = part
+		for i, name := range s.names {
+			vals, err := part.fileValues(t.Schema, name)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", s.files[i], err)
+			}
+			s.partVals = append(s.partVals, vals)
+		}
 	}
 	return s, nil
 }
@@ -161,11 +182,21 @@ func (s *Source) Open(subtask, parallelism int) (connector.SourceReader, error) 
 		return nil, fmt.Errorf("filesystem: invalid subtask %d of parallelism %d", subtask, parallelism)
 	}
 	r := &Reader{src: s, subtask: subtask, parallelism: parallelism, file: subtask, line: 1}
+	cols := s.schema.Columns
+	if s.part != nil {
+		cols = nil
+		for _, c := range s.part.data {
+			cols = append(cols, s.schema.Columns[c])
+		}
+	}
 	switch s.format.name {
 	case formatCSV:
-		r.dec = newCSVDecoder(s.format, s.schema.Columns)
+		r.dec = newCSVDecoder(s.format, cols)
 	default:
-		r.dec = newJSONDecoder(s.format, s.schema.Columns)
+		r.dec = newJSONDecoder(s.format, cols)
+	}
+	if s.part != nil {
+		r.dec = &partDecoder{decoder: r.dec, r: r, row: make([]types.Value, s.schema.Len())}
 	}
 	r.pending = types.NewBatch(s.schema.Len(), 2)
 	return r, nil
