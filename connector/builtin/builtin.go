@@ -33,6 +33,7 @@ func Registry() *connector.Registry {
 	r.RegisterPositionDescriber("kafka", kafka.DescribePosition)
 	r.RegisterPositionDescriber("upsert-kafka", kafka.DescribePosition)
 	r.RegisterPartitioned("filesystem")
+	r.RegisterMetadata("filesystem", filesystem.MetadataKeys)
 	r.RegisterMetadata("kafka", kafka.MetadataKeys)
 	r.RegisterMetadata("upsert-kafka", kafka.MetadataKeys)
 	return r

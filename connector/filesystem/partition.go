@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,7 +37,6 @@ const defaultPartitionName = "__DEFAULT_PARTITION__"
 type partitioning struct {
 	cols    []int    // the partition columns' indexes in the schema
 	names   []string // their names
-	data    []int    // the other columns' indexes: what the files hold
 	defName string   // the folder value of NULL
 	loc     *time.Location
 
@@ -76,18 +76,8 @@ func parsePartitioning(t *connector.Table, env connector.Env, forSink bool) (*pa
 	if p.loc == nil {
 		p.loc = time.UTC
 	}
-	isPart := map[int]bool{}
 	for _, c := range p.cols {
-		isPart[c] = true
 		p.names = append(p.names, t.Schema.Columns[c].Name)
-	}
-	for i := range t.Schema.Columns {
-		if !isPart[i] {
-			p.data = append(p.data, i)
-		}
-	}
-	if len(p.data) == 0 {
-		return nil, nil, fmt.Errorf("every column is a partition column; the files need at least one other")
 	}
 	if !forSink {
 		return p, keys, nil
@@ -437,23 +427,53 @@ func (p *partitioning) fileValues(schema types.Schema, name string) ([]types.Val
 	return vals, nil
 }
 
-// partDecoder decodes the data columns of a partitioned table's files and
-// adds the partition columns of the file being read.
-type partDecoder struct {
+// fileDecoder decodes the data columns of a file and adds the columns
+// that come from the file itself: partition values (from its folders)
+// and metadata ('file.path', 'file.name').
+type fileDecoder struct {
 	decoder
 	r   *Reader
 	row []types.Value
 }
 
-func (d *partDecoder) output(i int) (types.RowKind, []types.Value) {
+func (d *fileDecoder) output(i int) (types.RowKind, []types.Value) {
 	kind, data := d.decoder.output(i)
-	pt := d.r.src.part
-	for j, c := range pt.data {
+	src := d.r.src
+	for j, c := range src.data {
 		d.row[c] = data[j]
 	}
-	vals := d.r.src.partVals[d.r.file]
-	for k, c := range pt.cols {
+	vals := src.fileVals[d.r.file]
+	for k, c := range src.fileCols {
 		d.row[c] = vals[k]
 	}
 	return kind, d.row
+}
+
+// Metadata keys of the filesystem connector, as Flink's.
+const (
+	metaFilePath = "file.path"
+	metaFileName = "file.name"
+)
+
+// MetadataKeys are the metadata columns a filesystem table may declare:
+// the path and the name of the file a row was read from (read only).
+var MetadataKeys = []connector.MetadataKey{
+	{Key: metaFilePath, Type: types.Varchar},
+	{Key: metaFileName, Type: types.Varchar},
+}
+
+// dataColumns returns the columns the files hold: not partition columns,
+// not metadata columns; nil when that is every column.
+func dataColumns(t *connector.Table) []int {
+	if len(t.PartitionBy) == 0 && len(t.Metadata) == 0 {
+		return nil
+	}
+	var data []int
+	for i := range t.Schema.Columns {
+		if slices.Contains(t.PartitionBy, i) || t.MetadataOf(i) != nil {
+			continue
+		}
+		data = append(data, i)
+	}
+	return data
 }

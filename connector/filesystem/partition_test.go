@@ -325,3 +325,56 @@ func TestPartitionPathEscaping(t *testing.T) {
 		t.Error("a%4: no error")
 	}
 }
+
+// TestFileMetadataColumns reads 'file.path' and 'file.name' metadata
+// columns beside the data (and the partition column) of each file, and
+// writes a table with a VIRTUAL 'file.path' column: the column is not in
+// the files.
+func TestFileMetadataColumns(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, os.MkdirAll(filepath.Join(dir, "k=a"), 0o755))
+	mustOK(t, os.MkdirAll(filepath.Join(dir, "k=b"), 0o755))
+	mustOK(t, os.WriteFile(filepath.Join(dir, "k=a", "f1.csv"), []byte("1\n2\n"), 0o644))
+	mustOK(t, os.WriteFile(filepath.Join(dir, "k=b", "f2.csv"), []byte("3\n"), 0o644))
+	tbl := &connector.Table{Name: "t", Options: map[string]string{"connector": "filesystem", "path": dir, "format": "csv"},
+		PartitionBy: []int{2},
+		Metadata:    []connector.MetadataColumn{{Column: 0, Key: metaFileName, Virtual: true}, {Column: 3, Key: metaFilePath, Virtual: true}},
+		Schema: types.Schema{Columns: []types.Column{{Name: "name", Type: types.Varchar}, {Name: "v", Type: types.BigInt},
+			{Name: "k", Type: types.Varchar}, {Name: "path", Type: types.Varchar}}}}
+	src, err := NewSource(tbl, connector.Env{})
+	mustOK(t, err)
+	r, err := src.Open(0, 1)
+	mustOK(t, err)
+	b := types.NewBatch(4, 16)
+	for err := error(nil); err != io.EOF; {
+		err = r.Next(context.Background(), b, 16)
+		if err != nil && err != io.EOF {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for i := range b.Len() {
+		got = append(got, types.FormatRow(b.Kinds[i], b.Row(i)))
+	}
+	p1, p2 := filepath.Join(dir, "k=a", "f1.csv"), filepath.Join(dir, "k=b", "f2.csv")
+	want := []string{"+I[f1.csv, 1, a, " + p1 + "]", "+I[f1.csv, 2, a, " + p1 + "]", "+I[f2.csv, 3, b, " + p2 + "]"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("rows:\ngot  %v\nwant %v", got, want)
+	}
+
+	// The sink: the virtual column's values (NULL, as the planner fills
+	// them) are not written.
+	out := t.TempDir()
+	sinkTbl := &connector.Table{Name: "o", Options: map[string]string{"connector": "filesystem", "path": out, "format": "json"},
+		Metadata: []connector.MetadataColumn{{Column: 1, Key: metaFilePath, Virtual: true}},
+		Schema:   types.Schema{Columns: []types.Column{{Name: "v", Type: types.BigInt}, {Name: "path", Type: types.Varchar}}}}
+	s, err := NewSink(sinkTbl, connector.Env{})
+	mustOK(t, err)
+	w, err := s.Open(0, 1)
+	mustOK(t, err)
+	in := types.NewBatch(2, 2)
+	in.Append(types.Insert, []types.Value{types.BigIntValue(7), types.NullValue()})
+	mustOK(t, w.Write(in))
+	mustOK(t, w.Close())
+	checkTree(t, out, `part-0-1-0.json: {"v":7}`)
+}

@@ -54,6 +54,7 @@ type Sink struct {
 	now         func() time.Time // the clock of the rollover interval
 	recovered   int64            // highest checkpoint Recover committed
 	part        *partitioning    // PARTITIONED BY; nil if not partitioned
+	data        []int            // the columns written into the files; nil: all
 	// waiting are the partitions that the restored checkpoint's
 	// transactions had written but not committed yet; subtask 0's writer
 	// takes them over.
@@ -97,7 +98,10 @@ func NewSink(t *connector.Table, env connector.Env) (connector.Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sink{dir: dir, format: f, schema: t.Schema, parallelism: p, fileSize: defaultFileSize, rollover: defaultRollover, now: time.Now, part: part}
+	s := &Sink{dir: dir, format: f, schema: t.Schema, parallelism: p, fileSize: defaultFileSize, rollover: defaultRollover, now: time.Now, part: part, data: dataColumns(t)}
+	if s.data != nil && len(s.data) == 0 {
+		return nil, fmt.Errorf("every column is a partition or metadata column; the files need at least one other")
+	}
 	if v, ok := t.Options["sink.rolling-policy.file-size"]; ok {
 		if s.fileSize, err = confval.MemorySize(v); err == nil && s.fileSize <= 0 {
 			err = errors.New("must be positive")
@@ -165,11 +169,14 @@ func (s *Sink) Open(subtask, parallelism int) (connector.SinkWriter, error) {
 	last := max(s.recovered, committed)
 	cols := s.schema.Columns
 	w := &Writer{sink: s, subtask: subtask, next: next, last: last, wm: math.MinInt64}
-	if s.part != nil {
+	if s.data != nil {
 		cols = nil
-		for _, c := range s.part.data {
+		for _, c := range s.data {
 			cols = append(cols, s.schema.Columns[c])
 		}
+		w.proj = types.NewBatch(len(s.data), 64)
+	}
+	if s.part != nil {
 		w.slots = map[string]*partSlot{}
 		w.waiting = map[string]time.Time{}
 		if subtask == 0 {

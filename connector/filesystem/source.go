@@ -41,10 +41,13 @@ type Source struct {
 	files   []string // paths of the files, in reading order
 	names   []string // their paths relative to 'path' ('/'-separated), recorded in positions
 	notNull []int    // indexes of NOT NULL columns
-	// A partitioned table's layout, and each file's partition values
-	// (from its folder names), in partition column order.
+	// The columns the files hold (nil: all), and those that come from
+	// each file (partition values from its folders, then metadata) with
+	// their values per file.
 	part     *partitioning
-	partVals [][]types.Value
+	data     []int
+	fileCols []int
+	fileVals [][]types.Value
 }
 
 var _ connector.ChangelogSource = (*Source)(nil)
@@ -91,14 +94,33 @@ func NewSource(t *connector.Table, env connector.Env) (connector.Source, error) 
 	if s.files, s.names, err = listFiles(path); err != nil {
 		return nil, err
 	}
+	s.part, s.data = part, dataColumns(t)
 	if part != nil {
-		s.part = part
+		s.fileCols = append(s.fileCols, part.cols...)
+	}
+	for _, m := range t.Metadata {
+		s.fileCols = append(s.fileCols, m.Column)
+	}
+	if s.data != nil {
+		if len(s.data) == 0 {
+			return nil, fmt.Errorf("every column is a partition or metadata column; the files need at least one other")
+		}
 		for i, name := range s.names {
-			vals, err := part.fileValues(t.Schema, name)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", s.files[i], err)
+			var vals []types.Value
+			if part != nil {
+				if vals, err = part.fileValues(t.Schema, name); err != nil {
+					return nil, fmt.Errorf("%s: %w", s.files[i], err)
+				}
 			}
-			s.partVals = append(s.partVals, vals)
+			for _, m := range t.Metadata {
+				switch m.Key {
+				case metaFilePath:
+					vals = append(vals, types.StringValue(s.files[i]))
+				case metaFileName:
+					vals = append(vals, types.StringValue(filepath.Base(s.files[i])))
+				}
+			}
+			s.fileVals = append(s.fileVals, vals)
 		}
 	}
 	return s, nil
@@ -183,9 +205,9 @@ func (s *Source) Open(subtask, parallelism int) (connector.SourceReader, error) 
 	}
 	r := &Reader{src: s, subtask: subtask, parallelism: parallelism, file: subtask, line: 1}
 	cols := s.schema.Columns
-	if s.part != nil {
+	if s.data != nil {
 		cols = nil
-		for _, c := range s.part.data {
+		for _, c := range s.data {
 			cols = append(cols, s.schema.Columns[c])
 		}
 	}
@@ -195,8 +217,8 @@ func (s *Source) Open(subtask, parallelism int) (connector.SourceReader, error) 
 	default:
 		r.dec = newJSONDecoder(s.format, cols)
 	}
-	if s.part != nil {
-		r.dec = &partDecoder{decoder: r.dec, r: r, row: make([]types.Value, s.schema.Len())}
+	if s.data != nil {
+		r.dec = &fileDecoder{decoder: r.dec, r: r, row: make([]types.Value, s.schema.Len())}
 	}
 	r.pending = types.NewBatch(s.schema.Len(), 2)
 	return r, nil

@@ -47,6 +47,7 @@ type Writer struct {
 	wm      int64
 	pathBuf []byte
 	textBuf []byte
+	proj    *types.Batch // the data columns of a batch (Sink.data)
 }
 
 // partSlot is one partition a partitioned sink writes.
@@ -80,6 +81,16 @@ func (w *Writer) Write(b *types.Batch) error {
 	}
 	if w.sink.part != nil {
 		return w.writePartitioned(b)
+	}
+	if w.proj != nil {
+		w.proj.Reset()
+		for i := range b.Len() {
+			row, dst := b.Row(i), w.proj.AppendEmpty(b.Kinds[i])
+			for j, c := range w.sink.data {
+				dst[j] = row[c]
+			}
+		}
+		b = w.proj
 	}
 	var err error
 	if w.buf, err = w.enc.encode(w.buf[:0], b); err != nil {
@@ -149,14 +160,14 @@ func (w *Writer) writePartitioned(b *types.Batch) error {
 		w.pathBuf, w.textBuf = pt.appendPath(w.pathBuf[:0], w.textBuf, row)
 		s := w.slots[string(w.pathBuf)]
 		if s == nil {
-			s = &partSlot{dir: string(w.pathBuf), batch: types.NewBatch(len(pt.data), 64)}
+			s = &partSlot{dir: string(w.pathBuf), batch: types.NewBatch(len(w.sink.data), 64)}
 			w.slots[s.dir] = s
 		}
 		if s.batch.Len() == 0 {
 			w.touched = append(w.touched, s)
 		}
 		dst := s.batch.AppendEmpty(b.Kinds[i])
-		for j, c := range pt.data {
+		for j, c := range w.sink.data {
 			dst[j] = row[c]
 		}
 	}
