@@ -108,7 +108,8 @@ func parseConfig(t *connector.Table, upsert, forSource bool) (*config, error) {
 		valid = append(valid, "properties."+p)
 	}
 	if forSource && upsert {
-		valid = append(valid, "topic-pattern", "scan.topic-partition-discovery.interval")
+		valid = append(valid, "topic-pattern", "scan.topic-partition-discovery.interval",
+			"scan.bounded.mode", "scan.bounded.timestamp-millis", "scan.bounded.specific-offsets")
 	} else if forSource {
 		valid = append(valid, "topic-pattern", "scan.startup.mode", "scan.startup.timestamp-millis", "scan.startup.specific-offsets",
 			"scan.bounded.mode", "scan.bounded.timestamp-millis", "scan.bounded.specific-offsets", "scan.topic-partition-discovery.interval")

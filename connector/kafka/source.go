@@ -51,10 +51,14 @@ func NewUpsertSource(t *connector.Table, _ connector.Env) (connector.Source, err
 // Bounded reports whether 'scan.bounded.mode' ends the read.
 func (s *Source) Bounded() bool { return s.cfg.boundMode != modeUnbounded }
 
-// ChangelogMode is insert-only but for debezium-json values and
-// upsert-kafka, which yield every row kind.
+// ChangelogMode is insert-only but for debezium-json values, which yield
+// every row kind, and upsert-kafka, an upsert changelog (+U, -D) that the
+// planner normalizes (ChangelogNormalize).
 func (s *Source) ChangelogMode() connector.ChangelogMode {
-	if s.cfg.upsert || (s.cfg.value.name != "raw" && s.cfg.value.rec.IsChangelog()) {
+	if s.cfg.upsert {
+		return connector.ModeUpsert
+	}
+	if s.cfg.value.name != "raw" && s.cfg.value.rec.IsChangelog() {
 		return connector.ModeRetract
 	}
 	return connector.ModeInsertOnly
@@ -83,9 +87,6 @@ func (s *Source) Open(subtask, parallelism int) (connector.SourceReader, error) 
 		if col.Type.NotNull {
 			r.notNull = append(r.notNull, i)
 		}
-	}
-	if c.upsert {
-		r.upserts = map[string][]types.Value{}
 	}
 	return r, nil
 }
@@ -128,12 +129,6 @@ type Reader struct {
 	notNull []int
 	skipped int64
 	headers types.RowBuilder // builds the 'headers' metadata column
-	// upsert-kafka: the last row of every key, to turn upserts into
-	// retractions; after a restore, rows before silent[partition] only
-	// rebuild it (the restored run emitted them).
-	upserts map[string][]types.Value
-	silent  map[tp]int64
-	scratch *types.Batch
 }
 
 // LastSplit implements connector.SplitReader: each partition is a split,
@@ -176,14 +171,7 @@ func (r *Reader) init(ctx context.Context) error {
 	}
 	r.cl, r.adm = cl, kadm.NewClient(cl)
 	r.inited = true
-	if r.restored != nil && r.cfg.upsert {
-		// upsert-kafka rebuilds its rows by key from the beginning of
-		// every partition, emitting only what comes after the position.
-		r.silent = map[tp]int64{}
-		for k, st := range r.restored {
-			r.silent[k] = st.next
-		}
-	} else if r.restored != nil {
+	if r.restored != nil {
 		// Partitions of the restored positions continue where they were;
 		// partitions created since start at their beginning.
 		for k, st := range r.restored {
@@ -653,25 +641,18 @@ func (r *Reader) checkNotNull() error {
 	return nil
 }
 
-// decodeUpsert turns an upsert-kafka record into a changelog: the first
-// value of a key is +I, a later one -U of the old row and +U of the new,
-// a tombstone -D of the old row (nothing for an unknown key).
+// decodeUpsert turns an upsert-kafka record into an upsert changelog
+// row: a value is +U of its key's row, a tombstone -D of its key (the
+// other columns NULL). The planner puts a ChangelogNormalize behind the
+// source, which keeps every key's last row (in checkpointed state) and
+// makes the retractions.
 func (r *Reader) decodeUpsert(b *types.Batch, rec *kgo.Record, keyRow []types.Value) (int, error) {
-	if s, ok := r.silent[tp{rec.Topic, rec.Partition}]; ok && rec.Offset < s {
-		if r.scratch == nil {
-			r.scratch = types.NewBatch(b.Width, 2)
-		}
-		r.scratch.Reset()
-		b = r.scratch // rebuilding: the rows are dropped
-	}
-	key := string(rec.Key)
-	old, had := r.upserts[key]
 	if rec.Value == nil {
-		if !had {
-			return 0, nil
+		clear(r.row)
+		for i, ci := range r.cfg.keyCols {
+			r.row[ci] = keyRow[i]
 		}
-		delete(r.upserts, key)
-		b.Append(types.Delete, old)
+		b.Append(types.Delete, r.row)
 		return 1, nil
 	}
 	var vals []types.Value
@@ -695,15 +676,8 @@ func (r *Reader) decodeUpsert(b *types.Batch, rec *kgo.Record, keyRow []types.Va
 	if err := r.checkNotNull(); err != nil {
 		return 0, err
 	}
-	row := append([]types.Value(nil), r.row...)
-	r.upserts[key] = row
-	if !had {
-		b.Append(types.Insert, row)
-		return 1, nil
-	}
-	b.Append(types.UpdateBefore, old)
-	b.Append(types.UpdateAfter, row)
-	return 2, nil
+	b.Append(types.UpdateAfter, r.row)
+	return 1, nil
 }
 
 // Position returns the next offset of every owned partition.
@@ -724,15 +698,7 @@ func (r *Reader) Position() ([]byte, error) {
 		}
 		return encodePosition(own), nil
 	}
-	if r.silent == nil {
-		return encodePosition(r.parts), nil
-	}
-	parts := make(map[tp]partState, len(r.parts))
-	for k, st := range r.parts {
-		st.next = max(st.next, r.silent[k])
-		parts[k] = st
-	}
-	return encodePosition(parts), nil
+	return encodePosition(r.parts), nil
 }
 
 // Seek restores this subtask's position from the same parallelism.
