@@ -378,3 +378,17 @@ func TestFileMetadataColumns(t *testing.T) {
 	mustOK(t, w.Close())
 	checkTree(t, out, `part-0-1-0.json: {"v":7}`)
 }
+
+// TestPartitionTimeMismatch: a partition whose values do not make a time
+// with the pattern fails the write that creates it, naming the partition.
+func TestPartitionTimeMismatch(t *testing.T) {
+	s, err := NewSink(q10Table(t.TempDir(), "csv", "sink.partition-commit.trigger", "partition-time",
+		"sink.partition-commit.policy.kind", "success-file", "partition.time-extractor.timestamp-pattern", "$dt $hm:00"), connector.Env{})
+	mustOK(t, err)
+	w, err := s.Open(0, 1)
+	mustOK(t, err)
+	err = w.Write(q10Batch([4]string{"1", "1", "2026-01-01", "noon"}))
+	if err == nil || !strings.Contains(err.Error(), `partition dt=2026-01-01/hm=noon: time "2026-01-01 noon:00" does not match`) {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -178,10 +178,12 @@ func (s *Sink) Open(subtask, parallelism int) (connector.SinkWriter, error) {
 	}
 	if s.part != nil {
 		w.slots = map[string]*partSlot{}
-		w.waiting = map[string]time.Time{}
+		w.waiting = map[string]waitingPart{}
 		if subtask == 0 {
 			for _, d := range s.waiting {
-				w.waiting[d] = s.now()
+				if err := w.wait(d); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}

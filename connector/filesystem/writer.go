@@ -43,7 +43,7 @@ type Writer struct {
 	// and the watermark of the input.
 	slots   map[string]*partSlot
 	touched []*partSlot
-	waiting map[string]time.Time
+	waiting map[string]waitingPart
 	wm      int64
 	pathBuf []byte
 	textBuf []byte
@@ -183,7 +183,9 @@ func (w *Writer) writePartitioned(b *types.Batch) error {
 			return err
 		}
 		if _, ok := w.waiting[s.dir]; !ok {
-			w.waiting[s.dir] = w.sink.now()
+			if err := w.wait(s.dir); err != nil {
+				return err
+			}
 		}
 	}
 	w.touched = w.touched[:0]
@@ -258,18 +260,14 @@ func (w *Writer) readyPartitions(all bool) ([]string, error) {
 	}
 	var ready []string
 	now := w.sink.now()
-	for d, first := range w.waiting {
+	for d, wp := range w.waiting {
 		ok := all
 		switch {
 		case ok:
 		case pt.trigger == triggerPartitionTime:
-			t, err := pt.partitionTime(d)
-			if err != nil {
-				return nil, err
-			}
-			ok = w.wm != math.MinInt64 && w.wm > t+pt.delay.Milliseconds()
+			ok = w.wm != math.MinInt64 && w.wm > wp.time+pt.delay.Milliseconds()
 		default:
-			ok = now.Sub(first) >= pt.delay
+			ok = now.Sub(wp.first) >= pt.delay
 		}
 		if ok {
 			ready = append(ready, d)
@@ -278,6 +276,27 @@ func (w *Writer) readyPartitions(all bool) ([]string, error) {
 	}
 	sort.Strings(ready)
 	return ready, nil
+}
+
+// waitingPart is a partition written and not committed yet: when it was
+// first written, and its time (the partition-time trigger's).
+type waitingPart struct {
+	first time.Time
+	time  int64
+}
+
+// wait adds partition folder dir to the waiting partitions; its time must
+// parse for the partition-time trigger.
+func (w *Writer) wait(dir string) error {
+	wp := waitingPart{first: w.sink.now()}
+	if pt := w.sink.part; pt.successName != "" && pt.trigger == triggerPartitionTime {
+		var err error
+		if wp.time, err = pt.partitionTime(dir); err != nil {
+			return fmt.Errorf("filesystem sink: %w", err)
+		}
+	}
+	w.waiting[dir] = wp
+	return nil
 }
 
 // waitingList returns the waiting partitions, sorted.
