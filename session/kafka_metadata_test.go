@@ -1,16 +1,20 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/exec"
 )
 
 // kafkaBroker starts an in-process kfake broker with topic in of two
@@ -58,7 +62,12 @@ func TestKafkaRecordTimestampWindows(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out := runScript(t, fmt.Sprintf(`
+	// Two print sinks in one job write stdout from two tasks: a locked
+	// buffer, as os.Stdout is safe for that.
+	var stdout lockedBuffer
+	var stderr bytes.Buffer
+	sess := New(connector.Env{Stdout: &stdout, Stderr: &stderr})
+	script := fmt.Sprintf(`
 SET 'parallelism.default' = '1';
 CREATE TABLE ev (
   v BIGINT,
@@ -72,7 +81,11 @@ CREATE TABLE out (ws TIMESTAMP_LTZ(3), p INT, c BIGINT) WITH ('connector' = 'pri
 CREATE TABLE offs (p INT, s BIGINT, c BIGINT) WITH ('connector' = 'print', 'print-identifier' = 'offs');
 INSERT INTO out SELECT window_start, p, COUNT(*) FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end, p;
 INSERT INTO offs SELECT p, SUM(`+"`offset`"+`), COUNT(*) FROM ev GROUP BY p;
-`, addr))
+`, addr)
+	if err := sess.RunScript(context.Background(), script, RunOptions{JobName: t.Name(), Quiet: true, Exec: exec.Options{BatchSize: 64}}); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	out := stdout.String()
 	got := map[string]int{}
 	finalOffs := map[string]string{}
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -135,6 +148,24 @@ INSERT INTO out SELECT n, TO_TIMESTAMP_LTZ(1600000000000 + n * 1000, 3) FROM num
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("records:\ngot  %v\nwant %v", got, want)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // sortedKeys renders a count map as sorted "key xN" lines.
