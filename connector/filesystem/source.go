@@ -63,17 +63,18 @@ func (s *Source) ChangelogMode() connector.ChangelogMode {
 
 // NewSource is the filesystem source factory.
 func NewSource(t *connector.Table, env connector.Env) (connector.Source, error) {
-	f, keys, err := parseFormat(t.Options, true)
-	f.loc = env.Location
-	if err != nil {
-		return nil, err
-	}
 	part, pkeys, err := parsePartitioning(t, env, false)
 	if err != nil {
 		return nil, err
 	}
-	if part != nil {
-		keys = append(keys, pkeys...)
+	if part == nil {
+		pkeys = nil // the partition options are for partitioned tables
+	}
+	f, keys, err := parseFormat(t.Options, true)
+	keys = append(keys, pkeys...)
+	f.loc = env.Location
+	if err != nil {
+		return nil, err
 	}
 	if err := options.CheckKnown("filesystem", t.Options, append(keys, "path", "format")); err != nil {
 		return nil, err
