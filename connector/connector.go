@@ -24,6 +24,48 @@ type Table struct {
 	Options map[string]string // WITH options, keys as written
 	// PrimaryKey lists column indexes of PRIMARY KEY (...) NOT ENFORCED; nil if none.
 	PrimaryKey []int
+	// Metadata lists the metadata columns (col TYPE METADATA [FROM 'key']
+	// [VIRTUAL]), which are in Schema: a source fills them from what it
+	// reads beside the record (a Kafka record's timestamp, say) instead of
+	// decoding them from its format; a sink takes the values of the
+	// non-virtual ones for the record's metadata (its rows hold NULL in the
+	// virtual ones). Nil if none.
+	Metadata []MetadataColumn
+	// PartitionBy lists the column indexes of PARTITIONED BY (...); nil if none.
+	PartitionBy []int
+}
+
+// MetadataColumn is one metadata column of a table.
+type MetadataColumn struct {
+	Column  int    // index in Schema
+	Key     string // the connector's metadata key
+	Virtual bool   // read only: not written by a sink
+}
+
+// MetadataOf returns the metadata column at schema index i, or nil.
+func (t *Table) MetadataOf(i int) *MetadataColumn {
+	for j := range t.Metadata {
+		if t.Metadata[j].Column == i {
+			return &t.Metadata[j]
+		}
+	}
+	return nil
+}
+
+// MetadataKey is a metadata key a connector offers: its name, its SQL
+// type, and whether a sink writes it.
+type MetadataKey struct {
+	Key      string
+	Type     types.Type
+	TypeText string // the type for messages when Type.SQL() says too little ("MAP<STRING, BYTES>"); "" for Type.SQL()
+	Writable bool
+}
+
+func (k MetadataKey) typeText() string {
+	if k.TypeText != "" {
+		return k.TypeText
+	}
+	return k.Type.SQL()
 }
 
 // Option returns the option value for key, or def if unset.
@@ -122,11 +164,70 @@ type Registry struct {
 	sources   map[string]SourceFactory
 	sinks     map[string]SinkFactory
 	describes map[string]PositionDescriber
+	metadata  map[string][]MetadataKey
+	parts     map[string]bool
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{sources: map[string]SourceFactory{}, sinks: map[string]SinkFactory{}, describes: map[string]PositionDescriber{}}
+	return &Registry{sources: map[string]SourceFactory{}, sinks: map[string]SinkFactory{},
+		describes: map[string]PositionDescriber{}, metadata: map[string][]MetadataKey{}, parts: map[string]bool{}}
+}
+
+// RegisterPartitioned declares that connector name's tables may be
+// PARTITIONED BY columns; for other connectors Source and Sink refuse a
+// partitioned table.
+func (r *Registry) RegisterPartitioned(name string) { r.parts[name] = true }
+
+// RegisterMetadata declares the metadata keys of connector name. A table
+// of a connector without keys cannot have metadata columns; Source and
+// Sink check a table's metadata columns against the keys before they call
+// the factory.
+func (r *Registry) RegisterMetadata(name string, keys []MetadataKey) { r.metadata[name] = keys }
+
+// checkMetadata checks t's metadata columns against the keys of
+// connector name (forSink: non-virtual columns must be writable).
+func (r *Registry) checkMetadata(t *Table, name string, forSink bool) error {
+	if len(t.PartitionBy) > 0 && !r.parts[name] {
+		return fmt.Errorf("table %s: connector '%s' does not support PARTITIONED BY (the filesystem connector does)", t.Name, name)
+	}
+	if len(t.Metadata) == 0 {
+		return nil
+	}
+	keys := r.metadata[name]
+	var names, writable []string
+	for _, k := range keys {
+		names = append(names, "'"+k.Key+"' "+k.typeText())
+		if k.Writable {
+			writable = append(writable, "'"+k.Key+"'")
+		}
+	}
+	for _, m := range t.Metadata {
+		col := t.Schema.Columns[m.Column]
+		if len(keys) == 0 {
+			return fmt.Errorf("table %s: column %s: connector '%s' has no metadata columns (METADATA FROM '%s')", t.Name, col.Name, name, m.Key)
+		}
+		var key *MetadataKey
+		for i := range keys {
+			if keys[i].Key == m.Key {
+				key = &keys[i]
+			}
+		}
+		if key == nil {
+			return fmt.Errorf("table %s: column %s: unknown metadata key '%s' of connector '%s' (keys: %s)", t.Name, col.Name, m.Key, name, strings.Join(names, ", "))
+		}
+		if col.Type.Kind != key.Type.Kind || (col.Type.Kind == types.KindDecimal && (col.Type.P != key.Type.P || col.Type.S != key.Type.S)) {
+			return fmt.Errorf("table %s: column %s: metadata '%s' of connector '%s' is %s; declare the column as %s, not %s", t.Name, col.Name, m.Key, name, key.typeText(), key.typeText(), col.Type.Nullable().Plain().SQL())
+		}
+		if forSink && !m.Virtual && !key.Writable {
+			w := "none is"
+			if len(writable) > 0 {
+				w = "writable: " + strings.Join(writable, ", ")
+			}
+			return fmt.Errorf("table %s: column %s: metadata '%s' of connector '%s' cannot be written (%s); declare the column VIRTUAL", t.Name, col.Name, m.Key, name, w)
+		}
+	}
+	return nil
 }
 
 // RegisterPositionDescriber registers how the positions of connector
@@ -176,6 +277,9 @@ func (r *Registry) Source(t *Table, env Env) (Source, error) {
 		}
 		return nil, fmt.Errorf("table %s: %w '%s' (available: %s)", t.Name, ErrUnknownConnector, name, strings.Join(r.Names(), ", "))
 	}
+	if err := r.checkMetadata(t, name, false); err != nil {
+		return nil, err
+	}
 	s, err := f(t, env)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.Name, err)
@@ -195,6 +299,9 @@ func (r *Registry) Sink(t *Table, env Env) (Sink, error) {
 			return nil, fmt.Errorf("table %s: connector '%s' can only be read, not written to", t.Name, name)
 		}
 		return nil, fmt.Errorf("table %s: %w '%s' (available: %s)", t.Name, ErrUnknownConnector, name, strings.Join(r.Names(), ", "))
+	}
+	if err := r.checkMetadata(t, name, true); err != nil {
+		return nil, err
 	}
 	s, err := f(t, env)
 	if err != nil {
@@ -240,6 +347,15 @@ type TransactionalWriter interface {
 	// written but not pre-committed is discarded, what was pre-committed
 	// is left for TransactionalSink.Recover. Nothing becomes visible.
 	Abort() error
+}
+
+// WatermarkWriter is a SinkWriter told the event-time watermark of its
+// input (milliseconds) each time it advances, between batches: a
+// partitioned filesystem sink commits partitions by it.
+type WatermarkWriter interface {
+	SinkWriter
+	// Watermark says that no more rows with an event time up to wm come.
+	Watermark(wm int64) error
 }
 
 // TransactionalSink is a Sink whose writers are TransactionalWriters.

@@ -134,6 +134,17 @@ func (e *sinkEmitter) Emit(b *types.Batch) error {
 	return nil
 }
 
+// EmitWatermark tells a sink writer that wants it (connector.WatermarkWriter)
+// the watermark.
+func (e *sinkEmitter) EmitWatermark(wm int64) error {
+	if w, ok := e.t.writer.(connector.WatermarkWriter); ok {
+		if err := w.Watermark(wm); err != nil {
+			return attribute("sink "+e.t.v.SinkName, err)
+		}
+	}
+	return nil
+}
+
 // discardEmitter ends a chain that feeds nothing.
 type discardEmitter struct {
 	t *task

@@ -184,9 +184,6 @@ func (e *opEmitter) EmitWatermark(wm int64) error {
 	return attribute("operator "+e.name, processWatermark(e.op, e.keyed, wm, e.next))
 }
 
-// EmitWatermark implements WatermarkEmitter; a sink ignores watermarks.
-func (e *sinkEmitter) EmitWatermark(int64) error { return nil }
-
 // EmitWatermark implements WatermarkEmitter.
 func (e *discardEmitter) EmitWatermark(int64) error { return nil }
 

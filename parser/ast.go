@@ -80,6 +80,7 @@ type CreateTable struct {
 	Watermark   *WatermarkDef // nil if none
 	PrimaryKey  []string      // PRIMARY KEY (...) NOT ENFORCED; nil if none
 	Comment     string        // COMMENT '...'; empty if none
+	PartitionBy []string      // PARTITIONED BY (...); nil if none
 	Options     []*Option     // WITH ('k' = 'v', ...), in order
 }
 
@@ -91,6 +92,12 @@ type ColumnDef struct {
 	Type    *TypeName
 	NotNull bool
 	Expr    Expr // computed column: its expression; nil for a physical column
+	// Metadata marks a metadata column (col TYPE METADATA [FROM 'key']
+	// [VIRTUAL]): MetadataKey is the key, the column's name when FROM is
+	// not given; Virtual columns are read only, never written to a sink.
+	Metadata    bool
+	MetadataKey string
+	Virtual     bool
 }
 
 // TypeName is a SQL type as written: Name is upper case and canonical

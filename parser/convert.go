@@ -197,6 +197,15 @@ func (c *converter) createTable(b StmtBase, g *gCreate) *CreateTable {
 		default:
 			col := e.Column
 			def := &ColumnDef{Pos: toPos(e.Name.Pos), Name: c.ident(&e.Name), Type: c.typeName(col.Type), NotNull: col.NotNull}
+			if m := col.Metadata; m != nil {
+				def.Metadata, def.MetadataKey, def.Virtual = true, def.Name, m.Virtual
+				if m.From != nil {
+					def.MetadataKey = unquoteString(*m.From)
+					if def.MetadataKey == "" {
+						c.fail(m.Pos, "METADATA FROM needs a key, such as 'timestamp'")
+					}
+				}
+			}
 			s.Columns = append(s.Columns, def)
 			if col.PrimaryKey {
 				setPK(e.Name.Pos, []string{def.Name}, col.PKNotEnforced)
@@ -205,6 +214,9 @@ func (c *converter) createTable(b StmtBase, g *gCreate) *CreateTable {
 	}
 	if len(s.Columns) == 0 {
 		c.fail(t.Name.First.Pos, "table %s must have at least one column", s.Name)
+	}
+	for _, id := range t.Partitioned {
+		s.PartitionBy = append(s.PartitionBy, c.ident(id))
 	}
 	if t.With {
 		s.Options = []*Option{}

@@ -171,6 +171,9 @@ func (f *formatter) createTable(s *CreateTable) {
 	if s.Comment != "" {
 		f.w(" COMMENT ", quoteString(s.Comment))
 	}
+	if s.PartitionBy != nil {
+		f.w(" PARTITIONED BY (", joinIdents(s.PartitionBy), ")")
+	}
 	if len(s.Options) > 0 {
 		f.w(" WITH (")
 		sep = "\n  "
@@ -193,6 +196,15 @@ func (f *formatter) columnDef(c *ColumnDef) {
 	f.typeName(c.Type)
 	if c.NotNull {
 		f.w(" NOT NULL")
+	}
+	if c.Metadata {
+		f.w(" METADATA")
+		if c.MetadataKey != c.Name {
+			f.w(" FROM ", quoteString(c.MetadataKey))
+		}
+		if c.Virtual {
+			f.w(" VIRTUAL")
+		}
 	}
 }
 

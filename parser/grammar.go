@@ -121,8 +121,10 @@ type gCreateTable struct {
 	Name    gCondName     `parser:"'TABLE' @@"`
 	Elems   []*gTableElem `parser:"'(' @@ ( ',' @@ )* ')'"`
 	Comment *string       `parser:"( 'COMMENT' @String )?"`
-	With    bool          `parser:"( @'WITH'"`
-	Options []*gOption    `parser:"  '(' ( @@ ( ',' @@ )* )? ')' )?"`
+	// PARTITIONED BY (cols): the partition columns of a filesystem table.
+	Partitioned []*gIdent  `parser:"( 'PARTITIONED' 'BY' '(' @@ ( ',' @@ )* ')' )?"`
+	With        bool       `parser:"( @'WITH'"`
+	Options     []*gOption `parser:"  '(' ( @@ ( ',' @@ )* )? ')' )?"`
 }
 
 // gCondName is a name, or IF [NOT] EXISTS name (read as the identifier
@@ -163,10 +165,19 @@ type gPrimaryKey struct {
 }
 
 type gColumn struct {
-	Type          *gType `parser:"@@"`
-	NotNull       bool   `parser:"@('NOT' 'NULL')?"`
-	PrimaryKey    bool   `parser:"( @('PRIMARY' 'KEY')"`
-	PKNotEnforced bool   `parser:"  @('NOT' 'ENFORCED')? )?"`
+	Type          *gType     `parser:"@@"`
+	NotNull       bool       `parser:"@('NOT' 'NULL')?"`
+	Metadata      *gMetadata `parser:"@@?"`
+	PrimaryKey    bool       `parser:"( @('PRIMARY' 'KEY')"`
+	PKNotEnforced bool       `parser:"  @('NOT' 'ENFORCED')? )?"`
+}
+
+// gMetadata is METADATA [FROM 'key'] [VIRTUAL] of a metadata column.
+type gMetadata struct {
+	Pos     lexer.Position
+	Keyword bool    `parser:"@'METADATA'"`
+	From    *string `parser:"( 'FROM' @String )?"`
+	Virtual bool    `parser:"@'VIRTUAL'?"`
 }
 
 // typeNames are the type names the grammar accepts (canonicalised in convert).

@@ -106,8 +106,6 @@ var unsupportedRules = []unsupportedRule{
 	{ctx: ctxAccepts, accepts: "<number>", before: []string{"("}, words: []string{"SELECT"}, msg: "subqueries in expressions ((SELECT ...)) are not supported yet"},
 
 	// CREATE TABLE.
-	{ctx: ctxAccepts, accepts: "PRIMARY", words: []string{"METADATA"}, msg: "metadata columns (METADATA FROM ...) are not supported yet"},
-	{ctx: ctxAccepts, accepts: "COMMENT", words: []string{"PARTITIONED", "BY"}, msg: "PARTITIONED BY is not supported yet"},
 	{ctx: ctxAccepts, accepts: "COMMENT", words: []string{"LIKE"}, msg: "CREATE TABLE ... LIKE is not supported yet"},
 }
 

@@ -113,6 +113,7 @@ func (c *Catalog) CreateTable(ct *parser.CreateTable) error {
 		return parser.Errorf(ct.Pos, "table '%s' already exists", ct.Name)
 	}
 	var schema types.Schema
+	var meta []connector.MetadataColumn
 	seen := map[string]bool{}
 	for _, col := range ct.Columns {
 		if seen[key(col.Name)] {
@@ -127,6 +128,9 @@ func (c *Catalog) CreateTable(ct *parser.CreateTable) error {
 			return err
 		}
 		t.NotNull = col.NotNull
+		if col.Metadata {
+			meta = append(meta, connector.MetadataColumn{Column: len(schema.Columns), Key: col.MetadataKey, Virtual: col.Virtual})
+		}
 		schema.Columns = append(schema.Columns, types.Column{Name: col.Name, Type: t})
 	}
 	var pk []int
@@ -141,6 +145,27 @@ func (c *Catalog) CreateTable(ct *parser.CreateTable) error {
 		pk = append(pk, i)
 		schema.Columns[i].Type.NotNull = true
 	}
+	var part []int
+	for _, name := range ct.PartitionBy {
+		i := schema.Index(name)
+		if i < 0 {
+			if seen[key(name)] {
+				return parser.Errorf(ct.Pos, "partition column '%s' is a computed column; PARTITIONED BY takes physical columns", name)
+			}
+			return parser.Errorf(ct.Pos, "unknown partition column '%s' (columns: %s)", name, strings.Join(schema.Names(), ", "))
+		}
+		for _, m := range meta {
+			if m.Column == i {
+				return parser.Errorf(ct.Pos, "partition column '%s' is a metadata column; PARTITIONED BY takes physical columns", name)
+			}
+		}
+		for _, j := range part {
+			if j == i {
+				return parser.Errorf(ct.Pos, "partition column '%s' is listed twice", name)
+			}
+		}
+		part = append(part, i)
+	}
 	opts := make(map[string]string, len(ct.Options))
 	for _, o := range ct.Options {
 		if _, dup := opts[o.Key]; dup {
@@ -149,7 +174,7 @@ func (c *Catalog) CreateTable(ct *parser.CreateTable) error {
 		opts[o.Key] = o.Value
 	}
 	e := &tableEntry{
-		table:     &connector.Table{Name: ct.Name, Schema: schema, Options: opts, PrimaryKey: pk},
+		table:     &connector.Table{Name: ct.Name, Schema: schema, Options: opts, PrimaryKey: pk, Metadata: meta, PartitionBy: part},
 		def:       ct,
 		watermark: ct.Watermark,
 	}
@@ -418,6 +443,9 @@ func (c *Catalog) DescribeTable(name string) ([]DescribeRow, error) {
 		if def.Expr != nil {
 			rows[i].Extras = "AS " + sqlText(def.Expr)
 		}
+		if def.Metadata {
+			rows[i].Extras = metadataText(def)
+		}
 		for _, p := range pk {
 			if strings.EqualFold(p, def.Name) {
 				rows[i].Key = "PRI(" + strings.Join(pk, ", ") + ")"
@@ -448,7 +476,11 @@ func (c *Catalog) ShowCreate(name string) (string, error) {
 			continue
 		}
 		col := e.table.Schema.Columns[e.table.Schema.Index(def.Name)]
-		lines = append(lines, "  `"+col.Name+"` "+col.Type.SQL())
+		line := "  `" + col.Name + "` " + col.Type.SQL()
+		if def.Metadata {
+			line += " " + metadataText(def)
+		}
+		lines = append(lines, line)
 	}
 	if w := e.watermark; w != nil {
 		lines = append(lines, "  WATERMARK FOR `"+w.Column+"` AS "+sqlText(w.Expr))
@@ -461,7 +493,15 @@ func (c *Catalog) ShowCreate(name string) (string, error) {
 		lines = append(lines, "  PRIMARY KEY ("+strings.Join(ks, ", ")+") NOT ENFORCED")
 	}
 	b.WriteString(strings.Join(lines, ",\n"))
-	b.WriteString("\n) WITH (\n")
+	b.WriteString("\n)")
+	if len(e.table.PartitionBy) > 0 {
+		var ps []string
+		for _, i := range e.table.PartitionBy {
+			ps = append(ps, "`"+e.table.Schema.Columns[i].Name+"`")
+		}
+		b.WriteString(" PARTITIONED BY (" + strings.Join(ps, ", ") + ")")
+	}
+	b.WriteString(" WITH (\n")
 	var opts []string
 	for _, o := range e.def.Options {
 		opts = append(opts, "  '"+o.Key+"' = '"+strings.ReplaceAll(o.Value, "'", "''")+"'")
@@ -469,4 +509,13 @@ func (c *Catalog) ShowCreate(name string) (string, error) {
 	b.WriteString(strings.Join(opts, ",\n"))
 	b.WriteString("\n)")
 	return b.String(), nil
+}
+
+// metadataText renders a metadata column's METADATA FROM 'key' [VIRTUAL].
+func metadataText(def *parser.ColumnDef) string {
+	t := "METADATA FROM '" + strings.ReplaceAll(def.MetadataKey, "'", "''") + "'"
+	if def.Virtual {
+		t += " VIRTUAL"
+	}
+	return t
 }

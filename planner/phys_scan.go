@@ -24,20 +24,31 @@ func (x *Scan) lower(b *physBuilder, _ []physNode) (physNode, error) {
 		return nil, err
 	}
 	scan := newScanNode(x, src, b.parallelism)
-	if x.Computed == nil {
-		return scan, nil
+	var out physNode = scan
+	if x.Computed != nil {
+		// Computed columns: a projection right above the scan, chained
+		// into the source task.
+		c := &Calc{Input: &Scan{Table: x.Table}, Exprs: x.Computed, Names: x.Columns.Names()}
+		in := scan.traits()
+		out = &calcNode{
+			physBase: physBase{kids: []physNode{scan}, tr: traits{schema: x.Columns, mode: in.mode,
+				uniqueKeys:  projectKeys(in.uniqueKeys, c.Exprs),
+				upsertKeys:  projectKeys(in.upsertKeys, c.Exprs),
+				parallelism: in.parallelism}},
+			calc: c,
+		}
 	}
-	// Computed columns: a projection right above the scan, chained into
-	// the source task.
-	c := &Calc{Input: &Scan{Table: x.Table}, Exprs: x.Computed, Names: x.Columns.Names()}
-	in := scan.traits()
-	return &calcNode{
-		physBase: physBase{kids: []physNode{scan}, tr: traits{schema: x.Columns, mode: in.mode,
-			uniqueKeys:  projectKeys(in.uniqueKeys, c.Exprs),
-			upsertKeys:  projectKeys(in.upsertKeys, c.Exprs),
-			parallelism: in.parallelism}},
-		calc: c,
-	}, nil
+	// An upsert source (upsert-kafka) is normalized into a retract
+	// changelog by its primary key, as Flink plans it.
+	if needsNormalize(out.traits()) && len(x.Table.PrimaryKey) > 0 {
+		s := out.traits().schema
+		keys := make([]int, len(x.Table.PrimaryKey))
+		for i, k := range x.Table.PrimaryKey {
+			keys[i] = s.Index(x.Table.Schema.Columns[k].Name)
+		}
+		out = newNormalize(b, out, keys)
+	}
+	return out, nil
 }
 
 func newScanNode(x *Scan, src connector.Source, parallelism int) *scanNode {

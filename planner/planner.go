@@ -245,9 +245,13 @@ func (p *Planner) bindInsert(in *parser.Insert) (*Sink, error) {
 	}
 	ts := t.Schema
 	targets := make([]int, 0, ts.Len())
+	// Virtual metadata columns are read only: not written, not listed.
+	virtual := func(i int) bool { m := t.MetadataOf(i); return m != nil && m.Virtual }
 	if in.Columns == nil {
 		for i := range ts.Columns {
-			targets = append(targets, i)
+			if !virtual(i) {
+				targets = append(targets, i)
+			}
 		}
 	} else {
 		seen := map[int]bool{}
@@ -258,6 +262,9 @@ func (p *Planner) bindInsert(in *parser.Insert) (*Sink, error) {
 			}
 			if seen[i] {
 				return nil, parser.Errorf(in.Pos, "INSERT into %s: column '%s' listed twice", t.Name, c)
+			}
+			if virtual(i) {
+				return nil, parser.Errorf(in.Pos, "INSERT into %s: column '%s' is a VIRTUAL metadata column, which is only read", t.Name, c)
 			}
 			seen[i] = true
 			targets = append(targets, i)
@@ -286,7 +293,7 @@ func (p *Planner) bindInsert(in *parser.Insert) (*Sink, error) {
 	}
 	for i, c := range ts.Columns {
 		if exprs[i] == nil {
-			if c.Type.NotNull {
+			if c.Type.NotNull && !virtual(i) {
 				return nil, parser.Errorf(in.Pos, "INSERT into %s: column '%s' is NOT NULL and has no default value: list it in the column list", t.Name, c.Name)
 			}
 			exprs[i] = expr.NewLiteral(types.NullValue(), c.Type.Nullable())

@@ -32,5 +32,9 @@ func Registry() *connector.Registry {
 	r.RegisterSink("upsert-kafka", kafka.NewUpsertSink)
 	r.RegisterPositionDescriber("kafka", kafka.DescribePosition)
 	r.RegisterPositionDescriber("upsert-kafka", kafka.DescribePosition)
+	r.RegisterPartitioned("filesystem")
+	r.RegisterMetadata("filesystem", filesystem.MetadataKeys)
+	r.RegisterMetadata("kafka", kafka.MetadataKeys)
+	r.RegisterMetadata("upsert-kafka", kafka.MetadataKeys)
 	return r
 }

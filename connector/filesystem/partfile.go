@@ -12,6 +12,7 @@ import (
 // flush, finish (synced and closed), then a commit renames it.
 type partFile struct {
 	path   string // the in-progress file
+	dir    string // its partition folder, relative to the sink's ("" for none)
 	n      int    // its number among the subtask's part files
 	size   int64  // bytes written
 	opened time.Time

@@ -3,11 +3,14 @@ package filesystem
 import (
 	"errors"
 	"fmt"
-	"github.com/weir-sql/weir/confval"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
+
+	"github.com/weir-sql/weir/confval"
 
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/connector/internal/options"
@@ -50,6 +53,12 @@ type Sink struct {
 	rollover    time.Duration
 	now         func() time.Time // the clock of the rollover interval
 	recovered   int64            // highest checkpoint Recover committed
+	part        *partitioning    // PARTITIONED BY; nil if not partitioned
+	data        []int            // the columns written into the files; nil: all
+	// waiting are the partitions that the restored checkpoint's
+	// transactions had written but not committed yet; subtask 0's writer
+	// takes them over.
+	waiting []string
 }
 
 var (
@@ -65,6 +74,16 @@ func NewSink(t *connector.Table, env connector.Env) (connector.Sink, error) {
 		return nil, err
 	}
 	known := append(keys, "path", "format", "sink.parallelism", "sink.rolling-policy.file-size", "sink.rolling-policy.rollover-interval")
+	part, pkeys, err := parsePartitioning(t, env, true)
+	if err != nil {
+		return nil, err
+	}
+	if part != nil {
+		known = append(known, pkeys...)
+		if f.name == formatDebezium {
+			return nil, fmt.Errorf("a partitioned table cannot be written as 'debezium-json' (a changelog); use 'csv' or 'json'")
+		}
+	}
 	if err := options.CheckKnown("filesystem", t.Options, known); err != nil {
 		return nil, err
 	}
@@ -79,7 +98,10 @@ func NewSink(t *connector.Table, env connector.Env) (connector.Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sink{dir: dir, format: f, schema: t.Schema, parallelism: p, fileSize: defaultFileSize, rollover: defaultRollover, now: time.Now}
+	s := &Sink{dir: dir, format: f, schema: t.Schema, parallelism: p, fileSize: defaultFileSize, rollover: defaultRollover, now: time.Now, part: part, data: dataColumns(t)}
+	if s.data != nil && len(s.data) == 0 {
+		return nil, fmt.Errorf("every column is a partition or metadata column; the files need at least one other")
+	}
 	if v, ok := t.Options["sink.rolling-policy.file-size"]; ok {
 		if s.fileSize, err = confval.MemorySize(v); err == nil && s.fileSize <= 0 {
 			err = errors.New("must be positive")
@@ -138,14 +160,35 @@ func (s *Sink) Open(subtask, parallelism int) (connector.SinkWriter, error) {
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("filesystem sink: %w", err)
 	}
-	next, committed, err := nextPartNumber(s.dir, subtask)
+	next, committed, err := nextPartNumber(s.dir, subtask, s.part != nil)
 	if err != nil {
 		return nil, err
 	}
 	// Files that Close commits without a checkpoint are named after the
 	// highest checkpoint in the folder, so names keep increasing per run.
 	last := max(s.recovered, committed)
-	return &Writer{sink: s, subtask: subtask, next: next, last: last, enc: newEncoder(s.format, s.schema.Columns)}, nil
+	cols := s.schema.Columns
+	w := &Writer{sink: s, subtask: subtask, next: next, last: last, wm: math.MinInt64}
+	if s.data != nil {
+		cols = nil
+		for _, c := range s.data {
+			cols = append(cols, s.schema.Columns[c])
+		}
+		w.proj = types.NewBatch(len(s.data), 64)
+	}
+	if s.part != nil {
+		w.slots = map[string]*partSlot{}
+		w.waiting = map[string]waitingPart{}
+		if subtask == 0 {
+			for _, d := range s.waiting {
+				if err := w.wait(d); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	w.enc = newEncoder(s.format, cols)
+	return w, nil
 }
 
 // lockName is the lock file in the sink's folder; hidden, so readers of
@@ -169,7 +212,7 @@ func (s *Sink) Claim(owner string) (release func() error, err error) {
 // Committed returns the highest checkpoint whose output the folder holds
 // as final part files (0 if none).
 func (s *Sink) Committed() (int64, error) {
-	c, _, err := committedIn(s.dir)
+	c, _, err := committedIn(s.dir, s.part != nil)
 	return c, err
 }
 
@@ -188,30 +231,57 @@ func (s *Sink) Recover(txns [][]byte) error {
 		}
 		decoded = append(decoded, t)
 	}
+	waiting := map[string]bool{}
 	for _, t := range decoded {
 		if err := commitFiles(s.dir, t.files); err != nil {
 			return fmt.Errorf("recover checkpoint %d: %w", t.checkpoint, err)
 		}
+		if err := s.commitPartitions(t.success); err != nil {
+			return fmt.Errorf("recover checkpoint %d: %w", t.checkpoint, err)
+		}
+		for _, d := range t.waiting {
+			waiting[d] = true
+		}
 		s.recovered = max(s.recovered, t.checkpoint)
 	}
-	entries, err := os.ReadDir(s.dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // nothing written yet; txns were empty or commitFiles failed
+	s.waiting = s.waiting[:0]
+	for d := range waiting {
+		s.waiting = append(s.waiting, d)
 	}
+	sort.Strings(s.waiting)
+	removed := map[string]bool{}
+	err := eachPart(s.dir, s.part != nil, func(rel, name string, p partName) error {
+		if !p.inProgress {
+			return nil
+		}
+		dir := filepath.Join(s.dir, filepath.FromSlash(rel))
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		removed[dir] = true
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("filesystem sink: recover: %w", err)
 	}
-	removed := false
-	for _, e := range entries {
-		if p, ok := parsePartName(e.Name()); ok && p.inProgress && e.Type().IsRegular() {
-			if err := os.Remove(filepath.Join(s.dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("filesystem sink: recover: %w", err)
-			}
-			removed = true
+	for d := range removed {
+		if err := syncDir(d); err != nil {
+			return err
 		}
 	}
-	if removed {
-		return syncDir(s.dir)
+	return nil
+}
+
+// commitPartitions writes the success file of each partition folder (if
+// the sink's policy has one).
+func (s *Sink) commitPartitions(dirs []string) error {
+	if s.part == nil || s.part.successName == "" {
+		return nil
+	}
+	for _, d := range dirs {
+		if err := writeSuccess(s.dir, d, s.part.successName); err != nil {
+			return err
+		}
 	}
 	return nil
 }

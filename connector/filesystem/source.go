@@ -41,6 +41,13 @@ type Source struct {
 	files   []string // paths of the files, in reading order
 	names   []string // their paths relative to 'path' ('/'-separated), recorded in positions
 	notNull []int    // indexes of NOT NULL columns
+	// The columns the files hold (nil: all), and those that come from
+	// each file (partition values from its folders, then metadata) with
+	// their values per file.
+	part     *partitioning
+	data     []int
+	fileCols []int
+	fileVals [][]types.Value
 }
 
 var _ connector.ChangelogSource = (*Source)(nil)
@@ -56,7 +63,15 @@ func (s *Source) ChangelogMode() connector.ChangelogMode {
 
 // NewSource is the filesystem source factory.
 func NewSource(t *connector.Table, env connector.Env) (connector.Source, error) {
+	part, pkeys, err := parsePartitioning(t, env, false)
+	if err != nil {
+		return nil, err
+	}
+	if part == nil {
+		pkeys = nil // the partition options are for partitioned tables
+	}
 	f, keys, err := parseFormat(t.Options, true)
+	keys = append(keys, pkeys...)
 	f.loc = env.Location
 	if err != nil {
 		return nil, err
@@ -82,6 +97,35 @@ func NewSource(t *connector.Table, env connector.Env) (connector.Source, error) 
 	}
 	if s.files, s.names, err = listFiles(path); err != nil {
 		return nil, err
+	}
+	s.part, s.data = part, dataColumns(t)
+	if part != nil {
+		s.fileCols = append(s.fileCols, part.cols...)
+	}
+	for _, m := range t.Metadata {
+		s.fileCols = append(s.fileCols, m.Column)
+	}
+	if s.data != nil {
+		if len(s.data) == 0 {
+			return nil, fmt.Errorf("every column is a partition or metadata column; the files need at least one other")
+		}
+		for i, name := range s.names {
+			var vals []types.Value
+			if part != nil {
+				if vals, err = part.fileValues(t.Schema, name); err != nil {
+					return nil, fmt.Errorf("%s: %w", s.files[i], err)
+				}
+			}
+			for _, m := range t.Metadata {
+				switch m.Key {
+				case metaFilePath:
+					vals = append(vals, types.StringValue(s.files[i]))
+				case metaFileName:
+					vals = append(vals, types.StringValue(filepath.Base(s.files[i])))
+				}
+			}
+			s.fileVals = append(s.fileVals, vals)
+		}
 	}
 	return s, nil
 }
@@ -164,11 +208,21 @@ func (s *Source) Open(subtask, parallelism int) (connector.SourceReader, error) 
 		return nil, fmt.Errorf("filesystem: invalid subtask %d of parallelism %d", subtask, parallelism)
 	}
 	r := &Reader{src: s, subtask: subtask, parallelism: parallelism, file: subtask, line: 1}
+	cols := s.schema.Columns
+	if s.data != nil {
+		cols = nil
+		for _, c := range s.data {
+			cols = append(cols, s.schema.Columns[c])
+		}
+	}
 	switch s.format.name {
 	case formatCSV:
-		r.dec = newCSVDecoder(s.format, s.schema.Columns)
+		r.dec = newCSVDecoder(s.format, cols)
 	default:
-		r.dec = newJSONDecoder(s.format, s.schema.Columns)
+		r.dec = newJSONDecoder(s.format, cols)
+	}
+	if s.data != nil {
+		r.dec = &fileDecoder{decoder: r.dec, r: r, row: make([]types.Value, s.schema.Len())}
 	}
 	r.pending = types.NewBatch(s.schema.Len(), 2)
 	return r, nil

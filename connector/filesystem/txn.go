@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -71,69 +72,90 @@ func parsePartName(name string) (partName, bool) {
 }
 
 // nextPartNumber returns one more than the highest n of subtask's part
-// files in dir, in progress or final, and the highest checkpoint of the
-// final part files of any subtask (committedIn).
-func nextPartNumber(dir string, subtask int) (next int, committed int64, err error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return 0, 0, fmt.Errorf("filesystem sink: %w", err)
-	}
-	for _, e := range entries {
-		p, ok := parsePartName(e.Name())
-		if !ok {
-			continue
-		}
+// files in dir (and, for a partitioned sink, in its partition folders), in
+// progress or final, and the highest checkpoint of the final part files of
+// any subtask (committedIn).
+func nextPartNumber(dir string, subtask int, partitioned bool) (next int, committed int64, err error) {
+	err = eachPart(dir, partitioned, func(_, _ string, p partName) error {
 		if p.subtask == subtask && p.n >= next {
 			next = p.n + 1
 		}
 		if !p.inProgress {
 			committed = max(committed, p.checkpoint, 1)
 		}
+		return nil
+	})
+	return next, committed, err
+}
+
+// eachPart calls fn for every part file in dir, and in its partition
+// folders when partitioned; a folder that does not exist holds none.
+func eachPart(dir string, partitioned bool, fn func(rel, name string, p partName) error) error {
+	if partitioned {
+		return walkParts(dir, fn)
 	}
-	return next, committed, nil
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("filesystem sink: %w", err)
+	}
+	for _, e := range entries {
+		if p, ok := parsePartName(e.Name()); ok {
+			if err := fn("", e.Name(), p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // committedIn returns the highest checkpoint whose part files dir holds
 // (an older final name without a checkpoint counts as 1), and how many
 // final part files it holds; 0, 0 for a folder that does not exist.
-func committedIn(dir string) (checkpoint int64, files int, err error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, 0, nil
-	}
-	if err != nil {
-		return 0, 0, fmt.Errorf("filesystem sink: %w", err)
-	}
-	for _, e := range entries {
-		if p, ok := parsePartName(e.Name()); ok && !p.inProgress {
+func committedIn(dir string, partitioned bool) (checkpoint int64, files int, err error) {
+	err = eachPart(dir, partitioned, func(_, _ string, p partName) error {
+		if !p.inProgress {
 			checkpoint = max(checkpoint, p.checkpoint, 1)
 			files++
 		}
-	}
-	return checkpoint, files, nil
+		return nil
+	})
+	return checkpoint, files, err
 }
 
 // txnFile is one part file of a transaction: its in-progress and final
-// names (in the sink's folder) and its size when pre-committed.
+// names (in the sink's folder, or a partition folder under it:
+// "dt=x/.part-0-1.inprogress", slash-separated) and its size when
+// pre-committed.
 type txnFile struct {
 	tmp, final string
 	size       int64
 }
 
-// transaction is what PreCommit returns: the files to rename.
+// transaction is what PreCommit returns: the files to rename, and for a
+// partitioned sink the partitions to commit (success files to write once
+// the files are renamed) and those written but not ready to commit yet
+// (kept here so that a restore still commits them).
 type transaction struct {
 	checkpoint int64
 	files      []txnFile
+	success    []string
+	waiting    []string
 }
 
-const txnVersion = 1
+// txnVersion is written; version 1 (files only) is read too.
+const txnVersion = 2
 
 // ErrBadTransaction reports transaction bytes Commit or Recover cannot use.
 var ErrBadTransaction = errors.New("filesystem sink: invalid transaction")
 
-// encode returns version 1: a version byte, uvarint checkpoint and file
+// encode returns version 2: a version byte, uvarint checkpoint and file
 // count, then per file the in-progress name, the final name (each a
-// uvarint length and bytes) and the uvarint size.
+// uvarint length and bytes) and the uvarint size; then the success
+// partitions and the waiting ones (each a uvarint count, then the folder
+// names). Version 1 ends after the files.
 func (t *transaction) encode() []byte {
 	b := []byte{txnVersion}
 	b = binary.AppendUvarint(b, uint64(t.checkpoint))
@@ -143,13 +165,19 @@ func (t *transaction) encode() []byte {
 		b = appendName(b, f.final)
 		b = binary.AppendUvarint(b, uint64(f.size))
 	}
+	for _, list := range [][]string{t.success, t.waiting} {
+		b = binary.AppendUvarint(b, uint64(len(list)))
+		for _, d := range list {
+			b = appendName(b, d)
+		}
+	}
 	return b
 }
 
 // decodeTransaction parses and validates transaction bytes: every name
 // must be a part file name of the right kind, without a folder.
 func decodeTransaction(b []byte) (*transaction, error) {
-	if len(b) == 0 || b[0] != txnVersion {
+	if len(b) == 0 || (b[0] != txnVersion && b[0] != 1) {
 		return nil, fmt.Errorf("%w: unknown version", ErrBadTransaction)
 	}
 	d := &posDecoder{rest: b[1:]}
@@ -163,12 +191,30 @@ func decodeTransaction(b []byte) (*transaction, error) {
 		if d.err != nil {
 			break
 		}
-		tp, ok1 := parsePartName(f.tmp)
-		fp, ok2 := parsePartName(f.final)
-		if !ok1 || !ok2 || !tp.inProgress || fp.inProgress {
+		tp, tdir, ok1 := validTxnPath(f.tmp)
+		fp, fdir, ok2 := validTxnPath(f.final)
+		if !ok1 || !ok2 || !tp.inProgress || fp.inProgress || tdir != fdir {
 			return nil, fmt.Errorf("%w: %q, %q are not part file names", ErrBadTransaction, f.tmp, f.final)
 		}
 		t.files = append(t.files, f)
+	}
+	if b[0] >= 2 && d.err == nil {
+		for _, list := range []*[]string{&t.success, &t.waiting} {
+			n := d.uint()
+			if n > int64(len(d.rest)) {
+				return nil, fmt.Errorf("%w: truncated", ErrBadTransaction)
+			}
+			for range n {
+				dir := d.name()
+				if d.err != nil {
+					break
+				}
+				if !filepath.IsLocal(filepath.FromSlash(dir)) || path.Clean(dir) != dir {
+					return nil, fmt.Errorf("%w: %q is not a partition folder", ErrBadTransaction, dir)
+				}
+				*list = append(*list, dir)
+			}
+		}
 	}
 	if d.err != nil || len(d.rest) != 0 {
 		return nil, fmt.Errorf("%w: truncated or trailing bytes", ErrBadTransaction)
@@ -180,9 +226,9 @@ func decodeTransaction(b []byte) (*transaction, error) {
 // name, then syncs the folder. A file already renamed (the final name
 // exists, the in-progress one does not) is skipped.
 func commitFiles(dir string, files []txnFile) error {
-	renamed := false
+	renamed := map[string]bool{} // folders to sync
 	for _, f := range files {
-		tmp, final := filepath.Join(dir, f.tmp), filepath.Join(dir, f.final)
+		tmp, final := filepath.Join(dir, filepath.FromSlash(f.tmp)), filepath.Join(dir, filepath.FromSlash(f.final))
 		st, err := os.Stat(tmp)
 		if errors.Is(err, fs.ErrNotExist) {
 			if _, ferr := os.Stat(final); ferr == nil {
@@ -202,10 +248,12 @@ func commitFiles(dir string, files []txnFile) error {
 		if err := os.Rename(tmp, final); err != nil {
 			return fmt.Errorf("filesystem sink: commit: %w", err)
 		}
-		renamed = true
+		renamed[filepath.Dir(final)] = true
 	}
-	if renamed {
-		return syncDir(dir)
+	for d := range renamed {
+		if err := syncDir(d); err != nil {
+			return err
+		}
 	}
 	return nil
 }

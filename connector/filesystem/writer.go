@@ -1,9 +1,17 @@
 package filesystem
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/types"
@@ -25,9 +33,41 @@ type Writer struct {
 
 	mu      sync.Mutex
 	pending []txnFile // pre-committed files not known to be committed
+	// pendingOK are the partitions pre-committed as ready to commit, not
+	// known to be committed (under mu).
+	pendingOK []string
+
+	// A partitioned sink's state: a slot per partition written since the
+	// last PreCommit (its open file and this Write's rows), the partitions
+	// written and not committed yet with the time each was first written,
+	// and the watermark of the input.
+	slots   map[string]*partSlot
+	touched []*partSlot
+	waiting map[string]waitingPart
+	wm      int64
+	pathBuf []byte
+	textBuf []byte
+	proj    *types.Batch // the data columns of a batch (Sink.data)
 }
 
-var _ connector.TransactionalWriter = (*Writer)(nil)
+// partSlot is one partition a partitioned sink writes.
+type partSlot struct {
+	dir   string    // the partition folder, relative, slash-separated
+	file  *partFile // its open in-progress file; nil before a row comes
+	batch *types.Batch
+}
+
+var (
+	_ connector.TransactionalWriter = (*Writer)(nil)
+	_ connector.WatermarkWriter     = (*Writer)(nil)
+)
+
+// Watermark takes the input's event-time watermark, for the
+// partition-time commit trigger.
+func (w *Writer) Watermark(wm int64) error {
+	w.wm = max(w.wm, wm)
+	return nil
+}
 
 // Write encodes the batch and appends it to the in-progress part file,
 // rolling to a new file before it if the file is older than the rollover
@@ -39,65 +79,234 @@ func (w *Writer) Write(b *types.Batch) error {
 	if w.closed {
 		return fmt.Errorf("filesystem sink: write after close")
 	}
+	if w.sink.part != nil {
+		return w.writePartitioned(b)
+	}
+	if w.proj != nil {
+		w.proj.Reset()
+		for i := range b.Len() {
+			row, dst := b.Row(i), w.proj.AppendEmpty(b.Kinds[i])
+			for j, c := range w.sink.data {
+				dst[j] = row[c]
+			}
+		}
+		b = w.proj
+	}
 	var err error
 	if w.buf, err = w.enc.encode(w.buf[:0], b); err != nil {
 		return err
 	}
-	if w.part != nil && w.sink.now().Sub(w.part.opened) >= w.sink.rollover {
-		if err := w.roll(); err != nil {
+	return w.writeTo(&w.part, "")
+}
+
+// writeTo appends w.buf to the in-progress file *pf of partition folder
+// dir ("" for the sink's folder), rolling by the policy.
+func (w *Writer) writeTo(pf **partFile, dir string) error {
+	var err error
+	if *pf != nil && w.sink.now().Sub((*pf).opened) >= w.sink.rollover {
+		if err := w.roll(pf); err != nil {
 			return err
 		}
 	}
-	if w.part == nil {
-		path := filepath.Join(w.sink.dir, inProgressName(w.subtask, w.next))
-		if w.part, err = createPart(path, w.next, w.sink.now()); err != nil {
+	if *pf == nil {
+		folder := filepath.Join(w.sink.dir, filepath.FromSlash(dir))
+		if dir != "" {
+			if err := makeFolder(w.sink.dir, dir); err != nil {
+				return err
+			}
+		}
+		if *pf, err = createPart(filepath.Join(folder, inProgressName(w.subtask, w.next)), w.next, w.sink.now()); err != nil {
 			return err
 		}
+		(*pf).dir = dir
 		w.next++
 	}
-	if err := w.part.write(w.buf); err != nil {
+	if err := (*pf).write(w.buf); err != nil {
 		return err
 	}
-	if w.part.size >= w.sink.fileSize {
-		return w.roll()
+	if (*pf).size >= w.sink.fileSize {
+		return w.roll(pf)
 	}
 	return nil
 }
 
-// roll finishes the current file; the next PreCommit or Close takes it.
-func (w *Writer) roll() error {
-	p := w.part
-	w.part = nil
+// makeFolder creates partition folder dir under root, syncing each new
+// folder's parent so that the folder outlives a crash.
+func makeFolder(root, dir string) error {
+	full := filepath.Join(root, filepath.FromSlash(dir))
+	if st, err := os.Stat(full); err == nil && st.IsDir() {
+		return nil
+	}
+	parent := root
+	for _, step := range strings.Split(dir, "/") {
+		next := filepath.Join(parent, step)
+		if err := os.Mkdir(next, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("filesystem sink: %w", err)
+		}
+		if err := syncDir(parent); err != nil {
+			return err
+		}
+		parent = next
+	}
+	return nil
+}
+
+// writePartitioned splits the batch by partition, then encodes each
+// partition's rows (without the partition columns) into its file.
+func (w *Writer) writePartitioned(b *types.Batch) error {
+	pt := w.sink.part
+	for i := range b.Len() {
+		row := b.Row(i)
+		w.pathBuf, w.textBuf = pt.appendPath(w.pathBuf[:0], w.textBuf, row)
+		s := w.slots[string(w.pathBuf)]
+		if s == nil {
+			s = &partSlot{dir: string(w.pathBuf), batch: types.NewBatch(len(w.sink.data), 64)}
+			w.slots[s.dir] = s
+		}
+		if s.batch.Len() == 0 {
+			w.touched = append(w.touched, s)
+		}
+		dst := s.batch.AppendEmpty(b.Kinds[i])
+		for j, c := range w.sink.data {
+			dst[j] = row[c]
+		}
+	}
+	for _, s := range w.touched {
+		var err error
+		w.buf, err = w.enc.encode(w.buf[:0], s.batch)
+		s.batch.Reset()
+		if err == nil {
+			err = w.writeTo(&s.file, s.dir)
+		}
+		if err != nil {
+			w.touched = w.touched[:0]
+			return err
+		}
+		if _, ok := w.waiting[s.dir]; !ok {
+			if err := w.wait(s.dir); err != nil {
+				return err
+			}
+		}
+	}
+	w.touched = w.touched[:0]
+	return nil
+}
+
+// roll finishes the file *pf; the next PreCommit or Close takes it.
+func (w *Writer) roll(pf **partFile) error {
+	p := *pf
+	*pf = nil
 	w.rolled = append(w.rolled, p)
 	return p.finish()
 }
 
-// Flush writes buffered data to the in-progress file and syncs it.
+// Flush writes buffered data to the in-progress files and syncs them.
 func (w *Writer) Flush() error {
-	if w.part == nil {
-		return nil
+	if w.part != nil {
+		if err := w.part.flush(); err != nil {
+			return err
+		}
 	}
-	return w.part.flush()
+	for _, s := range w.slots {
+		if s.file != nil {
+			if err := s.file.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // finishAll finishes the current file and returns the transaction files of
 // all finished ones, named for checkpoint.
 func (w *Writer) finishAll(checkpoint int64) ([]txnFile, error) {
 	if w.part != nil {
-		if err := w.roll(); err != nil {
+		if err := w.roll(&w.part); err != nil {
 			return nil, err
 		}
+	}
+	// Partition files are all finished at a checkpoint; the slots go
+	// with them (a partition written again gets a new one).
+	for d, s := range w.slots {
+		if s.file != nil {
+			if err := w.roll(&s.file); err != nil {
+				return nil, err
+			}
+		}
+		delete(w.slots, d)
 	}
 	files := make([]txnFile, len(w.rolled))
 	for k, p := range w.rolled {
 		files[k] = txnFile{
-			tmp:   filepath.Base(p.path),
-			final: finalName(w.subtask, checkpoint, p.n, w.sink.ext()),
+			tmp:   path.Join(p.dir, filepath.Base(p.path)),
+			final: path.Join(p.dir, finalName(w.subtask, checkpoint, p.n, w.sink.ext())),
 			size:  p.size,
 		}
 	}
 	w.rolled = w.rolled[:0]
 	return files, nil
+}
+
+// readyPartitions removes from the waiting partitions those the commit
+// trigger lets commit now, and returns them: with 'partition-time', those
+// whose time plus the delay is below the watermark; with
+// 'process-time', those first written at least the delay ago; at the
+// end of the input (all), every one.
+func (w *Writer) readyPartitions(all bool) ([]string, error) {
+	pt := w.sink.part
+	if pt == nil || pt.successName == "" {
+		clear(w.waiting)
+		return nil, nil
+	}
+	var ready []string
+	now := w.sink.now()
+	for d, wp := range w.waiting {
+		ok := all
+		switch {
+		case ok:
+		case pt.trigger == triggerPartitionTime:
+			ok = w.wm != math.MinInt64 && w.wm > wp.time+pt.delay.Milliseconds()
+		default:
+			ok = now.Sub(wp.first) >= pt.delay
+		}
+		if ok {
+			ready = append(ready, d)
+			delete(w.waiting, d)
+		}
+	}
+	sort.Strings(ready)
+	return ready, nil
+}
+
+// waitingPart is a partition written and not committed yet: when it was
+// first written, and its time (the partition-time trigger's).
+type waitingPart struct {
+	first time.Time
+	time  int64
+}
+
+// wait adds partition folder dir to the waiting partitions; its time must
+// parse for the partition-time trigger.
+func (w *Writer) wait(dir string) error {
+	wp := waitingPart{first: w.sink.now()}
+	if pt := w.sink.part; pt.successName != "" && pt.trigger == triggerPartitionTime {
+		var err error
+		if wp.time, err = pt.partitionTime(dir); err != nil {
+			return fmt.Errorf("filesystem sink: %w", err)
+		}
+	}
+	w.waiting[dir] = wp
+	return nil
+}
+
+// waitingList returns the waiting partitions, sorted.
+func (w *Writer) waitingList() []string {
+	out := make([]string, 0, len(w.waiting))
+	for d := range w.waiting {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // PreCommit finishes (flushes, syncs and closes) the current part file and
@@ -113,11 +322,19 @@ func (w *Writer) PreCommit(checkpointID int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	ready, err := w.readyPartitions(false)
+	if err != nil {
+		return nil, err
+	}
 	w.last = checkpointID
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.pending = append(w.pending, files...)
-	t := transaction{checkpoint: checkpointID, files: w.pending}
+	w.pendingOK = append(w.pendingOK, ready...)
+	t := transaction{checkpoint: checkpointID, files: w.pending, success: w.pendingOK}
+	if len(w.waiting) > 0 {
+		t.waiting = w.waitingList()
+	}
 	return t.encode(), nil
 }
 
@@ -132,14 +349,30 @@ func (w *Writer) Commit(txn []byte) error {
 	if err := commitFiles(w.sink.dir, t.files); err != nil {
 		return fmt.Errorf("commit checkpoint %d: %w", t.checkpoint, err)
 	}
-	w.forget(t.files)
+	if err := w.sink.commitPartitions(t.success); err != nil {
+		return fmt.Errorf("commit checkpoint %d: %w", t.checkpoint, err)
+	}
+	w.forget(t.files, t.success)
 	return nil
 }
 
-// forget drops committed files from the pending ones.
-func (w *Writer) forget(files []txnFile) {
+// forget drops committed files and partitions from the pending ones.
+func (w *Writer) forget(files []txnFile, parts []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if len(parts) > 0 {
+		done := make(map[string]bool, len(parts))
+		for _, p := range parts {
+			done[p] = true
+		}
+		kept := w.pendingOK[:0]
+		for _, p := range w.pendingOK {
+			if !done[p] {
+				kept = append(kept, p)
+			}
+		}
+		w.pendingOK = kept
+	}
 	done := make(map[string]bool, len(files))
 	for _, f := range files {
 		done[f.tmp] = true
@@ -168,11 +401,19 @@ func (w *Writer) Close() error {
 	if err != nil {
 		return err
 	}
+	ready, err := w.readyPartitions(true)
+	if err != nil {
+		return err
+	}
 	w.mu.Lock()
 	all := append(w.pending, files...)
-	w.pending = nil
+	parts := append(w.pendingOK, ready...)
+	w.pending, w.pendingOK = nil, nil
 	w.mu.Unlock()
 	if err := commitFiles(w.sink.dir, all); err != nil {
+		return fmt.Errorf("close: %w", err)
+	}
+	if err := w.sink.commitPartitions(parts); err != nil {
 		return fmt.Errorf("close: %w", err)
 	}
 	return nil
@@ -189,6 +430,12 @@ func (w *Writer) Abort() error {
 	if w.part != nil {
 		w.rolled = append(w.rolled, w.part)
 		w.part = nil
+	}
+	for d, s := range w.slots {
+		if s.file != nil {
+			w.rolled = append(w.rolled, s.file)
+		}
+		delete(w.slots, d)
 	}
 	for _, p := range w.rolled {
 		if err := p.discard(); err != nil && first == nil {

@@ -72,8 +72,9 @@ type config struct {
 
 	key     *recFormat // nil: no key format
 	value   recFormat
-	keyCols []int // table columns in the key, in key.fields order
-	valCols []int // table columns in the value
+	keyCols []int     // table columns in the key, in key.fields order
+	valCols []int     // table columns in the value
+	meta    []metaCol // metadata columns (not in the key or value)
 
 	startMode    string
 	startTS      int64
@@ -99,12 +100,16 @@ func parseConfig(t *connector.Table, upsert, forSource bool) (*config, error) {
 	}
 	opts := t.Options
 	c := &config{table: t.Name, upsert: upsert, schema: t.Schema, pk: t.PrimaryKey}
+	for _, m := range t.Metadata {
+		c.meta = append(c.meta, metaCol{col: m.Column, key: m.Key, virtual: m.Virtual})
+	}
 	valid := []string{"topic", "properties.bootstrap.servers", "format", "value.format", "key.format", "key.fields", "value.fields-include"}
 	for _, p := range properties {
 		valid = append(valid, "properties."+p)
 	}
 	if forSource && upsert {
-		valid = append(valid, "topic-pattern", "scan.topic-partition-discovery.interval")
+		valid = append(valid, "topic-pattern", "scan.topic-partition-discovery.interval",
+			"scan.bounded.mode", "scan.bounded.timestamp-millis", "scan.bounded.specific-offsets")
 	} else if forSource {
 		valid = append(valid, "topic-pattern", "scan.startup.mode", "scan.startup.timestamp-millis", "scan.startup.specific-offsets",
 			"scan.bounded.mode", "scan.bounded.timestamp-millis", "scan.bounded.specific-offsets", "scan.topic-partition-discovery.interval")
@@ -298,6 +303,11 @@ func (c *config) parseFormats(opts map[string]string, name string, forSource boo
 		if _, ok := opts["key.fields"]; ok {
 			return nil, fmt.Errorf("upsert-kafka takes its key from the PRIMARY KEY, not 'key.fields'")
 		}
+		for _, i := range c.pk {
+			if c.isMeta(i) {
+				return nil, fmt.Errorf("upsert-kafka: PRIMARY KEY column '%s' is a metadata column; the key must be in the record key", c.schema.Columns[i].Name)
+			}
+		}
 		c.keyCols = append(c.keyCols, c.pk...)
 	} else if kf, ok := opts["key.fields"]; ok {
 		if c.key == nil {
@@ -308,6 +318,9 @@ func (c *config) parseFormats(opts map[string]string, name string, forSource boo
 			i := c.schema.Index(n)
 			if i < 0 {
 				return nil, fmt.Errorf("option 'key.fields': unknown column '%s' (columns: %s)", n, columnNames(c.schema))
+			}
+			if c.isMeta(i) {
+				return nil, fmt.Errorf("option 'key.fields': column '%s' is a metadata column, not part of the record key", n)
 			}
 			c.keyCols = append(c.keyCols, i)
 		}
@@ -323,7 +336,7 @@ func (c *config) parseFormats(opts map[string]string, name string, forSource boo
 		inKey[i] = true
 	}
 	for i := range c.schema.Columns {
-		if include == "EXCEPT_KEY" && inKey[i] {
+		if (include == "EXCEPT_KEY" && inKey[i]) || c.isMeta(i) {
 			continue
 		}
 		c.valCols = append(c.valCols, i)
@@ -354,6 +367,16 @@ func (c *config) parseFormats(opts map[string]string, name string, forSource boo
 		return nil, fmt.Errorf("'key.format' = 'debezium-json' is not supported (use 'json', 'csv' or 'raw')")
 	}
 	return keys, nil
+}
+
+// isMeta reports whether column i is a metadata column.
+func (c *config) isMeta(i int) bool {
+	for _, m := range c.meta {
+		if m.col == i {
+			return true
+		}
+	}
+	return false
 }
 
 func checkFormatName(key, f string, changelog bool) error {

@@ -208,6 +208,9 @@ func (w *writer) record(kind types.RowKind, row []types.Value) (*kgo.Record, err
 			return nil, fmt.Errorf("key: %w", err)
 		}
 	}
+	if len(c.meta) > 0 {
+		writeMetadata(r, row, c.meta)
+	}
 	if c.upsert && kind == types.Delete {
 		return r, nil // a tombstone
 	}
@@ -308,27 +311,58 @@ func (w *writer) Close() error {
 	return err
 }
 
-// txnRecords is the records of one transaction: the checkpoint id, the
-// subtask, then per record the key and value (length+1, 0 for none).
+// txnRecords is the records of one transaction: version 2, the subtask,
+// the checkpoint id, then per record the key and value (length+1, 0 for
+// none), a flag byte (1: a timestamp follows, 2: headers follow), the
+// timestamp in milliseconds (varint) and the headers (count, then key and
+// value as the key and value). Version 1 has key and value only.
 type txnRecords struct {
 	subtask int
 	id      int64
-	recs    [][2][]byte
+	recs    []txnRec
+}
+
+// txnRec is one record of a transaction.
+type txnRec struct {
+	key, value []byte
+	ts         int64 // milliseconds; with hasTS
+	hasTS      bool
+	headers    []kgo.RecordHeader
+}
+
+func appendPart(b, part []byte) []byte {
+	if part == nil {
+		return binary.AppendUvarint(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(part))+1)
+	return append(b, part...)
 }
 
 func (t *txnRecords) encode() []byte {
-	b := []byte{1}
+	b := []byte{2}
 	b = binary.AppendUvarint(b, uint64(t.subtask))
 	b = binary.AppendUvarint(b, uint64(t.id))
 	b = binary.AppendUvarint(b, uint64(len(t.recs)))
 	for _, r := range t.recs {
-		for _, part := range r {
-			if part == nil {
-				b = binary.AppendUvarint(b, 0)
-				continue
+		b = appendPart(b, r.key)
+		b = appendPart(b, r.value)
+		var flags byte
+		if r.hasTS {
+			flags |= 1
+		}
+		if len(r.headers) > 0 {
+			flags |= 2
+		}
+		b = append(b, flags)
+		if r.hasTS {
+			b = binary.AppendVarint(b, r.ts)
+		}
+		if len(r.headers) > 0 {
+			b = binary.AppendUvarint(b, uint64(len(r.headers)))
+			for _, h := range r.headers {
+				b = appendPart(b, []byte(h.Key))
+				b = appendPart(b, h.Value)
 			}
-			b = binary.AppendUvarint(b, uint64(len(part))+1)
-			b = append(b, part...)
 		}
 	}
 	return b
@@ -336,9 +370,10 @@ func (t *txnRecords) encode() []byte {
 
 func decodeTxn(b []byte) (*txnRecords, error) {
 	bad := fmt.Errorf("kafka transaction: damaged (%d bytes)", len(b))
-	if len(b) == 0 || b[0] != 1 {
+	if len(b) == 0 || (b[0] != 1 && b[0] != 2) {
 		return nil, bad
 	}
+	version := b[0]
 	i := 1
 	uv := func() (uint64, bool) {
 		v, n := binary.Uvarint(b[i:])
@@ -354,16 +389,55 @@ func decodeTxn(b []byte) (*txnRecords, error) {
 	if !ok1 || !ok2 || !ok3 || n > uint64(len(b)) {
 		return nil, bad
 	}
-	t := &txnRecords{subtask: int(s), id: int64(id), recs: make([][2][]byte, n)}
+	part := func() ([]byte, bool) {
+		l, ok := uv()
+		if !ok || l > uint64(len(b)-i)+1 {
+			return nil, false
+		}
+		if l == 0 {
+			return nil, true
+		}
+		p := b[i : i+int(l)-1 : i+int(l)-1]
+		i += int(l) - 1
+		return p, true
+	}
+	t := &txnRecords{subtask: int(s), id: int64(id), recs: make([]txnRec, n)}
 	for k := range n {
-		for j := range 2 {
-			l, ok := uv()
-			if !ok || l > uint64(len(b)-i)+1 {
+		r := &t.recs[k]
+		var ok1, ok2 bool
+		r.key, ok1 = part()
+		r.value, ok2 = part()
+		if !ok1 || !ok2 {
+			return nil, bad
+		}
+		if version == 1 {
+			continue
+		}
+		if i >= len(b) {
+			return nil, bad
+		}
+		flags := b[i]
+		i++
+		if flags&1 != 0 {
+			ts, w := binary.Varint(b[i:])
+			if w <= 0 {
 				return nil, bad
 			}
-			if l > 0 {
-				t.recs[k][j] = b[i : i+int(l)-1 : i+int(l)-1]
-				i += int(l) - 1
+			i += w
+			r.ts, r.hasTS = ts, true
+		}
+		if flags&2 != 0 {
+			nh, ok := uv()
+			if !ok || nh > uint64(len(b)-i) {
+				return nil, bad
+			}
+			for range nh {
+				hk, ok1 := part()
+				hv, ok2 := part()
+				if !ok1 || !ok2 {
+					return nil, bad
+				}
+				r.headers = append(r.headers, kgo.RecordHeader{Key: string(hk), Value: hv})
 			}
 		}
 	}
@@ -490,8 +564,11 @@ func (s txnSink) commit(ctx context.Context, cl *kgo.Client, t *txnRecords, part
 	}
 	var mu sync.Mutex
 	var perr error
-	for _, kv := range t.recs {
-		r := &kgo.Record{Topic: s.cfg.topics[0], Key: kv[0], Value: kv[1], Partition: partition}
+	for _, tr := range t.recs {
+		r := &kgo.Record{Topic: s.cfg.topics[0], Key: tr.key, Value: tr.value, Partition: partition, Headers: tr.headers}
+		if tr.hasTS {
+			r.Timestamp = time.UnixMilli(tr.ts)
+		}
 		cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
 			if err != nil {
 				mu.Lock()
@@ -629,9 +706,9 @@ func (s txnSink) recoverSubtask(ctx context.Context, subtask int, ts []*txnRecor
 type txnWriter struct {
 	*writer
 	sink      txnSink
-	pending   [][2][]byte // encoded since the last PreCommit
-	last      int64       // the last PreCommit's checkpoint id
-	committed int64       // the last checkpoint this writer committed
+	pending   []txnRec // encoded since the last PreCommit
+	last      int64    // the last PreCommit's checkpoint id
+	committed int64    // the last checkpoint this writer committed
 }
 
 // Write encodes the rows and keeps them for the next PreCommit.
@@ -642,7 +719,11 @@ func (w *txnWriter) Write(b *types.Batch) error {
 			return w.fail(err)
 		}
 		if r != nil {
-			w.pending = append(w.pending, [2][]byte{r.Key, r.Value})
+			tr := txnRec{key: r.Key, value: r.Value, headers: r.Headers}
+			if !r.Timestamp.IsZero() {
+				tr.ts, tr.hasTS = r.Timestamp.UnixMilli(), true
+			}
+			w.pending = append(w.pending, tr)
 		}
 	}
 	return nil

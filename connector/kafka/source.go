@@ -51,10 +51,14 @@ func NewUpsertSource(t *connector.Table, _ connector.Env) (connector.Source, err
 // Bounded reports whether 'scan.bounded.mode' ends the read.
 func (s *Source) Bounded() bool { return s.cfg.boundMode != modeUnbounded }
 
-// ChangelogMode is insert-only but for debezium-json values and
-// upsert-kafka, which yield every row kind.
+// ChangelogMode is insert-only but for debezium-json values, which yield
+// every row kind, and upsert-kafka, an upsert changelog (+U, -D) that the
+// planner normalizes (ChangelogNormalize).
 func (s *Source) ChangelogMode() connector.ChangelogMode {
-	if s.cfg.upsert || (s.cfg.value.name != "raw" && s.cfg.value.rec.IsChangelog()) {
+	if s.cfg.upsert {
+		return connector.ModeUpsert
+	}
+	if s.cfg.value.name != "raw" && s.cfg.value.rec.IsChangelog() {
 		return connector.ModeRetract
 	}
 	return connector.ModeInsertOnly
@@ -83,9 +87,6 @@ func (s *Source) Open(subtask, parallelism int) (connector.SourceReader, error) 
 		if col.Type.NotNull {
 			r.notNull = append(r.notNull, i)
 		}
-	}
-	if c.upsert {
-		r.upserts = map[string][]types.Value{}
 	}
 	return r, nil
 }
@@ -127,12 +128,7 @@ type Reader struct {
 	keyDec  *filesystem.RecordDecoder
 	notNull []int
 	skipped int64
-	// upsert-kafka: the last row of every key, to turn upserts into
-	// retractions; after a restore, rows before silent[partition] only
-	// rebuild it (the restored run emitted them).
-	upserts map[string][]types.Value
-	silent  map[tp]int64
-	scratch *types.Batch
+	headers types.RowBuilder // builds the 'headers' metadata column
 }
 
 // LastSplit implements connector.SplitReader: each partition is a split,
@@ -175,14 +171,7 @@ func (r *Reader) init(ctx context.Context) error {
 	}
 	r.cl, r.adm = cl, kadm.NewClient(cl)
 	r.inited = true
-	if r.restored != nil && r.cfg.upsert {
-		// upsert-kafka rebuilds its rows by key from the beginning of
-		// every partition, emitting only what comes after the position.
-		r.silent = map[tp]int64{}
-		for k, st := range r.restored {
-			r.silent[k] = st.next
-		}
-	} else if r.restored != nil {
+	if r.restored != nil {
 		// Partitions of the restored positions continue where they were;
 		// partitions created since start at their beginning.
 		for k, st := range r.restored {
@@ -604,7 +593,7 @@ func (r *Reader) decode(b *types.Batch, rec *kgo.Record) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		r.fill(keyRow, []types.Value{v})
+		r.fill(rec, keyRow, []types.Value{v})
 		if err := r.checkNotNull(); err != nil {
 			return 0, err
 		}
@@ -617,7 +606,7 @@ func (r *Reader) decode(b *types.Batch, rec *kgo.Record) (int, error) {
 	}
 	for i := range n {
 		kind, vals := r.valDec.Row(i)
-		r.fill(keyRow, vals)
+		r.fill(rec, keyRow, vals)
 		if err := r.checkNotNull(); err != nil {
 			return 0, err
 		}
@@ -626,8 +615,9 @@ func (r *Reader) decode(b *types.Batch, rec *kgo.Record) (int, error) {
 	return n, nil
 }
 
-// fill sets r.row from the key's and the value's columns.
-func (r *Reader) fill(keyRow, vals []types.Value) {
+// fill sets r.row from the key's and the value's columns and rec's
+// metadata.
+func (r *Reader) fill(rec *kgo.Record, keyRow, vals []types.Value) {
 	clear(r.row)
 	for i, ci := range r.cfg.valCols {
 		r.row[ci] = vals[i]
@@ -636,6 +626,9 @@ func (r *Reader) fill(keyRow, vals []types.Value) {
 		if keyRow != nil {
 			r.row[ci] = keyRow[i]
 		}
+	}
+	if len(r.cfg.meta) > 0 {
+		fillMetadata(r.row, r.cfg.meta, rec, &r.headers)
 	}
 }
 
@@ -648,25 +641,18 @@ func (r *Reader) checkNotNull() error {
 	return nil
 }
 
-// decodeUpsert turns an upsert-kafka record into a changelog: the first
-// value of a key is +I, a later one -U of the old row and +U of the new,
-// a tombstone -D of the old row (nothing for an unknown key).
+// decodeUpsert turns an upsert-kafka record into an upsert changelog
+// row: a value is +U of its key's row, a tombstone -D of its key (the
+// other columns NULL). The planner puts a ChangelogNormalize behind the
+// source, which keeps every key's last row (in checkpointed state) and
+// makes the retractions.
 func (r *Reader) decodeUpsert(b *types.Batch, rec *kgo.Record, keyRow []types.Value) (int, error) {
-	if s, ok := r.silent[tp{rec.Topic, rec.Partition}]; ok && rec.Offset < s {
-		if r.scratch == nil {
-			r.scratch = types.NewBatch(b.Width, 2)
-		}
-		r.scratch.Reset()
-		b = r.scratch // rebuilding: the rows are dropped
-	}
-	key := string(rec.Key)
-	old, had := r.upserts[key]
 	if rec.Value == nil {
-		if !had {
-			return 0, nil
+		clear(r.row)
+		for i, ci := range r.cfg.keyCols {
+			r.row[ci] = keyRow[i]
 		}
-		delete(r.upserts, key)
-		b.Append(types.Delete, old)
+		b.Append(types.Delete, r.row)
 		return 1, nil
 	}
 	var vals []types.Value
@@ -686,19 +672,12 @@ func (r *Reader) decodeUpsert(b *types.Batch, rec *kgo.Record, keyRow []types.Va
 		}
 		_, vals = r.valDec.Row(0)
 	}
-	r.fill(keyRow, vals)
+	r.fill(rec, keyRow, vals)
 	if err := r.checkNotNull(); err != nil {
 		return 0, err
 	}
-	row := append([]types.Value(nil), r.row...)
-	r.upserts[key] = row
-	if !had {
-		b.Append(types.Insert, row)
-		return 1, nil
-	}
-	b.Append(types.UpdateBefore, old)
-	b.Append(types.UpdateAfter, row)
-	return 2, nil
+	b.Append(types.UpdateAfter, r.row)
+	return 1, nil
 }
 
 // Position returns the next offset of every owned partition.
@@ -719,15 +698,7 @@ func (r *Reader) Position() ([]byte, error) {
 		}
 		return encodePosition(own), nil
 	}
-	if r.silent == nil {
-		return encodePosition(r.parts), nil
-	}
-	parts := make(map[tp]partState, len(r.parts))
-	for k, st := range r.parts {
-		st.next = max(st.next, r.silent[k])
-		parts[k] = st
-	}
-	return encodePosition(parts), nil
+	return encodePosition(r.parts), nil
 }
 
 // Seek restores this subtask's position from the same parallelism.
