@@ -16,6 +16,12 @@ type SortSpec struct {
 	// TimeCol is the rowtime column the order starts with (ascending), or
 	// -1: then rows are held until the end of input (a bounded input).
 	TimeCol int
+	// Arrival: the order starts with a proctime attribute, ascending, so
+	// rows go out as they come.
+	Arrival bool
+	// Limit > 0 keeps only the first Limit rows (of a bounded input, at
+	// its end: ORDER BY … LIMIT n in batch).
+	Limit int64
 	Kinds   []types.Kind // the input's column kinds
 }
 
@@ -39,6 +45,7 @@ type sortOp struct {
 
 	rows *state.SortedMapState[[]byte, []byte] // sort key | seq → row
 	seq  *state.ValueState[int64]
+	kept *state.ValueState[int64] // with a Limit: the rows kept
 
 	key, enc []byte
 	done     [][]byte
@@ -59,14 +66,20 @@ func (o *sortOp) OpenKeyed(k *state.Keyed) error {
 	if o.rows, err = state.NewSortedMapState(k, "rows", state.Codec[[]byte](state.Bytes{}), state.Codec[[]byte](state.Bytes{})); err != nil {
 		return err
 	}
-	o.seq, err = state.NewValueState(k, "seq", state.Codec[int64](state.Int64{}))
+	if o.seq, err = state.NewValueState(k, "seq", state.Codec[int64](state.Int64{})); err != nil {
+		return err
+	}
+	o.kept, err = state.NewValueState(k, "kept", state.Codec[int64](state.Int64{}))
 	return err
 }
 
 // Process implements Operator.
-func (o *sortOp) Process(_ int, b *types.Batch, _ Emitter) error {
+func (o *sortOp) Process(_ int, b *types.Batch, out Emitter) error {
 	if b.Len() == 0 {
 		return nil
+	}
+	if o.spec.Arrival {
+		return out.Emit(b)
 	}
 	if err := o.rk.Set(o.k, nil); err != nil {
 		return err
@@ -98,8 +111,30 @@ func (o *sortOp) Process(_ int, b *types.Batch, _ Emitter) error {
 		if err := o.rows.Put(o.key, o.enc); err != nil {
 			return err
 		}
+		if err := o.limit(); err != nil {
+			return err
+		}
 	}
 	return o.seq.Update(seq)
+}
+
+// limit drops the last kept row when there are more than Limit.
+func (o *sortOp) limit() error {
+	if o.spec.Limit <= 0 {
+		return nil
+	}
+	n, _, err := o.kept.Value()
+	if err != nil {
+		return err
+	}
+	if n < o.spec.Limit {
+		return o.kept.Update(n + 1)
+	}
+	last, _, ok, err := o.rows.Last()
+	if err != nil || !ok {
+		return err
+	}
+	return o.rows.Remove(last)
 }
 
 // OnTimer implements KeyedOperator: the watermark passed the timer's

@@ -15,8 +15,9 @@ import (
 // out of order, a watermark 7 ms behind), a global exchange and the sort,
 // in memory and with checkpoints. On the rowtime the rows come out as the
 // watermark passes them, in (ts, k) order; without a time column (a
-// bounded sort) all at the end, in (k DESC, ts) order. Both are compared
-// with the rows sorted in Go.
+// bounded sort) all at the end, in (k DESC, ts) order, or with a limit
+// the first 100 of (k, ts DESC). All are compared with the rows sorted in
+// Go.
 func TestSortJob(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -25,18 +26,25 @@ func TestSortJob(t *testing.T) {
 		name    string
 		order   []SortKey
 		timeCol int
+		limit   int
 		less    func(a, b []types.Value) int
 	}{
-		{"rowtime", []SortKey{{Col: 1}, {Col: 0}}, 1, func(a, b []types.Value) int {
+		{"rowtime", []SortKey{{Col: 1}, {Col: 0}}, 1, 0, func(a, b []types.Value) int {
 			return cmp.Or(cmp.Compare(a[1].Int(), b[1].Int()), cmp.Compare(a[0].Int(), b[0].Int()))
 		}},
-		{"bounded", []SortKey{{Col: 0, Desc: true}, {Col: 1}}, -1, func(a, b []types.Value) int {
+		{"bounded", []SortKey{{Col: 0, Desc: true}, {Col: 1}}, -1, 0, func(a, b []types.Value) int {
 			return cmp.Or(cmp.Compare(b[0].Int(), a[0].Int()), cmp.Compare(a[1].Int(), b[1].Int()))
+		}},
+		{"bounded-limit", []SortKey{{Col: 0}, {Col: 1, Desc: true}}, -1, 100, func(a, b []types.Value) int {
+			return cmp.Or(cmp.Compare(a[0].Int(), b[0].Int()), cmp.Compare(b[1].Int(), a[1].Int()))
 		}},
 	}
 	for _, c := range cases {
 		sorted := slices.Clone(rows)
 		slices.SortStableFunc(sorted, c.less)
+		if c.limit > 0 {
+			sorted = sorted[:c.limit]
+		}
 		want := make([]string, len(sorted))
 		for i, r := range sorted {
 			want[i] = types.FormatRow(types.Insert, r)
@@ -44,7 +52,7 @@ func TestSortJob(t *testing.T) {
 		for _, ckpt := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/checkpoints=%v", c.name, ckpt), func(t *testing.T) {
 				sink := &collectSink{}
-				spec := SortSpec{Order: c.order, TimeCol: c.timeCol, Kinds: []types.Kind{types.KindBigInt, types.KindTimestamp}}
+				spec := SortSpec{Order: c.order, TimeCol: c.timeCol, Limit: int64(c.limit), Kinds: []types.Kind{types.KindBigInt, types.KindTimestamp}}
 				g := &JobGraph{Name: "sort", Vertices: []*Vertex{
 					{ID: "src", Name: "Source", Parallelism: 2, Source: &sliceSource{width: 2, rows: rows},
 						SourceWidth: 2, SourceName: "src", Watermark: tumbleWatermark()},
