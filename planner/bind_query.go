@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -203,6 +204,32 @@ func (b *binder) bindOrderLimit(n *parser.OrderLimit) (Node, error) {
 	}
 	node := in.node
 	sch := node.Schema()
+	// ORDER BY may name what a plain SELECT reads but does not select:
+	// such keys become hidden columns of the SELECT, dropped after.
+	hidden := map[int]int{} // order item → column
+	if sel, ok := n.Body.(*parser.Select); ok && !sel.Distinct {
+		outScope := &exprBinder{sc: newScope(rel{node: node}), where: "in ORDER BY", loc: b.loc}
+		ext := *sel
+		ext.Items = slices.Clone(sel.Items)
+		for i, o := range n.Order {
+			if _, isNum := o.X.(*parser.NumberLit); isNum {
+				continue
+			}
+			if _, err := outScope.bind(o.X); err == nil {
+				continue
+			}
+			hidden[i] = sch.Len() + len(hidden)
+			ext.Items = append(ext.Items, &parser.SelectItem{Pos: o.Pos, Expr: o.X, Alias: "$order" + strconv.Itoa(i)})
+		}
+		if len(hidden) > 0 {
+			r, err := b.bindQuery(&ext)
+			if err != nil {
+				return nil, err
+			}
+			node = r.node
+		}
+	}
+	final := sch
 	if n.Limit == 0 {
 		cols := append([]types.Column{}, sch.Columns...)
 		for i := range cols {
@@ -212,14 +239,16 @@ func (b *binder) bindOrderLimit(n *parser.OrderLimit) (Node, error) {
 	}
 	var order []exec.SortKey
 	var extra []expr.Expr
-	sc := newScope(rel{node: node})
-	eb := &exprBinder{sc: sc, where: "in ORDER BY", loc: b.loc}
-	for _, o := range n.Order {
+	sch = node.Schema()
+	eb := &exprBinder{sc: newScope(rel{node: node}), where: "in ORDER BY", loc: b.loc}
+	for i, o := range n.Order {
 		col := -1
-		if lit, ok := o.X.(*parser.NumberLit); ok && !lit.IsFloat {
+		if c, ok := hidden[i]; ok {
+			col = c
+		} else if lit, ok := o.X.(*parser.NumberLit); ok && !lit.IsFloat {
 			k, err := strconv.Atoi(lit.Text)
-			if err != nil || k < 1 || k > sch.Len() {
-				return nil, parser.Errorf(o.Pos, "ORDER BY %s: there are %d columns", lit.Text, sch.Len())
+			if err != nil || k < 1 || k > final.Len() {
+				return nil, parser.Errorf(o.Pos, "ORDER BY %s: there are %d columns", lit.Text, final.Len())
 			}
 			col = k - 1
 		} else {
@@ -252,14 +281,18 @@ func (b *binder) bindOrderLimit(n *parser.OrderLimit) (Node, error) {
 		}
 		node = &Project{Input: node, Exprs: exprs, Names: names}
 	}
-	node = &Sort{Input: node, Order: order, Limit: max(n.Limit, 0), Pos: n.Pos}
-	if len(extra) == 0 {
+	pos := n.Pos
+	if len(n.Order) > 0 {
+		pos = n.Order[0].Pos
+	}
+	node = &Sort{Input: node, Order: order, Limit: max(n.Limit, 0), Pos: pos}
+	if len(extra) == 0 && len(hidden) == 0 {
 		return node, nil
 	}
-	exprs := make([]expr.Expr, sch.Len())
+	exprs := make([]expr.Expr, final.Len())
 	out := node.Schema()
 	for i := range exprs {
 		exprs[i] = expr.NewColumn(i, out.Columns[i].Type, out.Columns[i].Name)
 	}
-	return &Project{Input: node, Exprs: exprs, Names: sch.Names()}, nil
+	return &Project{Input: node, Exprs: exprs, Names: final.Names()}, nil
 }
