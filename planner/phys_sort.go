@@ -16,7 +16,7 @@ import (
 // TemporalSort), or on a bounded input by anything (the rows come out at
 // its end). With a LIMIT over a bounded insert-only input it keeps the
 // first n rows in order and emits them at the end (a batch SortLimit);
-// otherwise it is a Top-N with one partition (a Rank without the rank
+// otherwise (and for LIMIT alone) it is a Top-N with one partition (a Rank without the rank
 // column: Flink's global Top-N; with no ORDER BY the first n rows).
 type Sort struct {
 	Input Node
@@ -65,7 +65,9 @@ func (x *Sort) lower(b *physBuilder, kids []physNode) (physNode, error) {
 	in := kids[0].traits()
 	sch := x.Input.Schema()
 	if x.Limit > 0 {
-		if !in.mode.IsInsertOnly() || !boundedInput(kids[0]) {
+		// LIMIT alone is a Top-N also on a bounded input: it emits the
+		// first rows as they come (the shell stops the query then).
+		if len(x.Order) == 0 || !in.mode.IsInsertOnly() || !boundedInput(kids[0]) {
 			r := &Rank{Input: x.Input, Func: exec.RowNumber, Order: x.Order, Start: 1, End: x.Limit, RankName: "$rn", Pos: x.Pos}
 			return r.lower(b, kids)
 		}
@@ -116,9 +118,6 @@ func boundedInput(p physNode) bool {
 func (p *sortNode) operator() {}
 
 func (p *sortNode) desc() string {
-	if p.kind == "SortLimit" && len(p.sort.Order) == 0 {
-		return "Limit(offset=[0]" + p.sort.fetchText() + ")"
-	}
 	if p.kind == "SortLimit" {
 		return "SortLimit(orderBy=[" + p.sort.orderText() + "], offset=[0]" + p.sort.fetchText() + ")"
 	}
