@@ -22,7 +22,7 @@ type SortSpec struct {
 	// Limit > 0 keeps only the first Limit rows (of a bounded input, at
 	// its end: ORDER BY … LIMIT n in batch).
 	Limit int64
-	Kinds   []types.Kind // the input's column kinds
+	Kinds []types.Kind // the input's column kinds
 }
 
 // NewSort returns the operator of ORDER BY without LIMIT. With a rowtime

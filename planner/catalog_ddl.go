@@ -209,4 +209,3 @@ func (c *Catalog) ShowCreateView(name string) (string, error) {
 	}
 	return "", fmt.Errorf("unknown view '%s' (%s)", name, views)
 }
-
