@@ -1,0 +1,137 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/exec"
+)
+
+// statementSetScript is the keyed sum of keyedSumScriptInto written twice,
+// by a statement set of two INSERTs (keys1 and keys2 groups) into two
+// exactly-once filesystem sinks.
+func statementSetScript(ckDir, out1, out2 string, n, keys1, keys2 int) string {
+	return fmt.Sprintf(`
+SET 'parallelism.default' = '2';
+SET 'execution.checkpointing.interval' = '15ms';
+SET 'state.checkpoints.dir' = '%s';
+SET 'state.checkpoints.num-retained' = '2';
+SET 'restart-strategy.type' = 'fixed-delay';
+SET 'restart-strategy.fixed-delay.attempts' = '5';
+SET 'restart-strategy.fixed-delay.delay' = '1ms';
+CREATE TABLE ev (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence',
+  'fields.id.start' = '0', 'fields.id.end' = '%d', 'rows-per-second' = '150000');
+CREATE TABLE sums1 (k BIGINT, s BIGINT, c BIGINT) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'debezium-json');
+CREATE TABLE sums2 (k BIGINT, s BIGINT, c BIGINT) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'debezium-json');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO sums1 SELECT id %% %d, SUM(id), COUNT(*) FROM ev GROUP BY id %% %d;
+INSERT INTO sums2 SELECT id %% %d, SUM(id), COUNT(*) FROM ev GROUP BY id %% %d;
+END;
+`, ckDir, n-1, out1, out2, keys1, keys1, keys2, keys2)
+}
+
+// TestStatementSetExactlyOnce runs a statement set of two INSERTs into two
+// exactly-once file sinks as one job (one checkpoint folder, two sinks in
+// one job graph) and fails it at fault points of the checkpoint algorithm
+// and of the sinks' commit; after the restarts from the latest
+// checkpoint, each sink's committed changelog equals its batch answer,
+// every row once.
+func TestStatementSetExactlyOnce(t *testing.T) {
+	const n, keys1, keys2 = 30000, 300, 7
+	want1, want2 := keyedSumAnswer(n, keys1), keyedSumAnswer(n, keys2)
+	for _, tc := range []struct {
+		spec  string
+		fired []string
+	}{
+		{"", nil},
+		{"K2@3=error", []string{"K2"}},
+		{"K4@5=error", []string{"K4"}},
+		{"K6@3=error", []string{"K6"}},
+	} {
+		t.Run("faults="+tc.spec, func(t *testing.T) {
+			var fired []string
+			var mu sync.Mutex
+			var hook func(string) error
+			if tc.spec != "" {
+				h, err := ParseFaults(tc.spec, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				hook = func(p string) error {
+					err := h(p)
+					if errors.Is(err, ErrInjected) {
+						mu.Lock()
+						fired = append(fired, p)
+						mu.Unlock()
+					}
+					return err
+				}
+			}
+			dir := t.TempDir()
+			out1, out2, ck := filepath.Join(dir, "out1"), filepath.Join(dir, "out2"), filepath.Join(dir, "ck")
+			script := statementSetScript(ck, out1, out2, n, keys1, keys2)
+			var stdout, stderr bytes.Buffer
+			s := New(connector.Env{Stdout: &stdout, Stderr: &stderr})
+			plan, _, err := New(connector.Env{Stdout: &stdout, Stderr: &stderr}).PlanScript(script, RunOptions{JobName: "set"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sinks := 0
+			for _, v := range plan.Graph.Vertices {
+				if v.Sink != nil {
+					sinks++
+				}
+			}
+			if sinks != 2 || len(plan.Graph.Statements) != 2 {
+				t.Fatalf("one job graph with 2 sinks and 2 statements, got %d sinks, %d statements", sinks, len(plan.Graph.Statements))
+			}
+			if err := s.RunScript(context.Background(), script, RunOptions{JobName: "set", Exec: exec.Options{BatchSize: 128, Fault: hook}}); err != nil {
+				t.Fatalf("run: %v\n%s", err, stderr.String())
+			}
+			sort.Strings(fired)
+			if strings.Join(fired, ",") != strings.Join(tc.fired, ",") {
+				t.Fatalf("faults fired %v, want %v\n%s", fired, tc.fired, stderr.String())
+			}
+			if jobs, _ := os.ReadDir(ck); len(jobs) != 1 {
+				t.Fatalf("checkpoint folders %v: want one job", jobs)
+			}
+			for i, c := range []struct {
+				dir  string
+				want []string
+			}{{out1, want1}, {out2, want2}} {
+				got, records := committedChangelog(t, c.dir)
+				if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+					t.Fatalf("sink %d: committed output differs from the batch answer: %d rows, want %d (%d records)\n%s",
+						i+1, len(got), len(c.want), records, stderr.String())
+				}
+			}
+		})
+	}
+}
+
+// TestStatementSetInFileErrors: a statement set without END, an END
+// without a set, and a statement other than INSERT in a set are errors at
+// their line.
+func TestStatementSetInFileErrors(t *testing.T) {
+	const tables = "CREATE TABLE t (a INT) WITH ('connector' = 'datagen', 'number-of-rows' = '1');\nCREATE TABLE o (a INT) WITH ('connector' = 'blackhole');\n"
+	for _, c := range []struct{ script, want string }{
+		{tables + "BEGIN STATEMENT SET;\nINSERT INTO o SELECT a FROM t;\n", "line 3:1: this statement set has no END"},
+		{tables + "END;\n", "line 3:1: END without BEGIN STATEMENT SET"},
+		{tables + "EXECUTE STATEMENT SET BEGIN\nINSERT INTO o SELECT a FROM t;\nSHOW TABLES;\nEND;\n", "line 5:1: only INSERT statements can be in a statement set, not SHOW"},
+	} {
+		var out bytes.Buffer
+		err := New(connector.Env{Stdout: &out, Stderr: &out}).RunScript(context.Background(), c.script, RunOptions{JobName: "x"})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("script %q: err = %v, want %q", c.script, err, c.want)
+		}
+	}
+}
