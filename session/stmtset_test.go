@@ -2,11 +2,14 @@ package session
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -132,6 +135,56 @@ func TestStatementSetInFileErrors(t *testing.T) {
 		err := New(connector.Env{Stdout: &out, Stderr: &out}).RunScript(context.Background(), c.script, RunOptions{JobName: "x"})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("script %q: err = %v, want %q", c.script, err, c.want)
+		}
+	}
+}
+
+// TestSQLBasicsExample runs examples/sql_basics.sql and checks every
+// sink's rows: the VALUES as written, INTERSECT and EXCEPT of its literal
+// sets, the top 3 of the sequence 1..20 (ALTER TABLE shortened it from
+// 100) by v = n * 7 % 10, and the ticks in time order, all computed here.
+func TestSQLBasicsExample(t *testing.T) {
+	src, err := os.ReadFile("../examples/sql_basics.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := regexp.MustCompile(`^(\w+)(?::\d+)?> `)
+	got := map[string][]string{}
+	for _, l := range strings.Split(strings.TrimSpace(runScript(t, string(src))), "\n") {
+		m := prefix.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("unexpected line %q", l)
+		}
+		got[m[1]] = append(got[m[1]], l[len(m[0]):])
+	}
+	type nv struct{ n, v int64 }
+	var all []nv
+	for n := int64(1); n <= 20; n++ {
+		all = append(all, nv{n, n * 7 % 10})
+	}
+	slices.SortFunc(all, func(a, b nv) int { return cmp.Or(cmp.Compare(b.v, a.v), cmp.Compare(a.n, b.n)) })
+	var top3 []string
+	for _, r := range all[:3] {
+		top3 = append(top3, fmt.Sprintf("+I[%d, %d]", r.n, r.v))
+	}
+	var sorted []string
+	for n := 1; n <= 5; n++ {
+		sorted = append(sorted, fmt.Sprintf("+I[%d, 1970-01-01 00:00:%02d.000]", n, n))
+	}
+	want := map[string][]string{
+		"values":    {"+I[1, one]", "+I[2, two]", "+I[3, THREE]"},
+		"intersect": {"+I[2, b]", "+I[3, c]"},
+		"except":    {"+I[1, a]", "+I[3, c]"},
+		"top3":      top3,
+		"sorted":    sorted,
+	}
+	for name, w := range want {
+		g := got[name]
+		if name != "top3" && name != "sorted" {
+			slices.Sort(g)
+		}
+		if !slices.Equal(g, w) {
+			t.Errorf("%s: got %v, want %v", name, g, w)
 		}
 	}
 }
