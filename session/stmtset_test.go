@@ -171,6 +171,20 @@ func TestSQLBasicsExample(t *testing.T) {
 	for n := 1; n <= 5; n++ {
 		sorted = append(sorted, fmt.Sprintf("+I[%d, 1970-01-01 00:00:%02d.000]", n, n))
 	}
+	// INTERSECT and EXCEPT are updating (a filtered GROUP BY on all
+	// columns, the key): their changes applied by key leave the result.
+	for _, name := range []string{"intersect", "except"} {
+		present := map[string]bool{}
+		for _, l := range got[name] {
+			present[l[2:]] = l[:2] == "+I" || l[:2] == "+U"
+		}
+		got[name] = nil
+		for row, ok := range present {
+			if ok {
+				got[name] = append(got[name], "+I"+row)
+			}
+		}
+	}
 	want := map[string][]string{
 		"values":    {"+I[1, one]", "+I[2, two]", "+I[3, THREE]"},
 		"intersect": {"+I[2, b]", "+I[3, c]"},
