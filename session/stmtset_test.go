@@ -150,7 +150,14 @@ func TestSQLBasicsExample(t *testing.T) {
 	}
 	prefix := regexp.MustCompile(`^(\w+)(?::\d+)?> `)
 	got := map[string][]string{}
-	for _, l := range strings.Split(strings.TrimSpace(runScript(t, string(src))), "\n") {
+	// Five print sinks write concurrently.
+	var stdout lockedBuffer
+	var stderr bytes.Buffer
+	if err := New(connector.Env{Stdout: &stdout, Stderr: &stderr}).RunScript(context.Background(), string(src),
+		RunOptions{JobName: t.Name(), Quiet: true}); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
 		m := prefix.FindStringSubmatch(l)
 		if m == nil {
 			t.Fatalf("unexpected line %q", l)
@@ -201,4 +208,22 @@ func TestSQLBasicsExample(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", name, g, w)
 		}
 	}
+}
+
+// lockedBuffer is a buffer that several writers may write concurrently.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
