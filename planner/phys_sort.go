@@ -69,7 +69,14 @@ func (x *Sort) lower(b *physBuilder, kids []physNode) (physNode, error) {
 		// first rows as they come (the shell stops the query then).
 		if len(x.Order) == 0 || !in.mode.IsInsertOnly() || !boundedInput(kids[0]) {
 			r := &Rank{Input: x.Input, Func: exec.RowNumber, Order: x.Order, Start: 1, End: x.Limit, RankName: "$rn", Pos: x.Pos}
-			return r.lower(b, kids)
+			p, err := r.lower(b, kids)
+			if rn, ok := p.(*rankNode); ok && err == nil && len(x.Order) == 0 && in.mode.IsInsertOnly() {
+				// Ordered by nothing, a row never displaces one kept
+				// (ties keep arrival order): the first n rows are
+				// inserted and nothing else is emitted, as Flink's Limit.
+				rn.tr.mode = connector.ModeInsertOnly
+			}
+			return p, err
 		}
 		ex := newExchange(kids[0], exec.Partitioning{Kind: exec.Global}, 1)
 		return &sortNode{
