@@ -115,3 +115,25 @@ func TestSortDropsLateRows(t *testing.T) {
 		t.Fatalf("late rows %d, want 1", late)
 	}
 }
+
+// TestSortArrival: ordered by a proctime, rows go out as they come.
+func TestSortArrival(t *testing.T) {
+	rows := tumbleRows(3, 500, 7)
+	sink := &collectSink{}
+	spec := SortSpec{Order: []SortKey{{Col: 1}}, TimeCol: -1, Arrival: true, Kinds: []types.Kind{types.KindBigInt, types.KindTimestamp}}
+	g := &JobGraph{Name: "sort", Vertices: []*Vertex{
+		{ID: "src", Name: "Source", Parallelism: 1, Source: &sliceSource{width: 2, rows: rows}, SourceWidth: 2, SourceName: "src"},
+		{Name: "Sort", Parallelism: 1,
+			Inputs:    []Input{{From: 0, Partition: Partitioning{Kind: Global}}},
+			Operators: []OperatorSpec{{Name: "Sort", ID: "sort", OutWidth: 2, New: NewSort(spec)}},
+			Sink:      sink, SinkName: "out"},
+	}}
+	runJob(t, g, Options{BatchSize: 16})
+	want := make([]string, len(rows))
+	for i, r := range rows {
+		want[i] = types.FormatRow(types.Insert, r)
+	}
+	if !slices.Equal(sink.rows, want) {
+		t.Fatalf("got %.200v, want the input order", sink.rows)
+	}
+}
