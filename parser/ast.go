@@ -30,7 +30,7 @@ type Expr interface {
 	expr()
 }
 
-// QueryExpr is a query: a *Select or a *SetOp.
+// QueryExpr is a query: a *Select, *SetOp, *Values, *With or *OrderLimit.
 type QueryExpr interface {
 	Node
 	query()
@@ -82,6 +82,7 @@ type CreateTable struct {
 	Comment     string        // COMMENT '...'; empty if none
 	PartitionBy []string      // PARTITIONED BY (...); nil if none
 	Options     []*Option     // WITH ('k' = 'v', ...), in order
+	Like        *LikeClause   // LIKE source (...); nil if none
 }
 
 // ColumnDef is one column of CREATE TABLE: a physical column (Type set)
@@ -260,10 +261,10 @@ type SelectItem struct {
 	Table string // qualifier of t.*
 }
 
-// SetOp is Left UNION [ALL] Right.
+// SetOp is Left UNION|INTERSECT|EXCEPT [ALL] Right.
 type SetOp struct {
 	Pos         Pos
-	Op          string // "UNION"
+	Op          string // "UNION", "INTERSECT" or "EXCEPT"
 	All         bool
 	Left, Right QueryExpr
 }
@@ -304,11 +305,12 @@ type Join struct {
 	On          Expr
 }
 
-// SubqueryRef is (query) [AS] alias in FROM.
+// SubqueryRef is (query) [AS] alias [(columns)] in FROM.
 type SubqueryRef struct {
-	Pos   Pos
-	Query QueryExpr
-	Alias string
+	Pos     Pos
+	Query   QueryExpr
+	Alias   string
+	Columns []string // the alias's column names; nil if none
 }
 
 // WindowTVF is a window table-valued function in FROM:
@@ -562,3 +564,113 @@ func (*Like) expr()         {}
 func (*Case) expr()         {}
 func (*Cast) expr()         {}
 func (*Call) expr()         {}
+
+// ---- statement sets, ALTER TABLE, SHOW VIEWS, CREATE TABLE LIKE ----
+
+// StatementSet is EXECUTE STATEMENT SET BEGIN insert; ...; END (or BEGIN
+// STATEMENT SET; ...; END within one script): its INSERTs run as one job.
+type StatementSet struct {
+	StmtBase
+	Inserts []*Insert
+}
+
+// BeginStatementSet starts a statement set whose END is not in the same
+// script (the shell reads statements one at a time): BEGIN STATEMENT SET,
+// or EXECUTE STATEMENT SET BEGIN with its first INSERT in First.
+type BeginStatementSet struct {
+	StmtBase
+	First *Insert // nil for BEGIN STATEMENT SET
+}
+
+// EndStatementSet is the END of a statement set whose BEGIN is not in the
+// same script.
+type EndStatementSet struct{ StmtBase }
+
+// AlterTable is ALTER TABLE name SET ('k' = 'v', ...) or RESET ('k', ...).
+type AlterTable struct {
+	StmtBase
+	Name  string
+	Set   []*Option // nil for RESET
+	Reset []string
+}
+
+// ShowViews is SHOW VIEWS.
+type ShowViews struct{ StmtBase }
+
+// ShowCreateView is SHOW CREATE VIEW name.
+type ShowCreateView struct {
+	StmtBase
+	Name string
+}
+
+// LikeClause is LIKE source [(options)] of CREATE TABLE.
+type LikeClause struct {
+	Pos     Pos
+	Source  string
+	Options []*LikeOption
+}
+
+// LikeOption is one INCLUDING|EXCLUDING|OVERWRITING ALL|CONSTRAINTS|
+// GENERATED|OPTIONS|WATERMARKS|METADATA|PARTITIONS of a LIKE clause (upper case).
+type LikeOption struct {
+	Pos  Pos
+	Mode string
+	What string
+}
+
+// ---- VALUES, WITH, ORDER BY and LIMIT ----
+
+// Values is VALUES (row), (row), ...
+type Values struct {
+	Pos  Pos
+	Rows []*ValuesRow
+}
+
+// ValuesRow is one (a, b, ...) of VALUES.
+type ValuesRow struct {
+	Pos    Pos
+	Values []Expr
+}
+
+// With is WITH name AS (query), ... body.
+type With struct {
+	Pos  Pos
+	CTEs []*CTE
+	Body QueryExpr
+}
+
+// CTE is name [(columns)] AS (query) of a WITH clause.
+type CTE struct {
+	Pos     Pos
+	Name    string
+	Columns []string
+	Query   QueryExpr
+}
+
+// OrderLimit is body ORDER BY ... and/or LIMIT n (Limit -1: none).
+type OrderLimit struct {
+	Pos   Pos
+	Body  QueryExpr
+	Order []*OrderItem
+	Limit int64
+}
+
+func (n *LikeClause) Position() Pos { return n.Pos }
+func (n *LikeOption) Position() Pos { return n.Pos }
+func (n *Values) Position() Pos     { return n.Pos }
+func (n *ValuesRow) Position() Pos  { return n.Pos }
+func (n *With) Position() Pos       { return n.Pos }
+func (n *CTE) Position() Pos        { return n.Pos }
+func (n *OrderLimit) Position() Pos { return n.Pos }
+
+func (*LikeClause) node() {}
+func (*LikeOption) node() {}
+func (*Values) node()     {}
+func (*ValuesRow) node()  {}
+func (*With) node()       {}
+func (*CTE) node()        {}
+func (*OrderLimit) node() {}
+
+func (*Values) query()     {}
+func (*With) query()       {}
+func (*OrderLimit) query() {}

@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -92,9 +93,33 @@ func (c *converter) stmt(g *gStmt, toks []lexer.Token) Statement {
 			return &ShowJobs{StmtBase: b}
 		case g.Show.Functions:
 			return &ShowFunctions{StmtBase: b}
+		case g.Show.Views:
+			return &ShowViews{StmtBase: b}
+		case g.Show.CreateView != nil:
+			return &ShowCreateView{StmtBase: b, Name: c.ident(g.Show.CreateView)}
 		default:
 			return &ShowCreateTable{StmtBase: b, Name: c.ident(g.Show.CreateTable)}
 		}
+	case g.StmtSet != nil:
+		switch {
+		case g.StmtSet.Execute != nil:
+			return &BeginStatementSet{StmtBase: b, First: c.insert(c.base(g.StmtSet.Execute.Tokens), g.StmtSet.Execute)}
+		case g.StmtSet.Begin:
+			return &BeginStatementSet{StmtBase: b}
+		default:
+			return &EndStatementSet{StmtBase: b}
+		}
+	case g.Alter != nil:
+		a := &AlterTable{StmtBase: b, Name: c.ident(&g.Alter.Name)}
+		if g.Alter.Set {
+			for _, o := range g.Alter.Opts {
+				a.Set = append(a.Set, &Option{Pos: toPos(o.Pos), Key: unquoteString(o.Key), Value: unquoteString(o.Value)})
+			}
+		}
+		for _, k := range g.Alter.Reset {
+			a.Reset = append(a.Reset, unquoteString(k.Value))
+		}
+		return a
 	case g.Describe != nil:
 		return &Describe{StmtBase: b, Name: c.ident(&g.Describe.Name)}
 	case g.Stop != nil:
@@ -212,7 +237,22 @@ func (c *converter) createTable(b StmtBase, g *gCreate) *CreateTable {
 			}
 		}
 	}
-	if len(s.Columns) == 0 {
+	if t.Like != nil {
+		s.Like = &LikeClause{Pos: toPos(t.Like.Pos), Source: c.ident(&t.Like.Source)}
+		for _, o := range t.Like.Options {
+			mode, what := strings.ToUpper(o.Mode.Name), strings.ToUpper(o.What)
+			switch {
+			case mode != "INCLUDING" && mode != "EXCLUDING" && mode != "OVERWRITING":
+				c.fail(o.Pos, "expected INCLUDING, EXCLUDING or OVERWRITING, not %s", o.Mode.Name)
+			case !slices.Contains([]string{"ALL", "CONSTRAINTS", "GENERATED", "OPTIONS", "WATERMARKS", "METADATA", "PARTITIONS"}, what):
+				c.fail(o.Pos, "expected ALL, CONSTRAINTS, GENERATED, OPTIONS, WATERMARKS, METADATA or PARTITIONS after %s, not %s", mode, o.What)
+			case mode == "OVERWRITING" && (what == "ALL" || what == "CONSTRAINTS" || what == "PARTITIONS"):
+				c.fail(o.Pos, "OVERWRITING %s is not valid: %s takes INCLUDING or EXCLUDING", what, what)
+			}
+			s.Like.Options = append(s.Like.Options, &LikeOption{Pos: toPos(o.Pos), Mode: mode, What: what})
+		}
+	}
+	if len(s.Columns) == 0 && s.Like == nil {
 		c.fail(t.Name.First.Pos, "table %s must have at least one column", s.Name)
 	}
 	for _, id := range t.Partitioned {
@@ -271,9 +311,48 @@ func (c *converter) typeName(g *gType) *TypeName {
 // ---- queries ----
 
 func (c *converter) query(g *gQuery) QueryExpr {
-	q := c.queryTerm(g.Left)
+	// INTERSECT binds tighter than UNION and EXCEPT, which associate to
+	// the left (as in standard SQL and Flink).
+	terms := []QueryExpr{c.queryTerm(g.Left)}
+	var ops []*gUnion
 	for _, u := range g.Unions {
-		q = &SetOp{Pos: toPos(u.Pos), Op: "UNION", All: u.All, Left: q, Right: c.queryTerm(u.Right)}
+		right := c.queryTerm(u.Right)
+		op := strings.ToUpper(u.Op)
+		if op == "INTERSECT" {
+			last := len(terms) - 1
+			terms[last] = &SetOp{Pos: toPos(u.Pos), Op: op, All: u.All, Left: terms[last], Right: right}
+			continue
+		}
+		terms, ops = append(terms, right), append(ops, u)
+	}
+	q := terms[0]
+	for i, u := range ops {
+		q = &SetOp{Pos: toPos(u.Pos), Op: strings.ToUpper(u.Op), All: u.All, Left: q, Right: terms[i+1]}
+	}
+	if len(g.Order) > 0 || g.Limit != nil {
+		ol := &OrderLimit{Pos: q.Position(), Body: q, Limit: -1}
+		for _, o := range g.Order {
+			ol.Order = append(ol.Order, c.orderItem(o))
+		}
+		if g.Limit != nil {
+			n, err := strconv.ParseInt(g.Limit.N, 10, 64)
+			if err != nil || n < 0 {
+				c.fail(g.Limit.Pos, "LIMIT takes a non-negative whole number, not %s", g.Limit.N)
+			}
+			ol.Limit = n
+		}
+		q = ol
+	}
+	if len(g.With) > 0 {
+		w := &With{Pos: toPos(g.Pos), Body: q}
+		for _, cte := range g.With {
+			d := &CTE{Pos: toPos(cte.Name.Pos), Name: c.ident(&cte.Name), Query: c.query(cte.Query)}
+			for _, col := range cte.Columns {
+				d.Columns = append(d.Columns, c.ident(col))
+			}
+			w.CTEs = append(w.CTEs, d)
+		}
+		q = w
 	}
 	return q
 }
@@ -281,6 +360,17 @@ func (c *converter) query(g *gQuery) QueryExpr {
 func (c *converter) queryTerm(g *gQueryTerm) QueryExpr {
 	if g.Paren != nil {
 		return c.query(g.Paren)
+	}
+	if g.Values != nil {
+		v := &Values{Pos: toPos(g.Values.Pos)}
+		for _, r := range g.Values.Rows {
+			row := &ValuesRow{Pos: toPos(r.Pos)}
+			for _, e := range r.Values {
+				row.Values = append(row.Values, c.expr(e))
+			}
+			v.Rows = append(v.Rows, row)
+		}
+		return v
 	}
 	s := g.Select
 	sel := &Select{Pos: toPos(s.Pos), Distinct: s.Distinct}
@@ -313,14 +403,18 @@ func (c *converter) over(g *gOver) *WindowSpec {
 	return c.windowBody(g.Body)
 }
 
+func (c *converter) orderItem(o *gOrderItem) *OrderItem {
+	return &OrderItem{Pos: toPos(o.Pos), X: c.expr(o.X),
+		Desc: strings.EqualFold(o.Dir, "DESC"), Nulls: strings.ToUpper(o.Nulls)}
+}
+
 func (c *converter) windowBody(g *gWindowBody) *WindowSpec {
 	w := &WindowSpec{Pos: toPos(g.Pos)}
 	for _, e := range g.Partition {
 		w.Partition = append(w.Partition, c.expr(e))
 	}
 	for _, o := range g.Order {
-		w.Order = append(w.Order, &OrderItem{Pos: toPos(o.Pos), X: c.expr(o.X),
-			Desc: strings.EqualFold(o.Dir, "DESC"), Nulls: strings.ToUpper(o.Nulls)})
+		w.Order = append(w.Order, c.orderItem(o))
 	}
 	if f := g.Frame; f != nil {
 		fr := &Frame{Pos: toPos(f.Pos), Rows: strings.EqualFold(f.Unit, "ROWS")}
@@ -407,7 +501,14 @@ func (c *converter) fromItem(g *gFromItem) Relation {
 		alias = c.ident(g.Alias)
 	}
 	if g.Sub != nil {
-		return &SubqueryRef{Pos: toPos(g.Pos), Query: c.query(g.Sub), Alias: alias}
+		sub := &SubqueryRef{Pos: toPos(g.Pos), Query: c.query(g.Sub), Alias: alias}
+		if g.SubAlias != nil {
+			sub.Alias = c.ident(g.SubAlias)
+		}
+		for _, col := range g.SubCols {
+			sub.Columns = append(sub.Columns, c.ident(col))
+		}
+		return sub
 	}
 	if g.TVF != nil {
 		w := c.windowTVF(g.TVF)

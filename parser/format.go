@@ -139,6 +139,46 @@ func (f *formatter) stmt(s Statement) {
 		}
 	case *Help:
 		f.w("HELP")
+	case *StatementSet:
+		f.w("EXECUTE STATEMENT SET BEGIN ")
+		for _, ins := range s.Inserts {
+			f.stmt(ins)
+			f.w("; ")
+		}
+		f.w("END")
+	case *BeginStatementSet:
+		if s.First == nil {
+			f.w("BEGIN STATEMENT SET")
+		} else {
+			f.w("EXECUTE STATEMENT SET BEGIN ")
+			f.stmt(s.First)
+		}
+	case *EndStatementSet:
+		f.w("END")
+	case *AlterTable:
+		f.w("ALTER TABLE ", quoteIdent(s.Name))
+		if s.Set != nil {
+			f.w(" SET (")
+			for i, o := range s.Set {
+				if i > 0 {
+					f.w(", ")
+				}
+				f.node(o)
+			}
+		} else {
+			f.w(" RESET (")
+			for i, k := range s.Reset {
+				if i > 0 {
+					f.w(", ")
+				}
+				f.w(quoteString(k))
+			}
+		}
+		f.w(")")
+	case *ShowViews:
+		f.w("SHOW VIEWS")
+	case *ShowCreateView:
+		f.w("SHOW CREATE VIEW ", quoteIdent(s.Name))
 	default:
 		panic(fmt.Sprintf("parser.Format: unknown statement type %T", s))
 	}
@@ -153,7 +193,12 @@ func (f *formatter) createTable(s *CreateTable) {
 	if s.IfNotExists {
 		f.w("IF NOT EXISTS ")
 	}
-	f.w(quoteIdent(s.Name), " (")
+	f.w(quoteIdent(s.Name))
+	if len(s.Columns) == 0 && s.Watermark == nil && s.PrimaryKey == nil {
+		f.createTableTail(s)
+		return
+	}
+	f.w(" (")
 	sep := "\n  "
 	for _, c := range s.Columns {
 		f.w(sep)
@@ -168,6 +213,11 @@ func (f *formatter) createTable(s *CreateTable) {
 		f.w(sep, "PRIMARY KEY (", joinIdents(s.PrimaryKey), ") NOT ENFORCED")
 	}
 	f.w("\n)")
+	f.createTableTail(s)
+}
+
+// createTableTail writes what follows the columns of CREATE TABLE.
+func (f *formatter) createTableTail(s *CreateTable) {
 	if s.Comment != "" {
 		f.w(" COMMENT ", quoteString(s.Comment))
 	}
@@ -176,13 +226,26 @@ func (f *formatter) createTable(s *CreateTable) {
 	}
 	if len(s.Options) > 0 {
 		f.w(" WITH (")
-		sep = "\n  "
+		sep := "\n  "
 		for _, o := range s.Options {
 			f.w(sep)
 			f.node(o)
 			sep = ",\n  "
 		}
 		f.w("\n)")
+	}
+	if l := s.Like; l != nil {
+		f.w(" LIKE ", quoteIdent(l.Source))
+		if len(l.Options) > 0 {
+			f.w(" (")
+			for i, o := range l.Options {
+				if i > 0 {
+					f.w(" ")
+				}
+				f.w(o.Mode, " ", o.What)
+			}
+			f.w(")")
+		}
 	}
 }
 
@@ -224,21 +287,91 @@ func (f *formatter) query(q QueryExpr) {
 	case *Select:
 		f.selectBlock(q)
 	case *SetOp:
-		f.query(q.Left)
+		f.setOpArm(q.Left, q.Op != "INTERSECT")
 		f.w(" ", q.Op)
 		if q.All {
 			f.w(" ALL")
 		}
 		f.w(" ")
-		if _, ok := q.Right.(*SetOp); ok {
+		f.setOpArm(q.Right, false)
+	case *Values:
+		f.w("VALUES ")
+		for i, r := range q.Rows {
+			if i > 0 {
+				f.w(", ")
+			}
 			f.w("(")
-			f.query(q.Right)
+			f.exprList(r.Values)
 			f.w(")")
-		} else {
-			f.query(q.Right)
+		}
+	case *With:
+		f.w("WITH ")
+		for i, c := range q.CTEs {
+			if i > 0 {
+				f.w(", ")
+			}
+			f.w(quoteIdent(c.Name))
+			if len(c.Columns) > 0 {
+				f.w(" (", joinIdents(c.Columns), ")")
+			}
+			f.w(" AS (")
+			f.query(c.Query)
+			f.w(")")
+		}
+		f.w(" ")
+		f.query(q.Body)
+	case *OrderLimit:
+		switch q.Body.(type) {
+		case *With, *OrderLimit:
+			f.w("(")
+			f.query(q.Body)
+			f.w(")")
+		default:
+			f.query(q.Body)
+		}
+		for i, o := range q.Order {
+			if i == 0 {
+				f.w(" ORDER BY ")
+			} else {
+				f.w(", ")
+			}
+			f.orderItem(o)
+		}
+		if q.Limit >= 0 {
+			f.w(" LIMIT ", strconv.FormatInt(q.Limit, 10))
 		}
 	default:
 		panic(fmt.Sprintf("parser.Format: unknown query type %T", q))
+	}
+}
+
+// setOpArm writes an input of a set operation, in parentheses unless it
+// is a plain term (or, with leftChain, a left-associative chain of the
+// same level: the left input of UNION and EXCEPT).
+func (f *formatter) setOpArm(q QueryExpr, leftChain bool) {
+	paren := false
+	switch q.(type) {
+	case *SetOp:
+		paren = !leftChain
+	case *With, *OrderLimit:
+		paren = true
+	}
+	if !paren {
+		f.query(q)
+		return
+	}
+	f.w("(")
+	f.query(q)
+	f.w(")")
+}
+
+func (f *formatter) orderItem(o *OrderItem) {
+	f.expr(o.X, precOr)
+	if o.Desc {
+		f.w(" DESC")
+	}
+	if o.Nulls != "" {
+		f.w(" NULLS ", o.Nulls)
 	}
 }
 
@@ -370,6 +503,9 @@ func (f *formatter) relation(r Relation) {
 		f.query(r.Query)
 		f.w(")")
 		alias = r.Alias
+		if len(r.Columns) > 0 {
+			defer f.w(" (", joinIdents(r.Columns), ")")
+		}
 	case *Join:
 		f.relation(r.Left)
 		if r.Kind == CrossJoin {

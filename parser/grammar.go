@@ -83,6 +83,25 @@ type gStmt struct {
 	Describe *gDescribe `parser:"| @@"`
 	Stop     *gStop     `parser:"| @@"`
 	Help     bool       `parser:"| @'HELP'"`
+	StmtSet  *gStmtSet  `parser:"| @@"`
+	Alter    *gAlter    `parser:"| @@"`
+}
+
+// gStmtSet is EXECUTE STATEMENT SET BEGIN insert (the first statement of
+// the set; Parse merges the set up to its END), BEGIN STATEMENT SET (the
+// shell's form) or END.
+type gStmtSet struct {
+	Execute *gInsert `parser:"  'EXECUTE' 'STATEMENT' 'SET' 'BEGIN' @@"`
+	Begin   bool     `parser:"| @('BEGIN' 'STATEMENT' 'SET')"`
+	End     bool     `parser:"| @'END'"`
+}
+
+// gAlter is ALTER TABLE name SET ('k' = 'v', ...) or RESET ('k', ...).
+type gAlter struct {
+	Name  gIdent     `parser:"'ALTER' 'TABLE' @@"`
+	Set   bool       `parser:"( @'SET'"`
+	Opts  []*gOption `parser:"  '(' @@ ( ',' @@ )* ')'"`
+	Reset []*gString `parser:"| 'RESET' '(' @@ ( ',' @@ )* ')' )"`
 }
 
 type gSet struct {
@@ -119,12 +138,27 @@ type gCreate struct {
 
 type gCreateTable struct {
 	Name    gCondName     `parser:"'TABLE' @@"`
-	Elems   []*gTableElem `parser:"'(' @@ ( ',' @@ )* ')'"`
+	Elems   []*gTableElem `parser:"( '(' @@ ( ',' @@ )* ')' )?"`
 	Comment *string       `parser:"( 'COMMENT' @String )?"`
 	// PARTITIONED BY (cols): the partition columns of a filesystem table.
 	Partitioned []*gIdent  `parser:"( 'PARTITIONED' 'BY' '(' @@ ( ',' @@ )* ')' )?"`
 	With        bool       `parser:"( @'WITH'"`
 	Options     []*gOption `parser:"  '(' ( @@ ( ',' @@ )* )? ')' )?"`
+	Like        *gLike     `parser:"@@?"`
+}
+
+// gLike is LIKE source [(INCLUDING|EXCLUDING|OVERWRITING what ...)] of
+// CREATE TABLE; convert.go checks the words.
+type gLike struct {
+	Pos     lexer.Position
+	Source  gIdent         `parser:"'LIKE' @@"`
+	Options []*gLikeOption `parser:"( '(' @@ ( ','? @@ )* ')' )?"`
+}
+
+type gLikeOption struct {
+	Pos  lexer.Position
+	Mode gIdent `parser:"@@"`
+	What string `parser:"@(Ident | 'ALL')"`
 }
 
 // gCondName is a name, or IF [NOT] EXISTS name (read as the identifier
@@ -233,7 +267,9 @@ type gShow struct {
 	Tables      bool    `parser:"'SHOW' ( @'TABLES'"`
 	Jobs        bool    `parser:"| @'JOBS'"`
 	Functions   bool    `parser:"| @'FUNCTIONS'"`
-	CreateTable *gIdent `parser:"| 'CREATE' 'TABLE' @@ )"`
+	Views       bool    `parser:"| @'VIEWS'"`
+	CreateTable *gIdent `parser:"| 'CREATE' ( 'TABLE' @@"`
+	CreateView  *gIdent `parser:"           | 'VIEW' @@ ) )"`
 }
 
 type gDescribe struct {
@@ -250,19 +286,49 @@ type gStop struct {
 type gQuery struct {
 	Pos    lexer.Position
 	Tokens []lexer.Token
-	Left   *gQueryTerm `parser:"@@"`
-	Unions []*gUnion   `parser:"@@*"`
+	With   []*gCTE       `parser:"( 'WITH' @@ ( ',' @@ )* )?"`
+	Left   *gQueryTerm   `parser:"@@"`
+	Unions []*gUnion     `parser:"@@*"`
+	Order  []*gOrderItem `parser:"( 'ORDER' 'BY' @@ ( ',' @@ )* )?"`
+	Limit  *gLimit       `parser:"@@?"`
 }
 
+// gLimit is LIMIT n.
+type gLimit struct {
+	Pos lexer.Position
+	N   string `parser:"'LIMIT' @Number"`
+}
+
+// gCTE is name [(cols)] AS (query) of a WITH clause.
+type gCTE struct {
+	Name    gIdent    `parser:"@@"`
+	Columns []*gIdent `parser:"( '(' @@ ( ',' @@ )* ')' )?"`
+	Query   *gQuery   `parser:"'AS' '(' @@ ')'"`
+}
+
+// gUnion is UNION, INTERSECT or EXCEPT [ALL|DISTINCT] and its right input.
 type gUnion struct {
 	Pos   lexer.Position
-	All   bool        `parser:"'UNION' ( @'ALL' | 'DISTINCT' )?"`
+	Op    string      `parser:"@('UNION' | 'INTERSECT' | 'EXCEPT')"`
+	All   bool        `parser:"( @'ALL' | 'DISTINCT' )?"`
 	Right *gQueryTerm `parser:"@@"`
 }
 
 type gQueryTerm struct {
 	Select *gSelect `parser:"  @@"`
 	Paren  *gQuery  `parser:"| '(' @@ ')'"`
+	Values *gValues `parser:"| @@"`
+}
+
+// gValues is VALUES (a, b), (c, d), ...
+type gValues struct {
+	Pos  lexer.Position
+	Rows []*gValuesRow `parser:"'VALUES' @@ ( ',' @@ )*"`
+}
+
+type gValuesRow struct {
+	Pos    lexer.Position
+	Values []*gExpr `parser:"'(' @@ ( ',' @@ )* ')'"`
 }
 
 type gSelect struct {
@@ -353,12 +419,14 @@ type gJoin struct {
 }
 
 type gFromItem struct {
-	Pos   lexer.Position
-	Sub   *gQuery `parser:"(  '(' @@ ')'"`
-	TVF   *gTVF   `parser:" | 'TABLE' '(' @@ ')'"`
-	Table *gIdent `parser:" | @@ )"`
-	AsOf  *gAsOf  `parser:"@@?"`
-	Alias *gIdent `parser:"( 'AS'? @@ )?"`
+	Pos      lexer.Position
+	Sub      *gQuery   `parser:"(  '(' @@ ')'"`
+	SubAlias *gIdent   `parser:"   ( 'AS'? @@"`
+	SubCols  []*gIdent `parser:"     ( '(' @@ ( ',' @@ )* ')' )? )?"`
+	TVF      *gTVF     `parser:" | 'TABLE' '(' @@ ')'"`
+	Table    *gIdent   `parser:" | @@ )"`
+	AsOf     *gAsOf    `parser:"@@?"`
+	Alias    *gIdent   `parser:"( 'AS'? @@ )?"`
 }
 
 // gAsOf is FOR SYSTEM_TIME AS OF expr after a table name (a temporal

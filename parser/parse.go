@@ -77,7 +77,63 @@ func Parse(src string) ([]Statement, error) {
 		}
 		out = append(out, st)
 	}
+	out, perr := mergeStatementSets(src, out)
+	if perr != nil {
+		return nil, perr.WithSource(src)
+	}
 	return out, nil
+}
+
+// mergeStatementSets replaces each statement set whose BEGIN and END are
+// both in the script (EXECUTE STATEMENT SET BEGIN ...; ...; END, or BEGIN
+// STATEMENT SET; ...; END) with one *StatementSet. A set whose END is not
+// in the script is left as it is, for the shell, which reads statements
+// one at a time.
+func mergeStatementSets(src string, stmts []Statement) ([]Statement, *Error) {
+	var out []Statement
+	for i := 0; i < len(stmts); i++ {
+		begin, ok := stmts[i].(*BeginStatementSet)
+		if !ok {
+			out = append(out, stmts[i])
+			continue
+		}
+		end := -1
+		for j := i + 1; j < len(stmts) && end < 0; j++ {
+			if _, ok := stmts[j].(*EndStatementSet); ok {
+				end = j
+			}
+		}
+		if end < 0 {
+			out = append(out, stmts[i:]...)
+			break
+		}
+		set := &StatementSet{StmtBase: StmtBase{Pos: begin.Pos,
+			Text: src[begin.Pos.Offset : stmts[end].Position().Offset+len(stmts[end].SQL())]}}
+		if begin.First != nil {
+			set.Inserts = append(set.Inserts, begin.First)
+		}
+		for _, st := range stmts[i+1 : end] {
+			ins, ok := st.(*Insert)
+			if !ok {
+				return nil, Errorf(st.Position(), "only INSERT statements can be in a statement set, not %s", firstWordOf(st.SQL()))
+			}
+			set.Inserts = append(set.Inserts, ins)
+		}
+		if len(set.Inserts) == 0 {
+			return nil, Errorf(stmts[end].Position(), "a statement set needs at least one INSERT before END")
+		}
+		out = append(out, set)
+		i = end
+	}
+	return out, nil
+}
+
+// firstWordOf returns the first word of a statement, upper case.
+func firstWordOf(sql string) string {
+	if f := strings.Fields(sql); len(f) > 0 {
+		return strings.ToUpper(f[0])
+	}
+	return sql
 }
 
 // ParseExpr parses a single scalar expression.

@@ -51,24 +51,15 @@ type unsupportedRule struct {
 	msg string
 }
 
-// Hints shared by several rules.
-const (
-	statementSet = ": `weir run FILE` runs all INSERTs of a file as one job"
-)
-
 // unsupportedRules are tried in order; the first that matches gives the
 // error. Longer patterns come before their prefixes.
 var unsupportedRules = []unsupportedRule{
 	// Statements.
-	{ctx: ctxStatement, words: []string{"EXECUTE", "STATEMENT", "SET"}, msg: "EXECUTE STATEMENT SET is not supported yet" + statementSet},
-	{ctx: ctxStatement, words: []string{"BEGIN", "STATEMENT", "SET"}, msg: "BEGIN STATEMENT SET is not supported yet" + statementSet},
-	{ctx: ctxStatement, words: []string{"END"}, msg: "END of a statement set (BEGIN STATEMENT SET; ... END;) is not supported yet" + statementSet},
 	{ctx: ctxStatement, words: []string{"CREATE|DROP|ALTER", "?TEMPORARY", "?SYSTEM", "FUNCTION"}, msg: "$* (user-defined functions) is not supported yet"},
 	{ctx: ctxStatement, words: []string{"CREATE|DROP|ALTER", "CATALOG|DATABASE"}, msg: "$* is not supported yet"},
-	{ctx: ctxStatement, words: []string{"ALTER", "?TEMPORARY", "TABLE|VIEW"}, msg: "$* is not supported yet: drop it and create it again"},
+	{ctx: ctxStatement, words: []string{"ALTER", "?TEMPORARY", "VIEW"}, msg: "$* is not supported yet: drop it and create it again"},
+	{ctx: ctxStatement, words: []string{"ALTER", "?TEMPORARY", "TABLE", "*", "RENAME|ADD|MODIFY|DROP"}, caret: 4, msg: "ALTER TABLE ... $5 is not supported yet: ALTER TABLE takes SET (...) and RESET (...); drop the table and create it again"},
 	{ctx: ctxStatement, words: []string{"ALTER"}, msg: "ALTER is not supported yet"},
-	{ctx: ctxStatement, words: []string{"SHOW", "?TEMPORARY|USER", "VIEWS"}, msg: "$* is not supported yet: SHOW TABLES lists tables and views"},
-	{ctx: ctxStatement, words: []string{"SHOW", "CREATE", "VIEW"}, msg: "SHOW CREATE VIEW is not supported yet"},
 	{ctx: ctxStatement, words: []string{"SHOW", "CURRENT", "?CATALOG|DATABASE"}, msg: "$* is not supported yet"},
 	{ctx: ctxStatement, words: []string{"SHOW", "?USER|FULL", "FUNCTIONS|CATALOGS|DATABASES|MODULES|JARS|COLUMNS|PARTITIONS|PROCEDURES"}, msg: "$* is not supported yet"},
 	{ctx: ctxStatement, words: []string{"USE"}, msg: "USE (catalogs, databases and modules) is not supported yet"},
@@ -79,10 +70,6 @@ var unsupportedRules = []unsupportedRule{
 	// Flink reserves FILTER: after a call it starts the FILTER (WHERE ...)
 	// clause of an aggregate, never an alias.
 	{ctx: ctxAfterCall, words: []string{"FILTER", "FROM|,|)|;|WHERE|GROUP|HAVING|UNION"}, msg: "FILTER after a function call starts FILTER (WHERE ...) (to name the column filter, write AS filter)"},
-
-	// Queries: WITH and VALUES where a query starts.
-	{ctx: ctxAccepts, accepts: "SELECT", words: []string{"WITH"}, msg: "WITH (common table expressions) is not supported yet: create a view (CREATE TEMPORARY VIEW name AS SELECT ...) and select from it"},
-	{ctx: ctxAccepts, accepts: "SELECT", words: []string{"VALUES"}, msg: "VALUES is not supported yet: rows come from tables (the datagen connector generates rows, filesystem reads them from files)"},
 
 	// FROM: table functions, then joins after a FROM item.
 	{ctx: ctxAccepts, accepts: "<ident>", before: []string{"FROM"}, words: []string{"UNNEST", "("}, msg: "UNNEST is not supported yet"},
@@ -95,18 +82,13 @@ var unsupportedRules = []unsupportedRule{
 	{ctx: ctxAccepts, accepts: "WHERE", rejects: "FROM", words: []string{"MATCH_RECOGNIZE", "("}, msg: "MATCH_RECOGNIZE is not supported yet"},
 
 	// Clauses after the body of a query.
-	{ctx: ctxAccepts, accepts: "UNION", words: []string{"ORDER", "?BY"}, msg: "ORDER BY is not supported yet"},
-	{ctx: ctxAccepts, accepts: "UNION", words: []string{"LIMIT"}, msg: "LIMIT is not supported yet"},
 	{ctx: ctxAccepts, accepts: "UNION", words: []string{"OFFSET"}, msg: "OFFSET is not supported yet"},
 	{ctx: ctxAccepts, accepts: "UNION", words: []string{"FETCH", "FIRST|NEXT"}, msg: "FETCH FIRST is not supported yet"},
-	{ctx: ctxAccepts, accepts: "UNION", words: []string{"INTERSECT|EXCEPT|MINUS", "?ALL|DISTINCT"}, msg: "$* is not supported yet"},
+	{ctx: ctxAccepts, accepts: "UNION", words: []string{"MINUS"}, msg: "MINUS is not supported yet: write EXCEPT"},
 
 	// Expressions.
 	{ctx: ctxAccepts, accepts: "<number>", words: []string{"LEFT|RIGHT", "("}},
 	{ctx: ctxAccepts, accepts: "<number>", before: []string{"("}, words: []string{"SELECT"}, msg: "subqueries in expressions ((SELECT ...)) are not supported yet"},
-
-	// CREATE TABLE.
-	{ctx: ctxAccepts, accepts: "COMMENT", words: []string{"LIKE"}, msg: "CREATE TABLE ... LIKE is not supported yet"},
 }
 
 // unsupported returns the error for a construct Weir does not support yet

@@ -18,6 +18,8 @@ type binder struct {
 	cat   *Catalog
 	depth int
 	loc   *time.Location // the session's time zone (table.local-time-zone); nil: UTC
+	// ctes are the common table expressions in scope (WITH), innermost last.
+	ctes []*cteDef
 }
 
 // bindQuery binds a SELECT or a set operation.
@@ -28,6 +30,14 @@ func (b *binder) bindQuery(q parser.QueryExpr) (rel, error) {
 		return rel{node: node}, err
 	case *parser.SetOp:
 		node, err := b.bindSetOp(n)
+		return rel{node: node}, err
+	case *parser.Values:
+		node, err := b.bindValues(n)
+		return rel{node: node}, err
+	case *parser.With:
+		return b.bindWith(n)
+	case *parser.OrderLimit:
+		node, err := b.bindOrderLimit(n)
 		return rel{node: node}, err
 	}
 	return rel{}, parser.Errorf(q.Position(), "unsupported query")
@@ -43,6 +53,10 @@ func (b *binder) bindFrom(r parser.Relation) (rel, error) {
 		if qual == "" {
 			qual = n.Name
 		}
+		if c := b.cte(n.Name); c != nil {
+			node, err := b.bindCTE(c, n.Pos)
+			return rel{node: node, qual: qual}, err
+		}
 		if t, ok := b.cat.Table(n.Name); ok {
 			s, err := b.cat.scanOf(t, b.loc)
 			if err != nil {
@@ -55,7 +69,9 @@ func (b *binder) bindFrom(r parser.Relation) (rel, error) {
 				return rel{}, parser.Errorf(n.Pos, "view '%s' expands too deeply (a cycle of views?)", n.Name)
 			}
 			b.depth++
-			defer func() { b.depth-- }()
+			outer := b.ctes
+			b.ctes = nil // a view sees no WITH of the query that uses it
+			defer func() { b.depth--; b.ctes = outer }()
 			inner, err := b.bindQuery(v.def.Query)
 			if err != nil {
 				return rel{}, parser.Errorf(n.Pos, "in view '%s': %s", v.name, errMsg(err))
@@ -70,7 +86,8 @@ func (b *binder) bindFrom(r parser.Relation) (rel, error) {
 		if err != nil {
 			return rel{}, err
 		}
-		return rel{node: inner.node, qual: n.Alias}, nil
+		node, err := renameColumns(inner.node, n.Columns, n.Pos, "'"+n.Alias+"'")
+		return rel{node: node, qual: n.Alias}, err
 	case *parser.Join:
 		return b.bindJoin(n)
 	}
@@ -185,12 +202,22 @@ func itemName(it selItem, i int) string {
 }
 
 func (b *binder) bindSelect(s *parser.Select) (Node, error) {
+	var in rel
 	if s.From == nil {
-		return nil, parser.Errorf(s.Pos, "SELECT without FROM is not supported")
-	}
-	in, err := b.bindFrom(s.From)
-	if err != nil {
-		return nil, err
+		// As Calcite does: FROM a single row of one column, ZERO.
+		for _, it := range s.Items {
+			if it.Star {
+				return nil, parser.Errorf(it.Pos, "SELECT * needs a FROM clause")
+			}
+		}
+		zero := expr.NewLiteral(types.IntValue(0), types.Type{Kind: types.KindInt})
+		in = rel{node: &Values{Rows: [][]expr.Expr{{zero}}, Pos: s.Pos,
+			Cols: types.Schema{Columns: []types.Column{{Name: "ZERO", Type: zero.Type()}}}}}
+	} else {
+		var err error
+		if in, err = b.bindFrom(s.From); err != nil {
+			return nil, err
+		}
 	}
 	gw, ws, err := groupWindow(s)
 	if err != nil {
@@ -276,6 +303,9 @@ func wantBool(e expr.Expr, ast parser.Expr, clause string) error {
 }
 
 func (b *binder) bindSetOp(n *parser.SetOp) (Node, error) {
+	if n.Op == "INTERSECT" || n.Op == "EXCEPT" {
+		return b.bindIntersectExcept(n)
+	}
 	op := "UNION"
 	if n.All {
 		op = "UNION ALL"

@@ -112,6 +112,16 @@ func (c *Catalog) CreateTable(ct *parser.CreateTable) error {
 		}
 		return parser.Errorf(ct.Pos, "table '%s' already exists", ct.Name)
 	}
+	if ct.Like != nil {
+		merged, err := c.mergeLike(ct)
+		if err != nil {
+			return err
+		}
+		ct = merged
+		if len(ct.Columns) == 0 {
+			return parser.Errorf(ct.Pos, "table %s must have at least one column", ct.Name)
+		}
+	}
 	var schema types.Schema
 	var meta []connector.MetadataColumn
 	seen := map[string]bool{}

@@ -306,7 +306,23 @@ func (p *Planner) bindInsert(in *parser.Insert) (*Sink, error) {
 // itemPos is the position of the j-th select item of an INSERT's query
 // when it is a plain SELECT without stars, else the INSERT's.
 func itemPos(in *parser.Insert, j int) parser.Pos {
-	if s, ok := in.Query.(*parser.Select); ok && j < len(s.Items) {
+	q := in.Query
+	for {
+		switch n := q.(type) {
+		case *parser.With:
+			q = n.Body
+			continue
+		case *parser.OrderLimit:
+			q = n.Body
+			continue
+		case *parser.Values:
+			if j < len(n.Rows[0].Values) {
+				return n.Rows[0].Values[j].Position()
+			}
+		}
+		break
+	}
+	if s, ok := q.(*parser.Select); ok && j < len(s.Items) {
 		for _, it := range s.Items {
 			if it.Star {
 				return in.Pos

@@ -15,10 +15,14 @@ type collector struct {
 	pending *types.Batch // changes not yet taken; nil until the schema is known
 	spare   *types.Batch // the batch handed out by the previous take
 	notify  chan struct{}
+	// limit > 0: full is closed once limit rows have been inserted (a
+	// query's LIMIT n without ORDER BY, whose first n rows are final).
+	limit, inserted int64
+	full            chan struct{}
 }
 
-func newCollector() *collector {
-	return &collector{notify: make(chan struct{}, 1)}
+func newCollector(limit int64) *collector {
+	return &collector{notify: make(chan struct{}, 1), limit: limit, full: make(chan struct{})}
 }
 
 // sinkFor is the sink factory passed to the planner.
@@ -50,6 +54,16 @@ func (c *collector) add(b *types.Batch) {
 	c.mu.Lock()
 	c.pending.Kinds = append(c.pending.Kinds, b.Kinds...)
 	c.pending.Vals = append(c.pending.Vals, b.Vals[:b.Len()*b.Width]...)
+	if c.limit > 0 && c.inserted < c.limit {
+		for _, k := range b.Kinds {
+			if k == types.Insert {
+				c.inserted++
+			}
+		}
+		if c.inserted >= c.limit {
+			close(c.full)
+		}
+	}
 	c.mu.Unlock()
 	select {
 	case c.notify <- struct{}{}:

@@ -7,12 +7,16 @@ const helpText = `Statements (end each with ';'; a statement may span lines):
   CREATE TABLE t (...) WITH (...)   declare a table over a connector
   CREATE TEMPORARY VIEW v AS q      declare a view
   DROP TABLE t / DROP VIEW v        remove a table or view
-  SHOW TABLES                       list tables and views
+  CREATE TABLE t2 WITH (...) LIKE t  a table like another (INCLUDING/EXCLUDING/OVERWRITING ...)
+  ALTER TABLE t SET ('k' = 'v')     change a table's options (RESET ('k') removes one)
+  SHOW TABLES / SHOW VIEWS          list tables and views / views only
   DESCRIBE t                        show the columns of a table or view
-  SHOW CREATE TABLE t               show the DDL of a table
+  SHOW CREATE TABLE t / VIEW v      show the DDL of a table or view
   EXPLAIN q                         show the plan of a query or INSERT
   SELECT ...                        run a query and show its result as it changes
   INSERT INTO t SELECT ...          submit a background job and print its id
+  BEGIN STATEMENT SET; INSERT ...; END;
+                                    run the INSERTs as one job (also EXECUTE STATEMENT SET BEGIN ... END)
   SHOW JOBS                         list jobs: id, name, state, uptime, rows in/out
   SHOW FUNCTIONS                    list the aggregate and scalar functions
   STOP JOB 'id'                     stop a job cleanly

@@ -18,7 +18,7 @@ const refreshInterval = 100 * time.Millisecond
 // the result mode in effect until it ends by itself (bounded input) or the
 // user stops it: 'q' or Ctrl-C in the shell, ctx cancelled in a script.
 func (sh *Shell) runQuery(ctx context.Context, q *parser.QueryStmt) error {
-	col := newCollector()
+	col := newCollector(plainLimit(q.Query))
 	plan, err := sh.sess.PlanQuery(q, col.sinkFor)
 	if err != nil {
 		return err
@@ -57,7 +57,7 @@ func (sh *Shell) runQuery(ctx context.Context, q *parser.QueryStmt) error {
 		}
 		return sh.opts.LastCheckpoint(job)
 	}
-	stopped := false
+	stopped, limited := false, false
 	var viewErr error
 	stop := func() {
 		if !stopped {
@@ -66,6 +66,7 @@ func (sh *Shell) runQuery(ctx context.Context, q *parser.QueryStmt) error {
 		}
 	}
 	ctxDone := ctx.Done()
+	full := col.full
 	ticker := time.NewTicker(refreshInterval)
 	defer ticker.Stop()
 	view.begin()
@@ -80,6 +81,11 @@ func (sh *Shell) runQuery(ctx context.Context, q *parser.QueryStmt) error {
 				}
 				view.tick(time.Since(start), status())
 			}
+		case <-full:
+			// LIMIT n reached: the result is final, as in Flink's SQL
+			// client, also on an unbounded input.
+			full, limited = nil, true
+			stop()
 		case <-ctxDone:
 			ctxDone = nil
 			stop()
@@ -108,8 +114,26 @@ func (sh *Shell) runQuery(ctx context.Context, q *parser.QueryStmt) error {
 		view.abort()
 		return fmt.Errorf("query result: %w", viewErr)
 	}
-	view.finish(time.Since(start), stopped)
+	view.finish(time.Since(start), stopped && !limited)
 	return nil
+}
+
+// plainLimit returns n of a query ending in LIMIT n without ORDER BY, whose
+// first n rows are its result, or 0.
+func plainLimit(q parser.QueryExpr) int64 {
+	for {
+		switch n := q.(type) {
+		case *parser.With:
+			q = n.Body
+		case *parser.OrderLimit:
+			if len(n.Order) == 0 && n.Limit > 0 {
+				return n.Limit
+			}
+			return 0
+		default:
+			return 0
+		}
+	}
 }
 
 // drainSignals drops Ctrl-Cs pressed before the query started.

@@ -48,6 +48,10 @@ type Shell struct {
 	jobs *session.Jobs
 	opts Options
 	term *terminal // nil without a terminal
+	// setOpen: BEGIN STATEMENT SET was run; the INSERTs since are in
+	// setInserts, run as one job at END.
+	setOpen    bool
+	setInserts []*parser.Insert
 }
 
 // New returns a shell over sess. Close it to stop its background jobs.

@@ -47,7 +47,36 @@ func (sh *Shell) execText(ctx context.Context, text string) error {
 // exec executes one parsed statement.
 func (sh *Shell) exec(ctx context.Context, st parser.Statement) error {
 	out := sh.opts.Out
+	if sh.setOpen {
+		return sh.inStatementSet(st)
+	}
 	switch st := st.(type) {
+	case *parser.BeginStatementSet:
+		sh.setOpen, sh.setInserts = true, nil
+		sh.info("Begin a statement set.")
+		if st.First != nil {
+			return sh.inStatementSet(st.First)
+		}
+	case *parser.EndStatementSet:
+		return parser.Errorf(st.Pos, "END without BEGIN STATEMENT SET")
+	case *parser.StatementSet:
+		return sh.submitInserts(st.Inserts, st.SQL()+";")
+	case *parser.AlterTable:
+		if err := sh.sess.Exec(st, out); err != nil {
+			return err
+		}
+		sh.info("Execute statement succeeded.")
+	case *parser.ShowViews:
+		names := sh.sess.Catalog.ViewNames()
+		if len(names) == 0 {
+			fmt.Fprintln(out, "Empty set")
+			return nil
+		}
+		rows := make([][]string, len(names))
+		for i, n := range names {
+			rows[i] = []string{n}
+		}
+		sh.printTable([]string{"view name"}, []bool{false}, rows)
 	case *parser.QueryStmt:
 		return sh.runQuery(ctx, st)
 	case *parser.Insert:
@@ -122,13 +151,49 @@ func (sh *Shell) exec(ctx context.Context, st parser.Statement) error {
 	return nil
 }
 
+// inStatementSet handles a statement between BEGIN STATEMENT SET and END:
+// an INSERT is added to the set, END runs the set as one job.
+func (sh *Shell) inStatementSet(st parser.Statement) error {
+	switch st := st.(type) {
+	case *parser.Insert:
+		sh.setInserts = append(sh.setInserts, st)
+		sh.info("Add SQL update statement to the statement set.")
+		return nil
+	case *parser.EndStatementSet:
+		ins := sh.setInserts
+		sh.setOpen, sh.setInserts = false, nil
+		if len(ins) == 0 {
+			sh.info("The statement set is empty: nothing to run.")
+			return nil
+		}
+		parts := make([]string, len(ins))
+		for i, in := range ins {
+			parts[i] = in.SQL() + ";"
+		}
+		return sh.submitInserts(ins, strings.Join(parts, "\n"))
+	}
+	return parser.Errorf(st.Position(), "only INSERT statements can be in a statement set (END; runs it)")
+}
+
 // submitInsert starts an INSERT as a background job and prints its id.
 func (sh *Shell) submitInsert(ins *parser.Insert) error {
-	plan, err := sh.sess.PlanInsert(ins)
+	return sh.submitInserts([]*parser.Insert{ins}, ins.SQL()+";")
+}
+
+// submitInserts starts INSERTs as one background job (one INSERT, or a
+// statement set) and prints its id.
+func (sh *Shell) submitInserts(ins []*parser.Insert, query string) error {
+	var plan *planner.Plan
+	var err error
+	if len(ins) == 1 {
+		plan, err = sh.sess.PlanInsert(ins[0])
+	} else {
+		plan, err = sh.sess.PlanStatementSet(ins)
+	}
 	if err != nil {
 		return err
 	}
-	id, restored, err := sh.jobs.SubmitRestoring(sh.sess, plan, ins.SQL()+";", session.RunOptions{JobName: plan.Graph.Name, Exec: sh.opts.Exec})
+	id, restored, err := sh.jobs.SubmitRestoring(sh.sess, plan, query, session.RunOptions{JobName: plan.Graph.Name, Exec: sh.opts.Exec})
 	if err != nil {
 		return err
 	}

@@ -198,6 +198,14 @@ func (s *Session) planScript(src string, opts RunOptions, explain bool) (*planne
 		case *parser.Insert:
 			inserts = append(inserts, st)
 			continue
+		case *parser.StatementSet:
+			// All INSERTs of a file run as one job anyway.
+			inserts = append(inserts, st.Inserts...)
+			continue
+		case *parser.BeginStatementSet:
+			return nil, "", withSource(parser.Errorf(st.Pos, "this statement set has no END: close it with END;"), src)
+		case *parser.EndStatementSet:
+			return nil, "", withSource(parser.Errorf(st.Pos, "END without BEGIN STATEMENT SET (or EXECUTE STATEMENT SET BEGIN)"), src)
 		case *parser.QueryStmt:
 			if explain {
 				st2 := &parser.Explain{StmtBase: st.StmtBase, Stmt: st}
@@ -266,6 +274,18 @@ func (s *Session) Exec(st parser.Statement, out io.Writer) error {
 		return s.Catalog.CreateView(st)
 	case *parser.DropTable:
 		return s.Catalog.Drop(st)
+	case *parser.AlterTable:
+		return s.Catalog.AlterTable(st)
+	case *parser.ShowViews:
+		for _, n := range s.Catalog.ViewNames() {
+			fmt.Fprintln(out, n)
+		}
+	case *parser.ShowCreateView:
+		text, err := s.Catalog.ShowCreateView(st.Name)
+		if err != nil {
+			return parser.Errorf(st.Pos, "%v", err)
+		}
+		fmt.Fprintln(out, text)
 	case *parser.Explain:
 		text, err := s.planner().Explain(st)
 		if err != nil {
@@ -294,7 +314,7 @@ func (s *Session) Exec(st parser.Statement, out io.Writer) error {
 			return err
 		}
 		fmt.Fprintln(out, text)
-	case *parser.Insert, *parser.QueryStmt:
+	case *parser.Insert, *parser.QueryStmt, *parser.StatementSet:
 		return parser.Errorf(st.Position(), "%s starts a job; run it with 'weir run' or in the shell", firstWord(st.SQL()))
 	default:
 		return parser.Errorf(st.Position(), "%s is not supported in a query file", firstWord(st.SQL()))

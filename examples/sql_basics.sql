@@ -1,0 +1,53 @@
+-- SQL conveniences, all in one job: VALUES, SELECT without FROM, WITH,
+-- INTERSECT and EXCEPT, ORDER BY … LIMIT, ORDER BY a rowtime,
+-- CREATE TABLE … LIKE, ALTER TABLE … SET, and a statement set.
+--
+--   go run ./cmd/weir run examples/sql_basics.sql
+--
+-- The queries also run on their own in the shell (go run ./cmd/weir), e.g.
+--   SELECT 1 + 1 AS two;
+--   SELECT * FROM (VALUES (1, 'a'), (2, 'b')) AS t(id, name);
+--   SELECT * FROM nums LIMIT 5;            -- returns after 5 rows
+-- and BEGIN STATEMENT SET; INSERT …; INSERT …; END; submits INSERTs as one job.
+SET 'parallelism.default' = '2';
+SET 'table.local-time-zone' = 'UTC';
+
+-- A bounded sequence; ALTER TABLE changes its options afterwards.
+CREATE TABLE nums (n BIGINT, v AS n * 7 % 10) WITH (
+  'connector' = 'datagen', 'fields.n.kind' = 'sequence',
+  'fields.n.start' = '1', 'fields.n.end' = '100');
+ALTER TABLE nums SET ('fields.n.end' = '20');
+
+-- Event time from the sequence: one row a second.
+CREATE TABLE ticks (n BIGINT, ts AS TO_TIMESTAMP_LTZ(n * 1000, 3),
+  WATERMARK FOR ts AS ts - INTERVAL '2' SECOND) WITH (
+  'connector' = 'datagen', 'fields.n.kind' = 'sequence',
+  'fields.n.start' = '1', 'fields.n.end' = '5');
+
+-- Sinks: one declared in full, the others LIKE it with another prefix
+-- (LIKE keeps the columns and, by default, overwrites the options given).
+CREATE TABLE values_out (id INT, name STRING) WITH ('connector' = 'print', 'print-identifier' = 'values');
+CREATE TABLE intersect_out WITH ('print-identifier' = 'intersect') LIKE values_out;
+CREATE TABLE except_out WITH ('print-identifier' = 'except') LIKE values_out;
+CREATE TABLE top3_out (n BIGINT, v BIGINT) WITH ('connector' = 'print', 'print-identifier' = 'top3');
+CREATE TABLE sorted_out (n BIGINT, ts TIMESTAMP_LTZ(3)) WITH ('connector' = 'print', 'print-identifier' = 'sorted');
+
+INSERT INTO values_out VALUES (1, 'one'), (2, 'two');
+INSERT INTO values_out SELECT 3, UPPER('three');
+
+-- WITH names the two inputs; INTERSECT and EXCEPT keep distinct rows.
+INSERT INTO intersect_out
+WITH l AS (SELECT * FROM (VALUES (1, 'a'), (2, 'b'), (2, 'b'), (3, 'c')) AS t(id, name)),
+     r AS (SELECT * FROM (VALUES (2, 'b'), (3, 'c'), (4, 'd')) AS t(id, name))
+SELECT id, name FROM l INTERSECT SELECT id, name FROM r;
+
+-- A statement set: its INSERTs run as one job (in a file they all do).
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO except_out SELECT * FROM (VALUES (1, 'a'), (2, 'b'), (3, 'c')) AS l(id, name)
+  EXCEPT SELECT * FROM (VALUES (2, 'b')) AS r(id, name);
+-- The three largest v (bounded input: sorted, insert-only).
+INSERT INTO top3_out SELECT n, v FROM nums ORDER BY v DESC, n LIMIT 3;
+END;
+
+-- Rows in event-time order, each emitted once the watermark passes it.
+INSERT INTO sorted_out SELECT n, ts FROM ticks ORDER BY ts;
