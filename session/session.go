@@ -164,6 +164,28 @@ func (s *Session) RunScript(ctx context.Context, src string, opts RunOptions) er
 	return s.runJob(ctx, plan, query, opts)
 }
 
+// InitScript executes an init file (weir run -i, as the Flink SQL
+// client's -i): its SET, DDL and other statements take effect in order, so
+// that a query file run next sees its tables, views and functions. An
+// INSERT or a bare query in it is an error at its line and column.
+func (s *Session) InitScript(src string) error {
+	stmts, err := parser.Parse(src)
+	if err != nil {
+		return err
+	}
+	for _, st := range stmts {
+		switch st.(type) {
+		case *parser.Insert, *parser.QueryStmt:
+			return withSource(parser.Errorf(st.Position(),
+				"an init file holds SET and DDL statements only; %s belongs in the query file", firstWord(st.SQL())), src)
+		}
+		if err := s.Exec(st, s.Env.Stdout); err != nil {
+			return withSource(err, src)
+		}
+	}
+	return nil
+}
+
 // ExplainScript executes a script's SET and DDL statements and prints the
 // plan of its INSERT statements (as one job) and of its EXPLAIN statements
 // and queries.
