@@ -63,7 +63,7 @@ var unsupportedRules = []unsupportedRule{
 	{ctx: ctxStatement, words: []string{"EXECUTE", "STATEMENT", "SET"}, msg: "EXECUTE STATEMENT SET is not supported yet" + statementSet},
 	{ctx: ctxStatement, words: []string{"BEGIN", "STATEMENT", "SET"}, msg: "BEGIN STATEMENT SET is not supported yet" + statementSet},
 	{ctx: ctxStatement, words: []string{"END"}, msg: "END of a statement set (BEGIN STATEMENT SET; ... END;) is not supported yet" + statementSet},
-	{ctx: ctxStatement, words: []string{"CREATE|DROP|ALTER", "?TEMPORARY", "?SYSTEM", "FUNCTION"}, msg: "$* (user-defined functions) is not supported yet"},
+	{ctx: ctxStatement, words: []string{"ALTER", "?TEMPORARY", "?SYSTEM", "FUNCTION"}, msg: "$* is not supported yet: drop the function and create it again"},
 	{ctx: ctxStatement, words: []string{"CREATE|DROP|ALTER", "CATALOG|DATABASE"}, msg: "$* is not supported yet"},
 	{ctx: ctxStatement, words: []string{"ALTER", "?TEMPORARY", "TABLE|VIEW"}, msg: "$* is not supported yet: drop it and create it again"},
 	{ctx: ctxStatement, words: []string{"ALTER"}, msg: "ALTER is not supported yet"},

@@ -22,6 +22,7 @@ import (
 	"github.com/weir-sql/weir/exec"
 	"github.com/weir-sql/weir/parser"
 	"github.com/weir-sql/weir/planner"
+	"github.com/weir-sql/weir/udf"
 )
 
 // Session is one user's SQL session: catalog, configuration and connectors.
@@ -30,6 +31,9 @@ type Session struct {
 	Config     map[string]string
 	Connectors *connector.Registry
 	Env        connector.Env
+	// Functions holds the Go functions of the build that CREATE FUNCTION
+	// can bind (package udf); nil: none.
+	Functions *udf.Registry
 	// Warn, if set, receives warnings about statements (a SET of a Flink
 	// key that Weir ignores); by default they go to Env.Stderr.
 	Warn func(pos parser.Pos, msg string)
@@ -288,6 +292,10 @@ func (s *Session) Exec(st parser.Statement, out io.Writer) error {
 		return s.Catalog.CreateView(st)
 	case *parser.DropTable:
 		return s.Catalog.Drop(st)
+	case *parser.CreateFunction:
+		return s.createFunction(st)
+	case *parser.DropFunction:
+		return s.Catalog.DropFunction(st)
 	case *parser.Explain:
 		text, err := s.planner().Explain(st)
 		if err != nil {
@@ -299,7 +307,7 @@ func (s *Session) Exec(st parser.Statement, out io.Writer) error {
 			fmt.Fprintln(out, n)
 		}
 	case *parser.ShowFunctions:
-		for _, f := range Functions() {
+		for _, f := range s.AllFunctions() {
 			fmt.Fprintf(out, "%s\t%s\t%s\n", f.Name, f.Kind, f.Forms)
 		}
 	case *parser.Describe:

@@ -150,7 +150,7 @@ func runFile(args []string, env connector.Env) int {
 			}
 		}
 	}()
-	s := session.New(env)
+	s := newSession(env)
 	if !runInit(s, *initPath, env) {
 		return 1
 	}
@@ -175,7 +175,7 @@ func explainFile(args []string, env connector.Env) int {
 		fmt.Fprintf(env.Stderr, "weir: %v\n", err)
 		return 1
 	}
-	s := session.New(env)
+	s := newSession(env)
 	if !runInit(s, *initPath, env) {
 		return 1
 	}
@@ -235,7 +235,7 @@ func runShell(args []string, env connector.Env) int {
 	if home, err := os.UserHomeDir(); err == nil {
 		opts.HistoryFile = filepath.Join(home, ".weir_history")
 	}
-	sh := repl.New(session.New(env), opts)
+	sh := repl.New(newSession(env), opts)
 	defer sh.Close()
 	if *file == "" && repl.IsTerminal(int(os.Stdin.Fd())) {
 		if err := sh.RunInteractive(context.Background(), int(os.Stdin.Fd()), int(os.Stdout.Fd())); err != nil {
