@@ -63,3 +63,28 @@ INSERT INTO o SELECT k, SUM(v) FROM big GROUP BY k;
 		})
 	}
 }
+
+// TestBenchNexmarkCommand runs `weir bench nexmark` on two queries of the
+// example folder with a small event count: the table has their rows, and
+// --help lists the flags.
+func TestBenchNexmarkCommand(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"bench", "nexmark", "--examples", "../../examples/nexmark", "--queries", "q2,14", "--events", "20000", "--dir", t.TempDir()}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	for _, want := range []string{"events/s/core", "\nq2 ", "\nq14 ", "published per core"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	stdout.Reset()
+	if code := run([]string{"bench", "nexmark", "--help"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("--help: exit code %d", code)
+	}
+	for _, want := range []string{"usage: weir bench nexmark", "--queries LIST", "--events", "--runs", "--json", "--examples DIR"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("help lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}

@@ -45,6 +45,8 @@ Usage:
                                  latest valid checkpoint, given its folder)
   weir bench [--duration D] [--runs N] [--json]
                                  run the benchmark suite (see README, Benchmarks)
+  weir bench nexmark [--queries q0,q5,...] [--events N]
+                                 run the Nexmark queries of examples/nexmark
   weir kafka serve [--port N]    run a local Kafka-compatible broker for trying
                                  and testing (in memory; not for production data)
   weir help                      show this help
@@ -165,7 +167,7 @@ func runFile(args []string, env connector.Env) int {
 func explainFile(args []string, env connector.Env) int {
 	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
 	initPath := initFlag(fs)
-	path, code, done := parseOneArg(fs, args, "usage: weir explain [-i INIT.sql] FILE.sql\n\nPrints the plan of the file's INSERT statements: the logical plan, the\noptimized physical plan and the job graph.",
+	path, code, done := parseOneArg(fs, args, "usage: weir explain FILE.sql\n       weir explain -i INIT.sql FILE.sql\n\nPrints the plan of the file's INSERT statements: the logical plan, the\noptimized physical plan and the job graph.",
 		"usage: weir explain FILE.sql", env.Stdout, env.Stderr)
 	if done {
 		return code
@@ -191,7 +193,7 @@ func explainFile(args []string, env connector.Env) int {
 func initFlag(fs *flag.FlagSet) *string {
 	p := new(string)
 	fs.StringVar(p, "i", "", "run the SET and DDL statements of `INIT.sql` before the file")
-	fs.StringVar(p, "init", "", "the same as -i")
+	fs.StringVar(p, "init", "", "the same as -i `INIT.sql`")
 	return p
 }
 
