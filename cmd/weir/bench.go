@@ -104,6 +104,7 @@ func runBenchNexmark(args []string, env connector.Env) int {
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	examples := fs.String("examples", "examples/nexmark", "the folder `DIR` of ddl.sql and q*.sql")
 	dir := fs.String("dir", "", "scratch folder `DIR` for checkpoints (default: a temporary folder)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE`")
 	rest, code, done := parseArgs(fs, args, benchNexmarkUsage+"\n\nRuns each Nexmark query from its example file (ddl.sql with events.num set,\nblackhole sinks) at parallelism 2, a checkpoint every 10 s, the generator\nunthrottled; prints events/s, events/s per core (CPU time), checkpoint p99,\npeak memory and published per-core figures.", env.Stdout, env.Stderr)
 	if done {
 		return code
@@ -116,6 +117,19 @@ func runBenchNexmark(args []string, env connector.Env) int {
 		Functions: functions(), Progress: env.Stderr}
 	if *queries != "" {
 		cfg.Queries = strings.Split(*queries, ",")
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "weir: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(env.Stderr, "weir: cpu profile: %v\n", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
