@@ -7,8 +7,8 @@
 -- its blackhole sink.
 -- The reference declares side_input with the legacy options
 -- ('connector.type' = 'filesystem', 'connector.path' = …, 'format.type' =
--- 'csv') and a file of its SideInputGenerator; here the current options and
--- side_input.csv (keys 0–9,999, each with its key as text).
+-- 'csv') and the file its SideInputGenerator writes; here the current
+-- options and side_input.csv, the same rows (key i, value i, i < 10,000).
 
 CREATE TABLE side_input (
   key BIGINT,
