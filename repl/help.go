@@ -7,6 +7,8 @@ const helpText = `Statements (end each with ';'; a statement may span lines):
   CREATE TABLE t (...) WITH (...)   declare a table over a connector
   CREATE TEMPORARY VIEW v AS q      declare a view
   DROP TABLE t / DROP VIEW v        remove a table or view
+  CREATE FUNCTION f AS 'id'         bind a Go function of this build to a name
+  DROP FUNCTION f                   remove a user function
   SHOW TABLES                       list tables and views
   DESCRIBE t                        show the columns of a table or view
   SHOW CREATE TABLE t               show the DDL of a table
@@ -14,7 +16,7 @@ const helpText = `Statements (end each with ';'; a statement may span lines):
   SELECT ...                        run a query and show its result as it changes
   INSERT INTO t SELECT ...          submit a background job and print its id
   SHOW JOBS                         list jobs: id, name, state, uptime, rows in/out
-  SHOW FUNCTIONS                    list the aggregate and scalar functions
+  SHOW FUNCTIONS                    list the aggregate, scalar and user functions
   STOP JOB 'id'                     stop a job cleanly
   STOP JOB 'id' WITH SAVEPOINT      write a savepoint, stop the job, print the folder
                                     (resume: SET 'execution.savepoint.path' = '<folder>')
