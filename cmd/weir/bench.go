@@ -133,11 +133,13 @@ func runBenchNexmark(args []string, env connector.Env) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	results, err := bench.RunNexmark(ctx, cfg)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "weir: bench nexmark: %v\n", err)
+	results, runErr := bench.RunNexmark(ctx, cfg)
+	if runErr != nil && len(results) == 0 {
+		fmt.Fprintf(env.Stderr, "weir: bench nexmark: %v\n", runErr)
 		return 1
 	}
+	// Stopped part way (Ctrl-C): the queries that finished are printed.
+	var err error
 	if *asJSON {
 		err = bench.WriteNexmarkJSON(env.Stdout, results)
 	} else {
@@ -145,6 +147,10 @@ func runBenchNexmark(args []string, env connector.Env) int {
 	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "weir: %v\n", err)
+		return 1
+	}
+	if runErr != nil {
+		fmt.Fprintf(env.Stderr, "weir: bench nexmark: %v\n", runErr)
 		return 1
 	}
 	return 0
