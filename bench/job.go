@@ -11,6 +11,7 @@ import (
 	"github.com/weir-sql/weir/exec"
 	"github.com/weir-sql/weir/internal/cputime"
 	"github.com/weir-sql/weir/session"
+	"github.com/weir-sql/weir/udf"
 )
 
 // jobSpec is one run of a SQL script through the session, the planner and
@@ -26,6 +27,10 @@ type jobSpec struct {
 	stopAtFirstRow bool
 	progress       io.Writer // rows/s once a second; nil for none
 	label          string    // workload name in progress lines
+	// init is a script of SET and DDL run before script (weir run -i).
+	init string
+	// functions are the Go functions CREATE FUNCTION can bind.
+	functions *udf.Registry
 }
 
 // jobRun is what a run measured.
@@ -59,6 +64,7 @@ func runJob(ctx context.Context, spec jobSpec) (*jobRun, error) {
 
 func runJobWith(ctx context.Context, spec jobSpec, col *collector) (*jobRun, error) {
 	s := session.New(connector.Env{Stdout: io.Discard, Stderr: io.Discard})
+	s.Functions = spec.functions
 	col.register(s.Connectors)
 	// The session builds the job as `weir run` would; only the
 	// checkpoint settings of the spec are added to the script's.
@@ -70,6 +76,11 @@ func runJobWith(ctx context.Context, spec jobSpec, col *collector) (*jobRun, err
 	ropts := session.RunOptions{JobName: spec.name, Quiet: true}
 	if spec.restore {
 		ropts.Restore = session.RestoreLatest
+	}
+	if spec.init != "" {
+		if err := s.InitScript(spec.init); err != nil {
+			return nil, fmt.Errorf("%s: init: %w", spec.label, err)
+		}
 	}
 	plan, query, err := s.PlanScript(spec.script, ropts)
 	if err == nil && plan == nil {

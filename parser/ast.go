@@ -141,6 +141,30 @@ type CreateView struct {
 	Query       QueryExpr
 }
 
+// CreateFunction is CREATE [TEMPORARY [SYSTEM]] FUNCTION [IF NOT EXISTS]
+// name AS 'identifier' [LANGUAGE lang]: it binds a scalar function
+// registered in the build under identifier (package udf) to a SQL name.
+type CreateFunction struct {
+	StmtBase
+	Name        string
+	Temporary   bool
+	System      bool
+	IfNotExists bool
+	Identifier  string
+	IDPos       Pos    // where the identifier's string stands
+	Language    string // upper case; "" when not written
+	LangPos     Pos
+}
+
+// DropFunction is DROP [TEMPORARY [SYSTEM]] FUNCTION [IF EXISTS] name.
+type DropFunction struct {
+	StmtBase
+	Name      string
+	Temporary bool
+	System    bool
+	IfExists  bool
+}
+
 // Insert is INSERT INTO table [(cols)] query.
 type Insert struct {
 	StmtBase

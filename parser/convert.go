@@ -61,6 +61,12 @@ func (c *converter) stmt(g *gStmt, toks []lexer.Token) Statement {
 		}
 		return s
 	case g.Create != nil:
+		if g.Create.System && g.Create.Function == nil {
+			c.fail(g.Create.Pos, "CREATE SYSTEM is only for functions: CREATE TEMPORARY SYSTEM FUNCTION")
+		}
+		if g.Create.Function != nil {
+			return c.createFunction(b, g.Create)
+		}
 		if g.Create.Table != nil {
 			return c.createTable(b, g.Create)
 		}
@@ -70,6 +76,13 @@ func (c *converter) stmt(g *gStmt, toks []lexer.Token) Statement {
 			IfNotExists: ifNotExists, Query: c.query(v.Query)}
 	case g.Drop != nil:
 		name, ifExists := c.condName(&g.Drop.Name, false)
+		if g.Drop.System && !g.Drop.Function {
+			c.fail(toks[0].Pos, "DROP SYSTEM is only for functions: DROP TEMPORARY SYSTEM FUNCTION")
+		}
+		if g.Drop.Function {
+			return &DropFunction{StmtBase: b, Name: name, IfExists: ifExists,
+				Temporary: g.Drop.Temporary, System: g.Drop.System}
+		}
 		return &DropTable{StmtBase: b, Name: name, View: g.Drop.View,
 			IfExists: ifExists, Temporary: g.Drop.Temporary}
 	case g.Insert != nil:
@@ -127,6 +140,22 @@ func (c *converter) stmt(g *gStmt, toks []lexer.Token) Statement {
 	default:
 		return &Help{StmtBase: b}
 	}
+}
+
+// createFunction converts CREATE [TEMPORARY [SYSTEM]] FUNCTION.
+func (c *converter) createFunction(b StmtBase, g *gCreate) *CreateFunction {
+	f := g.Function
+	name, ifNotExists := c.condName(&f.Name, true)
+	if g.System && !g.Temporary {
+		c.fail(g.Pos, "CREATE SYSTEM FUNCTION must be TEMPORARY: CREATE TEMPORARY SYSTEM FUNCTION")
+	}
+	cf := &CreateFunction{StmtBase: b, Name: name, Temporary: g.Temporary, System: g.System,
+		IfNotExists: ifNotExists, Identifier: unquoteString(f.Identifier.Value), IDPos: toPos(f.Identifier.Pos)}
+	if f.Language != nil {
+		cf.Language = strings.ToUpper(c.ident(f.Language))
+		cf.LangPos = toPos(f.Language.Pos)
+	}
+	return cf
 }
 
 // confKey returns a SET or RESET key. An empty key is an error: the AST

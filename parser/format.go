@@ -111,6 +111,35 @@ func (f *formatter) stmt(s Statement) {
 		}
 		f.w(quoteIdent(s.Name), " AS ")
 		f.query(s.Query)
+	case *CreateFunction:
+		f.w("CREATE ")
+		if s.Temporary {
+			f.w("TEMPORARY ")
+		}
+		if s.System {
+			f.w("SYSTEM ")
+		}
+		f.w("FUNCTION ")
+		if s.IfNotExists {
+			f.w("IF NOT EXISTS ")
+		}
+		f.w(quoteIdent(s.Name), " AS ", quoteString(s.Identifier))
+		if s.Language != "" {
+			f.w(" LANGUAGE ", s.Language)
+		}
+	case *DropFunction:
+		f.w("DROP ")
+		if s.Temporary {
+			f.w("TEMPORARY ")
+		}
+		if s.System {
+			f.w("SYSTEM ")
+		}
+		f.w("FUNCTION ")
+		if s.IfExists {
+			f.w("IF EXISTS ")
+		}
+		f.w(quoteIdent(s.Name))
 	case *Insert:
 		f.w("INSERT INTO ", quoteIdent(s.Table), " ")
 		if s.Columns != nil {

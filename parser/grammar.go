@@ -131,9 +131,25 @@ type gConfValue struct {
 
 type gCreate struct {
 	Pos       lexer.Position
-	Temporary bool          `parser:"'CREATE' @'TEMPORARY'?"`
-	Table     *gCreateTable `parser:"( @@"`
-	View      *gCreateView  `parser:"| @@ )"`
+	Temporary bool             `parser:"'CREATE' @'TEMPORARY'?"`
+	System    bool             `parser:"@'SYSTEM'?"`
+	Table     *gCreateTable    `parser:"( @@"`
+	View      *gCreateView     `parser:"| @@"`
+	Function  *gCreateFunction `parser:"| @@ )"`
+}
+
+// gCreateFunction is FUNCTION [IF NOT EXISTS] name AS 'identifier'
+// [LANGUAGE word], after CREATE [TEMPORARY [SYSTEM]].
+type gCreateFunction struct {
+	Name       gCondName `parser:"'FUNCTION' @@"`
+	Identifier gFuncID   `parser:"'AS' @@"`
+	Language   *gIdent   `parser:"( 'LANGUAGE' @@ )?"`
+}
+
+// gFuncID is the quoted identifier of CREATE FUNCTION, with its position.
+type gFuncID struct {
+	Pos   lexer.Position
+	Value string `parser:"@String"`
 }
 
 type gCreateTable struct {
@@ -242,8 +258,10 @@ type gCreateView struct {
 
 type gDrop struct {
 	Temporary bool      `parser:"'DROP' @'TEMPORARY'?"`
+	System    bool      `parser:"@'SYSTEM'?"`
 	Table     bool      `parser:"( @'TABLE'"`
-	View      bool      `parser:"| @'VIEW' )"`
+	View      bool      `parser:"| @'VIEW'"`
+	Function  bool      `parser:"| @'FUNCTION' )"`
 	Name      gCondName `parser:"@@"`
 }
 

@@ -55,7 +55,7 @@ type unsupportedRule struct {
 // error. Longer patterns come before their prefixes.
 var unsupportedRules = []unsupportedRule{
 	// Statements.
-	{ctx: ctxStatement, words: []string{"CREATE|DROP|ALTER", "?TEMPORARY", "?SYSTEM", "FUNCTION"}, msg: "$* (user-defined functions) is not supported yet"},
+	{ctx: ctxStatement, words: []string{"ALTER", "?TEMPORARY", "?SYSTEM", "FUNCTION"}, msg: "$* is not supported yet: drop the function and create it again"},
 	{ctx: ctxStatement, words: []string{"CREATE|DROP|ALTER", "CATALOG|DATABASE"}, msg: "$* is not supported yet"},
 	{ctx: ctxStatement, words: []string{"ALTER", "?TEMPORARY", "VIEW"}, msg: "$* is not supported yet: drop it and create it again"},
 	{ctx: ctxStatement, words: []string{"ALTER", "?TEMPORARY", "TABLE", "*", "RENAME|ADD|MODIFY|DROP"}, caret: 4, msg: "ALTER TABLE ... $5 is not supported yet: ALTER TABLE takes SET (...) and RESET (...); drop the table and create it again"},

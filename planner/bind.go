@@ -136,7 +136,7 @@ func (b *binder) bindJoin(n *parser.Join) (rel, error) {
 				sc.schema.Columns[i].Type.Attr = rs.Columns[i-wl].Type.Attr
 			}
 		}
-		eb := &exprBinder{sc: sc, where: "in ON", loc: b.loc}
+		eb := &exprBinder{sc: sc, where: "in ON", loc: b.loc, cat: b.cat}
 		cond, err := eb.bind(n.On)
 		if err != nil {
 			return rel{}, err
@@ -259,7 +259,7 @@ func (b *binder) bindSelect(s *parser.Select) (Node, error) {
 	} else if hasAgg {
 		node, exprs, err = b.bindAggregate(s, sc, node, items)
 	} else {
-		eb := &exprBinder{sc: sc, where: "here", loc: b.loc}
+		eb := &exprBinder{sc: sc, where: "here", loc: b.loc, cat: b.cat}
 		exprs = make([]expr.Expr, len(items))
 		for i, it := range items {
 			if exprs[i], err = eb.bind(it.e); err != nil {

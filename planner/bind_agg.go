@@ -136,7 +136,7 @@ func collectAggs(e parser.Expr, out *[]*parser.Call) {
 // and aggregate arguments, the Aggregate, HAVING as a Filter above it; it
 // returns that plan and the select items bound over the aggregate's output.
 func (b *binder) bindAggregate(s *parser.Select, sc *scope, input Node, items []selItem) (Node, []expr.Expr, error) {
-	in := &exprBinder{sc: sc, where: "in GROUP BY", loc: b.loc}
+	in := &exprBinder{sc: sc, where: "in GROUP BY", loc: b.loc, cat: b.cat}
 	as := &aggScope{in: in, aggs: map[string]expr.Expr{}}
 	var pre []expr.Expr
 	var preNames []string
@@ -243,7 +243,7 @@ func (b *binder) bindAggregate(s *parser.Select, sc *scope, input Node, items []
 		}
 	}
 	in.where = "here"
-	above := &exprBinder{sc: newScope(rel{node: node}), agg: as, where: "here", loc: b.loc}
+	above := &exprBinder{sc: newScope(rel{node: node}), agg: as, where: "here", loc: b.loc, cat: b.cat}
 	if s.Having != nil {
 		cond, err := above.bind(s.Having)
 		if err != nil {

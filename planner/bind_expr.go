@@ -29,6 +29,7 @@ type exprBinder struct {
 	agg   *aggScope
 	where string         // clause name for "aggregate not allowed in ..." errors
 	loc   *time.Location // the session's time zone; nil: UTC
+	cat   *Catalog       // for user functions (CREATE FUNCTION); nil: none
 	// over binds the window function calls of a select list (bindOver).
 	over map[*parser.Call]expr.Expr
 }
@@ -241,6 +242,9 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 		}
 		if expr.IsTimeFunction(n.Name) || (n.Name == "FLOOR" || n.Name == "CEIL" || n.Name == "CEILING") && len(n.Args) == 2 {
 			return b.bindTimeCall(n)
+		}
+		if f, name, ok := b.cat.Function(n.Name); ok {
+			return b.bindUserCall(n, name, f)
 		}
 		if !expr.IsFunction(n.Name) {
 			return nil, unknownFunction(n)

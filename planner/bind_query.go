@@ -208,7 +208,7 @@ func (b *binder) bindOrderLimit(n *parser.OrderLimit) (Node, error) {
 	// such keys become hidden columns of the SELECT, dropped after.
 	hidden := map[int]int{} // order item → column
 	if sel, ok := n.Body.(*parser.Select); ok && !sel.Distinct {
-		outScope := &exprBinder{sc: newScope(rel{node: node}), where: "in ORDER BY", loc: b.loc}
+		outScope := &exprBinder{sc: newScope(rel{node: node}), where: "in ORDER BY", loc: b.loc, cat: b.cat}
 		ext := *sel
 		ext.Items = slices.Clone(sel.Items)
 		for i, o := range n.Order {
@@ -240,7 +240,7 @@ func (b *binder) bindOrderLimit(n *parser.OrderLimit) (Node, error) {
 	var order []exec.SortKey
 	var extra []expr.Expr
 	sch = node.Schema()
-	eb := &exprBinder{sc: newScope(rel{node: node}), where: "in ORDER BY", loc: b.loc}
+	eb := &exprBinder{sc: newScope(rel{node: node}), where: "in ORDER BY", loc: b.loc, cat: b.cat}
 	for i, o := range n.Order {
 		col := -1
 		if c, ok := hidden[i]; ok {

@@ -76,7 +76,7 @@ func (b *binder) bindWhere(node Node, sc *scope, where parser.Expr) (Node, *scop
 		for _, c := range plain[1:] {
 			cond = &parser.Binary{Pos: c.Position(), Op: "AND", L: cond, R: c}
 		}
-		eb := &exprBinder{sc: sc, where: "in WHERE", loc: b.loc}
+		eb := &exprBinder{sc: sc, where: "in WHERE", loc: b.loc, cat: b.cat}
 		bound, err := eb.bind(cond)
 		if err != nil {
 			return nil, nil, err
@@ -111,7 +111,7 @@ func (b *binder) bindSubquery(left Node, sc *scope, sq subqueryConjunct) (Node, 
 	var x expr.Expr
 	if sq.x != nil {
 		var err error
-		eb := &exprBinder{sc: sc, where: "in WHERE", loc: b.loc}
+		eb := &exprBinder{sc: sc, where: "in WHERE", loc: b.loc, cat: b.cat}
 		if x, err = eb.bind(sq.x); err != nil {
 			return nil, err
 		}
@@ -127,7 +127,7 @@ func (b *binder) bindSubquery(left Node, sc *scope, sq subqueryConjunct) (Node, 
 		right = r.node
 		inner := newScope(r)
 		inner.outer, inner.off = sc, wl
-		eb := &exprBinder{sc: inner, where: "in WHERE", loc: b.loc}
+		eb := &exprBinder{sc: inner, where: "in WHERE", loc: b.loc, cat: b.cat}
 		if sel.Where != nil {
 			w, err := eb.bind(sel.Where)
 			if err != nil {

@@ -19,6 +19,8 @@ import (
 type Catalog struct {
 	tables map[string]*tableEntry
 	views  map[string]*viewEntry
+	// functions are the user functions (CREATE FUNCTION), see functions.go.
+	functions map[string]*userFunc
 }
 
 type tableEntry struct {

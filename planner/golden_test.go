@@ -14,6 +14,7 @@ import (
 	"github.com/weir-sql/weir/connector/builtin"
 	"github.com/weir-sql/weir/parser"
 	"github.com/weir-sql/weir/types"
+	"github.com/weir-sql/weir/udf"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the golden files under testdata/")
@@ -51,6 +52,15 @@ func sinkFactory(updates bool) connector.SinkFactory {
 	}
 }
 
+// testFunctions returns the Go functions CREATE FUNCTION binds in the
+// goldens: count_char(VARCHAR, VARCHAR) -> BIGINT and half(DOUBLE) -> DOUBLE.
+func testFunctions() *udf.Registry {
+	r := udf.NewRegistry()
+	r.MustRegister("count_char", "", udf.Func2(udf.CountChar))
+	r.MustRegister("com.example.Half", "", udf.Func1(func(x float64) float64 { return x / 2 }))
+	return r
+}
+
 // testRegistry returns the built-in connectors, so the goldens also check
 // the real option validation.
 func testRegistry() *connector.Registry { return builtin.Registry() }
@@ -76,6 +86,15 @@ func runScript(script string) (string, *Plan) {
 			err = cat.CreateView(s)
 		case *parser.DropTable:
 			err = cat.Drop(s)
+		case *parser.CreateFunction:
+			f, ok := testFunctions().Lookup(s.Identifier)
+			if !ok {
+				err = parser.Errorf(s.IDPos, "no function is registered as '%s'", s.Identifier)
+				break
+			}
+			err = cat.CreateFunction(s, f)
+		case *parser.DropFunction:
+			err = cat.DropFunction(s)
 		case *parser.SetStmt:
 			p.Config[s.Key] = s.Value
 		case *parser.Insert:

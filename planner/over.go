@@ -85,7 +85,7 @@ func (b *binder) bindOverAggs(s *parser.Select, sc *scope, input Node, items []s
 	if len(w.Order) == 0 {
 		return nil, nil, parser.Errorf(w.Pos, "an OVER aggregate must have an ORDER BY (ORDER BY ts)")
 	}
-	eb := &exprBinder{sc: sc, where: "in OVER", loc: b.loc}
+	eb := &exprBinder{sc: sc, where: "in OVER", loc: b.loc, cat: b.cat}
 	exprs, names := identity(input)
 	col := func(e parser.Expr) (int, error) {
 		x, err := eb.bind(e)
@@ -188,7 +188,7 @@ func (b *binder) bindOverAggs(s *parser.Select, sc *scope, input Node, items []s
 		j := callIdx[c]
 		over[c] = expr.NewColumn(width+j, o.Calls[j].Type, o.Names[j])
 	}
-	ib := &exprBinder{sc: sc, where: "here", loc: b.loc, over: over}
+	ib := &exprBinder{sc: sc, where: "here", loc: b.loc, cat: b.cat, over: over}
 	out := make([]expr.Expr, len(items))
 	for i, it := range items {
 		if out[i], err = ib.bind(it.e); err != nil {

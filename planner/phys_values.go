@@ -63,7 +63,7 @@ func (n *Values) tuplesText() string {
 // bindValues binds VALUES: each row's expressions over no columns, then
 // each column coerced to the common type of its rows.
 func (b *binder) bindValues(v *parser.Values) (Node, error) {
-	eb := &exprBinder{sc: newScope(rel{node: &Values{}}), where: "in VALUES", loc: b.loc}
+	eb := &exprBinder{sc: newScope(rel{node: &Values{}}), where: "in VALUES", loc: b.loc, cat: b.cat}
 	rows := make([][]expr.Expr, len(v.Rows))
 	var cols []types.Column
 	for i, r := range v.Rows {

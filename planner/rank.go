@@ -169,7 +169,7 @@ func (b *binder) bindOver(s *parser.Select, sc *scope, input Node, items []selIt
 	if w.Frame != nil {
 		return nil, nil, parser.Errorf(w.Frame.Pos, "%s() OVER takes no frame (ROWS/RANGE): it ranks the whole partition", c.Name)
 	}
-	eb := &exprBinder{sc: sc, where: "in OVER", loc: b.loc}
+	eb := &exprBinder{sc: sc, where: "in OVER", loc: b.loc, cat: b.cat}
 	exprs, names := identity(input)
 	col := func(e parser.Expr) (int, error) {
 		x, err := eb.bind(e)
@@ -221,7 +221,7 @@ func (b *binder) bindOver(s *parser.Select, sc *scope, input Node, items []selIt
 	for _, x := range calls {
 		over[x] = rankCol
 	}
-	ib := &exprBinder{sc: sc, where: "here", loc: b.loc, over: over}
+	ib := &exprBinder{sc: sc, where: "here", loc: b.loc, cat: b.cat, over: over}
 	out := make([]expr.Expr, len(items))
 	for i, it := range items {
 		if out[i], err = ib.bind(it.e); err != nil {

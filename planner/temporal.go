@@ -139,7 +139,7 @@ func (b *binder) bindTemporalJoin(n *parser.Join, tr *parser.TableRef) (rel, err
 		return rel{}, err
 	}
 	// AS OF reads a time attribute of the left side.
-	eb := &exprBinder{sc: newScope(l), where: "in FOR SYSTEM_TIME AS OF", loc: b.loc}
+	eb := &exprBinder{sc: newScope(l), where: "in FOR SYSTEM_TIME AS OF", loc: b.loc, cat: b.cat}
 	at, err := eb.bind(tr.AsOf)
 	if err != nil {
 		return rel{}, err
@@ -179,7 +179,7 @@ func (b *binder) bindTemporalJoin(n *parser.Join, tr *parser.TableRef) (rel, err
 	out := rel{node: j, parts: parts}
 	sc := newScope(out)
 	sc.schema = types.Schema{Columns: append(append([]types.Column{}, l.node.Schema().Columns...), rs.Columns...)}
-	cb := &exprBinder{sc: sc, where: "in ON", loc: b.loc}
+	cb := &exprBinder{sc: sc, where: "in ON", loc: b.loc, cat: b.cat}
 	cond, err := cb.bind(n.On)
 	if err != nil {
 		return rel{}, err

@@ -187,7 +187,7 @@ func (b *binder) windowOver(in rel, n *parser.WindowTVF) (rel, error) {
 		return rel{}, parser.Errorf(n.TimePos, "%s: DESCRIPTOR(%s): column '%s' is %s, not a time attribute: declare WATERMARK FOR %s AS … (event time) or use a column AS PROCTIME() (processing time)",
 			n.Kind, n.TimeCol, col.Name, col.T, col.Name)
 	}
-	eb := &exprBinder{sc: sc, where: "in a window argument", loc: b.loc}
+	eb := &exprBinder{sc: sc, where: "in a window argument", loc: b.loc, cat: b.cat}
 	ms := func(x parser.Expr, what string) (int64, error) {
 		if x == nil {
 			return 0, nil

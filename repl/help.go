@@ -9,6 +9,8 @@ const helpText = `Statements (end each with ';'; a statement may span lines):
   DROP TABLE t / DROP VIEW v        remove a table or view
   CREATE TABLE t2 WITH (...) LIKE t  a table like another (INCLUDING/EXCLUDING/OVERWRITING ...)
   ALTER TABLE t SET ('k' = 'v')     change a table's options (RESET ('k') removes one)
+  CREATE FUNCTION f AS 'id'         bind a Go function of this build to a name
+  DROP FUNCTION f                   remove a user function
   SHOW TABLES / SHOW VIEWS          list tables and views / views only
   DESCRIBE t                        show the columns of a table or view
   SHOW CREATE TABLE t / VIEW v      show the DDL of a table or view
@@ -18,7 +20,7 @@ const helpText = `Statements (end each with ';'; a statement may span lines):
   BEGIN STATEMENT SET; INSERT ...; END;
                                     run the INSERTs as one job (also EXECUTE STATEMENT SET BEGIN ... END)
   SHOW JOBS                         list jobs: id, name, state, uptime, rows in/out
-  SHOW FUNCTIONS                    list the aggregate and scalar functions
+  SHOW FUNCTIONS                    list the aggregate, scalar and user functions
   STOP JOB 'id'                     stop a job cleanly
   STOP JOB 'id' WITH SAVEPOINT      write a savepoint, stop the job, print the folder
                                     (resume: SET 'execution.savepoint.path' = '<folder>')

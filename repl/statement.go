@@ -111,7 +111,7 @@ func (sh *Shell) exec(ctx context.Context, st parser.Statement) error {
 			return err
 		}
 		sh.info("Session property has been reset.")
-	case *parser.CreateTable, *parser.CreateView, *parser.DropTable:
+	case *parser.CreateTable, *parser.CreateView, *parser.DropTable, *parser.CreateFunction, *parser.DropFunction:
 		if err := sh.sess.Exec(st, out); err != nil {
 			return err
 		}
@@ -128,7 +128,7 @@ func (sh *Shell) exec(ctx context.Context, st parser.Statement) error {
 		}
 		sh.printTable([]string{"table name"}, []bool{false}, rows)
 	case *parser.ShowFunctions:
-		fns := session.Functions()
+		fns := sh.sess.AllFunctions()
 		rows := make([][]string, len(fns))
 		for i, f := range fns {
 			rows[i] = []string{f.Name, f.Kind, f.Forms}

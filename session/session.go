@@ -22,6 +22,7 @@ import (
 	"github.com/weir-sql/weir/exec"
 	"github.com/weir-sql/weir/parser"
 	"github.com/weir-sql/weir/planner"
+	"github.com/weir-sql/weir/udf"
 )
 
 // Session is one user's SQL session: catalog, configuration and connectors.
@@ -30,6 +31,9 @@ type Session struct {
 	Config     map[string]string
 	Connectors *connector.Registry
 	Env        connector.Env
+	// Functions holds the Go functions of the build that CREATE FUNCTION
+	// can bind (package udf); nil: none.
+	Functions *udf.Registry
 	// Warn, if set, receives warnings about statements (a SET of a Flink
 	// key that Weir ignores); by default they go to Env.Stderr.
 	Warn func(pos parser.Pos, msg string)
@@ -164,6 +168,28 @@ func (s *Session) RunScript(ctx context.Context, src string, opts RunOptions) er
 	return s.runJob(ctx, plan, query, opts)
 }
 
+// InitScript executes an init file (weir run -i, as the Flink SQL
+// client's -i): its SET, DDL and other statements take effect in order, so
+// that a query file run next sees its tables, views and functions. An
+// INSERT or a bare query in it is an error at its line and column.
+func (s *Session) InitScript(src string) error {
+	stmts, err := parser.Parse(src)
+	if err != nil {
+		return err
+	}
+	for _, st := range stmts {
+		switch st.(type) {
+		case *parser.Insert, *parser.QueryStmt:
+			return withSource(parser.Errorf(st.Position(),
+				"an init file holds SET and DDL statements only; %s belongs in the query file", firstWord(st.SQL())), src)
+		}
+		if err := s.Exec(st, s.Env.Stdout); err != nil {
+			return withSource(err, src)
+		}
+	}
+	return nil
+}
+
 // ExplainScript executes a script's SET and DDL statements and prints the
 // plan of its INSERT statements (as one job) and of its EXPLAIN statements
 // and queries.
@@ -286,6 +312,10 @@ func (s *Session) Exec(st parser.Statement, out io.Writer) error {
 			return parser.Errorf(st.Pos, "%v", err)
 		}
 		fmt.Fprintln(out, text)
+	case *parser.CreateFunction:
+		return s.createFunction(st)
+	case *parser.DropFunction:
+		return s.Catalog.DropFunction(st)
 	case *parser.Explain:
 		text, err := s.planner().Explain(st)
 		if err != nil {
@@ -297,7 +327,7 @@ func (s *Session) Exec(st parser.Statement, out io.Writer) error {
 			fmt.Fprintln(out, n)
 		}
 	case *parser.ShowFunctions:
-		for _, f := range Functions() {
+		for _, f := range s.AllFunctions() {
 			fmt.Fprintf(out, "%s\t%s\t%s\n", f.Name, f.Kind, f.Forms)
 		}
 	case *parser.Describe:

@@ -399,35 +399,6 @@ func TestTemporalJoinExamples(t *testing.T) {
 	}
 }
 
-// TestNexmarkQ13Example runs examples/nexmark/q13.sql: every bid (46 of
-// each 50 events are bids, so 920 of the first 1,000) joins the side
-// input's row of its auction mod 10000, whose value is the key itself.
-func TestNexmarkQ13Example(t *testing.T) {
-	src, err := os.ReadFile("../examples/nexmark/q13.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := strings.ReplaceAll(string(src), "'examples/nexmark/", "'../examples/nexmark/")
-	n := 0
-	forPrintLines(t, runScript(t, script), func(kind, r string) {
-		f := strings.Split(strings.Trim(r, "[]"), ", ")
-		var auction, value int64
-		if _, err := fmt.Sscan(f[0], &auction); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := fmt.Sscan(f[4], &value); err != nil {
-			t.Fatal(err)
-		}
-		if kind != "+I" || value != auction%10000 {
-			t.Fatalf("row %s%s: want +I with value %d", kind, r, auction%10000)
-		}
-		n++
-	})
-	if n != 920 {
-		t.Fatalf("%d rows, want 920 (the bids of 1,000 events)", n)
-	}
-}
-
 // TestLookupJoinExactlyOnceAcrossFaults fails a job with a lookup join at
 // a checkpoint fault point: it restarts from its latest checkpoint, loads
 // the table again, and the committed rows equal the Go answer, each once.

@@ -19,6 +19,9 @@ const benchUsage = "usage: weir bench [--duration D] [--runs N] [--workloads W1,
 // runBench runs the benchmark suite: progress on stderr, the results table
 // (or JSON) on stdout.
 func runBench(args []string, env connector.Env) int {
+	if len(args) > 0 && args[0] == "nexmark" {
+		return runBenchNexmark(args[1:], env)
+	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	duration := fs.Duration("duration", 0, "how long each workload runs (default 10s)")
 	runs := fs.Int("runs", 1, "runs of each workload; the figures are the median")
@@ -27,7 +30,7 @@ func runBench(args []string, env connector.Env) int {
 	dir := fs.String("dir", "", "scratch folder `DIR` for checkpoints (default: a temporary folder)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE`")
 	memProfile := fs.String("memprofile", "", "write a heap profile at the end to `FILE`")
-	rest, code, done := parseArgs(fs, args, benchUsage+"\n\nRuns the benchmark workloads (README, Benchmarks): progress on stderr,\nthe results table (or JSON) on stdout.", env.Stdout, env.Stderr)
+	rest, code, done := parseArgs(fs, args, benchUsage+"\n       weir bench nexmark --help (the Nexmark queries)\n\nRuns the benchmark workloads (README, Benchmarks): progress on stderr,\nthe results table (or JSON) on stdout.", env.Stdout, env.Stderr)
 	if done {
 		return code
 	}
@@ -87,4 +90,68 @@ func writeHeapProfile(path string) error {
 		return fmt.Errorf("memory profile: %w", err)
 	}
 	return f.Close()
+}
+
+const benchNexmarkUsage = "usage: weir bench nexmark [--queries q0,q5,...] [--events N] [--runs N] [--json] [--examples DIR] [--dir DIR]"
+
+// runBenchNexmark runs the Nexmark queries of the example folder (README,
+// Nexmark): progress on stderr, the table (or JSON) on stdout.
+func runBenchNexmark(args []string, env connector.Env) int {
+	fs := flag.NewFlagSet("bench nexmark", flag.ContinueOnError)
+	queries := fs.String("queries", "", "comma-separated `LIST` of queries (q0,q5,...); all of the folder by default")
+	events := fs.Int64("events", 10_000_000, "events per query run")
+	runs := fs.Int("runs", 1, "runs of each query; the figures are the median run's")
+	asJSON := fs.Bool("json", false, "print the results as JSON")
+	examples := fs.String("examples", "examples/nexmark", "the folder `DIR` of ddl.sql and q*.sql")
+	dir := fs.String("dir", "", "scratch folder `DIR` for checkpoints (default: a temporary folder)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE`")
+	rest, code, done := parseArgs(fs, args, benchNexmarkUsage+"\n\nRuns each Nexmark query from its example file (ddl.sql with events.num set,\nblackhole sinks) at parallelism 2, a checkpoint every 10 s, the generator\nunthrottled; prints events/s, events/s per core (CPU time), checkpoint p99,\npeak memory and published per-core figures.", env.Stdout, env.Stderr)
+	if done {
+		return code
+	}
+	if len(rest) != 0 {
+		fmt.Fprintln(env.Stderr, benchNexmarkUsage)
+		return 2
+	}
+	cfg := bench.NexmarkConfig{Dir: *examples, Events: *events, Runs: *runs, Scratch: *dir,
+		Functions: functions(), Progress: env.Stderr}
+	if *queries != "" {
+		cfg.Queries = strings.Split(*queries, ",")
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "weir: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(env.Stderr, "weir: cpu profile: %v\n", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	results, runErr := bench.RunNexmark(ctx, cfg)
+	if runErr != nil && len(results) == 0 {
+		fmt.Fprintf(env.Stderr, "weir: bench nexmark: %v\n", runErr)
+		return 1
+	}
+	// Stopped part way (Ctrl-C): the queries that finished are printed.
+	var err error
+	if *asJSON {
+		err = bench.WriteNexmarkJSON(env.Stdout, results)
+	} else {
+		err = bench.WriteNexmarkTable(env.Stdout, results)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "weir: %v\n", err)
+		return 1
+	}
+	if runErr != nil {
+		fmt.Fprintf(env.Stderr, "weir: bench nexmark: %v\n", runErr)
+		return 1
+	}
+	return 0
 }

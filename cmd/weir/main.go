@@ -24,7 +24,7 @@ Usage:
   weir                           open the interactive SQL shell (piped input: run it)
   weir -f FILE.sql               run a file through the shell, without prompts
   weir run [--quiet] [--restore latest|PATH] [--allow-non-restored-state]
-           [--stop-with-savepoint] [--allow-duplicate-output] FILE.sql
+           [--stop-with-savepoint] [--allow-duplicate-output] [-i INIT.sql] FILE.sql
                                  run a query file (bounded input runs to completion;
                                  unbounded input runs until Ctrl-C or SIGTERM);
                                  --restore latest continues from the job's latest
@@ -34,8 +34,10 @@ Usage:
                                  savepoint to state.savepoints.dir while it runs;
                                  a run that would write again output a sink folder
                                  already holds is refused unless
-                                 --allow-duplicate-output
-  weir explain FILE.sql          print the plan of a query file's INSERT statements
+                                 --allow-duplicate-output; -i runs INIT.sql's SET
+                                 and DDL statements first (as Flink's SQL client)
+  weir explain [-i INIT.sql] FILE.sql
+                               print the plan of a query file's INSERT statements
   weir checkpoints list DIR      list the checkpoints in DIR (a job's checkpoint
                                  folder, or state.checkpoints.dir with --job NAME);
                                  given state.checkpoints.dir, list its jobs
@@ -43,6 +45,8 @@ Usage:
                                  latest valid checkpoint, given its folder)
   weir bench [--duration D] [--runs N] [--json]
                                  run the benchmark suite (see README, Benchmarks)
+  weir bench nexmark [--queries q0,q5,...] [--events N]
+                                 run the Nexmark queries of examples/nexmark
   weir kafka serve [--port N]    run a local Kafka-compatible broker for trying
                                  and testing (in memory; not for production data)
   weir help                      show this help
@@ -90,7 +94,9 @@ const runUsage = `usage: weir run [flags] FILE.sql
 
 Runs a file of statements: SET, DDL and EXPLAIN in order, then all its
 INSERT INTO statements together as one job. Bounded input runs to its end;
-unbounded input until Ctrl-C or SIGTERM. SIGUSR1 writes a savepoint.`
+unbounded input until Ctrl-C or SIGTERM. SIGUSR1 writes a savepoint.
+With -i INIT.sql (or --init), the SET and DDL statements of INIT.sql run
+first, as the Flink SQL client's -i does: weir run -i ddl.sql q5.sql.`
 
 func runFile(args []string, env connector.Env) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
@@ -99,6 +105,7 @@ func runFile(args []string, env connector.Env) int {
 	allowNonRestored := fs.Bool("allow-non-restored-state", false, "when restoring, drop state that matches no operator of the query")
 	stopWithSavepoint := fs.Bool("stop-with-savepoint", false, "on Ctrl-C or SIGTERM, write a savepoint before stopping")
 	allowDup := fs.Bool("allow-duplicate-output", false, "start although a sink's folder holds output committed after the checkpoint the job starts from (those rows are written again)")
+	initPath := initFlag(fs)
 	path, code, done := parseOneArg(fs, args, runUsage,
 		"usage: weir run [flags] FILE.sql (weir run --help lists the flags)", env.Stdout, env.Stderr)
 	if done {
@@ -145,7 +152,10 @@ func runFile(args []string, env connector.Env) int {
 			}
 		}
 	}()
-	s := session.New(env)
+	s := newSession(env)
+	if !runInit(s, *initPath, env) {
+		return 1
+	}
 	err = s.RunScript(ctx, string(src), ropts)
 	if err != nil {
 		reportError(env.Stderr, path, err)
@@ -156,7 +166,8 @@ func runFile(args []string, env connector.Env) int {
 
 func explainFile(args []string, env connector.Env) int {
 	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
-	path, code, done := parseOneArg(fs, args, "usage: weir explain FILE.sql\n\nPrints the plan of the file's INSERT statements: the logical plan, the\noptimized physical plan and the job graph.",
+	initPath := initFlag(fs)
+	path, code, done := parseOneArg(fs, args, "usage: weir explain FILE.sql\n       weir explain -i INIT.sql FILE.sql\n\nPrints the plan of the file's INSERT statements: the logical plan, the\noptimized physical plan and the job graph.",
 		"usage: weir explain FILE.sql", env.Stdout, env.Stderr)
 	if done {
 		return code
@@ -166,12 +177,42 @@ func explainFile(args []string, env connector.Env) int {
 		fmt.Fprintf(env.Stderr, "weir: %v\n", err)
 		return 1
 	}
-	s := session.New(env)
+	s := newSession(env)
+	if !runInit(s, *initPath, env) {
+		return 1
+	}
 	if err := s.ExplainScript(string(src), session.RunOptions{JobName: session.JobNameFromPath(path)}); err != nil {
 		reportError(env.Stderr, path, err)
 		return 1
 	}
 	return 0
+}
+
+// initFlag defines -i and its long form --init on fs: one file of SET and
+// DDL statements to run before the query file.
+func initFlag(fs *flag.FlagSet) *string {
+	p := new(string)
+	fs.StringVar(p, "i", "", "run the SET and DDL statements of `INIT.sql` before the file")
+	fs.StringVar(p, "init", "", "the same as -i `INIT.sql`")
+	return p
+}
+
+// runInit runs the init file at path (none if empty) in s, reporting an
+// error on env.Stderr; it returns false on error.
+func runInit(s *session.Session, path string, env connector.Env) bool {
+	if path == "" {
+		return true
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "weir: init file: %v\n", err)
+		return false
+	}
+	if err := s.InitScript(string(src)); err != nil {
+		reportError(env.Stderr, path, err)
+		return false
+	}
+	return true
 }
 
 func reportError(w io.Writer, path string, err error) {
@@ -196,7 +237,7 @@ func runShell(args []string, env connector.Env) int {
 	if home, err := os.UserHomeDir(); err == nil {
 		opts.HistoryFile = filepath.Join(home, ".weir_history")
 	}
-	sh := repl.New(session.New(env), opts)
+	sh := repl.New(newSession(env), opts)
 	defer sh.Close()
 	if *file == "" && repl.IsTerminal(int(os.Stdin.Fd())) {
 		if err := sh.RunInteractive(context.Background(), int(os.Stdin.Fd()), int(os.Stdout.Fd())); err != nil {

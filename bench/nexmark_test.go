@@ -1,0 +1,85 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weir-sql/weir/udf"
+)
+
+// TestRunNexmark runs the example folder's ddl.sql with a query that works
+// (q14, with its user function), one that fails at planning and one
+// over all three tables: the events are those set by
+// Events, the figures are filled in, the failure is reported in its row
+// with its line and column, and the table shows both.
+func TestRunNexmark(t *testing.T) {
+	dir := t.TempDir()
+	ddl, err := os.ReadFile("../examples/nexmark/ddl.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q14, err := os.ReadFile("../examples/nexmark/q14.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("ddl.sql", string(ddl))
+	write("q14.sql", string(q14))
+	write("q3.sql", "CREATE TABLE o (n BIGINT) WITH ('connector' = 'blackhole');\nINSERT INTO o\n  SELECT nosuch FROM bid;\n")
+	write("q7.sql", "CREATE TABLE o (n BIGINT) WITH ('connector' = 'blackhole');\n"+
+		"INSERT INTO o SELECT COUNT(*) FROM (SELECT id FROM person UNION ALL SELECT id FROM auction UNION ALL SELECT auction FROM bid);\n")
+	fns := udf.NewRegistry()
+	fns.MustRegister("com.github.nexmark.flink.udf.CountChar", "", udf.Func2(udf.CountChar))
+	results, err := RunNexmark(context.Background(), NexmarkConfig{Dir: dir, Events: 20000, Functions: fns, Scratch: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 3 || results[0].Query != "q3" || results[1].Query != "q7" || results[2].Query != "q14" {
+		t.Fatalf("results %+v", results)
+	}
+	if e := results[0].Err; !strings.Contains(e, "line 3:10: unknown column 'nosuch'") {
+		t.Errorf("q3 error %q", e)
+	}
+	for _, r := range results[1:] {
+		if r.Err != "" || r.Events != 20000 || r.EventsPerSec <= 0 || r.EventsPerCoreSec <= 0 || r.PeakGo == 0 {
+			t.Errorf("%s: %+v", r.Query, r)
+		}
+	}
+	var table bytes.Buffer
+	if err := WriteNexmarkTable(&table, results); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"events/s/core", "q3 ", "fails: ", "q14 ", "4.00M: "} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, table.String())
+		}
+	}
+	if _, err := RunNexmark(context.Background(), NexmarkConfig{Dir: dir, Queries: []string{"q99"}}); err == nil || !strings.Contains(err.Error(), `unknown query "q99"`) {
+		t.Errorf("unknown query: %v", err)
+	}
+}
+
+// TestNexmarkDDL: the event count and the rates are set in every table.
+func TestNexmarkDDL(t *testing.T) {
+	ddl, err := nexmarkDDL("../examples/nexmark", 1234)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(ddl, "'events.num' = '1234'"); n != 3 {
+		t.Errorf("events.num set %d times:\n%s", n, ddl)
+	}
+	if n := strings.Count(ddl, "-event.rate' = '10000000'"); n != 6 {
+		t.Errorf("rates set %d times", n)
+	}
+	if _, err := nexmarkDDL(t.TempDir(), 1); err == nil {
+		t.Error("a folder without ddl.sql was accepted")
+	}
+}

@@ -1,0 +1,33 @@
+-- Nexmark q10: log to file system: the bids into CSV files partitioned by day and
+-- minute.
+--
+--   go run ./cmd/weir run -i examples/nexmark/ddl.sql examples/nexmark/q10.sql
+--
+-- The query of nexmark/nexmark (nexmark-flink/.../queries/q10.sql), into
+-- its blackhole sink.
+-- The reference's path is file://${NEXMARK_DIR}/data/output/${SUBMIT_TIME}/bid/;
+-- here a folder under /tmp.
+
+CREATE TABLE nexmark_q10 (
+  auction  BIGINT,
+  bidder  BIGINT,
+  price  BIGINT,
+  `dateTime`  TIMESTAMP(3),
+  extra  VARCHAR,
+  dt STRING,
+  hm STRING
+) PARTITIONED BY (dt, hm) WITH (
+  'connector' = 'filesystem',
+  'path' = '/tmp/weir-nexmark/q10/bid',
+  'format' = 'csv',
+  'sink.partition-commit.trigger' = 'partition-time',
+  'sink.partition-commit.delay' = '1 min',
+  'sink.partition-commit.policy.kind' = 'success-file',
+  'partition.time-extractor.timestamp-pattern' = '$dt $hm:00',
+  'sink.rolling-policy.rollover-interval' = '1min',
+  'sink.rolling-policy.check-interval' = '1min'
+);
+
+INSERT INTO nexmark_q10
+SELECT auction, bidder, price, `dateTime`, extra, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd'), DATE_FORMAT(`dateTime`, 'HH:mm')
+FROM bid;

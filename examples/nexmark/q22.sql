@@ -1,0 +1,25 @@
+-- Nexmark q22: get URL directories: the first three directories of each bid's URL.
+--
+--   go run ./cmd/weir run -i examples/nexmark/ddl.sql examples/nexmark/q22.sql
+--
+-- The query of nexmark/nexmark (nexmark-flink/.../queries/q22.sql), into
+-- its blackhole sink.
+
+CREATE TABLE nexmark_q22 (
+      auction  BIGINT,
+      bidder  BIGINT,
+      price  BIGINT,
+      channel  VARCHAR,
+      dir1  VARCHAR,
+      dir2  VARCHAR,
+      dir3  VARCHAR
+) WITH (
+    'connector' = 'blackhole'
+);
+
+INSERT INTO nexmark_q22
+SELECT
+    auction, bidder, price, channel,
+    SPLIT_INDEX(url, '/', 3) as dir1,
+    SPLIT_INDEX(url, '/', 4) as dir2,
+    SPLIT_INDEX(url, '/', 5) as dir3 FROM bid;
