@@ -39,6 +39,12 @@ func NewCompare(op string, l, r Expr) (Expr, error) {
 	if !Comparable(l.Type().Kind, r.Type().Kind) {
 		return nil, fmt.Errorf("cannot compare %s and %s", l.Type().Kind, r.Type().Kind)
 	}
+	if lk, rk := l.Type().Kind, r.Type().Kind; isComposite(lk) || isComposite(rk) {
+		var err error
+		if l, r, err = alignComposites(op, l, r); err != nil {
+			return nil, err
+		}
+	}
 	return &Compare{Op: op, L: l, R: r, want: want}, nil
 }
 
@@ -72,4 +78,33 @@ func (c *Compare) Eval(row []types.Value) (types.Value, error) {
 		return types.Value{}, err
 	}
 	return types.BoolValue(c.want(types.Compare(l, r))), nil
+}
+
+// alignComposites checks a comparison of ROW, ARRAY or MAP values: only
+// = and <> (as Flink), of values converted to one type, so that equal
+// values have equal bytes.
+func alignComposites(op string, l, r Expr) (Expr, Expr, error) {
+	lt, rt := l.Type(), r.Type()
+	if op != "=" && op != "<>" {
+		return nil, nil, fmt.Errorf("cannot order values of type %s: only = and <> compare them", lt.Kind)
+	}
+	if lt.Kind == types.KindNull || rt.Kind == types.KindNull || types.SameShape(lt, rt) {
+		return l, r, nil
+	}
+	t, ok := commonComposite(lt, rt)
+	if !ok {
+		return nil, nil, fmt.Errorf("cannot compare %s and %s", lt.Name(), rt.Name())
+	}
+	conv := func(e Expr) (Expr, error) {
+		if types.SameShape(e.Type(), t) {
+			return e, nil
+		}
+		return NewCast(e, t)
+	}
+	l, err := conv(l)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err = conv(r)
+	return l, r, err
 }
