@@ -2,7 +2,7 @@ package expr
 
 import (
 	"fmt"
-		"strings"
+	"strings"
 
 	"github.com/weir-sql/weir/types"
 )

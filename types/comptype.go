@@ -137,7 +137,7 @@ func compositeName(t Type, sql bool) string {
 }
 
 // QuoteIdent quotes a name with backquotes, as Flink prints ROW field
-// names: `a`, `a``b`.
+// names: `a`, `a“b`.
 func QuoteIdent(name string) string {
 	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 }
