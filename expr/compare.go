@@ -99,7 +99,11 @@ func alignComposites(op string, l, r Expr) (Expr, Expr, error) {
 		if types.SameShape(e.Type(), t) {
 			return e, nil
 		}
-		return NewCast(e, t)
+		c, err := NewCast(e, t)
+		if err != nil {
+			return nil, err
+		}
+		return Fold(c), nil
 	}
 	l, err := conv(l)
 	if err != nil {

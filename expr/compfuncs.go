@@ -11,7 +11,7 @@ func addCompositeFuncs(m map[string]*scalarDef) {
 	m["CARDINALITY"] = &scalarDef{min: 1, max: 1,
 		result: func(args []Expr) (types.Type, error) {
 			if k := args[0].Type().Kind; k != types.KindArray && k != types.KindMap && k != types.KindNull {
-				return types.Type{}, &ArgError{Arg: 0, Err: fmt.Errorf("CARDINALITY takes an ARRAY or a MAP, not %s", args[0].Type().Name())}
+				return types.Type{}, &ArgError{Arg: 0, Err: fmt.Errorf("CARDINALITY takes an ARRAY or a MAP, not %s", sqlName(args[0].Type()))}
 			}
 			return types.Int, nil
 		},
@@ -22,7 +22,7 @@ func addCompositeFuncs(m map[string]*scalarDef) {
 	m["ELEMENT"] = &scalarDef{min: 1, max: 1, nullable: true,
 		result: func(args []Expr) (types.Type, error) {
 			if k := args[0].Type().Kind; k != types.KindArray {
-				return types.Type{}, &ArgError{Arg: 0, Err: fmt.Errorf("ELEMENT takes an ARRAY, not %s", args[0].Type().Name())}
+				return types.Type{}, &ArgError{Arg: 0, Err: fmt.Errorf("ELEMENT takes an ARRAY, not %s", sqlName(args[0].Type()))}
 			}
 			return args[0].Type().Elem().Nullable(), nil
 		},
@@ -40,10 +40,10 @@ func addCompositeFuncs(m map[string]*scalarDef) {
 		result: func(args []Expr) (types.Type, error) {
 			at := args[0].Type()
 			if at.Kind != types.KindArray {
-				return types.Type{}, &ArgError{Arg: 0, Err: fmt.Errorf("ARRAY_CONTAINS takes an ARRAY, not %s", at.Name())}
+				return types.Type{}, &ArgError{Arg: 0, Err: fmt.Errorf("ARRAY_CONTAINS takes an ARRAY, not %s", sqlName(at))}
 			}
 			if !Comparable(at.Elem().Kind, args[1].Type().Kind) {
-				return types.Type{}, &ArgError{Arg: 1, Err: fmt.Errorf("ARRAY_CONTAINS: the elements are %s, not %s", at.Elem().Name(), args[1].Type().Name())}
+				return types.Type{}, &ArgError{Arg: 1, Err: fmt.Errorf("ARRAY_CONTAINS: the elements are %s, not %s", sqlName(at.Elem()), sqlName(args[1].Type()))}
 			}
 			return types.Boolean, nil
 		},

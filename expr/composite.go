@@ -26,7 +26,7 @@ var _ Node = (*FieldGet)(nil)
 func NewFieldGet(x Expr, name string) (Expr, error) {
 	xt := x.Type()
 	if xt.Kind != types.KindRow {
-		return nil, fmt.Errorf("cannot access field '%s' of a value of type %s (only a ROW has fields)", name, xt.Name())
+		return nil, fmt.Errorf("cannot access field '%s' of a value of type %s (only a ROW has fields)", name, sqlName(xt))
 	}
 	i := xt.FieldIndex(name)
 	if i < 0 {
@@ -34,7 +34,7 @@ func NewFieldGet(x Expr, name string) (Expr, error) {
 		for _, f := range xt.Fields() {
 			names = append(names, f.Name)
 		}
-		return nil, fmt.Errorf("a %s has no field '%s' (its fields: %s)", xt.Name(), name, strings.Join(names, ", "))
+		return nil, fmt.Errorf("a %s has no field '%s' (its fields: %s)", sqlName(xt), name, strings.Join(names, ", "))
 	}
 	return newFieldGet(x, i)
 }
@@ -93,14 +93,14 @@ func NewSubscript(x, i Expr) (Expr, error) {
 	switch xt.Kind {
 	case types.KindArray:
 		if k := i.Type().Kind; !k.IsInteger() && k != types.KindNull {
-			return nil, fmt.Errorf("an ARRAY index must be an integer, not %s", i.Type().Name())
+			return nil, fmt.Errorf("an ARRAY index must be an integer, not %s", sqlName(i.Type()))
 		}
 	case types.KindMap:
 		if !Comparable(xt.Key().Kind, i.Type().Kind) {
-			return nil, fmt.Errorf("the key of a %s is %s, not %s", xt.Name(), xt.Key().Name(), i.Type().Name())
+			return nil, fmt.Errorf("the key of a %s is %s, not %s", sqlName(xt), sqlName(xt.Key()), sqlName(i.Type()))
 		}
 	default:
-		return nil, fmt.Errorf("cannot subscript a value of type %s (only an ARRAY or a MAP)", xt.Name())
+		return nil, fmt.Errorf("cannot subscript a value of type %s (only an ARRAY or a MAP)", sqlName(xt))
 	}
 	return &Subscript{X: x, I: i, t: xt.Elem().Nullable()}, nil
 }
@@ -200,7 +200,7 @@ func NewConstructor(k types.Kind, args []Expr) (Expr, error) {
 			for i := off + step; i < len(args); i += step {
 				ct, ok := CommonType(t, args[i].Type())
 				if !ok {
-					return nil, &ArgError{Arg: i, Err: fmt.Errorf("%s[…]: element %d has type %s, which does not go with %s", k, i+1, args[i].Type().Name(), t.Name())}
+					return nil, &ArgError{Arg: i, Err: fmt.Errorf("%s[…]: element %d has type %s, which does not go with %s", k, i+1, sqlName(args[i].Type()), sqlName(t))}
 				}
 				t = ct
 			}
@@ -372,11 +372,11 @@ func elemType(t types.Type, i int) types.Type {
 // castable.
 func castableComposite(from, to types.Type) error {
 	if from.Kind != to.Kind {
-		return fmt.Errorf("cannot cast %s to %s", from.Name(), to.Name())
+		return fmt.Errorf("cannot cast %s to %s", sqlName(from), sqlName(to))
 	}
 	ff, tf := from.Comp, to.Comp
 	if ff == nil || tf == nil || len(ff.Fields) != len(tf.Fields) {
-		return fmt.Errorf("cannot cast %s to %s: not as many fields", from.Name(), to.Name())
+		return fmt.Errorf("cannot cast %s to %s: not as many fields", sqlName(from), sqlName(to))
 	}
 	for i := range ff.Fields {
 		a, b := ff.Fields[i].Type, tf.Fields[i].Type
@@ -387,7 +387,7 @@ func castableComposite(from, to types.Type) error {
 			continue
 		}
 		if _, err := NewCast(&Literal{T: a}, b); err != nil {
-			return fmt.Errorf("cannot cast %s to %s: %w", from.Name(), to.Name(), err)
+			return fmt.Errorf("cannot cast %s to %s: %w", sqlName(from), sqlName(to), err)
 		}
 	}
 	return nil
@@ -415,3 +415,6 @@ func commonComposite(a, b types.Type) (types.Type, bool) {
 	}
 	return types.Type{Kind: a.Kind, NotNull: a.NotNull && b.NotNull, Comp: &types.Composite{Fields: fs}}, true
 }
+
+// sqlName renders t for messages as DDL writes it: STRING, ROW<`a` INT>.
+func sqlName(t types.Type) string { return t.Nullable().Plain().SQL() }
