@@ -13,6 +13,9 @@ type Compare struct {
 	Op   string
 	L, R Expr
 	want func(c int) bool
+	// composite: ROW, ARRAY or MAP operands, compared element by element
+	// (compositeEqual).
+	composite bool
 }
 
 var _ Node = (*Compare)(nil)
@@ -45,12 +48,15 @@ func NewCompare(op string, l, r Expr) (Expr, error) {
 			return nil, err
 		}
 	}
-	return &Compare{Op: op, L: l, R: r, want: want}, nil
+	c := &Compare{Op: op, L: l, R: r, want: want}
+	c.composite = isComposite(l.Type().Kind) || isComposite(r.Type().Kind)
+	return c, nil
 }
 
-// Type is BOOLEAN, NOT NULL if both operands are.
+// Type is BOOLEAN, NOT NULL if both operands are (and are not
+// composites, which may hold NULL elements).
 func (c *Compare) Type() types.Type {
-	return types.Type{Kind: types.KindBoolean, NotNull: !nullable(c.L.Type(), c.R.Type())}
+	return types.Type{Kind: types.KindBoolean, NotNull: !c.composite && !nullable(c.L.Type(), c.R.Type())}
 }
 
 // String renders =(a, b).
@@ -77,7 +83,57 @@ func (c *Compare) Eval(row []types.Value) (types.Value, error) {
 	if err != nil || r.IsNull() {
 		return types.Value{}, err
 	}
+	if c.composite {
+		eq, unknown := compositeEqual(l, r)
+		if unknown {
+			return types.Value{}, nil
+		}
+		return types.BoolValue(eq == (c.Op == "=")), nil
+	}
 	return types.BoolValue(c.want(types.Compare(l, r))), nil
+}
+
+// compositeEqual compares two ROWs or ARRAYs of one type element by
+// element, as SQL does: unequal if two non-NULL elements differ, else
+// unknown if an element is NULL on either side, else equal. MAPs compare
+// by their entries in order.
+func compositeEqual(a, b types.Value) (eq, unknown bool) {
+	if a.Str() == b.Str() && a.Kind() == b.Kind() && a.Kind() != types.KindMap && !hasNull(a) {
+		return true, false
+	}
+	if a.Kind() == types.KindMap {
+		return a.Str() == b.Str(), false
+	}
+	n := a.Len()
+	if n != b.Len() {
+		return false, false
+	}
+	for i := range n {
+		x, y := a.Field(i), b.Field(i)
+		switch {
+		case x.IsNull() || y.IsNull():
+			unknown = true
+		case isComposite(x.Kind()):
+			e, u := compositeEqual(x, y)
+			if !e && !u {
+				return false, false
+			}
+			unknown = unknown || u
+		case types.Compare(x, y) != 0:
+			return false, false
+		}
+	}
+	return !unknown, unknown
+}
+
+// hasNull reports whether a ROW or ARRAY has a NULL element, at any depth.
+func hasNull(v types.Value) bool {
+	found := false
+	v.Elems(func(_ int, e types.Value) bool {
+		found = e.IsNull() || (e.Kind() == types.KindRow || e.Kind() == types.KindArray) && hasNull(e)
+		return !found
+	})
+	return found
 }
 
 // alignComposites checks a comparison of ROW, ARRAY or MAP values: only
