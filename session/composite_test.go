@@ -233,3 +233,22 @@ func TestDescribeComposite(t *testing.T) {
 		t.Errorf("DESCRIBE printed\n%q\nwant\n%q", stdout.String(), want)
 	}
 }
+
+// TestTypesNestedExample runs examples/types_nested.sql: it must plan and
+// run, one card per person of the data file.
+func TestTypesNestedExample(t *testing.T) {
+	src, err := os.ReadFile("../examples/types_nested.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := strings.ReplaceAll(string(src), "'examples/data/", "'../examples/data/")
+	out := runScript(t, script)
+	data, err := os.ReadFile("../examples/data/people.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	people := strings.Count(strings.TrimSpace(string(data)), "\n") + 1
+	if got := strings.Count(out, "+I[") - strings.Count(out, "+I[Lyon") - strings.Count(out, "+I[Oslo") - strings.Count(out, "+I[<NULL>, "); got < people {
+		t.Errorf("%d cards, want %d:\n%s", got, people, out)
+	}
+}
