@@ -169,12 +169,13 @@ func TestGroupByComposite(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rows, dir := writeCompositeRows(t, 600, seed)
-	out := runScript(t, fmt.Sprintf(`SET 'parallelism.default' = '2';
+	// Two runs: runScript's buffer is not shared safely between sinks.
+	setup := fmt.Sprintf(`SET 'parallelism.default' = '2';
 `+compositeDDL+`
 CREATE TABLE o (k STRING, c BIGINT) WITH ('connector' = 'print');
-INSERT INTO o SELECT CAST(tags AS STRING), COUNT(*) FROM t GROUP BY tags;
-INSERT INTO o SELECT CAST(r AS STRING), COUNT(*) FROM (SELECT ROW(p.name, CARDINALITY(tags)) AS r FROM t) GROUP BY r;
-`, dir))
+`, dir)
+	out := runScript(t, setup+"INSERT INTO o SELECT CAST(tags AS STRING), COUNT(*) FROM t GROUP BY tags;") +
+		runScript(t, setup+"INSERT INTO o SELECT CAST(r AS STRING), COUNT(*) FROM (SELECT ROW(p.name, CARDINALITY(tags)) AS r FROM t) GROUP BY r;")
 	counts := map[string]int{}
 	for _, r := range rows {
 		k := "<NULL>"
@@ -242,13 +243,15 @@ func TestTypesNestedExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	script := strings.ReplaceAll(string(src), "'examples/data/", "'../examples/data/")
+	// One print sink: runScript's buffer is not shared safely between sinks.
+	script, _, _ = strings.Cut(script, "-- Grouping")
 	out := runScript(t, script)
 	data, err := os.ReadFile("../examples/data/people.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	people := strings.Count(strings.TrimSpace(string(data)), "\n") + 1
-	if got := strings.Count(out, "+I[") - strings.Count(out, "+I[Lyon") - strings.Count(out, "+I[Oslo") - strings.Count(out, "+I[<NULL>, "); got < people {
+	if got := strings.Count(out, "+I["); got != people {
 		t.Errorf("%d cards, want %d:\n%s", got, people, out)
 	}
 }
