@@ -37,6 +37,16 @@ func NewCast(x Expr, t types.Type) (Expr, error) { return NewCastIn(x, t, nil) }
 // local times in loc (nil: UTC).
 func NewCastIn(x Expr, t types.Type, loc *time.Location) (Expr, error) {
 	from, to := x.Type().Kind, t.Kind
+	if isComposite(from) && isComposite(to) {
+		if err := castableComposite(x.Type(), t); err != nil {
+			return nil, err
+		}
+		t.NotNull = x.Type().NotNull
+		return &Cast{X: x, T: t, Loc: loc}, nil
+	}
+	if isComposite(to) && from != types.KindNull {
+		return nil, fmt.Errorf("cannot cast %s to %s", x.Type().Name(), t.Name())
+	}
 	ok := from == to || from == types.KindNull || to == types.KindVarchar || from == types.KindVarchar ||
 		(from.IsTimestamp() && to.IsTimestamp()) ||
 		(from.IsTimestamp() && (to == types.KindDate || to == types.KindTime)) ||
@@ -97,7 +107,12 @@ func (c *Cast) Eval(row []types.Value) (types.Value, error) {
 	if err != nil || v.IsNull() {
 		return types.Value{}, err
 	}
-	r, err := CastTo(v, c.T, c.Loc)
+	var r types.Value
+	if c.T.Comp != nil {
+		r, err = castComposite(v, c.X.Type(), c.T)
+	} else {
+		r, err = CastTo(v, c.T, c.Loc)
+	}
 	if err != nil {
 		if c.Try {
 			return types.Value{}, nil

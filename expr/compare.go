@@ -13,6 +13,9 @@ type Compare struct {
 	Op   string
 	L, R Expr
 	want func(c int) bool
+	// composite: ROW, ARRAY or MAP operands, compared element by element
+	// (compositeEqual).
+	composite bool
 }
 
 var _ Node = (*Compare)(nil)
@@ -39,12 +42,21 @@ func NewCompare(op string, l, r Expr) (Expr, error) {
 	if !Comparable(l.Type().Kind, r.Type().Kind) {
 		return nil, fmt.Errorf("cannot compare %s and %s", l.Type().Kind, r.Type().Kind)
 	}
-	return &Compare{Op: op, L: l, R: r, want: want}, nil
+	if lk, rk := l.Type().Kind, r.Type().Kind; isComposite(lk) || isComposite(rk) {
+		var err error
+		if l, r, err = alignComposites(op, l, r); err != nil {
+			return nil, err
+		}
+	}
+	c := &Compare{Op: op, L: l, R: r, want: want}
+	c.composite = isComposite(l.Type().Kind) || isComposite(r.Type().Kind)
+	return c, nil
 }
 
-// Type is BOOLEAN, NOT NULL if both operands are.
+// Type is BOOLEAN, NOT NULL if both operands are (and are not
+// composites, which may hold NULL elements).
 func (c *Compare) Type() types.Type {
-	return types.Type{Kind: types.KindBoolean, NotNull: !nullable(c.L.Type(), c.R.Type())}
+	return types.Type{Kind: types.KindBoolean, NotNull: !c.composite && !nullable(c.L.Type(), c.R.Type())}
 }
 
 // String renders =(a, b).
@@ -71,5 +83,88 @@ func (c *Compare) Eval(row []types.Value) (types.Value, error) {
 	if err != nil || r.IsNull() {
 		return types.Value{}, err
 	}
+	if c.composite {
+		eq, unknown := compositeEqual(l, r)
+		if unknown {
+			return types.Value{}, nil
+		}
+		return types.BoolValue(eq == (c.Op == "=")), nil
+	}
 	return types.BoolValue(c.want(types.Compare(l, r))), nil
+}
+
+// compositeEqual compares two ROWs or ARRAYs of one type element by
+// element, as SQL does: unequal if two non-NULL elements differ, else
+// unknown if an element is NULL on either side, else equal. MAPs compare
+// by their entries in order.
+func compositeEqual(a, b types.Value) (eq, unknown bool) {
+	if a.Str() == b.Str() && a.Kind() == b.Kind() && a.Kind() != types.KindMap && !hasNull(a) {
+		return true, false
+	}
+	if a.Kind() == types.KindMap {
+		return a.Str() == b.Str(), false
+	}
+	n := a.Len()
+	if n != b.Len() {
+		return false, false
+	}
+	for i := range n {
+		x, y := a.Field(i), b.Field(i)
+		switch {
+		case x.IsNull() || y.IsNull():
+			unknown = true
+		case isComposite(x.Kind()):
+			e, u := compositeEqual(x, y)
+			if !e && !u {
+				return false, false
+			}
+			unknown = unknown || u
+		case types.Compare(x, y) != 0:
+			return false, false
+		}
+	}
+	return !unknown, unknown
+}
+
+// hasNull reports whether a ROW or ARRAY has a NULL element, at any depth.
+func hasNull(v types.Value) bool {
+	found := false
+	v.Elems(func(_ int, e types.Value) bool {
+		found = e.IsNull() || (e.Kind() == types.KindRow || e.Kind() == types.KindArray) && hasNull(e)
+		return !found
+	})
+	return found
+}
+
+// alignComposites checks a comparison of ROW, ARRAY or MAP values: only
+// = and <> (as Flink), of values converted to one type, so that equal
+// values have equal bytes.
+func alignComposites(op string, l, r Expr) (Expr, Expr, error) {
+	lt, rt := l.Type(), r.Type()
+	if op != "=" && op != "<>" {
+		return nil, nil, fmt.Errorf("cannot order values of type %s: only = and <> compare them", lt.Kind)
+	}
+	if lt.Kind == types.KindNull || rt.Kind == types.KindNull || types.SameShape(lt, rt) {
+		return l, r, nil
+	}
+	t, ok := commonComposite(lt, rt)
+	if !ok {
+		return nil, nil, fmt.Errorf("cannot compare %s and %s", lt.Name(), rt.Name())
+	}
+	conv := func(e Expr) (Expr, error) {
+		if types.SameShape(e.Type(), t) {
+			return e, nil
+		}
+		c, err := NewCast(e, t)
+		if err != nil {
+			return nil, err
+		}
+		return Fold(c), nil
+	}
+	l, err := conv(l)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err = conv(r)
+	return l, r, err
 }

@@ -90,6 +90,7 @@ func scalarDefs() map[string]*scalarDef {
 	addMathFuncs(m)
 	addJSONFuncs(m)
 	addCondFuncs(m)
+	addCompositeFuncs(m)
 	return m
 }
 

@@ -39,6 +39,8 @@ func CommonType(a, b types.Type) (t types.Type, ok bool) {
 		t := MergeDecimal(a, b)
 		t.NotNull = nn
 		return t, true
+	case isComposite(a.Kind) || isComposite(b.Kind):
+		return commonComposite(a, b)
 	case a.Kind == b.Kind:
 		return types.Type{Kind: a.Kind, NotNull: nn}, true
 	case a.Kind.IsNumeric() && b.Kind.IsNumeric():
@@ -65,6 +67,9 @@ func Comparable(a, b types.Kind) bool {
 // numeric conversion (TINYINT→…→BIGINT→DECIMAL→FLOAT→DOUBLE). A DECIMAL
 // converts to any DECIMAL (a value that does not fit fails at run time).
 func CanAssign(from, to types.Type) bool {
+	if isComposite(from.Kind) || isComposite(to.Kind) {
+		return from.Kind == to.Kind && castableComposite(from, to) == nil
+	}
 	if from.Kind == types.KindNull || from.Kind == to.Kind {
 		return true
 	}
@@ -74,7 +79,7 @@ func CanAssign(from, to types.Type) bool {
 // Coerce returns e converted to kind t (a CAST), or e itself if it already
 // has that kind.
 func Coerce(e Expr, t types.Type) (Expr, error) {
-	if et := e.Type(); et.Kind == t.Kind && (t.Kind != types.KindDecimal || et.P == t.P && et.S == t.S) {
+	if et := e.Type(); et.Kind == t.Kind && (t.Kind != types.KindDecimal || et.P == t.P && et.S == t.S) && (t.Comp == nil || types.SameShape(et, t)) {
 		return e, nil
 	}
 	c, err := NewCast(e, t)

@@ -108,6 +108,17 @@ type TypeName struct {
 	Pos    Pos
 	Name   string
 	Params []int
+	// Fields are a ROW's fields, an ARRAY's element (one, unnamed) or a
+	// MAP's key and value (two, unnamed); nil for the other types.
+	Fields []*TypeField
+}
+
+// TypeField is a field of ROW<name type [NOT NULL], …>, or the element
+// type of an ARRAY or MAP (Name empty).
+type TypeField struct {
+	Name    string
+	Type    *TypeName
+	NotNull bool
 }
 
 // WatermarkDef is WATERMARK FOR column AS expr.
@@ -480,6 +491,29 @@ type Cast struct {
 	Try  bool
 }
 
+// FieldAccess is X.Field: a field of a ROW. The parser makes it of a
+// third name (t.r.f); the planner also reads t.f as one when t is a ROW
+// column rather than a table.
+type FieldAccess struct {
+	Pos   Pos // of the field name
+	X     Expr
+	Field string
+}
+
+// Subscript is X[Index]: an ARRAY's element (1-based) or a MAP's value.
+type Subscript struct {
+	Pos   Pos // of the '['
+	X     Expr
+	Index Expr
+}
+
+// Constructor is ROW(a, …) (also (a, b, …)), ARRAY[a, …] or MAP[k, v, …].
+type Constructor struct {
+	Pos  Pos
+	Kind string // "ROW", "ARRAY" or "MAP"
+	Args []Expr
+}
+
 // Call is a function call. Name is upper case. Star marks COUNT(*);
 // Distinct marks COUNT(DISTINCT x).
 type Call struct {
@@ -522,6 +556,9 @@ func (n *Case) Position() Pos         { return n.Pos }
 func (n *When) Position() Pos         { return n.Pos }
 func (n *Cast) Position() Pos         { return n.Pos }
 func (n *Call) Position() Pos         { return n.Pos }
+func (n *FieldAccess) Position() Pos  { return n.Pos }
+func (n *Subscript) Position() Pos    { return n.Pos }
+func (n *Constructor) Position() Pos  { return n.Pos }
 func (n *NamedWindow) Position() Pos  { return n.Pos }
 func (n *WindowSpec) Position() Pos   { return n.Pos }
 func (n *OrderItem) Position() Pos    { return n.Pos }
@@ -557,6 +594,9 @@ func (*Case) node()         {}
 func (*When) node()         {}
 func (*Cast) node()         {}
 func (*Call) node()         {}
+func (*FieldAccess) node()  {}
+func (*Subscript) node()    {}
+func (*Constructor) node()  {}
 func (*NamedWindow) node()  {}
 func (*WindowSpec) node()   {}
 func (*OrderItem) node()    {}
@@ -698,3 +738,6 @@ func (*OrderLimit) node() {}
 func (*Values) query()     {}
 func (*With) query()       {}
 func (*OrderLimit) query() {}
+func (*FieldAccess) expr() {}
+func (*Subscript) expr()   {}
+func (*Constructor) expr() {}

@@ -303,6 +303,32 @@ var typeParamLimit = map[string]int{
 }
 
 func (c *converter) typeName(g *gType) *TypeName {
+	elem := func(e *gElemType) *TypeField {
+		return &TypeField{Type: c.typeName(e.Type), NotNull: e.NotNull}
+	}
+	switch {
+	case g.Row != nil:
+		t := &TypeName{Pos: toPos(g.Pos), Name: "ROW", Fields: []*TypeField{}}
+		fields := g.Row.Fields
+		if !g.Row.Angle {
+			fields = g.Row.Paren
+		}
+		seen := map[string]bool{}
+		for _, f := range fields {
+			tf := elem(&f.Type)
+			tf.Name = c.ident(&f.Name)
+			if seen[strings.ToLower(tf.Name)] {
+				c.fail(f.Name.Pos, "ROW type has two fields named %s", tf.Name)
+			}
+			seen[strings.ToLower(tf.Name)] = true
+			t.Fields = append(t.Fields, tf)
+		}
+		return t
+	case g.Array != nil:
+		return &TypeName{Pos: toPos(g.Pos), Name: "ARRAY", Fields: []*TypeField{elem(g.Array)}}
+	case g.Map != nil:
+		return &TypeName{Pos: toPos(g.Pos), Name: "MAP", Fields: []*TypeField{elem(g.Map.Key), elem(g.Map.Value)}}
+	}
 	name := strings.ToUpper(g.Name)
 	switch name {
 	case "INTEGER":
@@ -692,7 +718,33 @@ func (c *converter) unary(g *gUnary) Expr {
 	if g.X != nil {
 		return &Unary{Pos: toPos(g.Pos), Op: g.Op, X: c.unary(g.X)}
 	}
-	return c.primary(g.Primary)
+	e := c.primary(g.Primary)
+	for i, sfx := range g.Suffix {
+		p := toPos(sfx.Pos)
+		if sfx.Field != nil {
+			e = &FieldAccess{Pos: toPos(sfx.Field.Pos), X: e, Field: c.ident(sfx.Field)}
+			continue
+		}
+		// ARRAY[…] and MAP[…] read as a reference with a subscript.
+		if ref, ok := e.(*ColumnRef); ok && i == 0 && ref.Table == "" && g.Primary.Ref != nil && !strings.HasPrefix(g.Primary.Ref.First.Name, "`") {
+			if kind := strings.ToUpper(ref.Name); kind == "ARRAY" || kind == "MAP" {
+				ctor := &Constructor{Pos: ref.Pos, Kind: kind}
+				for _, x := range sfx.Index {
+					ctor.Args = append(ctor.Args, c.expr(x))
+				}
+				if kind == "MAP" && len(ctor.Args)%2 != 0 {
+					c.fail(sfx.Pos, "MAP[…] takes keys and values in pairs (k1, v1, k2, v2, …), not %d values", len(ctor.Args))
+				}
+				e = ctor
+				continue
+			}
+		}
+		if len(sfx.Index) != 1 {
+			c.fail(sfx.Index[1].Left.Left.Pos, "a subscript takes one index: x[i]")
+		}
+		e = &Subscript{Pos: p, X: e, Index: c.expr(sfx.Index[0])}
+	}
+	return e
 }
 
 func (c *converter) primary(g *gPrimary) Expr {
@@ -719,6 +771,12 @@ func (c *converter) primary(g *gPrimary) Expr {
 		return c.call(p, g.LRName, g.LRCall)
 	case g.Exists != nil:
 		return &Exists{Pos: p, Query: c.query(g.Exists)}
+	case len(g.ParenMore) > 0:
+		row := &Constructor{Pos: p, Kind: "ROW", Args: []Expr{c.expr(g.Paren)}}
+		for _, x := range g.ParenMore {
+			row.Args = append(row.Args, c.expr(x))
+		}
+		return row
 	default:
 		return c.expr(g.Paren)
 	}
@@ -744,6 +802,20 @@ func (c *converter) ref(p Pos, g *gRef) Expr {
 	case g.Call != nil:
 		if strings.HasPrefix(g.First.Name, "`") {
 			c.fail(g.First.Pos, "a function name cannot be quoted")
+		}
+		if isWord(g.First, "ROW") {
+			cl := g.Call
+			if cl.Star || cl.Distinct || cl.From != nil || cl.To != nil || cl.Filter != nil || cl.Over != nil {
+				c.fail(cl.Pos, "ROW(…) takes a list of values")
+			}
+			row := &Constructor{Pos: p, Kind: "ROW"}
+			if cl.First != nil {
+				row.Args = append(row.Args, c.expr(cl.First))
+			}
+			for _, x := range cl.More {
+				row.Args = append(row.Args, c.expr(x))
+			}
+			return row
 		}
 		return c.call(p, g.First.Name, g.Call)
 	case g.Literal != nil:

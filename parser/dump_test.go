@@ -106,6 +106,16 @@ func isNodeish(t reflect.Type) bool {
 }
 
 func (d *dumper) scalar(name string, v reflect.Value) {
+	if fs, ok := v.Interface().([]*TypeField); ok {
+		if fs != nil {
+			kind := ""
+			if len(fs) > 0 && fs[0].Name != "" {
+				kind = "ROW"
+			}
+			fmt.Fprintf(&d.b, " %s=%s", name, strconv.Quote(TypeText(&TypeName{Name: kind, Fields: fs})))
+		}
+		return
+	}
 	switch v.Kind() {
 	case reflect.Bool:
 		if v.Bool() {

@@ -49,7 +49,7 @@ var vocabularyWords = []string{
 
 var vocabularyOps = []string{
 	"(", ")", ",", ".", "*", "=", "<>", "!=", "<", "<=", ">", ">=", "+", "-",
-	"/", "%", "||",
+	"/", "%", "||", "[", "]",
 }
 
 // candidateGroups collapse long runs of candidates into one label.
@@ -63,7 +63,7 @@ var candidateGroups = []struct {
 		"CAST", "TRY_CAST", "INTERVAL", "TIMESTAMP", "NOT", "EXISTS", "(", "-", "+"}},
 	{"an operator", []string{"=", "+"}, []string{
 		"=", "<>", "!=", "<", "<=", ">", ">=", "+", "-", "*", "/", "%", "||",
-		"AND", "OR", "IS", "IN", "BETWEEN", "LIKE", "NOT"}},
+		"AND", "OR", "IS", "IN", "BETWEEN", "LIKE", "NOT", ".", "["}},
 	{"a type", []string{"INT", "VARCHAR"}, typeNames},
 }
 

@@ -301,14 +301,42 @@ func (f *formatter) columnDef(c *ColumnDef) {
 }
 
 func (f *formatter) typeName(t *TypeName) {
-	f.w(t.Name)
+	f.w(TypeText(t))
+}
+
+// TypeText renders a type as SQL: INT, DECIMAL(10, 2),
+// ROW<`a` INT NOT NULL, `b` ARRAY<STRING>>, MAP<STRING, INT>.
+func TypeText(t *TypeName) string {
+	if t == nil {
+		return "?"
+	}
+	var b strings.Builder
+	b.WriteString(t.Name)
+	if t.Fields != nil {
+		b.WriteByte('<')
+		for i, fd := range t.Fields {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if t.Name == "ROW" {
+				b.WriteString(quoteIdent(fd.Name) + " ")
+			}
+			b.WriteString(TypeText(fd.Type))
+			if fd.NotNull {
+				b.WriteString(" NOT NULL")
+			}
+		}
+		b.WriteByte('>')
+		return b.String()
+	}
 	if len(t.Params) > 0 {
 		ps := make([]string, len(t.Params))
 		for i, p := range t.Params {
 			ps[i] = strconv.Itoa(p)
 		}
-		f.w("(", strings.Join(ps, ", "), ")")
+		b.WriteString("(" + strings.Join(ps, ", ") + ")")
 	}
+	return b.String()
 }
 
 func (f *formatter) query(q QueryExpr) {
@@ -758,6 +786,30 @@ func (f *formatter) expr(e Expr, min int) {
 			f.w(" OVER ")
 			f.window(e.Over)
 		}
+	case *FieldAccess:
+		if c, ok := e.X.(*ColumnRef); ok && c.Table == "" {
+			f.w("(")
+			f.expr(e.X, precOr)
+			f.w(")")
+		} else {
+			f.expr(e.X, precPrimary)
+		}
+		f.w(".", quoteIdent(e.Field))
+	case *Subscript:
+		f.expr(e.X, precPrimary)
+		f.w("[")
+		f.expr(e.Index, precOr)
+		f.w("]")
+	case *Constructor:
+		if e.Kind == "ROW" {
+			f.w("ROW(")
+			f.exprList(e.Args)
+			f.w(")")
+			return
+		}
+		f.w(e.Kind, "[")
+		f.exprList(e.Args)
+		f.w("]")
 	default:
 		panic(fmt.Sprintf("parser.Format: unknown expression type %T", e))
 	}

@@ -64,7 +64,7 @@ func newLexer() *lexer.StatefulDefinition {
 		{Name: tokIdent, Pattern: `[\p{L}_][\p{L}\p{N}_]*`},
 		// Reserved words are lexed as Ident and retyped by language.lex.
 		{Name: tokKeyword, Pattern: `[^\s\S]`},
-		{Name: tokOp, Pattern: `<>|!=|<=|>=|=>|\|\||[=<>+\-*/%(),.;]`},
+		{Name: tokOp, Pattern: `<>|!=|<=|>=|=>|\|\||[=<>+\-*/%(),.;\[\]]`},
 		{Name: tokChar, Pattern: `[\s\S]`},
 	})
 }
@@ -239,10 +239,38 @@ var typeNames = []string{
 
 type gType struct {
 	Pos       lexer.Position
-	Name      string   `parser:"@('INT' | 'INTEGER' | 'BIGINT' | 'SMALLINT' | 'TINYINT' | 'DOUBLE' | 'FLOAT' | 'BOOLEAN' | 'VARCHAR' | 'STRING' | 'CHAR' | 'TIMESTAMP_LTZ' | 'TIMESTAMP' | 'DECIMAL' | 'DEC' | 'NUMERIC' | 'DATE' | 'TIME' | 'BYTES' | 'VARBINARY' | 'BINARY')"`
-	Precision bool     `parser:"@'PRECISION'?"`
-	Params    []string `parser:"( '(' @Number ( ',' @Number )* ')' )?"`
-	LocalTZ   bool     `parser:"@('WITH' 'LOCAL' 'TIME' 'ZONE')?"`
+	Row       *gRowType  `parser:"(  'ROW' @@"`
+	Array     *gElemType `parser:" | 'ARRAY' '<' @@ '>'"`
+	Map       *gMapType  `parser:" | 'MAP' '<' @@ '>'"`
+	Name      string     `parser:" | @('INT' | 'INTEGER' | 'BIGINT' | 'SMALLINT' | 'TINYINT' | 'DOUBLE' | 'FLOAT' | 'BOOLEAN' | 'VARCHAR' | 'STRING' | 'CHAR' | 'TIMESTAMP_LTZ' | 'TIMESTAMP' | 'DECIMAL' | 'DEC' | 'NUMERIC' | 'DATE' | 'TIME' | 'BYTES' | 'VARBINARY' | 'BINARY')"`
+	Precision bool       `parser:"   @'PRECISION'?"`
+	Params    []string   `parser:"   ( '(' @Number ( ',' @Number )* ')' )?"`
+	LocalTZ   bool       `parser:"   @('WITH' 'LOCAL' 'TIME' 'ZONE')? )"`
+}
+
+// gRowType is the field list of ROW<name type, …> or ROW(name type, …).
+type gRowType struct {
+	Angle  bool         `parser:"(  @'<'"`
+	Fields []*gRowField `parser:"   ( @@ ( ',' @@ )* )? '>'"`
+	Paren  []*gRowField `parser:" | '(' ( @@ ( ',' @@ )* )? ')' )"`
+}
+
+// gRowField is one field of a ROW type: name type [NOT NULL].
+type gRowField struct {
+	Name gIdent    `parser:"@@"`
+	Type gElemType `parser:"@@"`
+}
+
+// gElemType is the type of a ROW field, ARRAY element or MAP key or value.
+type gElemType struct {
+	Type    *gType `parser:"@@"`
+	NotNull bool   `parser:"@('NOT' 'NULL')?"`
+}
+
+// gMapType is the key and value of MAP<k, v>.
+type gMapType struct {
+	Key   *gElemType `parser:"@@ ','"`
+	Value *gElemType `parser:"@@"`
 }
 
 type gOption struct {
@@ -593,26 +621,37 @@ type gMulArm struct {
 
 type gUnary struct {
 	Pos     lexer.Position
-	Op      string    `parser:"  @('-' | '+')"`
-	X       *gUnary   `parser:"  @@"`
-	Primary *gPrimary `parser:"| @@"`
+	Op      string     `parser:"  @('-' | '+')"`
+	X       *gUnary    `parser:"  @@"`
+	Primary *gPrimary  `parser:"| @@"`
+	Suffix  []*gSuffix `parser:"  @@*"`
+}
+
+// gSuffix follows a primary: [index] (also the element list of
+// ARRAY[…] and MAP[…], which start as a reference) or .field.
+type gSuffix struct {
+	Pos   lexer.Position
+	Index []*gExpr `parser:"  '[' @@ ( ',' @@ )* ']'"`
+	Field *gIdent  `parser:"| '.' @@"`
 }
 
 // gPrimary lists the most frequent alternatives first: participle tries
 // them in order, and each alternative tried costs allocations.
 type gPrimary struct {
-	Pos      lexer.Position
-	Ref      *gRef      `parser:"  @@"`
-	Number   *string    `parser:"| @Number"`
-	String   *string    `parser:"| @String"`
-	Paren    *gExpr     `parser:"| '(' @@ ')'"`
-	Exists   *gQuery    `parser:"| 'EXISTS' '(' @@ ')'"`
-	Cast     *gCast     `parser:"| @@"`
-	Case     *gCase     `parser:"| @@"`
-	Interval *gInterval `parser:"| @@"`
-	True     bool       `parser:"| @'TRUE'"`
-	False    bool       `parser:"| @'FALSE'"`
-	Null     bool       `parser:"| @'NULL'"`
+	Pos    lexer.Position
+	Ref    *gRef   `parser:"  @@"`
+	Number *string `parser:"| @Number"`
+	String *string `parser:"| @String"`
+	Paren  *gExpr  `parser:"| '(' @@"`
+	// (a, b) is ROW(a, b).
+	ParenMore []*gExpr   `parser:"  ( ',' @@ )* ')'"`
+	Exists    *gQuery    `parser:"| 'EXISTS' '(' @@ ')'"`
+	Cast      *gCast     `parser:"| @@"`
+	Case      *gCase     `parser:"| @@"`
+	Interval  *gInterval `parser:"| @@"`
+	True      bool       `parser:"| @'TRUE'"`
+	False     bool       `parser:"| @'FALSE'"`
+	Null      bool       `parser:"| @'NULL'"`
 	// LEFT(s, n) and RIGHT(s, n): reserved words called as functions.
 	LRName string `parser:"| @('LEFT' | 'RIGHT')"`
 	LRCall *gCall `parser:"  @@"`

@@ -289,7 +289,7 @@ var unsupportedFunctions = func() map[string]unsupportedFunc {
 		"IS_ALPHA", "IS_DECIMAL", "IS_DIGIT", "TYPEOF",
 		// JSON and collections
 		"JSON_STRING", "JSON_OBJECT",
-		"CARDINALITY", "ELEMENT", "ARRAY", "MAP", "ROW")
+		"ARRAY", "MAP", "ROW")
 	add(unsupportedFunc{instead: "COALESCE(a, b) does the same"}, "IFNULL")
 	return m
 }()

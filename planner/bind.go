@@ -198,6 +198,9 @@ func itemName(it selItem, i int) string {
 	if c, ok := it.e.(*parser.ColumnRef); ok {
 		return c.Name
 	}
+	if f, ok := it.e.(*parser.FieldAccess); ok {
+		return f.Field
+	}
 	return "EXPR$" + strconv.Itoa(i)
 }
 

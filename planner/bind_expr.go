@@ -87,7 +87,46 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 		if b.agg != nil {
 			return nil, parser.Errorf(n.Pos, "expression '%s' must appear in GROUP BY or be used in an aggregate", sqlText(n))
 		}
+		if n.Table != "" && b.sc.part(n.Table) == nil {
+			// r.f: a field of the ROW column r, when r is no table in scope.
+			col := &parser.ColumnRef{Pos: n.Pos, Name: n.Table}
+			if r, err := b.sc.resolve(col); err == nil {
+				return b.fieldGet(r, n.Name, fieldPos(n))
+			}
+		}
 		return b.sc.resolve(n)
+	case *parser.FieldAccess:
+		x, err := b.bind(n.X)
+		if err != nil {
+			return nil, err
+		}
+		return b.fieldGet(x, n.Field, n.Pos)
+	case *parser.Subscript:
+		x, err := b.bind(n.X)
+		if err != nil {
+			return nil, err
+		}
+		i, err := b.bind(n.Index)
+		if err != nil {
+			return nil, err
+		}
+		s, err := expr.NewSubscript(x, i)
+		if err != nil {
+			return nil, parser.Errorf(n.Pos, "%s", err.Error())
+		}
+		return s, nil
+	case *parser.Constructor:
+		args, err := b.bindAll(n.Args)
+		if err != nil {
+			return nil, err
+		}
+		kind := map[string]types.Kind{"ROW": types.KindRow, "ARRAY": types.KindArray, "MAP": types.KindMap}[n.Kind]
+		x, err := expr.NewConstructor(kind, args)
+		var ae *expr.ArgError
+		if errors.As(err, &ae) && ae.Arg < len(n.Args) {
+			return nil, parser.Errorf(startPos(n.Args[ae.Arg]), "%s", err.Error())
+		}
+		return x, err
 	case *parser.NumberLit:
 		return numberLit(n)
 	case *parser.StringLit:
@@ -261,6 +300,37 @@ func (b *exprBinder) bind1(e parser.Expr) (expr.Expr, error) {
 		return x, err
 	}
 	return nil, parser.Errorf(e.Position(), "unsupported expression %s", sqlText(e))
+}
+
+// fieldGet binds field name of the ROW x; an unknown field is an error at pos.
+func (b *exprBinder) fieldGet(x expr.Expr, name string, pos parser.Pos) (expr.Expr, error) {
+	f, err := expr.NewFieldGet(x, name)
+	if err != nil {
+		return nil, parser.Errorf(pos, "%s", err.Error())
+	}
+	return f, nil
+}
+
+// fieldPos is where the field name of r.f starts: after "r.".
+func fieldPos(n *parser.ColumnRef) parser.Pos {
+	p := n.Pos
+	w := len(n.Table) + 1
+	if !isPlainName(n.Table) {
+		w += 2 + strings.Count(n.Table, "`")
+	}
+	p.Col += w
+	p.Offset += w
+	return p
+}
+
+// isPlainName reports whether name is written without backquotes.
+func isPlainName(name string) bool {
+	for i, r := range name {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return name != ""
 }
 
 // bareTimeFunction binds CURRENT_TIMESTAMP and LOCALTIMESTAMP, written

@@ -50,6 +50,24 @@ const supportedTypes = "TINYINT, SMALLINT, INT, INTEGER, BIGINT, DECIMAL(p, s), 
 // columnType maps a SQL type name to a Weir type.
 func columnType(t *parser.TypeName) (types.Type, error) {
 	switch t.Name {
+	case "ROW", "ARRAY", "MAP":
+		fs := make([]types.Field, len(t.Fields))
+		for i, f := range t.Fields {
+			ft, err := columnType(f.Type)
+			if err != nil {
+				return types.Type{}, err
+			}
+			ft.NotNull = f.NotNull
+			fs[i] = types.Field{Name: f.Name, Type: ft}
+		}
+		switch {
+		case t.Name == "ROW":
+			return types.RowOf(fs...), nil
+		case t.Name == "ARRAY" && len(fs) == 1:
+			return types.ArrayOf(fs[0].Type), nil
+		case t.Name == "MAP" && len(fs) == 2:
+			return types.MapOf(fs[0].Type, fs[1].Type), nil
+		}
 	case "INT", "INTEGER":
 		return types.Int, nil
 	case "BIGINT":

@@ -145,6 +145,27 @@ func writeSQL(b *strings.Builder, e parser.Expr) {
 		}
 	case *parser.Exists:
 		b.WriteString("EXISTS (" + parser.Format(n.Query) + ")")
+	case *parser.FieldAccess:
+		writeSQL(b, n.X)
+		b.WriteString("." + n.Field)
+	case *parser.Subscript:
+		writeSQL(b, n.X)
+		b.WriteByte('[')
+		writeSQL(b, n.Index)
+		b.WriteByte(']')
+	case *parser.Constructor:
+		open, closing := "[", "]"
+		if n.Kind == "ROW" {
+			open, closing = "(", ")"
+		}
+		b.WriteString(n.Kind + open)
+		for i, x := range n.Args {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeSQL(b, x)
+		}
+		b.WriteString(closing)
 	default:
 		b.WriteString("?")
 	}
@@ -153,6 +174,9 @@ func writeSQL(b *strings.Builder, e parser.Expr) {
 func typeNameText(t *parser.TypeName) string {
 	if t == nil {
 		return "?"
+	}
+	if t.Fields != nil {
+		return parser.TypeText(t)
 	}
 	s := t.Name
 	if len(t.Params) > 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"testing"
 
@@ -55,17 +56,43 @@ func kindSamples(k types.Kind) []types.Value {
 	case types.KindBytes:
 		return []types.Value{types.BytesValue(""), types.BytesValue("\x00"), types.BytesValue("ab")}
 	case types.KindRow:
-		return []types.Value{types.RowValue(types.IntValue(1), types.StringValue("a"))}
+		// Nested: a ROW in a ROW, an ARRAY in a ROW, NULL fields, bytes
+		// that the key encoding escapes.
+		return sortedSamples(
+			types.RowValue(types.IntValue(1), types.StringValue("a")),
+			types.RowValue(types.IntValue(1), types.StringValue("a\x00\x01b")),
+			types.RowValue(types.NullValue(), types.NullValue()),
+			types.RowValue(types.RowValue(types.BigIntValue(-5), types.DecimalValue(-12345, 2)), types.ArrayValue(types.StringValue("x\x00"))),
+			types.RowValue(types.RowValue(types.BigIntValue(-5), types.NullValue()), types.ArrayValue()),
+			types.RowValue(),
+		)
 	case types.KindArray:
-		return []types.Value{types.ArrayValue(types.IntValue(1), types.NullValue())}
+		return sortedSamples(
+			types.ArrayValue(types.IntValue(1), types.NullValue()),
+			types.ArrayValue(),
+			types.ArrayValue(types.ArrayValue(types.StringValue("\x00")), types.ArrayValue()),
+			types.ArrayValue(types.RowValue(types.TimestampValue(-1), types.BytesValue("\xff\x00"))),
+		)
 	case types.KindMap:
 		var b types.RowBuilder
 		b.Begin()
 		b.Add(types.StringValue("k"))
 		b.Add(types.IntValue(1))
-		return []types.Value{b.Finish(types.KindMap)}
+		m1 := b.Finish(types.KindMap)
+		b.Add(types.StringValue("k"))
+		b.Add(types.ArrayValue(types.DoubleValue(-2.5), types.NullValue()))
+		b.Add(types.StringValue("z\x00"))
+		b.Add(types.NullValue())
+		return sortedSamples(m1, b.Finish(types.KindMap), types.NewComposite(types.KindMap))
 	}
 	return nil
+}
+
+// sortedSamples returns vs in ascending order (composites order by their
+// element encoding).
+func sortedSamples(vs ...types.Value) []types.Value {
+	sort.Slice(vs, func(i, j int) bool { return types.Compare(vs[i], vs[j]) < 0 })
+	return vs
 }
 
 // TestEncodeEveryKind: every kind types defines encodes without a panic,

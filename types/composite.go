@@ -78,6 +78,37 @@ func readElem(s string) (Value, string) {
 	return Value{}, ""
 }
 
+// skipElem returns s without the element at its start (as readElem,
+// without making the value).
+func skipElem(s string) string {
+	k := Kind(s[0])
+	switch {
+	case k == KindNull:
+		return s[1:]
+	case k == KindDecimal:
+		if len(s) >= 3 && s[2] == 0 && len(s) >= 11 {
+			return s[11:]
+		}
+		if len(s) >= 19 {
+			return s[19:]
+		}
+		return ""
+	case storedInString(k):
+		if len(s) >= 2 && s[1] < 0x80 { // a one-byte length
+			if n := 2 + int(s[1]); len(s) >= n {
+				return s[n:]
+			}
+			return ""
+		}
+		_, rest := readElem(s)
+		return rest
+	}
+	if len(s) >= 9 {
+		return s[9:]
+	}
+	return ""
+}
+
 // RowBuilder builds ROW, ARRAY and MAP values. It writes the elements into
 // large chunks and hands out values that point into them, so building a
 // value allocates only once per chunk (64 KiB), not per value: a
@@ -158,7 +189,7 @@ func (v Value) AsComposite(k Kind) Value { return Value{k: k, s: v.s} }
 func (v Value) Field(i int) Value {
 	s := v.s
 	for ; i > 0 && s != ""; i-- {
-		_, s = readElem(s)
+		s = skipElem(s)
 	}
 	e, _ := readElem(s)
 	return e

@@ -57,3 +57,27 @@ func TestRowBuilder(t *testing.T) {
 		t.Errorf("ROW equality")
 	}
 }
+
+// TestFieldSkipsEveryKind reads each field of a ROW holding every kind of
+// element (narrow and wide DECIMAL, strings shorter and longer than 127
+// bytes, NULL, nested values): Field skips the ones before it.
+func TestFieldSkipsEveryKind(t *testing.T) {
+	wide, err := ParseDecimal("12345678901234567890123.45", 38, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := string(make([]byte, 300))
+	fields := []Value{
+		IntValue(-7), NullValue(), DecimalValue(-5, 2), wide, StringValue("short"), StringValue(long),
+		BytesValue(long[:128]), RowValue(IntValue(1), StringValue(long)), ArrayValue(), TimestampValue(42), BoolValue(true),
+	}
+	row := RowValue(fields...)
+	for i, f := range fields {
+		if got := row.Field(i); got.Kind() != f.Kind() || !Equal(got, f) {
+			t.Errorf("field %d: %v, want %v", i, got, f)
+		}
+	}
+	if !row.Field(len(fields)).IsNull() || row.Len() != len(fields) {
+		t.Errorf("past the end: %v, Len %d", row.Field(len(fields)), row.Len())
+	}
+}

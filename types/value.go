@@ -128,6 +128,9 @@ type Type struct {
 	NotNull bool
 	Attr    TimeAttr
 	P, S    uint8 // DECIMAL(P, S); zero for other kinds
+	// Comp describes a ROW's fields, an ARRAY's element or a MAP's key
+	// and value; nil for the other kinds.
+	Comp *Composite
 }
 
 // Decimal returns the type DECIMAL(p, s), nullable.
@@ -136,6 +139,9 @@ func Decimal(p, s int) Type { return Type{Kind: KindDecimal, P: uint8(p), S: uin
 // Name renders the type without NOT NULL or time attribute, with a
 // DECIMAL's precision and scale: "DECIMAL(10, 2)".
 func (t Type) Name() string {
+	if t.Comp != nil {
+		return compositeName(t, false)
+	}
 	if t.Kind == KindDecimal {
 		return "DECIMAL(" + strconv.Itoa(int(t.P)) + ", " + strconv.Itoa(int(t.S)) + ")"
 	}
@@ -170,6 +176,9 @@ func (t Type) SQL() string {
 	s := t.Kind.SQL()
 	if t.Kind == KindDecimal {
 		s = t.Name()
+	}
+	if t.Comp != nil {
+		s = compositeName(t, true)
 	}
 	if t.NotNull {
 		s += " NOT NULL"

@@ -93,12 +93,13 @@ func (e *csvEncoder) needsQuotes(s string) bool {
 // numbers as numbers, timestamps as strings, NULL as null.
 type jsonObjectEncoder struct {
 	keys [][]byte // `"name":` per column, with '{' or ',' before it
+	cols []types.Column
 	iso  bool
 	loc  *time.Location // TIMESTAMP_LTZ values are written as local times in it
 }
 
 func newJSONObjectEncoder(f format, cols []types.Column) *jsonObjectEncoder {
-	e := &jsonObjectEncoder{iso: f.isoTimestamps, loc: f.loc}
+	e := &jsonObjectEncoder{iso: f.isoTimestamps, loc: f.loc, cols: cols}
 	for i, c := range cols {
 		k := []byte{','}
 		if i == 0 {
@@ -116,6 +117,10 @@ func (e *jsonObjectEncoder) object(dst []byte, row []types.Value) []byte {
 	}
 	for c, v := range row {
 		dst = append(dst, e.keys[c]...)
+		if t := e.cols[c].Type; t.Comp != nil {
+			dst = e.compositeJSON(dst, v, t)
+			continue
+		}
 		dst = e.value(dst, v)
 	}
 	return append(dst, '}')

@@ -23,6 +23,7 @@ type jsonDecoder struct {
 	strs  recordStrings
 	key   []byte
 	text  []byte
+	comp  compositeScratch
 }
 
 func newJSONDecoder(f format, cols []types.Column) *jsonDecoder {
@@ -216,6 +217,14 @@ func (d *jsonDecoder) object(row []types.Value) error {
 func (d *jsonDecoder) value(c int, dst *types.Value) error {
 	sc := &d.sc
 	kind := d.cols[c].Type.Kind
+	if d.cols[c].Type.Comp != nil {
+		v, err := d.composite(d.cols[c].Type, 0)
+		if err != nil {
+			return fmt.Errorf("column %s: %w", d.cols[c].Name, err)
+		}
+		*dst = v
+		return nil
+	}
 	var text []byte
 	switch sc.peek() {
 	case 'n':

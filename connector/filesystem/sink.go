@@ -87,6 +87,9 @@ func NewSink(t *connector.Table, env connector.Env) (connector.Sink, error) {
 	if err := options.CheckKnown("filesystem", t.Options, known); err != nil {
 		return nil, err
 	}
+	if err := checkComposite(f, t.Schema, "written"); err != nil {
+		return nil, err
+	}
 	dir, ok := t.Options["path"]
 	if !ok || dir == "" {
 		return nil, fmt.Errorf("missing option 'path'")

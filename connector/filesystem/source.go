@@ -86,6 +86,9 @@ func NewSource(t *connector.Table, env connector.Env) (connector.Source, error) 
 	if !ok || path == "" {
 		return nil, fmt.Errorf("missing option 'path'")
 	}
+	if err := checkComposite(f, t.Schema, "read"); err != nil {
+		return nil, err
+	}
 	s := &Source{schema: t.Schema, format: f}
 	for i, c := range t.Schema.Columns {
 		if c.Type.Kind == types.KindNull {

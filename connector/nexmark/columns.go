@@ -43,6 +43,8 @@ const (
 	fBidURL
 	fBidDateTime
 	fBidExtra
+
+	fRow // a ROW of fields of one kind (column.sub)
 )
 
 // fieldDef names a field of an event kind and its type, in the order of
@@ -91,6 +93,8 @@ var kindFields = [3][]fieldDef{
 // built, so that filling a row is a switch per column, with no lookups.
 type column struct {
 	f field
+	// sub are the fields of a ROW column (f == fRow), in the ROW's order.
+	sub []field
 	// only: the column holds a value for events of this kind and is NULL
 	// for the others (anyKind: every event).
 	only model.Kind
@@ -135,9 +139,10 @@ func kindNamed(s string) (model.Kind, bool) {
 // resolveColumns maps the declared columns to fields. With kind set (the
 // table option 'nexmark.event-type'), the columns are fields of that kind
 // by name. Without, the table is the reference's: event_type, the
-// event's dateTime, and for now, until ROW types exist, the fields of the
-// person, auction and bid ROWs as columns named `person.id`,
-// `bid.price`, ...: NULL unless the event is of that kind.
+// event's dateTime, and the ROW columns person, auction and bid, NULL
+// unless the event is of that kind (a ROW may declare its fields in any
+// order, and fewer of them); also, flat, the fields of those ROWs as
+// columns named `person.id`, `bid.price`, ....
 func resolveColumns(schema types.Schema, kind model.Kind, perKind bool) ([]column, error) {
 	cols := make([]column, len(schema.Columns))
 	for i, c := range schema.Columns {
@@ -162,8 +167,12 @@ func resolveColumns(schema types.Schema, kind model.Kind, perKind bool) ([]colum
 					"(person, auction and bid fields as `person.id`, `bid.price`, ...; or set 'nexmark.event-type' to read one kind of event with its fields as columns)", c.Name)
 			}
 			if !dotted {
-				return nil, fmt.Errorf("column %s: the %s column is a ROW<%s>, and Weir has no ROW types yet: declare its fields as columns named `%s.<field>` or set 'nexmark.event-type' = '%s'",
-					c.Name, k, fieldNames(k), k, k)
+				col, err := rowColumn(c, k)
+				if err != nil {
+					return nil, err
+				}
+				cols[i] = col
+				continue
 			}
 			d, ok := lookupField(k, name)
 			if !ok {
@@ -185,14 +194,37 @@ func resolveColumns(schema types.Schema, kind model.Kind, perKind bool) ([]colum
 	return cols, nil
 }
 
+// rowColumn resolves the ROW column c holding the fields of events of kind k.
+func rowColumn(c types.Column, k model.Kind) (column, error) {
+	if c.Type.Kind != types.KindRow {
+		return column{}, fmt.Errorf("column %s: the %s column is a ROW<%s>, declared %s", c.Name, k, fieldNames(k), c.Type.SQL())
+	}
+	if c.Type.NotNull {
+		return column{}, fmt.Errorf("column %s: cannot be NOT NULL: it is NULL for events that are not a %s", c.Name, k)
+	}
+	col := column{f: fRow, only: k}
+	for _, sf := range c.Type.Fields() {
+		d, ok := lookupField(k, sf.Name)
+		if !ok {
+			return column{}, fmt.Errorf("column %s: a %s has no field '%s' (its fields: %s)", c.Name, k, sf.Name, fieldNames(k))
+		}
+		if !typeFits(sf.Type.Kind, d.kind) {
+			return column{}, fmt.Errorf("column %s: the field %s is %s, declared %s", c.Name, d.name, d.kind.SQL(), sf.Type.SQL())
+		}
+		col.sub = append(col.sub, d.f)
+	}
+	return col, nil
+}
+
 // typeFits reports whether a column of kind declared can hold a field of
 // kind k: the same kind, or event_type declared BIGINT.
 func typeFits(declared, k types.Kind) bool {
 	return declared == k || (k == types.KindInt && declared == types.KindBigInt)
 }
 
-// fill writes event e into row, one value per column.
-func fill(row []types.Value, cols []column, e *model.Event) {
+// fill writes event e into row, one value per column; b builds the ROW
+// values.
+func fill(row []types.Value, cols []column, e *model.Event, b *types.RowBuilder) {
 	for i := range cols {
 		c := &cols[i]
 		if c.only != anyKind && c.only != e.Kind {
@@ -214,6 +246,12 @@ func fill(row []types.Value, cols []column, e *model.Event) {
 			row[i] = types.TimestampValue(e.Bid.DateTime)
 		case fBidExtra:
 			row[i] = types.StringValue(e.Bid.Extra)
+		case fRow:
+			b.Begin()
+			for _, f := range c.sub {
+				b.Add(value(f, e))
+			}
+			row[i] = b.Finish(types.KindRow)
 		default:
 			row[i] = value(c.f, e)
 		}

@@ -98,6 +98,7 @@ type Reader struct {
 	quota       int64          // events of this subtask in all; -1 if unbounded
 	skips       seqsplit.Skips // events of earlier runs at other parallelisms
 	ev          model.Event
+	rows        types.RowBuilder // builds the ROW columns' values
 	timer       *time.Timer
 }
 
@@ -142,7 +143,7 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 		}
 		if !r.skips.Emitted(n) && (!cfg.perKind || r.gen.KindAt(off) == cfg.kind) {
 			r.generate(n)
-			fill(appendRow(b), r.src.cols, &r.ev)
+			fill(appendRow(b), r.src.cols, &r.ev, &r.rows)
 			emitted++
 		}
 		n += p

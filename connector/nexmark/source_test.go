@@ -284,7 +284,7 @@ func TestOptionErrors(t *testing.T) {
 		{bidCols, opts("nexmark.event-type", "bid", "bid.proportion", "0"), "the table would be empty, 'bid.proportion' is 0"},
 		{bidCols, opts("nexmark.event-type", "person"), "column auction: a person has no field 'auction'"},
 		{[]types.Column{{Name: "price", Type: types.Int}}, opts("nexmark.event-type", "bid"), "column price: the field price is BIGINT, declared INT"},
-		{[]types.Column{{Name: "bid", Type: types.Varchar}}, opts(), "the bid column is a ROW<auction, bidder, price, channel, url, dateTime, extra>, and Weir has no ROW types yet"},
+		{[]types.Column{{Name: "bid", Type: types.Varchar}}, opts(), "the bid column is a ROW<auction, bidder, price, channel, url, dateTime, extra>, declared STRING"},
 		{[]types.Column{{Name: "bid.cost", Type: types.BigInt}}, opts(), "column bid.cost: a bid has no field 'cost'"},
 		{[]types.Column{{Name: "price", Type: types.BigInt}}, opts(), "column price: the nexmark table has the columns event_type, person, auction, bid and dateTime"},
 		{[]types.Column{{Name: "bid.price", Type: types.Type{Kind: types.KindBigInt, NotNull: true}}}, opts(), "cannot be NOT NULL"},

@@ -1,0 +1,44 @@
+-- ROW, ARRAY and MAP columns, read from JSON lines (examples/data/people.json):
+--
+--   go run ./cmd/weir run examples/types_nested.sql
+--
+-- A field is person.name (person is a column, not a table), t.person.name
+-- or `person`.`addr`.`city`; tags[1] is the first element (NULL out of
+-- range), scores['q1'] the value of a key (NULL if none). A field of a
+-- NULL ROW is NULL. print shows a ROW as (a, b), an ARRAY as [a, b], a
+-- MAP as {k=v}.
+SET 'parallelism.default' = '1';
+
+CREATE TABLE people (
+  id BIGINT,
+  person ROW<name STRING, age INT, addr ROW<city STRING, zip STRING>>,
+  tags ARRAY<STRING>,
+  scores MAP<STRING, INT>
+) WITH (
+  'connector' = 'filesystem',
+  'path' = 'examples/data/people.json',
+  'format' = 'json'
+);
+
+DESCRIBE people;
+
+CREATE TABLE cards (
+  id BIGINT,
+  name STRING,
+  city STRING,
+  first_tag STRING,
+  n_tags INT,
+  q1 INT,
+  is_ops BOOLEAN,
+  card ROW<name STRING, tags ARRAY<STRING>>,
+  pair ARRAY<INT>
+) WITH ('connector' = 'print');
+
+INSERT INTO cards
+SELECT id, person.name, people.person.addr.city, tags[1], CARDINALITY(tags), scores['q1'],
+  ARRAY_CONTAINS(tags, 'ops'), ROW(person.name, tags), ARRAY[person.age, id]
+FROM people;
+
+-- Grouping by a field of a nested ROW.
+CREATE TABLE by_city (city STRING, people BIGINT) WITH ('connector' = 'print');
+INSERT INTO by_city SELECT `person`.`addr`.`city`, COUNT(*) FROM people GROUP BY `person`.`addr`.`city`;
