@@ -37,6 +37,24 @@ type Session struct {
 	// Warn, if set, receives warnings about statements (a SET of a Flink
 	// key that Weir ignores); by default they go to Env.Stderr.
 	Warn func(pos parser.Pos, msg string)
+
+	// outMu orders the writes of jobs' sinks to Env.Stdout and Env.Stderr:
+	// the subtasks of one or several print sinks write at once.
+	// (a pointer: a background job's copy of the session shares it; nil
+	// for a Session not made by New: writes are not ordered).
+	outMu *sync.Mutex
+}
+
+// lockedWriter writes to w under a lock shared by all writers of a session.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
 
 // New returns a session with the built-in connectors, writing to env.
@@ -46,6 +64,7 @@ func New(env connector.Env) *Session {
 		Config:     map[string]string{},
 		Connectors: builtin.Registry(),
 		Env:        env,
+		outMu:      new(sync.Mutex),
 	}
 }
 
@@ -373,6 +392,12 @@ func (s *Session) warn(pos parser.Pos, msg string) {
 func (s *Session) planner() *planner.Planner {
 	env := s.Env
 	env.Location = s.Location()
+	if env.Stdout != nil && s.outMu != nil {
+		env.Stdout = lockedWriter{mu: s.outMu, w: env.Stdout}
+	}
+	if env.Stderr != nil && s.outMu != nil {
+		env.Stderr = lockedWriter{mu: s.outMu, w: env.Stderr}
+	}
 	return &planner.Planner{Catalog: s.Catalog, Connectors: s.Connectors, Env: env, Config: s.Config}
 }
 
