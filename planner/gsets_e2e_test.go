@@ -167,3 +167,49 @@ func TestRollupOverUpdatingInput(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowGroupingSets: GROUPING SETS over a TUMBLE window TVF, insert
+// only, each window's per-key rows and its total.
+func TestWindowGroupingSets(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	dir, rows := writeOverInput(t, seed, 400)
+	const size = 10_000
+	type agg struct {
+		n   int
+		sum *int
+	}
+	groups := map[string]*agg{}
+	add := func(key string, v *int) {
+		a := groups[key]
+		if a == nil {
+			a = &agg{}
+			groups[key] = a
+		}
+		a.n++
+		if v != nil {
+			s := *v
+			if a.sum != nil {
+				s += *a.sum
+			}
+			a.sum = &s
+		}
+	}
+	for _, r := range rows {
+		ws := r.ts - r.ts%size
+		add(fmt.Sprintf("%s, %d, 0", tsText(ws), r.k), r.v)
+		add(fmt.Sprintf("%s, <NULL>, 1", tsText(ws)), r.v)
+	}
+	var want []string
+	for k, a := range groups {
+		want = append(want, fmt.Sprintf("[%s, %d, %s]", k, a.n, vText(a.sum)))
+	}
+	sort.Strings(want)
+	q := `SELECT window_start, k, GROUPING(k), COUNT(*), SUM(v) FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end, GROUPING SETS ((k), ())`
+	for _, par := range []int{1, 2, 4} {
+		got := runInsertOnly(t, dir, q, par)
+		if !slices.Equal(got, want) {
+			t.Errorf("p%d:\ngot  %v\nwant %v", par, got, want)
+		}
+	}
+}
