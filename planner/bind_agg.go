@@ -60,17 +60,14 @@ func (a *aggScope) lookup(e parser.Expr) (expr.Expr, bool, error) {
 	return nil, false, nil
 }
 
-// grouping binds GROUPING(k) and GROUPING_ID(k1, …, kn) (Flink's
+// grouping binds GROUPING(k1, …, kn) and its alias GROUPING_ID (Flink's
 // semantics): per grouping set, the bits (k1 first, most significant) of
 // the arguments that the set leaves out; BIGINT NOT NULL. It is a constant
 // per set: a CASE over the $e column of the aggregate.
 func (a *aggScope) grouping(c *parser.Call) (expr.Expr, error) {
 	name := strings.ToUpper(c.Name)
-	if c.Star || c.Distinct || c.Filter != nil || len(c.Args) == 0 || (name == "GROUPING" && len(c.Args) != 1) {
-		if name == "GROUPING" {
-			return nil, parser.Errorf(c.Pos, "GROUPING takes one GROUP BY expression: GROUPING(col)")
-		}
-		return nil, parser.Errorf(c.Pos, "GROUPING_ID takes GROUP BY expressions: GROUPING_ID(col, …)")
+	if c.Star || c.Distinct || c.Filter != nil || len(c.Args) == 0 {
+		return nil, parser.Errorf(c.Pos, "%s takes GROUP BY expressions: %s(col, …)", name, name)
 	}
 	pos := make([]int, len(c.Args))
 	for i, arg := range c.Args {

@@ -94,7 +94,7 @@ func TestGroupingSetsRollupCube(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rows := gsInput(seed, 200)
 	from := gsValues(rows)
-	sel := "SELECT k1, k2, GROUPING(k1), GROUPING(k2), GROUPING_ID(k1, k2), COUNT(*), SUM(v) FROM " + from + " GROUP BY "
+	sel := "SELECT k1, k2, GROUPING(k1), GROUPING(k2), GROUPING(k1, k2), COUNT(*), SUM(v) FROM " + from + " GROUP BY "
 	all := [][2]bool{{true, true}, {true, false}, {false, true}, {false, false}}
 	for _, c := range []struct {
 		groupBy string
