@@ -1040,6 +1040,12 @@ func (c *converter) groupItem(sel *Select, g *gGroupItem) {
 			for _, x := range s.Exprs {
 				set.Exprs = append(set.Exprs, c.expr(x))
 			}
+			for _, x := range set.Exprs {
+				if call, ok := x.(*Call); ok && (strings.EqualFold(call.Name, "ROLLUP") || strings.EqualFold(call.Name, "CUBE")) {
+					c.fail(lexer.Position{Line: call.Pos.Line, Column: call.Pos.Col, Offset: call.Pos.Offset}, "%s inside GROUPING SETS is not supported yet: list its sets", strings.ToUpper(call.Name))
+					return
+				}
+			}
 			el.Sets = append(el.Sets, set)
 		}
 		sel.Grouping = append(sel.Grouping, el)
