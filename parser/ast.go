@@ -237,9 +237,27 @@ type Select struct {
 	From     Relation // nil if no FROM
 	Where    Expr     // nil if none
 	GroupBy  []Expr
+	// Grouping holds the GROUPING SETS, ROLLUP and CUBE elements of GROUP
+	// BY (after the plain expressions of GroupBy); nil if none.
+	Grouping []*GroupingElem
 	Having   Expr // nil if none
 	// Windows are the named windows of the WINDOW clause.
 	Windows []*NamedWindow
+}
+
+// GroupingElem is GROUPING SETS (…), ROLLUP (…) or CUBE (…) in GROUP BY.
+type GroupingElem struct {
+	Pos  Pos
+	Kind string // "GROUPING SETS", "ROLLUP" or "CUBE"
+	// Sets are the sets of GROUPING SETS; for ROLLUP and CUBE, one set
+	// holding the columns.
+	Sets []*GroupingSet
+}
+
+// GroupingSet is one set of expressions of a grouping element.
+type GroupingSet struct {
+	Pos   Pos
+	Exprs []Expr
 }
 
 // NamedWindow is name AS (spec) in a WINDOW clause.
@@ -560,6 +578,8 @@ func (n *FieldAccess) Position() Pos  { return n.Pos }
 func (n *Subscript) Position() Pos    { return n.Pos }
 func (n *Constructor) Position() Pos  { return n.Pos }
 func (n *NamedWindow) Position() Pos  { return n.Pos }
+func (n *GroupingElem) Position() Pos { return n.Pos }
+func (n *GroupingSet) Position() Pos  { return n.Pos }
 func (n *WindowSpec) Position() Pos   { return n.Pos }
 func (n *OrderItem) Position() Pos    { return n.Pos }
 func (n *Frame) Position() Pos        { return n.Pos }
@@ -598,6 +618,8 @@ func (*FieldAccess) node()  {}
 func (*Subscript) node()    {}
 func (*Constructor) node()  {}
 func (*NamedWindow) node()  {}
+func (*GroupingElem) node() {}
+func (*GroupingSet) node()  {}
 func (*WindowSpec) node()   {}
 func (*OrderItem) node()    {}
 func (*Frame) node()        {}

@@ -438,8 +438,8 @@ func (c *converter) queryTerm(g *gQueryTerm) QueryExpr {
 	if s.Where != nil {
 		sel.Where = c.expr(s.Where)
 	}
-	for _, e := range s.GroupBy {
-		sel.GroupBy = append(sel.GroupBy, c.expr(e))
+	for _, g := range s.GroupBy {
+		c.groupItem(sel, g)
 	}
 	if s.Having != nil {
 		sel.Having = c.expr(s.Having)
@@ -1091,4 +1091,47 @@ func descriptorCol(g *gExpr) *gIdent {
 		return nil
 	}
 	return bareIdent(cl.First)
+}
+
+// groupItem adds a GROUP BY element to sel: a plain expression, or a
+// grouping element (ROLLUP (…) and CUBE (…) parse as calls, GROUPING SETS
+// as the identifier GROUPING followed by the sets).
+func (c *converter) groupItem(sel *Select, g *gGroupItem) {
+	e := c.expr(g.Expr)
+	if g.Sets != nil {
+		if r, ok := e.(*ColumnRef); !ok || r.Table != "" || !strings.EqualFold(r.Name, "GROUPING") {
+			c.fail(g.Sets[0].Pos, "SETS must follow GROUPING in GROUP BY")
+			return
+		}
+		el := &GroupingElem{Pos: e.Position(), Kind: "GROUPING SETS"}
+		for _, s := range g.Sets {
+			set := &GroupingSet{Pos: toPos(s.Pos)}
+			if s.One != nil {
+				set.Exprs = []Expr{c.expr(s.One)}
+			}
+			for _, x := range s.Exprs {
+				set.Exprs = append(set.Exprs, c.expr(x))
+			}
+			for _, x := range set.Exprs {
+				if call, ok := x.(*Call); ok && (strings.EqualFold(call.Name, "ROLLUP") || strings.EqualFold(call.Name, "CUBE")) {
+					c.fail(lexer.Position{Line: call.Pos.Line, Column: call.Pos.Col, Offset: call.Pos.Offset}, "%s inside GROUPING SETS is not supported yet: list its sets", strings.ToUpper(call.Name))
+					return
+				}
+			}
+			el.Sets = append(el.Sets, set)
+		}
+		sel.Grouping = append(sel.Grouping, el)
+		return
+	}
+	if call, ok := e.(*Call); ok && call.Over == nil && call.Filter == nil && !call.Star && !call.Distinct {
+		if kind := strings.ToUpper(call.Name); kind == "ROLLUP" || kind == "CUBE" {
+			if len(call.Args) == 0 {
+				c.fail(lexer.Position{Line: call.Pos.Line, Column: call.Pos.Col, Offset: call.Pos.Offset}, "%s needs at least one column", kind)
+				return
+			}
+			sel.Grouping = append(sel.Grouping, &GroupingElem{Pos: call.Pos, Kind: kind, Sets: []*GroupingSet{{Pos: call.Pos, Exprs: call.Args}}})
+			return
+		}
+	}
+	sel.GroupBy = append(sel.GroupBy, e)
 }

@@ -451,9 +451,15 @@ func (f *formatter) selectBlock(s *Select) {
 		f.w(" WHERE ")
 		f.expr(s.Where, precOr)
 	}
-	if len(s.GroupBy) > 0 {
+	if len(s.GroupBy) > 0 || len(s.Grouping) > 0 {
 		f.w(" GROUP BY ")
 		f.exprList(s.GroupBy)
+		for i, g := range s.Grouping {
+			if i > 0 || len(s.GroupBy) > 0 {
+				f.w(", ")
+			}
+			f.groupingElem(g)
+		}
 	}
 	if s.Having != nil {
 		f.w(" HAVING ")
@@ -853,4 +859,24 @@ func joinIdents(names []string) string {
 		qs[i] = quoteIdent(n)
 	}
 	return strings.Join(qs, ", ")
+}
+
+// groupingElem writes GROUPING SETS ((a, b), ()), ROLLUP (a, b) or CUBE (a, b).
+func (f *formatter) groupingElem(g *GroupingElem) {
+	if g.Kind != "GROUPING SETS" {
+		f.w(g.Kind, " (")
+		f.exprList(g.Sets[0].Exprs)
+		f.w(")")
+		return
+	}
+	f.w("GROUPING SETS (")
+	for i, s := range g.Sets {
+		if i > 0 {
+			f.w(", ")
+		}
+		f.w("(")
+		f.exprList(s.Exprs)
+		f.w(")")
+	}
+	f.w(")")
 }

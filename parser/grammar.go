@@ -383,9 +383,25 @@ type gSelect struct {
 	Items    []*gSelectItem  `parser:"@@ ( ',' @@ )*"`
 	From     *gFrom          `parser:"( 'FROM' @@ )?"`
 	Where    *gExpr          `parser:"( 'WHERE' @@ )?"`
-	GroupBy  []*gExpr        `parser:"( 'GROUP' 'BY' @@ ( ',' @@ )* )?"`
+	GroupBy  []*gGroupItem   `parser:"( 'GROUP' 'BY' @@ ( ',' @@ )* )?"`
 	Having   *gExpr          `parser:"( 'HAVING' @@ )?"`
 	Windows  []*gNamedWindow `parser:"( 'WINDOW' @@ ( ',' @@ )* )?"`
+}
+
+// gGroupItem is an element of GROUP BY: an expression (ROLLUP (…) and
+// CUBE (…) read as calls), or GROUPING SETS (…), read as the identifier
+// GROUPING followed by SETS; convert.go checks both.
+type gGroupItem struct {
+	Expr *gExpr          `parser:"@@"`
+	Sets []*gGroupingSet `parser:"( 'SETS' '(' @@ ( ',' @@ )* ')' )?"`
+}
+
+// gGroupingSet is one set of GROUPING SETS: (a, b), () or a bare a.
+type gGroupingSet struct {
+	Pos   lexer.Position
+	Paren bool     `parser:"( @'('"`
+	Exprs []*gExpr `parser:"  ( @@ ( ',' @@ )* )? ')'"`
+	One   *gExpr   `parser:"| @@ )"`
 }
 
 // gNamedWindow is name AS (window spec) of a WINDOW clause.

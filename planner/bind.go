@@ -244,7 +244,7 @@ func (b *binder) bindSelect(s *parser.Select) (Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	hasAgg := len(s.GroupBy) > 0 || s.Having != nil
+	hasAgg := len(s.GroupBy) > 0 || len(s.Grouping) > 0 || s.Having != nil
 	var overs []*parser.Call
 	for _, it := range items {
 		hasAgg = hasAgg || containsAgg(it.e)

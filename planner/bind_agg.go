@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,9 +18,17 @@ type aggScope struct {
 	keys    []string    // digests of the group keys
 	keyCols []expr.Expr
 	aggs    map[string]expr.Expr // aggregate digest → output column
+	// sets are the grouping sets (positions in keys each keeps); nil for a
+	// plain GROUP BY. eCol is the aggregate's $e column (the set's index).
+	sets [][]int
+	eCol expr.Expr
 }
 
 func (a *aggScope) lookup(e parser.Expr) (expr.Expr, bool, error) {
+	if c, ok := e.(*parser.Call); ok && c.Over == nil && (strings.EqualFold(c.Name, "GROUPING") || strings.EqualFold(c.Name, "GROUPING_ID")) {
+		x, err := a.grouping(c)
+		return x, err == nil, err
+	}
 	if c, ok := isAggCall(e); ok {
 		d, _, err := a.aggDigest(c)
 		if err != nil {
@@ -49,6 +58,110 @@ func (a *aggScope) lookup(e parser.Expr) (expr.Expr, bool, error) {
 		}
 	}
 	return nil, false, nil
+}
+
+// grouping binds GROUPING(k1, …, kn) and its alias GROUPING_ID (Flink's
+// semantics): per grouping set, the bits (k1 first, most significant) of
+// the arguments that the set leaves out; BIGINT NOT NULL. It is a constant
+// per set: a CASE over the $e column of the aggregate.
+func (a *aggScope) grouping(c *parser.Call) (expr.Expr, error) {
+	name := strings.ToUpper(c.Name)
+	if c.Star || c.Distinct || c.Filter != nil || len(c.Args) == 0 {
+		return nil, parser.Errorf(c.Pos, "%s takes GROUP BY expressions: %s(col, …)", name, name)
+	}
+	pos := make([]int, len(c.Args))
+	for i, arg := range c.Args {
+		x, err := a.in.bind(arg)
+		if err != nil {
+			return nil, err
+		}
+		pos[i] = -1
+		d := digest(x)
+		for j, k := range a.keys {
+			if k == d {
+				pos[i] = j
+			}
+		}
+		if pos[i] < 0 {
+			return nil, parser.Errorf(arg.Position(), "the argument of %s must be a GROUP BY expression, not %s", name, sqlText(arg))
+		}
+	}
+	value := func(set []int) int64 {
+		var v int64
+		for _, p := range pos {
+			v <<= 1
+			if set != nil && !slices.Contains(set, p) {
+				v |= 1
+			}
+		}
+		return v
+	}
+	bigint := types.Type{Kind: types.KindBigInt, NotNull: true}
+	lit := func(v int64) expr.Expr { return expr.NewLiteral(types.BigIntValue(v), bigint) }
+	if a.sets == nil {
+		return lit(value(nil)), nil
+	}
+	var conds, results []expr.Expr
+	for i, set := range a.sets[:len(a.sets)-1] {
+		cond, err := expr.NewCompare("=", a.eCol, lit(int64(i)))
+		if err != nil {
+			return nil, wrap(c.Pos, err)
+		}
+		conds, results = append(conds, cond), append(results, lit(value(set)))
+	}
+	last := lit(value(a.sets[len(a.sets)-1]))
+	if len(conds) == 0 {
+		return last, nil
+	}
+	x, err := expr.NewCase(conds, results, last)
+	if err != nil {
+		return nil, wrap(c.Pos, err)
+	}
+	return x, nil
+}
+
+// groupingSets returns the grouping sets of s's GROUP BY as lists of
+// expressions: the cross product of its elements, a plain expression
+// being an element of one set of itself; nil when s has no GROUPING SETS,
+// ROLLUP or CUBE.
+func groupingSets(s *parser.Select) [][]parser.Expr {
+	if len(s.Grouping) == 0 {
+		return nil
+	}
+	sets := [][]parser.Expr{append([]parser.Expr{}, s.GroupBy...)}
+	for _, g := range s.Grouping {
+		var alts [][]parser.Expr
+		switch g.Kind {
+		case "ROLLUP":
+			cols := g.Sets[0].Exprs
+			for n := len(cols); n >= 0; n-- {
+				alts = append(alts, cols[:n])
+			}
+		case "CUBE":
+			cols := g.Sets[0].Exprs
+			for m := (1 << len(cols)) - 1; m >= 0; m-- {
+				var set []parser.Expr
+				for i, c := range cols {
+					if m&(1<<(len(cols)-1-i)) != 0 {
+						set = append(set, c)
+					}
+				}
+				alts = append(alts, set)
+			}
+		default:
+			for _, set := range g.Sets {
+				alts = append(alts, set.Exprs)
+			}
+		}
+		var next [][]parser.Expr
+		for _, s := range sets {
+			for _, alt := range alts {
+				next = append(next, append(append([]parser.Expr{}, s...), alt...))
+			}
+		}
+		sets = next
+	}
+	return sets
 }
 
 // aggDigest binds an aggregate call's argument and returns a digest that
@@ -146,24 +259,56 @@ func (b *binder) bindAggregate(s *parser.Select, sc *scope, input Node, items []
 		}
 		return "$f" + strconv.Itoa(len(pre))
 	}
-	for _, g := range s.GroupBy {
+	// keyOf binds a group key and returns its position in pre.
+	keyOf := func(g parser.Expr) (int, error) {
 		x, err := in.bind(g)
 		if err != nil {
-			return nil, nil, err
+			return 0, err
 		}
 		d := digest(x)
-		dup := false
-		for _, k := range as.keys {
-			dup = dup || k == d
-		}
-		if dup {
-			continue
+		for i, k := range as.keys {
+			if k == d {
+				return i, nil
+			}
 		}
 		preNames = append(preNames, colName(x))
 		pre = append(pre, x)
 		as.keys = append(as.keys, d)
+		return len(pre) - 1, nil
+	}
+	for _, g := range s.GroupBy {
+		if _, err := keyOf(g); err != nil {
+			return nil, nil, err
+		}
+	}
+	exprSets := groupingSets(s)
+	if len(exprSets) > 4096 {
+		return nil, nil, parser.Errorf(s.Grouping[0].Pos, "GROUP BY has %d grouping sets; at most 4096 are supported", len(exprSets))
+	}
+	for _, set := range exprSets {
+		var ks []int
+		for _, g := range set {
+			k, err := keyOf(g)
+			if err != nil {
+				return nil, nil, err
+			}
+			if !slices.Contains(ks, k) {
+				ks = append(ks, k)
+			}
+		}
+		slices.Sort(ks)
+		if ks == nil {
+			ks = []int{}
+		}
+		as.sets = append(as.sets, ks)
 	}
 	nk := len(pre)
+	// With grouping sets the aggregate's keys are the grouping columns and
+	// $e, before the aggregates.
+	off := nk
+	if as.sets != nil {
+		off++
+	}
 	// Aggregate calls, in order: select items first, then HAVING.
 	var calls []*parser.Call
 	aliasOf := map[*parser.Call]string{}
@@ -220,19 +365,29 @@ func (b *binder) bindAggregate(s *parser.Select, sc *scope, input Node, items []
 		}
 		name := aliasOf[c]
 		if name == "" {
-			name = "$f" + strconv.Itoa(nk+len(aggs))
+			name = "$f" + strconv.Itoa(off+len(aggs))
 		}
 		aggs = append(aggs, call)
 		aggNames = append(aggNames, name)
-		as.aggs[d] = expr.NewColumn(nk+len(aggs)-1, t, name)
+		as.aggs[d] = expr.NewColumn(off+len(aggs)-1, t, name)
 	}
-	proj := &Project{Input: input, Exprs: pre, Names: preNames}
+	var aggIn Node = &Project{Input: input, Exprs: pre, Names: preNames}
 	keys := make([]int, nk)
 	for i := range keys {
 		keys[i] = i
-		as.keyCols = append(as.keyCols, expr.NewColumn(i, pre[i].Type().Plain(), preNames[i]))
 	}
-	var node Node = &Aggregate{Input: proj, Keys: keys, Aggs: aggs, Names: append(preNames[:nk:nk], aggNames...)}
+	keyNames := preNames[:nk:nk]
+	if as.sets != nil {
+		aggIn = &Expand{Input: aggIn, Keys: keys, Sets: as.sets}
+		keys = append(keys, len(pre))
+		keyNames = append(keyNames, "$e")
+		as.eCol = expr.NewColumn(nk, types.Type{Kind: types.KindBigInt, NotNull: true}, "$e")
+	}
+	inSch := aggIn.Schema()
+	for i := range nk {
+		as.keyCols = append(as.keyCols, expr.NewColumn(i, inSch.Columns[i].Type.Plain(), preNames[i]))
+	}
+	var node Node = &Aggregate{Input: aggIn, Keys: keys, Aggs: aggs, Names: append(keyNames, aggNames...)}
 	if w, ok, err := windowAggregate(node.(*Aggregate), s.Pos); err != nil {
 		return nil, nil, err
 	} else if ok {

@@ -184,7 +184,7 @@ func (b *binder) bindSubquery(left Node, sc *scope, sq subqueryConjunct) (Node, 
 // correlatable reports whether sel can be bound as a correlated subquery:
 // a plain SELECT ... FROM ... [WHERE ...] (for IN, of one expression).
 func correlatable(sel *parser.Select, in bool) bool {
-	if sel.From == nil || len(sel.GroupBy) > 0 || sel.Having != nil || len(sel.Windows) > 0 {
+	if sel.From == nil || len(sel.GroupBy) > 0 || len(sel.Grouping) > 0 || sel.Having != nil || len(sel.Windows) > 0 {
 		return false
 	}
 	for _, it := range sel.Items {

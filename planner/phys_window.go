@@ -254,8 +254,18 @@ func (p *windowAggNode) addTo(b *graphBuilder, id string, ins [][]outlet) ([]out
 		New: newOp}), nil
 }
 
-// lower refuses a window TVF whose rows are selected directly: only a
-// window aggregation over it is planned so far.
-func (x *WindowTVF) lower(b *physBuilder, _ []physNode) (physNode, error) {
-	return nil, parser.Errorf(b.pos, "the rows of a window TVF (%s) can only be aggregated so far: GROUP BY window_start, window_end", x.Spec.Kind)
+// lower plans a window TVF whose rows are selected directly (not consumed
+// by a window aggregate, join or Top-N) as a WindowAssign: a stateless
+// operator giving each row one output row per window (TUMBLE, HOP and
+// CUMULATE in event time); SESSION and processing-time windows can only be
+// aggregated so far.
+func (x *WindowTVF) lower(b *physBuilder, kids []physNode) (physNode, error) {
+	if x.Spec.Kind == exec.WindowSession || x.Spec.Proctime {
+		what := "SESSION window TVF"
+		if x.Spec.Proctime {
+			what = "window TVF over processing time"
+		}
+		return nil, parser.Errorf(b.pos, "the rows of a %s can only be aggregated so far: GROUP BY window_start, window_end", what)
+	}
+	return (&WindowAssign{TVF: x}).lower(b, kids)
 }

@@ -127,7 +127,7 @@ func windowOf(s *parser.Select, c *parser.Call) (*parser.WindowSpec, error) {
 // Rank; it returns that plan and the items bound over it, the ranking
 // call being the rank column.
 func (b *binder) bindOver(s *parser.Select, sc *scope, input Node, items []selItem, calls []*parser.Call) (Node, []expr.Expr, error) {
-	if len(s.GroupBy) > 0 || s.Having != nil {
+	if len(s.GroupBy) > 0 || len(s.Grouping) > 0 || s.Having != nil {
 		return nil, nil, parser.Errorf(calls[0].Pos, "%s OVER in a SELECT with GROUP BY is not supported yet: aggregate in a subquery and rank its result", calls[0].Name)
 	}
 	aggs := 0

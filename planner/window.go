@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"slices"
+
 	"fmt"
 	"strings"
 
@@ -250,7 +252,15 @@ func (b *binder) windowOver(in rel, n *parser.WindowTVF) (rel, error) {
 // window aggregation; an error says why a window aggregation cannot be
 // planned.
 func windowAggregate(agg *Aggregate, pos parser.Pos) (Node, bool, error) {
-	proj, ok := agg.Input.(*Project)
+	// With grouping sets, an Expand sits under the aggregate and its $e
+	// column is the aggregate's last key.
+	var exp *Expand
+	aggIn := agg.Input
+	eKey := -1
+	if e, ok := aggIn.(*Expand); ok {
+		exp, aggIn, eKey = e, e.Input, len(agg.Keys)-1
+	}
+	proj, ok := aggIn.(*Project)
 	if !ok {
 		return nil, false, nil
 	}
@@ -269,6 +279,9 @@ func windowAggregate(agg *Aggregate, pos parser.Pos) (Node, bool, error) {
 	var seen [3]bool
 	for i, k := range agg.Keys {
 		roles[i] = -1
+		if i == eKey {
+			continue
+		}
 		if c, ok := proj.Exprs[k].(*expr.Column); ok && c.Index >= nIn {
 			roles[i] = c.Index - nIn
 			seen[roles[i]] = true
@@ -296,7 +309,7 @@ func windowAggregate(agg *Aggregate, pos parser.Pos) (Node, bool, error) {
 	newIdx := map[int]int{} // old pre position → new
 	var keys []int
 	for i, k := range agg.Keys {
-		if roles[i] >= 0 {
+		if roles[i] >= 0 || i == eKey {
 			continue
 		}
 		newIdx[k] = len(pre)
@@ -348,13 +361,23 @@ func windowAggregate(agg *Aggregate, pos parser.Pos) (Node, bool, error) {
 		}
 		aggs[j] = a
 	}
+	var wIn Node = &Project{Input: input, Exprs: pre, Names: names}
+	if exp != nil {
+		e, err := windowExpand(exp, wIn, agg, roles, newIdx, pos)
+		if err != nil {
+			return nil, false, err
+		}
+		wIn = e
+		keys = append(keys, len(pre))
+		names = append(names[:len(pre):len(pre)], "$e")
+	}
 	nk := len(keys)
 	wnames := make([]string, 0, nk+len(aggs))
 	for _, k := range keys {
 		wnames = append(wnames, names[k])
 	}
 	wnames = append(wnames, agg.Names[len(agg.Keys):]...)
-	w := &WindowAggregate{Input: &Project{Input: input, Exprs: pre, Names: names}, Keys: keys, Spec: spec,
+	w := &WindowAggregate{Input: wIn, Keys: keys, Spec: spec,
 		TimeName: tvf.TimeName, Aggs: aggs, Names: wnames, Watermark: watermarkOf(tvf.Input)}
 	// The projection to the Aggregate's layout: its keys in order, then
 	// its aggregates.
@@ -363,7 +386,10 @@ func windowAggregate(agg *Aggregate, pos parser.Pos) (Node, bool, error) {
 	outNames := make([]string, 0, cap(outs))
 	for i, k := range agg.Keys {
 		idx := nk + roles[i]
-		if roles[i] < 0 {
+		switch {
+		case i == eKey:
+			idx = nk - 1
+		case roles[i] < 0:
 			idx = newIdx[k]
 		}
 		c := ws.Columns[idx]
@@ -374,6 +400,42 @@ func windowAggregate(agg *Aggregate, pos parser.Pos) (Node, bool, error) {
 		outs, outNames = append(outs, expr.NewColumn(nk+3+j, c.Type, c.Name)), append(outNames, agg.Names[len(agg.Keys)+j])
 	}
 	return &Project{Input: w, Exprs: outs, Names: outNames}, true, nil
+}
+
+// windowExpand moves the Expand of grouping sets over a window TVF below
+// the window aggregate: over its new input in, with the window columns
+// (which every set must keep) left out of the sets.
+func windowExpand(exp *Expand, in Node, agg *Aggregate, roles []int, newIdx map[int]int, pos parser.Pos) (Node, error) {
+	roleOf := map[int]int{}
+	for i, k := range agg.Keys {
+		roleOf[k] = roles[i]
+	}
+	var keys []int
+	posOf := map[int]int{} // position in exp.Keys → position in keys
+	var window []int       // positions in exp.Keys of the window columns
+	for j, k := range exp.Keys {
+		if roleOf[k] >= 0 {
+			window = append(window, j)
+			continue
+		}
+		posOf[j] = len(keys)
+		keys = append(keys, newIdx[k])
+	}
+	sets := make([][]int, len(exp.Sets))
+	for i, set := range exp.Sets {
+		for _, w := range window {
+			if !slices.Contains(set, w) {
+				return nil, parser.Errorf(pos, "every grouping set of a window aggregate must contain window_start and window_end (and window_time if grouped)")
+			}
+		}
+		sets[i] = []int{}
+		for _, j := range set {
+			if p, ok := posOf[j]; ok {
+				sets[i] = append(sets[i], p)
+			}
+		}
+	}
+	return &Expand{Input: in, Keys: keys, Sets: sets}, nil
 }
 
 // watermarkOf finds the watermark of the scan that n reads, for EXPLAIN.

@@ -20,7 +20,7 @@ var keywords = []string{
 	"INTERVAL", "TIMESTAMP", "TRUE", "FALSE", "BOOLEAN", "INT", "BIGINT", "DOUBLE",
 	"VARCHAR", "STRING", "COUNT", "SUM", "AVG", "MIN", "MAX", "COALESCE", "UPPER",
 	"LOWER", "CHAR_LENGTH", "SUBSTRING", "CONCAT", "TRIM", "ABS", "MOD", "SECOND",
-	"MINUTE", "HOUR", "DAY",
+	"MINUTE", "HOUR", "DAY", "GROUPING", "SETS", "ROLLUP", "CUBE", "GROUPING_ID",
 }
 
 // setKeys are the SET keys completed after a quote: those Weir uses.

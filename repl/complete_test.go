@@ -22,6 +22,7 @@ func TestCompleter(t *testing.T) {
 		want []string // full words offered
 	}{
 		{"SEL", []string{"SELECT"}},
+		{"SELECT a FROM orders GROUP BY ROLL", []string{"ROLLUP"}},
 		{"sel", []string{"select"}},
 		{"SELECT * FROM ord", []string{"order_id", "orders"}},
 		{"SELECT * FROM orders WHERE amo", []string{"amount"}},
