@@ -18,6 +18,13 @@ type calcOp struct {
 	cols []int
 	// identity is set when cols maps every input column to itself.
 	identity bool
+	// srcFilter and srcProj are the expressions as built (filter and proj
+	// are this instance's copies, bound and with common subexpressions
+	// shared); memo numbers the rows for the shared ones (nil: none).
+	srcFilter expr.Expr
+	srcProj   []expr.Expr
+	opened    bool
+	memo      *expr.RowMemo
 }
 
 var _ Operator = (*calcOp)(nil)
@@ -25,6 +32,11 @@ var _ Operator = (*calcOp)(nil)
 // Open implements Operator. Expressions that read the task's watermark
 // (CURRENT_WATERMARK) are bound to this subtask's copy of it.
 func (c *calcOp) Open(ctx *OpContext) error {
+	if !c.opened {
+		c.srcFilter, c.srcProj, c.opened = c.filter, c.proj, true
+	}
+	c.filter, c.proj = c.srcFilter, c.srcProj
+	defer c.shareCommon()
 	if ctx != nil && ctx.Watermark != nil {
 		if c.filter != nil {
 			c.filter, _ = expr.BindWatermark(c.filter, ctx.Watermark)
@@ -60,6 +72,25 @@ func (c *calcOp) Open(ctx *OpContext) error {
 	return nil
 }
 
+// shareCommon makes the subexpressions that the filter and projections
+// repeat (q21's REGEXP_EXTRACT, a lower(channel) tested in several WHEN
+// branches) evaluate once per row.
+func (c *calcOp) shareCommon() {
+	c.memo = nil
+	if c.cols != nil {
+		return // plain column copies
+	}
+	all := append([]expr.Expr{c.filter}, c.proj...)
+	shared, memo := expr.ShareCommon(all)
+	if memo == nil {
+		return
+	}
+	c.filter, c.memo = shared[0], memo
+	if c.proj != nil {
+		c.proj = shared[1:]
+	}
+}
+
 // Process implements Operator.
 func (c *calcOp) Process(_ int, b *types.Batch, out Emitter) error {
 	if c.filter == nil && (c.proj == nil || (c.identity && len(c.cols) == b.Width)) {
@@ -79,6 +110,9 @@ func (c *calcOp) Process(_ int, b *types.Batch, out Emitter) error {
 	o.Reset()
 	for i := range b.Len() {
 		row := b.Row(i)
+		if c.memo != nil {
+			c.memo.Next()
+		}
 		if c.filter != nil {
 			v, err := c.filter.Eval(row)
 			if err != nil {

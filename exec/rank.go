@@ -74,7 +74,14 @@ type RankSpec struct {
 // -U/+U pair (+I when a position fills, -D when it empties); without it,
 // and for RANK and DENSE_RANK with it, a row leaving the range is a -D and
 // one entering it a +I.
+//
+// The append-only ROW_NUMBER form keeps its partitions typed in memory
+// (rankMemOp, checkpointed through state.Records); the others keep them in
+// keyed state.
 func NewRank(spec RankSpec) func() Operator {
+	if spec.Strategy == AppendFast && spec.Func == RowNumber {
+		return func() Operator { return &rankMemOp{spec: spec} }
+	}
 	return func() Operator { return &rankOp{spec: spec} }
 }
 

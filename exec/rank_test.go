@@ -18,14 +18,23 @@ import (
 // cache) running a Top-N instead: the top 3 rows (k, ts) per k by ts
 // descending, with the ROW_NUMBER in the output.
 func newRankHarness(t *testing.T, dir string, par int, restore *checkpoint.Checkpoint, strategy RankStrategy) *tumbleHarness {
-	h := &tumbleHarness{t: t, reader: &posReader{}, sink: &recordSink{}}
-	spec := RankSpec{Partition: []int{0}, Order: []SortKey{{Col: 1, Desc: true, NullsLast: true}}, Func: RowNumber,
+	return newRankHarnessOf(t, dir, par, restore, NewRank(rankHarnessSpec(strategy)))
+}
+
+// rankHarnessSpec is newRankHarness's Top-N.
+func rankHarnessSpec(strategy RankStrategy) RankSpec {
+	return RankSpec{Partition: []int{0}, Order: []SortKey{{Col: 1, Desc: true, NullsLast: true}}, Func: RowNumber,
 		Start: 1, End: 3, OutputRank: true, Strategy: strategy, Kinds: []types.Kind{types.KindBigInt, types.KindTimestamp}}
+}
+
+// newRankHarnessOf is newRankHarness with the operator factory newOp.
+func newRankHarnessOf(t *testing.T, dir string, par int, restore *checkpoint.Checkpoint, newOp func() Operator) *tumbleHarness {
+	h := &tumbleHarness{t: t, reader: &posReader{}, sink: &recordSink{}}
 	g := &JobGraph{Name: "rank", Vertices: []*Vertex{
 		{ID: "s", Name: "S", Parallelism: 1, Source: posSource{h.reader}, SourceWidth: 2, SourceName: "s", Watermark: tumbleWatermark()},
 		{Name: "Rank", Parallelism: par,
 			Inputs:    []Input{{From: 0, Partition: Partitioning{Kind: Hash, Keys: []int{0}}}},
-			Operators: []OperatorSpec{{Name: "Rank", ID: "rank", OutWidth: 3, New: NewRank(spec)}},
+			Operators: []OperatorSpec{{Name: "Rank", ID: "rank", OutWidth: 3, New: newOp}},
 			Sink:      h.sink, SinkName: "out"},
 	}}
 	opts := Options{BatchSize: 16, ChannelBuffer: 64, AutoWatermarkInterval: wmInterval,

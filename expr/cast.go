@@ -153,6 +153,17 @@ func CastTo(v types.Value, t types.Type, loc *time.Location) (types.Value, error
 		return types.Value{}, fmt.Errorf("cannot cast %s to %s", from, t.Name())
 	case from == types.KindDecimal && t.Kind.IsInteger():
 		// Truncates toward zero, as Flink.
+		if n, ok := v.Unscaled(); ok {
+			q := int64(0)
+			if sc := v.Scale(); sc <= 18 {
+				q = n / types.Pow10(sc)
+			}
+			lo, hi := t.Kind.IntegerBounds()
+			if q < lo || q > hi {
+				return types.Value{}, fmt.Errorf("%w: %s does not fit in %s", ErrOverflow, v, t.Kind)
+			}
+			return types.BigIntValue(q).WithKind(t.Kind), nil
+		}
 		u := v.BigUnscaled()
 		u.Quo(u, pow10Big(v.Scale()))
 		lo, hi := t.Kind.IntegerBounds()

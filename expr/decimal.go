@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 
 	"github.com/weir-sql/weir/types"
 )
@@ -101,6 +102,27 @@ func decimalOp(op byte, l, r types.Value, t types.Type) (types.Value, error) {
 			if err == nil && sc <= types.MaxDecimalPrecision {
 				return finishDecimal(types.DecimalValue(n, sc), t)
 			}
+		case '/':
+			if bn == 0 {
+				return types.Value{}, ErrDivisionByZero
+			}
+			// x·10^-sa / (y·10^-sb) at scale st: x·10^(st+sb) / (y·10^sa).
+			if q, ok := divScaled(an, st+sb, bn, sa); ok {
+				return finishDecimal(types.DecimalValue(q, st), t)
+			}
+		case '%':
+			if bn == 0 {
+				return types.Value{}, ErrDivisionByZero
+			}
+			sc = max(sa, sb)
+			x, ok1 := scaleUp(an, sc-sa)
+			y, ok2 := scaleUp(bn, sc-sb)
+			if ok1 && ok2 {
+				if y == -1 {
+					return finishDecimal(types.DecimalValue(0, sc), t)
+				}
+				return finishDecimal(types.DecimalValue(x%y, sc), t)
+			}
 		}
 	}
 	x, y := a.BigUnscaled(), b.BigUnscaled()
@@ -144,6 +166,42 @@ func decimalOp(op byte, l, r types.Value, t types.Type) (types.Value, error) {
 		return types.Value{}, err
 	}
 	return v, nil
+}
+
+// divScaled returns x·10^dx / (y·10^dy) rounded half away from zero,
+// computed in 128 bits without allocating; ok is false when an operand or
+// the quotient does not fit (the caller then uses math/big). y ≠ 0.
+func divScaled(x int64, dx int, y int64, dy int) (int64, bool) {
+	if dx > 18 || dy > 18 {
+		return 0, false
+	}
+	mx, my := magnitude(x), magnitude(y)
+	dhi, d := bits.Mul64(my, uint64(types.Pow10(dy)))
+	if dhi != 0 {
+		return 0, false
+	}
+	hi, lo := bits.Mul64(mx, uint64(types.Pow10(dx)))
+	if hi >= d {
+		return 0, false // the quotient needs more than 64 bits
+	}
+	q, r := bits.Div64(hi, lo, d)
+	if r >= d-r { // 2r ≥ d: round the magnitude up
+		q++
+	}
+	if q > math.MaxInt64 {
+		return 0, false
+	}
+	if (x < 0) != (y < 0) {
+		return -int64(q), true
+	}
+	return int64(q), true
+}
+
+func magnitude(n int64) uint64 {
+	if n < 0 {
+		return uint64(-n)
+	}
+	return uint64(n)
 }
 
 // finishDecimal rounds v to t's scale and checks t's precision.
@@ -211,6 +269,18 @@ func negDecimal(v types.Value) (types.Value, error) {
 // number, at v's scale.
 func decimalFloorCeil(v types.Value, ceil bool) (types.Value, error) {
 	sc := v.Scale()
+	if n, ok := v.Unscaled(); ok && sc <= 18 {
+		m := types.Pow10(sc)
+		q, r := n/m, n%m
+		if r < 0 && !ceil {
+			q--
+		} else if r > 0 && ceil {
+			q++
+		}
+		if p, ok := scaleUp(q, sc); ok {
+			return types.DecimalValue(p, sc), nil
+		}
+	}
 	u := v.BigUnscaled()
 	m := pow10Big(sc)
 	q, r := new(big.Int).QuoRem(u, m, new(big.Int))

@@ -65,8 +65,8 @@ func TestDecimalArithmetic(t *testing.T) {
 		}
 		return strings.TrimSuffix(d, ".")
 	}
-	shapes := [][2]int{{10, 2}, {5, 3}, {18, 0}, {19, 4}, {38, 10}, {3, 3}, {30, 0}, {1, 0}}
-	for iter := 0; iter < 3000; iter++ {
+	shapes := [][2]int{{10, 2}, {5, 3}, {18, 0}, {19, 4}, {38, 10}, {3, 3}, {30, 0}, {1, 0}, {18, 18}, {18, 9}, {9, 9}}
+	for iter := 0; iter < 4000; iter++ {
 		ls, rs := shapes[r.IntN(len(shapes))], shapes[r.IntN(len(shapes))]
 		lt, rt := types.Decimal(ls[0], ls[1]), types.Decimal(rs[0], rs[1])
 		ltext, rtext := randDec(ls[0], ls[1]), randDec(rs[0], rs[1])
@@ -201,6 +201,127 @@ func TestNumericFunctionsOnNewTypes(t *testing.T) {
 		got, err := c.e.Eval(nil)
 		if err != nil || got.String() != c.want || got.Kind() != c.e.Type().Kind {
 			t.Errorf("%d %s = %v (%v), %v; want %s", i, c.e, got, got.Kind(), err, c.want)
+		}
+	}
+}
+
+// randDecimalText returns a random decimal number of at most p digits, s
+// of them after the point (some of them 0 or at the limits).
+func randDecimalText(r *rand.Rand, p, s int) string {
+	n := 1 + r.IntN(p)
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		c := byte('0' + r.IntN(10))
+		if r.IntN(8) == 0 {
+			c = '9'
+		}
+		b.WriteByte(c)
+	}
+	d := b.String()
+	for len(d) <= s {
+		d = "0" + d
+	}
+	if s > 0 {
+		d = d[:len(d)-s] + "." + d[len(d)-s:]
+	}
+	if r.IntN(2) == 0 {
+		d = "-" + d
+	}
+	return d
+}
+
+// TestDecimalFastPathsAgainstBig checks comparisons of DECIMALs of mixed
+// scales, CAST to BIGINT and INT and FLOOR/CEIL, whose int64 fast paths
+// are exact, against math/big answers computed here.
+func TestDecimalFastPathsAgainstBig(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 5))
+	shapes := [][2]int{{18, 0}, {18, 3}, {18, 9}, {18, 18}, {3, 3}, {10, 2}, {19, 0}, {25, 5}, {38, 20}, {1, 0}}
+	for iter := 0; iter < 5000; iter++ {
+		ls, rs := shapes[r.IntN(len(shapes))], shapes[r.IntN(len(shapes))]
+		ltext, rtext := randDecimalText(r, ls[0], ls[1]), randDecimalText(r, rs[0], rs[1])
+		if r.IntN(10) == 0 { // equal values at different scales
+			rtext = ltext
+			rs = [2]int{min(ls[0]+rs[1], 38), ls[1] + min(rs[1], 38-ls[0])}
+			rs[1] = max(rs[1], ls[1])
+		}
+		lv, err := types.ParseDecimal(ltext, ls[0], ls[1])
+		if err != nil {
+			t.Fatalf("parse %s: %v", ltext, err)
+		}
+		rv, err := types.ParseDecimal(rtext, rs[0], rs[1])
+		if err != nil {
+			t.Fatalf("parse %s as DECIMAL(%d, %d): %v", rtext, rs[0], rs[1], err)
+		}
+		a, _ := new(big.Rat).SetString(ltext)
+		b, _ := new(big.Rat).SetString(rtext)
+		if got, want := types.Compare(lv, rv), a.Cmp(b); got != want {
+			t.Errorf("compare %s(%d,%d) with %s(%d,%d) = %d; want %d", ltext, ls[0], ls[1], rtext, rs[0], rs[1], got, want)
+		}
+		if got, want := types.Compare(rv, lv), b.Cmp(a); got != want {
+			t.Errorf("compare %s with %s = %d; want %d", rtext, ltext, got, want)
+		}
+		lt := types.Decimal(ls[0], ls[1])
+		trunc := new(big.Int).Quo(a.Num(), a.Denom()) // toward zero
+		for _, k := range []types.Type{types.BigInt, types.Int} {
+			got, err := CastTo(lv, k, nil)
+			lo, hi := k.Kind.IntegerBounds()
+			fits := trunc.IsInt64() && trunc.Int64() >= lo && trunc.Int64() <= hi
+			switch {
+			case !fits && !errors.Is(err, ErrOverflow):
+				t.Errorf("CAST(%s AS %s) = %v, %v; want overflow", ltext, k.Kind, got, err)
+			case fits && (err != nil || got.Int() != trunc.Int64()):
+				t.Errorf("CAST(%s AS %s) = %v, %v; want %s", ltext, k.Kind, got, err, trunc)
+			}
+		}
+		for _, fn := range []string{"FLOOR", "CEIL"} {
+			e, err := NewCall(fn, []Expr{NewLiteral(lv, lt)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := e.Eval(nil)
+			w := new(big.Int).Set(trunc)
+			if rem := new(big.Rat).Sub(a, new(big.Rat).SetInt(trunc)); fn == "FLOOR" && rem.Sign() < 0 {
+				w.Sub(w, big.NewInt(1))
+			} else if fn == "CEIL" && rem.Sign() > 0 {
+				w.Add(w, big.NewInt(1))
+			}
+			wtext, _ := roundRat(new(big.Rat).SetInt(w), ls[1])
+			if err != nil || got.String() != wtext {
+				t.Errorf("%s(%s) = %v, %v; want %s", fn, ltext, got, err, wtext)
+			}
+		}
+	}
+}
+
+// TestDecimalNoAllocation checks that the common DECIMAL operations on
+// values of at most 18 digits allocate nothing per row: Nexmark's
+// 0.908 * price compared with integer bounds, division, rescaling casts.
+func TestDecimalNoAllocation(t *testing.T) {
+	m := must(t)
+	price := NewColumn(0, types.BigInt, "price")
+	k, err := types.ParseDecimal("0.908", 3, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := m(NewArith("*", NewLiteral(k, types.Decimal(3, 3)), price))
+	exprs := []Expr{
+		m(NewCompare(">", conv, intLit(types.KindInt, 1000000))),
+		m(NewCompare("<", intLit(types.KindInt, 50000000), conv)),
+		m(NewArith("/", conv, intLit(types.KindInt, 7))),
+		m(NewArith("%", conv, intLit(types.KindInt, 7))),
+		m(NewCast(conv, types.BigInt)),
+		m(NewCast(conv, types.Decimal(10, 1))),
+		m(NewCall("FLOOR", []Expr{conv})),
+	}
+	row := []types.Value{types.BigIntValue(12345)} // the quotient by 7 at scale 14 fits in 64 bits
+	for _, e := range exprs {
+		if _, err := e.Eval(row); err != nil {
+			t.Fatalf("%s: %v", e, err)
+		}
+		if n := testing.AllocsPerRun(100, func() { _, _ = e.Eval(row) }); n != 0 {
+			t.Errorf("%s allocates %.1f times per row; want 0", e, n)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -329,14 +330,15 @@ func decimalText(u *big.Int, scale int) string {
 func compareDecimal(a, b Value) int {
 	an, aok := a.Unscaled()
 	bn, bok := b.Unscaled()
-	if aok && bok && a.x == b.x {
+	if aok && bok {
 		switch {
-		case an < bn:
-			return -1
-		case an > bn:
-			return 1
+		case a.x == b.x:
+			return cmpInt64(an, bn)
+		case a.x < b.x:
+			return compareScaled(an, int(b.x-a.x), bn)
+		default:
+			return -compareScaled(bn, int(a.x-b.x), an)
 		}
-		return 0
 	}
 	x, y := a.BigUnscaled(), b.BigUnscaled()
 	if a.x < b.x {
@@ -345,6 +347,50 @@ func compareDecimal(a, b Value) int {
 		y.Mul(y, bigPow10(int(a.x-b.x)))
 	}
 	return x.Cmp(y)
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// compareScaled compares a·10^d with b (d > 0) without allocating: the
+// product of the magnitudes is formed in 128 bits.
+func compareScaled(a int64, d int, b int64) int {
+	if (a < 0) != (b < 0) || a == 0 {
+		return cmpInt64(a, b)
+	}
+	// a and b have one sign and a ≠ 0: compare |a|·10^d with |b|.
+	ma, mb := magnitude(a), magnitude(b)
+	c := 1 // |a|·10^d ≥ 10^19 > |b| when d > 18
+	if d <= 18 {
+		hi, lo := bits.Mul64(ma, uint64(pow10[d]))
+		switch {
+		case hi != 0 || lo > mb:
+			c = 1
+		case lo < mb:
+			c = -1
+		default:
+			c = 0
+		}
+	}
+	if a < 0 {
+		return -c
+	}
+	return c
+}
+
+// magnitude returns |n| (MinInt64's magnitude as uint64).
+func magnitude(n int64) uint64 {
+	if n < 0 {
+		return uint64(-n)
+	}
+	return uint64(n)
 }
 
 // AsDecimal returns an integer value (TINYINT to BIGINT) or a DECIMAL as a

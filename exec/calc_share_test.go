@@ -1,0 +1,73 @@
+package exec
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/weir-sql/weir/expr"
+	"github.com/weir-sql/weir/types"
+)
+
+// TestCalcSharesCommonSubexpressions checks that a call the filter and a
+// projection both make (q21's REGEXP_EXTRACT twice) runs once per row, in
+// each of two instances of one Calc factory (each its own memo), with the
+// rows an independent computation gives.
+func TestCalcSharesCommonSubexpressions(t *testing.T) {
+	calls := 0
+	f := &expr.UserFunc{ID: "sq", Args: []types.Kind{types.KindBigInt}, Result: types.KindBigInt,
+		Call: func(a, _, _ types.Value) (types.Value, error) {
+			calls++
+			return types.BigIntValue(a.Int() * a.Int()), nil
+		}}
+	col := expr.NewColumn(0, types.BigInt, "v")
+	sq := func() expr.Expr {
+		c, err := expr.NewUserCall("sq", f, []expr.Expr{col})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	filter, err := expr.NewCompare(">", sq(), expr.NewLiteral(types.BigIntValue(10), types.BigInt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	factory := NewCalc(filter, []expr.Expr{col, sq()})
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 7))
+	for inst := 0; inst < 2; inst++ {
+		op := factory()
+		if err := op.Open(&OpContext{Name: "Calc"}); err != nil {
+			t.Fatal(err)
+		}
+		in := types.NewBatch(1, 64)
+		var want []string
+		for range 64 {
+			v := r.Int64N(21) - 10
+			in.Append(types.Insert, []types.Value{types.BigIntValue(v)})
+			if v*v > 10 {
+				want = append(want, types.FormatRow(types.Insert, []types.Value{types.BigIntValue(v), types.BigIntValue(v * v)}))
+			}
+		}
+		calls = 0
+		rec := &recorder{}
+		if err := op.Process(0, in, rec); err != nil {
+			t.Fatal(err)
+		}
+		if calls != 64 {
+			t.Errorf("instance %d: sq called %d times for 64 rows; want 64", inst, calls)
+		}
+		if len(rec.rows) != len(want) {
+			t.Fatalf("instance %d: %d rows; want %d", inst, len(rec.rows), len(want))
+		}
+		for i := range want {
+			if rec.rows[i] != want[i] {
+				t.Errorf("instance %d row %s: %s; want %s", inst, strconv.Itoa(i), rec.rows[i], want[i])
+			}
+		}
+		if err := op.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

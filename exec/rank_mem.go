@@ -1,0 +1,471 @@
+package exec
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/weir-sql/weir/state"
+	"github.com/weir-sql/weir/statestore"
+	"github.com/weir-sql/weir/types"
+)
+
+// rankMemOp is the AppendFast ROW_NUMBER Top-N with each partition's kept
+// rows typed in memory (W12's operator): a slot per partition, found by an
+// integer hash table (one integer partition column) or a map of encoded
+// keys, holding its rows in order and their sort keys. state.Records
+// writes the changed partitions back at each checkpoint, as the "top"
+// record of rankOp's layout (uvarint length and sort key, uvarint length
+// and state.Values row, per kept row), so a checkpoint of either restores
+// into the other; past the state budget it spills them all and looks up
+// the partitions not in memory. A row that enters a top list costs no
+// decoding or re-encoding and no keyed-state call.
+type rankMemOp struct {
+	spec RankSpec
+	name string
+	w    int // input width
+	end  int // End: the rows kept per partition
+	st   *state.Records
+	out  *types.Batch
+
+	intKey int // the partition column when it is one integer column, else -1
+	ints   *intTable
+	strs   map[string]int32
+	keyStr []string          // per slot: its encoded key when in strs
+	inInts []bool            // per slot: keyed in ints
+	sks    [][][]byte        // per slot: the kept rows' sort keys, in order
+	rows   [][][]types.Value // per slot: the kept rows, in order (reused buffers)
+	// bound is per slot the first 8 bytes of the last kept sort key once
+	// the list is full (big-endian, and the key at least 8 bytes long),
+	// else 0 with full[s] false: most rows are rejected by it alone, with
+	// no pointer to follow.
+	bound []uint64
+	full  []bool
+	free  []int32
+
+	kb, sk  []byte
+	enc     []byte // a row being encoded for a snapshot
+	matched []bool
+	scratch []types.Value
+}
+
+var (
+	_ StatefulOperator   = (*rankMemOp)(nil)
+	_ state.RecordSource = (*rankMemOp)(nil)
+	_ expiringOperator   = (*rankMemOp)(nil)
+)
+
+// rankTopName is the name of a partition's kept rows (rankOp's "top").
+const rankTopName = "top"
+
+// Open implements Operator.
+func (o *rankMemOp) Open(ctx *OpContext) error {
+	o.name = "Rank"
+	o.w = len(o.spec.Kinds)
+	o.end = int(o.spec.End)
+	ow := o.w
+	if o.spec.OutputRank {
+		ow++
+	}
+	o.out = types.NewBatch(ow, 64)
+	o.scratch = make([]types.Value, o.w)
+	o.intKey = -1
+	if len(o.spec.Partition) == 1 && intStored(o.spec.Kinds[o.spec.Partition[0]]) {
+		o.intKey = o.spec.Partition[0]
+	}
+	o.ints = newIntTable()
+	o.strs = map[string]int32{}
+	maxPar := ctx.MaxParallelism
+	if maxPar <= 0 {
+		maxPar = types.DefaultMaxParallelism
+	}
+	st, err := state.NewRecords(state.RecordOptions{
+		Name:           rankTopName,
+		OperatorID:     ctx.ID,
+		MaxParallelism: maxPar,
+		Subtask:        ctx.Subtask,
+		Parallelism:    ctx.Parallelism,
+		Budget:         ctx.StateBudget,
+		RecordBytes:    int64(min(o.end, 64))*(int64(o.w)*32+48) + 96,
+		Exclusive:      true,
+		TTL:            ctx.StateTTL,
+	}, o)
+	if err != nil {
+		return err
+	}
+	o.st = st
+	return nil
+}
+
+// InitState implements StatefulOperator.
+func (o *rankMemOp) InitState(store *statestore.Store, restored bool) error {
+	if err := o.st.Attach(store, restored); err != nil {
+		return fmt.Errorf("state of %s: %w", o.name, err)
+	}
+	return nil
+}
+
+// PrepareSnapshot implements StatefulOperator.
+func (o *rankMemOp) PrepareSnapshot() error {
+	if err := o.st.Snapshot(); err != nil {
+		return fmt.Errorf("state of %s: %w", o.name, err)
+	}
+	return nil
+}
+
+func (o *rankMemOp) appendKey(dst []byte, row []types.Value) []byte {
+	for _, c := range o.spec.Partition {
+		dst = state.AppendValue(dst, row[c])
+	}
+	return dst
+}
+
+// lookup returns the slot of row's partition in memory; when the key is
+// not in ints, o.kb holds its encoding.
+func (o *rankMemOp) lookup(row []types.Value) (int32, bool, bool) {
+	if o.intKey >= 0 {
+		if v := row[o.intKey]; intStored(v.Kind()) {
+			s, ok := o.ints.get(v.Int())
+			return s, ok, true
+		}
+	}
+	o.kb = o.appendKey(o.kb[:0], row)
+	s, ok := o.strs[string(o.kb)]
+	return s, ok, false
+}
+
+// newSlot makes an empty slot for key (in ints as n, else o.kb).
+func (o *rankMemOp) newSlot(inInts bool, n int64) int32 {
+	var s int32
+	if k := len(o.free); k > 0 {
+		s = o.free[k-1]
+		o.free = o.free[:k-1]
+	} else {
+		s = int32(len(o.inInts))
+		o.inInts = append(o.inInts, false)
+		o.keyStr = append(o.keyStr, "")
+		o.sks = append(o.sks, nil)
+		o.rows = append(o.rows, nil)
+		o.bound = append(o.bound, 0)
+		o.full = append(o.full, false)
+	}
+	o.bound[s], o.full[s] = 0, false
+	o.inInts[s] = inInts
+	if inInts {
+		o.ints.put(n, s)
+	} else {
+		k := string(o.kb)
+		o.strs[k] = s
+		o.keyStr[s] = k
+	}
+	return s
+}
+
+// Process implements Operator.
+func (o *rankMemOp) Process(_ int, b *types.Batch, out Emitter) error {
+	o.out.Reset()
+	for i := range b.Len() {
+		if b.Kinds[i] != types.Insert {
+			return fmt.Errorf("Top-N (AppendFastStrategy) got a %s row: its input must be insert-only", b.Kinds[i])
+		}
+		row := b.Row(i)
+		o.sk = encodeSortKey(o.sk[:0], o.spec.Order, row)
+		s, ok, inInts := o.lookup(row)
+		if ok && o.full[s] && len(o.sk) >= 8 {
+			if p := binary.BigEndian.Uint64(o.sk); p != o.bound[s] {
+				if p > o.bound[s] {
+					continue // ranked past a full range: nothing changes
+				}
+				goto insert
+			}
+		}
+		if ok {
+			sks := o.sks[s]
+			if len(sks) >= o.end && bytes.Compare(o.sk, sks[len(sks)-1]) >= 0 {
+				continue // ranked past a full range (ties go after): nothing changes
+			}
+		}
+	insert:
+		if !ok && o.st.Backed() {
+			if inInts {
+				o.kb = o.appendKey(o.kb[:0], row)
+			}
+			var err error
+			if s, ok, err = o.st.Load(o.kb); err != nil {
+				return fmt.Errorf("state of %s: %w", o.name, err)
+			}
+		}
+		if !ok {
+			var n int64
+			if inInts {
+				n = row[o.intKey].Int()
+			}
+			s = o.newSlot(inInts, n)
+			if inInts {
+				o.st.AddedInt(s, row[o.intKey].Kind(), n)
+			} else {
+				o.st.AddedKey(s, o.kb)
+			}
+		}
+		if o.insert(s, row) {
+			o.st.Changed(s)
+		}
+		if o.out.Len() >= 1024 {
+			if err := out.Emit(o.out); err != nil {
+				return err
+			}
+			o.out.Reset()
+		}
+	}
+	if o.out.Len() > 0 {
+		if err := out.Emit(o.out); err != nil {
+			return err
+		}
+	}
+	if o.st.OverBudget() {
+		if err := o.st.Spill(); err != nil {
+			return fmt.Errorf("state of %s: %w", o.name, err)
+		}
+	}
+	return nil
+}
+
+// insert puts row (sort key o.sk) into slot s's list after its ties,
+// emits the changes of the ranks Start to End, and reports whether the
+// list changed.
+func (o *rankMemOp) insert(s int32, row []types.Value) bool {
+	sks, rows := o.sks[s], o.rows[s]
+	n := len(sks)
+	if n >= o.end && bytes.Compare(o.sk, sks[n-1]) >= 0 {
+		return false
+	}
+	pos := n
+	for j, k := range sks {
+		if bytes.Compare(k, o.sk) > 0 {
+			pos = j
+			break
+		}
+	}
+	o.emitInsert(rows, pos, row)
+	// Shift pos.. one place down, dropping the last row when full; the
+	// dropped (or a new) buffer takes the new row.
+	var kb []byte
+	var rb []types.Value
+	if n < o.end {
+		sks = append(sks, nil)
+		rows = append(rows, nil)
+	} else {
+		n--
+	}
+	kb, rb = sks[n], rows[n]
+	copy(sks[pos+1:n+1], sks[pos:n])
+	copy(rows[pos+1:n+1], rows[pos:n])
+	sks[pos] = append(kb[:0], o.sk...)
+	if cap(rb) < o.w {
+		rb = make([]types.Value, o.w)
+	}
+	rb = rb[:o.w]
+	copy(rb, row)
+	rows[pos] = rb
+	o.sks[s], o.rows[s] = sks, rows
+	o.setBound(s)
+	return true
+}
+
+// setBound sets slot s's bound from its list.
+func (o *rankMemOp) setBound(s int32) {
+	sks := o.sks[s]
+	o.full[s] = len(sks) >= o.end && len(sks[len(sks)-1]) >= 8
+	o.bound[s] = 0
+	if o.full[s] {
+		o.bound[s] = binary.BigEndian.Uint64(sks[len(sks)-1])
+	}
+}
+
+// emitInsert emits the changes within ranks [Start, End] of inserting row
+// at position pos of the kept rows old (the last one dropped if the list
+// is full).
+func (o *rankMemOp) emitInsert(old [][]types.Value, pos int, row []types.Value) {
+	n := len(old)
+	newLen := min(n+1, o.end)
+	newAt := func(r int) []types.Value {
+		switch {
+		case r < pos:
+			return old[r]
+		case r == pos:
+			return row
+		}
+		return old[r-1]
+	}
+	lo := int(o.spec.Start) - 1
+	if o.spec.OutputRank {
+		// Position by position: ranks pos+1.. change.
+		for r := max(pos, lo); r < newLen; r++ {
+			if r < n {
+				if !sameRow(old[r], newAt(r)) {
+					o.emitRow(types.UpdateBefore, old[r], r)
+					o.emitRow(types.UpdateAfter, newAt(r), r)
+				}
+			} else {
+				o.emitRow(types.Insert, newAt(r), r)
+			}
+		}
+		return
+	}
+	// As multisets of rows in the range: the old rows [lo, n) against
+	// the new [lo, newLen).
+	if lo >= newLen {
+		return
+	}
+	o.matched = append(o.matched[:0], make([]bool, newLen-lo)...)
+	for r := lo; r < n; r++ {
+		found := false
+		for j := lo; j < newLen; j++ {
+			if !o.matched[j-lo] && sameRow(old[r], newAt(j)) {
+				o.matched[j-lo], found = true, true
+				break
+			}
+		}
+		if !found {
+			o.emitRow(types.Delete, old[r], r)
+		}
+	}
+	for j := lo; j < newLen; j++ {
+		if !o.matched[j-lo] {
+			o.emitRow(types.Insert, newAt(j), j)
+		}
+	}
+}
+
+// sameRow reports whether two rows hold identical values.
+func sameRow(a, b []types.Value) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// emitRow appends row (and its rank, position r + 1) to the output.
+func (o *rankMemOp) emitRow(kind types.RowKind, row []types.Value, r int) {
+	dst := o.out.AppendEmpty(kind)
+	copy(dst, row)
+	if o.spec.OutputRank {
+		dst[o.w] = types.BigIntValue(int64(r + 1))
+	}
+}
+
+// AppendRecordKey implements state.RecordSource.
+func (o *rankMemOp) AppendRecordKey(dst []byte, slot int32) []byte {
+	if o.inInts[slot] {
+		return o.appendKey(dst, o.rows[slot][0])
+	}
+	return append(dst, o.keyStr[slot]...)
+}
+
+// AppendRecord implements state.RecordSource: rankOp's "top" record.
+func (o *rankMemOp) AppendRecord(dst []byte, slot int32) []byte {
+	for j, sk := range o.sks[slot] {
+		dst = binary.AppendUvarint(dst, uint64(len(sk)))
+		dst = append(dst, sk...)
+		o.enc = state.Values{}.Append(o.enc[:0], o.rows[slot][j])
+		dst = binary.AppendUvarint(dst, uint64(len(o.enc)))
+		dst = append(dst, o.enc...)
+	}
+	return dst
+}
+
+// LoadRecord implements state.RecordSource.
+func (o *rankMemOp) LoadRecord(key, rec []byte) (int32, error) {
+	bad := fmt.Errorf("Top-N state: malformed partition record for key %x", key)
+	var sks [][]byte
+	var rows [][]types.Value
+	for p := 0; p < len(rec); {
+		var parts [2][]byte
+		for f := range parts {
+			n, w := binary.Uvarint(rec[p:])
+			if w <= 0 || p+w+int(n) > len(rec) {
+				return 0, bad
+			}
+			parts[f] = rec[p+w : p+w+int(n)]
+			p += w + int(n)
+		}
+		row := make([]types.Value, o.w)
+		src := parts[1]
+		for i := range row {
+			v, rest, err := state.DecodeValue(src)
+			if err != nil {
+				return 0, fmt.Errorf("Top-N state: row: %w", err)
+			}
+			row[i] = state.WithColumnKind(v, o.spec.Kinds[i])
+			src = rest
+		}
+		sks = append(sks, append([]byte(nil), parts[0]...))
+		rows = append(rows, row)
+	}
+	if len(rows) == 0 {
+		return 0, bad
+	}
+	inInts := o.intKey >= 0 && intStored(rows[0][o.intKey].Kind())
+	var n int64
+	if inInts {
+		n = rows[0][o.intKey].Int()
+	}
+	o.kb = append(o.kb[:0], key...)
+	s := o.newSlot(inInts, n)
+	o.sks[s], o.rows[s] = sks, rows
+	o.setBound(s)
+	return s, nil
+}
+
+// DropRecords implements state.RecordSource.
+func (o *rankMemOp) DropRecords() {
+	o.ints = newIntTable()
+	o.strs = map[string]int32{}
+	o.keyStr, o.inInts, o.free = o.keyStr[:0], o.inInts[:0], o.free[:0]
+	o.sks, o.rows = o.sks[:0], o.rows[:0]
+	o.bound, o.full = o.bound[:0], o.full[:0]
+}
+
+// removeSlot forgets slot's partition (its TTL expired), without output.
+func (o *rankMemOp) removeSlot(s int32) error {
+	if err := o.st.Removed(s); err != nil {
+		return fmt.Errorf("state of %s: %w", o.name, err)
+	}
+	if o.inInts[s] {
+		o.ints.del(o.rows[s][0][o.intKey].Int())
+	} else {
+		delete(o.strs, o.keyStr[s])
+		o.keyStr[s] = ""
+	}
+	o.sks[s], o.rows[s] = o.sks[s][:0], o.rows[s][:0]
+	o.bound[s], o.full[s] = 0, false
+	o.free = append(o.free, s)
+	return nil
+}
+
+// expires implements expiringOperator.
+func (o *rankMemOp) expires() bool { return o.st.HasTTL() }
+
+// nextExpiry implements expiringOperator.
+func (o *rankMemOp) nextExpiry() (int64, bool) { return o.st.NextExpiry() }
+
+// advanceTime implements expiringOperator: a partition not written for the
+// TTL is forgotten without output.
+func (o *rankMemOp) advanceTime(ms int64) error {
+	o.st.SetTime(ms)
+	if !o.st.ExpiryDue() {
+		return nil
+	}
+	if err := o.st.Expire(o.removeSlot); err != nil {
+		return fmt.Errorf("state of %s: %w", o.name, err)
+	}
+	return nil
+}
+
+// Finish implements Operator.
+func (o *rankMemOp) Finish(Emitter) error { return nil }
+
+// Close implements Operator.
+func (o *rankMemOp) Close() error { return nil }
