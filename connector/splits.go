@@ -19,3 +19,20 @@ type SplitReader interface {
 	// holding the subtask's back). The slice is valid until the next Next.
 	LastSplit() (split string, finished []string)
 }
+
+// SplitLister is a SplitReader that knows the splits assigned to its
+// subtask before it reads from them (the partitions of a Kafka topic). The
+// runtime then counts a split in the subtask's watermark from the moment
+// it is assigned, not from its first row: a split that has not sent a row
+// yet holds the watermark back (until the idle timeout leaves it out), so
+// reading a backlog of one split first does not make the others' rows
+// late.
+type SplitLister interface {
+	SplitReader
+	// SplitCount returns how many splits were assigned so far; it only
+	// grows, and the runtime calls AssignedSplits when it does.
+	SplitCount() int
+	// AssignedSplits appends to dst the ids of the assigned splits that
+	// have not finished.
+	AssignedSplits(dst []string) []string
+}

@@ -15,8 +15,16 @@ import (
 // finished split is left out for good, its watermark kept in finished so
 // that, while no split is active, the subtask's watermark is the largest
 // of the finished ones (what a reader of one split would have reached).
+//
+// When the reader is a connector.SplitLister, a split counts from its
+// assignment: until its first row its watermark is NoWatermark, which holds
+// the subtask's back (unless the split stays idle for the idle timeout).
 type splitWatermarks struct {
 	reader   connector.SplitReader
+	lister   connector.SplitLister // nil if the reader does not list its splits
+	listed   int                   // SplitCount at the last look
+	ids      []string              // scratch for AssignedSplits
+	done     map[string]bool       // finished splits (never counted again)
 	spec     *WatermarkSpec
 	width    int
 	splits   map[string]*splitWM
@@ -29,13 +37,35 @@ type splitWM struct {
 }
 
 func newSplitWatermarks(r connector.SplitReader, spec *WatermarkSpec, width int) *splitWatermarks {
-	return &splitWatermarks{reader: r, spec: spec, width: width, splits: map[string]*splitWM{}, finished: NoWatermark}
+	s := &splitWatermarks{reader: r, spec: spec, width: width, splits: map[string]*splitWM{}, finished: NoWatermark, done: map[string]bool{}}
+	s.lister, _ = r.(connector.SplitLister)
+	return s
+}
+
+// assign starts counting the splits assigned since the last look, as of
+// time now (their idle timeout runs from there).
+func (s *splitWatermarks) assign(now time.Time) {
+	if s.lister == nil {
+		return
+	}
+	n := s.lister.SplitCount()
+	if n == s.listed {
+		return
+	}
+	s.listed = n
+	s.ids = s.lister.AssignedSplits(s.ids[:0])
+	for _, id := range s.ids {
+		if s.splits[id] == nil && !s.done[id] {
+			s.splits[id] = &splitWM{gen: newWatermarkGen(s.spec, s.width), lastData: now}
+		}
+	}
 }
 
 // observe takes the rows of b, just read at time now, into account under
 // the split the reader says they came from, and drops the splits that
 // finished.
 func (s *splitWatermarks) observe(b *types.Batch, now time.Time) error {
+	s.assign(now)
 	id, finished := s.reader.LastSplit()
 	if b.Len() > 0 {
 		sp := s.splits[id]
@@ -50,6 +80,9 @@ func (s *splitWatermarks) observe(b *types.Batch, now time.Time) error {
 	}
 	for _, f := range finished {
 		sp := s.splits[f]
+		if s.lister != nil {
+			s.done[f] = true
+		}
 		if sp == nil {
 			continue
 		}

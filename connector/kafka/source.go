@@ -27,6 +27,7 @@ var (
 	_ connector.RescalableReader   = (*Reader)(nil)
 	_ connector.Stats              = (*Reader)(nil)
 	_ connector.SplitReader        = (*Reader)(nil)
+	_ connector.SplitLister        = (*Reader)(nil)
 	_ connector.CheckpointListener = (*Reader)(nil)
 )
 
@@ -135,6 +136,22 @@ type Reader struct {
 // named "topic-partition"; a partition of a bounded read finishes at its
 // end offset.
 func (r *Reader) LastSplit() (string, []string) { return r.lastSplit, r.finishedP }
+
+// SplitCount implements connector.SplitLister: the partitions owned so far
+// (found at the first Next, then by partition discovery; never fewer).
+func (r *Reader) SplitCount() int { return len(r.parts) }
+
+// AssignedSplits implements connector.SplitLister: the owned partitions
+// that have not reached the end of a bounded read.
+func (r *Reader) AssignedSplits(dst []string) []string {
+	for k, st := range r.parts {
+		if st.end >= 0 && st.next >= st.end {
+			continue
+		}
+		dst = append(dst, r.splitName(k))
+	}
+	return dst
+}
 
 func (r *Reader) splitName(k tp) string {
 	if n, ok := r.names[k]; ok {

@@ -6,11 +6,9 @@
 --              go run ./cmd/weir run examples/kafka/pipeline.sql
 --              go run ./cmd/weir run examples/kafka/totals.sql
 --              go run ./cmd/weir run examples/kafka/windows.sql
--- One writer into partition 0 ('fixed'), so that the timestamps ascend:
--- a source subtask counts a partition in its watermark from the
--- partition's first record on, so a topic whose partitions all hold old
--- records would make the rows of the partitions read later late for
--- windows.sql.
+-- Records without a key spread over the topic's partitions ('default'
+-- partitioner: sticky batches), each partition's timestamps ascending;
+-- windows.sql reads them back with no row late.
 SET 'parallelism.default' = '1';
 
 CREATE TABLE gen (n BIGINT, customer INT, amount INT) WITH (
@@ -26,7 +24,6 @@ CREATE TABLE orders (
 ) WITH (
   'connector' = 'kafka', 'topic' = 'orders',
   'properties.bootstrap.servers' = 'localhost:9092',
-  'sink.partitioner' = 'fixed',
   'format' = 'json');
 
 INSERT INTO orders SELECT customer, amount, TO_TIMESTAMP_LTZ(1767225600000 + n * 10, 3) FROM gen;
