@@ -155,11 +155,6 @@ type sideState struct {
 	prows   []types.Value
 }
 
-type pendingRec struct {
-	key []byte
-	rec joinRec
-}
-
 // trackedRec is an assoc update collected during a sideState scan: the
 // record's new counts, its map key at pkeys[koff:koff+klen] and its row at
 // prows[roff:roff+rlen].
