@@ -64,9 +64,15 @@ type intervalJoinOp struct {
 	dropped *atomic.Int64
 	delay   int64
 	joinOutput
-	kb      []byte
-	pending []pendingRec
-	keys    [][]byte
+	kb []byte
+	// pending holds the match flags set during a scan (their map keys and
+	// rows in pkeys and prows); keys the map keys a cleanup removes (their
+	// bytes in pkeys, end offsets in keys). The arenas are reused, so that
+	// neither allocates per row once grown.
+	pending []trackedRec
+	pkeys   []byte
+	prows   []types.Value
+	keys    []int
 }
 
 var (
@@ -158,7 +164,7 @@ func (o *intervalJoinOp) add(side int, t int64, row []types.Value, out Emitter) 
 	}
 	other := 1 - side
 	var matched int64
-	o.pending = o.pending[:0]
+	o.pending, o.pkeys, o.prows = o.pending[:0], o.pkeys[:0], o.prows[:0]
 	err := o.rows[other].Range(timeKey{ts: lo}, timeKey{ts: hi + 1}, func(k timeKey, r joinRec) (bool, error) {
 		ok, err := o.matches(side, row, r.row)
 		if err != nil || !ok {
@@ -166,19 +172,24 @@ func (o *intervalJoinOp) add(side int, t int64, row []types.Value, out Emitter) 
 		}
 		matched += r.count
 		if o.outer[other] && r.assoc == 0 {
-			r.assoc = 1
-			r.row = append([]types.Value(nil), r.row...)
-			kk := append(state.Int64{}.Append(nil, k.ts), k.row...)
-			o.pending = append(o.pending, pendingRec{key: kk, rec: r})
+			o.pending = append(o.pending, trackedRec{
+				koff: len(o.pkeys), klen: 8 + len(k.row), roff: len(o.prows), rlen: len(r.row),
+				count: r.count, assoc: 1,
+			})
+			o.pkeys = append(state.Int64{}.Append(o.pkeys, k.ts), k.row...)
+			o.prows = append(o.prows, r.row...)
 		}
 		return true, o.emitRow(types.Insert, side, row, r.row, r.count, out)
 	})
 	if err != nil {
 		return err
 	}
-	for _, p := range o.pending {
-		ts, _ := state.Int64{}.Decode(p.key[:8])
-		if err := o.rows[other].Put(timeKey{ts: ts, row: p.key[8:]}, p.rec); err != nil {
+	for i := range o.pending {
+		p := &o.pending[i]
+		kk := o.pkeys[p.koff : p.koff+p.klen]
+		ts, _ := state.Int64{}.Decode(kk[:8])
+		r := joinRec{count: p.count, assoc: p.assoc, row: o.prows[p.roff : p.roff+p.rlen]}
+		if err := o.rows[other].Put(timeKey{ts: ts, row: kk[8:]}, r); err != nil {
 			return err
 		}
 	}
@@ -235,9 +246,10 @@ func (o *intervalJoinOp) OnTimer(tm state.Timer, out Emitter) error {
 	if side == 1 {
 		bound = tm.Timestamp + o.spec.Lower // rows with t - Lower + 1 <= T
 	}
-	o.keys = o.keys[:0]
+	o.keys, o.pkeys = o.keys[:0], o.pkeys[:0]
 	err := o.rows[side].Range(timeKey{ts: math.MinInt64}, timeKey{ts: bound}, func(k timeKey, r joinRec) (bool, error) {
-		o.keys = append(o.keys, append(state.Int64{}.Append(nil, k.ts), k.row...))
+		o.pkeys = append(state.Int64{}.Append(o.pkeys, k.ts), k.row...)
+		o.keys = append(o.keys, len(o.pkeys))
 		if o.outer[side] && r.assoc == 0 {
 			if err := o.emitRow(types.Insert, side, r.row, nil, r.count, out); err != nil {
 				return false, err
@@ -248,7 +260,10 @@ func (o *intervalJoinOp) OnTimer(tm state.Timer, out Emitter) error {
 	if err != nil {
 		return err
 	}
-	for _, kk := range o.keys {
+	start := 0
+	for _, end := range o.keys {
+		kk := o.pkeys[start:end]
+		start = end
 		ts, _ := state.Int64{}.Decode(kk[:8])
 		if err := o.rows[side].Remove(timeKey{ts: ts, row: kk[8:]}); err != nil {
 			return err

@@ -147,13 +147,20 @@ type sideState struct {
 	val   *state.ValueState[joinRec]
 	m     *state.MapState[[]byte, joinRec]
 	kb    []byte
-	// pending holds assoc updates collected during a scan.
-	pending []pendingRec
+	// pending holds assoc updates collected during a scan; their keys and
+	// rows point into pkeys and prows, arenas reused from scan to scan so
+	// that tracking matches allocates nothing once they have grown.
+	pending []trackedRec
+	pkeys   []byte
+	prows   []types.Value
 }
 
-type pendingRec struct {
-	key []byte
-	rec joinRec
+// trackedRec is an assoc update collected during a sideState scan: the
+// record's new counts, its map key at pkeys[koff:koff+klen] and its row at
+// prows[roff:roff+rlen].
+type trackedRec struct {
+	koff, klen, roff, rlen int
+	count, assoc           int64
 }
 
 func (s *sideState) open(k *state.Keyed, name string) error {
@@ -240,24 +247,31 @@ func (s *sideState) each(track bool, fn func(r joinRec) (int64, error)) error {
 		r.assoc += d
 		return s.val.Update(r)
 	}
-	s.pending = s.pending[:0]
+	s.pending, s.pkeys, s.prows = s.pending[:0], s.pkeys[:0], s.prows[:0]
 	err := s.m.All(func(key []byte, r joinRec) (bool, error) {
 		d, err := fn(r)
 		if err != nil {
 			return false, err
 		}
 		if track && d != 0 {
-			r.assoc += d
-			r.row = append([]types.Value(nil), r.row...)
-			s.pending = append(s.pending, pendingRec{key: append([]byte(nil), key...), rec: r})
+			// Offsets into the arenas, which may move while they grow:
+			// the slices are made after the scan.
+			s.pending = append(s.pending, trackedRec{
+				koff: len(s.pkeys), klen: len(key), roff: len(s.prows), rlen: len(r.row),
+				count: r.count, assoc: r.assoc + d,
+			})
+			s.pkeys = append(s.pkeys, key...)
+			s.prows = append(s.prows, r.row...)
 		}
 		return true, nil
 	})
 	if err != nil {
 		return err
 	}
-	for _, p := range s.pending {
-		if err := s.m.Put(p.key, p.rec); err != nil {
+	for i := range s.pending {
+		p := &s.pending[i]
+		r := joinRec{count: p.count, assoc: p.assoc, row: s.prows[p.roff : p.roff+p.rlen]}
+		if err := s.m.Put(s.pkeys[p.koff:p.koff+p.klen], r); err != nil {
 			return err
 		}
 	}
