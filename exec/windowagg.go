@@ -220,6 +220,7 @@ func (o *windowAggOp) Open(ctx *OpContext) error {
 		if err != nil {
 			return err
 		}
+		setInsertOnly(acc)
 		for range 3 {
 			acc.grow()
 		}
