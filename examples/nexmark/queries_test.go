@@ -42,7 +42,6 @@ var pending = map[string]string{
 	"q6":  "OVER over an updating input (FLINK-19059)",
 	"q10": "a partitioned filesystem sink (PARTITIONED BY)",
 	"q12": "processing-time windows with TIMESTAMP(3) window bounds",
-	"q13": "a lookup join (FOR SYSTEM_TIME AS OF)",
 }
 
 // unchecked are runnable queries whose result the batch check cannot
