@@ -40,9 +40,7 @@ var numEvents = flag.Int("nexmark.events", defaultEvents, "events per query of t
 
 // pending are the queries Weir cannot run yet, with what they need: their
 // run is expected to fail, and the case is skipped with the error.
-var pending = map[string]string{
-	"q12": "processing-time windows with TIMESTAMP(3) window bounds",
-}
+var pending = map[string]string{}
 
 // unchecked are runnable queries whose result the batch check cannot
 // predict, and why.
