@@ -290,11 +290,43 @@ type valCount struct {
 }
 
 // minMaxAcc is MIN or MAX, correct under retraction: each group keeps its
-// distinct values sorted, with a count each.
+// distinct values sorted, with a count each. On insert-only input
+// (insertOnly, set by window aggregates) a group keeps its extreme only:
+// a sorted set would cost a shifting insert per row, quadratic in a
+// window's distinct values.
 type minMaxAcc struct {
-	typ  types.Type
-	max  bool
-	vals [][]valCount
+	typ        types.Type
+	max        bool
+	insertOnly bool
+	vals       [][]valCount
+}
+
+// setInsertOnly tells the MIN/MAX accumulators in acc (directly or under
+// DISTINCT) that their input has no retractions, so they keep each group's
+// extreme only.
+func setInsertOnly(acc accumulator) {
+	switch a := acc.(type) {
+	case *minMaxAcc:
+		a.insertOnly = true
+	case *distinctAcc:
+		setInsertOnly(a.inner)
+	}
+}
+
+// keepExtreme folds e into group g's single extreme (insert-only mode).
+func (a *minMaxAcc) keepExtreme(g int32, e valCount) {
+	s := a.vals[g]
+	if len(s) == 0 {
+		a.vals[g] = append(s, e)
+		return
+	}
+	c := types.Compare(e.v, s[0].v)
+	switch {
+	case c == 0:
+		s[0].n += e.n
+	case (c > 0) == a.max:
+		s[0] = e
+	}
 }
 
 func compareValCount(e valCount, v types.Value) int { return types.Compare(e.v, v) }
@@ -303,6 +335,10 @@ func (a *minMaxAcc) grow()         { a.vals = append(a.vals, nil) }
 func (a *minMaxAcc) reset(g int32) { a.vals[g] = nil }
 func (a *minMaxAcc) add(g int32, v types.Value) {
 	if v.IsNull() {
+		return
+	}
+	if a.insertOnly {
+		a.keepExtreme(g, valCount{v: v, n: 1})
 		return
 	}
 	s := a.vals[g]
@@ -408,6 +444,10 @@ func (a *sumAcc) merge(dst, src int32) {
 
 func (a *minMaxAcc) merge(dst, src int32) {
 	for _, e := range a.vals[src] {
+		if a.insertOnly {
+			a.keepExtreme(dst, e)
+			continue
+		}
 		s := a.vals[dst]
 		i, found := slices.BinarySearchFunc(s, e.v, compareValCount)
 		if found {

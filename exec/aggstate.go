@@ -118,6 +118,14 @@ func (a *minMaxAcc) load(g int32, src []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if a.insertOnly && len(s) > 1 {
+		// A state written by the sorted form: keep its extreme.
+		if a.max {
+			s = s[len(s)-1:]
+		} else {
+			s = s[:1]
+		}
+	}
 	a.vals[g] = s
 	return rest, nil
 }

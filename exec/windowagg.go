@@ -51,8 +51,22 @@ type WindowSpec struct {
 	// processing-time timers; else by TimeCol and the watermark.
 	Proctime bool
 	// LTZ makes window_start, window_end and window_time TIMESTAMP_LTZ
-	// values (a TIMESTAMP_LTZ time attribute), else TIMESTAMP.
+	// values (a TIMESTAMP_LTZ time attribute), else TIMESTAMP. A
+	// processing-time window aggregate ignores it: as in Flink, its
+	// window_start and window_end are TIMESTAMP values, the wall clock in
+	// the session time zone (NewWindowAggIn), and its window_time
+	// TIMESTAMP_LTZ.
 	LTZ bool
+}
+
+// wallClock returns instant ms (epoch milliseconds) as a TIMESTAMP value:
+// its wall-clock time in zone (nil: UTC).
+func wallClock(ms int64, zone *time.Location) types.Value {
+	if zone == nil {
+		return types.TimestampValue(ms)
+	}
+	_, off := time.UnixMilli(ms).In(zone).Zone()
+	return types.TimestampValue(ms + int64(off)*1000)
 }
 
 // Validate says what is wrong with the spec, if anything (Flink's rules:
@@ -159,7 +173,13 @@ func (w WindowSpec) windowEnds(sliceEnd int64, fn func(end int64) error) error {
 // merges them when a row bridges them. Rows of windows that have already
 // fired are late: dropped and counted (OpContext.Late).
 func NewWindowAgg(keys []int, spec WindowSpec, calls []AggCall) func() Operator {
-	return func() Operator { return &windowAggOp{keys: keys, spec: spec, calls: calls} }
+	return NewWindowAggIn(keys, spec, calls, nil)
+}
+
+// NewWindowAggIn is NewWindowAgg with the session time zone (nil: UTC) of
+// a processing-time aggregate's window_start and window_end.
+func NewWindowAggIn(keys []int, spec WindowSpec, calls []AggCall, zone *time.Location) func() Operator {
+	return func() Operator { return &windowAggOp{keys: keys, spec: spec, calls: calls, zone: zone} }
 }
 
 // windowAggOp is the window aggregate. Its state per key: for TUMBLE, HOP
@@ -174,6 +194,7 @@ type windowAggOp struct {
 	keys  []int
 	spec  WindowSpec
 	calls []AggCall
+	zone  *time.Location // processing time: the zone of window_start/window_end
 
 	accs     []accumulator // groups: 0 scratch, 1 a window's result, 2 a slice being merged
 	domain   state.TimeDomain
@@ -220,6 +241,7 @@ func (o *windowAggOp) Open(ctx *OpContext) error {
 		if err != nil {
 			return err
 		}
+		setInsertOnly(acc)
 		for range 3 {
 			acc.grow()
 		}
@@ -606,7 +628,11 @@ func (o *windowAggOp) emit(key []byte, start, end int64) error {
 		ts = types.TimestampLTZValue
 	}
 	nk := len(o.keys)
-	row[nk], row[nk+1], row[nk+2] = ts(start), ts(end), ts(end-1)
+	if o.spec.Proctime {
+		row[nk], row[nk+1], row[nk+2] = wallClock(start, o.zone), wallClock(end, o.zone), types.TimestampLTZValue(end-1)
+	} else {
+		row[nk], row[nk+1], row[nk+2] = ts(start), ts(end), ts(end-1)
+	}
 	for j, acc := range o.accs {
 		row[nk+3+j] = acc.result(1)
 	}

@@ -112,6 +112,7 @@ func (o *globalWindowOp) Open(ctx *OpContext) error {
 		if err != nil {
 			return err
 		}
+		setInsertOnly(acc)
 		acc.grow()
 		acc.grow()
 		o.accs[i] = acc

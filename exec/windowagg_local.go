@@ -125,6 +125,7 @@ func (o *localWindowAggOp) Open(ctx *OpContext) error {
 		if err != nil {
 			return err
 		}
+		setInsertOnly(acc)
 		o.accs[i] = acc
 		o.args[i] = c.Arg
 		if c.Func == AggCountStar {

@@ -150,6 +150,7 @@ func (o *sessionWindowOp) Open(ctx *OpContext) error {
 		if err != nil {
 			return err
 		}
+		setInsertOnly(acc)
 		acc.grow()
 		o.accs[i] = acc
 		o.maxCol = max(o.maxCol, c.Arg)

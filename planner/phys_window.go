@@ -243,7 +243,7 @@ func windowAggCanon(x *WindowAggregate) string {
 }
 
 func (p *windowAggNode) addTo(b *graphBuilder, id string, ins [][]outlet) ([]outlet, error) {
-	newOp := exec.NewWindowAgg(p.agg.Keys, p.agg.Spec, windowCalls(p.agg))
+	newOp := exec.NewWindowAggIn(p.agg.Keys, p.agg.Spec, windowCalls(p.agg), p.agg.Zone)
 	switch {
 	case p.global:
 		newOp = exec.NewGlobalWindowAgg(len(p.agg.Keys), p.agg.Spec, windowCalls(p.agg))

@@ -1,10 +1,10 @@
 package planner
 
 import (
-	"slices"
-
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/weir-sql/weir/aggfunc"
 	"github.com/weir-sql/weir/exec"
@@ -29,6 +29,9 @@ type WindowTVF struct {
 	TimeName string // the time attribute's column
 	// Partition are SESSION's PARTITION BY columns (input positions).
 	Partition []int
+	// Zone is the session time zone (nil: UTC): in processing time, the
+	// zone of a window aggregate's window_start and window_end.
+	Zone *time.Location
 }
 
 // Children returns the input.
@@ -112,6 +115,9 @@ type WindowAggregate struct {
 	Names    []string
 	// Watermark renders the input's watermark for EXPLAIN ("" if none).
 	Watermark string
+	// Zone is the session time zone (nil: UTC) of window_start and
+	// window_end in processing time.
+	Zone *time.Location
 }
 
 // Children returns the input.
@@ -134,6 +140,11 @@ func (n *WindowAggregate) Schema() types.Schema {
 		tt = in.Columns[n.Spec.TimeCol].Type
 	}
 	bound, wtime := windowColTypes(tt)
+	if n.Spec.Proctime {
+		// As in Flink: the bounds are TIMESTAMP(3), the wall clock in the
+		// session time zone; window_time stays the TIMESTAMP_LTZ attribute.
+		bound = types.Type{Kind: types.KindTimestamp, NotNull: true}
+	}
 	cols = append(cols, types.Column{Name: "window_start", Type: bound}, types.Column{Name: "window_end", Type: bound},
 		types.Column{Name: "window_time", Type: wtime})
 	for j, a := range n.Aggs {
@@ -234,7 +245,7 @@ func (b *binder) windowOver(in rel, n *parser.WindowTVF) (rel, error) {
 	if err := spec.Validate(); err != nil {
 		return rel{}, parser.Errorf(n.Pos, "%s", err.Error())
 	}
-	node := &WindowTVF{Input: in.node, Spec: spec, TimeName: col.Name}
+	node := &WindowTVF{Input: in.node, Spec: spec, TimeName: col.Name, Zone: b.loc}
 	for _, p := range n.Partition {
 		c, err := sc.resolve(&parser.ColumnRef{Pos: n.Pos, Name: p})
 		if err != nil {
@@ -378,7 +389,7 @@ func windowAggregate(agg *Aggregate, pos parser.Pos) (Node, bool, error) {
 	}
 	wnames = append(wnames, agg.Names[len(agg.Keys):]...)
 	w := &WindowAggregate{Input: wIn, Keys: keys, Spec: spec,
-		TimeName: tvf.TimeName, Aggs: aggs, Names: wnames, Watermark: watermarkOf(tvf.Input)}
+		TimeName: tvf.TimeName, Aggs: aggs, Names: wnames, Watermark: watermarkOf(tvf.Input), Zone: tvf.Zone}
 	// The projection to the Aggregate's layout: its keys in order, then
 	// its aggregates.
 	ws := w.Schema()

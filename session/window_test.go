@@ -432,7 +432,7 @@ func TestProcessingTimeWindows(t *testing.T) {
 SET 'table.local-time-zone' = 'UTC';
 CREATE TABLE ev (id BIGINT, pt AS PROCTIME()) WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence',
   'fields.id.start' = '1', 'fields.id.end' = '%d', 'rows-per-second' = '20000');
-CREATE TABLE out_t (ws TIMESTAMP_LTZ(3), we TIMESTAMP_LTZ(3), n BIGINT, s BIGINT) WITH ('connector' = 'print');
+CREATE TABLE out_t (ws TIMESTAMP(3), we TIMESTAMP(3), n BIGINT, s BIGINT) WITH ('connector' = 'print');
 INSERT INTO out_t SELECT window_start, window_end, COUNT(*), SUM(id) FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(pt), INTERVAL '0.05' SECOND)) GROUP BY window_start, window_end;
 `, n)
 	out, _, stderr := runWindowScript(t, src)

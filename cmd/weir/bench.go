@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -134,7 +135,7 @@ func runBenchNexmark(args []string, env connector.Env) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	results, runErr := bench.RunNexmark(ctx, cfg)
-	if runErr != nil && len(results) == 0 {
+	if runErr != nil && len(results) == 0 && ctx.Err() == nil {
 		fmt.Fprintf(env.Stderr, "weir: bench nexmark: %v\n", runErr)
 		return 1
 	}
@@ -148,6 +149,11 @@ func runBenchNexmark(args []string, env connector.Env) int {
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "weir: %v\n", err)
 		return 1
+	}
+	if runErr != nil && ctx.Err() != nil && errors.Is(runErr, context.Canceled) {
+		// Ctrl-C or SIGTERM: a requested stop, not a failure.
+		fmt.Fprintf(env.Stderr, "weir: bench nexmark: stopped (%d of the queries finished)\n", len(results))
+		return 0
 	}
 	if runErr != nil {
 		fmt.Fprintf(env.Stderr, "weir: bench nexmark: %v\n", runErr)

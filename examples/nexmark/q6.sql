@@ -7,10 +7,12 @@
 -- its blackhole sink. One change: the reference filters `rownum <= 1` in
 -- the WHERE of the SELECT that defines rownum (and names A and B outside
 -- the subquery that defines them), which SQL does not allow; the
--- ROW_NUMBER is wrapped in one more subquery, as every Top-N is.
+-- ROW_NUMBER is wrapped in one more subquery, as every Top-N is. And
+-- the sink's seller is BIGINT (the reference declares VARCHAR, which
+-- Flink would reject too: BIGINT to VARCHAR is not an implicit cast).
 
 CREATE TABLE nexmark_q6 (
-  seller VARCHAR,
+  seller BIGINT,
   avg_price  BIGINT
 ) WITH (
   'connector' = 'blackhole'
