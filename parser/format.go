@@ -793,12 +793,23 @@ func (f *formatter) expr(e Expr, min int) {
 			f.window(e.Over)
 		}
 	case *FieldAccess:
-		if c, ok := e.X.(*ColumnRef); ok && c.Table == "" {
+		// Only a qualified column, a call or another access stays bare
+		// before '.': `(k).f` is not a table's column, `(0).f` not `0.`.
+		switch x := e.X.(type) {
+		case *FieldAccess, *Subscript, *Call:
+			f.expr(e.X, precPrimary)
+		case *ColumnRef:
+			if x.Table != "" {
+				f.expr(e.X, precPrimary)
+				break
+			}
 			f.w("(")
 			f.expr(e.X, precOr)
 			f.w(")")
-		} else {
-			f.expr(e.X, precPrimary)
+		default:
+			f.w("(")
+			f.expr(e.X, precOr)
+			f.w(")")
 		}
 		f.w(".", quoteIdent(e.Field))
 	case *Subscript:
