@@ -24,7 +24,7 @@ func TestSIGTERMStopsLongNexmarkRun(t *testing.T) {
 	p := startWeir(t, dir, filepath.Join(dir, "stdout.txt"), filepath.Join(dir, "faults.log"), "", 0,
 		[]string{"bench", "nexmark", "--examples", examples, "--queries", "q7", "--events", "1000000000"})
 	// Wait until rows flow (a progress line with a non-zero rate).
-	waitLine(t, p, 0, regexp.MustCompile(`q7 +\d+s +[1-9][0-9.]*k? rows/s`), 2*time.Minute)
+	waitLine(t, p, 0, regexp.MustCompile(`q7 +\d+s +[1-9][0-9.]*[kM]? rows/s`), 2*time.Minute)
 	signalProc(t, p, syscall.SIGTERM)
 	sent := time.Now()
 	st := p.waitDeadline(t, 20*time.Second)
