@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -161,4 +162,38 @@ func (a *distinctAcc) load(g int32, src []byte) ([]byte, error) {
 	}
 	a.seen[g] = m
 	return a.inner.load(g, rest)
+}
+
+// decodeKeyColumns decodes an encoded group key into row at cols (nil:
+// columns 0, 1, …, one per len(row)), giving back the column kinds the
+// encoding shares: bit i of ints marks an INT column, of ltz a
+// TIMESTAMP_LTZ one. what names the key in errors ("group key").
+func decodeKeyColumns(key []byte, row []types.Value, cols []int, ints, ltz uint64, what string) error {
+	n := len(cols)
+	if cols == nil {
+		n = len(row)
+	}
+	kr := key
+	for i := range n {
+		v, rest, err := state.DecodeValue(kr)
+		if err != nil {
+			return fmt.Errorf("%s %x: %w", what, key, err)
+		}
+		kr = rest
+		switch {
+		case ints&(1<<i) != 0:
+			v = state.WithColumnKind(v, types.KindInt)
+		case ltz&(1<<i) != 0:
+			v = state.WithColumnKind(v, types.KindTimestampLTZ)
+		}
+		c := i
+		if cols != nil {
+			c = cols[i]
+		}
+		row[c] = v
+	}
+	if len(kr) != 0 {
+		return fmt.Errorf("%s %x: %d bytes left over", what, key, len(kr))
+	}
+	return nil
 }

@@ -149,22 +149,8 @@ func (g *groupAggOp) LoadRecord(key, rec []byte) (int32, error) {
 		return 0, err
 	}
 	row := g.loadRow
-	k := key
-	for i, c := range g.keys {
-		var v types.Value
-		if v, k, err = state.DecodeValue(k); err != nil {
-			return 0, fmt.Errorf("group key %x: %w", key, err)
-		}
-		switch {
-		case ints&(1<<i) != 0:
-			v = state.WithColumnKind(v, types.KindInt)
-		case ltz&(1<<i) != 0:
-			v = state.WithColumnKind(v, types.KindTimestampLTZ)
-		}
-		row[c] = v
-	}
-	if len(k) != 0 {
-		return 0, fmt.Errorf("group key %x: %d bytes left over", key, len(k))
+	if err := decodeKeyColumns(key, row, g.keys, ints, ltz, "group key"); err != nil {
+		return 0, err
 	}
 	gi := g.newGroup(row)
 	g.register(gi, row, key)

@@ -503,22 +503,8 @@ func (o *globalWindowOp) LoadRecord(key, rec []byte) (int32, error) {
 		return 0, err
 	}
 	row := o.loadRow
-	kr := key
-	for i := range o.nk {
-		var v types.Value
-		if v, kr, err = state.DecodeValue(kr); err != nil {
-			return 0, fmt.Errorf("window key %x: %w", key, err)
-		}
-		switch {
-		case ints&(1<<i) != 0:
-			v = state.WithColumnKind(v, types.KindInt)
-		case ltz&(1<<i) != 0:
-			v = state.WithColumnKind(v, types.KindTimestampLTZ)
-		}
-		row[i] = v
-	}
-	if len(kr) != 0 {
-		return 0, fmt.Errorf("window key %x: %d bytes left over", key, len(kr))
+	if err := decodeKeyColumns(key, row[:o.nk], nil, ints, ltz, "window key"); err != nil {
+		return 0, err
 	}
 	gi := o.newKey(row, o.nk == 1 && intStored(row[0].Kind()), key)
 	o.wkeys[gi].fired = fired

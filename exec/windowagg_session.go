@@ -503,22 +503,8 @@ func (o *sessionWindowOp) LoadRecord(key, rec []byte) (int32, error) {
 		return 0, err
 	}
 	row := o.loadRow
-	kr := key
-	for i, c := range o.keys {
-		var v types.Value
-		if v, kr, err = state.DecodeValue(kr); err != nil {
-			return 0, fmt.Errorf("session key %x: %w", key, err)
-		}
-		switch {
-		case ints&(1<<i) != 0:
-			v = state.WithColumnKind(v, types.KindInt)
-		case ltz&(1<<i) != 0:
-			v = state.WithColumnKind(v, types.KindTimestampLTZ)
-		}
-		row[c] = v
-	}
-	if len(kr) != 0 {
-		return 0, fmt.Errorf("session key %x: %d bytes left over", key, len(kr))
+	if err := decodeKeyColumns(key, row, o.keys, ints, ltz, "session key"); err != nil {
+		return 0, err
 	}
 	gi := o.newKey(row, len(o.keys) == 1 && intStored(row[o.keys[0]].Kind()), key)
 	for range n {
