@@ -41,21 +41,14 @@ func NewDedup(spec DedupSpec) func() Operator {
 const dedupStateName = "kept"
 
 type dedupOp struct {
-	spec   DedupSpec
-	name   string
-	w      int
-	st     *state.Records
-	out    *types.Batch
-	intKey int // the key column when there is one (its values may go to ints), else -1
+	spec DedupSpec
+	name string
+	w    int
+	st   *state.Records
+	out  *types.Batch
+	keys *state.KeyIndex          // key → slot
+	rows *state.Slab[types.Value] // per slot: the kept row
 
-	ints   *intTable        // one integer key → slot
-	strs   map[string]int32 // encoded key → slot, for the other keys
-	keyStr []string         // per slot: its encoded key when in strs
-	inInts []bool           // per slot: keyed in ints
-	pages  [][]types.Value  // the kept rows, dedupPage slots (w values each) a page
-	free   []int32
-
-	kb      []byte
 	scratch []types.Value // a row decoded from the store
 }
 
@@ -71,12 +64,8 @@ func (o *dedupOp) Open(ctx *OpContext) error {
 	o.w = len(o.spec.Kinds)
 	o.out = types.NewBatch(o.w, 64)
 	o.scratch = make([]types.Value, o.w)
-	o.intKey = -1
-	if len(o.spec.Keys) == 1 && intStored(o.spec.Kinds[o.spec.Keys[0]]) {
-		o.intKey = o.spec.Keys[0]
-	}
-	o.ints = newIntTable()
-	o.strs = map[string]int32{}
+	o.keys = state.NewKeyIndex(o.spec.Keys, o.spec.Kinds)
+	o.rows = state.NewSlab[types.Value](o.w)
 	maxPar := ctx.MaxParallelism
 	if maxPar <= 0 {
 		maxPar = types.DefaultMaxParallelism
@@ -119,62 +108,14 @@ func (o *dedupOp) PrepareSnapshot() error {
 // insertOnly is keep-first on processing time, which never updates.
 func (o *dedupOp) insertOnly() bool { return !o.spec.KeepLast && !o.spec.Rowtime }
 
-// dedupPage is how many slots' rows a page holds: pages, rather than one
-// slab, so that a million keys never copy the rows they have.
-const dedupPage = 4096
-
 // row returns slot's kept row.
-func (o *dedupOp) row(slot int32) []types.Value {
-	p, i := int(slot)/dedupPage, int(slot)%dedupPage*o.w
-	return o.pages[p][i : i+o.w : i+o.w]
-}
+func (o *dedupOp) row(slot int32) []types.Value { return o.rows.At(slot) }
 
-// appendKey appends row's key in the order-preserving encoding.
-func (o *dedupOp) appendKey(dst []byte, row []types.Value) []byte {
-	for _, c := range o.spec.Keys {
-		dst = state.AppendValue(dst, row[c])
-	}
-	return dst
-}
-
-// lookup returns the slot of row's key in memory; when the key is not in
-// ints, o.kb holds its encoding.
-func (o *dedupOp) lookup(row []types.Value) (int32, bool, bool) {
-	if o.intKey >= 0 {
-		if v := row[o.intKey]; intStored(v.Kind()) {
-			s, ok := o.ints.get(v.Int())
-			return s, ok, true
-		}
-	}
-	o.kb = o.appendKey(o.kb[:0], row)
-	s, ok := o.strs[string(o.kb)]
-	return s, ok, false
-}
-
-// newSlot makes a slot holding row, registered under its key (inInts:
-// in ints, else in strs under o.kb).
-func (o *dedupOp) newSlot(row []types.Value, inInts bool) int32 {
-	var s int32
-	if n := len(o.free); n > 0 {
-		s = o.free[n-1]
-		o.free = o.free[:n-1]
-	} else {
-		s = int32(len(o.inInts))
-		o.inInts = append(o.inInts, false)
-		o.keyStr = append(o.keyStr, "")
-		if int(s)/dedupPage == len(o.pages) {
-			o.pages = append(o.pages, make([]types.Value, dedupPage*o.w))
-		}
-	}
+// newSlot makes a slot holding row under row's key.
+func (o *dedupOp) newSlot(row []types.Value) int32 {
+	s := o.keys.Insert(row)
+	o.rows.Grow(o.keys.Cap())
 	copy(o.row(s), row)
-	o.inInts[s] = inInts
-	if inInts {
-		o.ints.put(row[o.intKey].Int(), s)
-	} else {
-		k := string(o.kb)
-		o.strs[k] = s
-		o.keyStr[s] = k
-	}
 	return s
 }
 
@@ -187,23 +128,16 @@ func (o *dedupOp) Process(_ int, b *types.Batch, out Emitter) error {
 			return fmt.Errorf("Deduplicate got a %s row: its input must be insert-only", b.Kinds[i])
 		}
 		row := b.Row(i)
-		s, ok, inInts := o.lookup(row)
+		s, ok := o.keys.Find(row)
 		if !ok && o.st.Backed() {
-			if inInts {
-				o.kb = o.appendKey(o.kb[:0], row)
-			}
 			var err error
-			if s, ok, err = o.st.Load(o.kb); err != nil {
+			if s, ok, err = o.st.Load(o.keys.Key()); err != nil {
 				return fmt.Errorf("state of %s: %w", o.name, err)
 			}
 		}
 		if !ok {
-			s = o.newSlot(row, inInts)
-			if inInts {
-				o.st.AddedInt(s, row[o.intKey].Kind(), row[o.intKey].Int())
-			} else {
-				o.st.AddedKey(s, o.kb)
-			}
+			s = o.newSlot(row)
+			o.keys.Added(o.st, s)
 			o.st.Changed(s)
 			o.out.Append(types.Insert, row)
 			continue
@@ -242,10 +176,7 @@ func (o *dedupOp) Process(_ int, b *types.Batch, out Emitter) error {
 
 // AppendRecordKey implements state.RecordSource.
 func (o *dedupOp) AppendRecordKey(dst []byte, slot int32) []byte {
-	if o.inInts[slot] {
-		return o.appendKey(dst, o.row(slot))
-	}
-	return append(dst, o.keyStr[slot]...)
+	return o.keys.AppendKey(dst, slot)
 }
 
 // AppendRecord implements state.RecordSource: the kept row (state.Values),
@@ -263,9 +194,7 @@ func (o *dedupOp) LoadRecord(key, rec []byte) (int32, error) {
 	if row == nil {
 		return 0, fmt.Errorf("malformed kept row %x for key %x", rec, key)
 	}
-	inInts := o.intKey >= 0 && intStored(row[o.intKey].Kind())
-	o.kb = append(o.kb[:0], key...)
-	return o.newSlot(row, inInts), nil
+	return o.newSlot(row), nil
 }
 
 // enc2row decodes a stored row into a scratch row (for keep-first on
@@ -298,12 +227,8 @@ func (o *dedupOp) enc2row(key, rec []byte) []types.Value {
 // DropRecords implements state.RecordSource: it forgets every in-memory
 // row (they were written to the store).
 func (o *dedupOp) DropRecords() {
-	o.ints = newIntTable()
-	o.strs = map[string]int32{}
-	o.keyStr, o.inInts, o.free = o.keyStr[:0], o.inInts[:0], o.free[:0]
-	for _, p := range o.pages {
-		clear(p)
-	}
+	o.keys.Reset()
+	o.rows.Clear()
 }
 
 // removeSlot forgets slot's row (its TTL expired), without output.
@@ -311,14 +236,8 @@ func (o *dedupOp) removeSlot(s int32) error {
 	if err := o.st.Removed(s); err != nil {
 		return fmt.Errorf("state of %s: %w", o.name, err)
 	}
-	if o.inInts[s] {
-		o.ints.del(o.row(s)[o.intKey].Int())
-	} else {
-		delete(o.strs, o.keyStr[s])
-		o.keyStr[s] = ""
-	}
+	o.keys.Remove(s)
 	clear(o.row(s))
-	o.free = append(o.free, s)
 	return nil
 }
 

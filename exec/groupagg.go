@@ -29,15 +29,15 @@ type groupAggOp struct {
 	st     *state.Records // the groups' state: in memory, or over a store with checkpoints
 
 	groups  map[string]int32
-	ints    *intTable      // groups of a single integer-stored key (fast path)
-	intKey  int            // the key column when there is exactly one, else -1
-	keyStr  []string       // per group: its encoded key (state.AppendValue) in groups ("" when in ints); grown only for such groups
-	heads   []groupHead    // per group: what every row and every emit reads, in one place
-	keyVals []types.Value  // per group not in ints: len(keys) key values; grown only for such groups
-	keyOne  [1]types.Value // groupKey's result for a group in ints
-	touched []int32        // groups touched since the last emit, in order
-	before  []types.Value  // per touched group: len(calls) results as last emitted
-	free    []int32        // numbers of removed groups, for reuse
+	ints    *state.IntTable // groups of a single integer-stored key (fast path)
+	intKey  int             // the key column when there is exactly one, else -1
+	keyStr  []string        // per group: its encoded key (state.AppendValue) in groups ("" when in ints); grown only for such groups
+	heads   []groupHead     // per group: what every row and every emit reads, in one place
+	keyVals []types.Value   // per group not in ints: len(keys) key values; grown only for such groups
+	keyOne  [1]types.Value  // groupKey's result for a group in ints
+	touched []int32         // groups touched since the last emit, in order
+	before  []types.Value   // per touched group: len(calls) results as last emitted
+	free    []int32         // numbers of removed groups, for reuse
 
 	keyBuf  []byte
 	loadRow []types.Value // LoadRecord's row of key values
@@ -166,8 +166,8 @@ func (g *groupAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 	if k := g.intKey; k >= 0 {
 		for i := range gis {
 			gis[i] = -1
-			if v := &b.Vals[i*b.Width+k]; intStored(v.Kind()) {
-				if gi, ok := g.ints.get(v.Int()); ok {
+			if v := &b.Vals[i*b.Width+k]; state.IntStored(v.Kind()) {
+				if gi, ok := g.ints.Get(v.Int()); ok {
 					gis[i] = gi
 				}
 			}
@@ -230,9 +230,9 @@ func (g *groupAggOp) afterBatch(b *types.Batch, out Emitter) error {
 // (or loading it from the state store) if it is not in memory. It reports
 // false for a retraction that finds no group: there is nothing to retract.
 func (g *groupAggOp) findGroup(row []types.Value, retract bool) (int32, bool, error) {
-	inInts := g.intKey >= 0 && intStored(row[g.intKey].Kind())
+	inInts := g.intKey >= 0 && state.IntStored(row[g.intKey].Kind())
 	if inInts {
-		if gi, ok := g.ints.get(row[g.intKey].Int()); ok {
+		if gi, ok := g.ints.Get(row[g.intKey].Int()); ok {
 			return gi, true, nil
 		}
 	} else {
@@ -257,7 +257,7 @@ func (g *groupAggOp) appendRowKey(dst []byte, row []types.Value) []byte {
 // index. encoded is the key's encoding, used for a key not in ints.
 func (g *groupAggOp) register(gi int32, row []types.Value, encoded []byte) {
 	if g.heads[gi].inInts {
-		g.ints.put(row[g.intKey].Int(), gi)
+		g.ints.Put(row[g.intKey].Int(), gi)
 		return
 	}
 	key := string(encoded)
@@ -358,7 +358,7 @@ func (g *groupAggOp) newAccumulators() error {
 
 func (g *groupAggOp) resetGroupIndex() {
 	g.groups = make(map[string]int32)
-	g.ints = newIntTable()
+	g.ints = state.NewIntTable()
 }
 
 // dropGroups forgets every in-memory group (after they were written to the
@@ -370,16 +370,6 @@ func (g *groupAggOp) dropGroups() {
 	g.scratchGi = -1
 	// Cannot fail: the calls were accepted when the operator opened.
 	_ = g.newAccumulators()
-}
-
-// intStored reports whether values of kind k are stored as int64 bits, so
-// that a single key of kind k can key the ints map.
-func intStored(k types.Kind) bool {
-	switch k {
-	case types.KindBoolean, types.KindInt, types.KindBigInt, types.KindTimestamp, types.KindTimestampLTZ, types.KindInterval:
-		return true
-	}
-	return false
 }
 
 // newGroup allocates a group for the key values in row and returns its
@@ -397,7 +387,7 @@ func (g *groupAggOp) newGroup(row []types.Value) int32 {
 			acc.grow()
 		}
 	}
-	if g.intKey >= 0 && intStored(row[g.intKey].Kind()) {
+	if g.intKey >= 0 && state.IntStored(row[g.intKey].Kind()) {
 		// Process registers it in ints: keep the key typed, not as a Value.
 		h := &g.heads[gi]
 		h.keyInt, h.keyKind, h.inInts = row[g.intKey].Int(), row[g.intKey].Kind(), true
@@ -431,7 +421,7 @@ func (g *groupAggOp) removeGroup(gi int32) error {
 		return fmt.Errorf("state of %s: %w", g.name, err)
 	}
 	if g.heads[gi].inInts {
-		g.ints.del(g.heads[gi].keyInt) // one key column
+		g.ints.Del(g.heads[gi].keyInt) // one key column
 		g.heads[gi].inInts = false
 	} else {
 		delete(g.groups, g.keyStr[gi])

@@ -18,7 +18,7 @@ import (
 type boundCache struct {
 	cols   []int
 	intCol int // the partition column when it is one integer column, else -1
-	ints   *intTable
+	ints   *state.IntTable
 	strs   map[string]int32
 	ents   []boundEnt
 	kb     []byte
@@ -33,8 +33,8 @@ type boundEnt struct {
 const boundCacheMax = 1 << 17
 
 func newBoundCache(cols []int, kinds []types.Kind) *boundCache {
-	c := &boundCache{cols: cols, intCol: -1, ints: newIntTable(), strs: map[string]int32{}}
-	if len(cols) == 1 && intStored(kinds[cols[0]]) {
+	c := &boundCache{cols: cols, intCol: -1, ints: state.NewIntTable(), strs: map[string]int32{}}
+	if len(cols) == 1 && state.IntStored(kinds[cols[0]]) {
 		c.intCol = cols[0]
 	}
 	return c
@@ -44,8 +44,8 @@ func newBoundCache(cols []int, kinds []types.Kind) *boundCache {
 // by an integer, c.kb holds its encoded key.
 func (c *boundCache) find(row []types.Value) (int32, bool) {
 	if c.intCol >= 0 {
-		if v := row[c.intCol]; intStored(v.Kind()) {
-			if i, ok := c.ints.get(v.Int()); ok {
+		if v := row[c.intCol]; state.IntStored(v.Kind()) {
+			if i, ok := c.ints.Get(v.Int()); ok {
 				return i, true
 			}
 			return -1, true
@@ -78,7 +78,7 @@ func (c *boundCache) put(row []types.Value, full bool, sk []byte) {
 	i, inInts := c.find(row)
 	if i < 0 {
 		if len(c.ents) >= boundCacheMax {
-			c.ints = newIntTable()
+			c.ints = state.NewIntTable()
 			clear(c.strs)
 			c.ents = c.ents[:0]
 			if !inInts {
@@ -88,7 +88,7 @@ func (c *boundCache) put(row []types.Value, full bool, sk []byte) {
 		i = int32(len(c.ents))
 		c.ents = append(c.ents, boundEnt{})
 		if inInts {
-			c.ints.put(row[c.intCol].Int(), i)
+			c.ints.Put(row[c.intCol].Int(), i)
 		} else {
 			c.strs[string(c.kb)] = i
 		}

@@ -29,7 +29,7 @@ type rankMemOp struct {
 	out  *types.Batch
 
 	intKey int // the partition column when it is one integer column, else -1
-	ints   *intTable
+	ints   *state.IntTable
 	strs   map[string]int32
 	keyStr []string          // per slot: its encoded key when in strs
 	inInts []bool            // per slot: keyed in ints
@@ -70,10 +70,10 @@ func (o *rankMemOp) Open(ctx *OpContext) error {
 	o.out = types.NewBatch(ow, 64)
 	o.scratch = make([]types.Value, o.w)
 	o.intKey = -1
-	if len(o.spec.Partition) == 1 && intStored(o.spec.Kinds[o.spec.Partition[0]]) {
+	if len(o.spec.Partition) == 1 && state.IntStored(o.spec.Kinds[o.spec.Partition[0]]) {
 		o.intKey = o.spec.Partition[0]
 	}
-	o.ints = newIntTable()
+	o.ints = state.NewIntTable()
 	o.strs = map[string]int32{}
 	maxPar := ctx.MaxParallelism
 	if maxPar <= 0 {
@@ -124,8 +124,8 @@ func (o *rankMemOp) appendKey(dst []byte, row []types.Value) []byte {
 // not in ints, o.kb holds its encoding.
 func (o *rankMemOp) lookup(row []types.Value) (int32, bool, bool) {
 	if o.intKey >= 0 {
-		if v := row[o.intKey]; intStored(v.Kind()) {
-			s, ok := o.ints.get(v.Int())
+		if v := row[o.intKey]; state.IntStored(v.Kind()) {
+			s, ok := o.ints.Get(v.Int())
 			return s, ok, true
 		}
 	}
@@ -152,7 +152,7 @@ func (o *rankMemOp) newSlot(inInts bool, n int64) int32 {
 	o.bound[s], o.full[s] = 0, false
 	o.inInts[s] = inInts
 	if inInts {
-		o.ints.put(n, s)
+		o.ints.Put(n, s)
 	} else {
 		k := string(o.kb)
 		o.strs[k] = s
@@ -407,7 +407,7 @@ func (o *rankMemOp) LoadRecord(key, rec []byte) (int32, error) {
 	if len(rows) == 0 {
 		return 0, bad
 	}
-	inInts := o.intKey >= 0 && intStored(rows[0][o.intKey].Kind())
+	inInts := o.intKey >= 0 && state.IntStored(rows[0][o.intKey].Kind())
 	var n int64
 	if inInts {
 		n = rows[0][o.intKey].Int()
@@ -421,7 +421,7 @@ func (o *rankMemOp) LoadRecord(key, rec []byte) (int32, error) {
 
 // DropRecords implements state.RecordSource.
 func (o *rankMemOp) DropRecords() {
-	o.ints = newIntTable()
+	o.ints = state.NewIntTable()
 	o.strs = map[string]int32{}
 	o.keyStr, o.inInts, o.free = o.keyStr[:0], o.inInts[:0], o.free[:0]
 	o.sks, o.rows = o.sks[:0], o.rows[:0]
@@ -434,7 +434,7 @@ func (o *rankMemOp) removeSlot(s int32) error {
 		return fmt.Errorf("state of %s: %w", o.name, err)
 	}
 	if o.inInts[s] {
-		o.ints.del(o.rows[s][0][o.intKey].Int())
+		o.ints.Del(o.rows[s][0][o.intKey].Int())
 	} else {
 		delete(o.strs, o.keyStr[s])
 		o.keyStr[s] = ""

@@ -45,9 +45,9 @@ type globalWindowOp struct {
 	st    *state.Records
 
 	wkeys    []winKey
-	keyVals  []types.Value // nk per key slot (keys not in ints)
-	keyStr   []string      // per key slot: its encoding (keys not in ints)
-	ints     *intTable     // a single integer-stored key → key slot
+	keyVals  []types.Value   // nk per key slot (keys not in ints)
+	keyStr   []string        // per key slot: its encoding (keys not in ints)
+	ints     *state.IntTable // a single integer-stored key → key slot
 	groups   map[string]int32
 	freeKeys []int32
 	nCells   int32
@@ -118,7 +118,7 @@ func (o *globalWindowOp) Open(ctx *OpContext) error {
 		o.accs[i] = acc
 	}
 	o.nCells = 2
-	o.ints, o.groups, o.slices = newIntTable(), make(map[string]int32), make(map[int64][]int32)
+	o.ints, o.groups, o.slices = state.NewIntTable(), make(map[string]int32), make(map[int64][]int32)
 	o.wm, o.fired = NoWatermark, math.MinInt64
 	o.loadRow = make([]types.Value, o.nk)
 	o.out = types.NewBatch(o.nk+3+len(o.calls), 256)
@@ -209,9 +209,9 @@ func (o *globalWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
 // key returns the slot of row's key (its first nk columns), making it if
 // need be.
 func (o *globalWindowOp) key(row []types.Value) int32 {
-	inInts := o.nk == 1 && intStored(row[0].Kind())
+	inInts := o.nk == 1 && state.IntStored(row[0].Kind())
 	if inInts {
-		if gi, ok := o.ints.get(row[0].Int()); ok {
+		if gi, ok := o.ints.Get(row[0].Int()); ok {
 			return gi
 		}
 	} else {
@@ -248,7 +248,7 @@ func (o *globalWindowOp) newKey(row []types.Value, inInts bool, encoded []byte) 
 	o.nLive++
 	if inInts {
 		k.keyInt, k.keyKind = row[0].Int(), row[0].Kind()
-		o.ints.put(k.keyInt, gi)
+		o.ints.Put(k.keyInt, gi)
 		return gi
 	}
 	for len(o.keyStr) <= int(gi) {
@@ -279,7 +279,7 @@ func (o *globalWindowOp) removeKey(gi int32) error {
 	}
 	k := &o.wkeys[gi]
 	if k.inInts {
-		o.ints.del(k.keyInt)
+		o.ints.Del(k.keyInt)
 	} else {
 		delete(o.groups, o.keyStr[gi])
 		o.keyStr[gi] = ""
@@ -506,7 +506,7 @@ func (o *globalWindowOp) LoadRecord(key, rec []byte) (int32, error) {
 	if err := decodeKeyColumns(key, row[:o.nk], nil, ints, ltz, "window key"); err != nil {
 		return 0, err
 	}
-	gi := o.newKey(row, o.nk == 1 && intStored(row[0].Kind()), key)
+	gi := o.newKey(row, o.nk == 1 && state.IntStored(row[0].Kind()), key)
 	o.wkeys[gi].fired = fired
 	for range n {
 		var end int64

@@ -91,7 +91,7 @@ type localWindowAggOp struct {
 // the order they were made.
 type localSlice struct {
 	end     int64
-	ints    *intTable        // single integer-stored key → group
+	ints    *state.IntTable  // single integer-stored key → group
 	groups  map[string]int32 // encoded key (state.AppendValue) → group
 	members []int32
 }
@@ -161,7 +161,7 @@ func (o *localWindowAggOp) slice(end int64) *localSlice {
 		s = o.spare[n-1]
 		o.spare = o.spare[:n-1]
 	} else {
-		s = &localSlice{ints: newIntTable(), groups: make(map[string]int32)}
+		s = &localSlice{ints: state.NewIntTable(), groups: make(map[string]int32)}
 	}
 	s.end = end
 	o.open = append(o.open, s)
@@ -171,9 +171,9 @@ func (o *localWindowAggOp) slice(end int64) *localSlice {
 
 // group1 returns the group of row's key in slice s, making it if need be.
 func (o *localWindowAggOp) group1(s *localSlice, row []types.Value) int32 {
-	inInts := o.intKey >= 0 && intStored(row[o.intKey].Kind())
+	inInts := o.intKey >= 0 && state.IntStored(row[o.intKey].Kind())
 	if inInts {
-		if gi, ok := s.ints.get(row[o.intKey].Int()); ok {
+		if gi, ok := s.ints.Get(row[o.intKey].Int()); ok {
 			return gi
 		}
 	} else {
@@ -203,7 +203,7 @@ func (o *localWindowAggOp) group1(s *localSlice, row []types.Value) int32 {
 		kv[i] = row[k]
 	}
 	if inInts {
-		s.ints.put(row[o.intKey].Int(), gi)
+		s.ints.Put(row[o.intKey].Int(), gi)
 	} else {
 		s.groups[string(o.keyBuf)] = gi
 	}
@@ -356,8 +356,8 @@ func (o *localWindowAggOp) release(s *localSlice) {
 	}
 	o.held -= len(s.members)
 	s.members = s.members[:0]
-	if s.ints.len() > 0 {
-		s.ints = newIntTable()
+	if s.ints.Len() > 0 {
+		s.ints = state.NewIntTable()
 	}
 	if len(s.groups) > 0 {
 		clear(s.groups)

@@ -40,7 +40,7 @@ type sessionWindowOp struct {
 	skeys    []sessKey
 	keyVals  []types.Value // len(keys) per key slot (keys not in ints)
 	keyStr   []string      // per key slot: its encoding (keys not in ints)
-	ints     *intTable
+	ints     *state.IntTable
 	groups   map[string]int32
 	freeKeys []int32
 	nLive    int
@@ -156,7 +156,7 @@ func (o *sessionWindowOp) Open(ctx *OpContext) error {
 		o.maxCol = max(o.maxCol, c.Arg)
 	}
 	o.nCells = 1
-	o.ints, o.groups = newIntTable(), make(map[string]int32)
+	o.ints, o.groups = state.NewIntTable(), make(map[string]int32)
 	o.wm = NoWatermark
 	o.loadRow = make([]types.Value, o.maxCol+1)
 	o.out = types.NewBatch(len(o.keys)+3+len(o.calls), 256)
@@ -276,8 +276,8 @@ func (o *sessionWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
 
 // findKey returns the slot of row's key, if it has one.
 func (o *sessionWindowOp) findKey(row []types.Value) (int32, bool) {
-	if len(o.keys) == 1 && intStored(row[o.keys[0]].Kind()) {
-		return o.ints.get(row[o.keys[0]].Int())
+	if len(o.keys) == 1 && state.IntStored(row[o.keys[0]].Kind()) {
+		return o.ints.Get(row[o.keys[0]].Int())
 	}
 	o.keyBuf = o.keyBuf[:0]
 	for _, c := range o.keys {
@@ -290,7 +290,7 @@ func (o *sessionWindowOp) findKey(row []types.Value) (int32, bool) {
 // addKey makes a slot for row's key (after findKey, which left a key not
 // in ints encoded in keyBuf) and tells Records.
 func (o *sessionWindowOp) addKey(row []types.Value) int32 {
-	inInts := len(o.keys) == 1 && intStored(row[o.keys[0]].Kind())
+	inInts := len(o.keys) == 1 && state.IntStored(row[o.keys[0]].Kind())
 	gi := o.newKey(row, inInts, o.keyBuf)
 	if inInts {
 		v := row[o.keys[0]]
@@ -317,7 +317,7 @@ func (o *sessionWindowOp) newKey(row []types.Value, inInts bool, encoded []byte)
 	if inInts {
 		v := row[o.keys[0]]
 		k.keyInt, k.keyKind = v.Int(), v.Kind()
-		o.ints.put(k.keyInt, gi)
+		o.ints.Put(k.keyInt, gi)
 		return gi
 	}
 	nk := len(o.keys)
@@ -353,7 +353,7 @@ func (o *sessionWindowOp) removeKey(gi int32) error {
 	}
 	k := &o.skeys[gi]
 	if k.inInts {
-		o.ints.del(k.keyInt)
+		o.ints.Del(k.keyInt)
 	} else {
 		nk := len(o.keys)
 		delete(o.groups, o.keyStr[gi])
@@ -506,7 +506,7 @@ func (o *sessionWindowOp) LoadRecord(key, rec []byte) (int32, error) {
 	if err := decodeKeyColumns(key, row, o.keys, ints, ltz, "session key"); err != nil {
 		return 0, err
 	}
-	gi := o.newKey(row, len(o.keys) == 1 && intStored(row[o.keys[0]].Kind()), key)
+	gi := o.newKey(row, len(o.keys) == 1 && state.IntStored(row[o.keys[0]].Kind()), key)
 	for range n {
 		var s openSession
 		if s.start, rest, err = readVarint(rest); err != nil {

@@ -1,4 +1,4 @@
-package exec
+package state
 
 import (
 	"math/rand/v2"
@@ -7,7 +7,7 @@ import (
 
 // TestIntTableAgainstMap applies random puts and deletes, with keys drawn
 // from ranges small and large (many collisions and long probe runs, or
-// few), to an intTable and a map, and checks that they agree.
+// few), to an IntTable and a map, and checks that they agree.
 func TestIntTableAgainstMap(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -20,37 +20,37 @@ func TestIntTableAgainstMap(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(7, uint64(tc.keys)))
-			tb, ref := newIntTable(), map[int64]int32{}
+			tb, ref := NewIntTable(), map[int64]int32{}
 			for step := range tc.steps {
 				k := r.Int64N(tc.keys) - tc.keys/2
 				if _, ok := ref[k]; ok && r.IntN(3) == 0 {
-					tb.del(k)
+					tb.Del(k)
 					delete(ref, k)
 				} else if !ok {
-					tb.put(k, int32(step))
+					tb.Put(k, int32(step))
 					ref[k] = int32(step)
 				}
 				if step%997 == 0 {
 					for k, want := range ref {
-						if got, ok := tb.get(k); !ok || got != want {
+						if got, ok := tb.Get(k); !ok || got != want {
 							t.Fatalf("step %d: get(%d) = %d, %v; want %d", step, k, got, ok, want)
 						}
 					}
 				}
-				if tb.len() != len(ref) {
-					t.Fatalf("step %d: len %d, want %d", step, tb.len(), len(ref))
+				if tb.Len() != len(ref) {
+					t.Fatalf("step %d: len %d, want %d", step, tb.Len(), len(ref))
 				}
 			}
 			for k := range ref {
-				tb.del(k)
+				tb.Del(k)
 			}
 			for i := range tc.keys % 1000 {
-				if _, ok := tb.get(i); ok {
+				if _, ok := tb.Get(i); ok {
 					t.Fatalf("key %d found after deleting all", i)
 				}
 			}
-			if tb.len() != 0 {
-				t.Fatalf("len %d after deleting all", tb.len())
+			if tb.Len() != 0 {
+				t.Fatalf("len %d after deleting all", tb.Len())
 			}
 		})
 	}

@@ -1,20 +1,21 @@
-package exec
+package state
 
 import "math/bits"
 
-// intTable maps int64 keys to group numbers: an open-addressing hash table
-// with linear probing, kept at most half full, with backward-shift deletion
-// (no tombstones). It is the GroupAgg's index for a single integer key,
+// IntTable maps int64 keys to int32 slots (group numbers, record slots): an
+// open-addressing hash table with linear probing, kept at most half full,
+// with backward-shift deletion (no tombstones). It is the in-memory
+// operators' index for a single integer key (KeyIndex, GroupAggregate),
 // where it is cheaper than a Go map: one multiply to hash, and the probe
 // usually ends in the first slot. A slot holds key and group together, so
 // a lookup of a key not in the CPU cache costs one miss, not two.
-type intTable struct {
+type IntTable struct {
 	slots []intSlot
 	shift uint // 64 - log2(len(slots))
 	n     int
 }
 
-// intSlot is one slot of an intTable.
+// intSlot is one slot of an IntTable.
 type intSlot struct {
 	key int64
 	val int32 // group number + 1; 0 marks an empty slot
@@ -22,25 +23,26 @@ type intSlot struct {
 
 const intTableMinSlots = 64
 
-func newIntTable() *intTable {
-	t := &intTable{}
+// NewIntTable returns an empty IntTable.
+func NewIntTable() *IntTable {
+	t := &IntTable{}
 	t.init(intTableMinSlots)
 	return t
 }
 
-func (t *intTable) init(slots int) {
+func (t *IntTable) init(slots int) {
 	t.slots = make([]intSlot, slots)
 	t.shift = uint(64 - bits.TrailingZeros(uint(slots)))
 	t.n = 0
 }
 
 // home returns the slot where k's probe starts (Fibonacci hashing).
-func (t *intTable) home(k int64) int {
+func (t *IntTable) home(k int64) int {
 	return int((uint64(k) * 0x9e3779b97f4a7c15) >> t.shift)
 }
 
-// get returns the group of k.
-func (t *intTable) get(k int64) (int32, bool) {
+// Get returns the slot of k.
+func (t *IntTable) Get(k int64) (int32, bool) {
 	mask := len(t.slots) - 1
 	for i := t.home(k); ; i = (i + 1) & mask {
 		s := &t.slots[i]
@@ -53,8 +55,8 @@ func (t *intTable) get(k int64) (int32, bool) {
 	}
 }
 
-// put maps k, which must not be in the table, to group g.
-func (t *intTable) put(k int64, g int32) {
+// Put maps k, which must not be in the table, to slot g (>= 0).
+func (t *IntTable) Put(k int64, g int32) {
 	if 2*(t.n+1) > len(t.slots) {
 		t.grow()
 	}
@@ -63,7 +65,7 @@ func (t *intTable) put(k int64, g int32) {
 }
 
 // insert places an entry in the first free slot of k's probe.
-func (t *intTable) insert(k int64, val int32) {
+func (t *IntTable) insert(k int64, val int32) {
 	mask := len(t.slots) - 1
 	i := t.home(k)
 	for t.slots[i].val != 0 {
@@ -72,7 +74,7 @@ func (t *intTable) insert(k int64, val int32) {
 	t.slots[i] = intSlot{key: k, val: val}
 }
 
-func (t *intTable) grow() {
+func (t *IntTable) grow() {
 	old := t.slots
 	t.init(2 * len(old))
 	for _, s := range old {
@@ -83,9 +85,9 @@ func (t *intTable) grow() {
 	}
 }
 
-// del removes k if present. Later entries of the probe run move back so
+// Del removes k if present. Later entries of the probe run move back so
 // that every entry stays reachable from its home slot.
-func (t *intTable) del(k int64) {
+func (t *IntTable) Del(k int64) {
 	mask := len(t.slots) - 1
 	i := t.home(k)
 	for {
@@ -111,5 +113,5 @@ func (t *intTable) del(k int64) {
 	t.slots[i] = intSlot{}
 }
 
-// len returns the number of keys.
-func (t *intTable) len() int { return t.n }
+// Len returns the number of keys.
+func (t *IntTable) Len() int { return t.n }

@@ -1,0 +1,225 @@
+package state
+
+import (
+	"github.com/weir-sql/weir/types"
+)
+
+// KeyIndex maps the keys of an operator's in-memory records to slots, the
+// numbers under which the operator keeps each key's typed record (in a Slab
+// or its own slices) and tells Records about it. A key of one integer-stored
+// column (INT, BIGINT, BOOLEAN, TIMESTAMP, TIMESTAMP_LTZ, INTERVAL) is held
+// in an IntTable without encoding it; any other key under its
+// order-preserving encoding (AppendValue of each key column) in a map.
+// Freed slots are reused, so slots stay dense.
+//
+// The usual flow of an operator over Records:
+//
+//	s, ok := ix.Find(row)
+//	if !ok && st.Backed() {
+//		s, ok, err = st.Load(ix.Key()) // LoadRecord calls ix.Insert(row) for it
+//	}
+//	if !ok {
+//		s = ix.Insert(row)
+//		ix.Added(st, s)
+//	}
+//
+// Like Records, a KeyIndex belongs to one goroutine.
+type KeyIndex struct {
+	cols   []int // the key columns of a row
+	intCol int   // the single integer-stored key column, or -1
+
+	ints   *IntTable
+	strs   map[string]int32
+	keyStr []string     // per slot: its encoded key when in strs
+	intKey []int64      // per slot: its integer key when in ints
+	kind   []types.Kind // per slot: its integer key's kind when in ints
+	inInts []bool       // per slot: keyed in ints
+	used   []bool       // per slot: holds a key
+	free   []int32
+	n      int
+
+	// The key of the last Find, for Key and Insert.
+	kb      []byte
+	kbValid bool
+	last    []types.Value
+}
+
+// NewKeyIndex returns an empty index of the keys made of columns cols of
+// rows whose columns have kinds.
+func NewKeyIndex(cols []int, kinds []types.Kind) *KeyIndex {
+	x := &KeyIndex{cols: cols, intCol: -1, ints: NewIntTable(), strs: map[string]int32{}}
+	if len(cols) == 1 && IntStored(kinds[cols[0]]) {
+		x.intCol = cols[0]
+	}
+	return x
+}
+
+// IntStored reports whether values of kind k are integers an IntTable can
+// key (Value.Int holds them whole).
+func IntStored(k types.Kind) bool {
+	switch k {
+	case types.KindBoolean, types.KindInt, types.KindBigInt, types.KindTimestamp, types.KindTimestampLTZ, types.KindInterval:
+		return true
+	}
+	return false
+}
+
+// intOf returns row's key as an integer when it is held in ints.
+func (x *KeyIndex) intOf(row []types.Value) (int64, bool) {
+	if x.intCol < 0 {
+		return 0, false
+	}
+	v := row[x.intCol]
+	if !IntStored(v.Kind()) {
+		return 0, false // NULL
+	}
+	return v.Int(), true
+}
+
+// Find returns the slot of row's key. It remembers the key for Key.
+func (x *KeyIndex) Find(row []types.Value) (int32, bool) {
+	x.last = row
+	if n, ok := x.intOf(row); ok {
+		x.kbValid = false
+		return x.ints.Get(n)
+	}
+	x.kb = x.AppendKeyOf(x.kb[:0], row)
+	x.kbValid = true
+	s, ok := x.strs[string(x.kb)]
+	return s, ok
+}
+
+// Key returns the encoded key of the row of the last Find (valid until the
+// next call of the index).
+func (x *KeyIndex) Key() []byte {
+	if !x.kbValid {
+		x.kb = x.AppendKeyOf(x.kb[:0], x.last)
+		x.kbValid = true
+	}
+	return x.kb
+}
+
+// AppendKeyOf appends the key of row in the order-preserving encoding.
+func (x *KeyIndex) AppendKeyOf(dst []byte, row []types.Value) []byte {
+	for _, c := range x.cols {
+		dst = AppendValue(dst, row[c])
+	}
+	return dst
+}
+
+// Insert gives row's key, which must not be in the index, a slot: a freed
+// one if any, else Cap() before the call (the operator grows its records
+// to Cap()).
+func (x *KeyIndex) Insert(row []types.Value) int32 {
+	var s int32
+	if k := len(x.free); k > 0 {
+		s = x.free[k-1]
+		x.free = x.free[:k-1]
+	} else {
+		s = int32(len(x.used))
+		x.keyStr = append(x.keyStr, "")
+		x.intKey = append(x.intKey, 0)
+		x.kind = append(x.kind, 0)
+		x.inInts = append(x.inInts, false)
+		x.used = append(x.used, false)
+	}
+	x.used[s] = true
+	x.n++
+	if n, ok := x.intOf(row); ok {
+		x.ints.Put(n, s)
+		x.inInts[s], x.intKey[s], x.kind[s] = true, n, row[x.intCol].Kind()
+		return s
+	}
+	x.kb = x.AppendKeyOf(x.kb[:0], row)
+	x.kbValid, x.last = true, row
+	k := string(x.kb)
+	x.strs[k] = s
+	x.inInts[s], x.keyStr[s] = false, k
+	return s
+}
+
+// Added tells st that slot s holds a new record of the key Insert gave it.
+func (x *KeyIndex) Added(st *Records, s int32) {
+	if x.inInts[s] {
+		st.AddedInt(s, x.kind[s], x.intKey[s])
+		return
+	}
+	st.AddedKey(s, unsafeBytes(x.keyStr[s]))
+}
+
+// AppendKey appends slot s's key in the order-preserving encoding (for
+// RecordSource.AppendRecordKey).
+func (x *KeyIndex) AppendKey(dst []byte, s int32) []byte {
+	if x.inInts[s] {
+		return AppendValue(dst, types.BigIntValue(x.intKey[s]).WithKind(x.kind[s]))
+	}
+	return append(dst, x.keyStr[s]...)
+}
+
+// Remove frees slot s and forgets its key.
+func (x *KeyIndex) Remove(s int32) {
+	if !x.used[s] {
+		return
+	}
+	if x.inInts[s] {
+		x.ints.Del(x.intKey[s])
+	} else {
+		delete(x.strs, x.keyStr[s])
+		x.keyStr[s] = ""
+	}
+	x.used[s] = false
+	x.n--
+	x.free = append(x.free, s)
+}
+
+// Used reports whether slot s holds a key.
+func (x *KeyIndex) Used(s int32) bool { return int(s) < len(x.used) && x.used[s] }
+
+// Len returns the number of keys.
+func (x *KeyIndex) Len() int { return x.n }
+
+// Cap returns the number of slots handed out so far, free or not: every
+// slot is below it.
+func (x *KeyIndex) Cap() int32 { return int32(len(x.used)) }
+
+// Reset forgets every key and slot (Records.Spill dropped the records).
+func (x *KeyIndex) Reset() {
+	x.ints = NewIntTable()
+	x.strs = map[string]int32{}
+	x.keyStr, x.intKey, x.kind = x.keyStr[:0], x.intKey[:0], x.kind[:0]
+	x.inInts, x.used, x.free = x.inInts[:0], x.used[:0], x.free[:0]
+	x.n, x.kbValid, x.last = 0, false, nil
+}
+
+// Slab holds an operator's typed records, w values of T per slot, in pages
+// of slabPage slots, so that growing to millions of slots never copies the
+// records already there.
+type Slab[T any] struct {
+	w     int
+	pages [][]T
+}
+
+const slabPage = 4096
+
+// NewSlab returns an empty slab of w values per slot.
+func NewSlab[T any](w int) *Slab[T] { return &Slab[T]{w: w} }
+
+// Grow makes slots below n addressable.
+func (s *Slab[T]) Grow(n int32) {
+	for int(n) > len(s.pages)*slabPage {
+		s.pages = append(s.pages, make([]T, slabPage*s.w))
+	}
+}
+
+// At returns slot i's w values (Grow first).
+func (s *Slab[T]) At(i int32) []T {
+	p, o := int(i)/slabPage, int(i)%slabPage*s.w
+	return s.pages[p][o : o+s.w : o+s.w]
+}
+
+// Clear zeroes every slot (their values may hold references).
+func (s *Slab[T]) Clear() {
+	for _, p := range s.pages {
+		clear(p)
+	}
+}

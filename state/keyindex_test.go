@@ -1,0 +1,121 @@
+package state
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/weir-sql/weir/types"
+)
+
+// TestKeyIndexAgainstMap applies random inserts and removals to a KeyIndex
+// and to a map keyed by the key's encoding, for integer keys (the IntTable
+// path, NULLs included), string keys and two-column keys, and checks that
+// they agree on every key, that slots are never shared and are reused.
+func TestKeyIndexAgainstMap(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	for _, tc := range []struct {
+		name  string
+		cols  []int
+		kinds []types.Kind
+		gen   func(r *rand.Rand) []types.Value
+	}{
+		{"bigint", []int{1}, []types.Kind{types.KindVarchar, types.KindBigInt}, func(r *rand.Rand) []types.Value {
+			v := types.BigIntValue(r.Int64N(300) - 150)
+			if r.IntN(50) == 0 {
+				v = types.NullValue()
+			}
+			return []types.Value{types.StringValue("x"), v}
+		}},
+		{"varchar", []int{0}, []types.Kind{types.KindVarchar, types.KindBigInt}, func(r *rand.Rand) []types.Value {
+			return []types.Value{types.StringValue(fmt.Sprintf("k%d", r.IntN(300))), types.BigIntValue(1)}
+		}},
+		{"two columns", []int{1, 0}, []types.Kind{types.KindVarchar, types.KindInt}, func(r *rand.Rand) []types.Value {
+			return []types.Value{types.StringValue(fmt.Sprintf("k%d", r.IntN(20))), types.IntValue(int64(r.IntN(20)))}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 1))
+			x := NewKeyIndex(tc.cols, tc.kinds)
+			ref := map[string]int32{}
+			owner := map[int32]string{}
+			for step := range 20000 {
+				row := tc.gen(r)
+				enc := string(x.AppendKeyOf(nil, row))
+				s, ok := x.Find(row)
+				want, wok := ref[enc]
+				if ok != wok || (ok && s != want) {
+					t.Fatalf("step %d: Find(%v) = %d, %v; want %d, %v", step, row, s, ok, want, wok)
+				}
+				if !bytes.Equal(x.Key(), []byte(enc)) {
+					t.Fatalf("step %d: Key() = %x, want %x", step, x.Key(), enc)
+				}
+				switch {
+				case ok && r.IntN(3) == 0:
+					x.Remove(s)
+					delete(ref, enc)
+					delete(owner, s)
+				case !ok:
+					s = x.Insert(row)
+					if _, taken := owner[s]; taken || s < 0 || s >= x.Cap() {
+						t.Fatalf("step %d: Insert gave slot %d (cap %d), already %q's", step, s, x.Cap(), owner[s])
+					}
+					ref[enc], owner[s] = s, enc
+				}
+				if x.Len() != len(ref) {
+					t.Fatalf("step %d: Len %d, want %d", step, x.Len(), len(ref))
+				}
+			}
+			for enc, s := range ref {
+				if got := x.AppendKey(nil, s); string(got) != enc {
+					t.Fatalf("AppendKey(%d) = %x, want %x", s, got, enc)
+				}
+			}
+			if int(x.Cap()) > 2*len(ref)+400 {
+				t.Fatalf("cap %d for %d keys: freed slots are not reused", x.Cap(), len(ref))
+			}
+			x.Reset()
+			if x.Len() != 0 || x.Cap() != 0 {
+				t.Fatalf("after Reset: len %d cap %d", x.Len(), x.Cap())
+			}
+		})
+	}
+}
+
+// TestKeyIndexIntKindsShareKeys checks that INT 7 and BIGINT 7 are one key
+// (as they are one key group), and that a slot's stored key encodes as the
+// row's key did.
+func TestKeyIndexIntKindsShareKeys(t *testing.T) {
+	x := NewKeyIndex([]int{0}, []types.Kind{types.KindBigInt})
+	s := x.Insert([]types.Value{types.IntValue(7)})
+	if got, ok := x.Find([]types.Value{types.BigIntValue(7)}); !ok || got != s {
+		t.Fatalf("BIGINT 7 not found as INT 7's slot %d: %d, %v", s, got, ok)
+	}
+	want := AppendValue(nil, types.IntValue(7))
+	if got := x.AppendKey(nil, s); !bytes.Equal(got, want) {
+		t.Fatalf("AppendKey = %x, want %x", got, want)
+	}
+}
+
+func TestSlab(t *testing.T) {
+	s := NewSlab[int64](3)
+	s.Grow(slabPage + 2)
+	for i := range int32(slabPage + 2) {
+		v := s.At(i)
+		if len(v) != 3 || cap(v) != 3 {
+			t.Fatalf("At(%d) has len %d cap %d", i, len(v), cap(v))
+		}
+		v[0], v[2] = int64(i), -int64(i)
+	}
+	for i := range int32(slabPage + 2) {
+		if v := s.At(i); v[0] != int64(i) || v[1] != 0 || v[2] != -int64(i) {
+			t.Fatalf("At(%d) = %v", i, v)
+		}
+	}
+	s.Clear()
+	if v := s.At(slabPage + 1); v[0] != 0 {
+		t.Fatalf("after Clear: %v", v)
+	}
+}
