@@ -3,7 +3,6 @@ package session
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -113,46 +112,22 @@ func TestFaultPointsRestartFromLatestCheckpoint(t *testing.T) {
 			name += "/two-phase"
 		}
 		t.Run(name, func(t *testing.T) {
-			hook, err := ParseFaults(tc.spec, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var mu sync.Mutex
-			var fired []string
-			counting := func(point string) error {
-				err := hook(point)
-				if errors.Is(err, ErrInjected) {
-					mu.Lock()
-					fired = append(fired, point)
-					mu.Unlock()
-				}
-				return err
-			}
-			var stdout, stderr bytes.Buffer
-			s := New(connector.Env{Stdout: &stdout, Stderr: &stderr})
 			script := keyedSumScript(t.TempDir(), n, keys, 2)
 			if tc.twoPhase {
 				script = "SET 'table.optimizer.agg-phase-strategy' = 'TWO_PHASE';\n" + script
 			}
-			err = s.RunScript(context.Background(), script,
-				RunOptions{JobName: "faults", Exec: exec.Options{BatchSize: 128, Fault: counting}})
-			if err != nil {
-				t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+			run := runWithFaults(t, script, tc.spec, RunOptions{JobName: "faults", Exec: exec.Options{BatchSize: 128}})
+			run.expectFired(t, tc.fired)
+			if !strings.Contains(run.Stderr, tc.expect) {
+				t.Fatalf("stderr does not say %q:\n%s", tc.expect, run.Stderr)
 			}
-			sort.Strings(fired)
-			if strings.Join(fired, ",") != strings.Join(tc.fired, ",") {
-				t.Fatalf("faults fired: %v, want %v\nstderr:\n%s", fired, tc.fired, stderr.String())
+			if tc.expect == "restarting" {
+				run.expectRestored(t)
 			}
-			if !strings.Contains(stderr.String(), tc.expect) {
-				t.Fatalf("stderr does not say %q:\n%s", tc.expect, stderr.String())
-			}
-			if tc.expect == "restarting" && !strings.Contains(stderr.String(), "weir: restoring checkpoint") {
-				t.Fatalf("the restart did not restore a checkpoint:\n%s", stderr.String())
-			}
-			got := upsertByKey(t, stdout.String())
+			got := upsertByKey(t, run.Stdout)
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Fatalf("final state differs from the batch answer: %d rows, want %d\nfirst got %v\nfirst want %v\nstderr:\n%s",
-					len(got), len(want), head(got), head(want), stderr.String())
+					len(got), len(want), head(got), head(want), run.Stderr)
 			}
 		})
 	}

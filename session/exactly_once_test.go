@@ -2,13 +2,8 @@ package session
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -17,64 +12,6 @@ import (
 	"github.com/weir-sql/weir/exec"
 	"github.com/weir-sql/weir/parser"
 )
-
-// committedChangelog reads the final part files of a filesystem sink
-// folder written as Debezium JSON and applies them as a changelog: every
-// row's count must end at 0 or 1. It returns the rows present and the
-// number of records read.
-func committedChangelog(t *testing.T, dir string) ([]string, int) {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "part-*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	type rec struct {
-		Before map[string]json.Number `json:"before"`
-		After  map[string]json.Number `json:"after"`
-		Op     string                 `json:"op"`
-	}
-	render := func(m map[string]json.Number) string {
-		return fmt.Sprintf("[%s, %s, %s]", m["k"], m["s"], m["c"])
-	}
-	counts := map[string]int{}
-	records := 0
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-			if line == "" {
-				continue
-			}
-			var r rec
-			d := json.NewDecoder(strings.NewReader(line))
-			d.UseNumber()
-			if err := d.Decode(&r); err != nil {
-				t.Fatalf("%s: %v: %q", f, err, line)
-			}
-			records++
-			if r.Before != nil {
-				counts[render(r.Before)]--
-			}
-			if r.After != nil {
-				counts[render(r.After)]++
-			}
-		}
-	}
-	var rows []string
-	for row, n := range counts {
-		switch n {
-		case 0:
-		case 1:
-			rows = append(rows, row)
-		default:
-			t.Fatalf("row %s has count %d after applying the committed changelog: a row was committed twice or retracted without being added", row, n)
-		}
-	}
-	sort.Strings(rows)
-	return rows, records
-}
 
 func fileSinkScript(ckDir, outDir string, n, keys, par int) string {
 	return keyedSumScriptInto(ckDir, n, keys, par, fmt.Sprintf("'connector' = 'filesystem', 'path' = '%s', 'format' = 'debezium-json'", outDir))
@@ -101,41 +38,14 @@ func TestExactlyOnceFileSink(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run("faults="+tc.spec, func(t *testing.T) {
-			var fired []string
-			var mu sync.Mutex
-			var hook func(string) error
-			if tc.spec != "" {
-				h, err := ParseFaults(tc.spec, "")
-				if err != nil {
-					t.Fatal(err)
-				}
-				hook = func(p string) error {
-					err := h(p)
-					if errors.Is(err, ErrInjected) {
-						mu.Lock()
-						fired = append(fired, p)
-						mu.Unlock()
-					}
-					return err
-				}
-			}
 			dir := t.TempDir()
 			out := filepath.Join(dir, "out")
-			var stdout, stderr bytes.Buffer
-			s := New(connector.Env{Stdout: &stdout, Stderr: &stderr})
-			err := s.RunScript(context.Background(), fileSinkScript(filepath.Join(dir, "ck"), out, n, keys, 2),
-				RunOptions{JobName: "eo", Exec: exec.Options{BatchSize: 128, Fault: hook}})
-			if err != nil {
-				t.Fatalf("run: %v\n%s", err, stderr.String())
-			}
-			sort.Strings(fired)
-			if strings.Join(fired, ",") != strings.Join(tc.fired, ",") {
-				t.Fatalf("faults fired %v, want %v\n%s", fired, tc.fired, stderr.String())
-			}
-			got, records := committedChangelog(t, out)
+			run := runWithFaults(t, fileSinkScript(filepath.Join(dir, "ck"), out, n, keys, 2), tc.spec,
+				RunOptions{JobName: "eo", Exec: exec.Options{BatchSize: 128}})
+			run.expectFired(t, tc.fired)
+			got := debeziumRows(t, out, "k", "s", "c")
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
-				t.Fatalf("committed output differs from the batch answer: %d rows, want %d (%d records)\n%s",
-					len(got), len(want), records, stderr.String())
+				t.Fatalf("committed output differs from the batch answer: %d rows, want %d\n%s", len(got), len(want), run.Stderr)
 			}
 			if left, _ := filepath.Glob(filepath.Join(out, ".*inprogress")); len(left) > 0 {
 				t.Fatalf("in-progress files left after the job finished: %v", left)
@@ -205,7 +115,7 @@ func TestShellJobStopWithSavepoint(t *testing.T) {
 	if l := jobs.List(); l[0].State != JobFinished {
 		t.Fatalf("job state after stop with savepoint: %s", l[0].State)
 	}
-	if _, partial := committedChangelog(t, out); partial == 0 {
+	if partial := debeziumRows(t, out, "k", "s", "c"); len(partial) == 0 {
 		t.Fatal("nothing committed before the savepoint")
 	}
 	s.Config[KeySavepointPath] = path
@@ -215,7 +125,7 @@ func TestShellJobStopWithSavepoint(t *testing.T) {
 	if l[1].ID != id2 || l[1].State != JobFinished || l[1].Err != nil {
 		t.Fatalf("resumed job: %+v\n%s", l[1], stderr.String())
 	}
-	got, _ := committedChangelog(t, out)
+	got := debeziumRows(t, out, "k", "s", "c")
 	if want := keyedSumAnswer(n, keys); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("committed output differs from the batch answer: %d rows, want %d\n%s", len(got), len(want), stderr.String())
 	}

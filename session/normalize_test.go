@@ -1,22 +1,16 @@
 package session
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/exec"
 )
 
@@ -73,24 +67,6 @@ func TestUpsertKafkaNormalizeRestore(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run("faults="+tc.spec, func(t *testing.T) {
-			var fired []string
-			var mu sync.Mutex
-			var hook func(string) error
-			if tc.spec != "" {
-				h, err := ParseFaults(tc.spec, "")
-				if err != nil {
-					t.Fatal(err)
-				}
-				hook = func(p string) error {
-					err := h(p)
-					if errors.Is(err, ErrInjected) {
-						mu.Lock()
-						fired = append(fired, p)
-						mu.Unlock()
-					}
-					return err
-				}
-			}
 			dir := t.TempDir()
 			out := filepath.Join(dir, "out")
 			script := fmt.Sprintf(`
@@ -107,64 +83,12 @@ INSERT INTO out SELECT v, COUNT(*) FROM u GROUP BY v;
 `, filepath.Join(dir, "ck"), addr, out)
 			// upsert-kafka reads unbounded: bound it at the topic's end.
 			script = strings.Replace(script, "'value.format' = 'json');", "'value.format' = 'json', 'scan.bounded.mode' = 'latest-offset');", 1)
-			var stdout, stderr bytes.Buffer
-			s := New(connector.Env{Stdout: &stdout, Stderr: &stderr})
-			err := s.RunScript(context.Background(), script, RunOptions{JobName: "norm", Exec: exec.Options{BatchSize: 64, Fault: hook}})
-			if err != nil {
-				t.Fatalf("run: %v\n%s", err, stderr.String())
-			}
-			sort.Strings(fired)
-			if strings.Join(fired, ",") != strings.Join(tc.fired, ",") {
-				t.Fatalf("faults fired %v, want %v\n%s", fired, tc.fired, stderr.String())
-			}
-			got := applyDebezium(t, out, "v", "c")
+			run := runWithFaults(t, script, tc.spec, RunOptions{JobName: "norm", Exec: exec.Options{BatchSize: 64}})
+			run.expectFired(t, tc.fired)
+			got := debeziumRows(t, out, "v", "c")
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
-				t.Fatalf("committed result %v, want %v\n%s", got, want, stderr.String())
+				t.Fatalf("committed result %v, want %v\n%s", got, want, run.Stderr)
 			}
 		})
 	}
-}
-
-// applyDebezium applies the Debezium JSON changelog in the final part
-// files of dir and returns the rows present, as "[a, b]" of the two
-// fields, sorted; a row counted other than 0 or 1 times fails the test.
-func applyDebezium(t *testing.T, dir, f1, f2 string) []string {
-	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(dir, "part-*"))
-	counts := map[string]int{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-			if line == "" {
-				continue
-			}
-			var rec struct {
-				Before, After map[string]json.Number
-			}
-			if err := json.Unmarshal([]byte(line), &rec); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			if rec.Before != nil {
-				counts[fmt.Sprintf("[%s, %s]", rec.Before[f1], rec.Before[f2])]--
-			}
-			if rec.After != nil {
-				counts[fmt.Sprintf("[%s, %s]", rec.After[f1], rec.After[f2])]++
-			}
-		}
-	}
-	var rows []string
-	for row, c := range counts {
-		switch c {
-		case 0:
-		case 1:
-			rows = append(rows, row)
-		default:
-			t.Fatalf("row %s counted %d times", row, c)
-		}
-	}
-	sort.Strings(rows)
-	return rows
 }

@@ -1,79 +1,15 @@
 package session
 
 import (
-	"bytes"
 	"cmp"
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
-	"sync"
 	"testing"
 
-	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/exec"
 )
-
-// debeziumRows reads a filesystem sink folder written as Debezium JSON,
-// applies it as a changelog (every row's count must end at 0 or 1) and
-// returns the rows present, each its cols' values.
-func debeziumRows(t *testing.T, dir string, cols ...string) []string {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "part-*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	render := func(m map[string]json.Number) string {
-		vs := make([]string, len(cols))
-		for i, c := range cols {
-			vs[i] = m[c].String()
-		}
-		return "[" + strings.Join(vs, ", ") + "]"
-	}
-	counts := map[string]int{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-			if line == "" {
-				continue
-			}
-			var r struct {
-				Before, After map[string]json.Number
-			}
-			d := json.NewDecoder(strings.NewReader(line))
-			d.UseNumber()
-			if err := d.Decode(&r); err != nil {
-				t.Fatalf("%s: %v: %q", f, err, line)
-			}
-			if r.Before != nil {
-				counts[render(r.Before)]--
-			}
-			if r.After != nil {
-				counts[render(r.After)]++
-			}
-		}
-	}
-	var rows []string
-	for row, n := range counts {
-		switch n {
-		case 0:
-		case 1:
-			rows = append(rows, row)
-		default:
-			t.Fatalf("row %s has count %d after applying the committed changelog", row, n)
-		}
-	}
-	sort.Strings(rows)
-	return rows
-}
 
 // TestOverUpdatingExactlyOnce runs an OVER aggregate over a grouped
 // aggregate (its counts update; ordered by the count, with ties) into the
@@ -107,24 +43,6 @@ func TestOverUpdatingExactlyOnce(t *testing.T) {
 	sort.Strings(want)
 	for _, spec := range []string{"", "K2@3=error", "K4@5=error", "K6@3=error,K8=error"} {
 		t.Run("faults="+spec, func(t *testing.T) {
-			var hook func(string) error
-			var mu sync.Mutex
-			var fired []string
-			if spec != "" {
-				h, err := ParseFaults(spec, "")
-				if err != nil {
-					t.Fatal(err)
-				}
-				hook = func(p string) error {
-					err := h(p)
-					if errors.Is(err, ErrInjected) {
-						mu.Lock()
-						fired = append(fired, p)
-						mu.Unlock()
-					}
-					return err
-				}
-			}
 			dir := t.TempDir()
 			out := filepath.Join(dir, "out")
 			script := fmt.Sprintf(`
@@ -140,16 +58,12 @@ CREATE TABLE out (k BIGINT, g BIGINT, c BIGINT, s BIGINT) WITH ('connector' = 'f
 INSERT INTO out SELECT k, g, c, SUM(c) OVER (PARTITION BY k ORDER BY c ROWS BETWEEN 2 PRECEDING AND CURRENT ROW)
 FROM (SELECT id %% %d AS k, id %% %d AS g, COUNT(*) AS c FROM ev GROUP BY id %% %d, id %% %d);
 `, filepath.Join(dir, "ck"), n-1, out, ks, gs, ks, gs)
-			var stdout, stderr bytes.Buffer
-			s := New(connector.Env{Stdout: &stdout, Stderr: &stderr})
-			if err := s.RunScript(context.Background(), script, RunOptions{JobName: "over", Exec: exec.Options{BatchSize: 128, Fault: hook}}); err != nil {
-				t.Fatalf("run: %v\n%s", err, stderr.String())
-			}
-			if spec != "" && len(fired) == 0 {
-				t.Fatalf("no fault fired\n%s", stderr.String())
+			run := runWithFaults(t, script, spec, RunOptions{JobName: "over", Exec: exec.Options{BatchSize: 128}})
+			if spec != "" && len(run.Fired) == 0 {
+				t.Fatalf("no fault fired\n%s", run.Stderr)
 			}
 			if got := debeziumRows(t, out, "k", "g", "c", "s"); !slices.Equal(got, want) {
-				t.Fatalf("faults %v: committed output differs from the batch answer: %d rows, want %d\ngot  %v\nwant %v", fired, len(got), len(want), head(got), head(want))
+				t.Fatalf("faults %v: committed output differs from the batch answer: %d rows, want %d\ngot  %v\nwant %v", run.Fired, len(got), len(want), head(got), head(want))
 			}
 		})
 	}

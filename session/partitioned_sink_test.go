@@ -3,7 +3,6 @@ package session
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -121,37 +120,11 @@ func TestExactlyOncePartitionedSink(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run("faults="+tc.spec, func(t *testing.T) {
-			var fired []string
-			var mu sync.Mutex
-			var hook func(string) error
-			if tc.spec != "" {
-				h, err := ParseFaults(tc.spec, "")
-				if err != nil {
-					t.Fatal(err)
-				}
-				hook = func(p string) error {
-					err := h(p)
-					if errors.Is(err, ErrInjected) {
-						mu.Lock()
-						fired = append(fired, p)
-						mu.Unlock()
-					}
-					return err
-				}
-			}
 			dir := t.TempDir()
 			out := filepath.Join(dir, "out")
-			var stdout, stderr bytes.Buffer
-			s := New(connector.Env{Stdout: &stdout, Stderr: &stderr})
-			err := s.RunScript(context.Background(), partitionedScript(filepath.Join(dir, "ck"), out, n, 2),
-				RunOptions{JobName: "part", Exec: exec.Options{BatchSize: 128, Fault: hook}})
-			if err != nil {
-				t.Fatalf("run: %v\n%s", err, stderr.String())
-			}
-			sort.Strings(fired)
-			if strings.Join(fired, ",") != strings.Join(tc.fired, ",") {
-				t.Fatalf("faults fired %v, want %v\n%s", fired, tc.fired, stderr.String())
-			}
+			run := runWithFaults(t, partitionedScript(filepath.Join(dir, "ck"), out, n, 2), tc.spec,
+				RunOptions{JobName: "part", Exec: exec.Options{BatchSize: 128}})
+			run.expectFired(t, tc.fired)
 			got, success := committedPartitioned(t, out)
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				for i := range min(len(got), len(want)) {
@@ -160,7 +133,7 @@ func TestExactlyOncePartitionedSink(t *testing.T) {
 						break
 					}
 				}
-				t.Fatalf("committed output differs from the answer: %d rows, want %d\n%s", len(got), len(want), stderr.String())
+				t.Fatalf("committed output differs from the answer: %d rows, want %d\n%s", len(got), len(want), run.Stderr)
 			}
 			if fmt.Sprint(success) != fmt.Sprint(wantFolders) {
 				t.Fatalf("success files in %v, want %v", success, wantFolders)

@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/weir-sql/weir/connector"
@@ -61,29 +58,10 @@ func TestStatementSetExactlyOnce(t *testing.T) {
 		{"K6@3=error", []string{"K6"}},
 	} {
 		t.Run("faults="+tc.spec, func(t *testing.T) {
-			var fired []string
-			var mu sync.Mutex
-			var hook func(string) error
-			if tc.spec != "" {
-				h, err := ParseFaults(tc.spec, "")
-				if err != nil {
-					t.Fatal(err)
-				}
-				hook = func(p string) error {
-					err := h(p)
-					if errors.Is(err, ErrInjected) {
-						mu.Lock()
-						fired = append(fired, p)
-						mu.Unlock()
-					}
-					return err
-				}
-			}
 			dir := t.TempDir()
 			out1, out2, ck := filepath.Join(dir, "out1"), filepath.Join(dir, "out2"), filepath.Join(dir, "ck")
 			script := statementSetScript(ck, out1, out2, n, keys1, keys2)
 			var stdout, stderr bytes.Buffer
-			s := New(connector.Env{Stdout: &stdout, Stderr: &stderr})
 			plan, _, err := New(connector.Env{Stdout: &stdout, Stderr: &stderr}).PlanScript(script, RunOptions{JobName: "set"})
 			if err != nil {
 				t.Fatal(err)
@@ -97,13 +75,8 @@ func TestStatementSetExactlyOnce(t *testing.T) {
 			if sinks != 2 || len(plan.Graph.Statements) != 2 {
 				t.Fatalf("one job graph with 2 sinks and 2 statements, got %d sinks, %d statements", sinks, len(plan.Graph.Statements))
 			}
-			if err := s.RunScript(context.Background(), script, RunOptions{JobName: "set", Exec: exec.Options{BatchSize: 128, Fault: hook}}); err != nil {
-				t.Fatalf("run: %v\n%s", err, stderr.String())
-			}
-			sort.Strings(fired)
-			if strings.Join(fired, ",") != strings.Join(tc.fired, ",") {
-				t.Fatalf("faults fired %v, want %v\n%s", fired, tc.fired, stderr.String())
-			}
+			run := runWithFaults(t, script, tc.spec, RunOptions{JobName: "set", Exec: exec.Options{BatchSize: 128}})
+			run.expectFired(t, tc.fired)
 			if jobs, _ := os.ReadDir(ck); len(jobs) != 1 {
 				t.Fatalf("checkpoint folders %v: want one job", jobs)
 			}
@@ -111,10 +84,10 @@ func TestStatementSetExactlyOnce(t *testing.T) {
 				dir  string
 				want []string
 			}{{out1, want1}, {out2, want2}} {
-				got, records := committedChangelog(t, c.dir)
+				got := debeziumRows(t, c.dir, "k", "s", "c")
 				if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
-					t.Fatalf("sink %d: committed output differs from the batch answer: %d rows, want %d (%d records)\n%s",
-						i+1, len(got), len(c.want), records, stderr.String())
+					t.Fatalf("sink %d: committed output differs from the batch answer: %d rows, want %d\n%s",
+						i+1, len(got), len(c.want), run.Stderr)
 				}
 			}
 		})

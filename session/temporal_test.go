@@ -3,14 +3,12 @@ package session
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/weir-sql/weir/connector"
@@ -238,34 +236,13 @@ func TestTemporalJoinExactlyOnceAcrossFaultsAndRescale(t *testing.T) {
 	ratesPath, want := writeRatesFile(t, n, keys)
 	for _, spec := range []string{"K4@14=error", "K2@9=error,K8=error"} {
 		t.Run(spec, func(t *testing.T) {
-			h, err := ParseFaults(spec, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var mu sync.Mutex
-			fired := 0
-			hook := func(p string) error {
-				err := h(p)
-				if errors.Is(err, ErrInjected) {
-					mu.Lock()
-					fired++
-					mu.Unlock()
-				}
-				return err
-			}
 			dir := t.TempDir()
 			out := filepath.Join(dir, "out")
-			var stderr bytes.Buffer
-			s := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &stderr})
-			if err := s.RunScript(context.Background(), temporalFileScript(filepath.Join(dir, "ck"), ratesPath, out, n, keys, 2),
-				RunOptions{JobName: "tj", Exec: exec.Options{BatchSize: 128, Fault: hook}}); err != nil {
-				t.Fatalf("run: %v\n%s", err, stderr.String())
-			}
-			if fired == 0 || !strings.Contains(stderr.String(), "weir: restoring checkpoint") {
-				t.Fatalf("no fault fired and restored:\n%s", stderr.String())
-			}
+			run := runWithFaults(t, temporalFileScript(filepath.Join(dir, "ck"), ratesPath, out, n, keys, 2), spec,
+				RunOptions{JobName: "tj", Exec: exec.Options{BatchSize: 128}})
+			run.expectRestored(t)
 			if got := committedLines(t, out); strings.Join(got, "\n") != strings.Join(want, "\n") {
-				t.Fatalf("committed rows differ from the Go answer: %d rows, want %d\nfirst got %v\nfirst want %v\n%s", len(got), len(want), head(got), head(want), stderr.String())
+				t.Fatalf("committed rows differ from the Go answer: %d rows, want %d\nfirst got %v\nfirst want %v\n%s", len(got), len(want), head(got), head(want), run.Stderr)
 			}
 		})
 	}

@@ -3,13 +3,11 @@ package session
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/weir-sql/weir/connector"
@@ -121,34 +119,13 @@ func TestWindowExactlyOnceAcrossFaultsAndRescale(t *testing.T) {
 	for _, tc := range []struct{ spec, kind string }{{"K4@5=error", "TUMBLE"}, {"K2@3=error,K8=error", "TUMBLE"}, {"K4@9=error", "SESSION"}, {"K4@5=error", "TUMBLE/ONE_PHASE"}, {"K2@3=error,K8=error", "TUMBLE/TWO_PHASE"}, {"K4@5=error,K8=error", "HOP"}, {"K4@5=error", "HOP/ONE_PHASE"}} {
 		want := windowFileAnswer(n, keys, tc.kind)
 		t.Run(tc.kind+"/"+tc.spec, func(t *testing.T) {
-			h, err := ParseFaults(tc.spec, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var mu sync.Mutex
-			fired := 0
-			hook := func(p string) error {
-				err := h(p)
-				if errors.Is(err, ErrInjected) {
-					mu.Lock()
-					fired++
-					mu.Unlock()
-				}
-				return err
-			}
 			dir := t.TempDir()
 			out := filepath.Join(dir, "out")
-			var stderr bytes.Buffer
-			s := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &stderr})
-			if err := s.RunScript(context.Background(), windowFileScript(filepath.Join(dir, "ck"), out, n, keys, 2, tc.kind),
-				RunOptions{JobName: "win", Exec: exec.Options{BatchSize: 128, Fault: hook}}); err != nil {
-				t.Fatalf("run: %v\n%s", err, stderr.String())
-			}
-			if fired == 0 || !strings.Contains(stderr.String(), "weir: restoring checkpoint") {
-				t.Fatalf("no fault fired and restored:\n%s", stderr.String())
-			}
+			run := runWithFaults(t, windowFileScript(filepath.Join(dir, "ck"), out, n, keys, 2, tc.kind), tc.spec,
+				RunOptions{JobName: "win", Exec: exec.Options{BatchSize: 128}})
+			run.expectRestored(t)
 			if got := committedLines(t, out); strings.Join(got, "\n") != strings.Join(want, "\n") {
-				t.Fatalf("committed windows differ from the Go answer: %d rows, want %d\nfirst got %v\nfirst want %v\n%s", len(got), len(want), head(got), head(want), stderr.String())
+				t.Fatalf("committed windows differ from the Go answer: %d rows, want %d\nfirst got %v\nfirst want %v\n%s", len(got), len(want), head(got), head(want), run.Stderr)
 			}
 		})
 	}
