@@ -21,6 +21,11 @@ var keywords = []string{
 	"VARCHAR", "STRING", "COUNT", "SUM", "AVG", "MIN", "MAX", "COALESCE", "UPPER",
 	"LOWER", "CHAR_LENGTH", "SUBSTRING", "CONCAT", "TRIM", "ABS", "MOD", "SECOND",
 	"MINUTE", "HOUR", "DAY", "GROUPING", "SETS", "ROLLUP", "CUBE", "GROUPING_ID",
+	"METADATA", "VIRTUAL", "PARTITIONED", "FUNCTION", "LANGUAGE", "ORDER", "OVER",
+	"PARTITION", "ROWS", "RANGE", "PRECEDING", "CURRENT", "ROW", "UNBOUNDED",
+	"ROW_NUMBER", "RANK", "DENSE_RANK", "TUMBLE", "HOP", "CUMULATE", "SESSION",
+	"DESCRIPTOR", "PROCTIME", "JOIN", "INNER", "LEFT", "RIGHT", "FULL", "OUTER",
+	"ON", "SYSTEM_TIME", "OF", "ASC", "DESC", "ARRAY", "MAP", "DECIMAL",
 }
 
 // setKeys are the SET keys completed after a quote: those Weir uses.
