@@ -508,25 +508,30 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 	added := 0
 	i := 0
 	// The rows of one call come from one partition (connector.SplitReader):
-	// the loop stops where the buffer moves on to another.
+	// the loop stops where the buffer moves on to another. The partition's
+	// state is looked up when the partition changes and stored back once.
 	var split tp
+	var st partState
 	inSplit := false
 	for ; i < len(r.buf) && (added+2 <= max || added == 0); i++ {
 		rec := r.buf[i]
-		k := tp{rec.Topic, rec.Partition}
-		st, ok := r.parts[k]
-		if !ok || rec.Offset < st.next || (st.end >= 0 && rec.Offset >= st.end) {
-			continue // not ours, already read, or past the end
+		if !inSplit || rec.Partition != split.partition || rec.Topic != split.topic {
+			k := tp{rec.Topic, rec.Partition}
+			kst, ok := r.parts[k]
+			if !ok || rec.Offset < kst.next || (kst.end >= 0 && rec.Offset >= kst.end) {
+				continue // not ours, already read, or past the end
+			}
+			if inSplit {
+				break
+			}
+			split, st, inSplit = k, kst, true
+		} else if rec.Offset < st.next || (st.end >= 0 && rec.Offset >= st.end) {
+			continue // already read, or past the end
 		}
-		if inSplit && k != split {
-			break
-		}
-		split, inSplit = k, true
 		st.next = rec.Offset + 1
-		r.parts[k] = st
 		if st.end >= 0 && st.next >= st.end {
-			r.cl.RemoveConsumePartitions(map[string][]int32{k.topic: {k.partition}})
-			r.finishedP = append(r.finishedP, r.splitName(k))
+			r.cl.RemoveConsumePartitions(map[string][]int32{split.topic: {split.partition}})
+			r.finishedP = append(r.finishedP, r.splitName(split))
 		}
 		if rec.Attrs.IsControl() {
 			continue
@@ -537,10 +542,14 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 				r.skipped++
 				continue
 			}
+			r.parts[split] = st
 			r.buf = r.buf[i+1:]
 			return r.fail(rec.Topic, rec.Partition, rec.Offset, err)
 		}
 		added += n
+	}
+	if inSplit {
+		r.parts[split] = st
 	}
 	clear(r.buf[:i])
 	r.buf = r.buf[i:]
