@@ -20,7 +20,7 @@ import (
 const w11Script = `SET 'parallelism.default' = '2';
 SET 'table.exec.mini-batch.enabled' = 'true';
 CREATE TABLE t (k BIGINT, v BIGINT) WITH ('connector' = 'kafka', 'topic' = 'in%[2]d',
-  'properties.bootstrap.servers' = '%[1]s', 'format' = 'json', 'scan.startup.mode' = 'earliest-offset');
+  'properties.bootstrap.servers' = '%[1]s', 'format' = 'json', 'scan.startup.mode' = 'earliest-offset'%[3]s);
 CREATE TABLE s (k BIGINT, total BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'upsert-kafka',
   'topic' = 'out%[2]d', 'properties.bootstrap.servers' = '%[1]s', 'key.format' = 'json', 'value.format' = 'json',
   'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'w11-%[2]d');
@@ -31,11 +31,23 @@ INSERT INTO s SELECT k, SUM(v) FROM t GROUP BY k;
 // probe has a key of its own above them.
 const w11Keys = 1000
 
+// w11BacklogRate sizes the throughput run's backlog: the records a job at
+// this rate reads in the run's duration (the target, 1M records/s).
+const w11BacklogRate = 1_000_000
+
+// w11LatencyRate is the input rate of the latency run, unless half the
+// measured throughput is lower.
+const w11LatencyRate = 200_000
+
+// w11Bounded ends the throughput run's source at the backlog's end.
+const w11Bounded = `, 'scan.bounded.mode' = 'latest-offset'`
+
 // kafkaBench runs W11 against a broker in process (kfake, as `weir kafka
-// serve`): first the throughput, the job reading what a producer writes
-// as fast as it can; then the latency, with the producer at half that
-// rate sending a probe (a record with a new key) every 10 ms, timed from
-// its produce to its result's read-committed consume.
+// serve`): first the throughput, the job reading a backlog produced before
+// it starts (so the producer does not compete with it for the CPU), up to
+// the backlog's end; then the latency, with the producer at a fixed rate
+// below that throughput sending a probe (a record with a new key) every
+// 10 ms, timed from its produce to its result's read-committed consume.
 func (s *suite) kafkaBench(ctx context.Context, d time.Duration) (*Result, error) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DefaultNumPartitions(2), kfake.AllowAutoTopicCreation())
 	if err != nil {
@@ -46,28 +58,88 @@ func (s *suite) kafkaBench(ctx context.Context, d time.Duration) (*Result, error
 	s.kafkaRuns++
 	run := s.kafkaRuns * 2
 
-	// Throughput: the producer writes unpaced while the job runs.
-	prod, err := startW11Producer(addr, run, 0)
+	// Throughput: the job reads a backlog to its end.
+	backlog := int64(d.Seconds() * w11BacklogRate)
+	took, err := preproduceW11(ctx, addr, run, backlog)
 	if err != nil {
 		return nil, err
 	}
-	jr, err := runJob(ctx, s.spec("W11", fmt.Sprintf(w11Script, addr, run), time.Second, d))
-	produced := prod.stop()
+	if s.cfg.Progress != nil {
+		fmt.Fprintf(s.cfg.Progress, "  W11 backlog of %d records produced in %.1fs\n", backlog, took.Seconds())
+	}
+	spec := s.spec("W11", fmt.Sprintf(w11Script, addr, run, w11Bounded), time.Second, 3*d)
+	jr, err := runJob(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
 	r := jr.result("W11")
 	rate := r.RowsPerSec
 
-	// Latency at half the rate.
+	// Latency at a fixed rate below the throughput.
 	run++
-	lat, err := s.kafkaLatency(ctx, addr, run, rate/2, d)
+	latRate := min(w11LatencyRate, rate/2)
+	lat, err := s.kafkaLatency(ctx, addr, run, latRate, d)
 	if err != nil {
 		return nil, err
 	}
 	r.LatP50, r.LatP99, r.LatP999 = lat.quantile(0.50), lat.quantile(0.99), lat.quantile(0.999)
-	r.Note = fmt.Sprintf("produced %s/s; latency at %s records/s, produce to read-committed consume", formatRate(float64(produced)/jr.elapsed.Seconds()), formatRate(rate/2))
+	r.Note = fmt.Sprintf("read a backlog of %s records (produced before); latency at %s records/s produced meanwhile, produce to read-committed consume",
+		formatRate(float64(backlog)), formatRate(latRate))
 	return r, nil
+}
+
+// preproduceW11 writes n of W11's records into topic in<run> (creating it
+// and out<run>) as fast as it can, and returns how long that took.
+func preproduceW11(ctx context.Context, addr string, run int, n int64) (time.Duration, error) {
+	start := time.Now()
+	topic := fmt.Sprintf("in%d", run)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ProducerLinger(5*time.Millisecond),
+		kgo.MaxBufferedRecords(500000), kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	if err != nil {
+		return 0, fmt.Errorf("W11: producer: %w", err)
+	}
+	defer cl.Close()
+	if _, err := kadm.NewClient(cl).CreateTopics(ctx, 2, 1, nil, topic, fmt.Sprintf("out%d", run)); err != nil {
+		return 0, fmt.Errorf("W11: create topics: %w", err)
+	}
+	var first atomic.Pointer[error]
+	fail := func(_ *kgo.Record, err error) {
+		if err != nil {
+			first.CompareAndSwap(nil, &err)
+		}
+	}
+	// The records' values are slices of one buffer per chunk.
+	const chunk = 4096
+	for i := int64(0); i < n; i += chunk {
+		m := min(chunk, n-i)
+		buf := make([]byte, 0, m*20)
+		recs := make([]kgo.Record, m)
+		for j := range m {
+			at := len(buf)
+			buf = appendW11Value(buf, (i+j)%w11Keys, (i+j)%100)
+			recs[j] = kgo.Record{Topic: topic, Value: buf[at:len(buf):len(buf)]}
+			cl.Produce(ctx, &recs[j], fail)
+		}
+		if e := first.Load(); e != nil {
+			return 0, fmt.Errorf("W11: produce the backlog: %w", *e)
+		}
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return 0, fmt.Errorf("W11: produce the backlog: %w", err)
+	}
+	if e := first.Load(); e != nil {
+		return 0, fmt.Errorf("W11: produce the backlog: %w", *e)
+	}
+	return time.Since(start), nil
+}
+
+// appendW11Value appends the JSON value {"k":k,"v":v}.
+func appendW11Value(buf []byte, k, v int64) []byte {
+	buf = append(buf, `{"k":`...)
+	buf = strconv.AppendInt(buf, k, 10)
+	buf = append(buf, `,"v":`...)
+	buf = strconv.AppendInt(buf, v, 10)
+	return append(buf, '}')
 }
 
 func (s *suite) kafkaLatency(ctx context.Context, addr string, run int, rate float64, d time.Duration) (*histogram, error) {
@@ -80,7 +152,7 @@ func (s *suite) kafkaLatency(ctx context.Context, addr string, run int, rate flo
 		prod.stop()
 		return nil, err
 	}
-	spec := s.spec("W11", fmt.Sprintf(w11Script, addr, run), time.Second, d)
+	spec := s.spec("W11", fmt.Sprintf(w11Script, addr, run, ""), time.Second, d)
 	spec.label = "W11 latency"
 	_, err = runJob(ctx, spec)
 	prod.stop()
@@ -151,11 +223,7 @@ func startW11Producer(addr string, run int, rate float64) (*w11Producer, error) 
 					probe++
 				}
 			}
-			buf = append(buf[:0], `{"k":`...)
-			buf = strconv.AppendInt(buf, i%w11Keys, 10)
-			buf = append(buf, `,"v":`...)
-			buf = strconv.AppendInt(buf, i%100, 10)
-			buf = append(buf, '}')
+			buf = appendW11Value(buf[:0], i%w11Keys, i%100)
 			cl.Produce(ctx, &kgo.Record{Topic: topic, Value: append([]byte(nil), buf...)}, fail)
 			p.n.Add(1)
 		}

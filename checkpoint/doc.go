@@ -7,7 +7,13 @@
 //
 //	<dir>/<job>/chk-<n>/                 one checkpoint
 //	<dir>/<job>/chk-<n>/op-<id>-<k>/     the state snapshot of operator <id>, subtask <k>
+//	<dir>/<job>/chk-<n>/_sinkdata        the sinks' pre-committed transactions, if any
 //	<dir>/<job>/chk-<n>/_metadata        written last, atomically
+//
+// The sinks' transactions (a Kafka exactly-once sink's records, say) are
+// raw bytes in _sinkdata, whose size and CRC-32C _metadata records, with
+// each transaction's offset and length; so _metadata stays small and
+// retention never reads them. Format versions before 5 have them inline.
 //
 // _metadata lists every state file with its size and CRC-32C; Load (and so
 // Latest, List and Inspect) verifies them all, so a damaged file makes the

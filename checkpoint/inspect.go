@@ -41,6 +41,8 @@ func InspectWith(fsys FS, path string, opts InspectOptions) (string, error) {
 	status := "valid"
 	if err := verifyState(fsys, path, m, true); err != nil {
 		status = err.Error()
+	} else if err := readSinkData(fsys, path, m, true); err != nil {
+		status = err.Error()
 	} else if !hasChecksums(m) && len(m.Operators) > 0 {
 		status = "valid (format version 1: state files checked by size only, no checksums)"
 	}
@@ -104,7 +106,11 @@ func InspectWith(fsys FS, path string, opts InspectOptions) (string, error) {
 	if len(m.Sinks) > 0 {
 		fmt.Fprintf(&b, "sinks:\n")
 		for _, s := range m.Sinks {
-			fmt.Fprintf(&b, "  %s[%d]  transaction %s\n", s.Sink, s.Subtask, formatOpaque(s.Transaction))
+			if len(s.Transaction) > 64 {
+				fmt.Fprintf(&b, "  %s[%d]  transaction of %s\n", s.Sink, s.Subtask, formatBytes(int64(len(s.Transaction))))
+			} else {
+				fmt.Fprintf(&b, "  %s[%d]  transaction %s\n", s.Sink, s.Subtask, formatOpaque(s.Transaction))
+			}
 		}
 	}
 	if len(m.Extra) > 0 {

@@ -18,11 +18,18 @@ import (
 // Version 3 added what inspect shows people: the job's statements, each
 // source's table and connector, and each operator's statement and sinks
 // (older versions lack them and are shown with what they have). Version 4
-// added KeyLayout (older checkpoints are of key layout 1).
-const FormatVersion = 4
+// added KeyLayout (older checkpoints are of key layout 1). Version 5 keeps
+// the sinks' pre-committed transactions in the side file SinkDataFile
+// (Metadata.SinkData) instead of inline in _metadata; older checkpoints
+// with them inline still load.
+const FormatVersion = 5
 
 // MetadataFile is the name of the file that completes a checkpoint.
 const MetadataFile = "_metadata"
+
+// SinkDataFile is the side file of a checkpoint folder that holds the
+// sinks' pre-committed transactions, one after another (format version 5).
+const SinkDataFile = "_sinkdata"
 
 // metadataMagic starts every _metadata file.
 const metadataMagic = "WEIR-METADATA"
@@ -73,6 +80,10 @@ type Metadata struct {
 	// Sinks holds the pre-committed transaction of every transactional
 	// sink subtask.
 	Sinks []SinkTransaction `json:"sinks,omitempty"`
+	// SinkData describes the side file (SinkDataFile) holding the Sinks'
+	// transactions, with its size and CRC-32C; nil when they are inline
+	// (format versions before 5) or there are none.
+	SinkData *FileInfo `json:"sink_data,omitempty"`
 	// OperatorLists holds the operator list state of the source and sink
 	// subtasks that have some (see OperatorList).
 	OperatorLists []OperatorList `json:"operator_lists,omitempty"`
@@ -139,12 +150,17 @@ type SourcePosition struct {
 	Position  []byte `json:"position"`
 }
 
-// SinkTransaction is the opaque transaction id of one sink subtask,
+// SinkTransaction is the opaque transaction of one sink subtask,
 // pre-committed for this checkpoint.
 type SinkTransaction struct {
-	Sink        string `json:"sink"`
-	Subtask     int    `json:"subtask"`
-	Transaction []byte `json:"transaction"`
+	Sink    string `json:"sink"`
+	Subtask int    `json:"subtask"`
+	// Transaction is the sink's payload. When Metadata.SinkData is set it
+	// is not in _metadata but at Offset (Length bytes) of the side file;
+	// Load and Latest fill it in after checking the file.
+	Transaction []byte `json:"transaction,omitempty"`
+	Offset      int64  `json:"offset,omitempty"`
+	Length      int64  `json:"length,omitempty"`
 }
 
 // Operator returns the state of the operator with the given id, or nil.
@@ -214,6 +230,13 @@ func DecodeMetadata(data []byte) (*Metadata, error) {
 	if err := m.check(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorruptCheckpoint, err)
 	}
+	if m.SinkData != nil {
+		for _, st := range m.Sinks {
+			if len(st.Transaction) > 0 {
+				return nil, fmt.Errorf("%w: sink %s subtask %d: transaction both inline and in %s", ErrCorruptCheckpoint, st.Sink, st.Subtask, SinkDataFile)
+			}
+		}
+	}
 	return &m, nil
 }
 
@@ -223,6 +246,9 @@ func (m *Metadata) check() error {
 		return fmt.Errorf("unknown kind %q", m.Kind)
 	}
 	if err := m.checkLists(); err != nil {
+		return err
+	}
+	if err := m.checkSinkData(); err != nil {
 		return err
 	}
 	seen := map[string]bool{}
@@ -253,6 +279,31 @@ func (m *Metadata) check() error {
 func checkRelDir(dir string) error {
 	if dir == "" || dir == "." || dir == ".." || strings.ContainsAny(dir, `/\`) || path.Clean(dir) != dir {
 		return fmt.Errorf("state folder %q is not a plain folder name", dir)
+	}
+	return nil
+}
+
+// checkSinkData checks that the side file is named as expected and that
+// every transaction lies inside it.
+func (m *Metadata) checkSinkData() error {
+	if m.SinkData == nil {
+		for _, st := range m.Sinks {
+			if st.Offset != 0 || st.Length != 0 {
+				return fmt.Errorf("sink %s subtask %d: transaction at offset %d, length %d but no %s", st.Sink, st.Subtask, st.Offset, st.Length, SinkDataFile)
+			}
+		}
+		return nil
+	}
+	if m.SinkData.Name != SinkDataFile {
+		return fmt.Errorf("sink data file %q, expected %q", m.SinkData.Name, SinkDataFile)
+	}
+	if _, err := strconv.ParseUint(m.SinkData.CRC32C, 16, 32); err != nil || len(m.SinkData.CRC32C) != 8 {
+		return fmt.Errorf("%s: malformed crc32c %q", SinkDataFile, m.SinkData.CRC32C)
+	}
+	for _, st := range m.Sinks {
+		if st.Offset < 0 || st.Length < 0 || st.Offset > m.SinkData.Size || st.Length > m.SinkData.Size-st.Offset {
+			return fmt.Errorf("sink %s subtask %d: transaction at offset %d, length %d outside %s (%d bytes)", st.Sink, st.Subtask, st.Offset, st.Length, SinkDataFile, m.SinkData.Size)
+		}
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -21,6 +22,19 @@ type Storage struct {
 	fs  FS
 	dir string // <dir>/<job>
 	job string
+
+	// metas caches the decoded _metadata of the job's checkpoint folders
+	// by path, with the file's length and CRC-32C, so that retention after
+	// every checkpoint does not decode the kept ones again.
+	mu    sync.Mutex
+	metas map[string]cachedMeta
+}
+
+// cachedMeta is a decoded _metadata and the file it came from.
+type cachedMeta struct {
+	size int
+	sum  uint32
+	meta *Metadata
 }
 
 // NewStorage returns the storage of job under dir. The job name must be a
@@ -195,15 +209,43 @@ func completeIn(fsys FS, dir string, meta Metadata) (*Checkpoint, error) {
 			}
 		}
 	}
+	// The sinks' transactions go to the side file, not into _metadata.
+	meta.Sinks = append([]SinkTransaction(nil), meta.Sinks...)
+	meta.SinkData = nil
+	var sinkData []byte
+	for i := range meta.Sinks {
+		st := &meta.Sinks[i]
+		st.Offset, st.Length = 0, 0
+		if len(st.Transaction) > 0 {
+			st.Offset, st.Length = int64(len(sinkData)), int64(len(st.Transaction))
+			sinkData = append(sinkData, st.Transaction...)
+		}
+	}
+	if len(sinkData) > 0 {
+		meta.SinkData = &FileInfo{Name: SinkDataFile, Size: int64(len(sinkData)), CRC32C: FormatCRC32C(crc32.Checksum(sinkData, castagnoli))}
+	}
 	if err := meta.check(); err != nil {
 		return nil, err
+	}
+	if len(sinkData) > 0 {
+		// Synced here; the folder is synced when _metadata is renamed in.
+		if err := writeFileSync(fsys, filepath.Join(dir, SinkDataFile), sinkData); err != nil {
+			return nil, err
+		}
 	}
 	// The files were just written and their checksums computed: check
 	// that they are all there, without reading them again.
 	if err := verifyState(fsys, dir, &meta, false); err != nil {
 		return nil, err
 	}
-	data, err := EncodeMetadata(&meta)
+	onDisk := meta
+	onDisk.Sinks = append([]SinkTransaction(nil), meta.Sinks...)
+	if onDisk.SinkData != nil {
+		for i := range onDisk.Sinks {
+			onDisk.Sinks[i].Transaction = nil
+		}
+	}
+	data, err := EncodeMetadata(&onDisk)
 	if err != nil {
 		return nil, err
 	}
@@ -348,23 +390,108 @@ func load(fsys FS, path string, sums bool) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
+	return verifyLoaded(fsys, path, m, sums)
+}
+
+// verifyLoaded checks the state and sink data files of the decoded
+// metadata m of folder path; with sums it reads the sink data file and
+// fills in the transactions (in a copy of m's sink list).
+func verifyLoaded(fsys FS, path string, m *Metadata, sums bool) (*Checkpoint, error) {
 	if err := verifyState(fsys, path, m, sums); err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	return &Checkpoint{Path: path, Meta: *m}, nil
+	c := &Checkpoint{Path: path, Meta: *m}
+	if err := readSinkData(fsys, path, &c.Meta, sums); err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// readSinkData checks the sink data file of m, if it has one: its size,
+// and with read its checksum, then it sets every transaction of m (given
+// its own copy of m.Sinks) from it. Failures wrap ErrCorruptCheckpoint.
+func readSinkData(fsys FS, path string, m *Metadata, read bool) error {
+	sd := m.SinkData
+	if sd == nil {
+		return nil
+	}
+	file := filepath.Join(path, sd.Name)
+	if !read {
+		info, err := fsys.Stat(file)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("%w: missing %s", ErrCorruptCheckpoint, sd.Name)
+		case err != nil:
+			return fmt.Errorf("stat %s: %w", file, err)
+		case info.Size() != sd.Size:
+			return fmt.Errorf("%w: %s is %d bytes, expected %d", ErrCorruptCheckpoint, sd.Name, info.Size(), sd.Size)
+		}
+		return nil
+	}
+	data, err := fsys.ReadFile(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: missing %s", ErrCorruptCheckpoint, sd.Name)
+	case err != nil:
+		return fmt.Errorf("read %s: %w", file, err)
+	case int64(len(data)) != sd.Size:
+		return fmt.Errorf("%w: %s is %d bytes, expected %d", ErrCorruptCheckpoint, sd.Name, len(data), sd.Size)
+	case FormatCRC32C(crc32.Checksum(data, castagnoli)) != sd.CRC32C:
+		return fmt.Errorf("%w: %s is damaged: its crc32c is %s, _metadata says %s", ErrCorruptCheckpoint, sd.Name, FormatCRC32C(crc32.Checksum(data, castagnoli)), sd.CRC32C)
+	}
+	m.Sinks = append([]SinkTransaction(nil), m.Sinks...)
+	for i := range m.Sinks {
+		st := &m.Sinks[i]
+		if st.Length > 0 {
+			st.Transaction = data[st.Offset : st.Offset+st.Length : st.Offset+st.Length]
+		}
+	}
+	return nil
+}
+
+// metadataReadError words the error err of reading path/_metadata.
+func metadataReadError(fsys FS, path string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, serr := fsys.Stat(path); serr != nil {
+			return fmt.Errorf("load %s: %w", path, serr)
+		}
+		return fmt.Errorf("load %s: %w: no %s", path, ErrIncompleteCheckpoint, MetadataFile)
+	}
+	return fmt.Errorf("load %s: %w", path, err)
+}
+
+// readMetadataCached is readMetadata for a folder of s, decoding the file
+// only if it differs from the one last decoded there.
+func (s *Storage) readMetadataCached(path string) (*Metadata, error) {
+	data, err := s.fs.ReadFile(filepath.Join(path, MetadataFile))
+	if err != nil {
+		return nil, metadataReadError(s.fs, path, err)
+	}
+	sum := crc32.Checksum(data, castagnoli)
+	s.mu.Lock()
+	e, ok := s.metas[path]
+	s.mu.Unlock()
+	if ok && e.size == len(data) && e.sum == sum {
+		return e.meta, nil
+	}
+	m, err := DecodeMetadata(data)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	s.mu.Lock()
+	if s.metas == nil {
+		s.metas = map[string]cachedMeta{}
+	}
+	s.metas[path] = cachedMeta{size: len(data), sum: sum, meta: m}
+	s.mu.Unlock()
+	return m, nil
 }
 
 // readMetadata reads and decodes path/_metadata.
 func readMetadata(fsys FS, path string) (*Metadata, error) {
 	data, err := fsys.ReadFile(filepath.Join(path, MetadataFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		if _, serr := fsys.Stat(path); serr != nil {
-			return nil, fmt.Errorf("load %s: %w", path, serr)
-		}
-		return nil, fmt.Errorf("load %s: %w: no %s", path, ErrIncompleteCheckpoint, MetadataFile)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
+		return nil, metadataReadError(fsys, path, err)
 	}
 	m, err := DecodeMetadata(data)
 	if err != nil {
@@ -474,11 +601,24 @@ func (s *Storage) list(sums bool) ([]Info, error) {
 		return nil, err
 	}
 	infos := make([]Info, 0, len(ids))
+	present := make(map[string]bool, len(ids))
 	for i := len(ids) - 1; i >= 0; i-- {
 		id := ids[i]
 		p := filepath.Join(s.dir, chkDirName(id))
+		present[p] = true
 		info := Info{ID: id, Path: p}
-		c, err := load(s.fs, p, sums)
+		var c *Checkpoint
+		var err error
+		if sums {
+			c, err = load(s.fs, p, true)
+		} else {
+			// Retention: the metadata decoded last time, if unchanged,
+			// and the files' presence and sizes.
+			var m *Metadata
+			if m, err = s.readMetadataCached(p); err == nil {
+				c, err = verifyLoaded(s.fs, p, m, false)
+			}
+		}
 		if err == nil {
 			info.Time, info.Kind = c.Meta.Timestamp, c.Meta.Kind
 		} else {
@@ -489,6 +629,13 @@ func (s *Storage) list(sums bool) ([]Info, error) {
 		}
 		infos = append(infos, info)
 	}
+	s.mu.Lock()
+	for p := range s.metas {
+		if !present[p] {
+			delete(s.metas, p)
+		}
+	}
+	s.mu.Unlock()
 	return infos, nil
 }
 
@@ -534,6 +681,9 @@ func (s *Storage) Retain(n int) error {
 
 // remove deletes a checkpoint folder, _metadata first.
 func (s *Storage) remove(path string) error {
+	s.mu.Lock()
+	delete(s.metas, path)
+	s.mu.Unlock()
 	meta := filepath.Join(path, MetadataFile)
 	if err := s.fs.Remove(meta); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove %s: %w", meta, err)

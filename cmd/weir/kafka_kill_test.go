@@ -377,3 +377,89 @@ func TestKafkaAtLeastOnceKills(t *testing.T) {
 	}
 	t.Logf("%d records applied as upserts give the batch answer (%d keys)", len(recs), len(want))
 }
+
+// TestKafkaExactlyOnceSinkDataDamaged: the exactly-once sink's records of
+// a checkpoint live in the checkpoint's side file (_sinkdata). A run is
+// killed right after checkpoint 3 completed (its transaction pre-committed,
+// not committed) and that side file is then damaged: the restore skips
+// checkpoint 3 saying why, restores the one before, and a read-committed
+// consumer still sees exactly the batch answer. The same with the side
+// file of the restored run's newest checkpoint deleted.
+func TestKafkaExactlyOnceSinkDataDamaged(t *testing.T) {
+	needBinary(t)
+	addr := kafkaBroker(t)
+	dir := t.TempDir()
+	writeFile(t, dir, kafkaJob+".sql", kafkaSQL(addr, `'connector' = 'kafka', 'format' = 'debezium-json',
+  'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'sums'`, 100))
+	produced := startProducer(t, addr)
+	chkDir := filepath.Join(dir, "ckpts", kafkaJob)
+	faultLog := filepath.Join(dir, "faults.log")
+	damage := func(id int64, how func(path string) error) {
+		t.Helper()
+		side := filepath.Join(chkDir, fmt.Sprintf("chk-%d", id), "_sinkdata")
+		if _, err := os.Stat(side); err != nil {
+			t.Fatalf("checkpoint %d has no side file: %v", id, err)
+		}
+		if err := how(side); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flip := func(path string) error {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		data[len(data)/2] ^= 0x20
+		return os.WriteFile(path, data, 0o644)
+	}
+
+	p := startWeir(t, dir, filepath.Join(dir, "stdout-00.txt"), faultLog, "K5@3=kill", 0, []string{"run", kafkaJob + ".sql"})
+	if st := p.waitDeadline(t, runDeadline); !killedBySIGKILL(st) {
+		t.Fatalf("%s: %v, want death by SIGKILL at the fault\nstderr:\n%s", p.label, st, p.log.text())
+	}
+	damage(3, flip)
+
+	p = startWeir(t, dir, filepath.Join(dir, "stdout-01.txt"), faultLog, "K5@2=kill", 1, []string{"run", "--restore", "latest", kafkaJob + ".sql"})
+	if st := p.waitDeadline(t, runDeadline); !killedBySIGKILL(st) {
+		t.Fatalf("%s: %v, want death by SIGKILL at the fault\nstderr:\n%s", p.label, st, p.log.text())
+	}
+	if !p.log.has(regexp.MustCompile(`^weir: skipping checkpoint 3: .*_sinkdata is damaged`)) || p.restoredID() != 2 {
+		t.Fatalf("%s: restored %d, want 2 after skipping the damaged 3\nstderr:\n%s", p.label, p.restoredID(), p.log.text())
+	}
+	ids := p.completedIDs()
+	if len(ids) == 0 {
+		t.Fatalf("%s: completed no checkpoint\nstderr:\n%s", p.label, p.log.text())
+	}
+	newest := slices.Max(ids)
+	damage(newest, os.Remove)
+
+	p = startWeir(t, dir, filepath.Join(dir, "stdout-02.txt"), faultLog, "", 2, []string{"run", "--restore", "latest", kafkaJob + ".sql"})
+	expectFinished(t, p, regexp.MustCompile(`^weir: job `+kafkaJob+` finished`))
+	if !p.log.has(regexp.MustCompile(fmt.Sprintf(`^weir: skipping checkpoint %d: .*missing _sinkdata`, newest))) || p.restoredID() >= newest {
+		t.Fatalf("%s: restored %d, want one below %d after skipping it\nstderr:\n%s", p.label, p.restoredID(), newest, p.log.text())
+	}
+	produced()
+
+	recs := consumeOut(t, addr, true)
+	c := committed{rows: map[int64]sumRow{}}
+	counts := map[dbzRow]int{}
+	for i, r := range recs {
+		d, err := parseDbz(r.Value)
+		if err != nil {
+			t.Fatalf("record %d: %v: %q", i, err, r.Value)
+		}
+		if err := c.apply(d, counts); err != nil {
+			t.Fatalf("record %d (offset %d) %q: %v (a record committed twice, or one lost)", i, r.Offset, r.Value, err)
+		}
+	}
+	want := kafkaAnswer()
+	if len(c.rows) != len(want) {
+		t.Fatalf("%d keys, want %d", len(c.rows), len(want))
+	}
+	for k, w := range want {
+		if g := c.rows[k]; g != w {
+			t.Fatalf("key %d: %v, want %v", k, g, w)
+		}
+	}
+	t.Logf("read committed: %d records apply to the batch answer (%d keys)", len(recs), len(want))
+}

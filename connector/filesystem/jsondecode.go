@@ -203,7 +203,7 @@ func (d *jsonDecoder) object(row []types.Value) error {
 	clear(row)
 	clear(d.seen)
 	return d.fields(func(key []byte) error {
-		c, ok := d.index[string(key)]
+		c, ok := d.column(key)
 		if !ok {
 			_, err := d.sc.skipValue()
 			return err
@@ -211,6 +211,22 @@ func (d *jsonDecoder) object(row []types.Value) error {
 		d.seen[c] = true
 		return d.value(c, &row[c])
 	})
+}
+
+// column returns the index of the column named key: by comparing names
+// when there are few columns (cheaper than hashing the key), else from
+// the index.
+func (d *jsonDecoder) column(key []byte) (int, bool) {
+	if len(d.cols) <= 8 {
+		for i := range d.cols {
+			if d.cols[i].Name == string(key) {
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	c, ok := d.index[string(key)]
+	return c, ok
 }
 
 // value reads the value of column c into *dst.

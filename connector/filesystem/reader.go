@@ -64,8 +64,30 @@ type Reader struct {
 var (
 	_ connector.RescalableReader = (*Reader)(nil)
 	_ connector.Stats            = (*Reader)(nil)
-	_ connector.SplitReader      = (*Reader)(nil)
+	_ connector.SplitLister      = (*Reader)(nil)
 )
+
+// SplitCount implements connector.SplitLister: the subtask's files (file
+// i belongs to subtask i mod parallelism), all known when it opens, so
+// each holds the watermark back from the start, not from its first row.
+func (r *Reader) SplitCount() int {
+	if r.subtask >= len(r.src.files) {
+		return 0
+	}
+	return (len(r.src.files)-r.subtask-1)/r.parallelism + 1
+}
+
+// AssignedSplits implements connector.SplitLister: the subtask's files not
+// read to their end yet (in this run or, restored, in an earlier one).
+func (r *Reader) AssignedSplits(dst []string) []string {
+	for j := r.file; j < len(r.src.files); j += r.parallelism {
+		if st, ok := r.starts[j]; ok && st.done {
+			continue
+		}
+		dst = append(dst, r.src.names[j])
+	}
+	return dst
+}
 
 // LastSplit implements connector.SplitReader: each file is a split, named
 // by its relative path. A call to Next returns rows of one file.

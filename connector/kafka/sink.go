@@ -187,59 +187,115 @@ func (w *writer) partition(ctx context.Context, cl *kgo.Client) (int32, error) {
 	return w.fixed, nil
 }
 
-// record encodes a row; nil for a row the sink drops (upsert-kafka's -U).
-func (w *writer) record(kind types.RowKind, row []types.Value) (*kgo.Record, error) {
-	c := w.cfg
-	if c.upsert && kind == types.UpdateBefore {
-		return nil, nil
+// span is a part of a buffer, [off, end); off < 0 for none (nil).
+type span struct{ off, end int }
+
+// bytesIn returns the span's bytes in buf, nil for none.
+func (sp span) bytesIn(buf []byte) []byte {
+	if sp.off < 0 {
+		return nil
 	}
-	r := &kgo.Record{Topic: c.topics[0], Partition: w.fixed}
+	if sp.off == sp.end {
+		return []byte{} // empty, not none
+	}
+	return buf[sp.off:sp.end:sp.end]
+}
+
+// bufRec is an encoded record whose key and value are spans of a buffer.
+type bufRec struct {
+	key, value span
+	ts         int64 // milliseconds; with hasTS
+	hasTS      bool
+	headers    []kgo.RecordHeader
+}
+
+// appendRecord encodes a row's key and value at the end of buf and returns
+// buf and the record; false for a row the sink drops (upsert-kafka's -U).
+func (w *writer) appendRecord(buf []byte, kind types.RowKind, row []types.Value) ([]byte, bufRec, bool, error) {
+	c := w.cfg
+	r := bufRec{key: span{-1, -1}, value: span{-1, -1}}
+	if c.upsert && kind == types.UpdateBefore {
+		return buf, r, false, nil
+	}
 	if c.key != nil {
 		for i, ci := range c.keyCols {
 			w.keyRow[i] = row[ci]
 		}
 		var err error
+		at := len(buf)
 		if c.key.name == "raw" {
-			r.Key, err = rawBytes(w.keyRow[0])
+			var null bool
+			buf, null, err = appendRaw(buf, w.keyRow[0])
+			if !null {
+				r.key = span{at, len(buf)}
+			}
 		} else {
-			r.Key, err = w.keyEnc.Encode(nil, types.Insert, w.keyRow)
+			buf, err = w.keyEnc.Encode(buf, types.Insert, w.keyRow)
+			r.key = span{at, len(buf)}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("key: %w", err)
+			return buf, r, false, fmt.Errorf("key: %w", err)
 		}
 	}
 	if len(c.meta) > 0 {
-		writeMetadata(r, row, c.meta)
+		var meta kgo.Record
+		writeMetadata(&meta, row, c.meta)
+		r.headers = meta.Headers
+		if !meta.Timestamp.IsZero() {
+			r.ts, r.hasTS = meta.Timestamp.UnixMilli(), true
+		}
 	}
 	if c.upsert && kind == types.Delete {
-		return r, nil // a tombstone
+		return buf, r, true, nil // a tombstone
 	}
 	for i, ci := range c.valCols {
 		w.valRow[i] = row[ci]
 	}
 	var err error
+	at := len(buf)
 	if c.value.name == "raw" {
 		if kind != types.Insert {
-			return nil, fmt.Errorf("format 'raw' accepts only inserts, got a %s row", kind)
+			return buf, r, false, fmt.Errorf("format 'raw' accepts only inserts, got a %s row", kind)
 		}
-		r.Value, err = rawBytes(w.valRow[0])
+		var null bool
+		buf, null, err = appendRaw(buf, w.valRow[0])
+		if !null {
+			r.value = span{at, len(buf)}
+		}
 	} else {
 		if c.upsert {
 			kind = types.Insert
 		}
-		r.Value, err = w.valEnc.Encode(nil, kind, w.valRow)
+		buf, err = w.valEnc.Encode(buf, kind, w.valRow)
+		r.value = span{at, len(buf)}
 	}
-	return r, err
+	return buf, r, err == nil, err
 }
 
-func rawBytes(v types.Value) ([]byte, error) {
+// record encodes a row as a record of its own; nil for a row the sink
+// drops (upsert-kafka's -U).
+func (w *writer) record(kind types.RowKind, row []types.Value) (*kgo.Record, error) {
+	buf, br, ok, err := w.appendRecord(nil, kind, row)
+	if !ok || err != nil {
+		return nil, err
+	}
+	r := &kgo.Record{Topic: w.cfg.topics[0], Partition: w.fixed, Key: br.key.bytesIn(buf), Value: br.value.bytesIn(buf), Headers: br.headers}
+	if br.hasTS {
+		r.Timestamp = time.UnixMilli(br.ts)
+	}
+	return r, nil
+}
+
+// appendRaw appends a STRING for format 'raw'; true for NULL (nothing
+// appended).
+func appendRaw(buf []byte, v types.Value) ([]byte, bool, error) {
 	if v.IsNull() {
-		return nil, nil
+		return buf, true, nil
 	}
 	if v.Kind() != types.KindVarchar {
-		return nil, fmt.Errorf("format 'raw' needs a STRING, got %s", v.Kind())
+		return buf, false, fmt.Errorf("format 'raw' needs a STRING, got %s", v.Kind())
 	}
-	return []byte(v.Str()), nil
+	return append(buf, v.Str()...), false, nil
 }
 
 // Write produces the batch's rows (asynchronously; Flush waits).
@@ -339,7 +395,12 @@ func appendPart(b, part []byte) []byte {
 }
 
 func (t *txnRecords) encode() []byte {
-	b := []byte{2}
+	size := 32
+	for _, r := range t.recs {
+		size += len(r.key) + len(r.value) + 24
+	}
+	b := make([]byte, 1, size)
+	b[0] = 2
 	b = binary.AppendUvarint(b, uint64(t.subtask))
 	b = binary.AppendUvarint(b, uint64(t.id))
 	b = binary.AppendUvarint(b, uint64(len(t.recs)))
@@ -564,20 +625,26 @@ func (s txnSink) commit(ctx context.Context, cl *kgo.Client, t *txnRecords, part
 	}
 	var mu sync.Mutex
 	var perr error
-	for _, tr := range t.recs {
-		r := &kgo.Record{Topic: s.cfg.topics[0], Key: tr.key, Value: tr.value, Partition: partition, Headers: tr.headers}
+	done := func(_ *kgo.Record, err error) {
+		if err != nil {
+			mu.Lock()
+			if perr == nil {
+				perr = err
+			}
+			mu.Unlock()
+		}
+	}
+	// One allocation for the records; those without a timestamp of their
+	// own get the time of the commit.
+	now := time.Now()
+	rs := make([]kgo.Record, len(t.recs))
+	for i, tr := range t.recs {
+		r := &rs[i]
+		r.Topic, r.Key, r.Value, r.Partition, r.Headers, r.Timestamp = s.cfg.topics[0], tr.key, tr.value, partition, tr.headers, now
 		if tr.hasTS {
 			r.Timestamp = time.UnixMilli(tr.ts)
 		}
-		cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
-			if err != nil {
-				mu.Lock()
-				if perr == nil {
-					perr = err
-				}
-				mu.Unlock()
-			}
-		})
+		cl.Produce(ctx, r, done)
 	}
 	err := cl.Flush(ctx)
 	if err == nil {
@@ -702,31 +769,80 @@ func (s txnSink) recoverSubtask(ctx context.Context, subtask int, ts []*txnRecor
 	return nil
 }
 
-// txnWriter keeps the records of a checkpoint until it completes.
+// txnWriter keeps the records of a checkpoint until it completes. Their
+// keys and values are encoded one after another into buf. For
+// upsert-kafka a key's later record replaces its earlier one in the same
+// checkpoint: the transaction carries each key's last record, which is
+// what a read-committed consumer of the topic ends up with anyway.
 type txnWriter struct {
 	*writer
 	sink      txnSink
-	pending   []txnRec // encoded since the last PreCommit
-	last      int64    // the last PreCommit's checkpoint id
-	committed int64    // the last checkpoint this writer committed
+	buf       []byte              // keys and values of pending
+	pending   []bufRec            // encoded since the last PreCommit
+	byKey     map[string]*keySlot // upsert-kafka: each key's record in pending
+	gen       int64               // the current transaction's number, for byKey
+	recs      []txnRec            // scratch of PreCommit
+	last      int64               // the last PreCommit's checkpoint id
+	committed int64               // the last checkpoint this writer committed
 }
 
 // Write encodes the rows and keeps them for the next PreCommit.
 func (w *txnWriter) Write(b *types.Batch) error {
 	for i := range b.Len() {
-		r, err := w.record(b.Kinds[i], b.Row(i))
+		var r bufRec
+		var ok bool
+		var err error
+		w.buf, r, ok, err = w.appendRecord(w.buf, b.Kinds[i], b.Row(i))
 		if err != nil {
 			return w.fail(err)
 		}
-		if r != nil {
-			tr := txnRec{key: r.Key, value: r.Value, headers: r.Headers}
-			if !r.Timestamp.IsZero() {
-				tr.ts, tr.hasTS = r.Timestamp.UnixMilli(), true
-			}
-			w.pending = append(w.pending, tr)
+		if !ok {
+			continue
 		}
+		if w.cfg.upsert && r.key.off >= 0 {
+			key := w.buf[r.key.off:r.key.end]
+			switch slot := w.byKey[string(key)]; {
+			case slot != nil && slot.gen == w.gen:
+				w.pending[slot.index] = r
+				continue
+			case slot != nil:
+				slot.gen, slot.index = w.gen, len(w.pending)
+			default:
+				if w.byKey == nil {
+					w.byKey = map[string]*keySlot{}
+				}
+				w.byKey[string(key)] = &keySlot{gen: w.gen, index: len(w.pending)}
+			}
+		}
+		w.pending = append(w.pending, r)
 	}
 	return nil
+}
+
+// take returns the pending records as a transaction of checkpoint id and
+// starts a new one. The transaction's records point into buf until the
+// next Write.
+func (w *txnWriter) take(id int64) *txnRecords {
+	w.recs = w.recs[:0]
+	for _, r := range w.pending {
+		w.recs = append(w.recs, txnRec{key: r.key.bytesIn(w.buf), value: r.value.bytesIn(w.buf), ts: r.ts, hasTS: r.hasTS, headers: r.headers})
+	}
+	t := &txnRecords{subtask: w.subtask, id: id, recs: w.recs}
+	// The keys stay in byKey (so a key seen again is not allocated
+	// again), unless they are many more than this transaction's.
+	if len(w.byKey) > 2*len(w.pending)+1024 {
+		clear(w.byKey)
+	}
+	w.buf, w.pending = w.buf[:0], w.pending[:0]
+	w.gen++
+	return t
+}
+
+// keySlot is where a key's record is in pending, if gen is the current
+// transaction's.
+type keySlot struct {
+	gen   int64
+	index int
 }
 
 // Flush does nothing: the records become visible when their checkpoint
@@ -736,9 +852,8 @@ func (w *txnWriter) Flush() error { return nil }
 // PreCommit returns the records written since the last PreCommit, for
 // checkpointID; the checkpoint stores them.
 func (w *txnWriter) PreCommit(checkpointID int64) ([]byte, error) {
-	t := txnRecords{subtask: w.subtask, id: checkpointID, recs: w.pending}
-	w.pending, w.last = nil, checkpointID
-	return t.encode(), nil
+	w.last = checkpointID
+	return w.take(checkpointID).encode(), nil
 }
 
 // Commit writes a pre-committed transaction and its marker in one Kafka
@@ -790,8 +905,7 @@ func (w *txnWriter) Close() error {
 	w.closed = true
 	var err error
 	if len(w.pending) > 0 {
-		t := &txnRecords{subtask: w.subtask, id: max(w.last+1, 1), recs: w.pending}
-		w.pending = nil
+		t := w.take(max(w.last+1, 1))
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		err = w.connectTxn(ctx)
@@ -822,7 +936,7 @@ func (w *txnWriter) Close() error {
 // Abort drops what was not pre-committed.
 func (w *txnWriter) Abort() error {
 	w.closed = true
-	w.pending = nil
+	w.take(0)
 	if w.cl != nil {
 		w.cl.Close()
 	}

@@ -207,3 +207,126 @@ func TestUpsertKafka(t *testing.T) {
 	// key alone (the planner's ChangelogNormalize makes the retractions).
 	equal(t, "changelog", sorted(rows), sorted([]string{"+U[1, a]", "+U[1, c]", "+U[2, b]", "-D[2, <NULL>]"}))
 }
+
+// TestUpsertKafkaExactlyOnceLastPerKey: an exactly-once upsert-kafka
+// transaction carries each key's last record of the checkpoint (a
+// tombstone if that was a delete), each key at the place of its first
+// record; the next checkpoint starts afresh.
+func TestUpsertKafkaExactlyOnceLastPerKey(t *testing.T) {
+	_, addr := broker(t, kfake.SeedTopics(1, "u"))
+	tbl := table("id BIGINT, v STRING", map[string]string{"connector": "upsert-kafka", "topic": "u", "properties.bootstrap.servers": addr,
+		"key.format": "json", "value.format": "json", "sink.delivery-guarantee": "exactly-once", "sink.transactional-id-prefix": "up"})
+	tbl.PrimaryKey = []int{0}
+	s, err := NewUpsertSink(tbl, connector.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Open(0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw := w.(connector.TransactionalWriter)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	row := func(id int64, v string) []types.Value {
+		return []types.Value{types.BigIntValue(id), types.StringValue(v)}
+	}
+	b := types.NewBatch(2, 8)
+	b.Append(types.Insert, row(1, "a"))
+	b.Append(types.Insert, row(2, "b"))
+	b.Append(types.UpdateBefore, row(1, "a"))
+	b.Append(types.UpdateAfter, row(1, "c"))
+	must(tw.Write(b))
+	b = types.NewBatch(2, 8)
+	b.Append(types.Insert, row(3, "d"))
+	b.Append(types.Delete, row(2, "b"))
+	b.Append(types.UpdateBefore, row(1, "c"))
+	b.Append(types.UpdateAfter, row(1, "cc"))
+	must(tw.Write(b))
+	txn, err := tw.PreCommit(1)
+	must(err)
+	must(tw.Commit(txn))
+	b = types.NewBatch(2, 8)
+	b.Append(types.UpdateAfter, row(1, "e"))
+	b.Append(types.Insert, row(2, "f"))
+	must(tw.Write(b))
+	txn, err = tw.PreCommit(2)
+	must(err)
+	must(tw.Commit(txn))
+	must(tw.Close())
+
+	cl := client(t, addr, kgo.ConsumeTopics("u"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	want := []string{`{"id":1}={"id":1,"v":"cc"}`, `{"id":2}=<tombstone>`, `{"id":3}={"id":3,"v":"d"}`, `{"id":1}={"id":1,"v":"e"}`, `{"id":2}={"id":2,"v":"f"}`}
+	var got []string
+	ctx := testCtx(t)
+	for len(got) < len(want) {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err(); err != nil {
+			t.Fatalf("consume: %v (got %q)", err, got)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			v := string(r.Value)
+			if r.Value == nil {
+				v = "<tombstone>"
+			}
+			got = append(got, string(r.Key)+"="+v)
+		})
+	}
+	equal(t, "records in offset order", got, want)
+}
+
+// TestExactlyOnceWriteAllocs: the exactly-once writer encodes rows into
+// its buffer without an allocation per row (once its buffers have grown).
+func TestExactlyOnceWriteAllocs(t *testing.T) {
+	for _, connectorName := range []string{"kafka", "upsert-kafka"} {
+		opts := map[string]string{"connector": connectorName, "topic": "out", "properties.bootstrap.servers": "127.0.0.1:1",
+			"sink.delivery-guarantee": "exactly-once", "sink.transactional-id-prefix": "a"}
+		if connectorName == "kafka" {
+			opts["format"] = "json"
+		} else {
+			opts["key.format"], opts["value.format"] = "json", "json"
+		}
+		tbl := table("id BIGINT, v STRING", opts)
+		newSink := NewSink
+		if connectorName == "upsert-kafka" {
+			tbl.PrimaryKey = []int{0}
+			newSink = NewUpsertSink
+		}
+		s, err := newSink(tbl, connector.Env{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := s.Open(0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tw := w.(*txnWriter)
+		b := types.NewBatch(2, 1000)
+		for i := range 1000 {
+			b.Append(types.UpdateAfter, []types.Value{types.BigIntValue(int64(i % 50)), types.StringValue("value")})
+		}
+		if connectorName == "kafka" {
+			b.Kinds = b.Kinds[:0]
+			for range 1000 {
+				b.Kinds = append(b.Kinds, types.Insert)
+			}
+		}
+		step := func() {
+			if err := tw.Write(b); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tw.PreCommit(1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		step()
+		// PreCommit allocates the encoded transaction: a few per call.
+		if n := testing.AllocsPerRun(20, step); n > 5 {
+			t.Errorf("%s: %.0f allocations per 1000-row Write and PreCommit, want at most 5", connectorName, n)
+		}
+	}
+}

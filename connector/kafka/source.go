@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -106,8 +107,9 @@ type Reader struct {
 	subtask     int
 	parallelism int
 
-	cl  *kgo.Client
-	adm *kadm.Client
+	cl   *kgo.Client
+	adm  *kadm.Client
+	pool recordPool // the slices cl decodes fetched records into
 
 	parts    map[tp]partState // owned partitions, known so far
 	restored map[tp]partState // positions from Seek/SeekAll; nil if none
@@ -168,6 +170,41 @@ func (r *Reader) splitName(k tp) string {
 // Skipped returns the number of malformed records skipped.
 func (r *Reader) Skipped() int64 { return r.skipped }
 
+// recordPool lends the client the slices it decodes fetched records
+// into; the reader recycles each record once decoded, so that a slice
+// comes back when all its records have, and is reused instead of a new
+// one being allocated (and zeroed) per fetched batch.
+type recordPool struct {
+	mu   sync.Mutex
+	free [][]kgo.Record
+}
+
+var _ kgo.PoolRecords = (*recordPool)(nil)
+
+// GetRecords implements kgo.PoolRecords.
+func (p *recordPool) GetRecords(n int) []kgo.Record {
+	p.mu.Lock()
+	for i := len(p.free) - 1; i >= 0; i-- {
+		if s := p.free[i]; cap(s) >= n {
+			p.free[i] = p.free[len(p.free)-1]
+			p.free = p.free[:len(p.free)-1]
+			p.mu.Unlock()
+			return s[:0]
+		}
+	}
+	p.mu.Unlock()
+	return make([]kgo.Record, 0, n)
+}
+
+// PutRecords implements kgo.PoolRecords; it keeps a few slices.
+func (p *recordPool) PutRecords(s []kgo.Record) {
+	p.mu.Lock()
+	if len(p.free) < 16 {
+		p.free = append(p.free, s)
+	}
+	p.mu.Unlock()
+}
+
 func (r *Reader) fail(topic string, partition int32, offset int64, err error) error {
 	return fmt.Errorf("kafka source %s: topic %s partition %d offset %d: %w", r.cfg.table, topic, partition, offset, err)
 }
@@ -178,7 +215,7 @@ func (r *Reader) init(ctx context.Context) error {
 	if r.inited {
 		return nil
 	}
-	opts := append([]kgo.Opt{kgo.KeepControlRecords()}, r.cfg.clientOpts...)
+	opts := append([]kgo.Opt{kgo.KeepControlRecords(), kgo.WithPools(&r.pool)}, r.cfg.clientOpts...)
 	if !r.cfg.readUncommitted {
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	}
@@ -508,25 +545,30 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 	added := 0
 	i := 0
 	// The rows of one call come from one partition (connector.SplitReader):
-	// the loop stops where the buffer moves on to another.
+	// the loop stops where the buffer moves on to another. The partition's
+	// state is looked up when the partition changes and stored back once.
 	var split tp
+	var st partState
 	inSplit := false
 	for ; i < len(r.buf) && (added+2 <= max || added == 0); i++ {
 		rec := r.buf[i]
-		k := tp{rec.Topic, rec.Partition}
-		st, ok := r.parts[k]
-		if !ok || rec.Offset < st.next || (st.end >= 0 && rec.Offset >= st.end) {
-			continue // not ours, already read, or past the end
+		if !inSplit || rec.Partition != split.partition || rec.Topic != split.topic {
+			k := tp{rec.Topic, rec.Partition}
+			kst, ok := r.parts[k]
+			if !ok || rec.Offset < kst.next || (kst.end >= 0 && rec.Offset >= kst.end) {
+				continue // not ours, already read, or past the end
+			}
+			if inSplit {
+				break
+			}
+			split, st, inSplit = k, kst, true
+		} else if rec.Offset < st.next || (st.end >= 0 && rec.Offset >= st.end) {
+			continue // already read, or past the end
 		}
-		if inSplit && k != split {
-			break
-		}
-		split, inSplit = k, true
 		st.next = rec.Offset + 1
-		r.parts[k] = st
 		if st.end >= 0 && st.next >= st.end {
-			r.cl.RemoveConsumePartitions(map[string][]int32{k.topic: {k.partition}})
-			r.finishedP = append(r.finishedP, r.splitName(k))
+			r.cl.RemoveConsumePartitions(map[string][]int32{split.topic: {split.partition}})
+			r.finishedP = append(r.finishedP, r.splitName(split))
 		}
 		if rec.Attrs.IsControl() {
 			continue
@@ -537,10 +579,19 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 				r.skipped++
 				continue
 			}
+			r.parts[split] = st
 			r.buf = r.buf[i+1:]
 			return r.fail(rec.Topic, rec.Partition, rec.Offset, err)
 		}
 		added += n
+	}
+	if inSplit {
+		r.parts[split] = st
+	}
+	// Every record taken is done with (decoded values own their bytes):
+	// its slot goes back to the pool the client decodes fetches into.
+	for _, rec := range r.buf[:i] {
+		rec.Recycle()
 	}
 	clear(r.buf[:i])
 	r.buf = r.buf[i:]
