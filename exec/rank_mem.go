@@ -10,16 +10,16 @@ import (
 	"github.com/weir-sql/weir/types"
 )
 
-// rankMemOp is the AppendFast ROW_NUMBER Top-N with each partition's kept
-// rows typed in memory (W12's operator): a slot per partition, found by an
-// integer hash table (one integer partition column) or a map of encoded
-// keys, holding its rows in order and their sort keys. state.Records
-// writes the changed partitions back at each checkpoint, as the "top"
-// record of rankOp's layout (uvarint length and sort key, uvarint length
-// and state.Values row, per kept row), so a checkpoint of either restores
-// into the other; past the state budget it spills them all and looks up
-// the partitions not in memory. A row that enters a top list costs no
-// decoding or re-encoding and no keyed-state call.
+// rankMemOp is the AppendFast Top-N (ROW_NUMBER, RANK and DENSE_RANK;
+// W12's operator) with each partition's kept rows typed in memory: a slot
+// per partition (state.KeyIndex) holding its rows in order and their sort
+// keys (a state.Slab). state.Records writes the changed partitions back at
+// each checkpoint, as the "top" record of rankOp's layout (uvarint length
+// and sort key, uvarint length and state.Values row, per kept row), so a
+// checkpoint of either restores into the other; past the state budget it
+// spills them all and looks up the partitions not in memory. A row that
+// enters a top list costs no decoding or re-encoding and no keyed-state
+// call.
 type rankMemOp struct {
 	spec RankSpec
 	name string
@@ -40,6 +40,11 @@ type rankMemOp struct {
 	sk      []byte
 	enc     []byte // a row being encoded for a snapshot
 	matched []bool
+	// RANK and DENSE_RANK (insertRanked): a partition's list before and
+	// after a row enters it, and their ranks.
+	oldRank, newRank []int64
+	nsks             [][]byte
+	nrows            [][]types.Value
 }
 
 // rankPart is one partition's kept rows in memory.
@@ -141,8 +146,12 @@ func (o *rankMemOp) Process(_ int, b *types.Batch, out Emitter) error {
 				}
 			}
 			p := o.part(s)
-			if len(p.sks) >= o.end && bytes.Compare(o.sk, p.sks[len(p.sks)-1]) >= 0 {
-				continue // ranked past a full range (ties go after): nothing changes
+			if o.spec.Func == RowNumber {
+				if len(p.sks) >= o.end && bytes.Compare(o.sk, p.sks[len(p.sks)-1]) >= 0 {
+					continue // ranked past a full range (ties go after): nothing changes
+				}
+			} else if o.fullList(p.sks) && bytes.Compare(o.sk, p.sks[len(p.sks)-1]) > 0 {
+				continue // ranked past a full range (ties share the last rank): nothing changes
 			}
 		}
 	insert:
@@ -156,7 +165,13 @@ func (o *rankMemOp) Process(_ int, b *types.Batch, out Emitter) error {
 			s = o.newSlot(row)
 			o.keys.Added(o.st, s)
 		}
-		if o.insert(s, row) {
+		var changed bool
+		if o.spec.Func == RowNumber {
+			changed = o.insert(s, row)
+		} else {
+			changed = o.insertRanked(s, row)
+		}
+		if changed {
 			o.st.Changed(s)
 		}
 		if o.out.Len() >= 1024 {
@@ -224,10 +239,129 @@ func (o *rankMemOp) insert(s int32, row []types.Value) bool {
 
 // setBound sets slot s's bound from its list p.
 func (o *rankMemOp) setBound(s int32, p *rankPart) {
-	o.full[s] = len(p.sks) >= o.end && len(p.sks[len(p.sks)-1]) >= 8
+	o.full[s] = o.fullList(p.sks) && len(p.sks[len(p.sks)-1]) >= 8
 	o.bound[s] = 0
 	if o.full[s] {
 		o.bound[s] = binary.BigEndian.Uint64(p.sks[len(p.sks)-1])
+	}
+}
+
+// fullList reports whether a row ranked after the last of the kept sort
+// keys sks would rank past End: End rows kept (ROW_NUMBER, RANK) or End
+// distinct keys (DENSE_RANK).
+func (o *rankMemOp) fullList(sks [][]byte) bool {
+	if o.spec.Func != DenseRank {
+		return len(sks) >= o.end
+	}
+	distinct := 0
+	for j, k := range sks {
+		if j == 0 || !bytes.Equal(k, sks[j-1]) {
+			distinct++
+		}
+	}
+	return distinct >= o.end
+}
+
+// rankOf appends the ranks (RANK or DENSE_RANK) of the rows of sort keys
+// sks, in order, up to the first past End.
+func (o *rankMemOp) rankOf(dst []int64, sks [][]byte) []int64 {
+	var rank, distinct int64
+	for j, k := range sks {
+		if j == 0 || !bytes.Equal(k, sks[j-1]) {
+			distinct++
+			rank = int64(j + 1)
+		}
+		r := rank
+		if o.spec.Func == DenseRank {
+			r = distinct
+		}
+		if r > o.spec.End {
+			break
+		}
+		dst = append(dst, r)
+	}
+	return dst
+}
+
+// insertRanked is insert for RANK and DENSE_RANK, whose lists hold every
+// row ranked up to End (ties share a rank, so a list may be longer than
+// End): it puts row (sort key o.sk) into slot s's list after its ties,
+// drops the rows it pushes past End, emits the changes within ranks
+// Start to End, and reports whether the list changed.
+func (o *rankMemOp) insertRanked(s int32, row []types.Value) bool {
+	p := o.part(s)
+	n := len(p.sks)
+	if o.fullList(p.sks) && bytes.Compare(o.sk, p.sks[n-1]) > 0 {
+		return false
+	}
+	pos := n
+	for j, k := range p.sks {
+		if bytes.Compare(k, o.sk) > 0 {
+			pos = j
+			break
+		}
+	}
+	o.oldRank = o.rankOf(o.oldRank[:0], p.sks)
+	o.nsks = append(append(append(o.nsks[:0], p.sks[:pos]...), o.sk), p.sks[pos:]...)
+	o.nrows = append(append(append(o.nrows[:0], p.rows[:pos]...), row), p.rows[pos:]...)
+	o.newRank = o.rankOf(o.newRank[:0], o.nsks)
+	m := len(o.newRank) // the new list's length: the new row (at pos < m) ranks within End
+	o.emitRanked(p.rows, o.oldRank, o.nrows[:m], o.newRank)
+	// Old rows pos.. move one place down; those at m-1.. are dropped, and
+	// the last one's buffers (or new ones) take the new row.
+	sks, rows := p.sks, p.rows
+	var kb []byte
+	var rb []types.Value
+	if m > n {
+		sks = append(sks, nil)
+		rows = append(rows, nil)
+	} else {
+		kb, rb = sks[n-1], rows[n-1]
+		clear(sks[m:n])
+		clear(rows[m:n])
+		sks, rows = sks[:m], rows[:m]
+	}
+	copy(sks[pos+1:m], p.sks[pos:m-1])
+	copy(rows[pos+1:m], p.rows[pos:m-1])
+	sks[pos] = append(kb[:0], o.sk...)
+	if cap(rb) < o.w {
+		rb = make([]types.Value, o.w)
+	}
+	rb = rb[:o.w]
+	copy(rb, row)
+	rows[pos] = rb
+	p.sks, p.rows = sks, rows
+	o.setBound(s, p)
+	clear(o.nrows) // no references to rows kept past the call
+	return true
+}
+
+// emitRanked emits the changes within ranks [Start, End] from the rows
+// old (ranks oldRank) to cur (ranks curRank), as multisets of rows (with
+// their rank when it is output): a -D for each old row not in cur, then
+// a +I for each cur row not in old.
+func (o *rankMemOp) emitRanked(old [][]types.Value, oldRank []int64, cur [][]types.Value, curRank []int64) {
+	in := func(r int64) bool { return r >= o.spec.Start && r <= o.spec.End }
+	o.matched = append(o.matched[:0], make([]bool, len(cur))...)
+	for i, r := range oldRank {
+		if !in(r) {
+			continue
+		}
+		found := false
+		for j, c := range curRank {
+			if !o.matched[j] && in(c) && sameRow(old[i], cur[j]) && (!o.spec.OutputRank || r == c) {
+				o.matched[j], found = true, true
+				break
+			}
+		}
+		if !found {
+			o.emitRow(types.Delete, old[i], int(r-1))
+		}
+	}
+	for j, c := range curRank {
+		if in(c) && !o.matched[j] {
+			o.emitRow(types.Insert, cur[j], int(c-1))
+		}
 	}
 }
 
