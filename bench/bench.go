@@ -95,7 +95,7 @@ var descriptions = map[string]string{
 	"W11": "topic -> SUM GROUP BY 1,000 keys -> exactly-once upsert-kafka, JSON, in-process broker, p=2, checkpoint 1 s",
 	"N0":  "nexmark bids (the generator alone) into blackhole, p=2",
 	"W12": "Top-10 per key (ROW_NUMBER) over 10,000 keys, append-only, p=2, checkpoint 1 s",
-	"W13": "keep-last deduplication (proctime) over 1,000,000 keys, p=2, checkpoint 1 s",
+	"W13": "keep-last deduplication (proctime) over 1,000,000 keys, p=2, checkpoint 1 s, state.cache.size 256mb",
 }
 
 // Workloads returns the names of the workloads, in run order.

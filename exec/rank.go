@@ -75,11 +75,11 @@ type RankSpec struct {
 // and for RANK and DENSE_RANK with it, a row leaving the range is a -D and
 // one entering it a +I.
 //
-// The append-only ROW_NUMBER form keeps its partitions typed in memory
-// (rankMemOp, checkpointed through state.Records); the others keep them in
-// keyed state.
+// The append-only form (each function) keeps its partitions typed in
+// memory (rankMemOp, checkpointed through state.Records); the updating
+// strategies keep them in keyed state.
 func NewRank(spec RankSpec) func() Operator {
-	if spec.Strategy == AppendFast && spec.Func == RowNumber {
+	if spec.Strategy == AppendFast {
 		return func() Operator { return &rankMemOp{spec: spec} }
 	}
 	return func() Operator { return &rankOp{spec: spec} }

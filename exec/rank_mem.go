@@ -10,16 +10,16 @@ import (
 	"github.com/weir-sql/weir/types"
 )
 
-// rankMemOp is the AppendFast ROW_NUMBER Top-N with each partition's kept
-// rows typed in memory (W12's operator): a slot per partition, found by an
-// integer hash table (one integer partition column) or a map of encoded
-// keys, holding its rows in order and their sort keys. state.Records
-// writes the changed partitions back at each checkpoint, as the "top"
-// record of rankOp's layout (uvarint length and sort key, uvarint length
-// and state.Values row, per kept row), so a checkpoint of either restores
-// into the other; past the state budget it spills them all and looks up
-// the partitions not in memory. A row that enters a top list costs no
-// decoding or re-encoding and no keyed-state call.
+// rankMemOp is the AppendFast Top-N (ROW_NUMBER, RANK and DENSE_RANK;
+// W12's operator) with each partition's kept rows typed in memory: a slot
+// per partition (state.KeyIndex) holding its rows in order and their sort
+// keys (a state.Slab). state.Records writes the changed partitions back at
+// each checkpoint, as the "top" record of rankOp's layout (uvarint length
+// and sort key, uvarint length and state.Values row, per kept row), so a
+// checkpoint of either restores into the other; past the state budget it
+// spills them all and looks up the partitions not in memory. A row that
+// enters a top list costs no decoding or re-encoding and no keyed-state
+// call.
 type rankMemOp struct {
 	spec RankSpec
 	name string
@@ -28,25 +28,29 @@ type rankMemOp struct {
 	st   *state.Records
 	out  *types.Batch
 
-	intKey int // the partition column when it is one integer column, else -1
-	ints   *state.IntTable
-	strs   map[string]int32
-	keyStr []string          // per slot: its encoded key when in strs
-	inInts []bool            // per slot: keyed in ints
-	sks    [][][]byte        // per slot: the kept rows' sort keys, in order
-	rows   [][][]types.Value // per slot: the kept rows, in order (reused buffers)
+	keys  *state.KeyIndex       // partition key → slot
+	parts *state.Slab[rankPart] // per slot: its kept rows
 	// bound is per slot the first 8 bytes of the last kept sort key once
 	// the list is full (big-endian, and the key at least 8 bytes long),
 	// else 0 with full[s] false: most rows are rejected by it alone, with
-	// no pointer to follow.
+	// no pointer to follow (dense, apart from the rows, to stay in cache).
 	bound []uint64
 	full  []bool
-	free  []int32
 
-	kb, sk  []byte
+	sk      []byte
 	enc     []byte // a row being encoded for a snapshot
 	matched []bool
-	scratch []types.Value
+	// RANK and DENSE_RANK (insertRanked): a partition's list before and
+	// after a row enters it, and their ranks.
+	oldRank, newRank []int64
+	nsks             [][]byte
+	nrows            [][]types.Value
+}
+
+// rankPart is one partition's kept rows in memory.
+type rankPart struct {
+	sks  [][]byte        // the kept rows' sort keys, in order
+	rows [][]types.Value // the kept rows, in order (reused buffers)
 }
 
 var (
@@ -68,13 +72,8 @@ func (o *rankMemOp) Open(ctx *OpContext) error {
 		ow++
 	}
 	o.out = types.NewBatch(ow, 64)
-	o.scratch = make([]types.Value, o.w)
-	o.intKey = -1
-	if len(o.spec.Partition) == 1 && state.IntStored(o.spec.Kinds[o.spec.Partition[0]]) {
-		o.intKey = o.spec.Partition[0]
-	}
-	o.ints = state.NewIntTable()
-	o.strs = map[string]int32{}
+	o.keys = state.NewKeyIndex(o.spec.Partition, o.spec.Kinds)
+	o.parts = state.NewSlab[rankPart](1)
 	maxPar := ctx.MaxParallelism
 	if maxPar <= 0 {
 		maxPar = types.DefaultMaxParallelism
@@ -113,50 +112,16 @@ func (o *rankMemOp) PrepareSnapshot() error {
 	return nil
 }
 
-func (o *rankMemOp) appendKey(dst []byte, row []types.Value) []byte {
-	for _, c := range o.spec.Partition {
-		dst = state.AppendValue(dst, row[c])
-	}
-	return dst
-}
+// part returns slot s's partition.
+func (o *rankMemOp) part(s int32) *rankPart { return &o.parts.At(s)[0] }
 
-// lookup returns the slot of row's partition in memory; when the key is
-// not in ints, o.kb holds its encoding.
-func (o *rankMemOp) lookup(row []types.Value) (int32, bool, bool) {
-	if o.intKey >= 0 {
-		if v := row[o.intKey]; state.IntStored(v.Kind()) {
-			s, ok := o.ints.Get(v.Int())
-			return s, ok, true
-		}
-	}
-	o.kb = o.appendKey(o.kb[:0], row)
-	s, ok := o.strs[string(o.kb)]
-	return s, ok, false
-}
-
-// newSlot makes an empty slot for key (in ints as n, else o.kb).
-func (o *rankMemOp) newSlot(inInts bool, n int64) int32 {
-	var s int32
-	if k := len(o.free); k > 0 {
-		s = o.free[k-1]
-		o.free = o.free[:k-1]
-	} else {
-		s = int32(len(o.inInts))
-		o.inInts = append(o.inInts, false)
-		o.keyStr = append(o.keyStr, "")
-		o.sks = append(o.sks, nil)
-		o.rows = append(o.rows, nil)
+// newSlot gives row's partition an empty slot.
+func (o *rankMemOp) newSlot(row []types.Value) int32 {
+	s := o.keys.Insert(row)
+	o.parts.Grow(o.keys.Cap())
+	for int32(len(o.bound)) < o.keys.Cap() {
 		o.bound = append(o.bound, 0)
 		o.full = append(o.full, false)
-	}
-	o.bound[s], o.full[s] = 0, false
-	o.inInts[s] = inInts
-	if inInts {
-		o.ints.Put(n, s)
-	} else {
-		k := string(o.kb)
-		o.strs[k] = s
-		o.keyStr[s] = k
 	}
 	return s
 }
@@ -170,44 +135,43 @@ func (o *rankMemOp) Process(_ int, b *types.Batch, out Emitter) error {
 		}
 		row := b.Row(i)
 		o.sk = encodeSortKey(o.sk[:0], o.spec.Order, row)
-		s, ok, inInts := o.lookup(row)
-		if ok && o.full[s] && len(o.sk) >= 8 {
-			if p := binary.BigEndian.Uint64(o.sk); p != o.bound[s] {
-				if p > o.bound[s] {
-					continue // ranked past a full range: nothing changes
-				}
-				goto insert
-			}
-		}
+		s, ok := o.keys.Find(row)
 		if ok {
-			sks := o.sks[s]
-			if len(sks) >= o.end && bytes.Compare(o.sk, sks[len(sks)-1]) >= 0 {
-				continue // ranked past a full range (ties go after): nothing changes
+			if o.full[s] && len(o.sk) >= 8 {
+				if h := binary.BigEndian.Uint64(o.sk); h != o.bound[s] {
+					if h > o.bound[s] {
+						continue // ranked past a full range: nothing changes
+					}
+					goto insert
+				}
+			}
+			p := o.part(s)
+			if o.spec.Func == RowNumber {
+				if len(p.sks) >= o.end && bytes.Compare(o.sk, p.sks[len(p.sks)-1]) >= 0 {
+					continue // ranked past a full range (ties go after): nothing changes
+				}
+			} else if o.fullList(p.sks) && bytes.Compare(o.sk, p.sks[len(p.sks)-1]) > 0 {
+				continue // ranked past a full range (ties share the last rank): nothing changes
 			}
 		}
 	insert:
 		if !ok && o.st.Backed() {
-			if inInts {
-				o.kb = o.appendKey(o.kb[:0], row)
-			}
 			var err error
-			if s, ok, err = o.st.Load(o.kb); err != nil {
+			if s, ok, err = o.st.Load(o.keys.Key()); err != nil {
 				return fmt.Errorf("state of %s: %w", o.name, err)
 			}
 		}
 		if !ok {
-			var n int64
-			if inInts {
-				n = row[o.intKey].Int()
-			}
-			s = o.newSlot(inInts, n)
-			if inInts {
-				o.st.AddedInt(s, row[o.intKey].Kind(), n)
-			} else {
-				o.st.AddedKey(s, o.kb)
-			}
+			s = o.newSlot(row)
+			o.keys.Added(o.st, s)
 		}
-		if o.insert(s, row) {
+		var changed bool
+		if o.spec.Func == RowNumber {
+			changed = o.insert(s, row)
+		} else {
+			changed = o.insertRanked(s, row)
+		}
+		if changed {
 			o.st.Changed(s)
 		}
 		if o.out.Len() >= 1024 {
@@ -234,7 +198,8 @@ func (o *rankMemOp) Process(_ int, b *types.Batch, out Emitter) error {
 // emits the changes of the ranks Start to End, and reports whether the
 // list changed.
 func (o *rankMemOp) insert(s int32, row []types.Value) bool {
-	sks, rows := o.sks[s], o.rows[s]
+	p := o.part(s)
+	sks, rows := p.sks, p.rows
 	n := len(sks)
 	if n >= o.end && bytes.Compare(o.sk, sks[n-1]) >= 0 {
 		return false
@@ -267,18 +232,136 @@ func (o *rankMemOp) insert(s int32, row []types.Value) bool {
 	rb = rb[:o.w]
 	copy(rb, row)
 	rows[pos] = rb
-	o.sks[s], o.rows[s] = sks, rows
-	o.setBound(s)
+	p.sks, p.rows = sks, rows
+	o.setBound(s, p)
 	return true
 }
 
-// setBound sets slot s's bound from its list.
-func (o *rankMemOp) setBound(s int32) {
-	sks := o.sks[s]
-	o.full[s] = len(sks) >= o.end && len(sks[len(sks)-1]) >= 8
+// setBound sets slot s's bound from its list p.
+func (o *rankMemOp) setBound(s int32, p *rankPart) {
+	o.full[s] = o.fullList(p.sks) && len(p.sks[len(p.sks)-1]) >= 8
 	o.bound[s] = 0
 	if o.full[s] {
-		o.bound[s] = binary.BigEndian.Uint64(sks[len(sks)-1])
+		o.bound[s] = binary.BigEndian.Uint64(p.sks[len(p.sks)-1])
+	}
+}
+
+// fullList reports whether a row ranked after the last of the kept sort
+// keys sks would rank past End: End rows kept (ROW_NUMBER, RANK) or End
+// distinct keys (DENSE_RANK).
+func (o *rankMemOp) fullList(sks [][]byte) bool {
+	if o.spec.Func != DenseRank {
+		return len(sks) >= o.end
+	}
+	distinct := 0
+	for j, k := range sks {
+		if j == 0 || !bytes.Equal(k, sks[j-1]) {
+			distinct++
+		}
+	}
+	return distinct >= o.end
+}
+
+// rankOf appends the ranks (RANK or DENSE_RANK) of the rows of sort keys
+// sks, in order, up to the first past End.
+func (o *rankMemOp) rankOf(dst []int64, sks [][]byte) []int64 {
+	var rank, distinct int64
+	for j, k := range sks {
+		if j == 0 || !bytes.Equal(k, sks[j-1]) {
+			distinct++
+			rank = int64(j + 1)
+		}
+		r := rank
+		if o.spec.Func == DenseRank {
+			r = distinct
+		}
+		if r > o.spec.End {
+			break
+		}
+		dst = append(dst, r)
+	}
+	return dst
+}
+
+// insertRanked is insert for RANK and DENSE_RANK, whose lists hold every
+// row ranked up to End (ties share a rank, so a list may be longer than
+// End): it puts row (sort key o.sk) into slot s's list after its ties,
+// drops the rows it pushes past End, emits the changes within ranks
+// Start to End, and reports whether the list changed.
+func (o *rankMemOp) insertRanked(s int32, row []types.Value) bool {
+	p := o.part(s)
+	n := len(p.sks)
+	if o.fullList(p.sks) && bytes.Compare(o.sk, p.sks[n-1]) > 0 {
+		return false
+	}
+	pos := n
+	for j, k := range p.sks {
+		if bytes.Compare(k, o.sk) > 0 {
+			pos = j
+			break
+		}
+	}
+	o.oldRank = o.rankOf(o.oldRank[:0], p.sks)
+	o.nsks = append(append(append(o.nsks[:0], p.sks[:pos]...), o.sk), p.sks[pos:]...)
+	o.nrows = append(append(append(o.nrows[:0], p.rows[:pos]...), row), p.rows[pos:]...)
+	o.newRank = o.rankOf(o.newRank[:0], o.nsks)
+	m := len(o.newRank) // the new list's length: the new row (at pos < m) ranks within End
+	o.emitRanked(p.rows, o.oldRank, o.nrows[:m], o.newRank)
+	// Old rows pos.. move one place down; those at m-1.. are dropped, and
+	// the last one's buffers (or new ones) take the new row.
+	sks, rows := p.sks, p.rows
+	var kb []byte
+	var rb []types.Value
+	if m > n {
+		sks = append(sks, nil)
+		rows = append(rows, nil)
+	} else {
+		kb, rb = sks[n-1], rows[n-1]
+		clear(sks[m:n])
+		clear(rows[m:n])
+		sks, rows = sks[:m], rows[:m]
+	}
+	copy(sks[pos+1:m], p.sks[pos:m-1])
+	copy(rows[pos+1:m], p.rows[pos:m-1])
+	sks[pos] = append(kb[:0], o.sk...)
+	if cap(rb) < o.w {
+		rb = make([]types.Value, o.w)
+	}
+	rb = rb[:o.w]
+	copy(rb, row)
+	rows[pos] = rb
+	p.sks, p.rows = sks, rows
+	o.setBound(s, p)
+	clear(o.nrows) // no references to rows kept past the call
+	return true
+}
+
+// emitRanked emits the changes within ranks [Start, End] from the rows
+// old (ranks oldRank) to cur (ranks curRank), as multisets of rows (with
+// their rank when it is output): a -D for each old row not in cur, then
+// a +I for each cur row not in old.
+func (o *rankMemOp) emitRanked(old [][]types.Value, oldRank []int64, cur [][]types.Value, curRank []int64) {
+	in := func(r int64) bool { return r >= o.spec.Start && r <= o.spec.End }
+	o.matched = append(o.matched[:0], make([]bool, len(cur))...)
+	for i, r := range oldRank {
+		if !in(r) {
+			continue
+		}
+		found := false
+		for j, c := range curRank {
+			if !o.matched[j] && in(c) && sameRow(old[i], cur[j]) && (!o.spec.OutputRank || r == c) {
+				o.matched[j], found = true, true
+				break
+			}
+		}
+		if !found {
+			o.emitRow(types.Delete, old[i], int(r-1))
+		}
+	}
+	for j, c := range curRank {
+		if in(c) && !o.matched[j] {
+			o.emitRow(types.Insert, cur[j], int(c-1))
+		}
 	}
 }
 
@@ -358,18 +441,16 @@ func (o *rankMemOp) emitRow(kind types.RowKind, row []types.Value, r int) {
 
 // AppendRecordKey implements state.RecordSource.
 func (o *rankMemOp) AppendRecordKey(dst []byte, slot int32) []byte {
-	if o.inInts[slot] {
-		return o.appendKey(dst, o.rows[slot][0])
-	}
-	return append(dst, o.keyStr[slot]...)
+	return o.keys.AppendKey(dst, slot)
 }
 
 // AppendRecord implements state.RecordSource: rankOp's "top" record.
 func (o *rankMemOp) AppendRecord(dst []byte, slot int32) []byte {
-	for j, sk := range o.sks[slot] {
+	p := o.part(slot)
+	for j, sk := range p.sks {
 		dst = binary.AppendUvarint(dst, uint64(len(sk)))
 		dst = append(dst, sk...)
-		o.enc = state.Values{}.Append(o.enc[:0], o.rows[slot][j])
+		o.enc = state.Values{}.Append(o.enc[:0], p.rows[j])
 		dst = binary.AppendUvarint(dst, uint64(len(o.enc)))
 		dst = append(dst, o.enc...)
 	}
@@ -407,25 +488,18 @@ func (o *rankMemOp) LoadRecord(key, rec []byte) (int32, error) {
 	if len(rows) == 0 {
 		return 0, bad
 	}
-	inInts := o.intKey >= 0 && state.IntStored(rows[0][o.intKey].Kind())
-	var n int64
-	if inInts {
-		n = rows[0][o.intKey].Int()
-	}
-	o.kb = append(o.kb[:0], key...)
-	s := o.newSlot(inInts, n)
-	o.sks[s], o.rows[s] = sks, rows
-	o.setBound(s)
+	s := o.newSlot(rows[0])
+	p := o.part(s)
+	p.sks, p.rows = sks, rows
+	o.setBound(s, p)
 	return s, nil
 }
 
 // DropRecords implements state.RecordSource.
 func (o *rankMemOp) DropRecords() {
-	o.ints = state.NewIntTable()
-	o.strs = map[string]int32{}
-	o.keyStr, o.inInts, o.free = o.keyStr[:0], o.inInts[:0], o.free[:0]
-	o.sks, o.rows = o.sks[:0], o.rows[:0]
-	o.bound, o.full = o.bound[:0], o.full[:0]
+	o.keys.Reset()
+	o.parts.Clear()
+	clear(o.full)
 }
 
 // removeSlot forgets slot's partition (its TTL expired), without output.
@@ -433,15 +507,10 @@ func (o *rankMemOp) removeSlot(s int32) error {
 	if err := o.st.Removed(s); err != nil {
 		return fmt.Errorf("state of %s: %w", o.name, err)
 	}
-	if o.inInts[s] {
-		o.ints.Del(o.rows[s][0][o.intKey].Int())
-	} else {
-		delete(o.strs, o.keyStr[s])
-		o.keyStr[s] = ""
-	}
-	o.sks[s], o.rows[s] = o.sks[s][:0], o.rows[s][:0]
+	o.keys.Remove(s)
+	p := o.part(s)
+	p.sks, p.rows = p.sks[:0], p.rows[:0]
 	o.bound[s], o.full[s] = 0, false
-	o.free = append(o.free, s)
 	return nil
 }
 

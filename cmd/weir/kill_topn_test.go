@@ -88,14 +88,80 @@ func TestTopNRandomKills(t *testing.T) {
 	needBinary(t)
 	seed := seedFrom(t, "WEIR_TOPN_KILL_SEED")
 	t.Logf("seed %d; repeat with: WEIR_TOPN_KILL_SEED=%d go test ./cmd/weir -run '^TestTopNRandomKills$' -v", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, 0x746f706e))
-	dir := t.TempDir()
 	sql, err := os.ReadFile(filepath.Join("testdata", topnJob+".sql"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	want := map[topnRow]int{}
+	for r := range topnAnswer() {
+		want[r] = 1
+	}
+	checkTopNKills(t, seed, string(sql), want)
+}
+
+// TestRankDenseRankRandomKills is TestTopNRandomKills with RANK and
+// DENSE_RANK over values with ties (v mod 40: about 2.5 rows of a key per
+// value), so tied rows share a rank, the top 3 ranks hold more than 3
+// rows, and equal rows are counted as many times as they are in the
+// answer.
+func TestRankDenseRankRandomKills(t *testing.T) {
+	needBinary(t)
+	seed := seedFrom(t, "WEIR_RANK_KILL_SEED")
+	t.Logf("seed %d; repeat with: WEIR_RANK_KILL_SEED=%d go test ./cmd/weir -run '^TestRankDenseRankRandomKills$' -v", seed, seed)
+	data, err := os.ReadFile(filepath.Join("testdata", topnJob+".sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fn := range []string{"RANK", "DENSE_RANK"} {
+		t.Run(fn, func(t *testing.T) {
+			sql := strings.Replace(string(data), "ROW_NUMBER()", fn+"()", 1)
+			sql = strings.Replace(sql, "id * 7919 % 10007 AS v", "id * 7919 % 10007 % 40 AS v", 1)
+			if sql == string(data) || !strings.Contains(sql, "% 40 AS v") {
+				t.Fatal("testdata/kill_topn.sql changed: the test's replacements no longer apply")
+			}
+			checkTopNKills(t, seed, sql, rankAnswer(fn == "DENSE_RANK", 40))
+		})
+	}
+}
+
+// rankAnswer is the rows ranked 1 to 3 per key (with their rank and
+// count) of kill_topn.sql with v mod m, by RANK, or DENSE_RANK if dense,
+// computed in Go.
+func rankAnswer(dense bool, m int64) map[topnRow]int {
+	per := map[int64][]int64{}
+	for id := int64(0); id < topnRows; id++ {
+		per[id%topnKeys] = append(per[id%topnKeys], id*7919%10007%m)
+	}
+	want := map[topnRow]int{}
+	for k, vs := range per {
+		slices.SortFunc(vs, func(a, b int64) int { return cmp.Compare(b, a) })
+		var rank, distinct int64
+		for i, v := range vs {
+			if i == 0 || v != vs[i-1] {
+				rank, distinct = int64(i+1), distinct+1
+			}
+			r := rank
+			if dense {
+				r = distinct
+			}
+			if r <= 3 {
+				want[topnRow{k, v, r}]++
+			}
+		}
+	}
+	return want
+}
+
+// checkTopNKills runs sql (kill_topn.sql or a variant) into the
+// exactly-once file sink, SIGKILLs it at random moments after a
+// checkpoint, restores the latest checkpoint each time (the last restore
+// at another parallelism), and checks that the committed changelog adds
+// up to want: each row as many times as want counts it.
+func checkTopNKills(t *testing.T, seed uint64, sql string, want map[topnRow]int) {
+	rng := rand.New(rand.NewPCG(seed, 0x746f706e))
+	dir := t.TempDir()
 	write := func(par int) {
-		s := strings.Replace(string(sql), "SET 'parallelism.default' = '2';", fmt.Sprintf("SET 'parallelism.default' = '%d';", par), 1)
+		s := strings.Replace(sql, "SET 'parallelism.default' = '2';", fmt.Sprintf("SET 'parallelism.default' = '%d';", par), 1)
 		if err := os.WriteFile(filepath.Join(dir, topnJob+".sql"), []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -136,18 +202,17 @@ func TestTopNRandomKills(t *testing.T) {
 		}
 	}
 	counts := readTopN(t, filepath.Join(dir, "out"))
-	want := topnAnswer()
 	var diffs []string
 	for r, n := range counts {
-		if n != 0 && n != 1 {
-			diffs = append(diffs, fmt.Sprintf("%+v has count %d (committed twice, or retracted without being added)", r, n))
-		} else if (n == 1) != want[r] {
-			diffs = append(diffs, fmt.Sprintf("%+v: count %d, in the answer: %v", r, n, want[r]))
+		if n < 0 {
+			diffs = append(diffs, fmt.Sprintf("%+v has count %d (retracted without being added)", r, n))
+		} else if n != want[r] {
+			diffs = append(diffs, fmt.Sprintf("%+v: count %d, in the answer %d times", r, n, want[r]))
 		}
 	}
-	for r := range want {
-		if counts[r] != 1 {
-			diffs = append(diffs, fmt.Sprintf("%+v: missing", r))
+	for r, n := range want {
+		if counts[r] != n {
+			diffs = append(diffs, fmt.Sprintf("%+v: count %d, in the answer %d times", r, counts[r], n))
 		}
 	}
 	if len(diffs) > 0 {
