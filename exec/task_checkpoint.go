@@ -342,6 +342,15 @@ func (t *task) finishCheckpointing() error {
 			if err := t.control(m); err != nil {
 				return err
 			}
+		case tr := <-t.trigger:
+			// A checkpoint while other sources still run: this task
+			// snapshots like a running one (its position is the end), so
+			// that the rows its chain's sink wrote since the last
+			// checkpoint are pre-committed in it and its operators' state
+			// is in it. Its output channels have ended: no barrier.
+			if err := t.checkpoint(tr.id, 0, false); err != nil {
+				return err
+			}
 		case <-t.job.ctx.Done():
 			return t.job.ctx.Err()
 		}

@@ -182,8 +182,13 @@ func (c *Coordinator) Trigger(now time.Time) Action {
 	c.nextID++
 	c.lastTrigger = now
 	c.pending = &pending{id: id, time: now, acks: map[TaskID]Ack{}}
-	for t, a := range c.finished {
-		c.pending.acks[t] = a
+	if !c.cfg.Final {
+		// A finished source task is gone: its last position stands for
+		// it. With a final checkpoint it waits and snapshots again (its
+		// chain's operators and sink still hold what it read last).
+		for t, a := range c.finished {
+			c.pending.acks[t] = a
+		}
 	}
 	return Action{Kind: TriggerSources, ID: id, Time: now}
 }
@@ -248,8 +253,12 @@ func (c *Coordinator) WriteFailed(now time.Time, id int64, err error) []Action {
 }
 
 // SourceFinished records that a bounded source subtask reached its end with
-// final state ack: it takes no more triggers, and later checkpoints use its
-// final ack, so a finished source never blocks checkpoints of the rest.
+// final state ack. Without a final checkpoint the task is gone: later
+// checkpoints use that ack, so a finished source never blocks checkpoints of
+// the rest. With one (Config.Final) the task waits for it and keeps acking
+// each checkpoint with a fresh snapshot: its chain may hold operator state
+// and sink output written since its last checkpoint, which its position at
+// the end does not cover.
 func (c *Coordinator) SourceFinished(ack Ack) []Action {
 	if !c.sources[ack.Task] {
 		return nil
@@ -259,7 +268,7 @@ func (c *Coordinator) SourceFinished(ack Ack) []Action {
 	if a, ok := c.maybeFinal(); ok {
 		return a
 	}
-	if p := c.pending; p != nil && !p.writing {
+	if p := c.pending; p != nil && !p.writing && !c.cfg.Final {
 		if _, ok := p.acks[ack.Task]; !ok {
 			return c.Acked(p.id, ack)
 		}
