@@ -40,6 +40,9 @@ type NexmarkConfig struct {
 	Scratch string
 	// Progress, if set, receives rows/s once a second while a query runs.
 	Progress io.Writer
+	// ROW runs the queries over the reference's table with ROW columns
+	// and its views (ddl_gen.sql and ddl_views.sql) instead of ddl.sql.
+	ROW bool
 }
 
 // NexmarkResult is what one query measured.
@@ -73,17 +76,25 @@ var (
 	rateOption      = regexp.MustCompile(`'(first|next)-event\.rate' = '\d+'`)
 )
 
-// nexmarkDDL returns ddl.sql with events.num set to events and the rates
-// set to the reference suite's 10,000,000 events a second (the event
-// times of 10M events span 1 s), which the generator does not wait for.
-func nexmarkDDL(dir string, events int64) (string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "ddl.sql"))
-	if err != nil {
-		return "", fmt.Errorf("nexmark: %w", err)
+// nexmarkDDL returns ddl.sql (row: ddl_gen.sql and ddl_views.sql) with
+// events.num set to events and the rates set to the reference suite's
+// 10,000,000 events a second (the event times of 10M events span 1 s),
+// which the generator does not wait for.
+func nexmarkDDL(dir string, events int64, row bool) (string, error) {
+	files := []string{"ddl.sql"}
+	if row {
+		files = []string{"ddl_gen.sql", "ddl_views.sql"}
 	}
-	ddl := string(b)
+	var ddl string
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			return "", fmt.Errorf("nexmark: %w", err)
+		}
+		ddl += string(b) + "\n"
+	}
 	if !eventsNumOption.MatchString(ddl) {
-		return "", fmt.Errorf("nexmark: %s has no 'events.num' option to set", filepath.Join(dir, "ddl.sql"))
+		return "", fmt.Errorf("nexmark: %s has no 'events.num' option to set", filepath.Join(dir, files[0]))
 	}
 	ddl = eventsNumOption.ReplaceAllString(ddl, fmt.Sprintf("'events.num' = '%d'", events))
 	ddl = rateOption.ReplaceAllString(ddl, "'$1-event.rate' = '10000000'")
@@ -146,7 +157,7 @@ func RunNexmark(ctx context.Context, cfg NexmarkConfig) ([]NexmarkResult, error)
 			queries = append(queries, q)
 		}
 	}
-	ddl, err := nexmarkDDL(cfg.Dir, cfg.Events)
+	ddl, err := nexmarkDDL(cfg.Dir, cfg.Events, cfg.ROW)
 	if err != nil {
 		return nil, err
 	}
