@@ -72,6 +72,11 @@ SET 'table.exec.mini-batch.enabled' = 'true';
 `
 
 var (
+	// outputPath matches the output folders of the queries' own
+	// filesystem sinks (q10's), which each run writes to a fresh folder
+	// of its own: the sink refuses to write again where a finished run
+	// committed its output.
+	outputPath      = regexp.MustCompile(`'path' = '/tmp/weir-nexmark/([^']*)'`)
 	eventsNumOption = regexp.MustCompile(`'events\.num' = '\d+'`)
 	rateOption      = regexp.MustCompile(`'(first|next)-event\.rate' = '\d+'`)
 )
@@ -185,7 +190,9 @@ func RunNexmark(ctx context.Context, cfg NexmarkConfig) ([]NexmarkResult, error)
 				fmt.Fprintf(cfg.Progress, "%s run %d/%d: %d events, p=2, checkpoint 10 s\n", q, i+1, cfg.Runs, cfg.Events)
 			}
 			debug.FreeOSMemory()
-			spec := jobSpec{name: "nexmark-" + q, init: nexmarkSetup + ddl, script: string(text), interval: 10 * time.Second,
+			outDir := filepath.Join(scratch, "output", fmt.Sprintf("%s-%d", q, i))
+			script := outputPath.ReplaceAllLiteralString(string(text), "'path' = '"+outDir+"'")
+			spec := jobSpec{name: "nexmark-" + q, init: nexmarkSetup + ddl, script: script, interval: 10 * time.Second,
 				dir: scratch, duration: 24 * time.Hour, progress: cfg.Progress, label: q, functions: cfg.Functions}
 			r := NexmarkResult{Query: q, Events: cfg.Events, Runs: 1}
 			run, err := runJob(ctx, spec)
