@@ -29,6 +29,7 @@ func (s *Source) Project(paths [][]int) (connector.Source, bool) {
 	}
 	out := *s
 	out.cols = cols
+	out.bidUpTo = bidFieldsRead(cols)
 	return &out, true
 }
 

@@ -42,7 +42,7 @@ func newSource(t *connector.Table, now time.Time) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{cfg: cfg, cols: cols, wallBase: now.UnixMilli(), only: anyKind}
+	s := &Source{cfg: cfg, cols: cols, wallBase: now.UnixMilli(), only: anyKind, bidUpTo: bidFieldsRead(cols)}
 	if cfg.perKind {
 		s.only = cfg.kind
 	}
@@ -65,6 +65,10 @@ type Source struct {
 	// only is the kind of events the source reads ('nexmark.event-type',
 	// or event_type = n pushed down by the planner); anyKind for all.
 	only model.Kind
+	// bidUpTo is the last of a bid's random fields (in draw order,
+	// model.BidAuction ...) that the columns read: a reader of bids only
+	// draws none after it.
+	bidUpTo int
 }
 
 var (
@@ -189,7 +193,7 @@ func (r *Reader) generate(n int64) {
 		r.gen.Auction(n, &e.Auction)
 		e.Time = e.Auction.DateTime
 	default:
-		r.gen.Bid(n, &e.Bid)
+		r.gen.BidPrefix(n, &e.Bid, r.src.bidUpTo)
 		e.Time = e.Bid.DateTime
 	}
 }
