@@ -63,10 +63,19 @@ func (p *Planner) pushIntoScan(c *Calc, s *Scan) (Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The source is built once: kept in the Scan even if nothing is
+	// pushed, so that lowering does not build it again.
+	unchanged := func() (Node, error) {
+		ns := *s
+		ns.Source = src
+		out := *c
+		out.Input = &ns
+		return &out, nil
+	}
 	_, canFilter := src.(connector.FilterableSource)
 	_, canProject := src.(connector.ProjectableSource)
 	if !canFilter && !canProject {
-		return c, nil
+		return unchanged()
 	}
 	phys := t.Schema
 	comp := s.Computed
@@ -180,7 +189,7 @@ func (p *Planner) pushIntoScan(c *Calc, s *Scan) (Node, error) {
 	}
 	if paths == nil {
 		if len(pushed) == 0 {
-			return c, nil
+			return unchanged()
 		}
 		for i := range phys.Columns {
 			paths = append(paths, []int{i})
