@@ -40,6 +40,9 @@ type NexmarkConfig struct {
 	Scratch string
 	// Progress, if set, receives rows/s once a second while a query runs.
 	Progress io.Writer
+	// ROW runs the queries over the reference's table with ROW columns
+	// and its views (ddl_gen.sql and ddl_views.sql) instead of ddl.sql.
+	ROW bool
 }
 
 // NexmarkResult is what one query measured.
@@ -69,21 +72,34 @@ SET 'table.exec.mini-batch.enabled' = 'true';
 `
 
 var (
+	// outputPath matches the output folders of the queries' own
+	// filesystem sinks (q10's), which each run writes to a fresh folder
+	// of its own: the sink refuses to write again where a finished run
+	// committed its output.
+	outputPath      = regexp.MustCompile(`'path' = '/tmp/weir-nexmark/([^']*)'`)
 	eventsNumOption = regexp.MustCompile(`'events\.num' = '\d+'`)
 	rateOption      = regexp.MustCompile(`'(first|next)-event\.rate' = '\d+'`)
 )
 
-// nexmarkDDL returns ddl.sql with events.num set to events and the rates
-// set to the reference suite's 10,000,000 events a second (the event
-// times of 10M events span 1 s), which the generator does not wait for.
-func nexmarkDDL(dir string, events int64) (string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "ddl.sql"))
-	if err != nil {
-		return "", fmt.Errorf("nexmark: %w", err)
+// nexmarkDDL returns ddl.sql (row: ddl_gen.sql and ddl_views.sql) with
+// events.num set to events and the rates set to the reference suite's
+// 10,000,000 events a second (the event times of 10M events span 1 s),
+// which the generator does not wait for.
+func nexmarkDDL(dir string, events int64, row bool) (string, error) {
+	files := []string{"ddl.sql"}
+	if row {
+		files = []string{"ddl_gen.sql", "ddl_views.sql"}
 	}
-	ddl := string(b)
+	var ddl string
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			return "", fmt.Errorf("nexmark: %w", err)
+		}
+		ddl += string(b) + "\n"
+	}
 	if !eventsNumOption.MatchString(ddl) {
-		return "", fmt.Errorf("nexmark: %s has no 'events.num' option to set", filepath.Join(dir, "ddl.sql"))
+		return "", fmt.Errorf("nexmark: %s has no 'events.num' option to set", filepath.Join(dir, files[0]))
 	}
 	ddl = eventsNumOption.ReplaceAllString(ddl, fmt.Sprintf("'events.num' = '%d'", events))
 	ddl = rateOption.ReplaceAllString(ddl, "'$1-event.rate' = '10000000'")
@@ -146,7 +162,7 @@ func RunNexmark(ctx context.Context, cfg NexmarkConfig) ([]NexmarkResult, error)
 			queries = append(queries, q)
 		}
 	}
-	ddl, err := nexmarkDDL(cfg.Dir, cfg.Events)
+	ddl, err := nexmarkDDL(cfg.Dir, cfg.Events, cfg.ROW)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +190,9 @@ func RunNexmark(ctx context.Context, cfg NexmarkConfig) ([]NexmarkResult, error)
 				fmt.Fprintf(cfg.Progress, "%s run %d/%d: %d events, p=2, checkpoint 10 s\n", q, i+1, cfg.Runs, cfg.Events)
 			}
 			debug.FreeOSMemory()
-			spec := jobSpec{name: "nexmark-" + q, init: nexmarkSetup + ddl, script: string(text), interval: 10 * time.Second,
+			outDir := filepath.Join(scratch, "output", fmt.Sprintf("%s-%d", q, i))
+			script := outputPath.ReplaceAllLiteralString(string(text), "'path' = '"+outDir+"'")
+			spec := jobSpec{name: "nexmark-" + q, init: nexmarkSetup + ddl, script: script, interval: 10 * time.Second,
 				dir: scratch, duration: 24 * time.Hour, progress: cfg.Progress, label: q, functions: cfg.Functions}
 			r := NexmarkResult{Query: q, Events: cfg.Events, Runs: 1}
 			run, err := runJob(ctx, spec)

@@ -69,7 +69,7 @@ func TestRunNexmark(t *testing.T) {
 
 // TestNexmarkDDL: the event count and the rates are set in every table.
 func TestNexmarkDDL(t *testing.T) {
-	ddl, err := nexmarkDDL("../examples/nexmark", 1234)
+	ddl, err := nexmarkDDL("../examples/nexmark", 1234, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,31 @@ func TestNexmarkDDL(t *testing.T) {
 	if n := strings.Count(ddl, "-event.rate' = '10000000'"); n != 6 {
 		t.Errorf("rates set %d times", n)
 	}
-	if _, err := nexmarkDDL(t.TempDir(), 1); err == nil {
+	if _, err := nexmarkDDL(t.TempDir(), 1, false); err == nil {
 		t.Error("a folder without ddl.sql was accepted")
+	}
+	// The ROW form: the one table of ddl_gen.sql, then the views.
+	row, err := nexmarkDDL("../examples/nexmark", 1234, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(row, "'events.num' = '1234'") != 1 || strings.Count(row, "-event.rate' = '10000000'") != 2 ||
+		!strings.Contains(row, "CREATE TABLE datagen") || !strings.Contains(row, "CREATE VIEW bid AS") {
+		t.Errorf("ROW form:\n%s", row)
+	}
+}
+
+// TestNexmarkQ10Reruns: q10 writes to its own filesystem sink; each run
+// writes to a fresh folder in the scratch folder, so that a second run
+// (and a second bench) is not refused for the output a first one
+// committed, and nothing is left in /tmp/weir-nexmark.
+func TestNexmarkQ10Reruns(t *testing.T) {
+	res, err := RunNexmark(context.Background(), NexmarkConfig{Dir: "../examples/nexmark", Queries: []string{"q10"},
+		Events: 2000, Runs: 2, Scratch: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Err != "" || res[0].Runs != 2 {
+		t.Fatalf("q10 twice: %+v", res)
 	}
 }

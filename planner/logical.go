@@ -39,6 +39,11 @@ type Scan struct {
 	// WatermarkText renders the watermark for EXPLAIN ("" if none) and
 	// Rowtime names the rowtime column.
 	WatermarkText, Rowtime string
+	// Source, when set, is the table's source with a filter or a
+	// projection pushed into it (pushdown.go): Table.Schema then holds the
+	// columns it produces, and Pushed renders what was pushed for EXPLAIN.
+	Source connector.Source
+	Pushed string
 }
 
 // Filter keeps the rows for which Cond is TRUE.

@@ -16,12 +16,16 @@ type scanNode struct {
 	// rowtime and watermarkText name the rowtime column and render the
 	// watermark for EXPLAIN.
 	rowtime, watermarkText string
+	pushed                 string // what was pushed into the source (Scan.Pushed)
 }
 
 func (x *Scan) lower(b *physBuilder, _ []physNode) (physNode, error) {
-	src, err := b.p.Connectors.Source(x.Table, b.p.Env)
-	if err != nil {
-		return nil, err
+	src := x.Source
+	if src == nil {
+		var err error
+		if src, err = b.p.Connectors.Source(x.Table, b.p.Env); err != nil {
+			return nil, err
+		}
 	}
 	scan := newScanNode(x, src, b.parallelism)
 	var out physNode = scan
@@ -57,12 +61,16 @@ func newScanNode(x *Scan, src connector.Source, parallelism int) *scanNode {
 		physBase: physBase{tr: traits{schema: x.Table.Schema, mode: connector.SourceChangelogMode(src),
 			uniqueKeys: keys, upsertKeys: keys, parallelism: parallelism}},
 		table: x.Table, source: src, watermark: x.Watermark,
-		rowtime: x.Rowtime, watermarkText: x.WatermarkText,
+		rowtime: x.Rowtime, watermarkText: x.WatermarkText, pushed: x.Pushed,
 	}
 }
 
 func (p *scanNode) desc() string {
-	d := "TableSourceScan(table=[" + p.table.Name + "], fields=[" + fields(p.table.Schema)
+	d := "TableSourceScan(table=[" + p.table.Name
+	if p.pushed != "" {
+		d += ", " + p.pushed
+	}
+	d += "], fields=[" + fields(p.table.Schema)
 	if p.watermark != nil {
 		d += "], rowtime=[" + p.rowtime + "], watermark=[" + p.watermarkText
 	}

@@ -196,6 +196,9 @@ func (p *Planner) plan(roots []rootPlan, sinks func(*Sink, bool) (connector.Sink
 		if err != nil {
 			return nil, err
 		}
+		if opt, err = p.pushIntoScans(opt); err != nil {
+			return nil, err
+		}
 		pb := &physBuilder{p: p, parallelism: par, sinks: sinks, pos: r.pos}
 		pn, err := pb.build(opt)
 		if err != nil {

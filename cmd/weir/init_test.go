@@ -21,6 +21,9 @@ CREATE VIEW big AS SELECT k, v FROM t WHERE v >= 10;
 	query := write("q.sql", `CREATE TABLE o (k INT, s BIGINT) WITH ('connector' = 'print');
 INSERT INTO o SELECT k, SUM(v) FROM big GROUP BY k;
 `)
+	// The same tables in two init files, run in order.
+	tables := write("tables.sql", "SET 'parallelism.default' = '1';\nCREATE TABLE t (k INT, v BIGINT) WITH ('connector' = 'filesystem', 'path' = '"+data+"', 'format' = 'csv');\n")
+	views := write("views.sql", "CREATE VIEW big AS SELECT k, v FROM t WHERE v >= 10;\n")
 	badInit := write("bad_init.sql", "SET 'parallelism.default' = '1';\nCREATE TABLE t (k NOSUCHTYPE) WITH ('connector' = 'datagen');\n")
 	insertInit := write("insert_init.sql", "CREATE TABLE t (k INT) WITH ('connector' = 'datagen');\nCREATE TABLE o (k INT) WITH ('connector' = 'print');\n  INSERT INTO o SELECT k FROM t;\n")
 	cases := []struct {
@@ -32,6 +35,8 @@ INSERT INTO o SELECT k, SUM(v) FROM big GROUP BY k;
 	}{
 		{"init then query", []string{"run", "--quiet", "-i", ddl, query}, 0, []string{"+I[1, 10]\n", "+I[2, 20]\n"}, nil},
 		{"long form after the file", []string{"run", query, "--quiet", "--init", ddl}, 0, []string{"+I[2, 20]\n"}, nil},
+		{"two init files in order", []string{"run", "--quiet", "-i", tables, "--init", views, query}, 0, []string{"+I[1, 10]\n", "+I[2, 20]\n"}, nil},
+		{"init files in the wrong order", []string{"run", "--quiet", "-i", views, "-i", tables, query}, 1, nil, []string{"views.sql: line 1:", "unknown table 't'"}},
 		{"explain with init", []string{"explain", "-i", ddl, query}, 0, []string{"GroupAggregate(groupBy=[k]"}, nil},
 		{"no init: the table is unknown", []string{"run", "--quiet", query}, 1, nil, []string{"q.sql: line 2:", "big"}},
 		{"bad init", []string{"run", "-i", badInit, query}, 1, nil, []string{"bad_init.sql: line 2:", "NOSUCHTYPE"}},
@@ -78,11 +83,20 @@ func TestBenchNexmarkCommand(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
 		}
 	}
+	// The reference's ROW table and views.
+	stdout.Reset()
+	code = run([]string{"bench", "nexmark", "--examples", "../../examples/nexmark", "--queries", "q1", "--events", "20000", "--tables", "row", "--dir", t.TempDir()}, &stdout, &stderr)
+	if code != 0 || !strings.Contains(stdout.String(), "\nq1 ") || strings.Contains(stdout.String(), "fails") {
+		t.Fatalf("--tables row: exit code %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	if code := run([]string{"bench", "nexmark", "--tables", "nested"}, &stdout, &stderr); code != 2 {
+		t.Errorf("--tables nested: exit code %d, want 2", code)
+	}
 	stdout.Reset()
 	if code := run([]string{"bench", "nexmark", "--help"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("--help: exit code %d", code)
 	}
-	for _, want := range []string{"usage: weir bench nexmark", "--queries LIST", "--events", "--runs", "--json", "--examples DIR"} {
+	for _, want := range []string{"usage: weir bench nexmark", "--queries LIST", "--events", "--runs", "--json", "--tables FORM", "--examples DIR"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("help lacks %q:\n%s", want, stdout.String())
 		}

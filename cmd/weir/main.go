@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/weir-sql/weir/connector"
@@ -153,7 +154,7 @@ func runFile(args []string, env connector.Env) int {
 		}
 	}()
 	s := newSession(env)
-	if !runInit(s, *initPath, env) {
+	if !runInit(s, initPath, env) {
 		return 1
 	}
 	err = s.RunScript(ctx, string(src), ropts)
@@ -178,7 +179,7 @@ func explainFile(args []string, env connector.Env) int {
 		return 1
 	}
 	s := newSession(env)
-	if !runInit(s, *initPath, env) {
+	if !runInit(s, initPath, env) {
 		return 1
 	}
 	if err := s.ExplainScript(string(src), session.RunOptions{JobName: session.JobNameFromPath(path)}); err != nil {
@@ -188,29 +189,38 @@ func explainFile(args []string, env connector.Env) int {
 	return 0
 }
 
-// initFlag defines -i and its long form --init on fs: one file of SET and
-// DDL statements to run before the query file.
-func initFlag(fs *flag.FlagSet) *string {
-	p := new(string)
-	fs.StringVar(p, "i", "", "run the SET and DDL statements of `INIT.sql` before the file")
-	fs.StringVar(p, "init", "", "the same as -i `INIT.sql`")
+// initFiles are the files of -i, in order.
+type initFiles []string
+
+// String lists the files.
+func (f *initFiles) String() string { return strings.Join(*f, ",") }
+
+// Set adds a file.
+func (f *initFiles) Set(v string) error { *f = append(*f, v); return nil }
+
+// initFlag defines -i and its long form --init on fs: files of SET and
+// DDL statements to run before the query file, in order (-i may repeat:
+// -i ddl_gen.sql -i ddl_views.sql).
+func initFlag(fs *flag.FlagSet) *initFiles {
+	p := new(initFiles)
+	fs.Var(p, "i", "run the SET and DDL statements of `INIT.sql` before the file (may repeat)")
+	fs.Var(p, "init", "the same as -i `INIT.sql`")
 	return p
 }
 
-// runInit runs the init file at path (none if empty) in s, reporting an
-// error on env.Stderr; it returns false on error.
-func runInit(s *session.Session, path string, env connector.Env) bool {
-	if path == "" {
-		return true
-	}
-	src, err := os.ReadFile(path)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "weir: init file: %v\n", err)
-		return false
-	}
-	if err := s.InitScript(string(src)); err != nil {
-		reportError(env.Stderr, path, err)
-		return false
+// runInit runs the init files in s, in order, reporting an error on
+// env.Stderr; it returns false on error.
+func runInit(s *session.Session, paths *initFiles, env connector.Env) bool {
+	for _, path := range *paths {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "weir: init file: %v\n", err)
+			return false
+		}
+		if err := s.InitScript(string(src)); err != nil {
+			reportError(env.Stderr, path, err)
+			return false
+		}
 	}
 	return true
 }

@@ -320,3 +320,32 @@ func value(f field, e *model.Event) types.Value {
 	}
 	return types.Value{}
 }
+
+// bidFieldsRead returns the last of a bid's random fields, in the order
+// the generator draws them (model.BidAuction ... model.BidExtra), that
+// cols read; 0 if they read none (the time is not drawn).
+func bidFieldsRead(cols []column) int {
+	rank := func(f field) int {
+		switch f {
+		case fBidAuction:
+			return model.BidAuction
+		case fBidBidder:
+			return model.BidBidder
+		case fBidPrice:
+			return model.BidPrice
+		case fBidChannel, fBidURL:
+			return model.BidChannel
+		case fBidExtra:
+			return model.BidExtra
+		}
+		return 0
+	}
+	last := 0
+	for _, c := range cols {
+		last = max(last, rank(c.f))
+		for _, f := range c.sub {
+			last = max(last, rank(f))
+		}
+	}
+	return last
+}

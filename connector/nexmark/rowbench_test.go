@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/connector/connectortest"
 	"github.com/weir-sql/weir/internal/cputime"
 	"github.com/weir-sql/weir/types"
@@ -32,6 +33,11 @@ func benchRead(b *testing.B, cols []types.Column, o map[string]string) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	benchSource(b, src, len(cols))
+}
+
+// benchSource reads b.N events of src (width columns).
+func benchSource(b *testing.B, src connector.Source, width int) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	r, err := src.Open(0, 1)
@@ -39,7 +45,7 @@ func benchRead(b *testing.B, cols []types.Column, o map[string]string) {
 		b.Fatal(err)
 	}
 	defer r.Close()
-	batch := types.NewBatch(len(cols), 1024)
+	batch := types.NewBatch(width, 1024)
 	n := 0
 	start, cpu := time.Now(), cputime.Process()
 	defer func() {
@@ -67,4 +73,31 @@ func BenchmarkReadEventsROW(b *testing.B) {
 
 func BenchmarkReadEventsDotted(b *testing.B) {
 	benchRead(b, mixedCols(), opts("events.num", "3000000"))
+}
+
+// BenchmarkReadBidsROWPushed reads the reference's ROW table as the bid
+// view does once the planner pushes event_type = 2 and the fields into
+// the source: compare with BenchmarkReadBidsFlat.
+func BenchmarkReadBidsROWPushed(b *testing.B) {
+	src, err := newSource(connectortest.Table("nx", refCols(), opts("events.num", "3000000")), time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, _ := src.FilterEquals(0, types.IntValue(2))
+	p, ok := f.(connector.ProjectableSource).Project([][]int{{3, 0}, {3, 1}, {3, 2}, {3, 3}, {3, 4}, {3, 5}, {3, 6}})
+	if !ok {
+		b.Fatal("projection refused")
+	}
+	benchSource(b, p, 7)
+}
+
+// BenchmarkReadBidsTwoFields reads the two fields q11 reads (bidder,
+// dateTime) of the flat bid table.
+func BenchmarkReadBidsTwoFields(b *testing.B) {
+	src, err := newSource(connectortest.Table("nx", bidCols, opts("events.num", "3000000", "nexmark.event-type", "bid")), time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, _ := src.Project([][]int{{1}, {5}})
+	benchSource(b, p, 2)
 }

@@ -42,7 +42,10 @@ func newSource(t *connector.Table, now time.Time) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{cfg: cfg, cols: cols, wallBase: now.UnixMilli()}
+	s := &Source{cfg: cfg, cols: cols, wallBase: now.UnixMilli(), only: anyKind, bidUpTo: bidFieldsRead(cols)}
+	if cfg.perKind {
+		s.only = cfg.kind
+	}
 	s.cfg.model.BaseTime = s.wallBase
 	if cfg.baseTimeSet {
 		s.cfg.model.BaseTime = cfg.baseTime
@@ -59,9 +62,20 @@ type Source struct {
 	// wallBase is the wall clock time at which event 0 is due when
 	// 'rate.limited' paces the events.
 	wallBase int64
+	// only is the kind of events the source reads ('nexmark.event-type',
+	// or event_type = n pushed down by the planner); anyKind for all.
+	only model.Kind
+	// bidUpTo is the last of a bid's random fields (in draw order,
+	// model.BidAuction ...) that the columns read: a reader of bids only
+	// draws none after it.
+	bidUpTo int
 }
 
-var _ connector.Source = (*Source)(nil)
+var (
+	_ connector.Source            = (*Source)(nil)
+	_ connector.ProjectableSource = (*Source)(nil)
+	_ connector.FilterableSource  = (*Source)(nil)
+)
 
 // Bounded reports whether 'events.num' limits the events.
 func (s *Source) Bounded() bool { return s.cfg.events > 0 }
@@ -136,12 +150,13 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 	off := n % total
 	stride := p % total
 	notDue := false
+	only := r.src.only
 	for emitted < max && scan > 0 && (r.quota < 0 || r.count < r.quota) {
 		if dueBy >= 0 && tl.Time(n)-r.base > dueBy {
 			notDue = true
 			break
 		}
-		if !r.skips.Emitted(n) && (!cfg.perKind || r.gen.KindAt(off) == cfg.kind) {
+		if !r.skips.Emitted(n) && (only == anyKind || r.gen.KindAt(off) == only) {
 			r.generate(n)
 			fill(appendRow(b), r.src.cols, &r.ev, &r.rows)
 			emitted++
@@ -164,12 +179,12 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 
 // generate fills r.ev with event n.
 func (r *Reader) generate(n int64) {
-	if !r.src.cfg.perKind {
+	if r.src.only == anyKind {
 		r.gen.Next(n, &r.ev)
 		return
 	}
 	e := &r.ev
-	e.Kind = r.src.cfg.kind
+	e.Kind = r.src.only
 	switch e.Kind {
 	case model.KindPerson:
 		r.gen.Person(n, &e.Person)
@@ -178,7 +193,7 @@ func (r *Reader) generate(n int64) {
 		r.gen.Auction(n, &e.Auction)
 		e.Time = e.Auction.DateTime
 	default:
-		r.gen.Bid(n, &e.Bid)
+		r.gen.BidPrefix(n, &e.Bid, r.src.bidUpTo)
 		e.Time = e.Bid.DateTime
 	}
 }

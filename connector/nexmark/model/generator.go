@@ -229,6 +229,22 @@ func (g *Generator) Auction(n int64, a *Auction) { g.auction(n, g.tl.Time(n), a)
 // Bid fills b with event n, which must be a bid.
 func (g *Generator) Bid(n int64, b *Bid) { g.bid(n, g.tl.Time(n), b) }
 
+// The random fields of a bid in the order they are drawn: BidPrefix
+// computes those up to one of them.
+const (
+	BidAuction = iota + 1
+	BidBidder
+	BidPrice
+	BidChannel // and URL
+	BidExtra   // all fields
+)
+
+// BidPrefix fills b's DateTime and its random fields up to upTo
+// (BidAuction, ..., BidExtra) in draw order, with the values Bid gives
+// them; the later fields are left as they were. A reader that needs only
+// the first fields saves drawing the others.
+func (g *Generator) BidPrefix(n int64, b *Bid, upTo int) { g.bidUpTo(n, g.tl.Time(n), b, upTo) }
+
 // eventRNG returns event n's random stream.
 func (g *Generator) eventRNG(n int64) rng {
 	return rng{s: mix(g.seed ^ uint64(n))}
@@ -335,7 +351,10 @@ func (g *Generator) auction(n, ts int64, a *Auction) {
 	a.Extra = g.extra(&r, int64(size), g.cfg.AvgAuctionSize)
 }
 
-func (g *Generator) bid(n, ts int64, b *Bid) {
+func (g *Generator) bid(n, ts int64, b *Bid) { g.bidUpTo(n, ts, b, BidExtra) }
+
+func (g *Generator) bidUpTo(n, ts int64, b *Bid, upTo int) {
+	b.DateTime = ts
 	r := g.eventRNG(n)
 	epoch, off := g.div.divMod(n)
 	lastAuction, lastPerson := g.lastAuction(epoch, off), g.lastPerson(epoch, off)
@@ -345,13 +364,22 @@ func (g *Generator) bid(n, ts int64, b *Bid) {
 		b.Auction = g.randomAuction(lastAuction, &r)
 	}
 	b.Auction += FirstAuctionID
+	if upTo < BidBidder {
+		return
+	}
 	if r.int63n(g.cfg.HotBiddersRatio) > 0 {
 		b.Bidder = (lastPerson/hotRatio)*hotRatio + 1
 	} else {
 		b.Bidder = g.randomPerson(lastPerson, &r)
 	}
 	b.Bidder += FirstPersonID
+	if upTo < BidPrice {
+		return
+	}
 	b.Price = g.price(&r)
+	if upTo < BidChannel {
+		return
+	}
 	if r.intn(hotChannelsRatio) > 0 {
 		i := r.intn(uint32(len(hotNames)))
 		b.Channel, b.URL = hotNames[i], g.tab.hotURLs[i]
@@ -359,7 +387,9 @@ func (g *Generator) bid(n, ts int64, b *Bid) {
 		i := r.intn(numChannels)
 		b.Channel, b.URL = g.tab.channels[i], g.tab.urls[i]
 	}
-	b.DateTime = ts
+	if upTo < BidExtra {
+		return
+	}
 	b.Extra = g.extra(&r, 8+8+8+8, g.cfg.AvgBidSize)
 }
 

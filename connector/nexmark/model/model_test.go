@@ -326,3 +326,36 @@ func TestDivider(t *testing.T) {
 		}
 	}
 }
+
+// TestBidPrefix: BidPrefix(upTo) gives the fields up to upTo the values
+// Bid gives them, and leaves the later ones alone.
+func TestBidPrefix(t *testing.T) {
+	g := testGen(nil)
+	for n := int64(4); n < 20000; n += 7 {
+		if g.KindAt(n%g.CycleLength()) != KindBid {
+			continue
+		}
+		var full Bid
+		g.Bid(n, &full)
+		for upTo := BidAuction; upTo <= BidExtra; upTo++ {
+			got := Bid{Bidder: -1, Price: -1, Channel: "?", URL: "?", Extra: "?"}
+			g.BidPrefix(n, &got, upTo)
+			want := Bid{Auction: full.Auction, Bidder: -1, Price: -1, Channel: "?", URL: "?", DateTime: full.DateTime, Extra: "?"}
+			if upTo >= BidBidder {
+				want.Bidder = full.Bidder
+			}
+			if upTo >= BidPrice {
+				want.Price = full.Price
+			}
+			if upTo >= BidChannel {
+				want.Channel, want.URL = full.Channel, full.URL
+			}
+			if upTo >= BidExtra {
+				want.Extra = full.Extra
+			}
+			if got != want {
+				t.Fatalf("event %d up to %d:\n%+v\nwant\n%+v", n, upTo, got, want)
+			}
+		}
+	}
+}
