@@ -111,5 +111,20 @@ func (t *intTable) del(k int64) {
 	t.slots[i] = intSlot{}
 }
 
+// reset empties the table. It keeps the slots (cleared) when they are at
+// most four times what its last contents needed, so a table refilled with
+// about as many keys does not grow again; otherwise it shrinks back.
+func (t *intTable) reset() {
+	if t.n == 0 {
+		return
+	}
+	if len(t.slots) > 8*max(t.n, intTableMinSlots/2) {
+		t.init(intTableMinSlots)
+		return
+	}
+	clear(t.slots)
+	t.n = 0
+}
+
 // len returns the number of keys.
 func (t *intTable) len() int { return t.n }

@@ -55,3 +55,39 @@ func TestIntTableAgainstMap(t *testing.T) {
 		})
 	}
 }
+
+// TestIntTableReset: reset empties the table; refilled with as many keys
+// it keeps its slots (no growth), and after a burst it shrinks back.
+func TestIntTableReset(t *testing.T) {
+	tb := newIntTable()
+	for k := range int64(1000) {
+		tb.put(k*7, int32(k))
+	}
+	slots := len(tb.slots)
+	tb.reset()
+	if tb.len() != 0 {
+		t.Fatalf("len %d after reset", tb.len())
+	}
+	for k := range int64(1000) {
+		if _, ok := tb.get(k * 7); ok {
+			t.Fatalf("key %d still there after reset", k*7)
+		}
+	}
+	for k := range int64(1000) {
+		tb.put(k*3, int32(k+1))
+	}
+	if len(tb.slots) != slots {
+		t.Fatalf("%d slots after refilling, want the %d kept", len(tb.slots), slots)
+	}
+	for k := range int64(1000) {
+		if g, ok := tb.get(k * 3); !ok || g != int32(k+1) {
+			t.Fatalf("get(%d) = %d, %v", k*3, g, ok)
+		}
+	}
+	tb.reset()
+	tb.put(1, 1)
+	tb.reset() // one key in many slots: shrinks
+	if len(tb.slots) != intTableMinSlots {
+		t.Fatalf("%d slots after a reset with one key, want %d", len(tb.slots), intTableMinSlots)
+	}
+}

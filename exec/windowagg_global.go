@@ -179,8 +179,8 @@ func (o *globalWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
 		gi := o.key(row)
 		k := &o.wkeys[gi]
 		ci := int32(-1)
-		for _, c := range k.cells {
-			if c.end == se {
+		for j := len(k.cells) - 1; j >= 0; j-- { // the newest slice is last
+			if c := k.cells[j]; c.end == se {
 				ci = c.acc
 				break
 			}

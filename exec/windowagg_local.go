@@ -356,9 +356,7 @@ func (o *localWindowAggOp) release(s *localSlice) {
 	}
 	o.held -= len(s.members)
 	s.members = s.members[:0]
-	if s.ints.len() > 0 {
-		s.ints = newIntTable()
-	}
+	s.ints.reset()
 	if len(s.groups) > 0 {
 		clear(s.groups)
 	}
