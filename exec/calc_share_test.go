@@ -71,3 +71,45 @@ func TestCalcSharesCommonSubexpressions(t *testing.T) {
 		}
 	}
 }
+
+// TestCalcCopiesColumnsOfMixedProjection: in a projection that mixes
+// column references and expressions, the references are copied (copyCol)
+// and the expressions evaluated, giving the rows computed here in Go.
+func TestCalcCopiesColumnsOfMixedProjection(t *testing.T) {
+	a := expr.NewColumn(0, types.BigInt, "a")
+	c := expr.NewColumn(2, types.Varchar, "c")
+	twice, err := expr.NewArith("*", a, expr.NewLiteral(types.BigIntValue(2), types.BigInt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := NewCalc(nil, []expr.Expr{c, twice, a})()
+	if err := op.Open(&OpContext{Name: "Calc"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := op.(*calcOp).copyCol; len(got) != 3 || got[0] != 2 || got[1] != -1 || got[2] != 0 {
+		t.Fatalf("copyCol %v, want [2 -1 0]", got)
+	}
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 9))
+	in := types.NewBatch(3, 32)
+	var want []string
+	for range 32 {
+		v := r.Int64N(1000) - 500
+		s := strconv.FormatInt(r.Int64N(100), 10)
+		in.Append(types.Insert, []types.Value{types.BigIntValue(v), types.BigIntValue(0), types.StringValue(s)})
+		want = append(want, types.FormatRow(types.Insert, []types.Value{types.StringValue(s), types.BigIntValue(2 * v), types.BigIntValue(v)}))
+	}
+	rec := &recorder{}
+	if err := op.Process(0, in, rec); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.rows) != len(want) {
+		t.Fatalf("%d rows, want %d", len(rec.rows), len(want))
+	}
+	for i := range want {
+		if rec.rows[i] != want[i] {
+			t.Errorf("row %d: %s, want %s", i, rec.rows[i], want[i])
+		}
+	}
+}
