@@ -197,3 +197,33 @@ func (c *calcOp) Finish(Emitter) error { return nil }
 
 // Close implements Operator.
 func (c *calcOp) Close() error { c.out = nil; return nil }
+
+// fuseCalcs folds a Calc that only picks columns (no filter, no
+// expression) into the Calc chained right before it, once both are open:
+// the first then evaluates just the projections the second keeps, in its
+// order, and the second passes batches on untouched. (The planner puts a
+// table's computed columns in a Calc of their own above the scan, so a
+// query's projection over them is such a pair.) ops is a task's chain.
+func fuseCalcs(ops []Operator) {
+	for i := 0; i+1 < len(ops); i++ {
+		a, ok1 := ops[i].(*calcOp)
+		b, ok2 := ops[i+1].(*calcOp)
+		if !ok1 || !ok2 || a.proj == nil || a.cols != nil || b.filter != nil || b.cols == nil || b.memo != nil {
+			continue
+		}
+		proj := make([]expr.Expr, len(b.cols))
+		for k, col := range b.cols {
+			if col < 0 || col >= len(a.proj) {
+				proj = nil
+				break
+			}
+			proj[k] = a.proj[col]
+		}
+		if proj == nil {
+			continue
+		}
+		a.proj = proj
+		a.setCopyCols()
+		b.proj, b.cols, b.identity = nil, nil, false
+	}
+}

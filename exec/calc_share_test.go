@@ -113,3 +113,73 @@ func TestCalcCopiesColumnsOfMixedProjection(t *testing.T) {
 		}
 	}
 }
+
+// TestFuseCalcs: a column-picking Calc after a computing one is folded
+// into it (the pair gives the rows computed here in Go, the first
+// evaluates only what the second keeps, the second passes batches on);
+// a second Calc with a filter is left alone.
+func TestFuseCalcs(t *testing.T) {
+	n := expr.NewColumn(0, types.BigInt, "n")
+	k := expr.NewColumn(1, types.BigInt, "k")
+	div, err := expr.NewArith("/", n, expr.NewLiteral(types.BigIntValue(100), types.BigInt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(f func() Operator) Operator {
+		op := f()
+		if err := op.Open(&OpContext{Name: "Calc"}); err != nil {
+			t.Fatal(err)
+		}
+		return op
+	}
+	// (n, k) -> (n, k, n / 100) -> (k, n / 100)
+	first := open(NewCalc(nil, []expr.Expr{n, k, div}))
+	second := open(NewCalc(nil, []expr.Expr{k, expr.NewColumn(2, types.BigInt, "q")}))
+	ops := []Operator{first, second}
+	fuseCalcs(ops)
+	if got := len(first.(*calcOp).proj); got != 2 {
+		t.Fatalf("fused first Calc has %d projections, want 2", got)
+	}
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 11))
+	in := types.NewBatch(2, 32)
+	var want []string
+	for range 32 {
+		nv, kv := r.Int64N(100000), r.Int64N(10)
+		in.Append(types.Insert, []types.Value{types.BigIntValue(nv), types.BigIntValue(kv)})
+		want = append(want, types.FormatRow(types.Insert, []types.Value{types.BigIntValue(kv), types.BigIntValue(nv / 100)}))
+	}
+	rec := &recorder{}
+	if err := ops[0].Process(0, in, &chainEmitter{op: ops[1], next: rec}); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.rows) != len(want) {
+		t.Fatalf("%d rows, want %d", len(rec.rows), len(want))
+	}
+	for i := range want {
+		if rec.rows[i] != want[i] {
+			t.Errorf("row %d: %s, want %s", i, rec.rows[i], want[i])
+		}
+	}
+
+	// A filter in the second Calc keeps the pair as it is.
+	pos, err := expr.NewCompare(">", k, expr.NewLiteral(types.BigIntValue(0), types.BigInt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first = open(NewCalc(nil, []expr.Expr{n, k, div}))
+	second = open(NewCalc(pos, []expr.Expr{k}))
+	fuseCalcs([]Operator{first, second})
+	if got := len(first.(*calcOp).proj); got != 3 {
+		t.Fatalf("first Calc before a filtering one has %d projections, want 3", got)
+	}
+}
+
+// chainEmitter feeds what it is given to op, which emits to next.
+type chainEmitter struct {
+	op   Operator
+	next Emitter
+}
+
+func (c *chainEmitter) Emit(b *types.Batch) error { return c.op.Process(0, b, c.next) }
