@@ -56,13 +56,51 @@ type sessionWindowOp struct {
 	out     *types.Batch
 }
 
-// sessKey is a key's slot: its open sessions.
+// sessKey is a key's slot: its open sessions, in no order (see at). A key
+// usually has one, which is kept in the slot itself (first), so that a row
+// or a firing reads one place, not two.
 type sessKey struct {
-	sess    []openSession
+	first   openSession
+	more    []openSession // sessions 1..n-1
+	n       int32         // open sessions
 	keyInt  int64
 	keyKind types.Kind
 	inInts  bool
 }
+
+// at returns the key's session j (j < n).
+func (k *sessKey) at(j int) *openSession {
+	if j == 0 {
+		return &k.first
+	}
+	return &k.more[j-1]
+}
+
+// add appends session s and returns its index.
+func (k *sessKey) add(s openSession) int {
+	if k.n == 0 {
+		k.first = s
+	} else {
+		k.more = append(k.more, s)
+	}
+	k.n++
+	return int(k.n) - 1
+}
+
+// remove deletes session j; the later ones move down one.
+func (k *sessKey) remove(j int) {
+	switch {
+	case j > 0:
+		k.more = append(k.more[:j-1], k.more[j:]...)
+	case k.n > 1:
+		k.first = k.more[0]
+		k.more = append(k.more[:0], k.more[1:]...)
+	}
+	k.n--
+}
+
+// reset forgets every session.
+func (k *sessKey) reset() { k.n, k.more = 0, k.more[:0] }
 
 // openSession is a key's open session [start, end) and its accumulator group.
 type openSession struct {
@@ -216,8 +254,9 @@ func (o *sessionWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
 		gi, found := o.findKey(row)
 		first := -1 // the first session the row's window overlaps or touches
 		if found {
-			for j, s := range o.skeys[gi].sess {
-				if s.start <= ts+gap && s.end >= ts {
+			k := &o.skeys[gi]
+			for j := range int(k.n) {
+				if s := k.at(j); s.start <= ts+gap && s.end >= ts {
 					first = j
 					break
 				}
@@ -234,16 +273,15 @@ func (o *sessionWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
 		if first < 0 {
 			acc := o.newCell()
 			k = &o.skeys[gi]
-			k.sess = append(k.sess, openSession{start: ts, end: ts + gap, acc: acc})
-			first = len(k.sess) - 1
+			first = k.add(openSession{start: ts, end: ts + gap, acc: acc})
 			o.due.push(sessTimer{end: ts + gap, slot: gi})
 		} else {
-			s := &k.sess[first]
+			s := k.at(first)
 			oldEnd := s.end
 			s.start, s.end = min(s.start, ts), max(s.end, ts+gap)
 			// Merge the later sessions the grown window now touches.
-			for j := first + 1; j < len(k.sess); {
-				t := k.sess[j]
+			for j := first + 1; j < int(k.n); {
+				t := *k.at(j)
 				if t.start > s.end || t.end < s.start {
 					j++
 					continue
@@ -254,14 +292,14 @@ func (o *sessionWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
 				}
 				o.free = append(o.free, t.acc)
 				s.start, s.end = min(s.start, t.start), max(s.end, t.end)
-				k.sess = append(k.sess[:j], k.sess[j+1:]...)
-				s = &k.sess[first]
+				k.remove(j)
+				s = k.at(first)
 			}
 			if s.end != oldEnd {
 				o.due.push(sessTimer{end: s.end, slot: gi})
 			}
 		}
-		cell := k.sess[first].acc
+		cell := k.at(first).acc
 		for j, acc := range o.accs {
 			var v types.Value
 			if a := o.calls[j].Arg; a >= 0 {
@@ -312,7 +350,8 @@ func (o *sessionWindowOp) newKey(row []types.Value, inInts bool, encoded []byte)
 		o.skeys = append(o.skeys, sessKey{})
 	}
 	k := &o.skeys[gi]
-	k.sess, k.inInts = k.sess[:0], inInts
+	k.reset()
+	k.inInts = inInts
 	o.nLive++
 	if inInts {
 		v := row[o.keys[0]]
@@ -360,7 +399,7 @@ func (o *sessionWindowOp) removeKey(gi int32) error {
 		o.keyStr[gi] = ""
 		clear(o.keyVals[int(gi)*nk : int(gi+1)*nk])
 	}
-	k.sess = k.sess[:0]
+	k.reset()
 	o.freeKeys = append(o.freeKeys, gi)
 	o.nLive--
 	return nil
@@ -397,8 +436,8 @@ func (o *sessionWindowOp) ProcessWatermark(wm int64, out Emitter) error {
 		t := o.due.pop()
 		k := &o.skeys[t.slot]
 		at := -1
-		for j, s := range k.sess {
-			if s.end == t.end {
+		for j := range int(k.n) {
+			if k.at(j).end == t.end {
 				at = j
 				break
 			}
@@ -406,7 +445,7 @@ func (o *sessionWindowOp) ProcessWatermark(wm int64, out Emitter) error {
 		if at < 0 {
 			continue // stale: the session merged or grew
 		}
-		s := k.sess[at]
+		s := *k.at(at)
 		row := growRow(o.out, types.Insert)
 		copy(row, o.keyValues(t.slot))
 		row[nk], row[nk+1], row[nk+2] = ts(s.start), ts(s.end), ts(s.end-1)
@@ -415,8 +454,8 @@ func (o *sessionWindowOp) ProcessWatermark(wm int64, out Emitter) error {
 			acc.reset(s.acc)
 		}
 		o.free = append(o.free, s.acc)
-		k.sess = append(k.sess[:at], k.sess[at+1:]...)
-		if len(k.sess) == 0 {
+		k.remove(at)
+		if k.n == 0 {
 			if err := o.removeKey(t.slot); err != nil {
 				return err
 			}
@@ -467,8 +506,9 @@ func (o *sessionWindowOp) AppendRecord(dst []byte, gi int32) []byte {
 	dst = append(dst, sessionStateVersion)
 	dst = binary.AppendUvarint(dst, ints)
 	dst = binary.AppendUvarint(dst, ltz)
-	dst = binary.AppendUvarint(dst, uint64(len(k.sess)))
-	for _, s := range k.sess {
+	dst = binary.AppendUvarint(dst, uint64(k.n))
+	for j := range int(k.n) {
+		s := k.at(j)
 		dst = binary.AppendVarint(dst, s.start)
 		dst = binary.AppendVarint(dst, s.end)
 		at := len(dst)
@@ -527,7 +567,7 @@ func (o *sessionWindowOp) LoadRecord(key, rec []byte) (int32, error) {
 				return 0, err
 			}
 		}
-		o.skeys[gi].sess = append(o.skeys[gi].sess, s)
+		o.skeys[gi].add(s)
 		o.due.push(sessTimer{end: s.end, slot: gi})
 	}
 	return gi, nil
