@@ -46,7 +46,7 @@ type sessionWindowOp struct {
 	nLive    int
 	nCells   int32
 	free     []int32
-	due      sessTimers // (end, key slot) of sessions, some stale, by end
+	due      sessQueue // (end, key slot) of sessions, some stale, by end
 	wm       int64
 	maxCol   int
 
@@ -130,6 +130,91 @@ func (h *sessTimers) push(t sessTimer) {
 		q[p], q[i] = q[i], q[p]
 		i = p
 	}
+}
+
+// sessQueue orders session timers by end. The rows of each input channel
+// come mostly in event-time order, and the channels' batches interleave,
+// so the timers come as a few interleaved runs in order of end: a timer is
+// appended to the run whose last end is the greatest not above its own
+// (no heap work), starts a run when there are fewer than sessQueueRuns,
+// else goes to a heap. The next timer is the least of the runs' heads and
+// the heap's top.
+type sessQueue struct {
+	heap  sessTimers
+	runs  [][]sessTimer // timers in order of end, each from heads[i]
+	heads []int
+}
+
+// sessQueueRuns bounds the runs of a sessQueue.
+const sessQueueRuns = 4
+
+// push adds timer t.
+func (q *sessQueue) push(t sessTimer) {
+	best, empty := -1, -1
+	for i, r := range q.runs {
+		if len(r) == q.heads[i] {
+			empty = i
+			continue
+		}
+		if tail := r[len(r)-1].end; tail <= t.end && (best < 0 || tail > q.runs[best][len(q.runs[best])-1].end) {
+			best = i
+		}
+	}
+	switch {
+	case best >= 0:
+	case empty >= 0:
+		best = empty
+	case len(q.runs) < sessQueueRuns:
+		q.runs, q.heads = append(q.runs, nil), append(q.heads, 0)
+		best = len(q.runs) - 1
+	default:
+		q.heap.push(t)
+		return
+	}
+	q.runs[best] = append(q.runs[best], t)
+}
+
+// next returns the timer with the least end and where it is (-1: the
+// heap, else a run), or false if there is none.
+func (q *sessQueue) next() (sessTimer, int, bool) {
+	var best sessTimer
+	from, ok := -1, false
+	if len(q.heap) > 0 {
+		best, ok = q.heap[0], true
+	}
+	for ch, r := range q.runs {
+		if h := q.heads[ch]; h < len(r) && (!ok || r[h].end < best.end) {
+			best, from, ok = r[h], ch, true
+		}
+	}
+	return best, from, ok
+}
+
+// drop removes the timer next returned from from.
+func (q *sessQueue) drop(from int) {
+	if from < 0 {
+		q.heap.pop()
+		return
+	}
+	h := q.heads[from] + 1
+	r := q.runs[from]
+	switch {
+	case h == len(r):
+		q.runs[from], h = r[:0], 0
+	case h >= 1024 && 2*h >= len(r):
+		n := copy(r, r[h:])
+		q.runs[from], h = r[:n], 0
+	}
+	q.heads[from] = h
+}
+
+// len returns the number of timers.
+func (q *sessQueue) len() int {
+	n := len(q.heap)
+	for ch, r := range q.runs {
+		n += len(r) - q.heads[ch]
+	}
+	return n
 }
 
 func (h *sessTimers) pop() sessTimer {
@@ -432,8 +517,12 @@ func (o *sessionWindowOp) ProcessWatermark(wm int64, out Emitter) error {
 		ts = types.TimestampLTZValue
 	}
 	nk := len(o.keys)
-	for len(o.due) > 0 && o.due[0].end-1 <= o.wm {
-		t := o.due.pop()
+	for {
+		t, from, ok := o.due.next()
+		if !ok || t.end-1 > o.wm {
+			break
+		}
+		o.due.drop(from)
 		k := &o.skeys[t.slot]
 		at := -1
 		for j := range int(k.n) {
@@ -588,6 +677,6 @@ func (o *sessionWindowOp) Finish(Emitter) error { return nil }
 
 // Close implements Operator.
 func (o *sessionWindowOp) Close() error {
-	o.skeys, o.keyVals, o.keyStr, o.accs, o.due = nil, nil, nil, nil, nil
+	o.skeys, o.keyVals, o.keyStr, o.accs, o.due = nil, nil, nil, nil, sessQueue{}
 	return nil
 }
