@@ -80,9 +80,6 @@ func (c *calcOp) Open(ctx *OpContext) error {
 // setCopyCols fills copyCol from the projections (after shareCommon).
 func (c *calcOp) setCopyCols() {
 	c.copyCol = c.copyCol[:0]
-	if c.cols != nil {
-		return
-	}
 	for _, p := range c.proj {
 		idx := -1
 		if col, ok := p.(*expr.Column); ok {

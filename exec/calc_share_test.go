@@ -2,6 +2,7 @@ package exec
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -183,3 +184,35 @@ type chainEmitter struct {
 }
 
 func (c *chainEmitter) Emit(b *types.Batch) error { return c.op.Process(0, b, c.next) }
+
+// TestCalcFilterWithColumnProjection: a filter over a projection of plain
+// columns (copied, not evaluated) keeps the rows it passes, with the
+// columns picked.
+func TestCalcFilterWithColumnProjection(t *testing.T) {
+	a := expr.NewColumn(0, types.BigInt, "a")
+	b := expr.NewColumn(1, types.BigInt, "b")
+	pos, err := expr.NewCompare(">", a, expr.NewLiteral(types.BigIntValue(0), types.BigInt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := NewCalc(pos, []expr.Expr{b, a})()
+	if err := op.Open(&OpContext{Name: "Calc"}); err != nil {
+		t.Fatal(err)
+	}
+	in := types.NewBatch(2, 8)
+	var want []string
+	for i := range int64(8) {
+		av := i - 4
+		in.Append(types.Insert, []types.Value{types.BigIntValue(av), types.BigIntValue(10 * i)})
+		if av > 0 {
+			want = append(want, types.FormatRow(types.Insert, []types.Value{types.BigIntValue(10 * i), types.BigIntValue(av)}))
+		}
+	}
+	rec := &recorder{}
+	if err := op.Process(0, in, rec); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rec.rows, want) {
+		t.Fatalf("rows %v, want %v", rec.rows, want)
+	}
+}
