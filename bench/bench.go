@@ -64,6 +64,11 @@ type Result struct {
 	// the process, which includes Pebble's caches and memtables.
 	PeakGo  uint64 `json:"peak_go_bytes"`
 	PeakRSS uint64 `json:"peak_rss_bytes"`
+	// PeakGo30s and PeakRSS30s are the peaks over the first 30 s of a
+	// longer run (0 for a shorter one): with PeakGo and PeakRSS they show
+	// whether memory keeps growing (W6's criterion: within 10% after 5 min).
+	PeakGo30s  uint64 `json:"peak_go_30s_bytes,omitempty"`
+	PeakRSS30s uint64 `json:"peak_rss_30s_bytes,omitempty"`
 	// Restore (W4): from the call to the first output row after restore.
 	Restore time.Duration `json:"restore_ns,omitempty"`
 	// Latency (W5): source stamp to sink.
@@ -306,6 +311,8 @@ func (r *jobRun) result(name string) *Result {
 		StateKeys:   r.keys,
 		PeakGo:      r.peakGo,
 		PeakRSS:     r.peakRSS,
+		PeakGo30s:   r.peakGoMark,
+		PeakRSS30s:  r.peakRSSMark,
 	}
 	if r.aborted > 0 {
 		res.Note = fmt.Sprintf("%d checkpoint(s) aborted", r.aborted)
@@ -362,6 +369,8 @@ func medianResult(name string, runs []*Result) *Result {
 	r.StateKeys = int64(med(func(x *Result) float64 { return float64(x.StateKeys) }))
 	r.PeakGo = uint64(med(func(x *Result) float64 { return float64(x.PeakGo) }))
 	r.PeakRSS = uint64(med(func(x *Result) float64 { return float64(x.PeakRSS) }))
+	r.PeakGo30s = uint64(med(func(x *Result) float64 { return float64(x.PeakGo30s) }))
+	r.PeakRSS30s = uint64(med(func(x *Result) float64 { return float64(x.PeakRSS30s) }))
 	r.Restore = medD(func(x *Result) time.Duration { return x.Restore })
 	r.LatP50 = medD(func(x *Result) time.Duration { return x.LatP50 })
 	r.LatP99 = medD(func(x *Result) time.Duration { return x.LatP99 })

@@ -42,6 +42,9 @@ func benchmarkWorkload(b *testing.B, name string) {
 			b.ReportMetric(float64(r.PeakRSS)/(1<<20), "peak-rss-MiB")
 		}
 		b.ReportMetric(float64(r.PeakGo)/(1<<20), "peak-go-MiB")
+		if r.PeakRSS30s > 0 {
+			b.ReportMetric(float64(r.PeakRSS30s)/(1<<20), "peak-rss-30s-MiB")
+		}
 	}
 }
 

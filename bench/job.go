@@ -45,6 +45,8 @@ type jobRun struct {
 	keys        int64 // keys in the last completed checkpoint
 	peakGo      uint64
 	peakRSS     uint64
+	peakGoMark  uint64 // the peaks over the first memoryMark of a longer run
+	peakRSSMark uint64
 	firstRow    time.Duration // from the call to the first row at a bench sink
 	latency     *histogram
 }
@@ -54,11 +56,11 @@ func runJob(ctx context.Context, spec jobSpec) (*jobRun, error) {
 	mem := startMemSampler(20 * time.Millisecond)
 	col := &collector{clock: clock{base: time.Now()}}
 	run, err := runJobWith(ctx, spec, col)
-	peakGo, peakRSS := mem.finish()
+	peakGo, peakRSS, goMark, rssMark := mem.finish()
 	if err != nil {
 		return nil, err
 	}
-	run.peakGo, run.peakRSS = peakGo, peakRSS
+	run.peakGo, run.peakRSS, run.peakGoMark, run.peakRSSMark = peakGo, peakRSS, goMark, rssMark
 	return run, nil
 }
 

@@ -17,16 +17,52 @@ import (
 //   - RSS: the resident set of the process (/proc/self/statm), which also
 //     covers Pebble's block cache and memtables (allocated outside the Go
 //     heap when cgo is on). 0 where /proc is unavailable.
+//
+// It also keeps the peaks as they were at memoryMark into the run, so that
+// a long run shows whether memory still grows after the first half minute.
 type memSampler struct {
 	stop chan struct{}
 	done chan struct{}
 
-	mu             sync.Mutex
+	mu    sync.Mutex
+	peaks peakTracker
+}
+
+// memoryMark is when into a run the early peaks are taken (Result.PeakRSS30s).
+const memoryMark = 30 * time.Second
+
+// peakTracker keeps the peaks of memory samples, overall and over the
+// samples taken before a mark.
+type peakTracker struct {
+	mark           time.Duration
 	peakGo, peakRS uint64
+	// marked is set by the first sample at or after mark; markGo and
+	// markRS are then the peaks of the samples before it.
+	marked         bool
+	markGo, markRS uint64
+}
+
+// observe takes a sample taken at elapsed into the run.
+func (p *peakTracker) observe(elapsed time.Duration, goBytes, rss uint64) {
+	if !p.marked && elapsed >= p.mark {
+		p.marked, p.markGo, p.markRS = true, p.peakGo, p.peakRS
+	}
+	p.peakGo = max(p.peakGo, goBytes)
+	p.peakRS = max(p.peakRS, rss)
+}
+
+// atMark returns the peaks before the mark, or zeros if no sample reached
+// the mark (the run was shorter).
+func (p *peakTracker) atMark() (goBytes, rss uint64) {
+	if !p.marked {
+		return 0, 0
+	}
+	return p.markGo, p.markRS
 }
 
 func startMemSampler(interval time.Duration) *memSampler {
-	m := &memSampler{stop: make(chan struct{}), done: make(chan struct{})}
+	m := &memSampler{stop: make(chan struct{}), done: make(chan struct{}), peaks: peakTracker{mark: memoryMark}}
+	start := time.Now()
 	samples := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
 	pageSize := uint64(os.Getpagesize())
 	buf := make([]byte, 128)
@@ -38,8 +74,7 @@ func startMemSampler(interval time.Duration) *memSampler {
 		}
 		rss := readRSS(buf, pageSize)
 		m.mu.Lock()
-		m.peakGo = max(m.peakGo, g)
-		m.peakRS = max(m.peakRS, rss)
+		m.peaks.observe(time.Since(start), g, rss)
 		m.mu.Unlock()
 	}
 	sample()
@@ -60,13 +95,15 @@ func startMemSampler(interval time.Duration) *memSampler {
 	return m
 }
 
-// finish stops sampling and returns the peaks (Go runtime, RSS) in bytes.
-func (m *memSampler) finish() (goBytes, rssBytes uint64) {
+// finish stops sampling and returns the peaks (Go runtime, RSS) in bytes,
+// over the run and over its first memoryMark (zeros for a shorter run).
+func (m *memSampler) finish() (goBytes, rssBytes, goMark, rssMark uint64) {
 	close(m.stop)
 	<-m.done
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.peakGo, m.peakRS
+	goMark, rssMark = m.peaks.atMark()
+	return m.peaks.peakGo, m.peaks.peakRS, goMark, rssMark
 }
 
 // readRSS returns the resident set size from /proc/self/statm, or 0.

@@ -33,6 +33,10 @@ func WriteTable(w io.Writer, results []Result) error {
 			peakGo, peakRSS = "-", "-"
 		}
 		note := r.Note
+		if r.PeakRSS30s > 0 && r.PeakGo30s > 0 {
+			note = strings.TrimSpace(fmt.Sprintf("%s peak at 30 s: Go %s (end %+.1f%%), RSS %s (end %+.1f%%)", note,
+				mem(r.PeakGo30s), growth(r.PeakGo30s, r.PeakGo), mem(r.PeakRSS30s), growth(r.PeakRSS30s, r.PeakRSS)))
+		}
 		if r.StateKeys > 0 {
 			note = strings.TrimSpace(fmt.Sprintf("%s %d keys in state", note, r.StateKeys))
 		}
@@ -53,6 +57,9 @@ func WriteJSON(w io.Writer, results []Result) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(results)
 }
+
+// growth is the change from a to b in percent of a.
+func growth(a, b uint64) float64 { return 100 * (float64(b) - float64(a)) / float64(a) }
 
 func dur(d time.Duration) string {
 	switch {

@@ -18,6 +18,10 @@ type calcOp struct {
 	cols []int
 	// identity is set when cols maps every input column to itself.
 	identity bool
+	// copyCol is, per projection, the input column it copies when it is
+	// a plain column reference, else -1 (evaluated): a projection that
+	// mixes copies and expressions copies without an Eval call.
+	copyCol []int
 	// srcFilter and srcProj are the expressions as built (filter and proj
 	// are this instance's copies, bound and with common subexpressions
 	// shared); memo numbers the rows for the shared ones (nil: none).
@@ -36,6 +40,7 @@ func (c *calcOp) Open(ctx *OpContext) error {
 		c.srcFilter, c.srcProj, c.opened = c.filter, c.proj, true
 	}
 	c.filter, c.proj = c.srcFilter, c.srcProj
+	defer c.setCopyCols()
 	defer c.shareCommon()
 	if ctx != nil && ctx.Watermark != nil {
 		if c.filter != nil {
@@ -54,7 +59,7 @@ func (c *calcOp) Open(ctx *OpContext) error {
 			c.proj = proj
 		}
 	}
-	c.cols, c.identity = nil, false
+	c.cols, c.identity, c.copyCol = nil, false, nil
 	if len(c.proj) == 0 {
 		return nil
 	}
@@ -70,6 +75,18 @@ func (c *calcOp) Open(ctx *OpContext) error {
 	}
 	c.cols, c.identity = cols, identity
 	return nil
+}
+
+// setCopyCols fills copyCol from the projections (after shareCommon).
+func (c *calcOp) setCopyCols() {
+	c.copyCol = c.copyCol[:0]
+	for _, p := range c.proj {
+		idx := -1
+		if col, ok := p.(*expr.Column); ok {
+			idx = col.Index
+		}
+		c.copyCol = append(c.copyCol, idx)
+	}
 }
 
 // shareCommon makes the subexpressions that the filter and projections
@@ -126,8 +143,12 @@ func (c *calcOp) Process(_ int, b *types.Batch, out Emitter) error {
 			o.Append(b.Kinds[i], row)
 			continue
 		}
-		dst := o.AppendEmpty(b.Kinds[i])
+		dst := growRow(o, b.Kinds[i]) // every column is set below
 		for k, p := range c.proj {
+			if from := c.copyCol[k]; from >= 0 && from < len(row) {
+				dst[k] = row[from]
+				continue
+			}
 			v, err := p.Eval(row)
 			if err != nil {
 				return fmt.Errorf("projection %d (%s): %w", k, p, err)
@@ -173,3 +194,33 @@ func (c *calcOp) Finish(Emitter) error { return nil }
 
 // Close implements Operator.
 func (c *calcOp) Close() error { c.out = nil; return nil }
+
+// fuseCalcs folds a Calc that only picks columns (no filter, no
+// expression) into the Calc chained right before it, once both are open:
+// the first then evaluates just the projections the second keeps, in its
+// order, and the second passes batches on untouched. (The planner puts a
+// table's computed columns in a Calc of their own above the scan, so a
+// query's projection over them is such a pair.) ops is a task's chain.
+func fuseCalcs(ops []Operator) {
+	for i := 0; i+1 < len(ops); i++ {
+		a, ok1 := ops[i].(*calcOp)
+		b, ok2 := ops[i+1].(*calcOp)
+		if !ok1 || !ok2 || a.proj == nil || a.cols != nil || b.filter != nil || b.cols == nil || b.memo != nil {
+			continue
+		}
+		proj := make([]expr.Expr, len(b.cols))
+		for k, col := range b.cols {
+			if col < 0 || col >= len(a.proj) {
+				proj = nil
+				break
+			}
+			proj[k] = a.proj[col]
+		}
+		if proj == nil {
+			continue
+		}
+		a.proj = proj
+		a.setCopyCols()
+		b.proj, b.cols, b.identity = nil, nil, false
+	}
+}

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -69,5 +70,149 @@ func TestCalcSharesCommonSubexpressions(t *testing.T) {
 		if err := op.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestCalcCopiesColumnsOfMixedProjection: in a projection that mixes
+// column references and expressions, the references are copied (copyCol)
+// and the expressions evaluated, giving the rows computed here in Go.
+func TestCalcCopiesColumnsOfMixedProjection(t *testing.T) {
+	a := expr.NewColumn(0, types.BigInt, "a")
+	c := expr.NewColumn(2, types.Varchar, "c")
+	twice, err := expr.NewArith("*", a, expr.NewLiteral(types.BigIntValue(2), types.BigInt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := NewCalc(nil, []expr.Expr{c, twice, a})()
+	if err := op.Open(&OpContext{Name: "Calc"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := op.(*calcOp).copyCol; len(got) != 3 || got[0] != 2 || got[1] != -1 || got[2] != 0 {
+		t.Fatalf("copyCol %v, want [2 -1 0]", got)
+	}
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 9))
+	in := types.NewBatch(3, 32)
+	var want []string
+	for range 32 {
+		v := r.Int64N(1000) - 500
+		s := strconv.FormatInt(r.Int64N(100), 10)
+		in.Append(types.Insert, []types.Value{types.BigIntValue(v), types.BigIntValue(0), types.StringValue(s)})
+		want = append(want, types.FormatRow(types.Insert, []types.Value{types.StringValue(s), types.BigIntValue(2 * v), types.BigIntValue(v)}))
+	}
+	rec := &recorder{}
+	if err := op.Process(0, in, rec); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.rows) != len(want) {
+		t.Fatalf("%d rows, want %d", len(rec.rows), len(want))
+	}
+	for i := range want {
+		if rec.rows[i] != want[i] {
+			t.Errorf("row %d: %s, want %s", i, rec.rows[i], want[i])
+		}
+	}
+}
+
+// TestFuseCalcs: a column-picking Calc after a computing one is folded
+// into it (the pair gives the rows computed here in Go, the first
+// evaluates only what the second keeps, the second passes batches on);
+// a second Calc with a filter is left alone.
+func TestFuseCalcs(t *testing.T) {
+	n := expr.NewColumn(0, types.BigInt, "n")
+	k := expr.NewColumn(1, types.BigInt, "k")
+	div, err := expr.NewArith("/", n, expr.NewLiteral(types.BigIntValue(100), types.BigInt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(f func() Operator) Operator {
+		op := f()
+		if err := op.Open(&OpContext{Name: "Calc"}); err != nil {
+			t.Fatal(err)
+		}
+		return op
+	}
+	// (n, k) -> (n, k, n / 100) -> (k, n / 100)
+	first := open(NewCalc(nil, []expr.Expr{n, k, div}))
+	second := open(NewCalc(nil, []expr.Expr{k, expr.NewColumn(2, types.BigInt, "q")}))
+	ops := []Operator{first, second}
+	fuseCalcs(ops)
+	if got := len(first.(*calcOp).proj); got != 2 {
+		t.Fatalf("fused first Calc has %d projections, want 2", got)
+	}
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 11))
+	in := types.NewBatch(2, 32)
+	var want []string
+	for range 32 {
+		nv, kv := r.Int64N(100000), r.Int64N(10)
+		in.Append(types.Insert, []types.Value{types.BigIntValue(nv), types.BigIntValue(kv)})
+		want = append(want, types.FormatRow(types.Insert, []types.Value{types.BigIntValue(kv), types.BigIntValue(nv / 100)}))
+	}
+	rec := &recorder{}
+	if err := ops[0].Process(0, in, &chainEmitter{op: ops[1], next: rec}); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.rows) != len(want) {
+		t.Fatalf("%d rows, want %d", len(rec.rows), len(want))
+	}
+	for i := range want {
+		if rec.rows[i] != want[i] {
+			t.Errorf("row %d: %s, want %s", i, rec.rows[i], want[i])
+		}
+	}
+
+	// A filter in the second Calc keeps the pair as it is.
+	pos, err := expr.NewCompare(">", k, expr.NewLiteral(types.BigIntValue(0), types.BigInt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first = open(NewCalc(nil, []expr.Expr{n, k, div}))
+	second = open(NewCalc(pos, []expr.Expr{k}))
+	fuseCalcs([]Operator{first, second})
+	if got := len(first.(*calcOp).proj); got != 3 {
+		t.Fatalf("first Calc before a filtering one has %d projections, want 3", got)
+	}
+}
+
+// chainEmitter feeds what it is given to op, which emits to next.
+type chainEmitter struct {
+	op   Operator
+	next Emitter
+}
+
+func (c *chainEmitter) Emit(b *types.Batch) error { return c.op.Process(0, b, c.next) }
+
+// TestCalcFilterWithColumnProjection: a filter over a projection of plain
+// columns (copied, not evaluated) keeps the rows it passes, with the
+// columns picked.
+func TestCalcFilterWithColumnProjection(t *testing.T) {
+	a := expr.NewColumn(0, types.BigInt, "a")
+	b := expr.NewColumn(1, types.BigInt, "b")
+	pos, err := expr.NewCompare(">", a, expr.NewLiteral(types.BigIntValue(0), types.BigInt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := NewCalc(pos, []expr.Expr{b, a})()
+	if err := op.Open(&OpContext{Name: "Calc"}); err != nil {
+		t.Fatal(err)
+	}
+	in := types.NewBatch(2, 8)
+	var want []string
+	for i := range int64(8) {
+		av := i - 4
+		in.Append(types.Insert, []types.Value{types.BigIntValue(av), types.BigIntValue(10 * i)})
+		if av > 0 {
+			want = append(want, types.FormatRow(types.Insert, []types.Value{types.BigIntValue(10 * i), types.BigIntValue(av)}))
+		}
+	}
+	rec := &recorder{}
+	if err := op.Process(0, in, rec); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rec.rows, want) {
+		t.Fatalf("rows %v, want %v", rec.rows, want)
 	}
 }

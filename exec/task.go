@@ -209,6 +209,7 @@ func (t *task) open() error {
 			t.hasTTL = true
 		}
 	}
+	fuseCalcs(t.ops)
 	t.emitters = make([]Emitter, len(t.ops))
 	for i := range t.ops {
 		if i+1 < len(t.ops) {

@@ -63,14 +63,20 @@ type WatermarkSpec struct {
 // reads. When the expression reads only the rowtime column (as every
 // `ts - INTERVAL ...` does), it is taken as non-decreasing in it: the
 // generator keeps only the largest event time seen, one comparison per row,
-// and evaluates the expression once per emission. Otherwise it evaluates
-// the expression on every row and keeps the largest result.
+// and evaluates the expression once per emission. So it does when the
+// rowtime is computed and the expression provably never decreases as the
+// one integer column it reads grows (`TO_TIMESTAMP_LTZ(n / 100, 3) -
+// INTERVAL '1' SECOND`; see nonDecreasingIn): it keeps that column's
+// largest value. Otherwise it evaluates the expression on every row and
+// keeps the largest result.
 type watermarkGen struct {
 	col      int
 	e        expr.Expr
 	onlyCol  bool
-	maxTS    int64 // onlyCol: largest non-NULL event time seen; NoWatermark if none
-	maxWM    int64 // otherwise: largest watermark computed; NoWatermark if none
+	maxTS    int64       // onlyCol: largest non-NULL value of column col seen; NoWatermark if none
+	maxVal   types.Value // onlyCol: that value
+	checked  bool        // onlyCol over a computed rowtime: column col's kind was checked
+	maxWM    int64       // otherwise: largest watermark computed; NoWatermark if none
 	row      []types.Value
 	lastEval int64 // onlyCol: maxTS of the last evaluation
 	lastWM   int64
@@ -79,8 +85,87 @@ type watermarkGen struct {
 func newWatermarkGen(spec *WatermarkSpec, width int) *watermarkGen {
 	g := &watermarkGen{col: spec.Column, e: spec.Expr, maxTS: NoWatermark, maxWM: NoWatermark,
 		lastEval: NoWatermark, lastWM: NoWatermark, row: make([]types.Value, width)}
-	g.onlyCol = readsOnly(spec.Expr, spec.Column)
+	if spec.Column >= 0 {
+		g.onlyCol, g.checked = readsOnly(spec.Expr, spec.Column), true
+		return g
+	}
+	if c, ok := nonDecreasingIn(spec.Expr); ok && c < width {
+		g.col, g.onlyCol = c, true
+	}
 	return g
+}
+
+// Monotonicity of an expression in a column (nonDecreasingIn).
+const (
+	monoNo    = iota // no known order, or reads another column
+	monoConst        // a constant: reads no column
+	monoUp           // non-decreasing in the column
+)
+
+// nonDecreasingIn reports whether e reads exactly one column, and which,
+// and never decreases when that column's (integer) value grows, so that
+// its largest value over rows is its value at the row with the largest
+// column value: the column; a sum of such terms and constants; such a term
+// minus a constant; multiplied or divided (integer division truncates, a
+// non-decreasing step) by a positive integer constant; TO_TIMESTAMP_LTZ
+// of one. NULL in gives NULL out in each, so rows whose column is NULL
+// count for neither.
+func nonDecreasingIn(e expr.Expr) (int, bool) {
+	col := -1
+	var mono func(x expr.Expr) int
+	mono = func(x expr.Expr) int {
+		switch x := x.(type) {
+		case *expr.Column:
+			if col >= 0 && col != x.Index {
+				return monoNo
+			}
+			col = x.Index
+			return monoUp
+		case *expr.Literal:
+			return monoConst
+		case *expr.Arith:
+			l, r := mono(x.L), mono(x.R)
+			if l == monoNo || r == monoNo {
+				return monoNo
+			}
+			switch x.Op {
+			case "+":
+				return max(l, r)
+			case "-":
+				if r == monoConst {
+					return l
+				}
+			case "*", "/":
+				if lit, ok := x.R.(*expr.Literal); ok && positiveInt(lit) {
+					return l
+				}
+				if lit, ok := x.L.(*expr.Literal); ok && x.Op == "*" && positiveInt(lit) {
+					return r
+				}
+			}
+			return monoNo
+		case *expr.TimeFunc:
+			if x.Name != "TO_TIMESTAMP_LTZ" || len(x.Args) == 0 {
+				return monoNo
+			}
+			for _, a := range x.Args[1:] {
+				if _, ok := a.(*expr.Literal); !ok {
+					return monoNo
+				}
+			}
+			return mono(x.Args[0])
+		}
+		return monoNo
+	}
+	if mono(e) != monoUp || col < 0 {
+		return -1, false
+	}
+	return col, true
+}
+
+// positiveInt reports whether l is an integer constant above zero.
+func positiveInt(l *expr.Literal) bool {
+	return !l.V.IsNull() && l.V.Kind().IsInteger() && l.V.Int() > 0
 }
 
 // readsOnly reports whether e reads column col and no other.
@@ -108,15 +193,22 @@ func readsOnly(e expr.Expr, col int) bool {
 
 // observe takes the event times of the rows of b into account.
 func (g *watermarkGen) observe(b *types.Batch) error {
+	if g.onlyCol && !g.checked {
+		if err := g.checkKind(b); err != nil {
+			return err
+		}
+	}
 	if g.onlyCol {
-		w, mx := b.Width, g.maxTS
+		w, mx, at := b.Width, g.maxTS, -1
 		vals := b.Vals
 		for i := g.col; i < len(vals); i += w {
 			if v := vals[i]; !v.IsNull() && v.Int() > mx {
-				mx = v.Int()
+				mx, at = v.Int(), i
 			}
 		}
-		g.maxTS = mx
+		if at >= 0 {
+			g.maxTS, g.maxVal = mx, vals[at]
+		}
 		return nil
 	}
 	for i := range b.Len() {
@@ -127,6 +219,31 @@ func (g *watermarkGen) observe(b *types.Batch) error {
 		if wm > g.maxWM {
 			g.maxWM = wm
 		}
+	}
+	return nil
+}
+
+// checkKind keeps the largest-value shortcut over a computed rowtime only
+// for a column of integers or timestamps (the first non-NULL value of b tells; a column
+// holds one kind): for any other, it evaluates the expression per row from
+// now on, starting from the watermark of the rows seen so far.
+func (g *watermarkGen) checkKind(b *types.Batch) error {
+	for i := g.col; i < len(b.Vals); i += b.Width {
+		v := b.Vals[i]
+		if v.IsNull() {
+			continue
+		}
+		g.checked = true
+		switch v.Kind() {
+		case types.KindInt, types.KindBigInt, types.KindTimestamp, types.KindTimestampLTZ:
+			return nil
+		}
+		wm, err := g.current()
+		if err != nil {
+			return err
+		}
+		g.onlyCol, g.maxWM = false, wm
+		return nil
 	}
 	return nil
 }
@@ -153,7 +270,7 @@ func (g *watermarkGen) current() (int64, error) {
 	if g.maxTS == g.lastEval {
 		return g.lastWM, nil
 	}
-	g.row[g.col] = types.TimestampValue(g.maxTS)
+	g.row[g.col] = g.maxVal
 	wm, err := g.eval(g.row)
 	if err != nil {
 		return 0, err

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -66,7 +67,7 @@ type globalWindowOp struct {
 	out     *types.Batch
 }
 
-// winKey is a key's slot: its open slices and, for a key restored from a
+// winKey is a key's slot: its open slices (sorted by end) and, for a key restored from a
 // checkpoint, the end of the last window it fired then.
 type winKey struct {
 	cells   []winCell
@@ -178,17 +179,13 @@ func (o *globalWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
 		}
 		gi := o.key(row)
 		k := &o.wkeys[gi]
-		ci := int32(-1)
-		for _, c := range k.cells {
-			if c.end == se {
-				ci = c.acc
-				break
-			}
-		}
-		if ci < 0 {
+		var ci int32
+		if j, ok := o.findCell(k.cells, se); ok {
+			ci = k.cells[j].acc
+		} else {
 			ci = o.newCell()
 			k = &o.wkeys[gi]
-			k.cells = append(k.cells, winCell{end: se, acc: ci})
+			k.cells = slices.Insert(k.cells, j, winCell{end: se, acc: ci})
 			o.addToSlice(se, gi)
 		}
 		o.partBuf = append(o.partBuf[:0], row[nk+2].Str()...)
@@ -204,6 +201,32 @@ func (o *globalWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
 		o.st.Changed(gi)
 	}
 	return nil
+}
+
+// findCell returns the index of the cell of the slice ending at se in
+// cells (sorted by end), or where it goes and false. A key's slices are
+// usually consecutive on the slice grid, so the index is first guessed
+// from the first slice's end, then the last is tried, then a binary search
+// finds it.
+func (o *globalWindowOp) findCell(cells []winCell, se int64) (int, bool) {
+	n := len(cells)
+	if n == 0 {
+		return 0, false
+	}
+	switch last := cells[n-1].end; {
+	case se == last:
+		return n - 1, true
+	case se > last:
+		return n, false
+	}
+	if d := se - cells[0].end; d >= 0 {
+		if i := d / o.spec.sliceSize(); i < int64(n) && cells[i].end == se {
+			return int(i), true
+		}
+	}
+	return slices.BinarySearchFunc(cells, se, func(c winCell, se int64) int {
+		return cmp.Compare(c.end, se)
+	})
 }
 
 // key returns the slot of row's key (its first nk columns), making it if
@@ -410,15 +433,13 @@ func (o *globalWindowOp) fire(end int64, out Emitter) error {
 func (o *globalWindowOp) dropSlice(se int64) error {
 	for _, gi := range o.slices[se] {
 		k := &o.wkeys[gi]
-		for j, c := range k.cells {
-			if c.end == se {
-				for _, acc := range o.accs {
-					acc.reset(c.acc)
-				}
-				o.free = append(o.free, c.acc)
-				k.cells = slices.Delete(k.cells, j, j+1)
-				break
+		if j, ok := o.findCell(k.cells, se); ok {
+			c := k.cells[j]
+			for _, acc := range o.accs {
+				acc.reset(c.acc)
 			}
+			o.free = append(o.free, c.acc)
+			k.cells = slices.Delete(k.cells, j, j+1)
 		}
 		if len(k.cells) == 0 {
 			if err := o.removeKey(gi); err != nil {
@@ -528,7 +549,11 @@ func (o *globalWindowOp) LoadRecord(key, rec []byte) (int32, error) {
 				return 0, err
 			}
 		}
-		o.wkeys[gi].cells = append(o.wkeys[gi].cells, winCell{end: end, acc: ci})
+		j, dup := o.findCell(o.wkeys[gi].cells, end)
+		if dup {
+			return 0, fmt.Errorf("%w: slice %d twice", errWindowRecord, end)
+		}
+		o.wkeys[gi].cells = slices.Insert(o.wkeys[gi].cells, j, winCell{end: end, acc: ci})
 		o.addToSlice(end, gi)
 	}
 	return gi, nil

@@ -77,7 +77,8 @@ type localWindowAggOp struct {
 	free    []int32       // numbers of flushed groups, for reuse
 	held    int           // groups held
 
-	intKey  int // the key column when there is exactly one, else -1
+	step    int64 // the slice size
+	intKey  int   // the key column when there is exactly one, else -1
 	maxCol  int
 	gis     []int32
 	keyBuf  []byte
@@ -113,7 +114,7 @@ func (o *localWindowAggOp) Open(ctx *OpContext) error {
 	}
 	o.maxCol = -1
 	if !o.group {
-		o.maxCol = o.spec.TimeCol
+		o.maxCol, o.step = o.spec.TimeCol, o.spec.sliceSize()
 	}
 	for _, k := range o.keys {
 		o.maxCol = max(o.maxCol, k)
@@ -238,7 +239,12 @@ func (o *localWindowAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 			o.late.Add(1) // no event time: no window takes it
 			continue
 		}
-		gi := o.group1(o.slice(o.spec.SliceEnd(v.Int())), row)
+		ts := v.Int()
+		sl := o.last
+		if sl == nil || ts >= sl.end || ts < sl.end-o.step {
+			sl = o.slice(o.spec.SliceEnd(ts)) // not the previous row's slice
+		}
+		gi := o.group1(sl, row)
 		o.rows[gi]++
 		gis[i] = gi
 	}
@@ -356,9 +362,7 @@ func (o *localWindowAggOp) release(s *localSlice) {
 	}
 	o.held -= len(s.members)
 	s.members = s.members[:0]
-	if s.ints.Len() > 0 {
-		s.ints = state.NewIntTable()
-	}
+	s.ints.Reset()
 	if len(s.groups) > 0 {
 		clear(s.groups)
 	}

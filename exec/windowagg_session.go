@@ -46,7 +46,7 @@ type sessionWindowOp struct {
 	nLive    int
 	nCells   int32
 	free     []int32
-	due      sessTimers // (end, key slot) of sessions, some stale, by end
+	due      sessQueue // (end, key slot) of sessions, some stale, by end
 	wm       int64
 	maxCol   int
 
@@ -56,13 +56,51 @@ type sessionWindowOp struct {
 	out     *types.Batch
 }
 
-// sessKey is a key's slot: its open sessions.
+// sessKey is a key's slot: its open sessions, in no order (see at). A key
+// usually has one, which is kept in the slot itself (first), so that a row
+// or a firing reads one place, not two.
 type sessKey struct {
-	sess    []openSession
+	first   openSession
+	more    []openSession // sessions 1..n-1
+	n       int32         // open sessions
 	keyInt  int64
 	keyKind types.Kind
 	inInts  bool
 }
+
+// at returns the key's session j (j < n).
+func (k *sessKey) at(j int) *openSession {
+	if j == 0 {
+		return &k.first
+	}
+	return &k.more[j-1]
+}
+
+// add appends session s and returns its index.
+func (k *sessKey) add(s openSession) int {
+	if k.n == 0 {
+		k.first = s
+	} else {
+		k.more = append(k.more, s)
+	}
+	k.n++
+	return int(k.n) - 1
+}
+
+// remove deletes session j; the later ones move down one.
+func (k *sessKey) remove(j int) {
+	switch {
+	case j > 0:
+		k.more = append(k.more[:j-1], k.more[j:]...)
+	case k.n > 1:
+		k.first = k.more[0]
+		k.more = append(k.more[:0], k.more[1:]...)
+	}
+	k.n--
+}
+
+// reset forgets every session.
+func (k *sessKey) reset() { k.n, k.more = 0, k.more[:0] }
 
 // openSession is a key's open session [start, end) and its accumulator group.
 type openSession struct {
@@ -92,6 +130,91 @@ func (h *sessTimers) push(t sessTimer) {
 		q[p], q[i] = q[i], q[p]
 		i = p
 	}
+}
+
+// sessQueue orders session timers by end. The rows of each input channel
+// come mostly in event-time order, and the channels' batches interleave,
+// so the timers come as a few interleaved runs in order of end: a timer is
+// appended to the run whose last end is the greatest not above its own
+// (no heap work), starts a run when there are fewer than sessQueueRuns,
+// else goes to a heap. The next timer is the least of the runs' heads and
+// the heap's top.
+type sessQueue struct {
+	heap  sessTimers
+	runs  [][]sessTimer // timers in order of end, each from heads[i]
+	heads []int
+}
+
+// sessQueueRuns bounds the runs of a sessQueue.
+const sessQueueRuns = 4
+
+// push adds timer t.
+func (q *sessQueue) push(t sessTimer) {
+	best, empty := -1, -1
+	for i, r := range q.runs {
+		if len(r) == q.heads[i] {
+			empty = i
+			continue
+		}
+		if tail := r[len(r)-1].end; tail <= t.end && (best < 0 || tail > q.runs[best][len(q.runs[best])-1].end) {
+			best = i
+		}
+	}
+	switch {
+	case best >= 0:
+	case empty >= 0:
+		best = empty
+	case len(q.runs) < sessQueueRuns:
+		q.runs, q.heads = append(q.runs, nil), append(q.heads, 0)
+		best = len(q.runs) - 1
+	default:
+		q.heap.push(t)
+		return
+	}
+	q.runs[best] = append(q.runs[best], t)
+}
+
+// next returns the timer with the least end and where it is (-1: the
+// heap, else a run), or false if there is none.
+func (q *sessQueue) next() (sessTimer, int, bool) {
+	var best sessTimer
+	from, ok := -1, false
+	if len(q.heap) > 0 {
+		best, ok = q.heap[0], true
+	}
+	for ch, r := range q.runs {
+		if h := q.heads[ch]; h < len(r) && (!ok || r[h].end < best.end) {
+			best, from, ok = r[h], ch, true
+		}
+	}
+	return best, from, ok
+}
+
+// drop removes the timer next returned from from.
+func (q *sessQueue) drop(from int) {
+	if from < 0 {
+		q.heap.pop()
+		return
+	}
+	h := q.heads[from] + 1
+	r := q.runs[from]
+	switch {
+	case h == len(r):
+		q.runs[from], h = r[:0], 0
+	case h >= 1024 && 2*h >= len(r):
+		n := copy(r, r[h:])
+		q.runs[from], h = r[:n], 0
+	}
+	q.heads[from] = h
+}
+
+// len returns the number of timers.
+func (q *sessQueue) len() int {
+	n := len(q.heap)
+	for ch, r := range q.runs {
+		n += len(r) - q.heads[ch]
+	}
+	return n
 }
 
 func (h *sessTimers) pop() sessTimer {
@@ -216,8 +339,9 @@ func (o *sessionWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
 		gi, found := o.findKey(row)
 		first := -1 // the first session the row's window overlaps or touches
 		if found {
-			for j, s := range o.skeys[gi].sess {
-				if s.start <= ts+gap && s.end >= ts {
+			k := &o.skeys[gi]
+			for j := range int(k.n) {
+				if s := k.at(j); s.start <= ts+gap && s.end >= ts {
 					first = j
 					break
 				}
@@ -234,16 +358,15 @@ func (o *sessionWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
 		if first < 0 {
 			acc := o.newCell()
 			k = &o.skeys[gi]
-			k.sess = append(k.sess, openSession{start: ts, end: ts + gap, acc: acc})
-			first = len(k.sess) - 1
+			first = k.add(openSession{start: ts, end: ts + gap, acc: acc})
 			o.due.push(sessTimer{end: ts + gap, slot: gi})
 		} else {
-			s := &k.sess[first]
+			s := k.at(first)
 			oldEnd := s.end
 			s.start, s.end = min(s.start, ts), max(s.end, ts+gap)
 			// Merge the later sessions the grown window now touches.
-			for j := first + 1; j < len(k.sess); {
-				t := k.sess[j]
+			for j := first + 1; j < int(k.n); {
+				t := *k.at(j)
 				if t.start > s.end || t.end < s.start {
 					j++
 					continue
@@ -254,14 +377,14 @@ func (o *sessionWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
 				}
 				o.free = append(o.free, t.acc)
 				s.start, s.end = min(s.start, t.start), max(s.end, t.end)
-				k.sess = append(k.sess[:j], k.sess[j+1:]...)
-				s = &k.sess[first]
+				k.remove(j)
+				s = k.at(first)
 			}
 			if s.end != oldEnd {
 				o.due.push(sessTimer{end: s.end, slot: gi})
 			}
 		}
-		cell := k.sess[first].acc
+		cell := k.at(first).acc
 		for j, acc := range o.accs {
 			var v types.Value
 			if a := o.calls[j].Arg; a >= 0 {
@@ -312,7 +435,8 @@ func (o *sessionWindowOp) newKey(row []types.Value, inInts bool, encoded []byte)
 		o.skeys = append(o.skeys, sessKey{})
 	}
 	k := &o.skeys[gi]
-	k.sess, k.inInts = k.sess[:0], inInts
+	k.reset()
+	k.inInts = inInts
 	o.nLive++
 	if inInts {
 		v := row[o.keys[0]]
@@ -360,7 +484,7 @@ func (o *sessionWindowOp) removeKey(gi int32) error {
 		o.keyStr[gi] = ""
 		clear(o.keyVals[int(gi)*nk : int(gi+1)*nk])
 	}
-	k.sess = k.sess[:0]
+	k.reset()
 	o.freeKeys = append(o.freeKeys, gi)
 	o.nLive--
 	return nil
@@ -393,12 +517,16 @@ func (o *sessionWindowOp) ProcessWatermark(wm int64, out Emitter) error {
 		ts = types.TimestampLTZValue
 	}
 	nk := len(o.keys)
-	for len(o.due) > 0 && o.due[0].end-1 <= o.wm {
-		t := o.due.pop()
+	for {
+		t, from, ok := o.due.next()
+		if !ok || t.end-1 > o.wm {
+			break
+		}
+		o.due.drop(from)
 		k := &o.skeys[t.slot]
 		at := -1
-		for j, s := range k.sess {
-			if s.end == t.end {
+		for j := range int(k.n) {
+			if k.at(j).end == t.end {
 				at = j
 				break
 			}
@@ -406,7 +534,7 @@ func (o *sessionWindowOp) ProcessWatermark(wm int64, out Emitter) error {
 		if at < 0 {
 			continue // stale: the session merged or grew
 		}
-		s := k.sess[at]
+		s := *k.at(at)
 		row := growRow(o.out, types.Insert)
 		copy(row, o.keyValues(t.slot))
 		row[nk], row[nk+1], row[nk+2] = ts(s.start), ts(s.end), ts(s.end-1)
@@ -415,8 +543,8 @@ func (o *sessionWindowOp) ProcessWatermark(wm int64, out Emitter) error {
 			acc.reset(s.acc)
 		}
 		o.free = append(o.free, s.acc)
-		k.sess = append(k.sess[:at], k.sess[at+1:]...)
-		if len(k.sess) == 0 {
+		k.remove(at)
+		if k.n == 0 {
 			if err := o.removeKey(t.slot); err != nil {
 				return err
 			}
@@ -467,8 +595,9 @@ func (o *sessionWindowOp) AppendRecord(dst []byte, gi int32) []byte {
 	dst = append(dst, sessionStateVersion)
 	dst = binary.AppendUvarint(dst, ints)
 	dst = binary.AppendUvarint(dst, ltz)
-	dst = binary.AppendUvarint(dst, uint64(len(k.sess)))
-	for _, s := range k.sess {
+	dst = binary.AppendUvarint(dst, uint64(k.n))
+	for j := range int(k.n) {
+		s := k.at(j)
 		dst = binary.AppendVarint(dst, s.start)
 		dst = binary.AppendVarint(dst, s.end)
 		at := len(dst)
@@ -527,7 +656,7 @@ func (o *sessionWindowOp) LoadRecord(key, rec []byte) (int32, error) {
 				return 0, err
 			}
 		}
-		o.skeys[gi].sess = append(o.skeys[gi].sess, s)
+		o.skeys[gi].add(s)
 		o.due.push(sessTimer{end: s.end, slot: gi})
 	}
 	return gi, nil
@@ -548,6 +677,6 @@ func (o *sessionWindowOp) Finish(Emitter) error { return nil }
 
 // Close implements Operator.
 func (o *sessionWindowOp) Close() error {
-	o.skeys, o.keyVals, o.keyStr, o.accs, o.due = nil, nil, nil, nil, nil
+	o.skeys, o.keyVals, o.keyStr, o.accs, o.due = nil, nil, nil, nil, sessQueue{}
 	return nil
 }

@@ -255,8 +255,8 @@ func TestSessionWindowsMatchGo(t *testing.T) {
 			if err := op.ProcessWatermark(MaxWatermark, out); err != nil {
 				t.Fatal(err)
 			}
-			if nk, ns := op.stateSize(); nk != 0 || ns != 0 || len(op.due) != 0 {
-				t.Fatalf("after every session fired: %d keys, %d sessions, %d timers", nk, ns, len(op.due))
+			if nk, ns := op.stateSize(); nk != 0 || ns != 0 || op.due.len() != 0 {
+				t.Fatalf("after every session fired: %d keys, %d sessions, %d timers", nk, ns, op.due.len())
 			}
 			var want []string
 			for k, evs := range byKey {

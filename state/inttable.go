@@ -113,5 +113,20 @@ func (t *IntTable) Del(k int64) {
 	t.slots[i] = intSlot{}
 }
 
+// Reset empties the table. It keeps the slots (cleared) when they are at
+// most four times what its last contents needed, so a table refilled with
+// about as many keys does not grow again; otherwise it shrinks back.
+func (t *IntTable) Reset() {
+	if t.n == 0 {
+		return
+	}
+	if len(t.slots) > 8*max(t.n, intTableMinSlots/2) {
+		t.init(intTableMinSlots)
+		return
+	}
+	clear(t.slots)
+	t.n = 0
+}
+
 // Len returns the number of keys.
 func (t *IntTable) Len() int { return t.n }

@@ -55,3 +55,39 @@ func TestIntTableAgainstMap(t *testing.T) {
 		})
 	}
 }
+
+// TestIntTableReset: Reset empties the table; refilled with as many keys
+// it keeps its slots (no growth), and after a burst it shrinks back.
+func TestIntTableReset(t *testing.T) {
+	tb := NewIntTable()
+	for k := range int64(1000) {
+		tb.Put(k*7, int32(k))
+	}
+	slots := len(tb.slots)
+	tb.Reset()
+	if tb.Len() != 0 {
+		t.Fatalf("len %d after reset", tb.Len())
+	}
+	for k := range int64(1000) {
+		if _, ok := tb.Get(k * 7); ok {
+			t.Fatalf("key %d still there after reset", k*7)
+		}
+	}
+	for k := range int64(1000) {
+		tb.Put(k*3, int32(k+1))
+	}
+	if len(tb.slots) != slots {
+		t.Fatalf("%d slots after refilling, want the %d kept", len(tb.slots), slots)
+	}
+	for k := range int64(1000) {
+		if g, ok := tb.Get(k * 3); !ok || g != int32(k+1) {
+			t.Fatalf("get(%d) = %d, %v", k*3, g, ok)
+		}
+	}
+	tb.Reset()
+	tb.Put(1, 1)
+	tb.Reset() // one key in many slots: shrinks
+	if len(tb.slots) != intTableMinSlots {
+		t.Fatalf("%d slots after a reset with one key, want %d", len(tb.slots), intTableMinSlots)
+	}
+}
