@@ -1,5 +1,5 @@
 -- SQL conveniences, all in one job: VALUES, SELECT without FROM, WITH,
--- INTERSECT and EXCEPT, ORDER BY … LIMIT, ORDER BY a rowtime,
+-- INTERSECT and EXCEPT (also ALL), ORDER BY … LIMIT, ORDER BY a rowtime,
 -- CREATE TABLE … LIKE, ALTER TABLE … SET, and a statement set.
 --
 --   go run ./cmd/weir run examples/sql_basics.sql
@@ -29,6 +29,7 @@ CREATE TABLE ticks (n BIGINT, ts AS TO_TIMESTAMP_LTZ(n * 1000, 3),
 CREATE TABLE values_out (id INT, name STRING) WITH ('connector' = 'print', 'print-identifier' = 'values');
 CREATE TABLE intersect_out WITH ('print-identifier' = 'intersect') LIKE values_out;
 CREATE TABLE except_out WITH ('print-identifier' = 'except') LIKE values_out;
+CREATE TABLE intersect_all_out WITH ('print-identifier' = 'intersect_all') LIKE values_out;
 CREATE TABLE top3_out (n BIGINT, v BIGINT) WITH ('connector' = 'print', 'print-identifier' = 'top3');
 CREATE TABLE sorted_out (n BIGINT, ts TIMESTAMP_LTZ(3)) WITH ('connector' = 'print', 'print-identifier' = 'sorted');
 
@@ -40,6 +41,12 @@ INSERT INTO intersect_out
 WITH l AS (SELECT * FROM (VALUES (1, 'a'), (2, 'b'), (2, 'b'), (3, 'c')) AS t(id, name)),
      r AS (SELECT * FROM (VALUES (2, 'b'), (3, 'c'), (4, 'd')) AS t(id, name))
 SELECT id, name FROM l INTERSECT SELECT id, name FROM r;
+
+-- INTERSECT ALL keeps duplicates: (2, 'b') three times on the left and
+-- twice on the right is in the result twice, (3, 'c') once.
+INSERT INTO intersect_all_out
+SELECT * FROM (VALUES (1, 'a'), (2, 'b'), (2, 'b'), (2, 'b'), (3, 'c')) AS l(id, name)
+INTERSECT ALL SELECT * FROM (VALUES (2, 'b'), (2, 'b'), (3, 'c'), (3, 'c')) AS r(id, name);
 
 -- A statement set: its INSERTs run as one job (in a file they all do).
 EXECUTE STATEMENT SET BEGIN

@@ -98,11 +98,11 @@ func renameColumns(n Node, names []string, pos parser.Pos, what string) (Node, e
 // planner rewrites them: both inputs tagged and unioned, grouped by all
 // columns with a count of each side's rows, filtered on the counts (both
 // > 0; EXCEPT: left > 0, right = 0). The result is the distinct rows; it
-// updates as the inputs do (a GROUP BY's changelog, filtered).
+// updates as the inputs do (a GROUP BY's changelog, filtered). With ALL,
+// each row is replicated instead (Flink's replicate_rows) as many times as
+// LEAST(left, right) (INTERSECT ALL) or left - right (EXCEPT ALL) says: a
+// change of a count retracts the old copies and adds the new ones.
 func (b *binder) bindIntersectExcept(n *parser.SetOp) (Node, error) {
-	if n.All {
-		return nil, parser.Errorf(n.Pos, "%s ALL is not supported yet: %s (distinct) is", n.Op, n.Op)
-	}
 	l, err := b.bindQuery(n.Left)
 	if err != nil {
 		return nil, err
@@ -171,6 +171,24 @@ func (b *binder) bindIntersectExcept(n *parser.SetOp) (Node, error) {
 		Names: append(ls.Names(), "$left_count", "$right_count")}
 	zero := expr.NewLiteral(types.BigIntValue(0), count)
 	lc, rc := expr.NewColumn(width, sumType, "$left_count"), expr.NewColumn(width+1, sumType, "$right_count")
+	out := agg.Schema()
+	if n.All {
+		var copies expr.Expr
+		if n.Op == "EXCEPT" {
+			copies, err = expr.NewArith("-", lc, rc)
+		} else {
+			copies, err = expr.NewCall("LEAST", []expr.Expr{lc, rc})
+		}
+		if err != nil {
+			return nil, err
+		}
+		exprs := make([]expr.Expr, width+1)
+		for i := range width {
+			exprs[i] = expr.NewColumn(i, out.Columns[i].Type, out.Columns[i].Name)
+		}
+		exprs[width] = copies
+		return &Replicate{Input: &Project{Input: agg, Exprs: exprs, Names: append(ls.Names(), "$copies")}}, nil
+	}
 	hasLeft, err := expr.NewCompare(">", lc, zero)
 	if err != nil {
 		return nil, err
@@ -188,7 +206,6 @@ func (b *binder) bindIntersectExcept(n *parser.SetOp) (Node, error) {
 		return nil, err
 	}
 	exprs := make([]expr.Expr, width)
-	out := agg.Schema()
 	for i := range exprs {
 		exprs[i] = expr.NewColumn(i, out.Columns[i].Type, out.Columns[i].Name)
 	}

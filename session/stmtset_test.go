@@ -192,12 +192,23 @@ func TestSQLBasicsExample(t *testing.T) {
 			}
 		}
 	}
+	// INTERSECT ALL is a retracting changelog of duplicates: applied, its
+	// multiset.
+	var allLines strings.Builder
+	for _, l := range got["intersect_all"] {
+		allLines.WriteString(l + "\n")
+	}
+	got["intersect_all"] = nil
+	for _, r := range sortedRows(applyChangelog(t, allLines.String())) {
+		got["intersect_all"] = append(got["intersect_all"], "+I"+r)
+	}
 	want := map[string][]string{
-		"values":    {"+I[1, one]", "+I[2, two]", "+I[3, THREE]"},
-		"intersect": {"+I[2, b]", "+I[3, c]"},
-		"except":    {"+I[1, a]", "+I[3, c]"},
-		"top3":      top3,
-		"sorted":    sorted,
+		"intersect_all": {"+I[2, b]", "+I[2, b]", "+I[3, c]"},
+		"values":        {"+I[1, one]", "+I[2, two]", "+I[3, THREE]"},
+		"intersect":     {"+I[2, b]", "+I[3, c]"},
+		"except":        {"+I[1, a]", "+I[3, c]"},
+		"top3":          top3,
+		"sorted":        sorted,
 	}
 	for name, w := range want {
 		g := got[name]
