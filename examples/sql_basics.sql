@@ -1,5 +1,5 @@
 -- SQL conveniences, all in one job: VALUES, SELECT without FROM, WITH,
--- INTERSECT and EXCEPT (also ALL), ORDER BY … LIMIT, ORDER BY a rowtime,
+-- INTERSECT and EXCEPT (also ALL), ORDER BY … LIMIT, OFFSET … FETCH, ORDER BY a rowtime,
 -- CREATE TABLE … LIKE, ALTER TABLE … SET, and a statement set.
 --
 --   go run ./cmd/weir run examples/sql_basics.sql
@@ -31,6 +31,7 @@ CREATE TABLE intersect_out WITH ('print-identifier' = 'intersect') LIKE values_o
 CREATE TABLE except_out WITH ('print-identifier' = 'except') LIKE values_out;
 CREATE TABLE intersect_all_out WITH ('print-identifier' = 'intersect_all') LIKE values_out;
 CREATE TABLE top3_out (n BIGINT, v BIGINT) WITH ('connector' = 'print', 'print-identifier' = 'top3');
+CREATE TABLE next3_out WITH ('print-identifier' = 'next3') LIKE top3_out;
 CREATE TABLE sorted_out (n BIGINT, ts TIMESTAMP_LTZ(3)) WITH ('connector' = 'print', 'print-identifier' = 'sorted');
 
 INSERT INTO values_out VALUES (1, 'one'), (2, 'two');
@@ -54,6 +55,8 @@ INSERT INTO except_out SELECT * FROM (VALUES (1, 'a'), (2, 'b'), (3, 'c')) AS l(
   EXCEPT SELECT * FROM (VALUES (2, 'b')) AS r(id, name);
 -- The three largest v (bounded input: sorted, insert-only).
 INSERT INTO top3_out SELECT n, v FROM nums ORDER BY v DESC, n LIMIT 3;
+-- The next three: OFFSET skips the first rows, FETCH is LIMIT's standard form.
+INSERT INTO next3_out SELECT n, v FROM nums ORDER BY v DESC, n OFFSET 3 ROWS FETCH NEXT 3 ROWS ONLY;
 END;
 
 -- Rows in event-time order, each emitted once the watermark passes it.

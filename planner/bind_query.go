@@ -302,7 +302,7 @@ func (b *binder) bindOrderLimit(n *parser.OrderLimit) (Node, error) {
 	if len(n.Order) > 0 {
 		pos = n.Order[0].Pos
 	}
-	node = &Sort{Input: node, Order: order, Limit: max(n.Limit, 0), Pos: pos}
+	node = &Sort{Input: node, Order: order, Limit: max(n.Limit, 0), Offset: n.Offset, Pos: pos}
 	if len(extra) == 0 && len(hidden) == 0 {
 		return node, nil
 	}
