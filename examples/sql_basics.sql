@@ -1,6 +1,7 @@
 -- SQL conveniences, all in one job: VALUES, SELECT without FROM, WITH,
 -- INTERSECT and EXCEPT (also ALL), ORDER BY … LIMIT, OFFSET … FETCH, ORDER BY a rowtime,
--- CREATE TABLE … LIKE, ALTER TABLE … SET, and a statement set.
+-- CREATE TABLE … LIKE, ALTER TABLE … SET, a statement set, and the rows of a
+-- processing-time window TVF.
 --
 --   go run ./cmd/weir run examples/sql_basics.sql
 --
@@ -61,3 +62,11 @@ END;
 
 -- Rows in event-time order, each emitted once the watermark passes it.
 INSERT INTO sorted_out SELECT n, ts FROM ticks ORDER BY ts;
+
+-- A processing-time window TVF's rows: each row with the 1-minute window
+-- of the clock when it is read (window_start changes from run to run).
+CREATE TABLE clock (n BIGINT, pt AS PROCTIME()) WITH (
+  'connector' = 'datagen', 'fields.n.kind' = 'sequence',
+  'fields.n.start' = '1', 'fields.n.end' = '3');
+CREATE TABLE minutes_out (n BIGINT, window_start TIMESTAMP_LTZ(3)) WITH ('connector' = 'print', 'print-identifier' = 'minutes');
+INSERT INTO minutes_out SELECT n, window_start FROM TABLE(TUMBLE(TABLE clock, DESCRIPTOR(pt), INTERVAL '1' MINUTE));

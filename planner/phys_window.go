@@ -260,12 +260,8 @@ func (p *windowAggNode) addTo(b *graphBuilder, id string, ins [][]outlet) ([]out
 // CUMULATE in event time); SESSION and processing-time windows can only be
 // aggregated so far.
 func (x *WindowTVF) lower(b *physBuilder, kids []physNode) (physNode, error) {
-	if x.Spec.Kind == exec.WindowSession || x.Spec.Proctime {
-		what := "SESSION window TVF"
-		if x.Spec.Proctime {
-			what = "window TVF over processing time"
-		}
-		return nil, parser.Errorf(b.pos, "the rows of a %s can only be aggregated so far: GROUP BY window_start, window_end", what)
+	if x.Spec.Kind == exec.WindowSession {
+		return nil, parser.Errorf(b.pos, "the rows of a SESSION window TVF can only be aggregated so far: GROUP BY window_start, window_end")
 	}
 	return (&WindowAssign{TVF: x}).lower(b, kids)
 }
