@@ -62,3 +62,12 @@ GROUP BY window_start, window_end, GROUPING SETS ((category), ());
 INSERT INTO windowed_rows
 SELECT order_id, window_start, window_end
 FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '15' MINUTE, INTERVAL '30' MINUTE));
+
+-- A composite column: ROLLUP ((customer, category)) keeps or leaves out
+-- the pair as one, so there are the per-pair counts and the grand total
+-- (no per-customer subtotal). GROUP_ID() numbers repeats of a grouping
+-- set (here none: 0).
+CREATE TABLE pairs (customer STRING, category STRING, dup BIGINT, orders BIGINT)
+  WITH ('connector' = 'print', 'print-identifier' = 'pairs', 'sink.parallelism' = '1');
+INSERT INTO pairs
+SELECT customer, category, GROUP_ID(), COUNT(*) FROM orders GROUP BY ROLLUP ((customer, category));

@@ -42,3 +42,9 @@ FROM people;
 -- Grouping by a field of a nested ROW.
 CREATE TABLE by_city (city STRING, people BIGINT) WITH ('connector' = 'print');
 INSERT INTO by_city SELECT `person`.`addr`.`city`, COUNT(*) FROM people GROUP BY `person`.`addr`.`city`;
+
+-- ROWs order field by field (a NULL field lowest): by age, then name,
+-- oldest first; Chen (41), Dee and Ann (34), Bob (27), then id 4, whose
+-- person is NULL.
+CREATE TABLE by_age (id BIGINT, age_name ROW<age INT, name STRING>) WITH ('connector' = 'print', 'print-identifier' = 'by_age');
+INSERT INTO by_age SELECT id, (person.age, person.name) FROM people ORDER BY (person.age, person.name) DESC;

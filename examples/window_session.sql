@@ -30,3 +30,12 @@ INSERT INTO sessions
 SELECT usr, window_start, window_end, COUNT(*), COUNT(DISTINCT page)
 FROM TABLE(SESSION(TABLE views PARTITION BY usr, DESCRIPTOR(ts), INTERVAL '1' MINUTE))
 GROUP BY usr, window_start, window_end;
+
+-- The views themselves, each with its session's final bounds (no
+-- aggregation): printed, in time order, when the session closes.
+CREATE TABLE session_views (usr STRING, page STRING, ts TIMESTAMP(3), session_start TIMESTAMP(3), session_end TIMESTAMP(3))
+WITH ('connector' = 'print', 'print-identifier' = 'views');
+
+INSERT INTO session_views
+SELECT usr, page, ts, window_start, window_end
+FROM TABLE(SESSION(TABLE views PARTITION BY usr, DESCRIPTOR(ts), INTERVAL '1' MINUTE));

@@ -22,7 +22,10 @@ type SortSpec struct {
 	// Limit > 0 keeps only the first Limit rows (of a bounded input, at
 	// its end: ORDER BY … LIMIT n in batch).
 	Limit int64
-	Kinds []types.Kind // the input's column kinds
+	// Offset > 0 leaves out the first Offset rows it would emit (OFFSET m
+	// on a bounded input; with a Limit, it counts them).
+	Offset int64
+	Kinds  []types.Kind // the input's column kinds
 }
 
 // NewSort returns the operator of ORDER BY without LIMIT. With a rowtime
@@ -150,6 +153,11 @@ func (o *sortOp) emitUpTo(upTo int64, out Emitter) error {
 	o.done = o.done[:0]
 	codec := state.Values{Kinds: o.spec.Kinds}
 	var emitErr error
+	skip := int64(0)
+	if o.spec.TimeCol < 0 {
+		// Without a time column this runs once, at the end of input.
+		skip = o.spec.Offset
+	}
 	err := o.rows.Ascend(func(k, v []byte) (bool, error) {
 		row, err := codec.Decode(v)
 		if err != nil {
@@ -159,6 +167,10 @@ func (o *sortOp) emitUpTo(upTo int64, out Emitter) error {
 			return false, nil
 		}
 		o.done = append(o.done, append([]byte(nil), k...))
+		if skip > 0 {
+			skip--
+			return true, nil
+		}
 		o.out.Append(types.Insert, row)
 		if o.out.Len() >= 1024 {
 			if emitErr = out.Emit(o.out); emitErr != nil {

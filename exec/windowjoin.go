@@ -3,6 +3,7 @@ package exec
 import (
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/types"
@@ -10,7 +11,8 @@ import (
 
 // NewWindowAssign returns the constructor of a stateless operator that
 // gives each row of its (insert-only) input the windows of spec (TUMBLE,
-// HOP or CUMULATE, by the rowtime column spec.TimeCol) its time falls in:
+// HOP or CUMULATE, by the rowtime column spec.TimeCol, or with
+// spec.Proctime by the subtask's clock) its time falls in:
 // one output row per window, the input columns followed by window_start,
 // window_end and window_time (window_end - 1 ms), as the window TVF's rows
 // are. A row with a NULL time is in no window: it is dropped and counted
@@ -28,8 +30,8 @@ type windowAssignOp struct {
 
 // Open implements Operator.
 func (o *windowAssignOp) Open(ctx *OpContext) error {
-	if o.spec.Kind == WindowSession || o.spec.Proctime {
-		return fmt.Errorf("window assign: %s windows in %s are not supported", o.spec.Kind, map[bool]string{true: "processing time", false: "event time"}[o.spec.Proctime])
+	if o.spec.Kind == WindowSession {
+		return fmt.Errorf("window assign: %s windows are not supported", o.spec.Kind)
 	}
 	o.late = ctx.Late
 	return nil
@@ -45,12 +47,21 @@ func (o *windowAssignOp) Process(_ int, b *types.Batch, out Emitter) error {
 	if o.spec.LTZ {
 		ts = types.TimestampLTZValue
 	}
+	// In processing time a row's windows are those of the subtask's clock
+	// when it is assigned (read once a batch), as Flink's.
+	var now types.Value
+	if o.spec.Proctime {
+		now = types.TimestampLTZValue(time.Now().UnixMilli())
+	}
 	for i := range b.Len() {
 		if b.Kinds[i] != types.Insert {
 			return fmt.Errorf("window TVF: %s row on an insert-only input", b.Kinds[i])
 		}
 		row := b.Row(i)
-		tv := row[o.spec.TimeCol]
+		tv := now
+		if !o.spec.Proctime {
+			tv = row[o.spec.TimeCol]
+		}
 		if tv.IsNull() {
 			if o.late != nil {
 				o.late.Add(1)

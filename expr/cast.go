@@ -45,6 +45,11 @@ func NewCastIn(x Expr, t types.Type, loc *time.Location) (Expr, error) {
 		return &Cast{X: x, T: t, Loc: loc}, nil
 	}
 	if isComposite(to) && from != types.KindNull {
+		if from == types.KindVarchar {
+			// Flink's casting rules have none from a string to a
+			// constructed type either.
+			return nil, fmt.Errorf("cannot cast %s to %s: a string does not convert to a ROW, ARRAY or MAP (as in Flink); build one with ROW(…), ARRAY[…] or MAP[…], or read it from json", x.Type().Name(), t.Name())
+		}
 		return nil, fmt.Errorf("cannot cast %s to %s", x.Type().Name(), t.Name())
 	}
 	ok := from == to || from == types.KindNull || to == types.KindVarchar || from == types.KindVarchar ||

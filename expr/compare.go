@@ -83,6 +83,13 @@ func (c *Compare) Eval(row []types.Value) (types.Value, error) {
 	if err != nil || r.IsNull() {
 		return types.Value{}, err
 	}
+	if c.composite && c.Op != "=" && c.Op != "<>" {
+		o, unknown := rowOrder(l, r)
+		if unknown {
+			return types.Value{}, nil
+		}
+		return types.BoolValue(c.want(o)), nil
+	}
 	if c.composite {
 		eq, unknown := compositeEqual(l, r)
 		if unknown {
@@ -136,13 +143,54 @@ func hasNull(v types.Value) bool {
 	return found
 }
 
-// alignComposites checks a comparison of ROW, ARRAY or MAP values: only
-// = and <> (as Flink), of values converted to one type, so that equal
-// values have equal bytes.
+// rowOrder compares two ROWs of one type field by field, as SQL compares
+// row values: the first pair of fields that differ decides; a NULL field
+// met before that makes the result unknown (NULL).
+func rowOrder(a, b types.Value) (c int, unknown bool) {
+	for i := range min(a.Len(), b.Len()) {
+		x, y := a.Field(i), b.Field(i)
+		switch {
+		case x.IsNull() || y.IsNull():
+			return 0, true
+		case x.Kind() == types.KindRow:
+			if c, u := rowOrder(x, y); u || c != 0 {
+				return c, u
+			}
+		default:
+			if c := types.Compare(x, y); c != 0 {
+				return c, false
+			}
+		}
+	}
+	return 0, false
+}
+
+// RowOrderable reports whether values of type t can be ordered: a ROW
+// whose fields (at any depth) are neither ARRAY nor MAP.
+func RowOrderable(t types.Type) bool {
+	if t.Kind != types.KindRow {
+		return t.Kind != types.KindArray && t.Kind != types.KindMap
+	}
+	for _, f := range t.Fields() {
+		if !RowOrderable(f.Type) {
+			return false
+		}
+	}
+	return true
+}
+
+// alignComposites checks a comparison of ROW, ARRAY or MAP values: = and
+// <> for all of them (as Flink), < <= > >= for ROWs (field by field, see
+// rowOrder), of values converted to one type, so that equal values have
+// equal bytes.
 func alignComposites(op string, l, r Expr) (Expr, Expr, error) {
 	lt, rt := l.Type(), r.Type()
 	if op != "=" && op != "<>" {
-		return nil, nil, fmt.Errorf("cannot order values of type %s: only = and <> compare them", lt.Kind)
+		for _, t := range []types.Type{lt, rt} {
+			if t.Kind != types.KindNull && (t.Kind != types.KindRow || !RowOrderable(t)) {
+				return nil, nil, fmt.Errorf("cannot order values of type %s: only = and <> compare them (< <= > >= compare ROWs without ARRAY or MAP fields)", t.Name())
+			}
+		}
 	}
 	if lt.Kind == types.KindNull || rt.Kind == types.KindNull || types.SameShape(lt, rt) {
 		return l, r, nil

@@ -39,6 +39,14 @@ func NewFieldGet(x Expr, name string) (Expr, error) {
 	return newFieldGet(x, i)
 }
 
+// NewFieldAt returns x.f for the i-th field of the ROW x (names may repeat).
+func NewFieldAt(x Expr, i int) (Expr, error) {
+	if x.Type().Kind != types.KindRow {
+		return nil, fmt.Errorf("cannot access field %d of a value of type %s (only a ROW has fields)", i, sqlName(x.Type()))
+	}
+	return newFieldGet(x, i)
+}
+
 func newFieldGet(x Expr, i int) (Expr, error) {
 	fs := x.Type().Fields()
 	if i < 0 || i >= len(fs) {

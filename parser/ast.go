@@ -733,12 +733,15 @@ type CTE struct {
 	Query   QueryExpr
 }
 
-// OrderLimit is body ORDER BY ... and/or LIMIT n (Limit -1: none).
+// OrderLimit is body ORDER BY ... and/or LIMIT n (Limit -1: none) or
+// FETCH FIRST n ROWS ONLY (the same Limit), and/or OFFSET m ROWS (Offset
+// 0: none).
 type OrderLimit struct {
-	Pos   Pos
-	Body  QueryExpr
-	Order []*OrderItem
-	Limit int64
+	Pos    Pos
+	Body   QueryExpr
+	Order  []*OrderItem
+	Limit  int64
+	Offset int64
 }
 
 func (n *LikeClause) Position() Pos { return n.Pos }

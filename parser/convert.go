@@ -384,17 +384,32 @@ func (c *converter) query(g *gQuery) QueryExpr {
 	for i, u := range ops {
 		q = &SetOp{Pos: toPos(u.Pos), Op: strings.ToUpper(u.Op), All: u.All, Left: q, Right: terms[i+1]}
 	}
-	if len(g.Order) > 0 || g.Limit != nil {
+	if len(g.Order) > 0 || g.Limit != nil || g.Offset != nil || g.Fetch != nil {
 		ol := &OrderLimit{Pos: q.Position(), Body: q, Limit: -1}
 		for _, o := range g.Order {
 			ol.Order = append(ol.Order, c.orderItem(o))
 		}
-		if g.Limit != nil {
-			n, err := strconv.ParseInt(g.Limit.N, 10, 64)
+		count := func(what string, pos lexer.Position, text string) int64 {
+			n, err := strconv.ParseInt(text, 10, 64)
 			if err != nil || n < 0 {
-				c.fail(g.Limit.Pos, "LIMIT takes a non-negative whole number, not %s", g.Limit.N)
+				c.fail(pos, "%s takes a non-negative whole number, not %s", what, text)
 			}
-			ol.Limit = n
+			return n
+		}
+		if g.Limit != nil {
+			ol.Limit = count("LIMIT", g.Limit.Pos, g.Limit.N)
+		}
+		if g.Offset != nil {
+			ol.Offset = count("OFFSET", g.Offset.Pos, g.Offset.N)
+		}
+		if g.Fetch != nil {
+			if g.Limit != nil {
+				c.fail(g.Fetch.Pos, "FETCH and LIMIT cannot both be given: they say the same")
+			}
+			ol.Limit = 1
+			if g.Fetch.N != "" {
+				ol.Limit = count("FETCH", g.Fetch.Pos, g.Fetch.N)
+			}
 		}
 		q = ol
 	}

@@ -397,6 +397,9 @@ func (f *formatter) query(q QueryExpr) {
 		if q.Limit >= 0 {
 			f.w(" LIMIT ", strconv.FormatInt(q.Limit, 10))
 		}
+		if q.Offset > 0 {
+			f.w(" OFFSET ", strconv.FormatInt(q.Offset, 10), " ROWS")
+		}
 	default:
 		panic(fmt.Sprintf("parser.Format: unknown query type %T", q))
 	}

@@ -337,6 +337,8 @@ type gQuery struct {
 	Unions []*gUnion     `parser:"@@*"`
 	Order  []*gOrderItem `parser:"( 'ORDER' 'BY' @@ ( ',' @@ )* )?"`
 	Limit  *gLimit       `parser:"@@?"`
+	Offset *gOffset      `parser:"@@?"`
+	Fetch  *gFetch       `parser:"@@?"`
 }
 
 // gLimit is LIMIT n.
@@ -344,6 +346,23 @@ type gLimit struct {
 	Pos lexer.Position
 	N   string `parser:"'LIMIT' @Number"`
 }
+
+// gOffset is OFFSET n [ROW|ROWS].
+type gOffset struct {
+	Pos lexer.Position
+	N   string `parser:"'OFFSET' @Number ( 'ROW' | 'ROWS' )?"`
+}
+
+// gFetch is FETCH FIRST|NEXT [n] ROW|ROWS ONLY (no n: one row).
+type gFetch struct {
+	Pos lexer.Position
+	N   string `parser:"'FETCH' ( 'FIRST' | 'NEXT' ) @Number? ( 'ROW' | 'ROWS' ) 'ONLY'"`
+}
+
+// A bare alias (one without AS) is never OFFSET n or FETCH FIRST|NEXT
+// (the lookaheads "(?! 'OFFSET' Number | …)" below): OFFSET and FETCH are
+// not reserved (a column may be named offset), but there they start the
+// clause.
 
 // gCTE is name [(cols)] AS (query) of a WITH clause.
 type gCTE struct {
@@ -460,8 +479,8 @@ type gSelectItem struct {
 	Pos   lexer.Position
 	Star  bool    `parser:"  @'*'"`
 	Expr  *gExpr  `parser:"| @@"`
-	As    bool    `parser:"  ( @'AS'?"`
-	Alias *gIdent `parser:"    @@ )?"`
+	As    bool    `parser:"  ( @'AS'"`
+	Alias *gIdent `parser:"    @@ | (?! 'OFFSET' Number | 'FETCH' ( 'FIRST' | 'NEXT' ) ) @@ )?"`
 }
 
 // gFrom is a FROM clause: an item followed by joins, left-deep.
@@ -483,12 +502,12 @@ type gJoin struct {
 type gFromItem struct {
 	Pos      lexer.Position
 	Sub      *gQuery   `parser:"(  '(' @@ ')'"`
-	SubAlias *gIdent   `parser:"   ( 'AS'? @@"`
+	SubAlias *gIdent   `parser:"   ( ( 'AS' @@ | (?! 'OFFSET' Number | 'FETCH' ( 'FIRST' | 'NEXT' ) ) @@ )"`
 	SubCols  []*gIdent `parser:"     ( '(' @@ ( ',' @@ )* ')' )? )?"`
 	TVF      *gTVF     `parser:" | 'TABLE' '(' @@ ')'"`
 	Table    *gIdent   `parser:" | @@ )"`
 	AsOf     *gAsOf    `parser:"@@?"`
-	Alias    *gIdent   `parser:"( 'AS'? @@ )?"`
+	Alias    *gIdent   `parser:"( 'AS' @@ | (?! 'OFFSET' Number | 'FETCH' ( 'FIRST' | 'NEXT' ) ) @@ )?"`
 }
 
 // gAsOf is FOR SYSTEM_TIME AS OF expr after a table name (a temporal

@@ -82,8 +82,6 @@ var unsupportedRules = []unsupportedRule{
 	{ctx: ctxAccepts, accepts: "WHERE", rejects: "FROM", words: []string{"MATCH_RECOGNIZE", "("}, msg: "MATCH_RECOGNIZE is not supported yet"},
 
 	// Clauses after the body of a query.
-	{ctx: ctxAccepts, accepts: "UNION", words: []string{"OFFSET"}, msg: "OFFSET is not supported yet"},
-	{ctx: ctxAccepts, accepts: "UNION", words: []string{"FETCH", "FIRST|NEXT"}, msg: "FETCH FIRST is not supported yet"},
 	{ctx: ctxAccepts, accepts: "UNION", words: []string{"MINUS"}, msg: "MINUS is not supported yet: write EXCEPT"},
 
 	// Expressions.

@@ -29,6 +29,10 @@ func (a *aggScope) lookup(e parser.Expr) (expr.Expr, bool, error) {
 		x, err := a.grouping(c)
 		return x, err == nil, err
 	}
+	if c, ok := e.(*parser.Call); ok && c.Over == nil && strings.EqualFold(c.Name, "GROUP_ID") {
+		x, err := a.groupID(c)
+		return x, err == nil, err
+	}
 	if c, ok := isAggCall(e); ok {
 		d, _, err := a.aggDigest(c)
 		if err != nil {
@@ -120,6 +124,60 @@ func (a *aggScope) grouping(c *parser.Call) (expr.Expr, error) {
 	return x, nil
 }
 
+// groupID binds GROUP_ID() (Flink's, from Calcite): per grouping set,
+// how many sets before it in the GROUP BY's list group by the same
+// columns (0 for the first of each; so GROUPING SETS ((a), (a)) gives
+// each group twice, with 0 and 1); BIGINT NOT NULL, a CASE over $e.
+func (a *aggScope) groupID(c *parser.Call) (expr.Expr, error) {
+	if c.Star || c.Distinct || c.Filter != nil || len(c.Args) > 0 {
+		return nil, parser.Errorf(c.Pos, "GROUP_ID takes no arguments: GROUP_ID()")
+	}
+	bigint := types.Type{Kind: types.KindBigInt, NotNull: true}
+	lit := func(v int64) expr.Expr { return expr.NewLiteral(types.BigIntValue(v), bigint) }
+	ids := make([]int64, len(a.sets))
+	for i, set := range a.sets {
+		for _, before := range a.sets[:i] {
+			if slices.Equal(before, set) {
+				ids[i]++
+			}
+		}
+	}
+	var conds, results []expr.Expr
+	for i, id := range ids {
+		if id == 0 {
+			continue
+		}
+		cond, err := expr.NewCompare("=", a.eCol, lit(int64(i)))
+		if err != nil {
+			return nil, wrap(c.Pos, err)
+		}
+		conds, results = append(conds, cond), append(results, lit(id))
+	}
+	if len(conds) == 0 {
+		return lit(0), nil
+	}
+	x, err := expr.NewCase(conds, results, lit(0))
+	if err != nil {
+		return nil, wrap(c.Pos, err)
+	}
+	return x, nil
+}
+
+// groupingUnits returns the units of a ROLLUP or CUBE: each column, or
+// the columns of a composite column (a, b) (a ROW constructor there),
+// which ROLLUP and CUBE keep or leave out together.
+func groupingUnits(cols []parser.Expr) [][]parser.Expr {
+	units := make([][]parser.Expr, len(cols))
+	for i, c := range cols {
+		if r, ok := c.(*parser.Constructor); ok && r.Kind == "ROW" {
+			units[i] = r.Args
+		} else {
+			units[i] = []parser.Expr{c}
+		}
+	}
+	return units
+}
+
 // groupingSets returns the grouping sets of s's GROUP BY as lists of
 // expressions: the cross product of its elements, a plain expression
 // being an element of one set of itself; nil when s has no GROUPING SETS,
@@ -133,17 +191,17 @@ func groupingSets(s *parser.Select) [][]parser.Expr {
 		var alts [][]parser.Expr
 		switch g.Kind {
 		case "ROLLUP":
-			cols := g.Sets[0].Exprs
-			for n := len(cols); n >= 0; n-- {
-				alts = append(alts, cols[:n])
+			units := groupingUnits(g.Sets[0].Exprs)
+			for n := len(units); n >= 0; n-- {
+				alts = append(alts, slices.Concat(units[:n]...))
 			}
 		case "CUBE":
-			cols := g.Sets[0].Exprs
-			for m := (1 << len(cols)) - 1; m >= 0; m-- {
+			units := groupingUnits(g.Sets[0].Exprs)
+			for m := (1 << len(units)) - 1; m >= 0; m-- {
 				var set []parser.Expr
-				for i, c := range cols {
-					if m&(1<<(len(cols)-1-i)) != 0 {
-						set = append(set, c)
+				for i, u := range units {
+					if m&(1<<(len(units)-1-i)) != 0 {
+						set = append(set, u...)
 					}
 				}
 				alts = append(alts, set)

@@ -98,11 +98,11 @@ func renameColumns(n Node, names []string, pos parser.Pos, what string) (Node, e
 // planner rewrites them: both inputs tagged and unioned, grouped by all
 // columns with a count of each side's rows, filtered on the counts (both
 // > 0; EXCEPT: left > 0, right = 0). The result is the distinct rows; it
-// updates as the inputs do (a GROUP BY's changelog, filtered).
+// updates as the inputs do (a GROUP BY's changelog, filtered). With ALL,
+// each row is replicated instead (Flink's replicate_rows) as many times as
+// LEAST(left, right) (INTERSECT ALL) or left - right (EXCEPT ALL) says: a
+// change of a count retracts the old copies and adds the new ones.
 func (b *binder) bindIntersectExcept(n *parser.SetOp) (Node, error) {
-	if n.All {
-		return nil, parser.Errorf(n.Pos, "%s ALL is not supported yet: %s (distinct) is", n.Op, n.Op)
-	}
 	l, err := b.bindQuery(n.Left)
 	if err != nil {
 		return nil, err
@@ -171,6 +171,24 @@ func (b *binder) bindIntersectExcept(n *parser.SetOp) (Node, error) {
 		Names: append(ls.Names(), "$left_count", "$right_count")}
 	zero := expr.NewLiteral(types.BigIntValue(0), count)
 	lc, rc := expr.NewColumn(width, sumType, "$left_count"), expr.NewColumn(width+1, sumType, "$right_count")
+	out := agg.Schema()
+	if n.All {
+		var copies expr.Expr
+		if n.Op == "EXCEPT" {
+			copies, err = expr.NewArith("-", lc, rc)
+		} else {
+			copies, err = expr.NewCall("LEAST", []expr.Expr{lc, rc})
+		}
+		if err != nil {
+			return nil, err
+		}
+		exprs := make([]expr.Expr, width+1)
+		for i := range width {
+			exprs[i] = expr.NewColumn(i, out.Columns[i].Type, out.Columns[i].Name)
+		}
+		exprs[width] = copies
+		return &Replicate{Input: &Project{Input: agg, Exprs: exprs, Names: append(ls.Names(), "$copies")}}, nil
+	}
 	hasLeft, err := expr.NewCompare(">", lc, zero)
 	if err != nil {
 		return nil, err
@@ -188,7 +206,6 @@ func (b *binder) bindIntersectExcept(n *parser.SetOp) (Node, error) {
 		return nil, err
 	}
 	exprs := make([]expr.Expr, width)
-	out := agg.Schema()
 	for i := range exprs {
 		exprs[i] = expr.NewColumn(i, out.Columns[i].Type, out.Columns[i].Name)
 	}
@@ -269,6 +286,11 @@ func (b *binder) bindOrderLimit(n *parser.OrderLimit) (Node, error) {
 		}
 		order = append(order, exec.SortKey{Col: col, Desc: o.Desc, NullsLast: nullsLast})
 	}
+	nExtra := len(extra)
+	order, extra, rowNames, err := expandRowKeys(order, extra, sch, n.Order, "$order")
+	if err != nil {
+		return nil, err
+	}
 	if len(extra) > 0 {
 		exprs := make([]expr.Expr, 0, sch.Len()+len(extra))
 		names := sch.Names()
@@ -277,7 +299,11 @@ func (b *binder) bindOrderLimit(n *parser.OrderLimit) (Node, error) {
 		}
 		for i, e := range extra {
 			exprs = append(exprs, e)
-			names = append(names, "$order"+strconv.Itoa(i))
+			if i < nExtra {
+				names = append(names, "$order"+strconv.Itoa(i))
+			} else {
+				names = append(names, rowNames[i-nExtra])
+			}
 		}
 		node = &Project{Input: node, Exprs: exprs, Names: names}
 	}
@@ -285,7 +311,7 @@ func (b *binder) bindOrderLimit(n *parser.OrderLimit) (Node, error) {
 	if len(n.Order) > 0 {
 		pos = n.Order[0].Pos
 	}
-	node = &Sort{Input: node, Order: order, Limit: max(n.Limit, 0), Pos: pos}
+	node = &Sort{Input: node, Order: order, Limit: max(n.Limit, 0), Offset: n.Offset, Pos: pos}
 	if len(extra) == 0 && len(hidden) == 0 {
 		return node, nil
 	}
@@ -295,4 +321,92 @@ func (b *binder) bindOrderLimit(n *parser.OrderLimit) (Node, error) {
 		exprs[i] = expr.NewColumn(i, out.Columns[i].Type, out.Columns[i].Name)
 	}
 	return &Project{Input: node, Exprs: exprs, Names: final.Names()}, nil
+}
+
+// expandRowKeys replaces each ORDER BY key of type ROW by keys that order
+// ROW values as Flink does: first whether the ROW is NULL (placed by the
+// key's NULLS FIRST|LAST), then its fields in turn (nested ROWs'
+// fields too) in the key's direction, a NULL field ordering as the
+// smallest value (first ascending, last descending). The new keys are
+// expressions appended to extra (columns after sch's). ARRAY and MAP keys
+// are errors: they have no order.
+//
+// names are the names of the new extras: the key's name (that of its
+// column, or base with its position) with "$null" or the field's path.
+func expandRowKeys(order []exec.SortKey, extra []expr.Expr, sch types.Schema, items []*parser.OrderItem, base string) (keys []exec.SortKey, all []expr.Expr, names []string, err error) {
+	keyExpr := func(col int) expr.Expr {
+		if col < sch.Len() {
+			c := sch.Columns[col]
+			return expr.NewColumn(col, c.Type, c.Name)
+		}
+		return extra[col-sch.Len()]
+	}
+	var out []exec.SortKey
+	for i, k := range order {
+		x := keyExpr(k.Col)
+		t := x.Type()
+		switch t.Kind {
+		case types.KindArray, types.KindMap:
+			return nil, nil, nil, parser.Errorf(items[i].Pos, "ORDER BY cannot order values of type %s (ROWs and scalar types order)", t.Name())
+		case types.KindRow:
+		default:
+			out = append(out, k)
+			continue
+		}
+		if !expr.RowOrderable(t) {
+			return nil, nil, nil, parser.Errorf(items[i].Pos, "ORDER BY cannot order values of type %s: a field is an ARRAY or MAP", t.Name())
+		}
+		name := base + strconv.Itoa(i)
+		if c, ok := x.(*expr.Column); ok && k.Col < sch.Len() {
+			name = c.Name
+		}
+		name = strings.TrimPrefix(name, "$")
+		flag, err := nullFlag(x)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		out = append(out, exec.SortKey{Col: sch.Len() + len(extra), NullsLast: k.NullsLast})
+		extra = append(extra, flag)
+		names = append(names, "$"+name+"$null")
+		var leaves func(x expr.Expr, path string) error
+		leaves = func(x expr.Expr, path string) error {
+			for f, fd := range x.Type().Fields() {
+				g, err := expr.NewFieldAt(x, f)
+				if err != nil {
+					return err
+				}
+				if g.Type().Kind == types.KindRow {
+					// A NULL nested ROW orders before (in the key's
+					// direction) one of NULL fields.
+					f, err := nullFlag(g)
+					if err != nil {
+						return err
+					}
+					out = append(out, exec.SortKey{Col: sch.Len() + len(extra), Desc: k.Desc, NullsLast: k.Desc})
+					extra = append(extra, f)
+					names = append(names, "$"+path+"."+fd.Name+"$null")
+					if err := leaves(g, path+"."+fd.Name); err != nil {
+						return err
+					}
+					continue
+				}
+				out = append(out, exec.SortKey{Col: sch.Len() + len(extra), Desc: k.Desc, NullsLast: k.Desc})
+				extra = append(extra, g)
+				names = append(names, "$"+path+"."+fd.Name)
+			}
+			return nil
+		}
+		if err := leaves(x, name); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return out, extra, names, nil
+}
+
+// nullFlag is NULL when x is, else 0: a sort key that orders only by
+// whether x is NULL.
+func nullFlag(x expr.Expr) (expr.Expr, error) {
+	return expr.NewCase([]expr.Expr{expr.NewIsNull(x, false)},
+		[]expr.Expr{expr.NewLiteral(types.NullValue(), types.Type{Kind: types.KindInt})},
+		expr.NewLiteral(types.IntValue(0), types.Type{Kind: types.KindInt, NotNull: true}))
 }

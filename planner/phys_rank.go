@@ -24,6 +24,10 @@ type rankNode struct {
 	rank      *Rank
 	strategy  exec.RankStrategy
 	uniqueKey []int
+	// limit is the ORDER BY … LIMIT or LIMIT this Top-N runs, if it is
+	// one: EXPLAIN then shows it as Flink does (only the label differs;
+	// the operator and its id, from canon, are the Rank's).
+	limit *Sort
 }
 
 // dedupNode is a Deduplicate: ROW_NUMBER() = 1 ordered by a time
@@ -102,6 +106,13 @@ func (p *rankNode) strategyText() string {
 // desc renders the node as Flink's EXPLAIN does.
 func (p *rankNode) desc() string {
 	x := p.rank
+	if l := p.limit; l != nil {
+		r := "offset=[" + strconv.FormatInt(l.Offset, 10) + "], fetch=[" + strconv.FormatInt(l.Limit, 10) + "]"
+		if len(l.Order) == 0 {
+			return "Limit(" + r + ")"
+		}
+		return "SortLimit(orderBy=[" + l.orderText() + "], " + r + ", strategy=[" + p.strategyText() + "])"
+	}
 	return "Rank(strategy=[" + p.strategyText() + "], rankType=[" + x.Func.String() + "], rankRange=[" + x.rangeText() +
 		"], partitionBy=[" + x.partitionText() + "], orderBy=[" + x.orderText() + "], select=[" + fields(x.Schema()) + "])"
 }

@@ -260,12 +260,56 @@ func (p *windowAggNode) addTo(b *graphBuilder, id string, ins [][]outlet) ([]out
 // CUMULATE in event time); SESSION and processing-time windows can only be
 // aggregated so far.
 func (x *WindowTVF) lower(b *physBuilder, kids []physNode) (physNode, error) {
-	if x.Spec.Kind == exec.WindowSession || x.Spec.Proctime {
-		what := "SESSION window TVF"
-		if x.Spec.Proctime {
-			what = "window TVF over processing time"
-		}
-		return nil, parser.Errorf(b.pos, "the rows of a %s can only be aggregated so far: GROUP BY window_start, window_end", what)
+	if x.Spec.Kind == exec.WindowSession {
+		return x.lowerSessionRows(b, kids)
 	}
 	return (&WindowAssign{TVF: x}).lower(b, kids)
+}
+
+// sessionRowsNode is the rows of an event-time SESSION window TVF
+// without aggregation (exec.NewSessionRows): its input hashed by the
+// PARTITION BY columns (one subtask without them); insert-only.
+type sessionRowsNode struct {
+	physBase
+	x *WindowTVF
+}
+
+func (x *WindowTVF) lowerSessionRows(b *physBuilder, kids []physNode) (physNode, error) {
+	if x.Spec.Proctime {
+		return nil, parser.Errorf(b.pos, "the rows of a SESSION window TVF in processing time can only be aggregated so far: GROUP BY window_start, window_end")
+	}
+	if in := kids[0].traits().mode; !in.IsInsertOnly() {
+		return nil, parser.Errorf(b.pos, "a window TVF takes insert-only input, and its input has %s", changeWhat(in))
+	}
+	part, par := exec.Partitioning{Kind: exec.Global}, 1
+	if len(x.Partition) > 0 {
+		part, par = exec.Partitioning{Kind: exec.Hash, Keys: x.Partition}, b.parallelism
+	}
+	ex := newExchange(kids[0], part, par)
+	return &sessionRowsNode{x: x, physBase: physBase{kids: []physNode{ex}, tr: traits{schema: x.Schema(),
+		mode: connector.ModeOf(types.Insert), parallelism: par}}}, nil
+}
+
+func (p *sessionRowsNode) operator() {}
+
+func (p *sessionRowsNode) desc() string {
+	s := "WindowTableFunction(window=[" + windowText(p.x.Spec, p.x.TimeName) + "]"
+	if len(p.x.Partition) > 0 {
+		names := make([]string, len(p.x.Partition))
+		for i, c := range p.x.Partition {
+			names[i] = p.x.Input.Schema().Columns[c].Name
+		}
+		s += ", partitionBy=[" + strings.Join(names, ", ") + "]"
+	}
+	return s + ")"
+}
+
+func (p *sessionRowsNode) canon() string {
+	w := p.x.Spec
+	return fmt.Sprintf("sessionrows part=%v gap=%d time=%d ltz=%v kinds=%v", p.x.Partition, w.Gap, w.TimeCol, w.LTZ, kindsOf(p.x.Input.Schema()))
+}
+
+func (p *sessionRowsNode) addTo(b *graphBuilder, id string, ins [][]outlet) ([]outlet, error) {
+	return b.chain(p, ins[0], exec.OperatorSpec{Name: p.desc(), ID: id, OutWidth: p.tr.schema.Len(),
+		New: exec.NewSessionRows(p.x.Partition, p.x.Spec, kindsOf(p.x.Input.Schema()))}), nil
 }

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -206,6 +207,14 @@ func (b *binder) bindOver(s *parser.Select, sc *scope, input Node, items []selIt
 		}
 		r.Order = append(r.Order, exec.SortKey{Col: i, Desc: o.Desc, NullsLast: nullsLast})
 	}
+	in := input.Schema()
+	order, extra, rowNames, err := expandRowKeys(r.Order, slices.Clone(exprs[in.Len():]), in, w.Order, "$w")
+	if err != nil {
+		return nil, nil, err
+	}
+	names = append(names, rowNames...)
+	exprs = append(exprs, extra[len(exprs)-in.Len():]...)
+	r.Order = order
 	r.Input = input
 	if len(exprs) > input.Schema().Len() {
 		r.Input = &Project{Input: input, Exprs: exprs, Names: names}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -191,6 +192,12 @@ func TestOrderByLimit(t *testing.T) {
 		{"WITH big AS (SELECT * FROM t WHERE v > 10) SELECT id FROM big ORDER BY 1 DESC LIMIT 3", format(sorted(func(a, b convRow) int {
 			return cmp.Or(cmpBool(b.v > 10, a.v > 10), cmp.Compare(b.id, a.id))
 		}, 3), func(r convRow) string { return fmt.Sprintf("[%d]", r.id) })},
+		// OFFSET skips the first rows: with LIMIT, FETCH, or alone.
+		{"SELECT k, v, id FROM t ORDER BY v DESC, id LIMIT 7 OFFSET 5 ROWS", format(sorted(byVDescID, 12)[5:], kvid)},
+		{"SELECT k, v, id FROM t ORDER BY v DESC, id OFFSET 3 ROWS FETCH NEXT 4 ROWS ONLY", format(sorted(byVDescID, 7)[3:], kvid)},
+		{"SELECT k, v, id FROM t ORDER BY v DESC, id FETCH FIRST ROW ONLY", format(sorted(byVDescID, 1), kvid)},
+		{"SELECT k, v, id FROM t ORDER BY v DESC, id OFFSET 390 ROWS", format(sorted(byVDescID, 0)[390:], kvid)},
+		{"SELECT k, v, id FROM t ORDER BY v DESC, id OFFSET 500 ROWS", []string{}},
 	}
 	for _, par := range []int{1, 2, 4} {
 		for _, c := range cases {
@@ -198,6 +205,27 @@ func TestOrderByLimit(t *testing.T) {
 			if !slices.Equal(got, c.want) {
 				t.Errorf("seed %d p%d %s:\n got  %.400v\n want %.400v", seed, par, c.query, got, c.want)
 			}
+		}
+		// OFFSET and FETCH over an updating input: a Top-N of ranks 3
+		// to 5 of the per-key counts, its changelog applied.
+		counts := map[int64]int{}
+		for _, r := range rows {
+			counts[int64(r.k)]++
+		}
+		type kc struct{ k, c int64 }
+		var groups []kc
+		for k, c := range counts {
+			groups = append(groups, kc{k, int64(c)})
+		}
+		slices.SortFunc(groups, func(a, b kc) int { return cmp.Or(cmp.Compare(b.c, a.c), cmp.Compare(a.k, b.k)) })
+		var want []string
+		for _, g := range groups[2:min(5, len(groups))] {
+			want = append(want, fmt.Sprintf("[%d, %d]", g.k, g.c))
+		}
+		sort.Strings(want)
+		q := "SELECT k, c FROM (SELECT k, COUNT(*) AS c FROM t GROUP BY k) ORDER BY c DESC, k OFFSET 2 ROWS FETCH NEXT 3 ROWS ONLY"
+		if got := finalRows(runConv(t, convTable(dir)+q, par)); !slices.Equal(got, want) {
+			t.Errorf("seed %d p%d %s:\n got  %v\n want %v", seed, par, q, got, want)
 		}
 		// LIMIT alone: 9 distinct rows of the input.
 		got := finalRows(runConv(t, convTable(dir)+"SELECT id FROM t LIMIT 9", par))

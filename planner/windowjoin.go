@@ -173,7 +173,12 @@ func (p *windowAssignNode) desc() string {
 
 func (p *windowAssignNode) canon() string {
 	s := p.x.TVF.Spec
-	return fmt.Sprintf("windowassign %d %d %d %d %d %v", s.Kind, s.Size, s.Slide, s.Offset, s.TimeCol, s.LTZ)
+	c := fmt.Sprintf("windowassign %d %d %d %d %d %v", s.Kind, s.Size, s.Slide, s.Offset, s.TimeCol, s.LTZ)
+	if s.Proctime {
+		// Only then, so that the ids of event-time ones stay as they were.
+		c += " proctime"
+	}
+	return c
 }
 
 func (p *windowAssignNode) addTo(b *graphBuilder, id string, ins [][]outlet) ([]outlet, error) {

@@ -143,9 +143,12 @@ func TestSQLBasicsExample(t *testing.T) {
 		all = append(all, nv{n, n * 7 % 10})
 	}
 	slices.SortFunc(all, func(a, b nv) int { return cmp.Or(cmp.Compare(b.v, a.v), cmp.Compare(a.n, b.n)) })
-	var top3 []string
+	var top3, next3 []string
 	for _, r := range all[:3] {
 		top3 = append(top3, fmt.Sprintf("+I[%d, %d]", r.n, r.v))
+	}
+	for _, r := range all[3:6] {
+		next3 = append(next3, fmt.Sprintf("+I[%d, %d]", r.n, r.v))
 	}
 	var sorted []string
 	for n := 1; n <= 5; n++ {
@@ -165,16 +168,28 @@ func TestSQLBasicsExample(t *testing.T) {
 			}
 		}
 	}
+	// INTERSECT ALL is a retracting changelog of duplicates: applied, its
+	// multiset.
+	var allLines strings.Builder
+	for _, l := range got["intersect_all"] {
+		allLines.WriteString(l + "\n")
+	}
+	got["intersect_all"] = nil
+	for _, r := range sortedRows(applyChangelog(t, allLines.String())) {
+		got["intersect_all"] = append(got["intersect_all"], "+I"+r)
+	}
 	want := map[string][]string{
-		"values":    {"+I[1, one]", "+I[2, two]", "+I[3, THREE]"},
-		"intersect": {"+I[2, b]", "+I[3, c]"},
-		"except":    {"+I[1, a]", "+I[3, c]"},
-		"top3":      top3,
-		"sorted":    sorted,
+		"intersect_all": {"+I[2, b]", "+I[2, b]", "+I[3, c]"},
+		"values":        {"+I[1, one]", "+I[2, two]", "+I[3, THREE]"},
+		"intersect":     {"+I[2, b]", "+I[3, c]"},
+		"except":        {"+I[1, a]", "+I[3, c]"},
+		"top3":          top3,
+		"next3":         next3,
+		"sorted":        sorted,
 	}
 	for name, w := range want {
 		g := got[name]
-		if name != "top3" && name != "sorted" {
+		if name != "top3" && name != "next3" && name != "sorted" {
 			slices.Sort(g)
 		}
 		if !slices.Equal(g, w) {
