@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"sync/atomic"
 
 	"github.com/weir-sql/weir/state"
@@ -54,19 +55,26 @@ const ijoinStateName = "ijoin.v2"
 // ijoinRecVersion leads each stored record.
 const ijoinRecVersion = 1
 
-// ijRows are one input's buffered rows of a key, ascending by time.
-type ijRows struct {
-	ts      []int64       // per row: its time
-	matched []bool        // per row: it joined a row (outer joins)
-	vals    []types.Value // w values per row
-}
-
-// ijKey is a slot's record: both inputs' rows of its key, and the expiry
-// time of each input's entry in the sweep heap (math.MaxInt64: none).
+// ijKey is a slot's record: per input, the key's buffered rows ascending
+// by time, each a meta value (its time, and whether it joined a row: see
+// ijMeta) and then its w values, in one slice, so that a key's rows are
+// one block of memory; and the expiry time of each input's entry in the
+// sweep queue (math.MaxInt64: none).
 type ijKey struct {
-	side [2]ijRows
+	side [2][]types.Value
 	qat  [2]int64
 }
+
+// ijMeta is a row's meta value: its time, as a BIGINT when the row has not
+// joined a row yet, as a TIMESTAMP when it has.
+func ijMeta(ts int64, matched bool) types.Value {
+	if matched {
+		return types.TimestampValue(ts)
+	}
+	return types.BigIntValue(ts)
+}
+
+func ijMatched(meta types.Value) bool { return meta.Kind() == types.KindTimestamp }
 
 // ijSweep is an entry of the sweep heap: slot's rows of side expire from
 // at on (their earliest row's end of interval). An entry whose at differs
@@ -100,7 +108,7 @@ type intervalJoinOp struct {
 	st     *state.Records
 	keys   *state.KeyIndex // key (its columns, in order) → slot
 	recs   *state.Slab[ijKey]
-	heap   []ijSweep
+	queue  sweepQueue
 	spills []ijSpilled // a min-heap by at
 	wm     int64       // the input watermark
 	mem    int64       // estimated bytes of the buffered rows
@@ -117,12 +125,10 @@ var (
 	_ state.RecordSource = (*intervalJoinOp)(nil)
 )
 
-// valueBytes is the memory of a types.Value; rowOverhead that of a row's
-// time and flag, keyOverhead that of a key's slot, index entry and
-// bookkeeping.
+// valueBytes is the memory of a types.Value; keyOverhead that of a key's
+// slot, index entry and bookkeeping.
 const (
 	valueBytes  = 32
-	rowOverhead = 9
 	keyOverhead = 256
 )
 
@@ -155,6 +161,7 @@ func (o *intervalJoinOp) Open(ctx *OpContext) error {
 	}
 	o.keys = state.NewKeyIndex(cols, o.keyKind)
 	o.recs = state.NewSlab[ijKey](1)
+	o.queue.last = math.MinInt64
 	o.out = types.NewBatch(o.w[0]+o.w[1], 256)
 	o.joined = make([]types.Value, o.w[0]+o.w[1])
 	maxPar := ctx.MaxParallelism
@@ -251,13 +258,15 @@ func (o *intervalJoinOp) queueStored(store *statestore.Store) error {
 			if _, ok := o.keys.Find(o.keyRow); ok {
 				return true, nil // in memory, queued
 			}
-			tmp.side[0], tmp.side[1] = ijRows{}, ijRows{}
+			clear(tmp.side[0])
+			clear(tmp.side[1])
+			tmp.side[0], tmp.side[1] = tmp.side[0][:0], tmp.side[1][:0]
 			if err := o.decodeRecord(&tmp, v); err != nil {
 				return false, fmt.Errorf("record %x: %w", key, err)
 			}
 			for side := range 2 {
-				if r := &tmp.side[side]; len(r.ts) > 0 {
-					o.pushSpilled(ijSpilled{at: o.expiry(side, r.ts[0]), key: string(key), side: uint8(side)})
+				if r := tmp.side[side]; len(r) > 0 {
+					o.pushSpilled(ijSpilled{at: o.expiry(side, r[0].Int()), key: string(key), side: uint8(side)})
 				}
 			}
 			return true, nil
@@ -379,11 +388,15 @@ func (o *intervalJoinOp) add(s int32, side int, t int64, row []types.Value, out 
 		lo, hi = t-o.spec.Upper, t-o.spec.Lower
 	}
 	other := 1 - side
-	r := &k.side[other]
-	w := o.w[other]
+	rows := k.side[other]
+	stride := o.w[other] + 1
 	matched := false
-	for j := lowerBound(r.ts, lo); j < len(r.ts) && r.ts[j] <= hi; j++ {
-		orow := r.vals[j*w : (j+1)*w : (j+1)*w]
+	for j := lowerBound(rows, stride, lo); j < len(rows); j += stride {
+		meta := rows[j]
+		if meta.Int() > hi {
+			break
+		}
+		orow := rows[j+1 : j+stride : j+stride]
 		ok, err := o.matches(side, row, orow)
 		if err != nil {
 			return err
@@ -392,53 +405,51 @@ func (o *intervalJoinOp) add(s int32, side int, t int64, row []types.Value, out 
 			continue
 		}
 		matched = true
-		r.matched[j] = true
+		if !ijMatched(meta) {
+			rows[j] = ijMeta(meta.Int(), true)
+		}
 		o.emit(side, row, orow)
 		if err := o.flushFull(out); err != nil {
 			return err
 		}
 	}
-	if matched && o.outer[other] {
-		o.st.Changed(s) // matched flags
-	}
 	// Keep the row, in time order (usually at the end).
-	mine := &k.side[side]
-	n := len(mine.ts)
+	mine := k.side[side]
+	stride = o.w[side] + 1
+	n := len(mine)
 	i := n
-	for i > 0 && mine.ts[i-1] > t {
-		i--
+	for i > 0 && mine[i-stride].Int() > t {
+		i -= stride
 	}
-	mine.ts = append(mine.ts, 0)
-	mine.matched = append(mine.matched, false)
-	mine.vals = append(mine.vals, row...)
+	mine = append(mine, ijMeta(t, matched))
+	mine = append(mine, row...)
 	if i < n {
-		ws := o.w[side]
-		copy(mine.ts[i+1:], mine.ts[i:n])
-		copy(mine.matched[i+1:], mine.matched[i:n])
-		copy(mine.vals[(i+1)*ws:], mine.vals[i*ws:n*ws])
-		copy(mine.vals[i*ws:(i+1)*ws], row)
+		copy(mine[i+stride:], mine[i:n])
+		mine[i] = ijMeta(t, matched)
+		copy(mine[i+1:i+stride], row)
 	}
-	mine.ts[i], mine.matched[i] = t, matched
-	o.mem += int64(o.w[side])*valueBytes + rowOverhead
+	k.side[side] = mine
+	o.mem += int64(stride) * valueBytes
 	o.st.Changed(s)
 	if i == 0 {
-		o.queue(s, side)
+		o.enqueue(s, side)
 	}
 	return nil
 }
 
-// lowerBound returns the index of the first time >= t in ascending ts.
-func lowerBound(ts []int64, t int64) int {
-	lo, hi := 0, len(ts)
+// lowerBound returns the index of the meta value of the first row at a
+// time >= t in rows (stride values a row, ascending by time).
+func lowerBound(rows []types.Value, stride int, t int64) int {
+	lo, hi := 0, len(rows)/stride
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if ts[m] < t {
+		if rows[m*stride].Int() < t {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	return lo
+	return lo * stride
 }
 
 func (o *intervalJoinOp) matches(side int, row, other []types.Value) (bool, error) {
@@ -497,20 +508,20 @@ func (o *intervalJoinOp) flush(out Emitter) error {
 	return err
 }
 
-// queue puts slot s's side in the sweep heap at the expiry of its first
-// row, unless it is there for an earlier time.
-func (o *intervalJoinOp) queue(s int32, side int) {
+// enqueue puts slot s's side in the sweep queue at the expiry of its
+// first row, unless it is there for an earlier time.
+func (o *intervalJoinOp) enqueue(s int32, side int) {
 	k := o.rec(s)
-	r := &k.side[side]
-	if len(r.ts) == 0 {
+	r := k.side[side]
+	if len(r) == 0 {
 		return
 	}
-	at := o.expiry(side, r.ts[0])
+	at := o.expiry(side, r[0].Int())
 	if at >= k.qat[side] {
 		return
 	}
 	k.qat[side] = at
-	o.pushSweep(ijSweep{at: at, slot: s, side: uint8(side)})
+	o.queue.push(ijSweep{at: at, slot: s, side: uint8(side)})
 }
 
 // ProcessWatermark implements WatermarkOperator: it drops the rows whose
@@ -558,51 +569,44 @@ func (o *intervalJoinOp) sweep(out Emitter) error {
 			}
 		}
 	}
-	for len(o.heap) > 0 && o.heap[0].at <= o.wm {
-		e := o.popSweep()
+	return o.queue.due(o.wm, func(e ijSweep) error {
 		if !o.keys.Used(e.slot) || o.rec(e.slot).qat[e.side] != e.at {
-			continue // stale
+			return nil // stale
 		}
 		o.rec(e.slot).qat[e.side] = math.MaxInt64
-		if err := o.sweepSlot(e.slot, int(e.side), out); err != nil {
-			return err
-		}
-	}
-	return nil
+		return o.sweepSlot(e.slot, int(e.side), out)
+	})
 }
 
 // sweepSlot drops slot s's rows of side that expired, emitting the
 // unmatched ones of a preserved side; a key left without rows is removed.
 func (o *intervalJoinOp) sweepSlot(s int32, side int, out Emitter) error {
 	k := o.rec(s)
-	r := &k.side[side]
-	w := o.w[side]
+	rows := k.side[side]
+	stride := o.w[side] + 1
 	n := 0
-	for n < len(r.ts) && o.expiry(side, r.ts[n]) <= o.wm {
-		if o.outer[side] && !r.matched[n] {
-			o.emit(side, r.vals[n*w:(n+1)*w:(n+1)*w], nil)
+	for n < len(rows) && o.expiry(side, rows[n].Int()) <= o.wm {
+		if o.outer[side] && !ijMatched(rows[n]) {
+			o.emit(side, rows[n+1:n+stride:n+stride], nil)
 			if err := o.flushFull(out); err != nil {
 				return err
 			}
 		}
-		n++
+		n += stride
 	}
 	if n > 0 {
-		m := len(r.ts)
-		copy(r.ts, r.ts[n:])
-		copy(r.matched, r.matched[n:])
-		copy(r.vals, r.vals[n*w:])
-		clear(r.vals[(m-n)*w : m*w]) // drop references
-		r.ts, r.matched, r.vals = r.ts[:m-n], r.matched[:m-n], r.vals[:(m-n)*w]
-		o.mem -= int64(n) * (int64(w)*valueBytes + rowOverhead)
+		m := copy(rows, rows[n:])
+		clear(rows[m:]) // drop references
+		k.side[side] = rows[:m]
+		o.mem -= int64(n) * valueBytes
 	}
-	if len(k.side[0].ts) == 0 && len(k.side[1].ts) == 0 {
+	if len(k.side[0]) == 0 && len(k.side[1]) == 0 {
 		return o.removeSlot(s)
 	}
 	if n > 0 {
 		o.st.Changed(s)
 	}
-	o.queue(s, side)
+	o.enqueue(s, side)
 	return nil
 }
 
@@ -613,12 +617,12 @@ func (o *intervalJoinOp) removeSlot(s int32) error {
 	}
 	o.keys.Remove(s)
 	k := o.rec(s)
-	for i := range k.side {
-		r := &k.side[i]
-		r.ts, r.matched, r.vals = r.ts[:0], r.matched[:0], r.vals[:0]
-		if cap(r.ts) > 64 {
+	for i, r := range k.side {
+		clear(r)
+		k.side[i] = r[:0]
+		if cap(r) > 256 {
 			// A key that buffered many rows gives its memory back.
-			k.side[i] = ijRows{}
+			k.side[i] = nil
 		}
 	}
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
@@ -657,16 +661,16 @@ func (o *intervalJoinOp) AppendRecord(dst []byte, slot int32) []byte {
 	k := o.rec(slot)
 	dst = append(dst, ijoinRecVersion)
 	for side := range 2 {
-		r := &k.side[side]
-		dst = binary.AppendUvarint(dst, uint64(len(r.ts)))
-		w := o.w[side]
-		for j := range r.ts {
+		rows := k.side[side]
+		stride := o.w[side] + 1
+		dst = binary.AppendUvarint(dst, uint64(len(rows)/stride))
+		for j := 0; j < len(rows); j += stride {
 			f := byte(0)
-			if r.matched[j] {
+			if ijMatched(rows[j]) {
 				f = 1
 			}
 			dst = append(dst, f)
-			for _, v := range r.vals[j*w : (j+1)*w] {
+			for _, v := range rows[j+1 : j+stride] {
 				dst = state.AppendValue(dst, v)
 			}
 		}
@@ -687,31 +691,35 @@ func (o *intervalJoinOp) decodeRecord(k *ijKey, rec []byte) error {
 			return errors.New("malformed row count")
 		}
 		rec = rec[m:]
-		r := &k.side[side]
+		rows := k.side[side]
+		last := int64(math.MinInt64)
 		for range n {
 			if len(rec) == 0 {
 				return errors.New("truncated row")
 			}
-			r.matched = append(r.matched, rec[0] != 0)
+			matched := rec[0] != 0
 			rec = rec[1:]
+			at := len(rows)
+			rows = append(rows, types.Value{})
 			for c := range o.w[side] {
 				v, rest, err := state.DecodeValue(rec)
 				if err != nil {
 					return fmt.Errorf("row value %d: %w", c, err)
 				}
-				r.vals = append(r.vals, state.WithColumnKind(v, kinds[side][c]))
+				rows = append(rows, state.WithColumnKind(v, kinds[side][c]))
 				rec = rest
 			}
-			tv := r.vals[len(r.vals)-o.w[side]+o.times[side]]
+			tv := rows[at+1+o.times[side]]
 			if tv.IsNull() {
 				return errors.New("row without a time")
 			}
-			t := tv.Int()
-			if l := len(r.ts); l > 0 && r.ts[l-1] > t {
+			if tv.Int() < last {
 				return errors.New("rows out of time order")
 			}
-			r.ts = append(r.ts, t)
+			last = tv.Int()
+			rows[at] = ijMeta(last, matched)
 		}
+		k.side[side] = rows
 	}
 	if len(rec) != 0 {
 		return fmt.Errorf("%d bytes after the rows", len(rec))
@@ -746,17 +754,16 @@ func (o *intervalJoinOp) LoadRecord(key, rec []byte) (int32, error) {
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
 	if err := o.decodeRecord(k, rec); err != nil {
 		o.keys.Remove(s)
-		for i := range k.side {
-			r := &k.side[i]
-			clear(r.vals)
-			r.ts, r.matched, r.vals = r.ts[:0], r.matched[:0], r.vals[:0]
+		for i, r := range k.side {
+			clear(r)
+			k.side[i] = r[:0]
 		}
 		return 0, err
 	}
 	o.mem += keyOverhead
 	for side := range 2 {
-		o.mem += int64(len(k.side[side].ts)) * (int64(o.w[side])*valueBytes + rowOverhead)
-		o.queue(s, side)
+		o.mem += int64(len(k.side[side])) * valueBytes
+		o.enqueue(s, side)
 	}
 	return s, nil
 }
@@ -765,53 +772,98 @@ func (o *intervalJoinOp) LoadRecord(key, rec []byte) (int32, error) {
 // key (written to the store), keeping their sweeps by encoded key.
 func (o *intervalJoinOp) DropRecords() {
 	var kb []byte
-	for _, e := range o.heap {
+	o.queue.each(func(e ijSweep) {
 		if o.keys.Used(e.slot) && o.rec(e.slot).qat[e.side] == e.at {
 			kb = o.keys.AppendKey(kb[:0], e.slot)
 			o.pushSpilled(ijSpilled{at: e.at, key: string(kb), side: e.side})
 		}
-	}
-	o.heap = o.heap[:0]
+	})
+	o.queue.reset()
 	o.keys.Reset()
 	o.recs.Clear()
 	o.mem = 0
 }
 
-func (o *intervalJoinOp) pushSweep(e ijSweep) {
-	h := append(o.heap, e)
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if h[p].at <= h[i].at {
-			break
-		}
-		h[p], h[i] = h[i], h[p]
-		i = p
-	}
-	o.heap = h
+// sweepQueue is a monotone priority queue of sweeps (a radix heap): the
+// sweeps due at a watermark are taken out together, and the watermark only
+// advances. Bucket 0 holds the sweeps at or before last, the latest time
+// taken out (never after the watermark, so they are due); bucket i > 0
+// those whose time differs from last first in bit i-1 (counting from the
+// lowest; times of the same sign order as unsigned, and bit 63 separates
+// the signs), so a sweep moves to lower buckets a few times at most, each
+// move sequential in memory, where a binary heap costs log(n) scattered
+// reads per sweep. Start it with last = math.MinInt64.
+type sweepQueue struct {
+	last int64
+	b    [65][]ijSweep
+	n    int
 }
 
-func (o *intervalJoinOp) popSweep() ijSweep {
-	h := o.heap
-	top := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	for i := 0; ; {
-		c := 2*i + 1
-		if c >= n {
-			break
-		}
-		if c+1 < n && h[c+1].at < h[c].at {
-			c++
-		}
-		if h[i].at <= h[c].at {
-			break
-		}
-		h[i], h[c] = h[c], h[i]
-		i = c
+// bucket returns the bucket of time at.
+func (q *sweepQueue) bucket(at int64) int {
+	if at <= q.last {
+		return 0
 	}
-	o.heap = h
-	return top
+	return bits.Len64(uint64(at) ^ uint64(q.last)) // same sign: at > last
+}
+
+func (q *sweepQueue) push(e ijSweep) {
+	i := q.bucket(e.at)
+	q.b[i] = append(q.b[i], e)
+	q.n++
+}
+
+// due calls fn for every sweep at or before wm (fn may push more).
+func (q *sweepQueue) due(wm int64, fn func(ijSweep) error) error {
+	for {
+		for len(q.b[0]) > 0 {
+			b := q.b[0]
+			e := b[len(b)-1]
+			q.b[0] = b[:len(b)-1]
+			q.n--
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		i := 1
+		for i < len(q.b) && len(q.b[i]) == 0 {
+			i++
+		}
+		if i == len(q.b) {
+			return nil
+		}
+		m := q.b[i][0].at
+		for _, e := range q.b[i][1:] {
+			m = min(m, e.at)
+		}
+		if m > wm {
+			return nil
+		}
+		q.last = m
+		b := q.b[i]
+		q.b[i] = b[:0]
+		for _, e := range b {
+			j := q.bucket(e.at)
+			q.b[j] = append(q.b[j], e)
+		}
+	}
+}
+
+// each calls fn for every queued sweep.
+func (q *sweepQueue) each(fn func(ijSweep)) {
+	for _, b := range q.b {
+		for _, e := range b {
+			fn(e)
+		}
+	}
+}
+
+// reset empties the queue.
+func (q *sweepQueue) reset() {
+	for i := range q.b {
+		q.b[i] = q.b[i][:0]
+	}
+	q.n = 0
 }
 
 func (o *intervalJoinOp) pushSpilled(e ijSpilled) {

@@ -172,9 +172,9 @@ func (h *ijHarness) watermark(wm int64) error {
 func (h *ijHarness) checkEmpty(seed uint64) {
 	h.t.Helper()
 	for i, op := range h.ops {
-		if n := op.keys.Len(); n != 0 || op.mem != 0 || len(op.heap) != 0 || len(op.spills) != 0 {
+		if n := op.keys.Len(); n != 0 || op.mem != 0 || op.queue.n != 0 || len(op.spills) != 0 {
 			h.t.Fatalf("seed %d: subtask %d holds %d keys (%d bytes), %d sweeps and %d spilled sweeps after the final watermark",
-				seed, i, n, op.mem, len(op.heap), len(op.spills))
+				seed, i, n, op.mem, op.queue.n, len(op.spills))
 		}
 		if h.dir == "" {
 			continue
