@@ -63,6 +63,10 @@ const ijoinRecVersion = 1
 type ijKey struct {
 	side [2][]types.Value
 	qat  [2]int64
+	// born is the snapshot generation in which the key was added (-1:
+	// loaded from the store): a key removed in the generation it was born
+	// in was never written, so the store need not delete it.
+	born int64
 }
 
 // ijMeta is a row's meta value: its time, as a BIGINT when the row has not
@@ -112,6 +116,7 @@ type intervalJoinOp struct {
 	spills []ijSpilled // a min-heap by at
 	wm     int64       // the input watermark
 	mem    int64       // estimated bytes of the buffered rows
+	gen    int64       // snapshots and spills so far
 
 	keyRow  []types.Value // a row's key columns, for the index
 	keyKind []types.Kind
@@ -284,6 +289,7 @@ func (o *intervalJoinOp) PrepareSnapshot() error {
 	if err := o.st.Snapshot(); err != nil {
 		return fmt.Errorf("state of %s: %w", o.name, err)
 	}
+	o.gen++
 	return nil
 }
 
@@ -372,6 +378,7 @@ func (o *intervalJoinOp) newSlot() int32 {
 	o.recs.Grow(o.keys.Cap())
 	k := o.rec(s)
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
+	k.born = o.gen
 	o.keys.Added(o.st, s)
 	o.mem += keyOverhead
 	return s
@@ -612,11 +619,13 @@ func (o *intervalJoinOp) sweepSlot(s int32, side int, out Emitter) error {
 
 // removeSlot forgets slot s (it has no rows), in memory and in the store.
 func (o *intervalJoinOp) removeSlot(s int32) error {
-	if err := o.st.Removed(s); err != nil {
+	k := o.rec(s)
+	if k.born == o.gen {
+		o.st.Forget(s) // never written
+	} else if err := o.st.Removed(s); err != nil {
 		return fmt.Errorf("state of %s: %w", o.name, err)
 	}
 	o.keys.Remove(s)
-	k := o.rec(s)
 	for i, r := range k.side {
 		clear(r)
 		k.side[i] = r[:0]
@@ -639,6 +648,7 @@ func (o *intervalJoinOp) spillIfOver() error {
 	if err := o.st.Spill(); err != nil {
 		return fmt.Errorf("state of %s: %w", o.name, err)
 	}
+	o.gen++
 	return nil
 }
 
@@ -752,6 +762,7 @@ func (o *intervalJoinOp) LoadRecord(key, rec []byte) (int32, error) {
 	o.recs.Grow(o.keys.Cap())
 	k := o.rec(s)
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
+	k.born = -1
 	if err := o.decodeRecord(k, rec); err != nil {
 		o.keys.Remove(s)
 		for i, r := range k.side {
