@@ -629,8 +629,9 @@ func (o *intervalJoinOp) removeSlot(s int32) error {
 	for i, r := range k.side {
 		clear(r)
 		k.side[i] = r[:0]
-		if cap(r) > 256 {
-			// A key that buffered many rows gives its memory back.
+		if cap(r) > 4*(o.w[i]+1) {
+			// Room for a few rows is kept for the slot's next key; a key
+			// that buffered more gives its memory back.
 			k.side[i] = nil
 		}
 	}
