@@ -30,8 +30,9 @@ type IntervalJoinSpec struct {
 // when it arrives (a scan of that key's rows in memory; output is
 // insert-only) and kept until the watermark passes the end of the interval
 // in which rows of the other input can still match it. The cleanup is one
-// sweep per watermark advance over a min-heap holding, per key and input,
-// the time its earliest row expires: no timer per row. A row dropped so
+// sweep per watermark advance over a queue (sweepQueue, a radix heap)
+// holding, per key and input, the time its earliest row expires: no timer
+// per row. A row dropped so
 // whose input is preserved by an outer join and that never matched goes out
 // NULL-padded. A row behind the watermark (late: rows it would match may be
 // gone) is dropped and counted in the job's dropped rows. The watermark
@@ -40,7 +41,7 @@ type IntervalJoinSpec struct {
 //
 // state.Records writes each changed key's rows back as one record at
 // checkpoints (state ijoinStateName), spills them all past the state
-// budget and restores them, also at another parallelism; the sweep heap is
+// budget and restores them, also at another parallelism; the sweep queue is
 // rebuilt from the restored records.
 func NewIntervalJoin(spec IntervalJoinSpec) func() Operator {
 	return func() Operator { return &intervalJoinOp{spec: spec} }
@@ -80,7 +81,7 @@ func ijMeta(ts int64, matched bool) types.Value {
 
 func ijMatched(meta types.Value) bool { return meta.Kind() == types.KindTimestamp }
 
-// ijSweep is an entry of the sweep heap: slot's rows of side expire from
+// ijSweep is an entry of the sweep queue: slot's rows of side expire from
 // at on (their earliest row's end of interval). An entry whose at differs
 // from the slot's qat is stale and skipped.
 type ijSweep struct {
