@@ -1,12 +1,15 @@
 package exec
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"sync/atomic"
 
 	"github.com/weir-sql/weir/state"
+	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -19,22 +22,903 @@ type IntervalJoinSpec struct {
 	Lower, Upper        int64
 }
 
-// NewIntervalJoin returns the constructor of an interval join operator, a
-// KeyedOperator keyed by the join key. Each input's rows are kept in a
-// SortedMapState by time; a row is joined with the other side's rows in
-// its interval when it arrives (output is insert-only), and an event-time
-// timer drops it once the watermark passes the end of the interval it can
-// still match in, emitting it NULL-padded first if it is on a preserved
-// side of an outer join and never matched. A row behind the watermark
-// (late: rows it would match may be gone) is dropped and counted in the
-// job's dropped rows. The watermark goes on held back by the bounds, so
-// that the rows emitted are not late downstream.
+// NewIntervalJoin returns the constructor of an interval join operator.
+//
+// Each join key has a slot (state.KeyIndex) holding, per input, the key's
+// buffered rows ordered by time, typed, appended in place. A row is joined
+// with the other input's rows of its key whose times lie in its interval
+// when it arrives (a scan of that key's rows in memory; output is
+// insert-only) and kept until the watermark passes the end of the interval
+// in which rows of the other input can still match it. The cleanup is one
+// sweep per watermark advance over a queue (sweepQueue, a radix heap)
+// holding, per key and input, the time its earliest row expires: no timer
+// per row. A row dropped so
+// whose input is preserved by an outer join and that never matched goes out
+// NULL-padded. A row behind the watermark (late: rows it would match may be
+// gone) is dropped and counted in the job's dropped rows. The watermark
+// goes on held back by the bounds, so that the rows emitted are not late
+// downstream.
+//
+// state.Records writes each changed key's rows back as one record at
+// checkpoints (state ijoinStateName), spills them all past the state
+// budget and restores them, also at another parallelism; the sweep queue is
+// rebuilt from the restored records.
 func NewIntervalJoin(spec IntervalJoinSpec) func() Operator {
 	return func() Operator { return &intervalJoinOp{spec: spec} }
 }
 
-// timeKey is a kept row's map key: its time, then the encoded row (so a
-// map holds each distinct row at a time once, with a count).
+// ijoinStateName names the interval join's records: one per key, both
+// inputs' rows (ijoinRecVersion). Checkpoints of the earlier layout (sorted
+// maps "left" and "right" and a timer per row, through the keyed state)
+// are refused on restore with a clear error.
+const ijoinStateName = "ijoin.v2"
+
+// ijoinRecVersion leads each stored record.
+const ijoinRecVersion = 1
+
+// ijKey is a slot's record: per input, the key's buffered rows ascending
+// by time, each a meta value (its time, and whether it joined a row: see
+// ijMeta) and then its w values, in one slice, so that a key's rows are
+// one block of memory; and the expiry time of each input's entry in the
+// sweep queue (math.MaxInt64: none).
+type ijKey struct {
+	side [2][]types.Value
+	qat  [2]int64
+	// born is the snapshot generation in which the key was added (-1:
+	// loaded from the store): a key removed in the generation it was born
+	// in was never written, so the store need not delete it.
+	born int64
+}
+
+// ijMeta is a row's meta value: its time, as a BIGINT when the row has not
+// joined a row yet, as a TIMESTAMP when it has.
+func ijMeta(ts int64, matched bool) types.Value {
+	if matched {
+		return types.TimestampValue(ts)
+	}
+	return types.BigIntValue(ts)
+}
+
+func ijMatched(meta types.Value) bool { return meta.Kind() == types.KindTimestamp }
+
+// ijSweep is an entry of the sweep queue: slot's rows of side expire from
+// at on (their earliest row's end of interval). An entry whose at differs
+// from the slot's qat is stale and skipped.
+type ijSweep struct {
+	at   int64
+	slot int32
+	side uint8
+}
+
+// ijSpilled is a sweep entry of a key whose rows are in the store only
+// (after a spill, or a restore that did not fit the budget).
+type ijSpilled struct {
+	at   int64
+	key  string // encoded key
+	side uint8
+}
+
+type intervalJoinOp struct {
+	spec    IntervalJoinSpec
+	name    string
+	keyCols [2][]int
+	times   [2]int
+	w       [2]int
+	outer   [2]bool
+	dropped *atomic.Int64
+	delay   int64
+	budget  int64
+	opID    string
+
+	st     *state.Records
+	keys   *state.KeyIndex // key (its columns, in order) → slot
+	recs   *state.Slab[ijKey]
+	queue  sweepQueue
+	spills []ijSpilled // a min-heap by at
+	wm     int64       // the input watermark
+	mem    int64       // estimated bytes of the buffered rows
+	gen    int64       // snapshots and spills so far
+
+	keyRow  []types.Value // a row's key columns, for the index
+	keyKind []types.Kind
+	out     *types.Batch
+	joined  []types.Value // left ++ right, for the residual
+}
+
+var (
+	_ StatefulOperator   = (*intervalJoinOp)(nil)
+	_ WatermarkOperator  = (*intervalJoinOp)(nil)
+	_ state.RecordSource = (*intervalJoinOp)(nil)
+)
+
+// valueBytes is the memory of a types.Value; keyOverhead that of a key's
+// slot, index entry and bookkeeping.
+const (
+	valueBytes  = 32
+	keyOverhead = 256
+)
+
+// Open implements Operator.
+func (o *intervalJoinOp) Open(ctx *OpContext) error {
+	s := &o.spec
+	o.name = ctx.Name
+	if o.name == "" {
+		o.name = "IntervalJoin"
+	}
+	if len(s.Left.Keys) != len(s.Right.Keys) || len(s.Left.Keys) == 0 {
+		return fmt.Errorf("%s: %d left and %d right key columns", o.name, len(s.Left.Keys), len(s.Right.Keys))
+	}
+	o.keyCols = [2][]int{s.Left.Keys, s.Right.Keys}
+	o.times = [2]int{s.LeftTime, s.RightTime}
+	o.w = [2]int{len(s.Left.Kinds), len(s.Right.Kinds)}
+	o.outer = [2]bool{s.Type == LeftOuterJoin || s.Type == FullOuterJoin, s.Type == RightOuterJoin || s.Type == FullOuterJoin}
+	o.dropped = ctx.Dropped
+	o.delay = max(s.Upper, -s.Lower, 0) + 1
+	o.budget = ctx.StateBudget
+	o.opID = ctx.ID
+	o.wm = NoWatermark
+	nk := len(s.Left.Keys)
+	o.keyRow = make([]types.Value, nk)
+	o.keyKind = make([]types.Kind, nk)
+	cols := make([]int, nk)
+	for i, c := range s.Left.Keys {
+		o.keyKind[i] = s.Left.Kinds[c]
+		cols[i] = i
+	}
+	o.keys = state.NewKeyIndex(cols, o.keyKind)
+	o.recs = state.NewSlab[ijKey](1)
+	o.queue.last = math.MinInt64
+	o.out = types.NewBatch(o.w[0]+o.w[1], 256)
+	o.joined = make([]types.Value, o.w[0]+o.w[1])
+	maxPar := ctx.MaxParallelism
+	if maxPar <= 0 {
+		maxPar = types.DefaultMaxParallelism
+	}
+	st, err := state.NewRecords(state.RecordOptions{
+		Name:           ijoinStateName,
+		OperatorID:     ctx.ID,
+		MaxParallelism: maxPar,
+		Subtask:        ctx.Subtask,
+		Parallelism:    ctx.Parallelism,
+		Budget:         ctx.StateBudget,
+		RecordBytes:    keyOverhead,
+		Exclusive:      true,
+	}, o)
+	if err != nil {
+		return err
+	}
+	o.st = st
+	return nil
+}
+
+// InitState implements StatefulOperator. A checkpoint of the earlier
+// layout (a keyed state with sorted maps "left" and "right") is refused.
+func (o *intervalJoinOp) InitState(store *statestore.Store, restored bool) error {
+	if restored {
+		if err := o.checkOldLayout(store); err != nil {
+			return fmt.Errorf("state of %s: %w", o.name, err)
+		}
+	}
+	if err := o.st.Attach(store, restored); err != nil {
+		return fmt.Errorf("state of %s: %w", o.name, err)
+	}
+	if o.st.Backed() {
+		if err := o.queueStored(store); err != nil {
+			return fmt.Errorf("state of %s: %w", o.name, err)
+		}
+	}
+	return nil
+}
+
+// errOldLayout reports a checkpoint of the interval join's first layout.
+var errOldLayout = errors.New("the checkpoint holds this interval join's rows in the layout of an earlier Weir " +
+	"(keyed sorted maps \"left\" and \"right\" with a timer per row), which this version does not read: " +
+	"start the job without --restore, or finish it with the Weir that wrote the checkpoint")
+
+// checkOldLayout fails if the restored store holds rows of the earlier
+// layout in this subtask's key groups.
+func (o *intervalJoinOp) checkOldLayout(store *statestore.Store) error {
+	sp, err := store.Space(o.opID)
+	if err != nil {
+		return err
+	}
+	first, last := o.st.KeyGroups()
+	for _, name := range []string{"left", "right"} {
+		lo := append([]byte{byte(len(name))}, name...)
+		hi := append([]byte{byte(len(name))}, name...)
+		hi[len(hi)-1]++
+		for kg := first; kg <= last; kg++ {
+			found := false
+			if err := sp.Scan(kg, lo, hi, false, func(_, _ []byte) (bool, error) {
+				found = true
+				return false, nil
+			}); err != nil {
+				return err
+			}
+			if found {
+				return errOldLayout
+			}
+		}
+	}
+	return nil
+}
+
+// queueStored queues the sweeps of the restored keys that did not fit in
+// memory: a scan of the stored records (their first rows' times).
+func (o *intervalJoinOp) queueStored(store *statestore.Store) error {
+	sp, err := store.Space(o.opID)
+	if err != nil {
+		return err
+	}
+	lo := append([]byte{byte(len(ijoinStateName))}, ijoinStateName...)
+	hi := append([]byte(nil), lo...)
+	hi[len(hi)-1]++
+	first, last := o.st.KeyGroups()
+	var tmp ijKey
+	for kg := first; kg <= last; kg++ {
+		err := sp.Scan(kg, lo, hi, false, func(k, v []byte) (bool, error) {
+			key := k[len(lo):]
+			if err := o.decodeKey(key); err != nil {
+				return false, err
+			}
+			if _, ok := o.keys.Find(o.keyRow); ok {
+				return true, nil // in memory, queued
+			}
+			clear(tmp.side[0])
+			clear(tmp.side[1])
+			tmp.side[0], tmp.side[1] = tmp.side[0][:0], tmp.side[1][:0]
+			if err := o.decodeRecord(&tmp, v); err != nil {
+				return false, fmt.Errorf("record %x: %w", key, err)
+			}
+			for side := range 2 {
+				if r := tmp.side[side]; len(r) > 0 {
+					o.pushSpilled(ijSpilled{at: o.expiry(side, r[0].Int()), key: string(key), side: uint8(side)})
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PrepareSnapshot implements StatefulOperator: Records writes the changed
+// keys' records.
+func (o *intervalJoinOp) PrepareSnapshot() error {
+	if err := o.st.Snapshot(); err != nil {
+		return fmt.Errorf("state of %s: %w", o.name, err)
+	}
+	o.gen++
+	return nil
+}
+
+func (o *intervalJoinOp) drop() {
+	if o.dropped != nil {
+		o.dropped.Add(1)
+	}
+}
+
+// expiry is the watermark from which a row of side at time t can match
+// nothing more: a left row matches right rows up to t + Upper, a right
+// row left rows up to t - Lower.
+func (o *intervalJoinOp) expiry(side int, t int64) int64 {
+	if side == 0 {
+		return satAdd(t, o.spec.Upper+1)
+	}
+	return satAdd(t, 1-o.spec.Lower)
+}
+
+// satAdd is a + b clamped to the int64 range.
+func satAdd(a, b int64) int64 {
+	s := a + b
+	switch {
+	case b > 0 && s < a:
+		return math.MaxInt64
+	case b < 0 && s > a:
+		return math.MinInt64
+	}
+	return s
+}
+
+// Process implements Operator.
+func (o *intervalJoinOp) Process(input int, b *types.Batch, out Emitter) error {
+	if input != 0 && input != 1 {
+		return fmt.Errorf("interval join: input port %d", input)
+	}
+	cols, tc := o.keyCols[input], o.times[input]
+	for i := range b.Len() {
+		if b.Kinds[i] != types.Insert {
+			return fmt.Errorf("interval join: %s row on an insert-only input", b.Kinds[i])
+		}
+		row := b.Row(i)
+		tv := row[tc]
+		if tv.IsNull() || tv.Int() < o.wm {
+			o.drop() // late, or no time
+			continue
+		}
+		null := false
+		for j, c := range cols {
+			v := row[c]
+			null = null || v.IsNull()
+			o.keyRow[j] = v
+		}
+		if null {
+			if o.outer[input] {
+				o.emit(input, row, nil)
+				if err := o.flushFull(out); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		s, ok := o.keys.Find(o.keyRow)
+		if !ok && o.st.Backed() {
+			var err error
+			if s, ok, err = o.st.Load(o.keys.Key()); err != nil {
+				return fmt.Errorf("state of %s: %w", o.name, err)
+			}
+		}
+		if !ok {
+			s = o.newSlot()
+		}
+		if err := o.add(s, input, tv.Int(), row, out); err != nil {
+			return err
+		}
+	}
+	if err := o.flush(out); err != nil {
+		return err
+	}
+	return o.spillIfOver()
+}
+
+// newSlot gives the key in keyRow a slot with no rows.
+func (o *intervalJoinOp) newSlot() int32 {
+	s := o.keys.Insert(o.keyRow)
+	o.recs.Grow(o.keys.Cap())
+	k := o.rec(s)
+	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
+	k.born = o.gen
+	o.keys.Added(o.st, s)
+	o.mem += keyOverhead
+	return s
+}
+
+func (o *intervalJoinOp) rec(s int32) *ijKey { return &o.recs.At(s)[0] }
+
+// add joins row (of side, at time t) with the other side's rows of slot s
+// in its interval, and keeps it.
+func (o *intervalJoinOp) add(s int32, side int, t int64, row []types.Value, out Emitter) error {
+	k := o.rec(s)
+	lo, hi := t+o.spec.Lower, t+o.spec.Upper // the right rows' times for a left row
+	if side == 1 {
+		lo, hi = t-o.spec.Upper, t-o.spec.Lower
+	}
+	other := 1 - side
+	rows := k.side[other]
+	stride := o.w[other] + 1
+	matched := false
+	for j := lowerBound(rows, stride, lo); j < len(rows); j += stride {
+		meta := rows[j]
+		if meta.Int() > hi {
+			break
+		}
+		orow := rows[j+1 : j+stride : j+stride]
+		ok, err := o.matches(side, row, orow)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		matched = true
+		if !ijMatched(meta) {
+			rows[j] = ijMeta(meta.Int(), true)
+		}
+		o.emit(side, row, orow)
+		if err := o.flushFull(out); err != nil {
+			return err
+		}
+	}
+	// Keep the row, in time order (usually at the end).
+	mine := k.side[side]
+	stride = o.w[side] + 1
+	n := len(mine)
+	i := n
+	for i > 0 && mine[i-stride].Int() > t {
+		i -= stride
+	}
+	mine = append(mine, ijMeta(t, matched))
+	mine = append(mine, row...)
+	if i < n {
+		copy(mine[i+stride:], mine[i:n])
+		mine[i] = ijMeta(t, matched)
+		copy(mine[i+1:i+stride], row)
+	}
+	k.side[side] = mine
+	o.mem += int64(stride) * valueBytes
+	o.st.Changed(s)
+	if i == 0 {
+		o.enqueue(s, side)
+	}
+	return nil
+}
+
+// lowerBound returns the index of the meta value of the first row at a
+// time >= t in rows (stride values a row, ascending by time).
+func lowerBound(rows []types.Value, stride int, t int64) int {
+	lo, hi := 0, len(rows)/stride
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if rows[m*stride].Int() < t {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo * stride
+}
+
+func (o *intervalJoinOp) matches(side int, row, other []types.Value) (bool, error) {
+	if o.spec.Residual == nil {
+		return true, nil
+	}
+	wl := o.w[0]
+	if side == 0 {
+		copy(o.joined[:wl], row)
+		copy(o.joined[wl:], other)
+	} else {
+		copy(o.joined[:wl], other)
+		copy(o.joined[wl:], row)
+	}
+	v, err := o.spec.Residual.Eval(o.joined)
+	if err != nil {
+		return false, fmt.Errorf("join condition %s: %w", o.spec.Residual, err)
+	}
+	return !v.IsNull() && v.Bool(), nil
+}
+
+// emit appends side's row joined with other (NULL-padded when nil).
+func (o *intervalJoinOp) emit(side int, row, other []types.Value) {
+	dst := o.out.AppendEmpty(types.Insert)
+	l, r := row, other
+	if side == 1 {
+		l, r = other, row
+	}
+	wl := o.w[0]
+	if l == nil {
+		clear(dst[:wl])
+	} else {
+		copy(dst[:wl], l)
+	}
+	if r == nil {
+		clear(dst[wl:])
+	} else {
+		copy(dst[wl:], r)
+	}
+}
+
+// flushFull emits the output batch once it is full.
+func (o *intervalJoinOp) flushFull(out Emitter) error {
+	if o.out.Len() < 1024 {
+		return nil
+	}
+	return o.flush(out)
+}
+
+func (o *intervalJoinOp) flush(out Emitter) error {
+	if o.out.Len() == 0 {
+		return nil
+	}
+	err := out.Emit(o.out)
+	o.out.Reset()
+	return err
+}
+
+// enqueue puts slot s's side in the sweep queue at the expiry of its
+// first row, unless it is there for an earlier time.
+func (o *intervalJoinOp) enqueue(s int32, side int) {
+	k := o.rec(s)
+	r := k.side[side]
+	if len(r) == 0 {
+		return
+	}
+	at := o.expiry(side, r[0].Int())
+	if at >= k.qat[side] {
+		return
+	}
+	k.qat[side] = at
+	o.queue.push(ijSweep{at: at, slot: s, side: uint8(side)})
+}
+
+// ProcessWatermark implements WatermarkOperator: it drops the rows whose
+// intervals the watermark closed (one sweep over the keys whose earliest
+// rows expire), emitting the unmatched ones of a preserved side
+// NULL-padded, then passes the watermark on held back by the longest time
+// a row waits for its matches, so that no output row (a padded one emitted
+// at its interval's end) is behind it.
+func (o *intervalJoinOp) ProcessWatermark(wm int64, out Emitter) error {
+	if wm > o.wm {
+		o.wm = wm
+		if err := o.sweep(out); err != nil {
+			return err
+		}
+	}
+	if err := o.flush(out); err != nil {
+		return err
+	}
+	if err := o.spillIfOver(); err != nil {
+		return err
+	}
+	if wm != MaxWatermark && wm != NoWatermark {
+		wm -= o.delay
+	}
+	return ForwardWatermark(out, wm)
+}
+
+// sweep drops every row that expired at the watermark.
+func (o *intervalJoinOp) sweep(out Emitter) error {
+	for len(o.spills) > 0 && o.spills[0].at <= o.wm {
+		e := o.popSpilled()
+		if err := o.decodeKey([]byte(e.key)); err != nil {
+			return fmt.Errorf("state of %s: %w", o.name, err)
+		}
+		s, ok := o.keys.Find(o.keyRow)
+		if !ok && o.st.Backed() {
+			var err error
+			if s, ok, err = o.st.Load(o.keys.Key()); err != nil {
+				return fmt.Errorf("state of %s: %w", o.name, err)
+			}
+		}
+		if ok {
+			if err := o.sweepSlot(s, int(e.side), out); err != nil {
+				return err
+			}
+		}
+	}
+	return o.queue.due(o.wm, func(e ijSweep) error {
+		if !o.keys.Used(e.slot) || o.rec(e.slot).qat[e.side] != e.at {
+			return nil // stale
+		}
+		o.rec(e.slot).qat[e.side] = math.MaxInt64
+		return o.sweepSlot(e.slot, int(e.side), out)
+	})
+}
+
+// sweepSlot drops slot s's rows of side that expired, emitting the
+// unmatched ones of a preserved side; a key left without rows is removed.
+func (o *intervalJoinOp) sweepSlot(s int32, side int, out Emitter) error {
+	k := o.rec(s)
+	rows := k.side[side]
+	stride := o.w[side] + 1
+	n := 0
+	for n < len(rows) && o.expiry(side, rows[n].Int()) <= o.wm {
+		if o.outer[side] && !ijMatched(rows[n]) {
+			o.emit(side, rows[n+1:n+stride:n+stride], nil)
+			if err := o.flushFull(out); err != nil {
+				return err
+			}
+		}
+		n += stride
+	}
+	if n > 0 {
+		m := copy(rows, rows[n:])
+		clear(rows[m:]) // drop references
+		k.side[side] = rows[:m]
+		o.mem -= int64(n) * valueBytes
+	}
+	if len(k.side[0]) == 0 && len(k.side[1]) == 0 {
+		return o.removeSlot(s)
+	}
+	if n > 0 {
+		o.st.Changed(s)
+	}
+	o.enqueue(s, side)
+	return nil
+}
+
+// removeSlot forgets slot s (it has no rows), in memory and in the store.
+func (o *intervalJoinOp) removeSlot(s int32) error {
+	k := o.rec(s)
+	if k.born == o.gen {
+		o.st.Forget(s) // never written
+	} else if err := o.st.Removed(s); err != nil {
+		return fmt.Errorf("state of %s: %w", o.name, err)
+	}
+	o.keys.Remove(s)
+	for i, r := range k.side {
+		clear(r)
+		k.side[i] = r[:0]
+		if cap(r) > 4*(o.w[i]+1) {
+			// Room for a few rows is kept for the slot's next key; a key
+			// that buffered more gives its memory back.
+			k.side[i] = nil
+		}
+	}
+	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
+	o.mem -= keyOverhead
+	return nil
+}
+
+// spillIfOver writes every key's rows to the store and drops them from
+// memory when they outgrow the state budget (with a store).
+func (o *intervalJoinOp) spillIfOver() error {
+	if !o.st.Persisted() || o.budget <= 0 || o.mem <= o.budget {
+		return nil
+	}
+	if err := o.st.Spill(); err != nil {
+		return fmt.Errorf("state of %s: %w", o.name, err)
+	}
+	o.gen++
+	return nil
+}
+
+// Finish implements Operator. At the end of bounded input the +∞
+// watermark has swept every row.
+func (o *intervalJoinOp) Finish(out Emitter) error { return o.flush(out) }
+
+// Close implements Operator.
+func (o *intervalJoinOp) Close() error { return nil }
+
+// AppendRecordKey implements state.RecordSource.
+func (o *intervalJoinOp) AppendRecordKey(dst []byte, slot int32) []byte {
+	return o.keys.AppendKey(dst, slot)
+}
+
+// AppendRecord implements state.RecordSource: ijoinRecVersion, then per
+// input the number of rows (uvarint) and each row's matched flag (a byte)
+// and values (state.AppendValue each), in time order.
+func (o *intervalJoinOp) AppendRecord(dst []byte, slot int32) []byte {
+	k := o.rec(slot)
+	dst = append(dst, ijoinRecVersion)
+	for side := range 2 {
+		rows := k.side[side]
+		stride := o.w[side] + 1
+		dst = binary.AppendUvarint(dst, uint64(len(rows)/stride))
+		for j := 0; j < len(rows); j += stride {
+			f := byte(0)
+			if ijMatched(rows[j]) {
+				f = 1
+			}
+			dst = append(dst, f)
+			for _, v := range rows[j+1 : j+stride] {
+				dst = state.AppendValue(dst, v)
+			}
+		}
+	}
+	return dst
+}
+
+// decodeRecord decodes a stored record into k's rows (appended).
+func (o *intervalJoinOp) decodeRecord(k *ijKey, rec []byte) error {
+	if len(rec) == 0 || rec[0] != ijoinRecVersion {
+		return fmt.Errorf("interval join record of unknown version (want %d)", ijoinRecVersion)
+	}
+	rec = rec[1:]
+	kinds := [2][]types.Kind{o.spec.Left.Kinds, o.spec.Right.Kinds}
+	for side := range 2 {
+		n, m := binary.Uvarint(rec)
+		if m <= 0 || n > uint64(len(rec)) {
+			return errors.New("malformed row count")
+		}
+		rec = rec[m:]
+		rows := k.side[side]
+		last := int64(math.MinInt64)
+		for range n {
+			if len(rec) == 0 {
+				return errors.New("truncated row")
+			}
+			matched := rec[0] != 0
+			rec = rec[1:]
+			at := len(rows)
+			rows = append(rows, types.Value{})
+			for c := range o.w[side] {
+				v, rest, err := state.DecodeValue(rec)
+				if err != nil {
+					return fmt.Errorf("row value %d: %w", c, err)
+				}
+				rows = append(rows, state.WithColumnKind(v, kinds[side][c]))
+				rec = rest
+			}
+			tv := rows[at+1+o.times[side]]
+			if tv.IsNull() {
+				return errors.New("row without a time")
+			}
+			if tv.Int() < last {
+				return errors.New("rows out of time order")
+			}
+			last = tv.Int()
+			rows[at] = ijMeta(last, matched)
+		}
+		k.side[side] = rows
+	}
+	if len(rec) != 0 {
+		return fmt.Errorf("%d bytes after the rows", len(rec))
+	}
+	return nil
+}
+
+// decodeKey decodes an encoded key into keyRow.
+func (o *intervalJoinOp) decodeKey(key []byte) error {
+	for i := range o.keyRow {
+		v, rest, err := state.DecodeValue(key)
+		if err != nil {
+			return fmt.Errorf("malformed key %x: %w", key, err)
+		}
+		o.keyRow[i] = state.WithColumnKind(v, o.keyKind[i])
+		key = rest
+	}
+	if len(key) != 0 {
+		return fmt.Errorf("malformed key: %d bytes after its values", len(key))
+	}
+	return nil
+}
+
+// LoadRecord implements state.RecordSource.
+func (o *intervalJoinOp) LoadRecord(key, rec []byte) (int32, error) {
+	if err := o.decodeKey(key); err != nil {
+		return 0, err
+	}
+	s := o.keys.Insert(o.keyRow)
+	o.recs.Grow(o.keys.Cap())
+	k := o.rec(s)
+	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
+	k.born = -1
+	if err := o.decodeRecord(k, rec); err != nil {
+		o.keys.Remove(s)
+		for i, r := range k.side {
+			clear(r)
+			k.side[i] = r[:0]
+		}
+		return 0, err
+	}
+	o.mem += keyOverhead
+	for side := range 2 {
+		o.mem += int64(len(k.side[side])) * valueBytes
+		o.enqueue(s, side)
+	}
+	return s, nil
+}
+
+// DropRecords implements state.RecordSource: it forgets every in-memory
+// key (written to the store), keeping their sweeps by encoded key.
+func (o *intervalJoinOp) DropRecords() {
+	var kb []byte
+	o.queue.each(func(e ijSweep) {
+		if o.keys.Used(e.slot) && o.rec(e.slot).qat[e.side] == e.at {
+			kb = o.keys.AppendKey(kb[:0], e.slot)
+			o.pushSpilled(ijSpilled{at: e.at, key: string(kb), side: e.side})
+		}
+	})
+	o.queue.reset()
+	o.keys.Reset()
+	o.recs.Clear()
+	o.mem = 0
+}
+
+// sweepQueue is a monotone priority queue of sweeps (a radix heap): the
+// sweeps due at a watermark are taken out together, and the watermark only
+// advances. Bucket 0 holds the sweeps at or before last, the latest time
+// taken out (never after the watermark, so they are due); bucket i > 0
+// those whose time differs from last first in bit i-1 (counting from the
+// lowest; times of the same sign order as unsigned, and bit 63 separates
+// the signs), so a sweep moves to lower buckets a few times at most, each
+// move sequential in memory, where a binary heap costs log(n) scattered
+// reads per sweep. Start it with last = math.MinInt64.
+type sweepQueue struct {
+	last int64
+	b    [65][]ijSweep
+	n    int
+}
+
+// bucket returns the bucket of time at.
+func (q *sweepQueue) bucket(at int64) int {
+	if at <= q.last {
+		return 0
+	}
+	return bits.Len64(uint64(at) ^ uint64(q.last)) // same sign: at > last
+}
+
+func (q *sweepQueue) push(e ijSweep) {
+	i := q.bucket(e.at)
+	q.b[i] = append(q.b[i], e)
+	q.n++
+}
+
+// due calls fn for every sweep at or before wm (fn may push more).
+func (q *sweepQueue) due(wm int64, fn func(ijSweep) error) error {
+	for {
+		for len(q.b[0]) > 0 {
+			b := q.b[0]
+			e := b[len(b)-1]
+			q.b[0] = b[:len(b)-1]
+			q.n--
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		i := 1
+		for i < len(q.b) && len(q.b[i]) == 0 {
+			i++
+		}
+		if i == len(q.b) {
+			return nil
+		}
+		m := q.b[i][0].at
+		for _, e := range q.b[i][1:] {
+			m = min(m, e.at)
+		}
+		if m > wm {
+			return nil
+		}
+		q.last = m
+		b := q.b[i]
+		q.b[i] = b[:0]
+		for _, e := range b {
+			j := q.bucket(e.at)
+			q.b[j] = append(q.b[j], e)
+		}
+	}
+}
+
+// each calls fn for every queued sweep.
+func (q *sweepQueue) each(fn func(ijSweep)) {
+	for _, b := range q.b {
+		for _, e := range b {
+			fn(e)
+		}
+	}
+}
+
+// reset empties the queue.
+func (q *sweepQueue) reset() {
+	for i := range q.b {
+		q.b[i] = q.b[i][:0]
+	}
+	q.n = 0
+}
+
+func (o *intervalJoinOp) pushSpilled(e ijSpilled) {
+	h := append(o.spills, e)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p].at <= h[i].at {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+	o.spills = h
+}
+
+func (o *intervalJoinOp) popSpilled() ijSpilled {
+	h := o.spills
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h[n] = ijSpilled{}
+	h = h[:n]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && h[c+1].at < h[c].at {
+			c++
+		}
+		if h[i].at <= h[c].at {
+			break
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+	o.spills = h
+	return top
+}
+
+// timeKey is a map key of rows by time: the time, then the encoded row
+// (the temporal join keeps its versions so).
 type timeKey struct {
 	ts  int64
 	row []byte
@@ -48,246 +932,8 @@ func (timeKeyCodec) Append(dst []byte, k timeKey) []byte {
 
 func (timeKeyCodec) Decode(src []byte) (timeKey, error) {
 	if len(src) < 8 {
-		return timeKey{}, errors.New("interval join: short time key")
+		return timeKey{}, errors.New("short time key")
 	}
 	ts, err := state.Int64{}.Decode(src[:8])
 	return timeKey{ts: ts, row: src[8:]}, err
 }
-
-type intervalJoinOp struct {
-	spec    IntervalJoinSpec
-	k       *state.Keyed
-	rk      [2]*RowKey
-	rows    [2]*state.SortedMapState[timeKey, joinRec]
-	outer   [2]bool
-	times   [2]int
-	dropped *atomic.Int64
-	delay   int64
-	joinOutput
-	kb []byte
-	// pending holds the match flags set during a scan (their map keys and
-	// rows in pkeys and prows); keys the map keys a cleanup removes (their
-	// bytes in pkeys, end offsets in keys). The arenas are reused, so that
-	// neither allocates per row once grown.
-	pending []trackedRec
-	pkeys   []byte
-	prows   []types.Value
-	keys    []int
-}
-
-var (
-	_ KeyedOperator     = (*intervalJoinOp)(nil)
-	_ WatermarkOperator = (*intervalJoinOp)(nil)
-)
-
-// Open implements Operator.
-func (o *intervalJoinOp) Open(ctx *OpContext) error {
-	s := &o.spec
-	o.joinOutput.open(len(s.Left.Kinds), len(s.Right.Kinds))
-	o.rk[0] = NewRowKey(s.Left.Keys, ctx.MaxParallelism)
-	o.rk[1] = NewRowKey(s.Right.Keys, ctx.MaxParallelism)
-	o.outer = [2]bool{s.Type == LeftOuterJoin || s.Type == FullOuterJoin, s.Type == RightOuterJoin || s.Type == FullOuterJoin}
-	o.times = [2]int{s.LeftTime, s.RightTime}
-	o.dropped = ctx.Dropped
-	o.delay = max(s.Upper, -s.Lower, 0) + 1
-	return nil
-}
-
-// OpenKeyed implements KeyedOperator.
-func (o *intervalJoinOp) OpenKeyed(k *state.Keyed) error {
-	o.k = k
-	for i, name := range []string{"left", "right"} {
-		kinds := o.spec.Left.Kinds
-		if i == 1 {
-			kinds = o.spec.Right.Kinds
-		}
-		var err error
-		o.rows[i], err = state.NewSortedMapState[timeKey, joinRec](k, name, timeKeyCodec{}, &recCodec{kinds: kinds})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (o *intervalJoinOp) drop() {
-	if o.dropped != nil {
-		o.dropped.Add(1)
-	}
-}
-
-// Process implements Operator.
-func (o *intervalJoinOp) Process(input int, b *types.Batch, out Emitter) error {
-	if input != 0 && input != 1 {
-		return fmt.Errorf("interval join: input port %d", input)
-	}
-	keys := o.spec.Left.Keys
-	if input == 1 {
-		keys = o.spec.Right.Keys
-	}
-	for i := range b.Len() {
-		row := b.Row(i)
-		if b.Kinds[i] != types.Insert {
-			return fmt.Errorf("interval join: %s row on an insert-only input", b.Kinds[i])
-		}
-		tv := row[o.times[input]]
-		if tv.IsNull() || tv.Int() < o.k.Watermark() {
-			o.drop() // late, or no time
-			continue
-		}
-		if hasNullKey(row, keys) {
-			if o.outer[input] {
-				if err := o.emitRow(types.Insert, input, row, nil, 1, out); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		if err := o.rk[input].Set(o.k, row); err != nil {
-			return err
-		}
-		if err := o.add(input, tv.Int(), row, out); err != nil {
-			return err
-		}
-	}
-	return o.flush(out)
-}
-
-// add joins row (of side, at time t) with the other side's rows in its
-// interval, keeps it and registers its cleanup timer.
-func (o *intervalJoinOp) add(side int, t int64, row []types.Value, out Emitter) error {
-	lo, hi := t+o.spec.Lower, t+o.spec.Upper // the right rows' times for a left row
-	cleanup := t + o.spec.Upper + 1
-	if side == 1 {
-		lo, hi = t-o.spec.Upper, t-o.spec.Lower
-		cleanup = t - o.spec.Lower + 1
-	}
-	other := 1 - side
-	var matched int64
-	o.pending, o.pkeys, o.prows = o.pending[:0], o.pkeys[:0], o.prows[:0]
-	err := o.rows[other].Range(timeKey{ts: lo}, timeKey{ts: hi + 1}, func(k timeKey, r joinRec) (bool, error) {
-		ok, err := o.matches(side, row, r.row)
-		if err != nil || !ok {
-			return err == nil, err
-		}
-		matched += r.count
-		if o.outer[other] && r.assoc == 0 {
-			o.pending = append(o.pending, trackedRec{
-				koff: len(o.pkeys), klen: 8 + len(k.row), roff: len(o.prows), rlen: len(r.row),
-				count: r.count, assoc: 1,
-			})
-			o.pkeys = append(state.Int64{}.Append(o.pkeys, k.ts), k.row...)
-			o.prows = append(o.prows, r.row...)
-		}
-		return true, o.emitRow(types.Insert, side, row, r.row, r.count, out)
-	})
-	if err != nil {
-		return err
-	}
-	for i := range o.pending {
-		p := &o.pending[i]
-		kk := o.pkeys[p.koff : p.koff+p.klen]
-		ts, _ := state.Int64{}.Decode(kk[:8])
-		r := joinRec{count: p.count, assoc: p.assoc, row: o.prows[p.roff : p.roff+p.rlen]}
-		if err := o.rows[other].Put(timeKey{ts: ts, row: kk[8:]}, r); err != nil {
-			return err
-		}
-	}
-	kb := o.kb[:0]
-	for _, v := range row {
-		kb = types.AppendKey(kb, v)
-	}
-	o.kb = kb
-	key := timeKey{ts: t, row: kb}
-	r, ok, err := o.rows[side].Get(key)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		r = joinRec{row: row}
-	}
-	r.count++
-	if matched > 0 {
-		r.assoc = 1
-	}
-	if err := o.rows[side].Put(key, r); err != nil {
-		return err
-	}
-	return o.k.RegisterTimer(state.EventTime, cleanup, []byte{byte(side)})
-}
-
-func (o *intervalJoinOp) matches(side int, row, other []types.Value) (bool, error) {
-	if o.spec.Residual == nil {
-		return true, nil
-	}
-	if side == 0 {
-		copy(o.joined[:o.wl], row)
-		copy(o.joined[o.wl:], other)
-	} else {
-		copy(o.joined[:o.wl], other)
-		copy(o.joined[o.wl:], row)
-	}
-	v, err := o.spec.Residual.Eval(o.joined)
-	if err != nil {
-		return false, fmt.Errorf("join condition %s: %w", o.spec.Residual, err)
-	}
-	return !v.IsNull() && v.Bool(), nil
-}
-
-// OnTimer implements KeyedOperator: it drops the rows of one side whose
-// interval the watermark has passed, emitting the unmatched ones of a
-// preserved side NULL-padded.
-func (o *intervalJoinOp) OnTimer(tm state.Timer, out Emitter) error {
-	if tm.Domain != state.EventTime || len(tm.Namespace) != 1 || tm.Namespace[0] > 1 {
-		return nil
-	}
-	side := int(tm.Namespace[0])
-	bound := tm.Timestamp - o.spec.Upper // rows with t + Upper + 1 <= T
-	if side == 1 {
-		bound = tm.Timestamp + o.spec.Lower // rows with t - Lower + 1 <= T
-	}
-	o.keys, o.pkeys = o.keys[:0], o.pkeys[:0]
-	err := o.rows[side].Range(timeKey{ts: math.MinInt64}, timeKey{ts: bound}, func(k timeKey, r joinRec) (bool, error) {
-		o.pkeys = append(state.Int64{}.Append(o.pkeys, k.ts), k.row...)
-		o.keys = append(o.keys, len(o.pkeys))
-		if o.outer[side] && r.assoc == 0 {
-			if err := o.emitRow(types.Insert, side, r.row, nil, r.count, out); err != nil {
-				return false, err
-			}
-		}
-		return true, nil
-	})
-	if err != nil {
-		return err
-	}
-	start := 0
-	for _, end := range o.keys {
-		kk := o.pkeys[start:end]
-		start = end
-		ts, _ := state.Int64{}.Decode(kk[:8])
-		if err := o.rows[side].Remove(timeKey{ts: ts, row: kk[8:]}); err != nil {
-			return err
-		}
-	}
-	return o.flush(out)
-}
-
-// ProcessWatermark implements WatermarkOperator: the watermark goes on
-// held back by the longest time a row waits for its matches, so that no
-// output row (a padded one emitted at its interval's end) is behind it.
-func (o *intervalJoinOp) ProcessWatermark(wm int64, out Emitter) error {
-	if err := o.flush(out); err != nil {
-		return err
-	}
-	if wm != MaxWatermark && wm != NoWatermark {
-		wm -= o.delay
-	}
-	return ForwardWatermark(out, wm)
-}
-
-// Finish implements Operator. At the end of bounded input the +∞
-// watermark has fired every timer.
-func (o *intervalJoinOp) Finish(out Emitter) error { return o.flush(out) }
-
-// Close implements Operator.
-func (o *intervalJoinOp) Close() error { return nil }

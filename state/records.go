@@ -862,3 +862,25 @@ func splitRecTime(v []byte) (at int64, rec []byte, timed bool) {
 	}
 	return 0, v, false
 }
+
+// Forget is Removed for a record the store does not hold (added since the
+// last Snapshot or Spill, and not loaded): it only forgets the slot, with
+// no deletion written to the store. Operators whose keys come and go
+// between checkpoints (an interval join's) save a store write per key.
+func (r *Records) Forget(slot int32) {
+	if r.ttl > 0 {
+		r.wt[slot] = -1
+	}
+	if r.sp == nil {
+		return
+	}
+	w, bit := int(slot>>6), uint64(1)<<(slot&63)
+	if r.changed[w]&bit != 0 {
+		r.changed[w] &^= bit
+		r.nChange--
+	}
+	if r.live[w]&bit != 0 {
+		r.live[w] &^= bit
+		r.nLive--
+	}
+}

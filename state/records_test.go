@@ -345,3 +345,62 @@ func TestRecordsModel(t *testing.T) {
 	}
 	t.Logf("%d snapshots, %d spills, %d keys", snaps, spills, len(model))
 }
+
+// TestRecordsForget checks that a record forgotten before any snapshot
+// wrote it is gone from the records (not counted, not written by the next
+// snapshot) without a deletion in the store, while a record Removed after
+// a snapshot is deleted from the store.
+func TestRecordsForget(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "work"))
+	own := newFakeOwner()
+	rec, err := NewRecords(RecordOptions{Name: "rows", OperatorID: "op", Budget: 64 << 20, RecordBytes: 64, Exclusive: true}, own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Attach(st, false); err != nil {
+		t.Fatal(err)
+	}
+	add := func(k int64) int32 {
+		key := AppendValue(nil, types.BigIntValue(k))
+		slot := own.add(key)
+		own.vals[slot] = k
+		rec.AddedKey(slot, key)
+		rec.Changed(slot)
+		return slot
+	}
+	kept := add(1)
+	if err := rec.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	gone := add(2)
+	rec.Forget(gone)
+	own.remove(gone)
+	if rec.Len() != 1 || rec.nChange != 0 {
+		t.Fatalf("after Forget: %d records, %d changed; want 1 and 0", rec.Len(), rec.nChange)
+	}
+	if err := rec.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := st.Space("op")
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		n := 0
+		for kg := range 128 {
+			if err := sp.Scan(kg, nil, nil, false, func(_, _ []byte) (bool, error) { n++; return true, nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return n
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("%d stored records, want 1 (the forgotten one never written)", n)
+	}
+	if err := rec.Removed(kept); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("%d stored records after Removed, want 0", n)
+	}
+}

@@ -227,7 +227,7 @@ type firingBuf struct {
 	c        chunk
 	kgs      []int
 	order    []int
-	hi       []byte // the upper bound of a round's scans
+	lo, hi   []byte // the bounds of a round's scan of a key group
 	flo, fhi []byte // firstTimer's bounds
 	// active is the index being fired, bound the latest timestamp this
 	// round fires; extra holds the due timers callbacks registered in it
@@ -332,7 +332,15 @@ func (k *Keyed) fireUpTo(t *timerIndex, d TimeDomain, upTo int64, fire func(Time
 			}
 			kg := k.first + i
 			before := len(f.c.ents)
-			if err := k.be.scan(kg, t.prefix, f.hi, false, timersPerGroup, &f.c); err != nil {
+			// Seek to the head, not the start of the index: in a store, the
+			// timers fired before lie there as deletions not yet compacted,
+			// and a scan from the start would step over all of them at
+			// every watermark.
+			f.lo = append(f.lo[:0], t.prefix...)
+			if h != math.MinInt64 {
+				f.lo = binary.BigEndian.AppendUint64(f.lo, uint64(h)^signBit)
+			}
+			if err := k.be.scan(kg, f.lo, f.hi, false, timersPerGroup, &f.c); err != nil {
 				return err
 			}
 			n := len(f.c.ents) - before
