@@ -1,0 +1,289 @@
+package exec
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weir-sql/weir/expr"
+	"github.com/weir-sql/weir/state"
+	"github.com/weir-sql/weir/statestore"
+	"github.com/weir-sql/weir/types"
+)
+
+// This file tests the joins' typed state through checkpoints: random
+// changelogs on both inputs (join_test.go's generator) go through the
+// subtasks of a join at one parallelism, each row to the subtask owning
+// its key's key group as a HASH exchange sends it; halfway every subtask
+// snapshots its store, the run goes on a little (output a crash loses),
+// and then the join is restored at another parallelism from the snapshots
+// (statestore.RestoreKeyGroups) and the rest of the changelogs replayed.
+// The output before the snapshot and after the restore, applied, must be
+// the batch join of the applied inputs computed in Go. With a state budget
+// of 4 KiB the sides spill (more keys than state.MinRecords), so lookups
+// go through the store.
+
+const joinTestMaxPar = 128
+
+// joinStep is a batch of changes on one input.
+type joinStep struct {
+	side int
+	b    *types.Batch
+}
+
+// joinCluster is the subtasks of one join operator at one parallelism,
+// each with its own store.
+type joinCluster struct {
+	t      *testing.T
+	par    int
+	ops    []Operator
+	stores []*statestore.Store
+	parts  []*types.Batch
+	kb     []byte
+}
+
+func newJoinCluster(t *testing.T, newOp func() Operator, par int, budget int64, snaps []string) *joinCluster {
+	c := &joinCluster{t: t, par: par}
+	for i := range par {
+		op := newOp()
+		ctx := &OpContext{ID: "join", Subtask: i, Parallelism: par, MaxParallelism: joinTestMaxPar, StateBudget: budget}
+		if err := op.Open(ctx); err != nil {
+			t.Fatal(err)
+		}
+		opts := statestore.Options{MaxParallelism: joinTestMaxPar}
+		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
+		var (
+			st  *statestore.Store
+			err error
+		)
+		if snaps == nil {
+			st, err = statestore.Open(dir, opts)
+		} else {
+			first, last := state.KeyGroupRange(i, par, joinTestMaxPar)
+			st, err = statestore.RestoreKeyGroups(snaps, dir, first, last, opts)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		if err := op.(StatefulOperator).InitState(st, snaps != nil); err != nil {
+			t.Fatal(err)
+		}
+		c.ops = append(c.ops, op)
+		c.stores = append(c.stores, st)
+		c.parts = append(c.parts, types.NewBatch(3, 16))
+	}
+	return c
+}
+
+// process sends step's rows to the subtasks owning their keys (column 0).
+func (c *joinCluster) process(s joinStep, out Emitter) error {
+	for _, p := range c.parts {
+		p.Reset()
+	}
+	for i := range s.b.Len() {
+		c.kb = state.AppendValue(c.kb[:0], s.b.Row(i)[0])
+		kg := state.KeyGroup(c.kb, joinTestMaxPar)
+		sub := 0
+		for first, last := state.KeyGroupRange(sub, c.par, joinTestMaxPar); kg < first || kg > last; first, last = state.KeyGroupRange(sub, c.par, joinTestMaxPar) {
+			sub++
+		}
+		c.parts[sub].Append(s.b.Kinds[i], s.b.Row(i))
+	}
+	for i, p := range c.parts {
+		if p.Len() == 0 {
+			continue
+		}
+		if err := c.ops[i].Process(s.side, p, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// snapshot snapshots every subtask's store and returns the snapshots.
+func (c *joinCluster) snapshot() []string {
+	var dirs []string
+	for i, op := range c.ops {
+		if err := op.(StatefulOperator).PrepareSnapshot(); err != nil {
+			c.t.Fatal(err)
+		}
+		dir := filepath.Join(c.t.TempDir(), fmt.Sprint("snap", i))
+		if _, err := c.stores[i].Snapshot(dir); err != nil {
+			c.t.Fatal(err)
+		}
+		dirs = append(dirs, dir)
+	}
+	return dirs
+}
+
+// spilled reports whether a side of a subtask spilled to its store.
+func (c *joinCluster) spilled() bool {
+	for _, op := range c.ops {
+		var js *joinState
+		switch o := op.(type) {
+		case *joinOp:
+			js = &o.joinState
+		case *semiJoinOp:
+			js = &o.joinState
+		}
+		if js.sides[0].st.Backed() || js.sides[1].st.Backed() {
+			return true
+		}
+	}
+	return false
+}
+
+// genJoinSteps generates n random steps of changes on both inputs and
+// returns them with the live rows of each side at the end.
+func genJoinSteps(r *rand.Rand, n, keys int, left, right JoinSide) ([]joinStep, [2][][]types.Value) {
+	gens := [2]*changelogGen{
+		{r: r, keys: keys, unique: left.Layout != NoUniqueKey, keyUnique: left.Layout == JoinKeyContainsUniqueKey},
+		{r: r, keys: keys, unique: right.Layout != NoUniqueKey, keyUnique: right.Layout == JoinKeyContainsUniqueKey},
+	}
+	steps := make([]joinStep, n)
+	for i := range steps {
+		side := r.IntN(2)
+		b := types.NewBatch(3, 8)
+		for range 1 + r.IntN(6) {
+			gens[side].next(b)
+		}
+		steps[i] = joinStep{side: side, b: b}
+	}
+	return steps, [2][][]types.Value{gens[0].live, gens[1].live}
+}
+
+// runJoinRestore runs steps through a join of newOp at parallelism from,
+// snapshots at cut, goes on for a few steps, restores at parallelism to
+// and replays from cut; it returns the applied output and whether the
+// store was used for lookups (a side spilled, or did not fit after the
+// restore) in either run.
+func runJoinRestore(t *testing.T, newOp func() Operator, steps []joinStep, cut, from, to int, budget int64) (map[string]int, bool) {
+	out := &collectEmitter{t: t, rows: map[string]int{}}
+	a := newJoinCluster(t, newOp, from, budget, nil)
+	for i, s := range steps[:cut] {
+		if err := a.process(s, out); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	snaps := a.snapshot()
+	// Output after the snapshot is lost with the crash.
+	lost := &collectEmitter{t: t, rows: maps2(out.rows)}
+	for i, s := range steps[cut:min(cut+20, len(steps))] {
+		if err := a.process(s, lost); err != nil {
+			t.Fatalf("step %d after the snapshot: %v", cut+i, err)
+		}
+	}
+	spilled := a.spilled()
+	b := newJoinCluster(t, newOp, to, budget, snaps)
+	for i, s := range steps[cut:] {
+		if err := b.process(s, out); err != nil {
+			t.Fatalf("step %d after the restore: %v", cut+i, err)
+		}
+	}
+	return out.rows, spilled || b.spilled()
+}
+
+func maps2(m map[string]int) map[string]int {
+	c := make(map[string]int, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// TestJoinStateRestoreRescaleSpill checks regular, semi and anti joins
+// over random changelogs through a snapshot and a restore at another
+// parallelism, with the state in memory and spilled (a 4 KiB budget).
+func TestJoinStateRestoreRescaleSpill(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	kinds := []types.Kind{types.KindInt, types.KindBigInt, types.KindBigInt}
+	sides := []struct{ left, right JoinSide }{
+		{JoinSide{Keys: []int{0}, Kinds: kinds}, JoinSide{Keys: []int{0}, Kinds: kinds, Layout: JoinKeyContainsUniqueKey}},
+		{JoinSide{Keys: []int{0}, Kinds: kinds, Layout: HasUniqueKey, UniqueKey: []int{1}}, JoinSide{Keys: []int{0}, Kinds: kinds}},
+	}
+	residual, err := expr.NewCompare("<=", expr.NewColumn(2, types.BigInt, "lv"), expr.NewColumn(5, types.BigInt, "rv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kindsOf := []string{"inner", "left", "right", "full", "semi", "anti"}
+	for si, sd := range sides {
+		for ki, kind := range kindsOf {
+			for _, budget := range []int64{4 << 10, 1 << 30} {
+				for _, pp := range [][2]int{{1, 3}, {3, 1}} {
+					withResidual := (si+ki)%2 == 1
+					name := fmt.Sprintf("%s/sides%d/budget%d/p%d-to-p%d/residual=%v", kind, si, budget, pp[0], pp[1], withResidual)
+					t.Run(name, func(t *testing.T) {
+						s := seed + uint64(si*1000+ki*100)
+						r := rand.New(rand.NewPCG(s, 16))
+						// At parallelism 1 each side holds more than
+						// state.MinRecords keys.
+						steps, live := genJoinSteps(r, 6000, 4000, sd.left, sd.right)
+						var res expr.Expr
+						if withResidual {
+							res = residual
+						}
+						var (
+							newOp func() Operator
+							want  map[string]int
+						)
+						if ki < 4 {
+							typ := JoinType(ki)
+							newOp = NewJoin(JoinSpec{Type: typ, Left: sd.left, Right: sd.right, Residual: res})
+							want = batchJoin(typ, live[0], live[1], withResidual)
+						} else {
+							anti := kind == "anti"
+							newOp = NewSemiJoin(SemiJoinSpec{Anti: anti, Left: sd.left, Right: sd.right, Residual: res})
+							want = batchSemi(anti, live[0], live[1], withResidual)
+						}
+						got, spilled := runJoinRestore(t, newOp, steps, len(steps)/2, pp[0], pp[1], budget)
+						if !equalMultiset(got, want) {
+							t.Fatalf("seed %d: %d distinct rows, want %d\n got  %v\n want %v", s, len(got), len(want),
+								head(keysOf(got)), head(keysOf(want)))
+						}
+						if small := budget < 1<<20; small && !spilled {
+							t.Fatalf("seed %d: a budget of %d bytes did not spill", s, budget)
+						} else if !small && spilled {
+							t.Fatalf("seed %d: a budget of %d bytes spilled", s, budget)
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestJoinStateRefusesOldLayout checks that a join restored from a store
+// holding state in its own key space (the keyed tables of Weir before the
+// typed join state) fails with a clear error instead of starting empty.
+func TestJoinStateRefusesOldLayout(t *testing.T) {
+	st, err := statestore.Open(t.TempDir(), statestore.Options{MaxParallelism: joinTestMaxPar})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sp, err := st.Space("join")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Put(5, []byte("\x04leftkey"), []byte("row")); err != nil {
+		t.Fatal(err)
+	}
+	kinds := []types.Kind{types.KindInt, types.KindBigInt}
+	for _, op := range []Operator{
+		NewJoin(JoinSpec{Left: JoinSide{Keys: []int{0}, Kinds: kinds}, Right: JoinSide{Keys: []int{0}, Kinds: kinds}})(),
+		NewSemiJoin(SemiJoinSpec{Left: JoinSide{Keys: []int{0}, Kinds: kinds}, Right: JoinSide{Keys: []int{0}, Kinds: kinds}})(),
+	} {
+		if err := op.Open(&OpContext{ID: "join", Parallelism: 1, MaxParallelism: joinTestMaxPar}); err != nil {
+			t.Fatal(err)
+		}
+		err := op.(StatefulOperator).InitState(st, true)
+		if err == nil || !strings.Contains(err.Error(), "older Weir") {
+			t.Fatalf("restoring the old layout: %v, want an error naming the older Weir", err)
+		}
+	}
+}
