@@ -306,7 +306,7 @@ func (o *joinOp) accumulate(side int, me, other *joinRows, kind types.RowKind, r
 			if !ok {
 				continue
 			}
-			c := l.cnt[j]
+			c := l.meta[j].cnt
 			matched += c
 			if other.track {
 				if l.assoc[j] == 0 {
@@ -354,7 +354,7 @@ func (o *joinOp) retract(side int, me, other *joinRows, kind types.RowKind, row 
 			if !ok {
 				continue
 			}
-			c := l.cnt[j]
+			c := l.meta[j].cnt
 			matched += c
 			if err := o.emitRow(kind, side, row, r, c, out); err != nil {
 				return err

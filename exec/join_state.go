@@ -36,17 +36,23 @@ func joinSpaceSuffix(side int) string { return [...]string{"/L", "/R"}[side] }
 const joinRecordVersion = 1
 
 // rowList is one join key's rows of one side: n rows of w values in vals,
-// with their counts, match counts (assoc, when tracked) and identity
-// hashes.
+// with their identity hashes and counts (side by side: a row found by its
+// hash has its count in the same cache line) and match counts (assoc,
+// when tracked).
 type rowList struct {
 	vals  []types.Value
-	cnt   []int64
+	meta  []rowMeta
 	assoc []int64
-	hash  []uint64
+}
+
+// rowMeta is a kept row's identity hash and count.
+type rowMeta struct {
+	hash uint64
+	cnt  int64
 }
 
 // n returns the number of rows.
-func (l *rowList) n() int { return len(l.cnt) }
+func (l *rowList) n() int { return len(l.meta) }
 
 // row returns row j of a list of w-wide rows.
 func (l *rowList) row(j, w int) []types.Value { return l.vals[j*w : (j+1)*w : (j+1)*w] }
@@ -54,7 +60,7 @@ func (l *rowList) row(j, w int) []types.Value { return l.vals[j*w : (j+1)*w : (j
 // reset empties the list, keeping its memory for the slot's next key.
 func (l *rowList) reset() {
 	clear(l.vals) // they may hold strings
-	l.vals, l.cnt, l.assoc, l.hash = l.vals[:0], l.cnt[:0], l.assoc[:0], l.hash[:0]
+	l.vals, l.meta, l.assoc = l.vals[:0], l.meta[:0], l.assoc[:0]
 }
 
 // drop removes row j (the last row takes its place).
@@ -62,13 +68,13 @@ func (l *rowList) drop(j, w int) {
 	last := l.n() - 1
 	if j != last {
 		copy(l.row(j, w), l.row(last, w))
-		l.cnt[j], l.hash[j] = l.cnt[last], l.hash[last]
+		l.meta[j] = l.meta[last]
 		if l.assoc != nil {
 			l.assoc[j] = l.assoc[last]
 		}
 	}
 	clear(l.vals[last*w:])
-	l.vals, l.cnt, l.hash = l.vals[:last*w], l.cnt[:last], l.hash[:last]
+	l.vals, l.meta = l.vals[:last*w], l.meta[:last]
 	if l.assoc != nil {
 		l.assoc = l.assoc[:last]
 	}
@@ -77,8 +83,7 @@ func (l *rowList) drop(j, w int) {
 // add appends row with its counts.
 func (l *rowList) add(row []types.Value, cnt, assoc int64, h uint64, track bool) {
 	l.vals = append(l.vals, row...)
-	l.cnt = append(l.cnt, cnt)
-	l.hash = append(l.hash, h)
+	l.meta = append(l.meta, rowMeta{hash: h, cnt: cnt})
 	if track {
 		l.assoc = append(l.assoc, assoc)
 	}
@@ -218,8 +223,8 @@ func (s *joinRows) sameIdent(a, b []types.Value) bool {
 // indexOf returns the index of the row of l with row's identity (hash h),
 // or -1.
 func (s *joinRows) indexOf(l *rowList, row []types.Value, h uint64) int {
-	for j, x := range l.hash {
-		if x == h && s.sameIdent(l.row(j, s.w), row) {
+	for j := range l.meta {
+		if l.meta[j].hash == h && s.sameIdent(l.row(j, s.w), row) {
 			return j
 		}
 	}
@@ -242,7 +247,7 @@ func (s *joinRows) insert(kr []types.Value, slot int32, found bool, row []types.
 		h := s.identHash(row)
 		if j := s.indexOf(l, row, h); j >= 0 {
 			copy(l.row(j, s.w), row)
-			l.cnt[j] = 1
+			l.meta[j].cnt = 1
 			if s.track {
 				l.assoc[j] = assoc
 			}
@@ -252,7 +257,7 @@ func (s *joinRows) insert(kr []types.Value, slot int32, found bool, row []types.
 	default:
 		h := s.identHash(row)
 		if j := s.indexOf(l, row, h); j >= 0 {
-			l.cnt[j]++
+			l.meta[j].cnt++
 		} else {
 			l.add(row, 1, assoc, h, s.track)
 		}
@@ -270,8 +275,8 @@ func (s *joinRows) remove(slot int32, found bool, row []types.Value) error {
 	if s.spec.Layout == JoinKeyContainsUniqueKey {
 		l.reset()
 	} else if j := s.indexOf(l, row, s.identHash(row)); j >= 0 {
-		if s.spec.Layout == NoUniqueKey && l.cnt[j] > 1 {
-			l.cnt[j]--
+		if s.spec.Layout == NoUniqueKey && l.meta[j].cnt > 1 {
+			l.meta[j].cnt--
 		} else {
 			l.drop(j, s.w)
 		}
@@ -308,7 +313,7 @@ func (s *joinRows) AppendRecord(dst []byte, slot int32) []byte {
 	dst = append(dst, joinRecordVersion)
 	dst = binary.AppendUvarint(dst, uint64(l.n()))
 	for j := range l.n() {
-		dst = binary.AppendUvarint(dst, uint64(l.cnt[j]))
+		dst = binary.AppendUvarint(dst, uint64(l.meta[j].cnt))
 		if s.track {
 			dst = binary.AppendUvarint(dst, uint64(l.assoc[j]))
 		}

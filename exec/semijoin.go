@@ -154,7 +154,7 @@ func (o *semiJoinOp) processLeft(kind types.RowKind, row []types.Value, ls int32
 				return err
 			}
 			if ok {
-				matched += l.cnt[j]
+				matched += l.meta[j].cnt
 			}
 		}
 	}
@@ -201,7 +201,7 @@ func (o *semiJoinOp) processRight(kind types.RowKind, row []types.Value, ls int3
 			}
 			if !retract {
 				if l.assoc[j] == 0 {
-					if err := o.emit(appear, lr, l.cnt[j], out); err != nil {
+					if err := o.emit(appear, lr, l.meta[j].cnt, out); err != nil {
 						return err
 					}
 				}
@@ -213,7 +213,7 @@ func (o *semiJoinOp) processRight(kind types.RowKind, row []types.Value, ls int3
 			case 0:
 				continue // its state expired; never below zero
 			case 1:
-				if err := o.emit(vanish, lr, l.cnt[j], out); err != nil {
+				if err := o.emit(vanish, lr, l.meta[j].cnt, out); err != nil {
 					return err
 				}
 			}
