@@ -307,7 +307,7 @@ func (s *joinRows) AppendRecordKey(dst []byte, slot int32) []byte {
 
 // AppendRecord implements state.RecordSource: joinRecordVersion, the
 // number of rows, then per row its count, its match count if tracked and
-// its values (state.AppendValue each).
+// its values (appendJoinValue each).
 func (s *joinRows) AppendRecord(dst []byte, slot int32) []byte {
 	l := s.list(slot)
 	dst = append(dst, joinRecordVersion)
@@ -318,7 +318,7 @@ func (s *joinRows) AppendRecord(dst []byte, slot int32) []byte {
 			dst = binary.AppendUvarint(dst, uint64(l.assoc[j]))
 		}
 		for _, v := range l.row(j, s.w) {
-			dst = state.AppendValue(dst, v)
+			dst = appendJoinValue(dst, v)
 		}
 	}
 	return dst
@@ -362,11 +362,11 @@ func (s *joinRows) LoadRecord(key, rec []byte) (int32, error) {
 			rec = rec[k:]
 		}
 		for i := range s.row {
-			v, rest, err := state.DecodeValue(rec)
+			v, rest, err := decodeJoinValue(rec)
 			if err != nil {
 				return 0, fmt.Errorf("%s: %w: value %d: %v", s.what, errJoinRecord, i, err)
 			}
-			s.row[i] = state.WithColumnKind(v, s.spec.Kinds[i])
+			s.row[i] = v
 			rec = rest
 		}
 		var h uint64
@@ -509,4 +509,29 @@ func (j *joinState) advanceTime(ms int64) error {
 		}
 	}
 	return nil
+}
+
+// appendJoinValue appends v compactly: its kind byte, then for an integer
+// kind its zigzag varint (a small number takes a byte or two), else the
+// rest of types.AppendKey (which starts with the kind byte too).
+func appendJoinValue(dst []byte, v types.Value) []byte {
+	if state.IntStored(v.Kind()) {
+		return binary.AppendVarint(append(dst, byte(v.Kind())), v.Int())
+	}
+	return types.AppendKey(dst, v)
+}
+
+// decodeJoinValue reads a value appendJoinValue wrote.
+func decodeJoinValue(src []byte) (types.Value, []byte, error) {
+	if len(src) == 0 {
+		return types.Value{}, nil, errJoinRecord
+	}
+	if k := types.Kind(src[0]); state.IntStored(k) {
+		n, m := binary.Varint(src[1:])
+		if m <= 0 {
+			return types.Value{}, nil, errJoinRecord
+		}
+		return types.BigIntValue(n).WithKind(k), src[1+m:], nil
+	}
+	return types.DecodeKey(src)
 }

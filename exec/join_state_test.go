@@ -1,9 +1,12 @@
 package exec
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -284,6 +287,69 @@ func TestJoinStateRefusesOldLayout(t *testing.T) {
 		err := op.(StatefulOperator).InitState(st, true)
 		if err == nil || !strings.Contains(err.Error(), "older Weir") {
 			t.Fatalf("restoring the old layout: %v, want an error naming the older Weir", err)
+		}
+	}
+}
+
+// TestJoinValueRoundTrip checks that the stored rows' value encoding gives
+// back values equal (==, as the join compares kept rows) to those written,
+// integers in a byte or two when small.
+func TestJoinValueRoundTrip(t *testing.T) {
+	vals := []types.Value{
+		{}, types.BoolValue(true), types.BoolValue(false), types.IntValue(-7), types.BigIntValue(math.MinInt64),
+		types.BigIntValue(math.MaxInt64), types.BigIntValue(42), types.TimestampValue(1_700_000_000_123),
+		types.TimestampLTZValue(-5), types.IntervalValue(3_600_000), types.TinyIntValue(-3), types.SmallIntValue(300),
+		types.DoubleValue(2.5), types.FloatValue(-1.25), types.StringValue("naïve"), types.StringValue(""),
+		types.BytesValue("\x00\xff"), types.DateValue(19000), types.TimeValue(1000),
+	}
+	var buf []byte
+	for _, v := range vals {
+		buf = appendJoinValue(buf, v)
+	}
+	if n := len(appendJoinValue(nil, types.BigIntValue(42))); n != 2 {
+		t.Fatalf("BIGINT 42 takes %d bytes, want 2", n)
+	}
+	rest := buf
+	for i, want := range vals {
+		got, r, err := decodeJoinValue(rest)
+		if err != nil {
+			t.Fatalf("value %d (%v): %v", i, want, err)
+		}
+		if got != want {
+			t.Fatalf("value %d: got %#v, want %#v", i, got, want)
+		}
+		rest = r
+	}
+	if len(rest) != 0 {
+		t.Fatalf("%d bytes left over", len(rest))
+	}
+}
+
+// TestJoinRecordMalformed checks that a stored join record that is not
+// one (another version, cut short, trailing bytes) is a clear error.
+func TestJoinRecordMalformed(t *testing.T) {
+	kinds := []types.Kind{types.KindBigInt, types.KindBigInt}
+	op := NewJoin(JoinSpec{Type: LeftOuterJoin, Left: JoinSide{Keys: []int{0}, Kinds: kinds}, Right: JoinSide{Keys: []int{0}, Kinds: kinds}})().(*joinOp)
+	if err := op.Open(&OpContext{ID: "join", Parallelism: 1, MaxParallelism: joinTestMaxPar}); err != nil {
+		t.Fatal(err)
+	}
+	side := op.sides[0]
+	key := state.AppendValue(nil, types.BigIntValue(1))
+	good := []byte{joinRecordVersion, 1, 2, 0}
+	good = appendJoinValue(appendJoinValue(good, types.BigIntValue(1)), types.BigIntValue(9))
+	if _, err := side.LoadRecord(key, good); err != nil {
+		t.Fatalf("a good record: %v", err)
+	}
+	for name, rec := range map[string][]byte{
+		"version":  append([]byte{9}, good[1:]...),
+		"empty":    nil,
+		"short":    good[:len(good)-1],
+		"trailing": append(slices.Clone(good), 0),
+		"no rows":  {joinRecordVersion, 0},
+	} {
+		_, err := side.LoadRecord(key, rec)
+		if err == nil || !errors.Is(err, errJoinRecord) || !strings.Contains(err.Error(), "left rows of Join") {
+			t.Fatalf("%s: %v, want a malformed join record error naming the side", name, err)
 		}
 	}
 }
