@@ -109,8 +109,8 @@ type joinRows struct {
 var _ state.RecordSource = (*joinRows)(nil)
 
 // newJoinRows returns side's empty rows for the operator of ctx; side is 0
-// (left) or 1 (right) and the state budget is shared equally by the sides.
-func newJoinRows(ctx *OpContext, spec JoinSide, side int, track bool, what string) (*joinRows, error) {
+// (left) or 1 (right), and the side gets share of the state budget.
+func newJoinRows(ctx *OpContext, spec JoinSide, side int, track bool, what string, share float64) (*joinRows, error) {
 	keyKinds := make([]types.Kind, len(spec.Keys))
 	keyCols := make([]int, len(spec.Keys))
 	for i, c := range spec.Keys {
@@ -130,20 +130,14 @@ func newJoinRows(ctx *OpContext, spec JoinSide, side int, track bool, what strin
 	if maxPar <= 0 {
 		maxPar = types.DefaultMaxParallelism
 	}
-	// A key's record: its rows (one for a unique join key, a few guessed
-	// otherwise) at 32 bytes a value and 24 of counts, and the list.
-	rows := int64(1)
-	if spec.Layout != JoinKeyContainsUniqueKey {
-		rows = 4
-	}
 	st, err := state.NewRecords(state.RecordOptions{
 		Name:           joinStateName,
 		OperatorID:     ctx.ID + joinSpaceSuffix(side),
 		MaxParallelism: maxPar,
 		Subtask:        ctx.Subtask,
 		Parallelism:    ctx.Parallelism,
-		Budget:         ctx.StateBudget / 2,
-		RecordBytes:    rows*(int64(s.w)*32+24) + 96 + 48,
+		Budget:         int64(float64(ctx.StateBudget) * share),
+		RecordBytes:    joinKeyBytes(spec),
 		Exclusive:      true,
 		TTL:            ctx.StateTTL,
 	}, s)
@@ -152,6 +146,17 @@ func newJoinRows(ctx *OpContext, spec JoinSide, side int, track bool, what strin
 	}
 	s.st = st
 	return s, nil
+}
+
+// joinKeyBytes estimates the memory of one key's rows on side spec: its
+// rows (one for a unique join key, a few guessed otherwise) at 32 bytes a
+// value and 24 of counts, the list and Records' bookkeeping.
+func joinKeyBytes(spec JoinSide) int64 {
+	rows := int64(1)
+	if spec.Layout != JoinKeyContainsUniqueKey {
+		rows = 4
+	}
+	return rows*(int64(len(spec.Kinds))*32+24) + 96 + 48
 }
 
 // list returns slot's rows.
@@ -401,11 +406,15 @@ type joinState struct {
 func (j *joinState) open(ctx *OpContext, name string, left, right JoinSide, track [2]bool) error {
 	j.name, j.id = name, ctx.ID
 	j.kr = make([]types.Value, len(left.Keys))
+	// The budget is shared in proportion to a key's estimated rows: a
+	// side keeping one row per key (a dimension) needs less than one
+	// keeping many.
+	lb, rb := float64(joinKeyBytes(left)), float64(joinKeyBytes(right))
 	var err error
-	if j.sides[0], err = newJoinRows(ctx, left, 0, track[0], "left rows of "+name); err != nil {
+	if j.sides[0], err = newJoinRows(ctx, left, 0, track[0], "left rows of "+name, lb/(lb+rb)); err != nil {
 		return err
 	}
-	j.sides[1], err = newJoinRows(ctx, right, 1, track[1], "right rows of "+name)
+	j.sides[1], err = newJoinRows(ctx, right, 1, track[1], "right rows of "+name, rb/(lb+rb))
 	return err
 }
 
