@@ -214,48 +214,49 @@ func TestJoinStateRestoreRescaleSpill(t *testing.T) {
 		t.Fatal(err)
 	}
 	kindsOf := []string{"inner", "left", "right", "full", "semi", "anti"}
-	for si, sd := range sides {
-		for ki, kind := range kindsOf {
-			for _, budget := range []int64{4 << 10, 1 << 30} {
-				for _, pp := range [][2]int{{1, 3}, {3, 1}} {
-					withResidual := (si+ki)%2 == 1
-					name := fmt.Sprintf("%s/sides%d/budget%d/p%d-to-p%d/residual=%v", kind, si, budget, pp[0], pp[1], withResidual)
-					t.Run(name, func(t *testing.T) {
-						s := seed + uint64(si*1000+ki*100)
-						r := rand.New(rand.NewPCG(s, 16))
-						// At parallelism 1 each side holds more than
-						// state.MinRecords keys.
-						steps, live := genJoinSteps(r, 6000, 4000, sd.left, sd.right)
-						var res expr.Expr
-						if withResidual {
-							res = residual
-						}
-						var (
-							newOp func() Operator
-							want  map[string]int
-						)
-						if ki < 4 {
-							typ := JoinType(ki)
-							newOp = NewJoin(JoinSpec{Type: typ, Left: sd.left, Right: sd.right, Residual: res})
-							want = batchJoin(typ, live[0], live[1], withResidual)
-						} else {
-							anti := kind == "anti"
-							newOp = NewSemiJoin(SemiJoinSpec{Anti: anti, Left: sd.left, Right: sd.right, Residual: res})
-							want = batchSemi(anti, live[0], live[1], withResidual)
-						}
-						got, spilled := runJoinRestore(t, newOp, steps, len(steps)/2, pp[0], pp[1], budget)
-						if !equalMultiset(got, want) {
-							t.Fatalf("seed %d: %d distinct rows, want %d\n got  %v\n want %v", s, len(got), len(want),
-								head(keysOf(got)), head(keysOf(want)))
-						}
-						if small := budget < 1<<20; small && !spilled {
-							t.Fatalf("seed %d: a budget of %d bytes did not spill", s, budget)
-						} else if !small && spilled {
-							t.Fatalf("seed %d: a budget of %d bytes spilled", s, budget)
-						}
-					})
+	pairs := [][2]int{{1, 3}, {3, 1}}
+	for ki, kind := range kindsOf {
+		for bi, budget := range []int64{4 << 10, 1 << 30} {
+			// Each kind runs both side pairs and both rescales, one
+			// with a spilling budget and one without.
+			si, pp := (ki+bi)%2, pairs[bi]
+			sd := sides[si]
+			withResidual := ki%2 == 1
+			name := fmt.Sprintf("%s/sides%d/budget%d/p%d-to-p%d/residual=%v", kind, si, budget, pp[0], pp[1], withResidual)
+			t.Run(name, func(t *testing.T) {
+				s := seed + uint64(si*1000+ki*100+bi)
+				r := rand.New(rand.NewPCG(s, 16))
+				// At parallelism 1 each side holds more than
+				// state.MinRecords keys.
+				steps, live := genJoinSteps(r, 6000, 4000, sd.left, sd.right)
+				var res expr.Expr
+				if withResidual {
+					res = residual
 				}
-			}
+				var (
+					newOp func() Operator
+					want  map[string]int
+				)
+				if ki < 4 {
+					typ := JoinType(ki)
+					newOp = NewJoin(JoinSpec{Type: typ, Left: sd.left, Right: sd.right, Residual: res})
+					want = batchJoin(typ, live[0], live[1], withResidual)
+				} else {
+					anti := kind == "anti"
+					newOp = NewSemiJoin(SemiJoinSpec{Anti: anti, Left: sd.left, Right: sd.right, Residual: res})
+					want = batchSemi(anti, live[0], live[1], withResidual)
+				}
+				got, spilled := runJoinRestore(t, newOp, steps, len(steps)/2, pp[0], pp[1], budget)
+				if !equalMultiset(got, want) {
+					t.Fatalf("seed %d: %d distinct rows, want %d\n got  %v\n want %v", s, len(got), len(want),
+						head(keysOf(got)), head(keysOf(want)))
+				}
+				if small := budget < 1<<20; small && !spilled {
+					t.Fatalf("seed %d: a budget of %d bytes did not spill", s, budget)
+				} else if !small && spilled {
+					t.Fatalf("seed %d: a budget of %d bytes spilled", s, budget)
+				}
+			})
 		}
 	}
 }
