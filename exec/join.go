@@ -65,7 +65,8 @@ type JoinSpec struct {
 }
 
 // NewJoin returns the constructor of a regular join operator: a
-// KeyedOperator whose state is keyed by the join key. Each input's rows
+// StatefulOperator whose state, in typed memory (joinRows), is keyed by the
+// join key. Each input's rows
 // are kept in its layout; a row that arrives is matched against the other
 // side's rows of its key and the joined rows go out with the arriving
 // row's kind (+I, -U, +U, -D), as Flink's StreamingJoinOperator does. For
@@ -131,7 +132,7 @@ func (c *recCodec) Decode(src []byte) (joinRec, error) {
 	return r, nil
 }
 
-// trackedRec is an assoc update collected during a sideState scan: the
+// trackedRec is an assoc update the interval join collects during a scan: the
 // record's new counts, its map key at pkeys[koff:koff+klen] and its row at
 // prows[roff:roff+rlen].
 type trackedRec struct {

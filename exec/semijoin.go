@@ -20,7 +20,8 @@ type SemiJoinSpec struct {
 }
 
 // NewSemiJoin returns the constructor of a semi or anti join operator, a
-// KeyedOperator keyed by the join key, as Flink's SemiAntiJoinOperator:
+// StatefulOperator keyed by the join key (the regular join's joinRows per
+// side), as Flink's SemiAntiJoinOperator:
 // each left row is kept with the number of right rows that match it, each
 // right row with its count (both in the layouts of JoinSide). A left row
 // goes out with its own kind when it has a match (semi) or none (anti); a
