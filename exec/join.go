@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/weir-sql/weir/expr"
-	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -66,7 +65,8 @@ type JoinSpec struct {
 }
 
 // NewJoin returns the constructor of a regular join operator: a
-// KeyedOperator whose state is keyed by the join key. Each input's rows
+// StatefulOperator whose state, in typed memory (joinRows), is keyed by the
+// join key. Each input's rows
 // are kept in its layout; a row that arrives is matched against the other
 // side's rows of its key and the joined rows go out with the arriving
 // row's kind (+I, -U, +U, -D), as Flink's StreamingJoinOperator does. For
@@ -132,30 +132,7 @@ func (c *recCodec) Decode(src []byte) (joinRec, error) {
 	return r, nil
 }
 
-// rawKey is a map-key codec of encoded bytes, decoded without a copy
-// (valid during the iteration callback only).
-type rawKey struct{}
-
-func (rawKey) Append(dst []byte, v []byte) []byte { return append(dst, v...) }
-func (rawKey) Decode(src []byte) ([]byte, error)  { return src, nil }
-
-// sideState is one input's kept rows for the current key.
-type sideState struct {
-	spec  JoinSide
-	outer bool // unmatched rows go out NULL-padded
-	codec *recCodec
-	val   *state.ValueState[joinRec]
-	m     *state.MapState[[]byte, joinRec]
-	kb    []byte
-	// pending holds assoc updates collected during a scan; their keys and
-	// rows point into pkeys and prows, arenas reused from scan to scan so
-	// that tracking matches allocates nothing once they have grown.
-	pending []trackedRec
-	pkeys   []byte
-	prows   []types.Value
-}
-
-// trackedRec is an assoc update collected during a sideState scan: the
+// trackedRec is an assoc update the interval join collects during a scan: the
 // record's new counts, its map key at pkeys[koff:koff+klen] and its row at
 // prows[roff:roff+rlen].
 type trackedRec struct {
@@ -163,158 +140,31 @@ type trackedRec struct {
 	count, assoc           int64
 }
 
-func (s *sideState) open(k *state.Keyed, name string) error {
-	s.codec = &recCodec{kinds: s.spec.Kinds}
-	var err error
-	if s.spec.Layout == JoinKeyContainsUniqueKey {
-		s.val, err = state.NewValueState[joinRec](k, name, s.codec)
-	} else {
-		s.m, err = state.NewMapState[[]byte, joinRec](k, name, rawKey{}, s.codec)
-	}
-	return err
-}
-
-// mapKey is the map key of row: its unique key or the whole row.
-func (s *sideState) mapKey(row []types.Value) []byte {
-	kb := s.kb[:0]
-	if s.spec.Layout == HasUniqueKey {
-		for _, c := range s.spec.UniqueKey {
-			kb = types.AppendKey(kb, row[c])
-		}
-	} else {
-		for _, v := range row {
-			kb = types.AppendKey(kb, v)
-		}
-	}
-	s.kb = kb
-	return kb
-}
-
-// insert adds row, matched by assoc rows of the other side.
-func (s *sideState) insert(row []types.Value, assoc int64) error {
-	switch s.spec.Layout {
-	case JoinKeyContainsUniqueKey:
-		return s.val.Update(joinRec{count: 1, assoc: assoc, row: row})
-	case HasUniqueKey:
-		return s.m.Put(s.mapKey(row), joinRec{count: 1, assoc: assoc, row: row})
-	}
-	key := s.mapKey(row)
-	r, ok, err := s.m.Get(key)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		r = joinRec{assoc: assoc, row: row}
-	}
-	r.count++
-	return s.m.Put(key, r)
-}
-
-// remove takes one copy of row out (nothing if it is not kept: its state
-// expired).
-func (s *sideState) remove(row []types.Value) error {
-	switch s.spec.Layout {
-	case JoinKeyContainsUniqueKey:
-		return s.val.Clear()
-	case HasUniqueKey:
-		return s.m.Remove(s.mapKey(row))
-	}
-	key := s.mapKey(row)
-	r, ok, err := s.m.Get(key)
-	if err != nil || !ok {
-		return err
-	}
-	if r.count <= 1 {
-		return s.m.Remove(key)
-	}
-	r.count--
-	return s.m.Put(key, r)
-}
-
-// each calls fn for every kept row of the current key (rec.row is valid
-// during the call only); with track, fn's returned delta is added to the
-// record's assoc after the scan.
-func (s *sideState) each(track bool, fn func(r joinRec) (int64, error)) error {
-	if s.spec.Layout == JoinKeyContainsUniqueKey {
-		r, ok, err := s.val.Value()
-		if err != nil || !ok {
-			return err
-		}
-		d, err := fn(r)
-		if err != nil || !track || d == 0 {
-			return err
-		}
-		r.assoc += d
-		return s.val.Update(r)
-	}
-	s.pending, s.pkeys, s.prows = s.pending[:0], s.pkeys[:0], s.prows[:0]
-	err := s.m.All(func(key []byte, r joinRec) (bool, error) {
-		d, err := fn(r)
-		if err != nil {
-			return false, err
-		}
-		if track && d != 0 {
-			// Offsets into the arenas, which may move while they grow:
-			// the slices are made after the scan.
-			s.pending = append(s.pending, trackedRec{
-				koff: len(s.pkeys), klen: len(key), roff: len(s.prows), rlen: len(r.row),
-				count: r.count, assoc: r.assoc + d,
-			})
-			s.pkeys = append(s.pkeys, key...)
-			s.prows = append(s.prows, r.row...)
-		}
-		return true, nil
-	})
-	if err != nil {
-		return err
-	}
-	for i := range s.pending {
-		p := &s.pending[i]
-		r := joinRec{count: p.count, assoc: p.assoc, row: s.prows[p.roff : p.roff+p.rlen]}
-		if err := s.m.Put(s.pkeys[p.koff:p.koff+p.klen], r); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // joinOp is the regular join (see NewJoin).
 type joinOp struct {
-	spec  JoinSpec
-	k     *state.Keyed
-	rk    [2]*RowKey
-	sides [2]*sideState
+	spec JoinSpec
+	joinState
 	joinOutput
 }
 
-var _ KeyedOperator = (*joinOp)(nil)
+var (
+	_ StatefulOperator = (*joinOp)(nil)
+	_ expiringOperator = (*joinOp)(nil)
+)
 
 // Open implements Operator.
 func (o *joinOp) Open(ctx *OpContext) error {
 	o.joinOutput.open(len(o.spec.Left.Kinds), len(o.spec.Right.Kinds))
-	o.rk[0] = NewRowKey(o.spec.Left.Keys, ctx.MaxParallelism)
-	o.rk[1] = NewRowKey(o.spec.Right.Keys, ctx.MaxParallelism)
 	t := o.spec.Type
-	o.sides[0] = &sideState{spec: o.spec.Left, outer: t == LeftOuterJoin || t == FullOuterJoin}
-	o.sides[1] = &sideState{spec: o.spec.Right, outer: t == RightOuterJoin || t == FullOuterJoin}
+	track := [2]bool{t == LeftOuterJoin || t == FullOuterJoin, t == RightOuterJoin || t == FullOuterJoin}
+	if err := o.joinState.open(ctx, "Join", o.spec.Left, o.spec.Right, track); err != nil {
+		return err
+	}
 	if o.spec.Residual != nil && ctx.Watermark != nil {
 		o.spec.Residual, _ = expr.BindWatermark(o.spec.Residual, ctx.Watermark)
 	}
 	return nil
 }
-
-// OpenKeyed implements KeyedOperator.
-func (o *joinOp) OpenKeyed(k *state.Keyed) error {
-	o.k = k
-	if err := o.sides[0].open(k, "left"); err != nil {
-		return err
-	}
-	return o.sides[1].open(k, "right")
-}
-
-// OnTimer implements KeyedOperator: the join registers no timers (TTL is
-// the state layer's).
-func (o *joinOp) OnTimer(state.Timer, Emitter) error { return nil }
 
 // joinOutput is the output side of a two-input join: joined rows (left
 // columns, then right) batched for the emitter.
@@ -404,86 +254,130 @@ func (o *joinOp) Process(input int, b *types.Batch, out Emitter) error {
 		return fmt.Errorf("join: input port %d", input)
 	}
 	me, other := o.sides[input], o.sides[1-input]
+	outer := me.track
 	for i := range b.Len() {
 		row, kind := b.Row(i), b.Kinds[i]
 		if hasNullKey(row, me.spec.Keys) {
-			if me.outer {
+			if outer {
 				if err := o.emitRow(kind, input, row, nil, 1, out); err != nil {
 					return err
 				}
 			}
 			continue
 		}
-		if err := o.rk[input].Set(o.k, row); err != nil {
+		kr := o.keyOf(input, row)
+		ms, mok, err := me.find(kr)
+		if err != nil {
 			return err
 		}
-		var err error
+		os, ook, err := other.find(kr)
+		if err != nil {
+			return err
+		}
 		if kind.IsRetraction() {
-			err = o.retract(input, me, other, kind, row, out)
+			err = o.retract(input, me, other, kind, row, ms, mok, os, ook, out)
 		} else {
-			err = o.accumulate(input, me, other, kind, row, out)
+			err = o.accumulate(input, me, other, kind, row, ms, mok, os, ook, out)
 		}
 		if err != nil {
 			return err
 		}
 	}
-	return o.flush(out)
-}
-
-func (o *joinOp) accumulate(side int, me, other *sideState, kind types.RowKind, row []types.Value, out Emitter) error {
-	var matched int64
-	err := other.each(other.outer, func(r joinRec) (int64, error) {
-		ok, err := o.matches(side, row, r.row)
-		if err != nil || !ok {
-			return 0, err
-		}
-		matched += r.count
-		if other.outer && r.assoc == 0 {
-			if err := o.emitRow(types.Delete, 1-side, r.row, nil, r.count, out); err != nil {
-				return 0, err
-			}
-		}
-		return 1, o.emitRow(kind, side, row, r.row, r.count, out)
-	})
-	if err != nil {
+	if err := o.flush(out); err != nil {
 		return err
 	}
-	if me.outer && matched == 0 {
+	return o.spillIfOver()
+}
+
+// accumulate joins an arriving row with the other side's rows of its key
+// (slot os, if ook) and keeps it (in slot ms, if mok). A row of an outer
+// side whose first match this is takes back its NULL-padded row.
+func (o *joinOp) accumulate(side int, me, other *joinRows, kind types.RowKind, row []types.Value,
+	ms int32, mok bool, os int32, ook bool, out Emitter) error {
+	var matched int64
+	if ook {
+		l, w := other.list(os), other.w
+		changed := false
+		for j := range l.n() {
+			r := l.row(j, w)
+			ok, err := o.matches(side, row, r)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			c := l.meta[j].cnt
+			matched += c
+			if other.track {
+				if l.assoc[j] == 0 {
+					if err := o.emitRow(types.Delete, 1-side, r, nil, c, out); err != nil {
+						return err
+					}
+				}
+				l.assoc[j]++
+				changed = true
+			}
+			if err := o.emitRow(kind, side, row, r, c, out); err != nil {
+				return err
+			}
+		}
+		if changed {
+			other.st.Changed(os)
+		}
+	}
+	if me.track && matched == 0 {
 		if err := o.emitRow(kind, side, row, nil, 1, out); err != nil {
 			return err
 		}
 	}
-	return me.insert(row, matched)
+	me.insert(o.kr, ms, mok, row, matched)
+	return nil
 }
 
-func (o *joinOp) retract(side int, me, other *sideState, kind types.RowKind, row []types.Value, out Emitter) error {
-	if err := me.remove(row); err != nil {
+// retract takes a row out and retracts its joined rows; an outer side's
+// row whose last match this was gets its NULL-padded row back.
+func (o *joinOp) retract(side int, me, other *joinRows, kind types.RowKind, row []types.Value,
+	ms int32, mok bool, os int32, ook bool, out Emitter) error {
+	if err := me.remove(ms, mok, row); err != nil {
 		return err
 	}
 	var matched int64
-	err := other.each(other.outer, func(r joinRec) (int64, error) {
-		ok, err := o.matches(side, row, r.row)
-		if err != nil || !ok {
-			return 0, err
-		}
-		matched += r.count
-		if err := o.emitRow(kind, side, row, r.row, r.count, out); err != nil {
-			return 0, err
-		}
-		if other.outer && r.assoc == 1 {
-			if err := o.emitRow(types.Insert, 1-side, r.row, nil, r.count, out); err != nil {
-				return 0, err
+	if ook {
+		l, w := other.list(os), other.w
+		changed := false
+		for j := range l.n() {
+			r := l.row(j, w)
+			ok, err := o.matches(side, row, r)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			c := l.meta[j].cnt
+			matched += c
+			if err := o.emitRow(kind, side, row, r, c, out); err != nil {
+				return err
+			}
+			if other.track {
+				switch l.assoc[j] {
+				case 0: // its state expired; never below zero
+					continue
+				case 1:
+					if err := o.emitRow(types.Insert, 1-side, r, nil, c, out); err != nil {
+						return err
+					}
+				}
+				l.assoc[j]--
+				changed = true
 			}
 		}
-		if r.assoc == 0 {
-			return 0, nil // its state expired; never below zero
+		if changed {
+			other.st.Changed(os)
 		}
-		return -1, nil
-	})
-	if err != nil {
-		return err
 	}
-	if me.outer && matched == 0 {
+	if me.track && matched == 0 {
 		return o.emitRow(kind, side, row, nil, 1, out)
 	}
 	return nil

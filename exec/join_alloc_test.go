@@ -22,13 +22,6 @@ func TestJoinOuterTrackingAllocs(t *testing.T) {
 	if err := op.Open(&OpContext{MaxParallelism: 128}); err != nil {
 		t.Fatal(err)
 	}
-	k, err := state.NewMemory(state.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := op.OpenKeyed(k); err != nil {
-		t.Fatal(err)
-	}
 	var counts map[types.RowKind]int
 	out := emitFunc(func(b *types.Batch) error {
 		for i := range b.Len() {

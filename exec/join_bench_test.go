@@ -21,13 +21,6 @@ func BenchmarkJoinOperator(b *testing.B) {
 	if err := op.Open(&OpContext{MaxParallelism: 128}); err != nil {
 		b.Fatal(err)
 	}
-	k, err := state.NewMemory(state.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := op.OpenKeyed(k); err != nil {
-		b.Fatal(err)
-	}
 	discard := emitFunc(func(*types.Batch) error { return nil })
 	batch := types.NewBatch(2, 1024)
 	for i := range keys {

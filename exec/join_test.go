@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/weir-sql/weir/expr"
-	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -201,13 +200,6 @@ func runRandomJoin(t *testing.T, seed uint64, typ JoinType, left, right JoinSide
 	if err := op.Open(&OpContext{MaxParallelism: 128}); err != nil {
 		t.Fatal(err)
 	}
-	k, err := state.NewMemory(state.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := op.OpenKeyed(k); err != nil {
-		t.Fatal(err)
-	}
 	gens := [2]*changelogGen{
 		{r: r, keys: 6, unique: left.Layout != NoUniqueKey, keyUnique: left.Layout == JoinKeyContainsUniqueKey},
 		{r: r, keys: 6, unique: right.Layout != NoUniqueKey, keyUnique: right.Layout == JoinKeyContainsUniqueKey},
@@ -263,19 +255,12 @@ func TestJoinStateTTL(t *testing.T) {
 		op := NewJoin(JoinSpec{Type: InnerJoin,
 			Left:  JoinSide{Keys: []int{0}, Kinds: kinds},
 			Right: JoinSide{Keys: []int{0}, Kinds: kinds}})().(*joinOp)
-		if err := op.Open(&OpContext{MaxParallelism: 128}); err != nil {
-			t.Fatal(err)
-		}
-		k, err := state.NewMemory(state.Options{TTL: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := op.OpenKeyed(k); err != nil {
+		if err := op.Open(&OpContext{MaxParallelism: 128, StateTTL: time.Second}); err != nil {
 			t.Fatal(err)
 		}
 		out := &collectEmitter{t: t, rows: map[string]int{}}
 		fire := func(ms int64) {
-			if err := k.AdvanceProcessingTime(ms, func(tm state.Timer) error { return op.OnTimer(tm, out) }); err != nil {
+			if err := op.advanceTime(ms); err != nil {
 				t.Fatal(err)
 			}
 		}

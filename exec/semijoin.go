@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/weir-sql/weir/expr"
-	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -21,7 +20,8 @@ type SemiJoinSpec struct {
 }
 
 // NewSemiJoin returns the constructor of a semi or anti join operator, a
-// KeyedOperator keyed by the join key, as Flink's SemiAntiJoinOperator:
+// StatefulOperator keyed by the join key (the regular join's joinRows per
+// side), as Flink's SemiAntiJoinOperator:
 // each left row is kept with the number of right rows that match it, each
 // right row with its count (both in the layouts of JoinSide). A left row
 // goes out with its own kind when it has a match (semi) or none (anti); a
@@ -35,47 +35,36 @@ func NewSemiJoin(spec SemiJoinSpec) func() Operator {
 
 // semiJoinOp is the semi or anti join (see NewSemiJoin).
 type semiJoinOp struct {
-	spec   SemiJoinSpec
-	k      *state.Keyed
-	rk     [2]*RowKey
-	sides  [2]*sideState
+	spec SemiJoinSpec
+	joinState
 	wl     int
 	out    *types.Batch
 	joined []types.Value // left ++ right, for the residual
 }
 
-var _ KeyedOperator = (*semiJoinOp)(nil)
+var (
+	_ StatefulOperator = (*semiJoinOp)(nil)
+	_ expiringOperator = (*semiJoinOp)(nil)
+)
 
 // Open implements Operator.
 func (o *semiJoinOp) Open(ctx *OpContext) error {
 	o.wl = len(o.spec.Left.Kinds)
 	o.out = types.NewBatch(o.wl, 256)
 	o.joined = make([]types.Value, o.wl+len(o.spec.Right.Kinds))
-	o.rk[0] = NewRowKey(o.spec.Left.Keys, ctx.MaxParallelism)
-	o.rk[1] = NewRowKey(o.spec.Right.Keys, ctx.MaxParallelism)
 	// The left side counts its matches; the right side keeps counts only.
-	o.sides[0] = &sideState{spec: o.spec.Left, outer: true}
-	o.sides[1] = &sideState{spec: o.spec.Right}
+	name := "SemiJoin"
+	if o.spec.Anti {
+		name = "AntiJoin"
+	}
+	if err := o.joinState.open(ctx, name, o.spec.Left, o.spec.Right, [2]bool{true, false}); err != nil {
+		return err
+	}
 	if o.spec.Residual != nil && ctx.Watermark != nil {
 		o.spec.Residual, _ = expr.BindWatermark(o.spec.Residual, ctx.Watermark)
 	}
 	return nil
 }
-
-// OpenKeyed implements KeyedOperator.
-func (o *semiJoinOp) OpenKeyed(k *state.Keyed) error {
-	o.k = k
-	if err := o.sides[0].open(k, "left"); err != nil {
-		return fmt.Errorf("semi join: left state: %w", err)
-	}
-	if err := o.sides[1].open(k, "right"); err != nil {
-		return fmt.Errorf("semi join: right state: %w", err)
-	}
-	return nil
-}
-
-// OnTimer implements KeyedOperator: no timers (TTL is the state layer's).
-func (o *semiJoinOp) OnTimer(state.Timer, Emitter) error { return nil }
 
 // matches evaluates the residual on left row l with right row r.
 func (o *semiJoinOp) matches(l, r []types.Value) (bool, error) {
@@ -118,6 +107,7 @@ func (o *semiJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 	if input != 0 && input != 1 {
 		return fmt.Errorf("semi join: input port %d", input)
 	}
+	left, right := o.sides[0], o.sides[1]
 	for i := range b.Len() {
 		row, kind := b.Row(i), b.Kinds[i]
 		if hasNullKey(row, o.sides[input].spec.Keys) {
@@ -128,44 +118,53 @@ func (o *semiJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 			}
 			continue
 		}
-		if err := o.rk[input].Set(o.k, row); err != nil {
+		kr := o.keyOf(input, row)
+		ls, lok, err := left.find(kr)
+		if err != nil {
 			return err
 		}
-		var err error
+		rs, rok, err := right.find(kr)
+		if err != nil {
+			return err
+		}
 		if input == 0 {
-			err = o.processLeft(kind, row, out)
+			err = o.processLeft(kind, row, ls, lok, rs, rok, out)
 		} else {
-			err = o.processRight(kind, row, out)
+			err = o.processRight(kind, row, ls, lok, rs, rok, out)
 		}
 		if err != nil {
 			return err
 		}
 	}
-	return o.flush(out)
+	if err := o.flush(out); err != nil {
+		return err
+	}
+	return o.spillIfOver()
 }
 
 // processLeft counts the right rows that match row, keeps or removes it,
 // and passes it on with its kind if it has a match (semi) or none (anti).
-func (o *semiJoinOp) processLeft(kind types.RowKind, row []types.Value, out Emitter) error {
+func (o *semiJoinOp) processLeft(kind types.RowKind, row []types.Value, ls int32, lok bool, rs int32, rok bool, out Emitter) error {
 	left, right := o.sides[0], o.sides[1]
 	var matched int64
-	err := right.each(false, func(r joinRec) (int64, error) {
-		ok, err := o.matches(row, r.row)
-		if ok {
-			matched += r.count
+	if rok {
+		l := right.list(rs)
+		for j := range l.n() {
+			ok, err := o.matches(row, l.row(j, right.w))
+			if err != nil {
+				return err
+			}
+			if ok {
+				matched += l.meta[j].cnt
+			}
 		}
-		return 0, err
-	})
-	if err != nil {
-		return err
 	}
 	if kind.IsRetraction() {
-		err = left.remove(row)
+		if err := left.remove(ls, lok, row); err != nil {
+			return err
+		}
 	} else {
-		err = left.insert(row, matched)
-	}
-	if err != nil {
-		return err
+		left.insert(o.kr, ls, lok, row, matched)
 	}
 	if (matched > 0) != o.spec.Anti {
 		return o.emit(kind, row, 1, out)
@@ -176,11 +175,11 @@ func (o *semiJoinOp) processLeft(kind types.RowKind, row []types.Value, out Emit
 // processRight keeps or removes row and updates the match counts of the
 // left rows it matches: a left row whose count leaves or reaches zero
 // comes or goes.
-func (o *semiJoinOp) processRight(kind types.RowKind, row []types.Value, out Emitter) error {
+func (o *semiJoinOp) processRight(kind types.RowKind, row []types.Value, ls int32, lok bool, rs int32, rok bool, out Emitter) error {
 	left, right := o.sides[0], o.sides[1]
 	retract := kind.IsRetraction()
 	if retract {
-		if err := right.remove(row); err != nil {
+		if err := right.remove(rs, rok, row); err != nil {
 			return err
 		}
 	}
@@ -189,33 +188,47 @@ func (o *semiJoinOp) processRight(kind types.RowKind, row []types.Value, out Emi
 	if o.spec.Anti {
 		appear, vanish = vanish, appear
 	}
-	err := left.each(true, func(l joinRec) (int64, error) {
-		ok, err := o.matches(l.row, row)
-		if err != nil || !ok {
-			return 0, err
-		}
-		if !retract {
-			if l.assoc == 0 {
-				if err := o.emit(appear, l.row, l.count, out); err != nil {
-					return 0, err
+	if lok {
+		l := left.list(ls)
+		changed := false
+		for j := range l.n() {
+			lr := l.row(j, left.w)
+			ok, err := o.matches(lr, row)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			if !retract {
+				if l.assoc[j] == 0 {
+					if err := o.emit(appear, lr, l.meta[j].cnt, out); err != nil {
+						return err
+					}
+				}
+				l.assoc[j]++
+				changed = true
+				continue
+			}
+			switch l.assoc[j] {
+			case 0:
+				continue // its state expired; never below zero
+			case 1:
+				if err := o.emit(vanish, lr, l.meta[j].cnt, out); err != nil {
+					return err
 				}
 			}
-			return 1, nil
+			l.assoc[j]--
+			changed = true
 		}
-		switch l.assoc {
-		case 0:
-			return 0, nil // its state expired; never below zero
-		case 1:
-			if err := o.emit(vanish, l.row, l.count, out); err != nil {
-				return 0, err
-			}
+		if changed {
+			left.st.Changed(ls)
 		}
-		return -1, nil
-	})
-	if err != nil || retract {
-		return err
 	}
-	return right.insert(row, 0)
+	if !retract {
+		right.insert(o.kr, rs, rok, row, 0)
+	}
+	return nil
 }
 
 // Finish implements Operator: a semi join holds nothing back.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/weir-sql/weir/expr"
-	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -82,13 +81,6 @@ func runRandomSemiJoin(t *testing.T, seed uint64, anti bool, left, right JoinSid
 	if err := op.Open(&OpContext{MaxParallelism: 128}); err != nil {
 		t.Fatal(err)
 	}
-	k, err := state.NewMemory(state.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := op.OpenKeyed(k); err != nil {
-		t.Fatal(err)
-	}
 	gens := [2]*changelogGen{
 		{r: r, keys: 6, unique: left.Layout != NoUniqueKey, keyUnique: left.Layout == JoinKeyContainsUniqueKey},
 		{r: r, keys: 6, unique: right.Layout != NoUniqueKey, keyUnique: right.Layout == JoinKeyContainsUniqueKey},
@@ -159,10 +151,6 @@ func TestSemiJoinKinds(t *testing.T) {
 		if err := op.Open(&OpContext{MaxParallelism: 128}); err != nil {
 			t.Fatal(err)
 		}
-		k, _ := state.NewMemory(state.Options{})
-		if err := op.(KeyedOperator).OpenKeyed(k); err != nil {
-			t.Fatal(err)
-		}
 		for i, s := range tc.steps {
 			b := types.NewBatch(2, 1)
 			b.Append(s.kind, s.row)
@@ -196,19 +184,12 @@ func TestSemiJoinStateTTL(t *testing.T) {
 	kinds := []types.Kind{types.KindInt, types.KindBigInt}
 	for _, wait := range []int64{500, 1500} {
 		op := NewSemiJoin(SemiJoinSpec{Left: JoinSide{Keys: []int{0}, Kinds: kinds}, Right: JoinSide{Keys: []int{0}, Kinds: kinds}})().(*semiJoinOp)
-		if err := op.Open(&OpContext{MaxParallelism: 128}); err != nil {
-			t.Fatal(err)
-		}
-		k, err := state.NewMemory(state.Options{TTL: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := op.OpenKeyed(k); err != nil {
+		if err := op.Open(&OpContext{MaxParallelism: 128, StateTTL: time.Second}); err != nil {
 			t.Fatal(err)
 		}
 		out := &collectEmitter{t: t, rows: map[string]int{}}
 		fire := func(ms int64) {
-			if err := k.AdvanceProcessingTime(ms, func(tm state.Timer) error { return op.OnTimer(tm, out) }); err != nil {
+			if err := op.advanceTime(ms); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -1,0 +1,546 @@
+package exec
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/maphash"
+
+	"github.com/weir-sql/weir/state"
+	"github.com/weir-sql/weir/statestore"
+	"github.com/weir-sql/weir/types"
+)
+
+// The rows a regular, semi or anti join keeps of each input live in typed
+// memory (joinRows): a state.KeyIndex gives each join key a slot, and the
+// slot's rowList holds the side's rows of that key, each with its count
+// and, for a side whose matches are counted, its match count. A row is
+// found again (a retraction, a count to raise) by a hash of its identity
+// (its unique key, or the whole row) and then compared. state.Records
+// writes the changed keys back at checkpoints, one stored record per key
+// and side (joinRecordVersion), spills them past the state budget and
+// expires them with the state TTL.
+
+// joinStateName is the name of a join side's records, in the side's own
+// key space (the operator id with joinSpaceSuffix). Version 2: Weir before
+// it kept the rows in keyed tables "left" and "right" of the operator's
+// space.
+const joinStateName = "rows.v2"
+
+// joinSpaceSuffix returns the suffix of the operator id under which side
+// (0 left, 1 right) keeps its records: each side's records are its key
+// space's only state, so a snapshot may replace them whole.
+func joinSpaceSuffix(side int) string { return [...]string{"/L", "/R"}[side] }
+
+// joinRecordVersion leads every stored join record.
+const joinRecordVersion = 1
+
+// rowList is one join key's rows of one side: n rows of w values in vals,
+// with their identity hashes and counts (side by side: a row found by its
+// hash has its count in the same cache line) and match counts (assoc,
+// when tracked).
+type rowList struct {
+	vals  []types.Value
+	meta  []rowMeta
+	assoc []int64
+}
+
+// rowMeta is a kept row's identity hash and count.
+type rowMeta struct {
+	hash uint64
+	cnt  int64
+}
+
+// n returns the number of rows.
+func (l *rowList) n() int { return len(l.meta) }
+
+// row returns row j of a list of w-wide rows.
+func (l *rowList) row(j, w int) []types.Value { return l.vals[j*w : (j+1)*w : (j+1)*w] }
+
+// reset empties the list, keeping its memory for the slot's next key.
+func (l *rowList) reset() {
+	clear(l.vals) // they may hold strings
+	l.vals, l.meta, l.assoc = l.vals[:0], l.meta[:0], l.assoc[:0]
+}
+
+// drop removes row j (the last row takes its place).
+func (l *rowList) drop(j, w int) {
+	last := l.n() - 1
+	if j != last {
+		copy(l.row(j, w), l.row(last, w))
+		l.meta[j] = l.meta[last]
+		if l.assoc != nil {
+			l.assoc[j] = l.assoc[last]
+		}
+	}
+	clear(l.vals[last*w:])
+	l.vals, l.meta = l.vals[:last*w], l.meta[:last]
+	if l.assoc != nil {
+		l.assoc = l.assoc[:last]
+	}
+}
+
+// add appends row with its counts.
+func (l *rowList) add(row []types.Value, cnt, assoc int64, h uint64, track bool) {
+	l.vals = append(l.vals, row...)
+	l.meta = append(l.meta, rowMeta{hash: h, cnt: cnt})
+	if track {
+		l.assoc = append(l.assoc, assoc)
+	}
+}
+
+// joinRows is one input's kept rows (see the comment above).
+type joinRows struct {
+	spec  JoinSide
+	track bool   // count each row's matches (assoc)
+	what  string // "left rows of Join", for errors
+	w     int
+	ident []int // the identity columns of a row (nil: all)
+
+	keys  *state.KeyIndex      // join key (a key row: the key columns in order) → slot
+	lists *state.Slab[rowList] // per slot: the key's rows
+	st    *state.Records
+	seed  maphash.Seed
+
+	kr  []types.Value // a key row decoded from the store
+	row []types.Value // a row decoded from the store
+}
+
+var _ state.RecordSource = (*joinRows)(nil)
+
+// newJoinRows returns side's empty rows for the operator of ctx; side is 0
+// (left) or 1 (right), and the side gets share of the state budget.
+func newJoinRows(ctx *OpContext, spec JoinSide, side int, track bool, what string, share float64) (*joinRows, error) {
+	keyKinds := make([]types.Kind, len(spec.Keys))
+	keyCols := make([]int, len(spec.Keys))
+	for i, c := range spec.Keys {
+		keyKinds[i], keyCols[i] = spec.Kinds[c], i
+	}
+	s := &joinRows{spec: spec, track: track, what: what, w: len(spec.Kinds),
+		keys:  state.NewKeyIndex(keyCols, keyKinds),
+		lists: state.NewSlab[rowList](1),
+		seed:  maphash.MakeSeed(),
+		kr:    make([]types.Value, len(spec.Keys)),
+		row:   make([]types.Value, len(spec.Kinds)),
+	}
+	if spec.Layout == HasUniqueKey {
+		s.ident = spec.UniqueKey
+	}
+	maxPar := ctx.MaxParallelism
+	if maxPar <= 0 {
+		maxPar = types.DefaultMaxParallelism
+	}
+	st, err := state.NewRecords(state.RecordOptions{
+		Name:           joinStateName,
+		OperatorID:     ctx.ID + joinSpaceSuffix(side),
+		MaxParallelism: maxPar,
+		Subtask:        ctx.Subtask,
+		Parallelism:    ctx.Parallelism,
+		Budget:         int64(float64(ctx.StateBudget) * share),
+		RecordBytes:    joinKeyBytes(spec),
+		Exclusive:      true,
+		TTL:            ctx.StateTTL,
+	}, s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	s.st = st
+	return s, nil
+}
+
+// joinKeyBytes estimates the memory of one key's rows on side spec: its
+// rows (one for a unique join key, a few guessed otherwise) at 32 bytes a
+// value and 24 of counts, the list and Records' bookkeeping.
+func joinKeyBytes(spec JoinSide) int64 {
+	rows := int64(1)
+	if spec.Layout != JoinKeyContainsUniqueKey {
+		rows = 4
+	}
+	return rows*(int64(len(spec.Kinds))*32+24) + 96 + 48
+}
+
+// list returns slot's rows.
+func (s *joinRows) list(slot int32) *rowList { return &s.lists.At(slot)[0] }
+
+// find returns the slot of key row kr, loading it from the store when the
+// rows spilled.
+func (s *joinRows) find(kr []types.Value) (int32, bool, error) {
+	slot, ok := s.keys.Find(kr)
+	if !ok && s.st.Backed() {
+		var err error
+		if slot, ok, err = s.st.Load(s.keys.Key()); err != nil {
+			return 0, false, fmt.Errorf("%s: %w", s.what, err)
+		}
+	}
+	return slot, ok, nil
+}
+
+// newSlot gives key row kr an empty slot.
+func (s *joinRows) newSlot(kr []types.Value) int32 {
+	slot := s.keys.Insert(kr)
+	s.lists.Grow(s.keys.Cap())
+	return slot
+}
+
+// identHash hashes row's identity columns (consistent with ==).
+func (s *joinRows) identHash(row []types.Value) uint64 {
+	h := uint64(0x9E3779B97F4A7C15)
+	if s.ident == nil {
+		for _, v := range row {
+			h = mixValue(h, v, s.seed)
+		}
+		return h
+	}
+	for _, c := range s.ident {
+		h = mixValue(h, row[c], s.seed)
+	}
+	return h
+}
+
+func mixValue(h uint64, v types.Value, seed maphash.Seed) uint64 {
+	x := uint64(v.Int()) ^ uint64(v.Kind())<<56
+	if str := v.Str(); str != "" {
+		x ^= maphash.String(seed, str)
+	}
+	h ^= x
+	h *= 0xBF58476D1CE4E5B9
+	return h ^ h>>31
+}
+
+// sameIdent reports whether rows a and b have the same identity.
+func (s *joinRows) sameIdent(a, b []types.Value) bool {
+	if s.ident == nil {
+		for i := range a {
+			if a[i] != b[i] {
+				return false
+			}
+		}
+		return true
+	}
+	for _, c := range s.ident {
+		if a[c] != b[c] {
+			return false
+		}
+	}
+	return true
+}
+
+// indexOf returns the index of the row of l with row's identity (hash h),
+// or -1.
+func (s *joinRows) indexOf(l *rowList, row []types.Value, h uint64) int {
+	for j := range l.meta {
+		if l.meta[j].hash == h && s.sameIdent(l.row(j, s.w), row) {
+			return j
+		}
+	}
+	return -1
+}
+
+// insert adds row, matched by assoc rows of the other side, under key row
+// kr (slot, if found).
+func (s *joinRows) insert(kr []types.Value, slot int32, found bool, row []types.Value, assoc int64) {
+	if !found {
+		slot = s.newSlot(kr)
+		s.keys.Added(s.st, slot)
+	}
+	l := s.list(slot)
+	switch s.spec.Layout {
+	case JoinKeyContainsUniqueKey:
+		l.reset()
+		l.add(row, 1, assoc, 0, s.track)
+	case HasUniqueKey:
+		h := s.identHash(row)
+		if j := s.indexOf(l, row, h); j >= 0 {
+			copy(l.row(j, s.w), row)
+			l.meta[j].cnt = 1
+			if s.track {
+				l.assoc[j] = assoc
+			}
+		} else {
+			l.add(row, 1, assoc, h, s.track)
+		}
+	default:
+		h := s.identHash(row)
+		if j := s.indexOf(l, row, h); j >= 0 {
+			l.meta[j].cnt++
+		} else {
+			l.add(row, 1, assoc, h, s.track)
+		}
+	}
+	s.st.Changed(slot)
+}
+
+// remove takes one copy of row out of slot (nothing if it is not kept: its
+// state expired), forgetting the key when it has no row left.
+func (s *joinRows) remove(slot int32, found bool, row []types.Value) error {
+	if !found {
+		return nil
+	}
+	l := s.list(slot)
+	if s.spec.Layout == JoinKeyContainsUniqueKey {
+		l.reset()
+	} else if j := s.indexOf(l, row, s.identHash(row)); j >= 0 {
+		if s.spec.Layout == NoUniqueKey && l.meta[j].cnt > 1 {
+			l.meta[j].cnt--
+		} else {
+			l.drop(j, s.w)
+		}
+	} else {
+		return nil
+	}
+	if l.n() == 0 {
+		return s.removeSlot(slot)
+	}
+	s.st.Changed(slot)
+	return nil
+}
+
+// removeSlot forgets slot's key and rows.
+func (s *joinRows) removeSlot(slot int32) error {
+	if err := s.st.Removed(slot); err != nil {
+		return fmt.Errorf("%s: %w", s.what, err)
+	}
+	s.keys.Remove(slot)
+	s.list(slot).reset()
+	return nil
+}
+
+// AppendRecordKey implements state.RecordSource.
+func (s *joinRows) AppendRecordKey(dst []byte, slot int32) []byte {
+	return s.keys.AppendKey(dst, slot)
+}
+
+// AppendRecord implements state.RecordSource: joinRecordVersion, the
+// number of rows, then per row its count, its match count if tracked and
+// its values (appendJoinValue each).
+func (s *joinRows) AppendRecord(dst []byte, slot int32) []byte {
+	l := s.list(slot)
+	dst = append(dst, joinRecordVersion)
+	dst = binary.AppendUvarint(dst, uint64(l.n()))
+	for j := range l.n() {
+		dst = binary.AppendUvarint(dst, uint64(l.meta[j].cnt))
+		if s.track {
+			dst = binary.AppendUvarint(dst, uint64(l.assoc[j]))
+		}
+		for _, v := range l.row(j, s.w) {
+			dst = appendJoinValue(dst, v)
+		}
+	}
+	return dst
+}
+
+var errJoinRecord = errors.New("malformed join record")
+
+// LoadRecord implements state.RecordSource.
+func (s *joinRows) LoadRecord(key, rec []byte) (int32, error) {
+	for i := range s.kr {
+		v, rest, err := state.DecodeValue(key)
+		if err != nil {
+			return 0, fmt.Errorf("%s: key %x: %w", s.what, key, err)
+		}
+		s.kr[i] = state.WithColumnKind(v, s.spec.Kinds[s.spec.Keys[i]])
+		key = rest
+	}
+	if len(rec) == 0 || rec[0] != joinRecordVersion {
+		return 0, fmt.Errorf("%s: %w: version %x, want %d", s.what, errJoinRecord, rec[:min(len(rec), 1)], joinRecordVersion)
+	}
+	rec = rec[1:]
+	n, k := binary.Uvarint(rec)
+	if k <= 0 || n == 0 {
+		return 0, fmt.Errorf("%s: %w: bad row count", s.what, errJoinRecord)
+	}
+	rec = rec[k:]
+	slot := s.newSlot(s.kr)
+	l := s.list(slot)
+	l.reset()
+	for range n {
+		cnt, k := binary.Uvarint(rec)
+		if k <= 0 {
+			return 0, fmt.Errorf("%s: %w: bad count", s.what, errJoinRecord)
+		}
+		rec = rec[k:]
+		var assoc uint64
+		if s.track {
+			if assoc, k = binary.Uvarint(rec); k <= 0 {
+				return 0, fmt.Errorf("%s: %w: bad match count", s.what, errJoinRecord)
+			}
+			rec = rec[k:]
+		}
+		for i := range s.row {
+			v, rest, err := decodeJoinValue(rec)
+			if err != nil {
+				return 0, fmt.Errorf("%s: %w: value %d: %v", s.what, errJoinRecord, i, err)
+			}
+			s.row[i] = v
+			rec = rest
+		}
+		var h uint64
+		if s.spec.Layout != JoinKeyContainsUniqueKey {
+			h = s.identHash(s.row)
+		}
+		l.add(s.row, int64(cnt), int64(assoc), h, s.track)
+	}
+	if len(rec) != 0 {
+		return 0, fmt.Errorf("%s: %w: %d bytes after the rows", s.what, errJoinRecord, len(rec))
+	}
+	return slot, nil
+}
+
+// DropRecords implements state.RecordSource: it forgets every in-memory
+// key (they were written to the store).
+func (s *joinRows) DropRecords() {
+	s.keys.Reset()
+	s.lists.Clear()
+}
+
+// joinState is the two sides' rows of a regular, semi or anti join, with
+// what the task calls for checkpoints and the state TTL.
+type joinState struct {
+	name  string // the operator, for errors
+	id    string // the operator id
+	sides [2]*joinRows
+	kr    []types.Value // the join key of the row at hand
+}
+
+// open makes the sides' rows; track says which sides count their matches.
+func (j *joinState) open(ctx *OpContext, name string, left, right JoinSide, track [2]bool) error {
+	j.name, j.id = name, ctx.ID
+	j.kr = make([]types.Value, len(left.Keys))
+	// The budget is shared in proportion to a key's estimated rows: a
+	// side keeping one row per key (a dimension) needs less than one
+	// keeping many.
+	lb, rb := float64(joinKeyBytes(left)), float64(joinKeyBytes(right))
+	var err error
+	if j.sides[0], err = newJoinRows(ctx, left, 0, track[0], "left rows of "+name, lb/(lb+rb)); err != nil {
+		return err
+	}
+	j.sides[1], err = newJoinRows(ctx, right, 1, track[1], "right rows of "+name, rb/(lb+rb))
+	return err
+}
+
+// keyOf sets j.kr to row's join key on side side.
+func (j *joinState) keyOf(side int, row []types.Value) []types.Value {
+	for i, c := range j.sides[side].spec.Keys {
+		j.kr[i] = row[c]
+	}
+	return j.kr
+}
+
+// InitState implements StatefulOperator. A checkpoint of Weir before the
+// typed join state (keyed tables "left" and "right" in the operator's own
+// key space) is refused with a clear error rather than restored empty.
+func (j *joinState) InitState(store *statestore.Store, restored bool) error {
+	if restored {
+		if err := j.refuseOldLayout(store); err != nil {
+			return err
+		}
+	}
+	for _, s := range j.sides {
+		if err := s.st.Attach(store, restored); err != nil {
+			return fmt.Errorf("state of %s: %w", s.what, err)
+		}
+	}
+	return nil
+}
+
+// refuseOldLayout fails if the operator's own key space holds state.
+func (j *joinState) refuseOldLayout(store *statestore.Store) error {
+	sp, err := store.Space(j.id)
+	if err != nil {
+		return fmt.Errorf("state of %s: %w", j.name, err)
+	}
+	first, last := j.sides[0].st.KeyGroups()
+	found := false
+	for kg := first; kg <= last && !found; kg++ {
+		err := sp.Scan(kg, nil, nil, false, func(_, _ []byte) (bool, error) {
+			found = true
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("state of %s: %w", j.name, err)
+		}
+	}
+	if found {
+		return fmt.Errorf("state of %s: the checkpoint holds the join's rows in the layout of an older Weir (keyed tables), which this version does not read: start the job without restoring, or finish it with the Weir that wrote it", j.name)
+	}
+	return nil
+}
+
+// PrepareSnapshot implements StatefulOperator: the changed keys of both
+// sides go to the store (a join holds no output back).
+func (j *joinState) PrepareSnapshot() error {
+	for _, s := range j.sides {
+		if err := s.st.Snapshot(); err != nil {
+			return fmt.Errorf("state of %s: %w", s.what, err)
+		}
+	}
+	return nil
+}
+
+// spillIfOver spills a side whose rows outgrew its half of the budget.
+func (j *joinState) spillIfOver() error {
+	for _, s := range j.sides {
+		if s.st.OverBudget() {
+			if err := s.st.Spill(); err != nil {
+				return fmt.Errorf("state of %s: %w", s.what, err)
+			}
+		}
+	}
+	return nil
+}
+
+// expires implements expiringOperator.
+func (j *joinState) expires() bool { return j.sides[0].st.HasTTL() }
+
+// nextExpiry implements expiringOperator.
+func (j *joinState) nextExpiry() (int64, bool) {
+	a, aok := j.sides[0].st.NextExpiry()
+	b, bok := j.sides[1].st.NextExpiry()
+	switch {
+	case aok && bok:
+		return min(a, b), true
+	case bok:
+		return b, true
+	}
+	return a, aok
+}
+
+// advanceTime implements expiringOperator: a side's rows of a key not
+// written for the TTL are forgotten without output, as Flink's state TTL
+// forgets a join's state (the other side's rows of the key stay).
+func (j *joinState) advanceTime(ms int64) error {
+	for _, s := range j.sides {
+		s.st.SetTime(ms)
+		if s.st.ExpiryDue() {
+			if err := s.st.Expire(s.removeSlot); err != nil {
+				return fmt.Errorf("state of %s: %w", s.what, err)
+			}
+		}
+	}
+	return nil
+}
+
+// appendJoinValue appends v compactly: its kind byte, then for an integer
+// kind its zigzag varint (a small number takes a byte or two), else the
+// rest of types.AppendKey (which starts with the kind byte too).
+func appendJoinValue(dst []byte, v types.Value) []byte {
+	if state.IntStored(v.Kind()) {
+		return binary.AppendVarint(append(dst, byte(v.Kind())), v.Int())
+	}
+	return types.AppendKey(dst, v)
+}
+
+// decodeJoinValue reads a value appendJoinValue wrote.
+func decodeJoinValue(src []byte) (types.Value, []byte, error) {
+	if len(src) == 0 {
+		return types.Value{}, nil, errJoinRecord
+	}
+	if k := types.Kind(src[0]); state.IntStored(k) {
+		n, m := binary.Varint(src[1:])
+		if m <= 0 {
+			return types.Value{}, nil, errJoinRecord
+		}
+		return types.BigIntValue(n).WithKind(k), src[1+m:], nil
+	}
+	return types.DecodeKey(src)
+}

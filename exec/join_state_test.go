@@ -1,0 +1,356 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weir-sql/weir/expr"
+	"github.com/weir-sql/weir/state"
+	"github.com/weir-sql/weir/statestore"
+	"github.com/weir-sql/weir/types"
+)
+
+// This file tests the joins' typed state through checkpoints: random
+// changelogs on both inputs (join_test.go's generator) go through the
+// subtasks of a join at one parallelism, each row to the subtask owning
+// its key's key group as a HASH exchange sends it; halfway every subtask
+// snapshots its store, the run goes on a little (output a crash loses),
+// and then the join is restored at another parallelism from the snapshots
+// (statestore.RestoreKeyGroups) and the rest of the changelogs replayed.
+// The output before the snapshot and after the restore, applied, must be
+// the batch join of the applied inputs computed in Go. With a state budget
+// of 4 KiB the sides spill (more keys than state.MinRecords), so lookups
+// go through the store.
+
+const joinTestMaxPar = 128
+
+// joinStep is a batch of changes on one input.
+type joinStep struct {
+	side int
+	b    *types.Batch
+}
+
+// joinCluster is the subtasks of one join operator at one parallelism,
+// each with its own store.
+type joinCluster struct {
+	t      *testing.T
+	par    int
+	ops    []Operator
+	stores []*statestore.Store
+	parts  []*types.Batch
+	kb     []byte
+}
+
+func newJoinCluster(t *testing.T, newOp func() Operator, par int, budget int64, snaps []string) *joinCluster {
+	c := &joinCluster{t: t, par: par}
+	for i := range par {
+		op := newOp()
+		ctx := &OpContext{ID: "join", Subtask: i, Parallelism: par, MaxParallelism: joinTestMaxPar, StateBudget: budget}
+		if err := op.Open(ctx); err != nil {
+			t.Fatal(err)
+		}
+		opts := statestore.Options{MaxParallelism: joinTestMaxPar}
+		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
+		var (
+			st  *statestore.Store
+			err error
+		)
+		if snaps == nil {
+			st, err = statestore.Open(dir, opts)
+		} else {
+			first, last := state.KeyGroupRange(i, par, joinTestMaxPar)
+			st, err = statestore.RestoreKeyGroups(snaps, dir, first, last, opts)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		if err := op.(StatefulOperator).InitState(st, snaps != nil); err != nil {
+			t.Fatal(err)
+		}
+		c.ops = append(c.ops, op)
+		c.stores = append(c.stores, st)
+		c.parts = append(c.parts, types.NewBatch(3, 16))
+	}
+	return c
+}
+
+// process sends step's rows to the subtasks owning their keys (column 0).
+func (c *joinCluster) process(s joinStep, out Emitter) error {
+	for _, p := range c.parts {
+		p.Reset()
+	}
+	for i := range s.b.Len() {
+		c.kb = state.AppendValue(c.kb[:0], s.b.Row(i)[0])
+		kg := state.KeyGroup(c.kb, joinTestMaxPar)
+		sub := 0
+		for first, last := state.KeyGroupRange(sub, c.par, joinTestMaxPar); kg < first || kg > last; first, last = state.KeyGroupRange(sub, c.par, joinTestMaxPar) {
+			sub++
+		}
+		c.parts[sub].Append(s.b.Kinds[i], s.b.Row(i))
+	}
+	for i, p := range c.parts {
+		if p.Len() == 0 {
+			continue
+		}
+		if err := c.ops[i].Process(s.side, p, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// snapshot snapshots every subtask's store and returns the snapshots.
+func (c *joinCluster) snapshot() []string {
+	var dirs []string
+	for i, op := range c.ops {
+		if err := op.(StatefulOperator).PrepareSnapshot(); err != nil {
+			c.t.Fatal(err)
+		}
+		dir := filepath.Join(c.t.TempDir(), fmt.Sprint("snap", i))
+		if _, err := c.stores[i].Snapshot(dir); err != nil {
+			c.t.Fatal(err)
+		}
+		dirs = append(dirs, dir)
+	}
+	return dirs
+}
+
+// spilled reports whether a side of a subtask spilled to its store.
+func (c *joinCluster) spilled() bool {
+	for _, op := range c.ops {
+		var js *joinState
+		switch o := op.(type) {
+		case *joinOp:
+			js = &o.joinState
+		case *semiJoinOp:
+			js = &o.joinState
+		}
+		if js.sides[0].st.Backed() || js.sides[1].st.Backed() {
+			return true
+		}
+	}
+	return false
+}
+
+// genJoinSteps generates n random steps of changes on both inputs and
+// returns them with the live rows of each side at the end.
+func genJoinSteps(r *rand.Rand, n, keys int, left, right JoinSide) ([]joinStep, [2][][]types.Value) {
+	gens := [2]*changelogGen{
+		{r: r, keys: keys, unique: left.Layout != NoUniqueKey, keyUnique: left.Layout == JoinKeyContainsUniqueKey},
+		{r: r, keys: keys, unique: right.Layout != NoUniqueKey, keyUnique: right.Layout == JoinKeyContainsUniqueKey},
+	}
+	steps := make([]joinStep, n)
+	for i := range steps {
+		side := r.IntN(2)
+		b := types.NewBatch(3, 8)
+		for range 1 + r.IntN(6) {
+			gens[side].next(b)
+		}
+		steps[i] = joinStep{side: side, b: b}
+	}
+	return steps, [2][][]types.Value{gens[0].live, gens[1].live}
+}
+
+// runJoinRestore runs steps through a join of newOp at parallelism from,
+// snapshots at cut, goes on for a few steps, restores at parallelism to
+// and replays from cut; it returns the applied output and whether the
+// store was used for lookups (a side spilled, or did not fit after the
+// restore) in either run.
+func runJoinRestore(t *testing.T, newOp func() Operator, steps []joinStep, cut, from, to int, budget int64) (map[string]int, bool) {
+	out := &collectEmitter{t: t, rows: map[string]int{}}
+	a := newJoinCluster(t, newOp, from, budget, nil)
+	for i, s := range steps[:cut] {
+		if err := a.process(s, out); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	snaps := a.snapshot()
+	// Output after the snapshot is lost with the crash.
+	lost := &collectEmitter{t: t, rows: maps2(out.rows)}
+	for i, s := range steps[cut:min(cut+20, len(steps))] {
+		if err := a.process(s, lost); err != nil {
+			t.Fatalf("step %d after the snapshot: %v", cut+i, err)
+		}
+	}
+	spilled := a.spilled()
+	b := newJoinCluster(t, newOp, to, budget, snaps)
+	for i, s := range steps[cut:] {
+		if err := b.process(s, out); err != nil {
+			t.Fatalf("step %d after the restore: %v", cut+i, err)
+		}
+	}
+	return out.rows, spilled || b.spilled()
+}
+
+func maps2(m map[string]int) map[string]int {
+	c := make(map[string]int, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// TestJoinStateRestoreRescaleSpill checks regular, semi and anti joins
+// over random changelogs through a snapshot and a restore at another
+// parallelism, with the state in memory and spilled (a 4 KiB budget).
+func TestJoinStateRestoreRescaleSpill(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	kinds := []types.Kind{types.KindInt, types.KindBigInt, types.KindBigInt}
+	sides := []struct{ left, right JoinSide }{
+		{JoinSide{Keys: []int{0}, Kinds: kinds}, JoinSide{Keys: []int{0}, Kinds: kinds, Layout: JoinKeyContainsUniqueKey}},
+		{JoinSide{Keys: []int{0}, Kinds: kinds, Layout: HasUniqueKey, UniqueKey: []int{1}}, JoinSide{Keys: []int{0}, Kinds: kinds}},
+	}
+	residual, err := expr.NewCompare("<=", expr.NewColumn(2, types.BigInt, "lv"), expr.NewColumn(5, types.BigInt, "rv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kindsOf := []string{"inner", "left", "right", "full", "semi", "anti"}
+	pairs := [][2]int{{1, 3}, {3, 1}}
+	for ki, kind := range kindsOf {
+		for bi, budget := range []int64{4 << 10, 1 << 30} {
+			// Each kind runs both side pairs and both rescales, one
+			// with a spilling budget and one without.
+			si, pp := (ki+bi)%2, pairs[bi]
+			sd := sides[si]
+			withResidual := ki%2 == 1
+			name := fmt.Sprintf("%s/sides%d/budget%d/p%d-to-p%d/residual=%v", kind, si, budget, pp[0], pp[1], withResidual)
+			t.Run(name, func(t *testing.T) {
+				s := seed + uint64(si*1000+ki*100+bi)
+				r := rand.New(rand.NewPCG(s, 16))
+				// At parallelism 1 each side holds more than
+				// state.MinRecords keys.
+				steps, live := genJoinSteps(r, 6000, 4000, sd.left, sd.right)
+				var res expr.Expr
+				if withResidual {
+					res = residual
+				}
+				var (
+					newOp func() Operator
+					want  map[string]int
+				)
+				if ki < 4 {
+					typ := JoinType(ki)
+					newOp = NewJoin(JoinSpec{Type: typ, Left: sd.left, Right: sd.right, Residual: res})
+					want = batchJoin(typ, live[0], live[1], withResidual)
+				} else {
+					anti := kind == "anti"
+					newOp = NewSemiJoin(SemiJoinSpec{Anti: anti, Left: sd.left, Right: sd.right, Residual: res})
+					want = batchSemi(anti, live[0], live[1], withResidual)
+				}
+				got, spilled := runJoinRestore(t, newOp, steps, len(steps)/2, pp[0], pp[1], budget)
+				if !equalMultiset(got, want) {
+					t.Fatalf("seed %d: %d distinct rows, want %d\n got  %v\n want %v", s, len(got), len(want),
+						head(keysOf(got)), head(keysOf(want)))
+				}
+				if small := budget < 1<<20; small && !spilled {
+					t.Fatalf("seed %d: a budget of %d bytes did not spill", s, budget)
+				} else if !small && spilled {
+					t.Fatalf("seed %d: a budget of %d bytes spilled", s, budget)
+				}
+			})
+		}
+	}
+}
+
+// TestJoinStateRefusesOldLayout checks that a join restored from a store
+// holding state in its own key space (the keyed tables of Weir before the
+// typed join state) fails with a clear error instead of starting empty.
+func TestJoinStateRefusesOldLayout(t *testing.T) {
+	st, err := statestore.Open(t.TempDir(), statestore.Options{MaxParallelism: joinTestMaxPar})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sp, err := st.Space("join")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Put(5, []byte("\x04leftkey"), []byte("row")); err != nil {
+		t.Fatal(err)
+	}
+	kinds := []types.Kind{types.KindInt, types.KindBigInt}
+	for _, op := range []Operator{
+		NewJoin(JoinSpec{Left: JoinSide{Keys: []int{0}, Kinds: kinds}, Right: JoinSide{Keys: []int{0}, Kinds: kinds}})(),
+		NewSemiJoin(SemiJoinSpec{Left: JoinSide{Keys: []int{0}, Kinds: kinds}, Right: JoinSide{Keys: []int{0}, Kinds: kinds}})(),
+	} {
+		if err := op.Open(&OpContext{ID: "join", Parallelism: 1, MaxParallelism: joinTestMaxPar}); err != nil {
+			t.Fatal(err)
+		}
+		err := op.(StatefulOperator).InitState(st, true)
+		if err == nil || !strings.Contains(err.Error(), "older Weir") {
+			t.Fatalf("restoring the old layout: %v, want an error naming the older Weir", err)
+		}
+	}
+}
+
+// TestJoinValueRoundTrip checks that the stored rows' value encoding gives
+// back values equal (==, as the join compares kept rows) to those written,
+// integers in a byte or two when small.
+func TestJoinValueRoundTrip(t *testing.T) {
+	vals := []types.Value{
+		{}, types.BoolValue(true), types.BoolValue(false), types.IntValue(-7), types.BigIntValue(math.MinInt64),
+		types.BigIntValue(math.MaxInt64), types.BigIntValue(42), types.TimestampValue(1_700_000_000_123),
+		types.TimestampLTZValue(-5), types.IntervalValue(3_600_000), types.TinyIntValue(-3), types.SmallIntValue(300),
+		types.DoubleValue(2.5), types.FloatValue(-1.25), types.StringValue("naïve"), types.StringValue(""),
+		types.BytesValue("\x00\xff"), types.DateValue(19000), types.TimeValue(1000),
+	}
+	var buf []byte
+	for _, v := range vals {
+		buf = appendJoinValue(buf, v)
+	}
+	if n := len(appendJoinValue(nil, types.BigIntValue(42))); n != 2 {
+		t.Fatalf("BIGINT 42 takes %d bytes, want 2", n)
+	}
+	rest := buf
+	for i, want := range vals {
+		got, r, err := decodeJoinValue(rest)
+		if err != nil {
+			t.Fatalf("value %d (%v): %v", i, want, err)
+		}
+		if got != want {
+			t.Fatalf("value %d: got %#v, want %#v", i, got, want)
+		}
+		rest = r
+	}
+	if len(rest) != 0 {
+		t.Fatalf("%d bytes left over", len(rest))
+	}
+}
+
+// TestJoinRecordMalformed checks that a stored join record that is not
+// one (another version, cut short, trailing bytes) is a clear error.
+func TestJoinRecordMalformed(t *testing.T) {
+	kinds := []types.Kind{types.KindBigInt, types.KindBigInt}
+	op := NewJoin(JoinSpec{Type: LeftOuterJoin, Left: JoinSide{Keys: []int{0}, Kinds: kinds}, Right: JoinSide{Keys: []int{0}, Kinds: kinds}})().(*joinOp)
+	if err := op.Open(&OpContext{ID: "join", Parallelism: 1, MaxParallelism: joinTestMaxPar}); err != nil {
+		t.Fatal(err)
+	}
+	side := op.sides[0]
+	key := state.AppendValue(nil, types.BigIntValue(1))
+	good := []byte{joinRecordVersion, 1, 2, 0}
+	good = appendJoinValue(appendJoinValue(good, types.BigIntValue(1)), types.BigIntValue(9))
+	if _, err := side.LoadRecord(key, good); err != nil {
+		t.Fatalf("a good record: %v", err)
+	}
+	for name, rec := range map[string][]byte{
+		"version":  append([]byte{9}, good[1:]...),
+		"empty":    nil,
+		"short":    good[:len(good)-1],
+		"trailing": append(slices.Clone(good), 0),
+		"no rows":  {joinRecordVersion, 0},
+	} {
+		_, err := side.LoadRecord(key, rec)
+		if err == nil || !errors.Is(err, errJoinRecord) || !strings.Contains(err.Error(), "left rows of Join") {
+			t.Fatalf("%s: %v, want a malformed join record error naming the side", name, err)
+		}
+	}
+}
