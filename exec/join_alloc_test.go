@@ -3,7 +3,6 @@ package exec
 import (
 	"testing"
 
-	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/types"
 )
 

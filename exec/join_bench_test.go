@@ -4,7 +4,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/types"
 )
 
