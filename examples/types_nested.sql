@@ -48,3 +48,19 @@ INSERT INTO by_city SELECT `person`.`addr`.`city`, COUNT(*) FROM people GROUP BY
 -- person is NULL.
 CREATE TABLE by_age (id BIGINT, age_name ROW<age INT, name STRING>) WITH ('connector' = 'print', 'print-identifier' = 'by_age');
 INSERT INTO by_age SELECT id, (person.age, person.name) FROM people ORDER BY (person.age, person.name) DESC;
+
+-- ROW and ARRAY columns in CSV (examples/data/shipments.csv), as Flink's
+-- csv: a ROW's fields or an ARRAY's elements in one field separated by
+-- 'csv.array-element-delimiter' (';' by default), a ';' inside an element
+-- escaped as '\;'; an empty field is NULL. MAPs need json.
+CREATE TABLE shipments (
+  id BIGINT,
+  dest ROW<city STRING, zip STRING>,
+  items ARRAY<STRING>
+) WITH (
+  'connector' = 'filesystem',
+  'path' = 'examples/data/shipments.csv',
+  'format' = 'csv'
+);
+CREATE TABLE shipment_lines (id BIGINT, city STRING, n INT, second_item STRING) WITH ('connector' = 'print', 'print-identifier' = 'csv');
+INSERT INTO shipment_lines SELECT id, dest.city, CARDINALITY(items), items[2] FROM shipments;

@@ -23,6 +23,8 @@ type csvDecoder struct {
 	buf    []byte // unquoted field text of the current record
 	row    []types.Value
 	strs   recordStrings
+	comp   types.RowBuilder // the ROW and ARRAY values of the records
+	elem   []byte           // an element's unescaped text
 }
 
 func newCSVDecoder(f format, cols []types.Column) *csvDecoder {
@@ -111,6 +113,12 @@ func (d *csvDecoder) decode(rec []byte) (int, error) {
 			// An empty field is NULL, but empty BYTES (as an empty
 			// VARCHAR) is empty.
 			d.row[c] = types.NullValue()
+		case d.cols[c].Type.Comp != nil:
+			v, err := d.composite(text, d.cols[c].Type)
+			if err != nil {
+				return 0, fmt.Errorf("column %s: %w", d.cols[c].Name, err)
+			}
+			d.row[c] = v
 		default:
 			v, err := parseScalar(text, d.cols[c].Type, tsAny)
 			if err != nil {

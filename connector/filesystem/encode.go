@@ -19,7 +19,7 @@ type encoder interface {
 func newEncoder(f format, cols []types.Column) encoder {
 	switch f.name {
 	case formatCSV:
-		return &csvEncoder{f: f}
+		return &csvEncoder{f: f, cols: cols}
 	case formatJSON:
 		return &jsonEncoder{enc: newJSONObjectEncoder(f, cols)}
 	}
@@ -34,7 +34,11 @@ func appendOnly(f format, kind types.RowKind) error {
 // csvEncoder writes RFC 4180 CSV: a field is quoted when it holds the
 // delimiter, the quote or a line break; NULL is the null literal (empty
 // by default).
-type csvEncoder struct{ f format }
+type csvEncoder struct {
+	f    format
+	cols []types.Column // their ROW and ARRAY columns are written by appendComposite
+	comp []byte         // a composite column's text before quoting
+}
 
 func (e *csvEncoder) encode(dst []byte, b *types.Batch) ([]byte, error) {
 	for i, kind := range b.Kinds {
@@ -45,11 +49,20 @@ func (e *csvEncoder) encode(dst []byte, b *types.Batch) ([]byte, error) {
 			if c > 0 {
 				dst = append(dst, e.f.delim)
 			}
-			dst = e.field(dst, v)
+			dst = e.column(dst, c, v)
 		}
 		dst = append(dst, '\n')
 	}
 	return dst, nil
+}
+
+// column appends value v of column c as a CSV field.
+func (e *csvEncoder) column(dst []byte, c int, v types.Value) []byte {
+	if c < len(e.cols) && e.cols[c].Type.Comp != nil && !v.IsNull() {
+		e.comp = e.appendComposite(e.comp[:0], v)
+		return quotedField(e, dst, e.comp)
+	}
+	return e.field(dst, v)
 }
 
 func (e *csvEncoder) field(dst []byte, v types.Value) []byte {
@@ -57,18 +70,31 @@ func (e *csvEncoder) field(dst []byte, v types.Value) []byte {
 	case types.KindNull:
 		return append(dst, e.f.nullLiteral...)
 	case types.KindVarchar:
-		s := v.Str()
-		if !e.needsQuotes(s) {
-			return append(dst, s...)
+		return quotedField(e, dst, v.Str())
+	}
+	return e.scalarText(dst, v)
+}
+
+// quotedField appends text s as a CSV field, quoted if it must be.
+func quotedField[T string | []byte](e *csvEncoder, dst []byte, s T) []byte {
+	if !needsQuotes(e, s) {
+		return append(dst, s...)
+	}
+	dst = append(dst, e.f.quote)
+	for i := 0; i < len(s); i++ {
+		if s[i] == e.f.quote {
+			dst = append(dst, e.f.quote)
 		}
-		dst = append(dst, e.f.quote)
-		for i := 0; i < len(s); i++ {
-			if s[i] == e.f.quote {
-				dst = append(dst, e.f.quote)
-			}
-			dst = append(dst, s[i])
-		}
-		return append(dst, e.f.quote)
+		dst = append(dst, s[i])
+	}
+	return append(dst, e.f.quote)
+}
+
+// scalarText appends a non-NULL scalar's text, unquoted.
+func (e *csvEncoder) scalarText(dst []byte, v types.Value) []byte {
+	switch v.Kind() {
+	case types.KindVarchar:
+		return append(dst, v.Str()...)
 	case types.KindInterval:
 		return strconv.AppendInt(dst, v.Int(), 10)
 	case types.KindBytes:
@@ -77,8 +103,8 @@ func (e *csvEncoder) field(dst []byte, v types.Value) []byte {
 	return v.AppendTextIn(dst, e.f.loc)
 }
 
-func (e *csvEncoder) needsQuotes(s string) bool {
-	if e.f.hasNullLiteral && s == e.f.nullLiteral {
+func needsQuotes[T string | []byte](e *csvEncoder, s T) bool {
+	if e.f.hasNullLiteral && string(s) == e.f.nullLiteral {
 		return true
 	}
 	for i := 0; i < len(s); i++ {

@@ -24,6 +24,7 @@ type format struct {
 	comments       bool
 	nullLiteral    string
 	hasNullLiteral bool
+	arrayDelim     byte // between the fields of a ROW, the elements of an ARRAY
 	// JSON and Debezium JSON
 	failOnMissing bool
 	isoTimestamps bool
@@ -63,7 +64,7 @@ func parseFormat(opts map[string]string, forSource bool) (format, []string, erro
 	}
 	switch name {
 	case formatCSV:
-		keys = append(keys, p+"field-delimiter", p+"quote-character", p+"null-literal")
+		keys = append(keys, p+"field-delimiter", p+"quote-character", p+"null-literal", p+"array-element-delimiter")
 		if f.delim, err = options.Char(opts, p+"field-delimiter", ','); err != nil {
 			return f, nil, err
 		}
@@ -74,6 +75,12 @@ func parseFormat(opts map[string]string, forSource bool) (format, []string, erro
 			return f, nil, fmt.Errorf("options '%sfield-delimiter' and '%squote-character' must differ", p, p)
 		}
 		f.nullLiteral, f.hasNullLiteral = opts[p+"null-literal"]
+		if f.arrayDelim, err = options.Char(opts, p+"array-element-delimiter", ';'); err != nil {
+			return f, nil, err
+		}
+		if f.arrayDelim == '\\' {
+			return f, nil, fmt.Errorf("option '%sarray-element-delimiter' cannot be a backslash (it escapes the delimiter in elements)", p)
+		}
 		if forSource {
 			keys = append(keys, p+"allow-comments")
 			if f.comments, err = options.Bool(opts, p+"allow-comments", false); err != nil {

@@ -262,15 +262,20 @@ func (e *jsonObjectEncoder) typed(dst []byte, v types.Value, t types.Type) []byt
 	return e.value(dst, v)
 }
 
-// checkComposite refuses ROW, ARRAY and MAP columns in a format other
-// than 'json' and 'debezium-json' (done is "read" or "written").
+// checkComposite refuses the composite columns a format cannot hold
+// (done is "read" or "written"): 'json' and 'debezium-json' take any;
+// 'csv' a ROW or ARRAY of scalars (csvcomposite.go), as Flink's csv.
 func checkComposite(f format, schema types.Schema, done string) error {
 	if f.name == formatJSON || f.name == formatDebezium {
 		return nil
 	}
 	for _, c := range schema.Columns {
-		if c.Type.Comp != nil {
-			return fmt.Errorf("column %s: a %s cannot be %s with format '%s' (use format 'json', which nests it)", c.Name, c.Type.Name(), done, f.name)
+		switch {
+		case c.Type.Comp == nil || csvComposite(c.Type):
+		case c.Type.Kind == types.KindMap:
+			return fmt.Errorf("column %s: a %s cannot be %s with format '%s' (Flink's csv has no MAP either; use format 'json', which nests it)", c.Name, c.Type.Name(), done, f.name)
+		default:
+			return fmt.Errorf("column %s: a %s cannot be %s with format '%s': csv takes a ROW or ARRAY of scalars, not one nested in another (use format 'json', which nests it)", c.Name, c.Type.Name(), done, f.name)
 		}
 	}
 	return nil

@@ -19,6 +19,12 @@ func ParseRecordFormat(opts map[string]string, forSource bool) (RecordFormat, []
 	return RecordFormat{f}, keys, err
 }
 
+// CheckColumns refuses the columns the format cannot hold: a MAP, or a
+// ROW or ARRAY nested in another, in csv.
+func (r RecordFormat) CheckColumns(cols []types.Column) error {
+	return checkComposite(r.f, types.Schema{Columns: cols}, "read or written")
+}
+
 // Name returns the format's name.
 func (r RecordFormat) Name() string { return r.f.name }
 
@@ -65,7 +71,7 @@ type RecordEncoder struct {
 
 // NewEncoder returns an encoder of rows of cols.
 func (r RecordFormat) NewEncoder(cols []types.Column) *RecordEncoder {
-	return &RecordEncoder{f: r.f, csv: csvEncoder{f: r.f}, obj: newJSONObjectEncoder(r.f, cols)}
+	return &RecordEncoder{f: r.f, csv: csvEncoder{f: r.f, cols: cols}, obj: newJSONObjectEncoder(r.f, cols)}
 }
 
 // Encode appends row as a record to dst. csv and json accept only
@@ -81,7 +87,7 @@ func (e *RecordEncoder) Encode(dst []byte, kind types.RowKind, row []types.Value
 			if c > 0 {
 				dst = append(dst, e.f.delim)
 			}
-			dst = e.csv.field(dst, v)
+			dst = e.csv.column(dst, c, v)
 		}
 		return dst, nil
 	case formatJSON:

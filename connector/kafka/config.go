@@ -347,19 +347,26 @@ func (c *config) parseFormats(opts map[string]string, name string, forSource boo
 	if c.key != nil && c.key.name == "raw" && len(c.keyCols) != 1 {
 		return nil, fmt.Errorf("key format 'raw' holds one column, but the key has %d", len(c.keyCols))
 	}
-	check := func(cols []int, f string) error {
+	check := func(cols []int, f recFormat) error {
+		if f.name != "raw" {
+			sub := make([]types.Column, len(cols))
+			for k, i := range cols {
+				sub[k] = c.schema.Columns[i]
+			}
+			return f.rec.CheckColumns(sub)
+		}
 		for _, i := range cols {
-			if f == "raw" && c.schema.Columns[i].Type.Kind != types.KindVarchar {
+			if c.schema.Columns[i].Type.Kind != types.KindVarchar {
 				return fmt.Errorf("format 'raw' needs a STRING column, but %s is %s", c.schema.Columns[i].Name, c.schema.Columns[i].Type.Kind)
 			}
 		}
 		return nil
 	}
-	if err := check(c.valCols, c.value.name); err != nil {
+	if err := check(c.valCols, c.value); err != nil {
 		return nil, err
 	}
 	if c.key != nil {
-		if err := check(c.keyCols, c.key.name); err != nil {
+		if err := check(c.keyCols, *c.key); err != nil {
 			return nil, err
 		}
 	}
