@@ -277,3 +277,39 @@ func TestDedupRepeatedKeysInBatch(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkDedupKeepLast1M is the operator of W13 alone: keep-last on
+// processing time over 1,000,000 keys, batches of 1,024 rows of random
+// keys, every key already in memory (ns/op is per row).
+func BenchmarkDedupKeepLast1M(b *testing.B) {
+	const keys, batch = 1_000_000, 1024
+	kinds := []types.Kind{types.KindBigInt, types.KindBigInt, types.KindTimestamp}
+	op := NewDedup(DedupSpec{Keys: []int{0}, TimeCol: 2, KeepLast: true, Kinds: kinds})()
+	if err := op.Open(&OpContext{Parallelism: 1, MaxParallelism: 128, ID: "dedup", StateBudget: 1 << 30}); err != nil {
+		b.Fatal(err)
+	}
+	out := ijEmitFunc(func(*types.Batch) error { return nil })
+	r := rand.New(rand.NewPCG(1, 2))
+	in := types.NewBatch(3, batch)
+	fill := func(k func(i int) int64) {
+		in.Reset()
+		for i := range batch {
+			in.Append(types.Insert, []types.Value{types.BigIntValue(k(i)), types.BigIntValue(int64(i)), types.TimestampValue(int64(i))})
+		}
+	}
+	for base := 0; base < keys; base += batch {
+		fill(func(i int) int64 { return int64((base + i) % keys) })
+		if err := op.Process(0, in, out); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for n := 0; n < b.N; n += batch {
+		b.StopTimer()
+		fill(func(int) int64 { return r.Int64N(keys) })
+		b.StartTimer()
+		if err := op.Process(0, in, out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
