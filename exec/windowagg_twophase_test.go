@@ -31,7 +31,7 @@ func (c *rowCollector) Emit(b *types.Batch) error {
 	return nil
 }
 
-func windowTestCalls(t *testing.T) []AggCall {
+func windowTestCalls(t testing.TB) []AggCall {
 	t.Helper()
 	var calls []AggCall
 	for _, c := range []struct {
