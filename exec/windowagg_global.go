@@ -45,8 +45,7 @@ type globalWindowOp struct {
 	late  *atomic.Int64
 	st    *state.Records
 
-	wkeys    [][]winKey      // key slots in chunks of winKeyChunk, never moved (a key's cells may point into its slot)
-	nKeys    int32           // key slots made
+	wkeys    []winKey
 	keyVals  []types.Value   // nk per key slot (keys not in ints)
 	keyStr   []string        // per key slot: its encoding (keys not in ints)
 	ints     *state.IntTable // a single integer-stored key → key slot
@@ -69,28 +68,15 @@ type globalWindowOp struct {
 }
 
 // winKey is a key's slot: its open slices (sorted by end) and, for a key restored from a
-// checkpoint, the end of the last window it fired then. Its first
-// len(inline) cells live in the slot itself (cells points into inline
-// until it outgrows it), so a key with a slice or two (TUMBLE) costs one
-// cache miss, not two.
+// checkpoint, the end of the last window it fired then.
 type winKey struct {
 	cells   []winCell
-	inline  [2]winCell
 	fired   int64
 	stamp   int64 // the window end that last collected the key (fire)
 	keyInt  int64
 	keyKind types.Kind
 	inInts  bool
 	live    bool
-}
-
-// winKeyChunk is the number of key slots in each chunk of
-// globalWindowOp.wkeys.
-const winKeyChunk = 256
-
-// wk returns key slot gi.
-func (o *globalWindowOp) wk(gi int32) *winKey {
-	return &o.wkeys[uint32(gi)/winKeyChunk][uint32(gi)%winKeyChunk]
 }
 
 // winCell is a key's slice: its end and its accumulator group.
@@ -192,13 +178,13 @@ func (o *globalWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
 			continue
 		}
 		gi := o.key(row)
-		k := o.wk(gi)
+		k := &o.wkeys[gi]
 		var ci int32
 		if j, ok := o.findCell(k.cells, se); ok {
 			ci = k.cells[j].acc
 		} else {
 			ci = o.newCell()
-			k = o.wk(gi)
+			k = &o.wkeys[gi]
 			k.cells = slices.Insert(k.cells, j, winCell{end: se, acc: ci})
 			o.addToSlice(se, gi)
 		}
@@ -277,15 +263,10 @@ func (o *globalWindowOp) newKey(row []types.Value, inInts bool, encoded []byte) 
 		gi = o.freeKeys[n-1]
 		o.freeKeys = o.freeKeys[:n-1]
 	} else {
-		gi = o.nKeys
-		o.nKeys++
-		if int(gi/winKeyChunk) == len(o.wkeys) {
-			o.wkeys = append(o.wkeys, make([]winKey, winKeyChunk))
-		}
-		k := o.wk(gi)
-		k.cells = k.inline[:0]
+		gi = int32(len(o.wkeys))
+		o.wkeys = append(o.wkeys, winKey{})
 	}
-	k := o.wk(gi)
+	k := &o.wkeys[gi]
 	k.cells, k.fired, k.stamp, k.live, k.inInts = k.cells[:0], math.MinInt64, math.MinInt64, true, inInts
 	o.nLive++
 	if inInts {
@@ -307,7 +288,7 @@ func (o *globalWindowOp) newKey(row []types.Value, inInts bool, encoded []byte) 
 // keyValues returns slot gi's key values (for a key in ints, valid until
 // the next call).
 func (o *globalWindowOp) keyValues(gi int32) []types.Value {
-	if k := o.wk(gi); k.inInts {
+	if k := &o.wkeys[gi]; k.inInts {
 		o.keyOne[0] = types.BigIntValue(k.keyInt).WithKind(k.keyKind)
 		return o.keyOne[:]
 	}
@@ -319,7 +300,7 @@ func (o *globalWindowOp) removeKey(gi int32) error {
 	if err := o.st.Removed(gi); err != nil {
 		return fmt.Errorf("state of %s: %w", o.name, err)
 	}
-	k := o.wk(gi)
+	k := &o.wkeys[gi]
 	if k.inInts {
 		o.ints.Del(k.keyInt)
 	} else {
@@ -403,7 +384,7 @@ func (o *globalWindowOp) fire(end int64, out Emitter) error {
 	o.firing = o.firing[:0]
 	for se := start + step; se <= end; se += step {
 		for _, gi := range o.slices[se] {
-			if k := o.wk(gi); k.stamp != end {
+			if k := &o.wkeys[gi]; k.stamp != end {
 				k.stamp = end
 				o.firing = append(o.firing, gi)
 			}
@@ -414,7 +395,7 @@ func (o *globalWindowOp) fire(end int64, out Emitter) error {
 		ts = types.TimestampLTZValue
 	}
 	for _, gi := range o.firing {
-		k := o.wk(gi)
+		k := &o.wkeys[gi]
 		if end <= k.fired {
 			continue // fired before the checkpoint this key was restored from
 		}
@@ -451,7 +432,7 @@ func (o *globalWindowOp) fire(end int64, out Emitter) error {
 // dropSlice removes every key's cell of the slice that ends at se.
 func (o *globalWindowOp) dropSlice(se int64) error {
 	for _, gi := range o.slices[se] {
-		k := o.wk(gi)
+		k := &o.wkeys[gi]
 		if j, ok := o.findCell(k.cells, se); ok {
 			c := k.cells[j]
 			for _, acc := range o.accs {
@@ -475,7 +456,7 @@ func (o *globalWindowOp) dropSlice(se int64) error {
 // AppendRecordKey implements state.RecordSource: slot gi's key in the
 // order-preserving encoding.
 func (o *globalWindowOp) AppendRecordKey(dst []byte, gi int32) []byte {
-	if k := o.wk(gi); k.inInts {
+	if k := &o.wkeys[gi]; k.inInts {
 		if k.keyKind == types.KindInt || k.keyKind == types.KindBigInt {
 			return state.AppendInt64(dst, k.keyInt)
 		}
@@ -499,7 +480,7 @@ func (o *globalWindowOp) AppendRecord(dst []byte, gi int32) []byte {
 			ltz |= 1 << i
 		}
 	}
-	k := o.wk(gi)
+	k := &o.wkeys[gi]
 	dst = append(dst, globalWindowStateVersion)
 	dst = binary.AppendUvarint(dst, ints)
 	dst = binary.AppendUvarint(dst, ltz)
@@ -547,7 +528,7 @@ func (o *globalWindowOp) LoadRecord(key, rec []byte) (int32, error) {
 		return 0, err
 	}
 	gi := o.newKey(row, o.nk == 1 && state.IntStored(row[0].Kind()), key)
-	o.wk(gi).fired = fired
+	o.wkeys[gi].fired = fired
 	for range n {
 		var end int64
 		if end, rest, err = readVarint(rest); err != nil {
@@ -568,11 +549,11 @@ func (o *globalWindowOp) LoadRecord(key, rec []byte) (int32, error) {
 				return 0, err
 			}
 		}
-		j, dup := o.findCell(o.wk(gi).cells, end)
+		j, dup := o.findCell(o.wkeys[gi].cells, end)
 		if dup {
 			return 0, fmt.Errorf("%w: slice %d twice", errWindowRecord, end)
 		}
-		o.wk(gi).cells = slices.Insert(o.wk(gi).cells, j, winCell{end: end, acc: ci})
+		o.wkeys[gi].cells = slices.Insert(o.wkeys[gi].cells, j, winCell{end: end, acc: ci})
 		o.addToSlice(end, gi)
 	}
 	return gi, nil
