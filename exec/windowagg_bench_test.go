@@ -35,7 +35,8 @@ func BenchmarkTwoPhaseTumble(b *testing.B) {
 	x := uint64(1)
 	n := int64(0)
 	b.ResetTimer()
-	for done := 0; done < b.N; {
+	done := 0
+	for done < b.N {
 		for _, l := range locals {
 			batch.Reset()
 			for range 1024 {
@@ -62,4 +63,5 @@ func BenchmarkTwoPhaseTumble(b *testing.B) {
 			}
 		}
 	}
+	b.ReportMetric(float64(feed.rows)/float64(done), "partials/row")
 }

@@ -93,7 +93,7 @@ func TestTwoPhaseWindowsMatchGo(t *testing.T) {
 		{Kind: WindowHop, Size: 300, Slide: 100, TimeCol: 2},
 		{Kind: WindowCumulate, Size: 400, Slide: 100, TimeCol: 2},
 	}
-	const keys, perStep, steps, delay = 50, 200, 300, 40
+	const keys, perStep, steps, delay = 300, 200, 300, 40
 	for _, spec := range specs {
 		t.Run(fmt.Sprintf("%s/offset%d", spec.Kind, spec.Offset), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, uint64(spec.Kind)*7+uint64(spec.Offset)))
