@@ -17,7 +17,8 @@ import (
 // (NewGlobalWindowAgg) merges the partials into its slices. The local
 // operator holds a slice until the watermark reaches the slice's first
 // window (slice end - 1), a checkpoint barrier comes, its input ends or it
-// holds localWindowMaxGroups groups; it flushes before it passes the
+// holds localWindowMaxGroups groups (then the slices before the newest go
+// out, so a slice whose rows are in order goes out once); it flushes before it passes the
 // watermark or the barrier on, so it needs no state of its own and the
 // global operator fires and checkpoints exactly what one phase would.
 
@@ -69,13 +70,14 @@ type localWindowAggOp struct {
 	name  string
 	late  *atomic.Int64
 
-	open    []*localSlice // the slices held, in no order
-	spare   []*localSlice // flushed slices, for reuse
-	last    *localSlice   // the slice of the previous row
-	rows    []int64       // per group: rows accumulated
-	keyVals []types.Value // per group: len(keys) key values
-	free    []int32       // numbers of flushed groups, for reuse
-	held    int           // groups held
+	open      []*localSlice // the slices held, in no order
+	spare     []*localSlice // flushed slices, for reuse
+	last      *localSlice   // the slice of the previous row
+	rows      []int64       // per group: rows accumulated
+	keyVals   []types.Value // per group: len(keys) key values
+	free      []int32       // numbers of flushed groups, for reuse
+	held      int           // groups held
+	maxGroups int           // groups held before a flush (localWindowMaxGroups; tests lower it)
 
 	step    int64 // the slice size
 	intKey  int   // the key column when there is exactly one, else -1
@@ -112,6 +114,7 @@ func (o *localWindowAggOp) Open(ctx *OpContext) error {
 	if o.late == nil {
 		o.late = new(atomic.Int64)
 	}
+	o.maxGroups = localWindowMaxGroups
 	o.maxCol = -1
 	if !o.group {
 		o.maxCol, o.step = o.spec.TimeCol, o.spec.sliceSize()
@@ -252,10 +255,28 @@ func (o *localWindowAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 		acc.update(gis, b, o.args[a])
 	}
 	o.lastOut = out
-	if o.held >= localWindowMaxGroups {
-		return o.flush(out, func(int64) bool { return true })
+	if o.held >= o.maxGroups {
+		return o.flushFull(out)
 	}
 	return nil
+}
+
+// flushFull makes room when the operator holds maxGroups groups: it
+// flushes the slices before the newest (rows come mostly in time order,
+// so those are complete and go out once, as at the watermark), or every
+// slice if the newest holds half the groups or more.
+func (o *localWindowAggOp) flushFull(out Emitter) error {
+	var newest *localSlice
+	for _, s := range o.open {
+		if newest == nil || s.end > newest.end {
+			newest = s
+		}
+	}
+	if o.group || newest == nil || 2*len(newest.members) >= o.maxGroups {
+		return o.flush(out, func(int64) bool { return true })
+	}
+	last := newest.end
+	return o.flush(out, func(end int64) bool { return end < last })
 }
 
 // hasPending implements bufferingOperator: the local group aggregate holds

@@ -31,7 +31,7 @@ func (c *rowCollector) Emit(b *types.Batch) error {
 	return nil
 }
 
-func windowTestCalls(t *testing.T) []AggCall {
+func windowTestCalls(t testing.TB) []AggCall {
 	t.Helper()
 	var calls []AggCall
 	for _, c := range []struct {
@@ -93,7 +93,7 @@ func TestTwoPhaseWindowsMatchGo(t *testing.T) {
 		{Kind: WindowHop, Size: 300, Slide: 100, TimeCol: 2},
 		{Kind: WindowCumulate, Size: 400, Slide: 100, TimeCol: 2},
 	}
-	const keys, perStep, steps, delay = 50, 200, 300, 40
+	const keys, perStep, steps, delay = 300, 200, 300, 40
 	for _, spec := range specs {
 		t.Run(fmt.Sprintf("%s/offset%d", spec.Kind, spec.Offset), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, uint64(spec.Kind)*7+uint64(spec.Offset)))
@@ -303,5 +303,80 @@ func TestSessionWindowsMatchGo(t *testing.T) {
 			}
 			t.Logf("%d sessions, at most %d open", len(got), maxSess)
 		})
+	}
+}
+
+// TestTwoPhaseWindowsFullFlushKeepsNewestSlice feeds a local TUMBLE
+// aggregate, whose group bound is lowered, rows in time order over several
+// slices, every key in every slice: when it holds too many groups it
+// flushes the complete slices and keeps the newest, so each key and slice
+// goes out as exactly one partial row, and the global phase's windows
+// match the counts and sums computed here.
+func TestTwoPhaseWindowsFullFlushKeepsNewestSlice(t *testing.T) {
+	calls := windowTestCalls(t)
+	spec := WindowSpec{Kind: WindowTumble, Size: 100, TimeCol: 2}
+	g := NewGlobalWindowAgg(1, spec, calls)().(*globalWindowOp)
+	if err := g.Open(&OpContext{MaxParallelism: 128, Name: "global"}); err != nil {
+		t.Fatal(err)
+	}
+	l := NewLocalWindowAgg([]int{0}, spec, calls)().(*localWindowAggOp)
+	if err := l.Open(&OpContext{MaxParallelism: 128, Name: "local"}); err != nil {
+		t.Fatal(err)
+	}
+	const keys, nslices, perSlice = 60, 6, 600
+	l.maxGroups = 150 // two and a half slices of groups: the third slice is half full when the bound is reached
+	feed := &globalFeed{g: g}
+	type acc struct{ n, sum int64 }
+	want := map[[2]int64]*acc{}
+	b := types.NewBatch(3, 50)
+	for i := range nslices * perSlice {
+		ts := int64(i) * 100 / perSlice // perSlice rows in each 100 ms
+		k, v := int64(i%keys), int64(i%7)
+		b.Append(types.Insert, []types.Value{types.BigIntValue(k), types.BigIntValue(v), types.TimestampValue(ts)})
+		id := [2]int64{k, ts - ts%100}
+		if want[id] == nil {
+			want[id] = &acc{}
+		}
+		want[id].n++
+		want[id].sum += v
+		if b.Len() == 50 {
+			if err := l.Process(0, b, feed); err != nil {
+				t.Fatal(err)
+			}
+			b.Reset()
+		}
+	}
+	if err := l.ProcessWatermark(MaxWatermark, feed); err != nil {
+		t.Fatal(err)
+	}
+	if feed.rows != keys*nslices {
+		t.Errorf("%d partial rows, want one per key and slice (%d)", feed.rows, keys*nslices)
+	}
+	out := &rowCollector{}
+	if err := g.ProcessWatermark(MaxWatermark, out); err != nil {
+		t.Fatal(err)
+	}
+	var wantRows []string
+	for id, a := range want {
+		s := id[1]
+		// COUNT(DISTINCT v) over the key's rows in the slice, computed here.
+		vs := map[int64]bool{}
+		for i := range nslices * perSlice {
+			if ts := int64(i) * 100 / perSlice; int64(i%keys) == id[0] && ts-ts%100 == s {
+				vs[int64(i%7)] = true
+			}
+		}
+		mx := int64(math.MinInt64)
+		for v := range vs {
+			mx = max(mx, v)
+		}
+		row := []types.Value{types.BigIntValue(id[0]), types.TimestampValue(s), types.TimestampValue(s + 100), types.TimestampValue(s + 99),
+			types.BigIntValue(a.n), types.BigIntValue(a.sum), types.BigIntValue(mx), types.BigIntValue(int64(len(vs)))}
+		wantRows = append(wantRows, fmt.Sprint(row))
+	}
+	slices.Sort(wantRows)
+	got := slices.Sorted(slices.Values(out.rows))
+	if !slices.Equal(got, wantRows) {
+		t.Fatalf("%d windows, want %d\nfirst got  %v\nfirst want %v", len(got), len(wantRows), got[:min(3, len(got))], wantRows[:min(3, len(wantRows))])
 	}
 }

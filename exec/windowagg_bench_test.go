@@ -1,0 +1,67 @@
+package exec
+
+import (
+	"testing"
+
+	"github.com/weir-sql/weir/types"
+)
+
+// nullEmitter drops what it is given.
+type nullEmitter struct{}
+
+func (nullEmitter) Emit(*types.Batch) error { return nil }
+
+// BenchmarkTwoPhaseTumble runs W6's shape through the operators alone: two
+// local TUMBLE aggregates (COUNT(*), SUM) over 10,000 keys, 10 rows per key
+// and slice of event time, into one global aggregate, with a watermark
+// every 24 slices; ns/op is per input row.
+func BenchmarkTwoPhaseTumble(b *testing.B) {
+	calls := windowTestCalls(b)[:2]
+	spec := WindowSpec{Kind: WindowTumble, Size: 1000, TimeCol: 2}
+	g := NewGlobalWindowAgg(1, spec, calls)().(*globalWindowOp)
+	if err := g.Open(&OpContext{MaxParallelism: 128, Name: "global"}); err != nil {
+		b.Fatal(err)
+	}
+	feed := &globalFeed{g: g}
+	var locals [2]*localWindowAggOp
+	for i := range locals {
+		locals[i] = NewLocalWindowAgg([]int{0}, spec, calls)().(*localWindowAggOp)
+		if err := locals[i].Open(&OpContext{MaxParallelism: 128, Name: "local"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	const keys, rowsPerMs, wmEvery = 10000, 100, 24000
+	batch := types.NewBatch(3, 1024)
+	x := uint64(1)
+	n := int64(0)
+	b.ResetTimer()
+	done := 0
+	for done < b.N {
+		for _, l := range locals {
+			batch.Reset()
+			for range 1024 {
+				x ^= x << 13
+				x ^= x >> 7
+				x ^= x << 17
+				batch.Append(types.Insert, []types.Value{types.BigIntValue(int64(x % keys)), types.BigIntValue(int64(x>>32) % 100), types.TimestampValue(n / rowsPerMs)})
+				n++
+			}
+			done += 1024
+			if err := l.Process(0, batch, feed); err != nil {
+				b.Fatal(err)
+			}
+			if n/rowsPerMs/wmEvery != (n-1024)/rowsPerMs/wmEvery {
+				wm := n/rowsPerMs - 1000
+				for _, l := range locals {
+					if err := l.ProcessWatermark(wm, feed); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := g.ProcessWatermark(wm, nullEmitter{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	b.ReportMetric(float64(feed.rows)/float64(done), "partials/row")
+}
