@@ -104,6 +104,9 @@ type joinRows struct {
 
 	kr  []types.Value // a key row decoded from the store
 	row []types.Value // a row decoded from the store
+
+	rows     int64 // rows held in memory, over all keys
+	rowBytes int64 // the memory of one held row
 }
 
 var _ state.RecordSource = (*joinRows)(nil)
@@ -137,7 +140,7 @@ func newJoinRows(ctx *OpContext, spec JoinSide, side int, track bool, what strin
 		Subtask:        ctx.Subtask,
 		Parallelism:    ctx.Parallelism,
 		Budget:         int64(float64(ctx.StateBudget) * share),
-		RecordBytes:    joinKeyBytes(spec),
+		RecordBytes:    joinKeyOverhead, // the rows are counted apart (SetExtraBytes)
 		Exclusive:      true,
 		TTL:            ctx.StateTTL,
 	}, s)
@@ -145,6 +148,7 @@ func newJoinRows(ctx *OpContext, spec JoinSide, side int, track bool, what strin
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	s.st = st
+	s.rowBytes = int64(len(spec.Kinds))*32 + 24
 	return s, nil
 }
 
@@ -156,8 +160,12 @@ func joinKeyBytes(spec JoinSide) int64 {
 	if spec.Layout != JoinKeyContainsUniqueKey {
 		rows = 4
 	}
-	return rows*(int64(len(spec.Kinds))*32+24) + 96 + 48
+	return rows*(int64(len(spec.Kinds))*32+24) + joinKeyOverhead
 }
+
+// joinKeyOverhead is the memory of a key's slot without its rows: the
+// list, the key index entry and Records' bookkeeping.
+const joinKeyOverhead = 96 + 48
 
 // list returns slot's rows.
 func (s *joinRows) list(slot int32) *rowList { return &s.lists.At(slot)[0] }
@@ -244,6 +252,8 @@ func (s *joinRows) insert(kr []types.Value, slot int32, found bool, row []types.
 		s.keys.Added(s.st, slot)
 	}
 	l := s.list(slot)
+	n0 := l.n()
+	defer func() { s.rows += int64(l.n() - n0) }()
 	switch s.spec.Layout {
 	case JoinKeyContainsUniqueKey:
 		l.reset()
@@ -277,6 +287,7 @@ func (s *joinRows) remove(slot int32, found bool, row []types.Value) error {
 		return nil
 	}
 	l := s.list(slot)
+	n0 := l.n()
 	if s.spec.Layout == JoinKeyContainsUniqueKey {
 		l.reset()
 	} else if j := s.indexOf(l, row, s.identHash(row)); j >= 0 {
@@ -288,6 +299,7 @@ func (s *joinRows) remove(slot int32, found bool, row []types.Value) error {
 	} else {
 		return nil
 	}
+	s.rows -= int64(n0 - l.n())
 	if l.n() == 0 {
 		return s.removeSlot(slot)
 	}
@@ -301,7 +313,9 @@ func (s *joinRows) removeSlot(slot int32) error {
 		return fmt.Errorf("%s: %w", s.what, err)
 	}
 	s.keys.Remove(slot)
-	s.list(slot).reset()
+	l := s.list(slot)
+	s.rows -= int64(l.n())
+	l.reset()
 	return nil
 }
 
@@ -383,6 +397,7 @@ func (s *joinRows) LoadRecord(key, rec []byte) (int32, error) {
 	if len(rec) != 0 {
 		return 0, fmt.Errorf("%s: %w: %d bytes after the rows", s.what, errJoinRecord, len(rec))
 	}
+	s.rows += int64(l.n())
 	return slot, nil
 }
 
@@ -391,6 +406,7 @@ func (s *joinRows) LoadRecord(key, rec []byte) (int32, error) {
 func (s *joinRows) DropRecords() {
 	s.keys.Reset()
 	s.lists.Clear()
+	s.rows = 0
 }
 
 // joinState is the two sides' rows of a regular, semi or anti join, with
@@ -480,6 +496,7 @@ func (j *joinState) PrepareSnapshot() error {
 // spillIfOver spills a side whose rows outgrew its half of the budget.
 func (j *joinState) spillIfOver() error {
 	for _, s := range j.sides {
+		s.st.SetExtraBytes(s.rows * s.rowBytes)
 		if s.st.OverBudget() {
 			if err := s.st.Spill(); err != nil {
 				return fmt.Errorf("state of %s: %w", s.what, err)

@@ -354,3 +354,43 @@ func TestJoinRecordMalformed(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinBudgetCountsRows: a side's budget counts the rows it holds, not
+// a guess per key. 1,500 keys with 40 distinct rows each (about 7 MB of
+// rows) outgrow a 2 MiB budget and spill, although the keys at the
+// per-key estimate (about 1 MB) would fit; the join's output is still
+// every pair.
+func TestJoinBudgetCountsRows(t *testing.T) {
+	kinds := []types.Kind{types.KindBigInt, types.KindBigInt, types.KindBigInt}
+	left := JoinSide{Keys: []int{0}, Kinds: kinds}
+	right := JoinSide{Keys: []int{0}, Kinds: kinds, Layout: JoinKeyContainsUniqueKey}
+	const keys, perKey = 1500, 40
+	c := newJoinCluster(t, NewJoin(JoinSpec{Type: InnerJoin, Left: left, Right: right}), 1, 2<<20, nil)
+	out := &collectEmitter{t: t, rows: map[string]int{}}
+	for j := range perKey {
+		b := types.NewBatch(3, keys)
+		for k := range keys {
+			b.Append(types.Insert, []types.Value{types.BigIntValue(int64(k)), types.BigIntValue(int64(j)), types.BigIntValue(0)})
+		}
+		if err := c.process(joinStep{side: 0, b: b}, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !c.spilled() {
+		t.Fatalf("%d rows of %d keys in a 2 MiB budget did not spill", keys*perKey, keys)
+	}
+	b := types.NewBatch(3, keys)
+	for k := range keys {
+		b.Append(types.Insert, []types.Value{types.BigIntValue(int64(k)), types.BigIntValue(-1), types.BigIntValue(1)})
+	}
+	if err := c.process(joinStep{side: 1, b: b}, out); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range out.rows {
+		n += c
+	}
+	if n != keys*perKey || len(out.rows) != keys*perKey {
+		t.Fatalf("%d output rows (%d distinct), want %d pairs", n, len(out.rows), keys*perKey)
+	}
+}

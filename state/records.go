@@ -62,6 +62,7 @@ type Records struct {
 	changed []uint64 // per slot: a bit set while it changed since the last snapshot
 	nLive   int
 	nChange int
+	extra   int64 // memory the operator holds beyond RecordBytes a record (SetExtraBytes)
 
 	// Snapshot buffers, kept between snapshots and counted in the budget.
 	starts  []int32  // per key group: how many records precede it (chunks)
@@ -412,10 +413,16 @@ func (r *Records) bufferBytes() int64 {
 		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf))
 }
 
-// limit is how many records fit in memory: the budget less the buffers,
-// at RecordBytes each, and at least MinRecords.
+// SetExtraBytes tells Records how much memory the operator's in-memory
+// records take beyond RecordBytes each, for records whose size varies (a
+// join key's list of rows): the budget (OverBudget) counts it.
+func (r *Records) SetExtraBytes(n int64) { r.extra = max(n, 0) }
+
+// limit is how many records fit in memory: the budget less the buffers
+// and the operator's extra bytes, at RecordBytes each, and at least
+// MinRecords.
 func (r *Records) limit() int {
-	n := (r.opts.Budget - r.bufferBytes()) / r.opts.RecordBytes
+	n := (r.opts.Budget - r.bufferBytes() - r.extra) / r.opts.RecordBytes
 	return int(max(n, MinRecords))
 }
 
