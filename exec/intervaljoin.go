@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"sync/atomic"
 
+	"github.com/weir-sql/weir/internal/minheap"
 	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
@@ -97,6 +98,9 @@ type ijSpilled struct {
 	key  string // encoded key
 	side uint8
 }
+
+// Less orders the spilled keys' heap (minheap.Ordered).
+func (e ijSpilled) Less(o ijSpilled) bool { return e.at < o.at }
 
 type intervalJoinOp struct {
 	spec    IntervalJoinSpec
@@ -879,40 +883,10 @@ func (q *sweepQueue) reset() {
 	q.n = 0
 }
 
-func (o *intervalJoinOp) pushSpilled(e ijSpilled) {
-	h := append(o.spills, e)
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if h[p].at <= h[i].at {
-			break
-		}
-		h[p], h[i] = h[i], h[p]
-		i = p
-	}
-	o.spills = h
-}
+func (o *intervalJoinOp) pushSpilled(e ijSpilled) { o.spills = minheap.Push(o.spills, e) }
 
 func (o *intervalJoinOp) popSpilled() ijSpilled {
-	h := o.spills
-	top := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h[n] = ijSpilled{}
-	h = h[:n]
-	for i := 0; ; {
-		c := 2*i + 1
-		if c >= n {
-			break
-		}
-		if c+1 < n && h[c+1].at < h[c].at {
-			c++
-		}
-		if h[i].at <= h[c].at {
-			break
-		}
-		h[i], h[c] = h[c], h[i]
-		i = c
-	}
+	top, h := minheap.Pop(o.spills)
 	o.spills = h
 	return top
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"sync/atomic"
 
+	"github.com/weir-sql/weir/internal/minheap"
 	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
@@ -115,22 +116,14 @@ type sessTimer struct {
 	slot int32
 }
 
+// Less orders the timer heap (minheap.Ordered).
+func (t sessTimer) Less(o sessTimer) bool { return t.end < o.end }
+
 // sessTimers is a min-heap of sessTimer by end (typed: no allocation per
 // push, as container/heap's interface would make).
 type sessTimers []sessTimer
 
-func (h *sessTimers) push(t sessTimer) {
-	*h = append(*h, t)
-	q := *h
-	for i := len(q) - 1; i > 0; {
-		p := (i - 1) / 2
-		if q[p].end <= q[i].end {
-			break
-		}
-		q[p], q[i] = q[i], q[p]
-		i = p
-	}
-}
+func (h *sessTimers) push(t sessTimer) { *h = minheap.Push(*h, t) }
 
 // sessQueue orders session timers by end. The rows of each input channel
 // come mostly in event-time order, and the channels' batches interleave,
@@ -218,25 +211,7 @@ func (q *sessQueue) len() int {
 }
 
 func (h *sessTimers) pop() sessTimer {
-	q := *h
-	top := q[0]
-	n := len(q) - 1
-	q[0] = q[n]
-	q = q[:n]
-	for i := 0; ; {
-		l, m := 2*i+1, i
-		if l < n && q[l].end < q[m].end {
-			m = l
-		}
-		if r := l + 1; r < n && q[r].end < q[m].end {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		q[i], q[m] = q[m], q[i]
-		i = m
-	}
+	top, q := minheap.Pop(*h)
 	*h = q
 	return top
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/weir-sql/weir/internal/minheap"
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
 )
@@ -98,6 +99,9 @@ type ttlEnt struct {
 	at   int64
 	slot int32
 }
+
+// Less orders the expiry heap (minheap.Ordered).
+func (e ttlEnt) Less(o ttlEnt) bool { return e.at < o.at }
 
 // recTimeMark leads a stored record that carries its last write time (8
 // bytes big-endian, then the operator's record): Records writes it so when
@@ -824,39 +828,10 @@ func (r *Records) stamp(slot int32, at int64) {
 	}
 }
 
-func (r *Records) pushExp(e ttlEnt) {
-	q := append(r.expq, e)
-	for i := len(q) - 1; i > 0; {
-		p := (i - 1) / 2
-		if q[p].at <= q[i].at {
-			break
-		}
-		q[p], q[i] = q[i], q[p]
-		i = p
-	}
-	r.expq = q
-}
+func (r *Records) pushExp(e ttlEnt) { r.expq = minheap.Push(r.expq, e) }
 
 func (r *Records) popExp() ttlEnt {
-	q := r.expq
-	top := q[0]
-	n := len(q) - 1
-	q[0] = q[n]
-	q = q[:n]
-	for i := 0; ; {
-		c := 2*i + 1
-		if c >= n {
-			break
-		}
-		if c+1 < n && q[c+1].at < q[c].at {
-			c++
-		}
-		if q[i].at <= q[c].at {
-			break
-		}
-		q[i], q[c] = q[c], q[i]
-		i = c
-	}
+	top, q := minheap.Pop(r.expq)
 	r.expq = q
 	return top
 }
