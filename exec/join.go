@@ -289,42 +289,58 @@ func (o *joinOp) Process(input int, b *types.Batch, out Emitter) error {
 	return o.spillIfOver()
 }
 
+// eachMatch calls fn for each row j of the other side's list (slot os, if
+// ook) that row matches, with its count, and returns the matches counted;
+// it marks the other side's slot changed when fn says so.
+func (o *joinOp) eachMatch(side int, row []types.Value, other *joinRows, os int32, ook bool,
+	fn func(l *rowList, j int, r []types.Value, c int64) (changed bool, err error)) (int64, error) {
+	if !ook {
+		return 0, nil
+	}
+	var matched int64
+	l, w := other.list(os), other.w
+	changed := false
+	for j := range l.n() {
+		r := l.row(j, w)
+		ok, err := o.matches(side, row, r)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			continue
+		}
+		c := l.meta[j].cnt
+		matched += c
+		ch, err := fn(l, j, r, c)
+		if err != nil {
+			return 0, err
+		}
+		changed = changed || ch
+	}
+	if changed {
+		other.st.Changed(os)
+	}
+	return matched, nil
+}
+
 // accumulate joins an arriving row with the other side's rows of its key
 // (slot os, if ook) and keeps it (in slot ms, if mok). A row of an outer
 // side whose first match this is takes back its NULL-padded row.
 func (o *joinOp) accumulate(side int, me, other *joinRows, kind types.RowKind, row []types.Value,
 	ms int32, mok bool, os int32, ook bool, out Emitter) error {
-	var matched int64
-	if ook {
-		l, w := other.list(os), other.w
-		changed := false
-		for j := range l.n() {
-			r := l.row(j, w)
-			ok, err := o.matches(side, row, r)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				continue
-			}
-			c := l.meta[j].cnt
-			matched += c
-			if other.track {
-				if l.assoc[j] == 0 {
-					if err := o.emitRow(types.Delete, 1-side, r, nil, c, out); err != nil {
-						return err
-					}
+	matched, err := o.eachMatch(side, row, other, os, ook, func(l *rowList, j int, r []types.Value, c int64) (bool, error) {
+		if other.track {
+			if l.assoc[j] == 0 {
+				if err := o.emitRow(types.Delete, 1-side, r, nil, c, out); err != nil {
+					return false, err
 				}
-				l.assoc[j]++
-				changed = true
 			}
-			if err := o.emitRow(kind, side, row, r, c, out); err != nil {
-				return err
-			}
+			l.assoc[j]++
 		}
-		if changed {
-			other.st.Changed(os)
-		}
+		return other.track, o.emitRow(kind, side, row, r, c, out)
+	})
+	if err != nil {
+		return err
 	}
 	if me.track && matched == 0 {
 		if err := o.emitRow(kind, side, row, nil, 1, out); err != nil {
@@ -342,40 +358,26 @@ func (o *joinOp) retract(side int, me, other *joinRows, kind types.RowKind, row 
 	if err := me.remove(ms, mok, row); err != nil {
 		return err
 	}
-	var matched int64
-	if ook {
-		l, w := other.list(os), other.w
-		changed := false
-		for j := range l.n() {
-			r := l.row(j, w)
-			ok, err := o.matches(side, row, r)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				continue
-			}
-			c := l.meta[j].cnt
-			matched += c
-			if err := o.emitRow(kind, side, row, r, c, out); err != nil {
-				return err
-			}
-			if other.track {
-				switch l.assoc[j] {
-				case 0: // its state expired; never below zero
-					continue
-				case 1:
-					if err := o.emitRow(types.Insert, 1-side, r, nil, c, out); err != nil {
-						return err
-					}
-				}
-				l.assoc[j]--
-				changed = true
+	matched, err := o.eachMatch(side, row, other, os, ook, func(l *rowList, j int, r []types.Value, c int64) (bool, error) {
+		if err := o.emitRow(kind, side, row, r, c, out); err != nil {
+			return false, err
+		}
+		if !other.track {
+			return false, nil
+		}
+		switch l.assoc[j] {
+		case 0: // its state expired; never below zero
+			return false, nil
+		case 1:
+			if err := o.emitRow(types.Insert, 1-side, r, nil, c, out); err != nil {
+				return false, err
 			}
 		}
-		if changed {
-			other.st.Changed(os)
-		}
+		l.assoc[j]--
+		return true, nil
+	})
+	if err != nil {
+		return err
 	}
 	if me.track && matched == 0 {
 		return o.emitRow(kind, side, row, nil, 1, out)
