@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -227,4 +228,57 @@ SET 'restart-strategy.fixed-delay.delay' = '1ms';`, filepath.Join(dir, "ck"))
 			sameRows(t, epochRows(committedLines(t, out)), want)
 		})
 	}
+}
+
+// TestWindowCascadeExample runs examples/window_cascade.sql and checks
+// both sinks' rows against its data file, cut into the HOP windows here.
+func TestWindowCascadeExample(t *testing.T) {
+	src, err := os.ReadFile("../examples/window_cascade.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("../examples/data/sessions.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const layout = "2006-01-02 15:04:05.000"
+	views := map[time.Time]map[string]int{} // window start → page → views
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Split(l, ",")
+		ts, err := time.Parse(layout, f[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s := ts.Truncate(time.Minute); s.After(ts.Add(-5 * time.Minute)); s = s.Add(-time.Minute) {
+			if views[s] == nil {
+				views[s] = map[string]int{}
+			}
+			views[s][f[1]]++
+		}
+	}
+	var want []string
+	for s, pages := range views {
+		mx := 0
+		for _, n := range pages {
+			mx = max(mx, n)
+		}
+		start, end := s.Format(layout), s.Add(5*time.Minute).Format(layout)
+		want = append(want, row(start, end, fmt.Sprint(mx), fmt.Sprint(len(pages))))
+		for p, n := range pages {
+			if n == mx {
+				want = append(want, row(p, fmt.Sprint(n), start, end))
+			}
+		}
+	}
+	sort.Strings(want)
+	script := strings.ReplaceAll(string(src), "'examples/data/", "'../examples/data/")
+	var got []string
+	forPrintLines(t, runPrinted(t, script), func(kind, r string) {
+		if kind != "+I" {
+			t.Fatalf("the example emitted %s%s", kind, r)
+		}
+		got = append(got, r)
+	})
+	sort.Strings(got)
+	sameRows(t, got, want)
 }
