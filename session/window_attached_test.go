@@ -209,18 +209,21 @@ func TestWindowAttachedAggregateMatchesGoAnswer(t *testing.T) {
 func TestWindowJoinOverWindowAggregatesAcrossFaults(t *testing.T) {
 	const n = 30000
 	want := q5Answer(n)
-	for _, spec := range []string{"K4@15=error", "K4@25=error,K8=error"} {
-		t.Run(spec, func(t *testing.T) {
-			dir := t.TempDir()
-			out := filepath.Join(dir, "out")
-			pre := fmt.Sprintf(`SET 'execution.checkpointing.interval' = '15ms';
+	script := func(dir string, par int) string {
+		pre := fmt.Sprintf(`SET 'execution.checkpointing.interval' = '15ms';
 SET 'state.checkpoints.dir' = '%s';
 SET 'state.checkpoints.num-retained' = '2';
 SET 'restart-strategy.type' = 'fixed-delay';
 SET 'restart-strategy.fixed-delay.attempts' = '5';
 SET 'restart-strategy.fixed-delay.delay' = '1ms';`, filepath.Join(dir, "ck"))
-			sink := fmt.Sprintf("CREATE TABLE out (auction BIGINT, num BIGINT, st TIMESTAMP_LTZ(3)) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'csv')", out)
-			run := runWithFaults(t, q5Script(2, n, 30000, pre, sink, q5Query), spec, RunOptions{JobName: "q5", Exec: exec.Options{BatchSize: 128}})
+		sink := fmt.Sprintf("CREATE TABLE out (auction BIGINT, num BIGINT, st TIMESTAMP_LTZ(3)) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'csv')", filepath.Join(dir, "out"))
+		return q5Script(par, n, 30000, pre, sink, q5Query)
+	}
+	for _, spec := range []string{"K4@15=error", "K4@25=error,K8=error"} {
+		t.Run(spec, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			run := runWithFaults(t, script(dir, 2), spec, RunOptions{JobName: "q5", Exec: exec.Options{BatchSize: 128}})
 			run.expectRestored(t)
 			if strings.Contains(run.Stderr, "late row") {
 				t.Fatalf("late rows dropped:\n%s", run.Stderr)
@@ -228,6 +231,33 @@ SET 'restart-strategy.fixed-delay.delay' = '1ms';`, filepath.Join(dir, "ck"))
 			sameRows(t, epochRows(committedLines(t, out)), want)
 		})
 	}
+	// Stopped after its fourth checkpoint and restored at parallelism 3.
+	t.Run("rescale 2 to 3", func(t *testing.T) {
+		dir := t.TempDir()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		stderr := &watchWriter{onLine: func(l string) {
+			if strings.HasPrefix(l, "weir: checkpoint 4 complete") {
+				cancel()
+			}
+		}}
+		s := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: stderr})
+		if err := s.RunScript(ctx, script(dir, 2), RunOptions{JobName: "q5", Exec: exec.Options{BatchSize: 128}}); err != nil {
+			t.Fatalf("first run: %v\n%s", err, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "stopped") {
+			t.Skipf("the job finished before it could be stopped:\n%s", stderr.String())
+		}
+		var stderr2 bytes.Buffer
+		s2 := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &stderr2})
+		if err := s2.RunScript(context.Background(), script(dir, 3), RunOptions{JobName: "q5", Restore: RestoreLatest, Exec: exec.Options{BatchSize: 128}}); err != nil {
+			t.Fatalf("restored run: %v\n%s", err, stderr2.String())
+		}
+		if strings.Contains(stderr.String()+stderr2.String(), "late row") {
+			t.Fatalf("late rows dropped:\n%s\n%s", stderr.String(), stderr2.String())
+		}
+		sameRows(t, epochRows(committedLines(t, filepath.Join(dir, "out"))), want)
+	})
 }
 
 // TestWindowCascadeExample runs examples/window_cascade.sql and checks
