@@ -446,7 +446,11 @@ func (b *binder) bindAggregate(s *parser.Select, sc *scope, input Node, items []
 		as.keyCols = append(as.keyCols, expr.NewColumn(i, inSch.Columns[i].Type.Plain(), preNames[i]))
 	}
 	var node Node = &Aggregate{Input: aggIn, Keys: keys, Aggs: aggs, Names: append(keyNames, aggNames...)}
-	if w, ok, err := windowAggregate(node.(*Aggregate), s.Pos); err != nil {
+	w, ok, err := windowAggregate(node.(*Aggregate), s.Pos)
+	if err == nil && !ok {
+		w, ok, err = attachedWindowAggregate(node.(*Aggregate))
+	}
+	if err != nil {
 		return nil, nil, err
 	} else if ok {
 		// window_time stays a time attribute (windows cascade).

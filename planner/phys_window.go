@@ -130,7 +130,7 @@ func (p *localWindowAggNode) desc() string {
 	if len(x.Keys) > 0 {
 		parts = append(parts, "groupBy=["+strings.Join(x.keyNames(in), ", ")+"]")
 	}
-	parts = append(parts, "window=["+windowText(x.Spec, x.TimeName)+"]")
+	parts = append(parts, "window=["+x.windowText()+"]")
 	calls := make([]string, len(x.Aggs))
 	for j, a := range x.Aggs {
 		calls[j] = a.Name
@@ -183,7 +183,7 @@ func (p *windowAggNode) desc() string {
 		}
 		parts = append(parts, "groupBy=["+strings.Join(keys, ", ")+"]")
 	}
-	parts = append(parts, "window=["+windowText(x.Spec, x.TimeName)+"]")
+	parts = append(parts, "window=["+x.windowText()+"]")
 	if x.Spec.Proctime {
 		parts = append(parts, "time=[processing time]", "emit=[once per window, when the clock passes window_end]")
 	} else {
@@ -197,7 +197,9 @@ func (p *windowAggNode) desc() string {
 	for i := range x.Keys {
 		sel = append(sel, x.Names[i])
 	}
-	sel = append(sel, "window_start", "window_end", "window_time")
+	for _, c := range x.Schema().Columns[len(x.Keys) : len(x.Keys)+3] {
+		sel = append(sel, c.Name)
+	}
 	for j, a := range x.Aggs {
 		name := x.Names[len(x.Keys)+j]
 		if name == a.Name {

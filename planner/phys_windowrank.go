@@ -140,19 +140,20 @@ func windowRankOf(r *Rank) (Node, error) {
 			if x.Spec.Proctime || x.Spec.Kind == exec.WindowSession {
 				return r, nil // processing time, or sessions: the plain Top-N
 			}
+			w, _ := windowProps(x)
 			ws, we := -1, -1
 			for i, c := range cols {
 				switch c {
-				case len(x.Keys):
+				case w.ws:
 					ws = i
-				case len(x.Keys) + 1:
+				case w.we:
 					we = i
 				}
 			}
 			if ws < 0 || we < 0 || !has(ws) || !has(we) {
 				return r, nil
 			}
-			return &WindowRank{R: *r, WinStart: ws, WinEnd: we, Spec: x.Spec, TimeName: x.TimeName}, nil
+			return &WindowRank{R: *r, WinStart: ws, WinEnd: we, Spec: w.spec, TimeName: w.timeName}, nil
 		default:
 			return r, nil
 		}

@@ -72,7 +72,12 @@ func (n *WindowTVF) String() string {
 // windowText renders a window as Flink's EXPLAIN does, e.g.
 // TUMBLE(time_col=[ts], size=[5 s]).
 func windowText(w exec.WindowSpec, timeName string) string {
-	parts := []string{"time_col=[" + timeName + "]"}
+	return w.Kind.String() + "(" + strings.Join(append([]string{"time_col=[" + timeName + "]"}, windowParams(w)...), ", ") + ")"
+}
+
+// windowParams renders a window's size, slide, step or gap and offset.
+func windowParams(w exec.WindowSpec) []string {
+	var parts []string
 	switch w.Kind {
 	case exec.WindowTumble:
 		parts = append(parts, "size=["+durText(w.Size)+"]")
@@ -86,7 +91,7 @@ func windowText(w exec.WindowSpec, timeName string) string {
 	if w.Offset != 0 {
 		parts = append(parts, "offset=["+durText(w.Offset)+"]")
 	}
-	return w.Kind.String() + "(" + strings.Join(parts, ", ") + ")"
+	return parts
 }
 
 // durText renders milliseconds as Flink does in plans: "5 s", "1 min", "1500 ms".
@@ -118,6 +123,9 @@ type WindowAggregate struct {
 	// Zone is the session time zone (nil: UTC) of window_start and
 	// window_end in processing time.
 	Zone *time.Location
+	// Attached, when set, makes this a window-attached aggregate: its
+	// input rows carry their windows already (window_attached.go).
+	Attached *AttachedWindow
 }
 
 // Children returns the input.
@@ -140,12 +148,20 @@ func (n *WindowAggregate) Schema() types.Schema {
 		tt = in.Columns[n.Spec.TimeCol].Type
 	}
 	bound, wtime := windowColTypes(tt)
+	if n.Attached != nil {
+		// The input's window_end - 1 ms: window_time stays a time attribute.
+		wtime.Attr = types.Rowtime
+	}
 	if n.Spec.Proctime {
 		// As in Flink: the bounds are TIMESTAMP(3), the wall clock in the
 		// session time zone; window_time stays the TIMESTAMP_LTZ attribute.
 		bound = types.Type{Kind: types.KindTimestamp, NotNull: true}
 	}
-	cols = append(cols, types.Column{Name: "window_start", Type: bound}, types.Column{Name: "window_end", Type: bound},
+	start := "window_start"
+	if n.Attached != nil {
+		start = "$step_start" // the TUMBLE's that runs it, not the window's
+	}
+	cols = append(cols, types.Column{Name: start, Type: bound}, types.Column{Name: "window_end", Type: bound},
 		types.Column{Name: "window_time", Type: wtime})
 	for j, a := range n.Aggs {
 		cols = append(cols, types.Column{Name: n.Names[len(n.Keys)+j], Type: a.Type})
@@ -160,7 +176,7 @@ func (n *WindowAggregate) String() string {
 	for i, k := range n.Keys {
 		keys[i] = in.Columns[k].Name
 	}
-	s := "LogicalWindowAggregate(group=[{" + strings.Join(keys, ", ") + "}], window=[" + windowText(n.Spec, n.TimeName) + "]"
+	s := "LogicalWindowAggregate(group=[{" + strings.Join(keys, ", ") + "}], window=[" + n.windowText() + "]"
 	for j, a := range n.Aggs {
 		s += ", " + n.Names[len(n.Keys)+j] + "=[" + a.Name + "]"
 	}

@@ -6,19 +6,20 @@ import (
 
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/exec"
-	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/parser"
 	"github.com/weir-sql/weir/types"
 )
 
 // Window joins, as Flink's: a join (inner, outer, semi or anti) of two
-// window TVFs whose keys include L.window_start = R.window_start and
-// L.window_end = R.window_end. The windowJoin rule (after key extraction)
-// finds the TVF below each input (through projections and filters that
-// pass the window columns on), checks that both have the same windows,
-// marks the Join with a WindowJoinInfo and replaces each WindowTVF with a
-// WindowAssign, which lowers to a stateless operator giving each row its
-// windows. The join lowers to exec.NewWindowJoin behind hash exchanges on
+// windowed inputs whose keys include L.window_start = R.window_start and
+// L.window_end = R.window_end. An input is windowed when it is a window TVF
+// or the output of a window aggregate (also a window-attached one,
+// window_attached.go), through projections and filters that pass the window
+// columns on. The windowJoin rule (after key extraction) finds them
+// (windowProps), checks that both have the same windows, marks the Join
+// with a WindowJoinInfo and replaces each WindowTVF with a WindowAssign,
+// which lowers to a stateless operator giving each row its windows (a
+// window aggregate's rows carry theirs). The join lowers to exec.NewWindowJoin behind hash exchanges on
 // all its keys (the window bounds included): each key's window is joined
 // once when the watermark passes its end, and its state dropped.
 
@@ -29,6 +30,9 @@ type WindowJoinInfo struct {
 	TimeName [2]string
 	// End is each input's window_end column.
 	End [2]int
+	// Text renders each input's windows for EXPLAIN (a window aggregate's
+	// output as windows attached to its window_start and window_end).
+	Text [2]string
 	// Err says why this join of two window TVFs cannot be planned ("": it
 	// can); lowering reports it at the statement.
 	Err string
@@ -36,7 +40,7 @@ type WindowJoinInfo struct {
 
 // text renders the windows for EXPLAIN.
 func (w *WindowJoinInfo) text() string {
-	return "leftWindow=[" + windowText(w.Spec[0], w.TimeName[0]) + "], rightWindow=[" + windowText(w.Spec[1], w.TimeName[1]) + "]"
+	return "leftWindow=[" + w.Text[0] + "], rightWindow=[" + w.Text[1] + "]"
 }
 
 // WindowAssign gives each row of Input the windows of Spec, as a window
@@ -67,37 +71,6 @@ func (n *WindowAssign) String() string {
 	return "LogicalWindowTableFunction(window=[" + windowText(n.TVF.Spec, n.TVF.TimeName) + "])"
 }
 
-// windowCols finds the window TVF below n (through projections and
-// filters) and the columns of n that are its window_start and window_end
-// (-1 when n does not pass one on).
-func windowCols(n Node) (tvf *WindowTVF, ws, we int, ok bool) {
-	switch x := n.(type) {
-	case *WindowTVF:
-		w := x.Input.Schema().Len()
-		return x, w, w + 1, true
-	case *Filter:
-		return windowCols(x.Input)
-	case *Project:
-		tvf, ws, we, ok := windowCols(x.Input)
-		if !ok {
-			return nil, -1, -1, false
-		}
-		find := func(c int) int {
-			if c < 0 {
-				return -1
-			}
-			for i, e := range x.Exprs {
-				if col, isCol := e.(*expr.Column); isCol && col.Index == c {
-					return i
-				}
-			}
-			return -1
-		}
-		return tvf, find(ws), find(we), true
-	}
-	return nil, -1, -1, false
-}
-
 // replaceTVF returns n with the window TVF found by windowCols replaced by
 // a WindowAssign.
 func replaceTVF(n Node, err string) Node {
@@ -110,18 +83,23 @@ func replaceTVF(n Node, err string) Node {
 	return n
 }
 
-// windowJoin marks a keyed join of two window TVFs as a window join.
+// windowJoin marks a keyed join of two windowed inputs (window TVFs or
+// window aggregates' outputs, windowProps) as a window join. A join of two
+// window TVFs must be one; a join with a window aggregate's output is one
+// when its keys pair both window bounds and both sides have the same
+// windows, else it stays a regular join.
 func windowJoin(n Node) (Node, bool, error) {
 	j, ok := n.(*Join)
 	if !ok || !j.Keyed || j.Window != nil || j.Interval != nil {
 		return n, false, nil
 	}
-	lt, lws, lwe, lok := windowCols(j.Left)
-	rt, rws, rwe, rok := windowCols(j.Right)
+	lw, lok := windowProps(j.Left)
+	rw, rok := windowProps(j.Right)
 	if !lok || !rok {
 		return n, false, nil
 	}
-	info := &WindowJoinInfo{Spec: [2]exec.WindowSpec{lt.Spec, rt.Spec}, TimeName: [2]string{lt.TimeName, rt.TimeName}, End: [2]int{lwe, rwe}}
+	info := &WindowJoinInfo{Spec: [2]exec.WindowSpec{lw.spec, rw.spec}, TimeName: [2]string{lw.timeName, rw.timeName}, End: [2]int{lw.we, rw.we},
+		Text: [2]string{lw.text(j.Left.Schema()), rw.text(j.Right.Schema())}}
 	pair := func(l, r int) bool {
 		for i := range j.LeftKeys {
 			if l >= 0 && r >= 0 && j.LeftKeys[i] == l && j.RightKeys[i] == r {
@@ -130,9 +108,9 @@ func windowJoin(n Node) (Node, bool, error) {
 		}
 		return false
 	}
-	ls, rs := lt.Spec, rt.Spec
+	ls, rs := lw.spec, rw.spec
 	switch {
-	case !pair(lws, rws) || !pair(lwe, rwe):
+	case !pair(lw.ws, rw.ws) || !pair(lw.we, rw.we):
 		info.Err = "a join of two window TVFs must be a window join: join ON L.window_start = R.window_start AND L.window_end = R.window_end (and any other keys)"
 	case ls.Kind == exec.WindowSession || rs.Kind == exec.WindowSession:
 		info.Err = "window joins over SESSION windows are not supported yet"
@@ -140,7 +118,10 @@ func windowJoin(n Node) (Node, bool, error) {
 		info.Err = "window joins in processing time are not supported yet: use a rowtime attribute in DESCRIPTOR"
 	case ls.Kind != rs.Kind || ls.Size != rs.Size || ls.Slide != rs.Slide || ls.Offset != rs.Offset:
 		info.Err = fmt.Sprintf("a window join needs the same windows on both sides, but the left has %s and the right %s",
-			windowText(ls, lt.TimeName), windowText(rs, rt.TimeName))
+			info.Text[0], info.Text[1])
+	}
+	if info.Err != "" && (lw.tvf == nil || rw.tvf == nil) {
+		return n, false, nil // over a window aggregate's output: a regular join
 	}
 	c := *j
 	c.Window = info
