@@ -26,6 +26,7 @@ type fastRegexp struct {
 	prog      *syntax.Prog
 	nsub      int    // capture groups, not counting the whole match
 	lit       string // a literal in every match ("" none)
+	litAt     int    // bytes a match may span before lit; < 0 unbounded
 	first     [256]bool
 	anyFirst  bool // any position may begin a match (no filter)
 	beginText bool // every match begins at position 0
@@ -65,15 +66,17 @@ func newFastRegexp(pattern string) (*fastRegexp, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &fastRegexp{re: re, prog: prog, nsub: re.NumSubexp(), lit: requiredLiteral(tree)}
+	f := &fastRegexp{re: re, prog: prog, nsub: re.NumSubexp()}
+	f.lit, f.litAt = requiredLiteral(tree)
 	f.pool.New = func() any { return &reScratch{} }
 	f.firstBytes()
 	return f, nil
 }
 
 // requiredLiteral returns the longest case-sensitive literal that is a
-// term of the pattern's top-level concatenation (so in every match).
-func requiredLiteral(re *syntax.Regexp) string {
+// term of the pattern's top-level concatenation (so in every match), and
+// the most bytes the terms before it can match (< 0: no bound).
+func requiredLiteral(re *syntax.Regexp) (string, int) {
 	for re.Op == syntax.OpCapture {
 		re = re.Sub[0]
 	}
@@ -84,18 +87,66 @@ func requiredLiteral(re *syntax.Regexp) string {
 		return string(r.Rune)
 	}
 	if re.Op != syntax.OpConcat {
-		return lit(re)
+		return lit(re), 0
 	}
-	best := ""
+	best, at, width := "", 0, 0
 	for _, s := range re.Sub {
 		for s.Op == syntax.OpCapture {
 			s = s.Sub[0]
 		}
 		if l := lit(s); len(l) > len(best) {
-			best = l
+			best, at = l, width
+		}
+		if w := maxWidth(s); w < 0 || width < 0 {
+			width = -1
+		} else {
+			width += w
 		}
 	}
-	return best
+	return best, at
+}
+
+// maxWidth returns the most bytes re can match, or -1 if unbounded.
+func maxWidth(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return 0
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase != 0 {
+			return utf8.UTFMax * len(re.Rune)
+		}
+		n := 0
+		for _, r := range re.Rune {
+			n += max(utf8.RuneLen(r), 1)
+		}
+		return n
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return utf8.UTFMax
+	case syntax.OpCapture, syntax.OpQuest:
+		return maxWidth(re.Sub[0])
+	case syntax.OpRepeat:
+		w := maxWidth(re.Sub[0])
+		if re.Max < 0 || w < 0 {
+			return -1
+		}
+		return w * re.Max
+	case syntax.OpConcat, syntax.OpAlternate:
+		n := 0
+		for _, s := range re.Sub {
+			w := maxWidth(s)
+			if w < 0 {
+				return -1
+			}
+			if re.Op == syntax.OpConcat {
+				n += w
+			} else {
+				n = max(n, w)
+			}
+		}
+		return n
+	}
+	return -1 // star, plus, anything else
 }
 
 // firstBytes computes the bytes a match can begin with, following the
@@ -162,13 +213,14 @@ func (f *fastRegexp) markHigh() {
 
 // MatchString reports whether s contains a match.
 func (f *fastRegexp) MatchString(s string) bool {
-	if f.lit != "" && !strings.Contains(s, f.lit) {
+	from := f.startFrom(s)
+	if from < 0 {
 		return false
 	}
 	if len(f.prog.Inst)*(len(s)+1) > maxFastBits {
 		return f.re.MatchString(s)
 	}
-	_, _, ok := f.search(s, 0)
+	_, _, ok := f.search(s, 0, from)
 	return ok
 }
 
@@ -176,7 +228,8 @@ func (f *fastRegexp) MatchString(s string) bool {
 // match in s; ok is false when there is no match or the group did not
 // take part in it.
 func (f *fastRegexp) Group(s string, i int) (lo, hi int, ok bool) {
-	if f.lit != "" && !strings.Contains(s, f.lit) {
+	from := f.startFrom(s)
+	if from < 0 {
 		return 0, 0, false
 	}
 	if len(f.prog.Inst)*(len(s)+1) > maxFastBits {
@@ -186,12 +239,25 @@ func (f *fastRegexp) Group(s string, i int) (lo, hi int, ok bool) {
 		}
 		return m[2*i], m[2*i+1], true
 	}
-	return f.search(s, i)
+	return f.search(s, i, from)
 }
 
-// search runs the backtracker from each possible start position, tracking
-// the capture slots of group g only.
-func (f *fastRegexp) search(s string, g int) (lo, hi int, ok bool) {
+// startFrom returns the first position of s a match can begin at, by the
+// required literal: -1 if s lacks it (no match).
+func (f *fastRegexp) startFrom(s string) int {
+	if f.lit == "" {
+		return 0
+	}
+	i := strings.Index(s, f.lit)
+	if i < 0 || f.litAt < 0 {
+		return min(i, 0)
+	}
+	return max(i-f.litAt, 0)
+}
+
+// search runs the backtracker from each possible start position from on,
+// tracking the capture slots of group g only.
+func (f *fastRegexp) search(s string, g, from int) (lo, hi int, ok bool) {
 	sc := f.pool.Get().(*reScratch)
 	defer f.pool.Put(sc)
 	words := (len(f.prog.Inst)*(len(s)+1) + 63) / 64
@@ -209,11 +275,11 @@ func (f *fastRegexp) search(s string, g int) (lo, hi int, ok bool) {
 	for i := range sc.caps {
 		sc.caps[i] = -1
 	}
-	for pos := 0; pos <= len(s); pos++ {
+	for pos := from; pos <= len(s); pos++ {
 		if pos > 0 && f.beginText {
 			break
 		}
-		if pos > 0 && !f.anyFirst && (pos == len(s) || !f.first[s[pos]]) {
+		if pos > from && !f.anyFirst && (pos == len(s) || !f.first[s[pos]]) {
 			continue
 		}
 		if f.try(sc, s, pos) {

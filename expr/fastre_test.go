@@ -94,8 +94,8 @@ func TestFastRegexpFilters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.lit != "channel_id=" {
-		t.Errorf("literal %q, want channel_id=", f.lit)
+	if f.lit != "channel_id=" || f.litAt != 1 {
+		t.Errorf("literal %q at most %d bytes in, want channel_id= at 1", f.lit, f.litAt)
 	}
 	if f.anyFirst || !f.first['&'] || !f.first['c'] || f.first['x'] || f.beginText {
 		t.Errorf("first bytes: any %v & %v c %v x %v begin %v", f.anyFirst, f.first['&'], f.first['c'], f.first['x'], f.beginText)
