@@ -19,7 +19,8 @@ type encoder interface {
 func newEncoder(f format, cols []types.Column) encoder {
 	switch f.name {
 	case formatCSV:
-		return &csvEncoder{f: f, cols: cols}
+		e := newCSVEncoder(f, cols)
+		return &e
 	case formatJSON:
 		return &jsonEncoder{enc: newJSONObjectEncoder(f, cols)}
 	}
@@ -38,6 +39,17 @@ type csvEncoder struct {
 	f    format
 	cols []types.Column // their ROW and ARRAY columns are written by appendComposite
 	comp []byte         // a composite column's text before quoting
+	// quoted marks the bytes that make a field quoted: the delimiter, the
+	// quote and the line breaks.
+	quoted [256]bool
+}
+
+func newCSVEncoder(f format, cols []types.Column) csvEncoder {
+	e := csvEncoder{f: f, cols: cols}
+	for _, c := range []byte{f.delim, f.quote, '\n', '\r'} {
+		e.quoted[c] = true
+	}
+	return e
 }
 
 func (e *csvEncoder) encode(dst []byte, b *types.Batch) ([]byte, error) {
@@ -108,7 +120,7 @@ func needsQuotes[T string | []byte](e *csvEncoder, s T) bool {
 		return true
 	}
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == e.f.delim || c == e.f.quote || c == '\n' || c == '\r' {
+		if e.quoted[s[i]] {
 			return true
 		}
 	}
