@@ -42,6 +42,11 @@ type csvEncoder struct {
 	// quoted marks the bytes that make a field quoted: the delimiter, the
 	// quote and the line breaks.
 	quoted [256]bool
+	// The text of the last second a timestamp was written in, up to its
+	// '.': rows in time order format only their milliseconds.
+	tsSec  int64
+	tsKind types.Kind
+	tsText []byte
 }
 
 func newCSVEncoder(f format, cols []types.Column) csvEncoder {
@@ -111,8 +116,28 @@ func (e *csvEncoder) scalarText(dst []byte, v types.Value) []byte {
 		return strconv.AppendInt(dst, v.Int(), 10)
 	case types.KindBytes:
 		return base64.StdEncoding.AppendEncode(dst, []byte(v.Str()))
+	case types.KindTimestamp, types.KindTimestampLTZ:
+		return e.timestamp(dst, v)
 	}
 	return v.AppendTextIn(dst, e.f.loc)
+}
+
+// timestamp appends a TIMESTAMP or TIMESTAMP_LTZ as v.AppendTextIn does
+// (types.TimestampLayout: milliseconds last), formatting the text up to
+// the second once per second (a zone's offset is whole seconds).
+func (e *csvEncoder) timestamp(dst []byte, v types.Value) []byte {
+	ms := v.Int()
+	sec := ms / 1000
+	if ms%1000 < 0 {
+		sec--
+	}
+	if e.tsText == nil || e.tsSec != sec || e.tsKind != v.Kind() {
+		t := v.AppendTextIn(e.tsText[:0], e.f.loc)
+		e.tsText, e.tsSec, e.tsKind = t[:len(t)-3], sec, v.Kind()
+	}
+	f := ms - sec*1000
+	dst = append(dst, e.tsText...)
+	return append(dst, byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
 }
 
 func needsQuotes[T string | []byte](e *csvEncoder, s T) bool {
