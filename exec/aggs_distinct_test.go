@@ -127,3 +127,56 @@ func distinctResult(fn AggFunc, bag map[int64]int) types.Value {
 	}
 	return types.BigIntValue(sum)
 }
+
+// TestIntCounts checks the count table against a Go map over random adds
+// and removals of keys from a small and a wide range (growth, collisions,
+// deletions that shift entries back).
+func TestIntCounts(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 4))
+	for _, spread := range []uint64{50, 5000, 1 << 63} {
+		var tab intCounts
+		want := map[uint64]int64{}
+		for range 20000 {
+			k := r.Uint64N(spread)
+			if spread > 5000 && r.IntN(2) == 0 {
+				// re-use a present key
+				for x := range want {
+					k = x
+					break
+				}
+			}
+			if r.IntN(5) < 3 {
+				if got, isNew := tab.add(k, 1), want[k] == 0; got != isNew {
+					t.Fatalf("seed %d: add %d: new %v, want %v", seed, k, got, isNew)
+				}
+				want[k]++
+			} else {
+				gone := want[k] == 1
+				if got := tab.sub(k); got != gone {
+					t.Fatalf("seed %d: sub %d: removed %v, want %v", seed, k, got, gone)
+				}
+				if want[k] > 0 {
+					if want[k]--; want[k] == 0 {
+						delete(want, k)
+					}
+				}
+			}
+		}
+		got := map[uint64]int64{}
+		for _, e := range tab.slots {
+			if e.n != 0 {
+				got[e.key] = e.n
+			}
+		}
+		if len(got) != len(want) || tab.n != len(want) {
+			t.Fatalf("seed %d: %d keys (n %d), want %d", seed, len(got), tab.n, len(want))
+		}
+		for k, c := range want {
+			if got[k] != c {
+				t.Fatalf("seed %d: key %d: count %d, want %d", seed, k, got[k], c)
+			}
+		}
+	}
+}
