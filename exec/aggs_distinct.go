@@ -3,6 +3,7 @@ package exec
 import (
 	"encoding/binary"
 	"math/bits"
+	"slices"
 
 	"github.com/weir-sql/weir/types"
 )
@@ -101,14 +102,15 @@ func (a *intDistinctAcc) merge(dst, src int32) {
 func (a *intDistinctAcc) save(g int32, dst []byte) []byte {
 	m, o := &a.seen[g], a.other.seen[g]
 	dst = binary.AppendUvarint(dst, uint64(m.n+len(o)))
-	var key [16]byte
+	// An integer's key encoding is its kind and 8 bytes (types.AppendKey),
+	// written here directly.
+	dst = slices.Grow(dst, m.n*(2+8+2))
 	for _, e := range m.slots {
 		if e.n == 0 {
 			continue
 		}
-		kb := types.AppendKey(key[:0], types.BigIntValue(int64(e.key)).WithKind(a.kind))
-		dst = binary.AppendUvarint(dst, uint64(len(kb)))
-		dst = append(dst, kb...)
+		dst = append(dst, 9, byte(a.kind))
+		dst = binary.LittleEndian.AppendUint64(dst, e.key)
 		dst = binary.AppendVarint(dst, e.n)
 	}
 	for k, c := range o {

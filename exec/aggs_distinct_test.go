@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -97,6 +99,32 @@ func TestIntDistinctAcc(t *testing.T) {
 		}
 		if got, want := back.result(0), distinctResult(fn, sum); !types.Equal(got, want) {
 			t.Fatalf("seed %d: merged: %v, want %v", seed, got, want)
+		}
+	}
+}
+
+// TestIntDistinctEncoding checks the saved bytes of a group against
+// distinctAcc's encoding built here: the count of values, each value's
+// types.AppendKey with its length, and its count, then the inner state.
+func TestIntDistinctEncoding(t *testing.T) {
+	for _, typ := range []types.Type{types.BigInt, {Kind: types.KindInt}} {
+		call := AggCall{Func: AggCount, Distinct: true, Arg: 0, ArgType: typ, Type: types.BigInt}
+		acc := mustAcc(t, call)
+		acc.grow()
+		v := types.BigIntValue(-42).WithKind(typ.Kind)
+		acc.add(0, v)
+		acc.add(0, v)
+		key := types.AppendKey(nil, v)
+		want := binary.AppendUvarint(nil, 1)
+		want = binary.AppendUvarint(want, uint64(len(key)))
+		want = append(want, key...)
+		want = binary.AppendVarint(want, 2)
+		inner := mustAcc(t, AggCall{Func: AggCount, Arg: 0, ArgType: typ, Type: types.BigInt})
+		inner.grow()
+		inner.add(0, v)
+		want = inner.save(0, want)
+		if got := acc.save(0, nil); !bytes.Equal(got, want) {
+			t.Errorf("%s: saved %x, want %x", typ.Kind, got, want)
 		}
 	}
 }
