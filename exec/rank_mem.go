@@ -38,6 +38,7 @@ type rankMemOp struct {
 	full  []bool
 
 	sk      []byte
+	enc     []byte // a row being encoded for a snapshot
 	matched []bool
 	// RANK and DENSE_RANK (insertRanked): a partition's list before and
 	// after a row enters it, and their ranks.
@@ -449,32 +450,10 @@ func (o *rankMemOp) AppendRecord(dst []byte, slot int32) []byte {
 	for j, sk := range p.sks {
 		dst = binary.AppendUvarint(dst, uint64(len(sk)))
 		dst = append(dst, sk...)
-		dst = appendSized(dst, p.rows[j])
+		o.enc = state.Values{}.Append(o.enc[:0], p.rows[j])
+		dst = binary.AppendUvarint(dst, uint64(len(o.enc)))
+		dst = append(dst, o.enc...)
 	}
-	return dst
-}
-
-// appendSized appends row's state.Values encoding after its length (a
-// uvarint), encoding it in place: the length is guessed to take two
-// bytes (128 to 16,383 bytes of row), and the row moves when it does not.
-func appendSized(dst []byte, row []types.Value) []byte {
-	at := len(dst)
-	dst = state.Values{}.Append(append(dst, 0, 0), row)
-	n := len(dst) - at - 2
-	if n >= 1<<7 && n < 1<<14 {
-		dst[at], dst[at+1] = byte(n)|0x80, byte(n>>7)
-		return dst
-	}
-	var lb [binary.MaxVarintLen64]byte
-	l := binary.PutUvarint(lb[:], uint64(n))
-	if l == 1 {
-		copy(dst[at+1:], dst[at+2:])
-		dst = dst[:len(dst)-1]
-	} else {
-		dst = append(dst, lb[:l-2]...) // room: the row moves up by l-2
-		copy(dst[at+l:], dst[at+2:len(dst)-(l-2)])
-	}
-	copy(dst[at:], lb[:l])
 	return dst
 }
 
@@ -483,33 +462,17 @@ func (o *rankMemOp) LoadRecord(key, rec []byte) (int32, error) {
 	bad := fmt.Errorf("Top-N state: malformed partition record for key %x", key)
 	var sks [][]byte
 	var rows [][]types.Value
-	// The rows' values and sort keys are carved from one block each, every
-	// piece capped at its length (insert reuses a dropped row's buffers:
-	// an append past one reallocates, never overwrites the next).
-	nrows, nkeys := 0, 0
-	for p := 0; p < len(rec); nrows++ {
-		for f := range 2 {
-			n, w := binary.Uvarint(rec[p:])
-			if w <= 0 || n > uint64(len(rec)-p-w) {
-				return 0, bad
-			}
-			if f == 0 {
-				nkeys += int(n)
-			}
-			p += w + int(n)
-		}
-	}
-	vals := make([]types.Value, o.w*nrows)
-	keys := make([]byte, 0, nkeys)
 	for p := 0; p < len(rec); {
 		var parts [2][]byte
 		for f := range parts {
 			n, w := binary.Uvarint(rec[p:])
+			if w <= 0 || p+w+int(n) > len(rec) {
+				return 0, bad
+			}
 			parts[f] = rec[p+w : p+w+int(n)]
 			p += w + int(n)
 		}
-		row := vals[:o.w:o.w]
-		vals = vals[o.w:]
+		row := make([]types.Value, o.w)
 		src := parts[1]
 		for i := range row {
 			v, rest, err := state.DecodeValue(src)
@@ -519,9 +482,7 @@ func (o *rankMemOp) LoadRecord(key, rec []byte) (int32, error) {
 			row[i] = state.WithColumnKind(v, o.spec.Kinds[i])
 			src = rest
 		}
-		k := len(keys)
-		keys = append(keys, parts[0]...)
-		sks = append(sks, keys[k:len(keys):len(keys)])
+		sks = append(sks, append([]byte(nil), parts[0]...))
 		rows = append(rows, row)
 	}
 	if len(rows) == 0 {
