@@ -211,8 +211,22 @@ func (f *fastRegexp) markHigh() {
 	}
 }
 
+// goRegexp wraps a pattern compiled by Go's regexp only (a pattern
+// computed per row: compiling the program twice would cost more than the
+// matcher saves); its methods call re.
+func goRegexp(pattern string) (*fastRegexp, error) {
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, err
+	}
+	return &fastRegexp{re: re, nsub: re.NumSubexp()}, nil
+}
+
 // MatchString reports whether s contains a match.
 func (f *fastRegexp) MatchString(s string) bool {
+	if f.prog == nil {
+		return f.re.MatchString(s)
+	}
 	from := f.startFrom(s)
 	if from < 0 {
 		return false
@@ -228,11 +242,13 @@ func (f *fastRegexp) MatchString(s string) bool {
 // match in s; ok is false when there is no match or the group did not
 // take part in it.
 func (f *fastRegexp) Group(s string, i int) (lo, hi int, ok bool) {
-	from := f.startFrom(s)
-	if from < 0 {
-		return 0, 0, false
+	from := 0
+	if f.prog != nil {
+		if from = f.startFrom(s); from < 0 {
+			return 0, 0, false
+		}
 	}
-	if len(f.prog.Inst)*(len(s)+1) > maxFastBits {
+	if f.prog == nil || len(f.prog.Inst)*(len(s)+1) > maxFastBits {
 		m := f.re.FindStringSubmatchIndex(s)
 		if m == nil || m[2*i] < 0 {
 			return 0, 0, false

@@ -137,7 +137,7 @@ func (s *Scalar) regexpOf(p string) (*fastRegexp, bool) {
 	if re, ok := s.state.(*fastRegexp); ok {
 		return re, true
 	}
-	re, err := newFastRegexp(p)
+	re, err := goRegexp(p)
 	return re, err == nil
 }
 
