@@ -51,6 +51,8 @@ func accBytes(acc accumulator) int64 {
 		return 24 + 40
 	case *distinctAcc:
 		return 8 + 64 + accBytes(a.inner)
+	case *intDistinctAcc:
+		return 16 + 64 + accBytes(a.inner)
 	case *momentsAcc:
 		return 24
 	case *seqAcc:
@@ -119,7 +121,7 @@ func newAccumulator(call AggCall) (accumulator, error) {
 		return nil, fmt.Errorf("%s: missing argument column", call.Name)
 	}
 	if call.Distinct {
-		acc = &distinctAcc{inner: acc}
+		acc = newDistinctAcc(call, acc)
 	}
 	return acc, nil
 }
@@ -309,6 +311,8 @@ func setInsertOnly(acc accumulator) {
 	case *minMaxAcc:
 		a.insertOnly = true
 	case *distinctAcc:
+		setInsertOnly(a.inner)
+	case *intDistinctAcc:
 		setInsertOnly(a.inner)
 	}
 }

@@ -16,6 +16,10 @@ type Compare struct {
 	// composite: ROW, ARRAY or MAP operands, compared element by element
 	// (compositeEqual).
 	composite bool
+	// foldX, foldText: = or <> of LOWER(foldX) and lower-case ASCII text,
+	// compared case-insensitively (lowerfold.go).
+	foldX    Expr
+	foldText string
 }
 
 var _ Node = (*Compare)(nil)
@@ -50,6 +54,17 @@ func NewCompare(op string, l, r Expr) (Expr, error) {
 	}
 	c := &Compare{Op: op, L: l, R: r, want: want}
 	c.composite = isComposite(l.Type().Kind) || isComposite(r.Type().Kind)
+	if op == "=" || op == "<>" {
+		if x, t, ok := lowerOperand(l), "", false; x != nil {
+			if t, ok = lowerText(r); ok {
+				c.foldX, c.foldText = x, t
+			}
+		} else if x = lowerOperand(r); x != nil {
+			if t, ok = lowerText(l); ok {
+				c.foldX, c.foldText = x, t
+			}
+		}
+	}
 	return c, nil
 }
 
@@ -75,6 +90,13 @@ func (c *Compare) WithChildren(kids []Expr) (Expr, error) {
 
 // Eval compares.
 func (c *Compare) Eval(row []types.Value) (types.Value, error) {
+	if c.foldX != nil {
+		x, err := c.foldX.Eval(row)
+		if err != nil || x.IsNull() {
+			return types.Value{}, err
+		}
+		return types.BoolValue(equalLower(x.Str(), c.foldText) == (c.Op == "=")), nil
+	}
 	l, err := c.L.Eval(row)
 	if err != nil || l.IsNull() {
 		return types.Value{}, err

@@ -90,6 +90,26 @@ func CompileDateFormat(pattern string) (*DateFormat, error) {
 // String returns the pattern.
 func (f *DateFormat) String() string { return f.pattern }
 
+// unit returns the finest unit, in milliseconds, that the pattern shows of
+// a time in UTC: two times in the same unit (floored from the epoch)
+// format alike.
+func (f *DateFormat) unit() int64 {
+	u := int64(86_400_000) // dates, weekdays and the (UTC) offset change by day
+	for _, fd := range f.fields {
+		switch fd.letter {
+		case 'S':
+			u = 1
+		case 's':
+			u = min(u, 1000)
+		case 'm':
+			u = min(u, 60_000)
+		case 'H', 'k', 'K', 'h', 'a':
+			u = min(u, 3_600_000)
+		}
+	}
+	return u
+}
+
 func appendPadded(dst []byte, n, width int) []byte {
 	if n < 0 {
 		dst = append(dst, '-')

@@ -177,6 +177,10 @@ type In struct {
 	X    Expr
 	List []Expr
 	Not  bool
+	// foldX, foldText: X is LOWER(foldX) and the list lower-case ASCII
+	// texts, compared case-insensitively (lowerfold.go).
+	foldX    Expr
+	foldText []string
 }
 
 var _ Node = (*In)(nil)
@@ -191,7 +195,19 @@ func NewIn(x Expr, list []Expr, not bool) (Expr, error) {
 			return nil, fmt.Errorf("cannot compare %s and %s in IN list", x.Type().Kind, e.Type().Kind)
 		}
 	}
-	return &In{X: x, List: list, Not: not}, nil
+	n := &In{X: x, List: list, Not: not}
+	if fx := lowerOperand(x); fx != nil {
+		texts := make([]string, 0, len(list))
+		for _, e := range list {
+			if t, ok := lowerText(e); ok {
+				texts = append(texts, t)
+			}
+		}
+		if len(texts) == len(list) {
+			n.foldX, n.foldText = fx, texts
+		}
+	}
+	return n, nil
 }
 
 // Type is BOOLEAN.
@@ -219,6 +235,18 @@ func (n *In) WithChildren(kids []Expr) (Expr, error) {
 
 // Eval tests membership.
 func (n *In) Eval(row []types.Value) (types.Value, error) {
+	if n.foldX != nil {
+		x, err := n.foldX.Eval(row)
+		if err != nil || x.IsNull() {
+			return types.Value{}, err
+		}
+		for _, t := range n.foldText {
+			if equalLower(x.Str(), t) {
+				return types.BoolValue(!n.Not), nil
+			}
+		}
+		return types.BoolValue(n.Not), nil
+	}
 	x, err := n.X.Eval(row)
 	if err != nil || x.IsNull() {
 		return types.Value{}, err

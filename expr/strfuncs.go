@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -123,7 +122,7 @@ func prepareRegexp(i int) func(s *Scalar) error {
 		if !ok || v.IsNull() {
 			return nil
 		}
-		re, err := regexp.Compile(v.Str())
+		re, err := newFastRegexp(v.Str())
 		if err != nil {
 			return &ArgError{Arg: i, Err: fmt.Errorf("%s: bad regular expression '%s': %w", s.Name, v.Str(), err)}
 		}
@@ -134,11 +133,11 @@ func prepareRegexp(i int) func(s *Scalar) error {
 
 // regexpOf returns the call's precompiled pattern or compiles p; a bad
 // pattern computed at run time gives NULL, as in Flink (ok false).
-func (s *Scalar) regexpOf(p string) (*regexp.Regexp, bool) {
-	if re, ok := s.state.(*regexp.Regexp); ok {
+func (s *Scalar) regexpOf(p string) (*fastRegexp, bool) {
+	if re, ok := s.state.(*fastRegexp); ok {
 		return re, true
 	}
-	re, err := regexp.Compile(p)
+	re, err := goRegexp(p)
 	return re, err == nil
 }
 
@@ -155,7 +154,7 @@ func evalRegexpReplace(s *Scalar, a, b, c types.Value) (types.Value, error) {
 	if !ok {
 		return types.Value{}, nil
 	}
-	return types.StringValue(re.ReplaceAllString(a.Str(), c.Str())), nil
+	return types.StringValue(re.re.ReplaceAllString(a.Str(), c.Str())), nil
 }
 
 func evalRegexpExtract(s *Scalar, a, b, c types.Value) (types.Value, error) {
@@ -166,15 +165,15 @@ func evalRegexpExtract(s *Scalar, a, b, c types.Value) (types.Value, error) {
 	idx := 0
 	if len(s.Args) == 3 {
 		idx = int(c.Int())
-		if idx < 0 || idx > re.NumSubexp() {
+		if idx < 0 || idx > re.nsub {
 			return types.Value{}, nil
 		}
 	}
-	m := re.FindStringSubmatchIndex(a.Str())
-	if m == nil || m[2*idx] < 0 {
+	lo, hi, ok := re.Group(a.Str(), idx)
+	if !ok {
 		return types.Value{}, nil
 	}
-	return types.StringValue(a.Str()[m[2*idx]:m[2*idx+1]]), nil
+	return types.StringValue(a.Str()[lo:hi]), nil
 }
 
 func evalSplitIndex(_ *Scalar, a, b, c types.Value) (types.Value, error) {

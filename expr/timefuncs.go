@@ -123,6 +123,7 @@ type TimeFunc struct {
 	f    tfn
 	t    types.Type
 	df   *DateFormat   // TO_TIMESTAMP, DATE_FORMAT, UNIX_TIMESTAMP, FROM_UNIXTIME
+	memo *dfMemo       // DATE_FORMAT: the last result, by the pattern's finest unit
 	wm   *atomic.Int64 // CURRENT_WATERMARK: the evaluating task's watermark; nil: NULL
 }
 
@@ -241,6 +242,9 @@ func NewTimeCall(name, unit string, args []Expr, loc *time.Location) (Expr, erro
 			if err = wantKinds(0, "a TIMESTAMP or a VARCHAR", func(k types.Kind) bool { return k.IsTimestamp() || k == types.KindVarchar }); err == nil {
 				c.df, err = c.formatArg(1)
 			}
+		}
+		if err == nil {
+			c.memo = &dfMemo{unit: c.df.unit()}
 		}
 		c.t = types.Type{Kind: types.KindVarchar, NotNull: nn}
 	case tfExtract:
@@ -450,17 +454,14 @@ func (c *TimeFunc) Eval(row []types.Value) (types.Value, error) {
 	case tfFromUnixtime:
 		return types.StringValue(string(c.df.Append(nil, time.Unix(v.Int(), 0).In(c.Loc)))), nil
 	case tfDateFormat:
-		var t time.Time
 		if v.Kind() == types.KindVarchar {
 			ms, err := ParseTimestamp(v.Str())
 			if err != nil {
 				return types.Value{}, nil
 			}
-			t = time.UnixMilli(ms).UTC()
-		} else {
-			t = wall(v, c.Loc)
+			return types.StringValue(string(c.df.Append(nil, time.UnixMilli(ms).UTC()))), nil
 		}
-		return types.StringValue(string(c.df.Append(nil, t))), nil
+		return c.dateFormat(v)
 	case tfExtract:
 		return types.BigIntValue(extract(c.Unit, wall(v, c.Loc), v)), nil
 	case tfFloor, tfCeil:
@@ -471,6 +472,38 @@ func (c *TimeFunc) Eval(row []types.Value) (types.Value, error) {
 		return types.IntValue(int64(int32(timestampDiff(c.Unit, v, args[1], c.Loc)))), nil
 	}
 	return types.Value{}, fmt.Errorf("%s: not implemented", c.Name)
+}
+
+// dfMemo keeps DATE_FORMAT's last result with the timestamp it is for,
+// floored to the pattern's finest unit: rows in time order mostly format
+// the same text (the day, the minute), which then costs neither the
+// formatting nor an allocation. It is shared by the tasks that evaluate
+// the call, hence atomic.
+type dfMemo struct {
+	unit int64 // milliseconds
+	last atomic.Pointer[dfEntry]
+}
+
+type dfEntry struct {
+	key int64 // the timestamp floored to unit
+	s   string
+}
+
+// dateFormat formats a timestamp (not text) by c.df, through the memo when
+// the wall time is the value itself (TIMESTAMP, or TIMESTAMP_LTZ in UTC),
+// so that units align with the epoch.
+func (c *TimeFunc) dateFormat(v types.Value) (types.Value, error) {
+	var buf [64]byte
+	if c.memo == nil || v.Kind() == types.KindTimestampLTZ && c.Loc != time.UTC {
+		return types.StringValue(string(c.df.Append(buf[:0], wall(v, c.Loc)))), nil
+	}
+	key := floorDiv(v.Int(), c.memo.unit)
+	if e := c.memo.last.Load(); e != nil && e.key == key {
+		return types.StringValue(e.s), nil
+	}
+	s := string(c.df.Append(buf[:0], wall(v, c.Loc)))
+	c.memo.last.Store(&dfEntry{key: key, s: s})
+	return types.StringValue(s), nil
 }
 
 func extract(unit string, t time.Time, v types.Value) int64 {

@@ -3,6 +3,7 @@ package expr
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -337,5 +338,66 @@ func TestDateFormatRoundTrip(t *testing.T) {
 				t.Errorf("pattern %q: %s parsed as %v, %v; want %v", p, text, got, err, want)
 			}
 		}
+	}
+}
+
+// TestDateFormatMemo evaluates DATE_FORMAT calls on runs of random
+// timestamps in time order (the memo's hits and misses, before and after
+// 1970), TIMESTAMP and TIMESTAMP_LTZ in UTC and in a zone, against Go's
+// time.Format with the same layout.
+func TestDateFormatMemo(t *testing.T) {
+	kolkata := mustZone(t, "Asia/Kolkata")
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 3))
+	layouts := map[string]string{
+		"yyyy-MM-dd": "2006-01-02", "HH:mm": "15:04", "HH:mm:ss": "15:04:05",
+		"yyyy-MM-dd HH": "2006-01-02 15", "mm:ss.SSS": "04:05.000", "EEE h a": "Mon 3 PM",
+	}
+	for pattern, layout := range layouts {
+		for _, loc := range []*time.Location{time.UTC, kolkata} {
+			for _, kind := range []types.Kind{types.KindTimestamp, types.KindTimestampLTZ} {
+				col := &Column{Index: 0, T: types.Type{Kind: kind}}
+				e, err := NewTimeCall("DATE_FORMAT", "", []Expr{col, sv(pattern)}, loc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ms := r.Int64N(4e12) - 2e12
+				for range 2000 {
+					ms += r.Int64N(5000) * int64(1+r.IntN(3)*r.IntN(3)*1000)
+					v := types.TimestampValue(ms).WithKind(kind)
+					got, err := e.Eval([]types.Value{v})
+					if err != nil {
+						t.Fatal(err)
+					}
+					w := time.UnixMilli(ms).UTC()
+					if kind == types.KindTimestampLTZ {
+						w = w.In(loc)
+					}
+					if want := w.Format(layout); got.Str() != want {
+						t.Fatalf("seed %d: DATE_FORMAT(%v %d, '%s') in %v = %q, want %q", seed, kind, ms, pattern, loc, got.Str(), want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDateFormatMemoAllocs checks that DATE_FORMAT of timestamps in the
+// same unit of its pattern (the same minute for 'HH:mm') reuses the text.
+func TestDateFormatMemoAllocs(t *testing.T) {
+	e, err := NewTimeCall("DATE_FORMAT", "", []Expr{&Column{Index: 0, T: types.Type{Kind: types.KindTimestamp}}, sv("HH:mm")}, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := []types.Value{tsAt(2024, 3, 5, 7, 8, 0, 0)}
+	n := testing.AllocsPerRun(100, func() {
+		row[0] = types.TimestampValue(row[0].Int() + 1)
+		if v, err := e.Eval(row); err != nil || v.Str() != "07:08" {
+			t.Fatalf("%v %v", v, err)
+		}
+	})
+	if n != 0 {
+		t.Errorf("%v allocations per row, want 0", n)
 	}
 }

@@ -19,7 +19,8 @@ type encoder interface {
 func newEncoder(f format, cols []types.Column) encoder {
 	switch f.name {
 	case formatCSV:
-		return &csvEncoder{f: f, cols: cols}
+		e := newCSVEncoder(f, cols)
+		return &e
 	case formatJSON:
 		return &jsonEncoder{enc: newJSONObjectEncoder(f, cols)}
 	}
@@ -38,6 +39,22 @@ type csvEncoder struct {
 	f    format
 	cols []types.Column // their ROW and ARRAY columns are written by appendComposite
 	comp []byte         // a composite column's text before quoting
+	// quoted marks the bytes that make a field quoted: the delimiter, the
+	// quote and the line breaks.
+	quoted [256]bool
+	// The text of the last second a timestamp was written in, up to its
+	// '.': rows in time order format only their milliseconds.
+	tsSec  int64
+	tsKind types.Kind
+	tsText []byte
+}
+
+func newCSVEncoder(f format, cols []types.Column) csvEncoder {
+	e := csvEncoder{f: f, cols: cols}
+	for _, c := range []byte{f.delim, f.quote, '\n', '\r'} {
+		e.quoted[c] = true
+	}
+	return e
 }
 
 func (e *csvEncoder) encode(dst []byte, b *types.Batch) ([]byte, error) {
@@ -99,8 +116,28 @@ func (e *csvEncoder) scalarText(dst []byte, v types.Value) []byte {
 		return strconv.AppendInt(dst, v.Int(), 10)
 	case types.KindBytes:
 		return base64.StdEncoding.AppendEncode(dst, []byte(v.Str()))
+	case types.KindTimestamp, types.KindTimestampLTZ:
+		return e.timestamp(dst, v)
 	}
 	return v.AppendTextIn(dst, e.f.loc)
+}
+
+// timestamp appends a TIMESTAMP or TIMESTAMP_LTZ as v.AppendTextIn does
+// (types.TimestampLayout: milliseconds last), formatting the text up to
+// the second once per second (a zone's offset is whole seconds).
+func (e *csvEncoder) timestamp(dst []byte, v types.Value) []byte {
+	ms := v.Int()
+	sec := ms / 1000
+	if ms%1000 < 0 {
+		sec--
+	}
+	if e.tsText == nil || e.tsSec != sec || e.tsKind != v.Kind() {
+		t := v.AppendTextIn(e.tsText[:0], e.f.loc)
+		e.tsText, e.tsSec, e.tsKind = t[:len(t)-3], sec, v.Kind()
+	}
+	f := ms - sec*1000
+	dst = append(dst, e.tsText...)
+	return append(dst, byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
 }
 
 func needsQuotes[T string | []byte](e *csvEncoder, s T) bool {
@@ -108,7 +145,7 @@ func needsQuotes[T string | []byte](e *csvEncoder, s T) bool {
 		return true
 	}
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == e.f.delim || c == e.f.quote || c == '\n' || c == '\r' {
+		if e.quoted[s[i]] {
 			return true
 		}
 	}

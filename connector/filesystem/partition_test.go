@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"sort"
@@ -390,5 +391,66 @@ func TestPartitionTimeMismatch(t *testing.T) {
 	err = w.Write(q10Batch([4]string{"1", "1", "2026-01-01", "noon"}))
 	if err == nil || !strings.Contains(err.Error(), `partition dt=2026-01-01/hm=noon: time "2026-01-01 noon:00" does not match`) {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestPartitionRoutingRuns writes random rows in runs of equal and
+// changing partition values (NULL and the empty string among them, which share the
+// default folder) and checks each row's folder against the one its values
+// name, computed here.
+func TestPartitionRoutingRuns(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewSource(seed))
+	dir := t.TempDir()
+	s, err := NewSink(q10Table(dir, "csv"), connector.Env{})
+	mustOK(t, err)
+	w, err := s.Open(0, 1)
+	mustOK(t, err)
+	dts := []string{"2026-01-01", "2026-01-02", "NULL", ""}
+	hms := []string{"10:00", "10:01", "NULL"}
+	folder := func(name, v string) string {
+		if v == "NULL" || v == "" {
+			return name + "=__DEFAULT_PARTITION__"
+		}
+		return name + "=" + strings.ReplaceAll(v, ":", "%3A")
+	}
+	want := map[string][]string{}
+	var rows [][4]string
+	dt, hm := dts[0], hms[0]
+	for i := range 500 {
+		if r.Intn(5) == 0 {
+			dt = dts[r.Intn(len(dts))]
+		}
+		if r.Intn(4) == 0 {
+			hm = hms[r.Intn(len(hms))]
+		}
+		rows = append(rows, [4]string{fmt.Sprint(i), fmt.Sprint(i * 10), dt, hm})
+		f := folder("dt", dt) + "/" + folder("hm", hm)
+		want[f] = append(want[f], fmt.Sprintf("%d,%d", i, i*10))
+	}
+	for len(rows) > 0 {
+		n := min(len(rows), 1+r.Intn(100))
+		mustOK(t, w.Write(q10Batch(rows[:n]...)))
+		rows = rows[n:]
+	}
+	mustOK(t, w.Close())
+	got := map[string][]string{}
+	for _, f := range tree(t, dir) {
+		path, lines, _ := strings.Cut(f, ": ")
+		if strings.HasPrefix(filepath.Base(path), "part-") {
+			d := filepath.ToSlash(filepath.Dir(path))
+			got[d] = append(got[d], strings.Split(lines, "|")...)
+		}
+	}
+	for d := range want {
+		sort.Strings(want[d])
+		sort.Strings(got[d])
+		if strings.Join(got[d], " ") != strings.Join(want[d], " ") {
+			t.Fatalf("seed %d: folder %s:\ngot  %v\nwant %v", seed, d, got[d], want[d])
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("seed %d: folders %d, want %d", seed, len(got), len(want))
 	}
 }

@@ -71,7 +71,7 @@ type RecordEncoder struct {
 
 // NewEncoder returns an encoder of rows of cols.
 func (r RecordFormat) NewEncoder(cols []types.Column) *RecordEncoder {
-	return &RecordEncoder{f: r.f, csv: csvEncoder{f: r.f, cols: cols}, obj: newJSONObjectEncoder(r.f, cols)}
+	return &RecordEncoder{f: r.f, csv: newCSVEncoder(r.f, cols), obj: newJSONObjectEncoder(r.f, cols)}
 }
 
 // Encode appends row as a record to dst. csv and json accept only

@@ -155,13 +155,21 @@ func makeFolder(root, dir string) error {
 // partition's rows (without the partition columns) into its file.
 func (w *Writer) writePartitioned(b *types.Batch) error {
 	pt := w.sink.part
+	// Rows come in runs of one partition (a minute, a day): a row whose
+	// partition values equal the previous row's goes to the same slot
+	// without building its path.
+	var s *partSlot
+	var prev []types.Value
 	for i := range b.Len() {
 		row := b.Row(i)
-		w.pathBuf, w.textBuf = pt.appendPath(w.pathBuf[:0], w.textBuf, row)
-		s := w.slots[string(w.pathBuf)]
-		if s == nil {
-			s = &partSlot{dir: string(w.pathBuf), batch: types.NewBatch(len(w.sink.data), 64)}
-			w.slots[s.dir] = s
+		if s == nil || !samePartition(pt.cols, prev, row) {
+			w.pathBuf, w.textBuf = pt.appendPath(w.pathBuf[:0], w.textBuf, row)
+			s = w.slots[string(w.pathBuf)]
+			if s == nil {
+				s = &partSlot{dir: string(w.pathBuf), batch: types.NewBatch(len(w.sink.data), 64)}
+				w.slots[s.dir] = s
+			}
+			prev = row
 		}
 		if s.batch.Len() == 0 {
 			w.touched = append(w.touched, s)
@@ -190,6 +198,19 @@ func (w *Writer) writePartitioned(b *types.Batch) error {
 	}
 	w.touched = w.touched[:0]
 	return nil
+}
+
+// samePartition reports whether rows a and b have the same values, so
+// the same folder, in the partition columns cols (a DECIMAL never: equal
+// values of different scales have different texts).
+func samePartition(cols []int, a, b []types.Value) bool {
+	for _, c := range cols {
+		x, y := a[c], b[c]
+		if x.Kind() != y.Kind() || x.Kind() == types.KindDecimal || !types.Equal(x, y) {
+			return false
+		}
+	}
+	return true
 }
 
 // roll finishes the file *pf; the next PreCommit or Close takes it.

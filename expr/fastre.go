@@ -1,0 +1,403 @@
+package expr
+
+import (
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// fastRegexp matches a compiled pattern with Go's semantics (leftmost
+// match, leftmost-first among alternatives, so the same groups as
+// regexp.Regexp) without allocating per match, and skips work Go's
+// unanchored search does at every position:
+//   - lit, a literal every match contains: a string without it has no
+//     match, found by one strings.Index;
+//   - first, the bytes a match can begin with: other start positions are
+//     not tried.
+//
+// The matcher is a backtracker over the compiled program that visits each
+// (instruction, position) pair at most once, so it is linear in the
+// input; inputs too long for its visited bitmap go to Go's regexp. It is
+// safe for concurrent use (scratch comes from a pool of its own).
+type fastRegexp struct {
+	re        *regexp.Regexp
+	prog      *syntax.Prog
+	nsub      int    // capture groups, not counting the whole match
+	lit       string // a literal in every match ("" none)
+	litAt     int    // bytes a match may span before lit; < 0 unbounded
+	first     [256]bool
+	anyFirst  bool // any position may begin a match (no filter)
+	beginText bool // every match begins at position 0
+	pool      sync.Pool
+}
+
+// maxFastBits bounds the visited bitmap (instructions × input positions);
+// longer inputs use Go's regexp.
+const maxFastBits = 1 << 18
+
+// reJob is a pending thread (pc, pos) or, when slot >= 0, a capture slot
+// to restore to pos on backtracking.
+type reJob struct {
+	pc   uint32
+	slot int32
+	pos  int
+}
+
+type reScratch struct {
+	visited []uint64
+	jobs    []reJob
+	caps    []int
+}
+
+// newFastRegexp compiles pattern as regexp.Compile does (Perl syntax).
+func newFastRegexp(pattern string) (*fastRegexp, error) {
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil, err
+	}
+	tree = tree.Simplify()
+	prog, err := syntax.Compile(tree)
+	if err != nil {
+		return nil, err
+	}
+	f := &fastRegexp{re: re, prog: prog, nsub: re.NumSubexp()}
+	f.lit, f.litAt = requiredLiteral(tree)
+	f.pool.New = func() any { return &reScratch{} }
+	f.firstBytes()
+	return f, nil
+}
+
+// requiredLiteral returns the longest case-sensitive literal that is a
+// term of the pattern's top-level concatenation (so in every match), and
+// the most bytes the terms before it can match (< 0: no bound).
+func requiredLiteral(re *syntax.Regexp) (string, int) {
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	lit := func(r *syntax.Regexp) string {
+		if r.Op != syntax.OpLiteral || r.Flags&syntax.FoldCase != 0 {
+			return ""
+		}
+		return string(r.Rune)
+	}
+	if re.Op != syntax.OpConcat {
+		return lit(re), 0
+	}
+	best, at, width := "", 0, 0
+	for _, s := range re.Sub {
+		for s.Op == syntax.OpCapture {
+			s = s.Sub[0]
+		}
+		if l := lit(s); len(l) > len(best) {
+			best, at = l, width
+		}
+		if w := maxWidth(s); w < 0 || width < 0 {
+			width = -1
+		} else {
+			width += w
+		}
+	}
+	return best, at
+}
+
+// maxWidth returns the most bytes re can match, or -1 if unbounded.
+func maxWidth(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return 0
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase != 0 {
+			return utf8.UTFMax * len(re.Rune)
+		}
+		n := 0
+		for _, r := range re.Rune {
+			n += max(utf8.RuneLen(r), 1)
+		}
+		return n
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return utf8.UTFMax
+	case syntax.OpCapture, syntax.OpQuest:
+		return maxWidth(re.Sub[0])
+	case syntax.OpRepeat:
+		w := maxWidth(re.Sub[0])
+		if re.Max < 0 || w < 0 {
+			return -1
+		}
+		return w * re.Max
+	case syntax.OpConcat, syntax.OpAlternate:
+		n := 0
+		for _, s := range re.Sub {
+			w := maxWidth(s)
+			if w < 0 {
+				return -1
+			}
+			if re.Op == syntax.OpConcat {
+				n += w
+			} else {
+				n = max(n, w)
+			}
+		}
+		return n
+	}
+	return -1 // star, plus, anything else
+}
+
+// firstBytes computes the bytes a match can begin with, following the
+// program from its start through the instructions that consume nothing.
+// It over-approximates (an empty-width assertion is assumed to hold).
+func (f *fastRegexp) firstBytes() {
+	// seen[pc][1]: pc reached after a ^ (begin of text) on the way.
+	seen := make([][2]bool, len(f.prog.Inst))
+	f.beginText = true
+	var walk func(pc uint32, afterBegin bool)
+	walk = func(pc uint32, afterBegin bool) {
+		b := 0
+		if afterBegin {
+			b = 1
+		}
+		if seen[pc][b] || f.anyFirst {
+			return
+		}
+		seen[pc][b] = true
+		in := &f.prog.Inst[pc]
+		switch in.Op {
+		case syntax.InstAlt, syntax.InstAltMatch:
+			walk(in.Out, afterBegin)
+			walk(in.Arg, afterBegin)
+		case syntax.InstCapture, syntax.InstNop:
+			walk(in.Out, afterBegin)
+		case syntax.InstEmptyWidth:
+			walk(in.Out, afterBegin || syntax.EmptyOp(in.Arg)&syntax.EmptyBeginText != 0)
+		case syntax.InstFail:
+		case syntax.InstRune1:
+			f.beginText = f.beginText && afterBegin
+			if r := in.Rune[0]; r < utf8.RuneSelf {
+				f.first[r] = true
+			} else {
+				f.markHigh()
+			}
+		case syntax.InstRune:
+			f.beginText = f.beginText && afterBegin
+			for b := 0; b < utf8.RuneSelf; b++ {
+				if in.MatchRune(rune(b)) {
+					f.first[b] = true
+				}
+			}
+			// Folded or beyond ASCII: any lead byte (and an invalid byte,
+			// read as U+FFFD) may begin it.
+			if syntax.Flags(in.Arg)&syntax.FoldCase != 0 || len(in.Rune) == 0 || in.Rune[len(in.Rune)-1] >= utf8.RuneSelf {
+				f.markHigh()
+			}
+		default: // any rune, or a match of the empty string
+			f.anyFirst = true
+		}
+	}
+	walk(uint32(f.prog.Start), false)
+	if f.anyFirst {
+		f.beginText = false
+	}
+}
+
+func (f *fastRegexp) markHigh() {
+	for b := utf8.RuneSelf; b < 256; b++ {
+		f.first[b] = true
+	}
+}
+
+// goRegexp wraps a pattern compiled by Go's regexp only (a pattern
+// computed per row: compiling the program twice would cost more than the
+// matcher saves); its methods call re.
+func goRegexp(pattern string) (*fastRegexp, error) {
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, err
+	}
+	return &fastRegexp{re: re, nsub: re.NumSubexp()}, nil
+}
+
+// MatchString reports whether s contains a match.
+func (f *fastRegexp) MatchString(s string) bool {
+	if f.prog == nil {
+		return f.re.MatchString(s)
+	}
+	from := f.startFrom(s)
+	if from < 0 {
+		return false
+	}
+	if len(f.prog.Inst)*(len(s)+1) > maxFastBits {
+		return f.re.MatchString(s)
+	}
+	_, _, ok := f.search(s, 0, from)
+	return ok
+}
+
+// Group returns the bounds of group i (0: the whole match) of the first
+// match in s; ok is false when there is no match or the group did not
+// take part in it.
+func (f *fastRegexp) Group(s string, i int) (lo, hi int, ok bool) {
+	from := 0
+	if f.prog != nil {
+		if from = f.startFrom(s); from < 0 {
+			return 0, 0, false
+		}
+	}
+	if f.prog == nil || len(f.prog.Inst)*(len(s)+1) > maxFastBits {
+		m := f.re.FindStringSubmatchIndex(s)
+		if m == nil || m[2*i] < 0 {
+			return 0, 0, false
+		}
+		return m[2*i], m[2*i+1], true
+	}
+	return f.search(s, i, from)
+}
+
+// startFrom returns the first position of s a match can begin at, by the
+// required literal: -1 if s lacks it (no match).
+func (f *fastRegexp) startFrom(s string) int {
+	if f.lit == "" {
+		return 0
+	}
+	i := strings.Index(s, f.lit)
+	if i < 0 || f.litAt < 0 {
+		return min(i, 0)
+	}
+	return max(i-f.litAt, 0)
+}
+
+// search runs the backtracker from each possible start position from on,
+// tracking the capture slots of group g only.
+func (f *fastRegexp) search(s string, g, from int) (lo, hi int, ok bool) {
+	sc := f.pool.Get().(*reScratch)
+	defer f.pool.Put(sc)
+	words := (len(f.prog.Inst)*(len(s)+1) + 63) / 64
+	if cap(sc.visited) < words {
+		sc.visited = make([]uint64, words)
+	} else {
+		sc.visited = sc.visited[:words]
+		clear(sc.visited)
+	}
+	ncap := 2 * (g + 1)
+	if cap(sc.caps) < ncap {
+		sc.caps = make([]int, ncap)
+	}
+	sc.caps = sc.caps[:ncap]
+	for i := range sc.caps {
+		sc.caps[i] = -1
+	}
+	for pos := from; pos <= len(s); pos++ {
+		if pos > 0 && f.beginText {
+			break
+		}
+		if pos > from && !f.anyFirst && (pos == len(s) || !f.first[s[pos]]) {
+			continue
+		}
+		if f.try(sc, s, pos) {
+			lo, hi = sc.caps[2*g], sc.caps[2*g+1]
+			return lo, hi, lo >= 0
+		}
+	}
+	return 0, 0, false
+}
+
+// try runs the threads from start position start in priority order and
+// reports whether one reaches a match (its captures left in sc.caps).
+func (f *fastRegexp) try(sc *reScratch, s string, start int) bool {
+	insts := f.prog.Inst
+	width := len(s) + 1
+	jobs := append(sc.jobs[:0], reJob{pc: uint32(f.prog.Start), slot: -1, pos: start})
+	for len(jobs) > 0 {
+		j := jobs[len(jobs)-1]
+		jobs = jobs[:len(jobs)-1]
+		if j.slot >= 0 {
+			sc.caps[j.slot] = j.pos
+			continue
+		}
+		pc, pos := j.pc, j.pos
+	thread:
+		for {
+			bit := int(pc)*width + pos
+			if sc.visited[bit/64]&(1<<(bit%64)) != 0 {
+				break
+			}
+			sc.visited[bit/64] |= 1 << (bit % 64)
+			in := &insts[pc]
+			switch in.Op {
+			case syntax.InstFail:
+				break thread
+			case syntax.InstAlt, syntax.InstAltMatch:
+				jobs = append(jobs, reJob{pc: in.Arg, slot: -1, pos: pos})
+				pc = in.Out
+			case syntax.InstNop:
+				pc = in.Out
+			case syntax.InstCapture:
+				if int(in.Arg) < len(sc.caps) {
+					jobs = append(jobs, reJob{slot: int32(in.Arg), pos: sc.caps[in.Arg]})
+					sc.caps[in.Arg] = pos
+				}
+				pc = in.Out
+			case syntax.InstEmptyWidth:
+				if syntax.EmptyOp(in.Arg)&^emptyContext(s, pos) != 0 {
+					break thread
+				}
+				pc = in.Out
+			case syntax.InstMatch:
+				// Group 0 is the whole match: the program has no
+				// capture instructions for it.
+				sc.caps[0], sc.caps[1] = start, pos
+				sc.jobs = jobs[:0]
+				return true
+			default:
+				if pos >= len(s) {
+					break thread
+				}
+				r, n := rune(s[pos]), 1
+				if r >= utf8.RuneSelf {
+					r, n = utf8.DecodeRuneInString(s[pos:])
+				}
+				switch in.Op {
+				case syntax.InstRune1:
+					if r != in.Rune[0] {
+						break thread
+					}
+				case syntax.InstRune:
+					if !in.MatchRune(r) {
+						break thread
+					}
+				case syntax.InstRuneAnyNotNL:
+					if r == '\n' {
+						break thread
+					}
+				}
+				pos += n
+				pc = in.Out
+			}
+		}
+	}
+	sc.jobs = jobs[:0]
+	return false
+}
+
+// emptyContext returns the empty-width assertions that hold at pos of s.
+func emptyContext(s string, pos int) syntax.EmptyOp {
+	r1, r2 := rune(-1), rune(-1)
+	if pos > 0 {
+		r1 = rune(s[pos-1])
+		if r1 >= utf8.RuneSelf {
+			r1, _ = utf8.DecodeLastRuneInString(s[:pos])
+		}
+	}
+	if pos < len(s) {
+		r2 = rune(s[pos])
+		if r2 >= utf8.RuneSelf {
+			r2, _ = utf8.DecodeRuneInString(s[pos:])
+		}
+	}
+	return syntax.EmptyOpContext(r1, r2)
+}

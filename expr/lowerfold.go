@@ -1,0 +1,70 @@
+package expr
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/weir-sql/weir/types"
+)
+
+// A comparison of LOWER(x) with lower-case ASCII text (`LOWER(channel) =
+// 'apple'`, `LOWER(channel) IN ('apple', 'google')`, Nexmark q21) compares
+// x with the text case-insensitively instead: no lower-cased copy of x per
+// row. The answers are those of strings.ToLower(x) = text.
+
+// lowerOperand returns x when e is LOWER(x) of a VARCHAR (behind a Shared
+// node or not), else nil.
+func lowerOperand(e Expr) Expr {
+	if s, ok := e.(*Shared); ok {
+		e = s.X
+	}
+	f, ok := e.(*Func)
+	if !ok || f.f != fnLower || len(f.Args) != 1 || f.Args[0].Type().Kind != types.KindVarchar {
+		return nil
+	}
+	return f.Args[0]
+}
+
+// lowerText returns the text of e when e is a VARCHAR literal of ASCII
+// characters none of which is upper case.
+func lowerText(e Expr) (string, bool) {
+	l, ok := e.(*Literal)
+	if !ok || l.V.Kind() != types.KindVarchar {
+		return "", false
+	}
+	s := l.V.Str()
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
+			return "", false
+		}
+	}
+	return s, true
+}
+
+// equalLower reports whether strings.ToLower(s) == lit, for lit as
+// lowerText accepts, without lower-casing an ASCII s.
+func equalLower(s, lit string) bool {
+	if len(s) == len(lit) {
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if c >= utf8.RuneSelf {
+				return strings.ToLower(s) == lit
+			}
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != lit[i] {
+				// ToLower keeps the ASCII prefix up to here byte for byte.
+				return false
+			}
+		}
+		return true
+	}
+	// Lower-casing changes the length of non-ASCII text only.
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return strings.ToLower(s) == lit
+		}
+	}
+	return false
+}
