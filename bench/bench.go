@@ -139,6 +139,10 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 			continue
 		}
 		r, err := s.run(ctx, name)
+		if ctx.Err() != nil {
+			// Ctrl-C or SIGTERM: the workloads that finished are returned.
+			return out, ctx.Err()
+		}
 		if err != nil {
 			return out, err
 		}

@@ -120,7 +120,7 @@ func runJobWith(ctx context.Context, spec jobSpec, col *collector) (*jobRun, err
 	if err != nil {
 		return nil, fmt.Errorf("%s: start: %w", spec.label, err)
 	}
-	stopped := watch(job, spec, col, start)
+	stopped := watch(ctx, job, spec, col, start)
 	err = job.Wait()
 	run.rows, run.elapsed, run.cpu = stopped.rows, stopped.at.Sub(start), stopped.cpu-cpu0
 	if first := col.firstRow.Load(); first > 0 {
@@ -142,8 +142,12 @@ type stopPoint struct {
 }
 
 // watch reports progress once a second and stops the job after the
-// duration (or at the first sink row). It returns when the job is stopped.
-func watch(job *exec.Job, spec jobSpec, col *collector, start time.Time) stopPoint {
+// duration (or at the first sink row). When ctx is cancelled (Ctrl-C,
+// SIGTERM) it cancels the job at once, without draining: a benchmark run
+// cut short measures nothing, and Stop alone would not end a job whose
+// sources have finished while its operators still work. It returns when
+// the job is stopped or cancelled.
+func watch(ctx context.Context, job *exec.Job, spec jobSpec, col *collector, start time.Time) stopPoint {
 	deadline := time.NewTimer(spec.duration)
 	defer deadline.Stop()
 	tick := time.NewTicker(time.Second)
@@ -154,7 +158,8 @@ func watch(job *exec.Job, spec jobSpec, col *collector, start time.Time) stopPoi
 		defer p.Stop()
 		poll = p.C
 	}
-	lastRows, lastAt := int64(0), start
+	var last progress
+	last.at = start
 	stop := func() stopPoint {
 		sp := stopPoint{rows: job.Metrics().RowsRead, at: time.Now(), cpu: cputime.Process()}
 		job.Stop()
@@ -164,6 +169,10 @@ func watch(job *exec.Job, spec jobSpec, col *collector, start time.Time) stopPoi
 		select {
 		case <-job.Done():
 			return stopPoint{rows: job.Metrics().RowsRead, at: time.Now(), cpu: cputime.Process()}
+		case <-ctx.Done():
+			sp := stopPoint{rows: job.Metrics().RowsRead, at: time.Now(), cpu: cputime.Process()}
+			job.Cancel()
+			return sp
 		case <-deadline.C:
 			return stop()
 		case <-poll:
@@ -171,12 +180,42 @@ func watch(job *exec.Job, spec jobSpec, col *collector, start time.Time) stopPoi
 				return stop()
 			}
 		case now := <-tick.C:
-			rows := job.Metrics().RowsRead
+			cur := takeProgress(job.Metrics(), now)
 			if spec.progress != nil {
-				rate := float64(rows-lastRows) / now.Sub(lastAt).Seconds()
-				fmt.Fprintf(spec.progress, "  %s %4.0fs  %s rows/s\n", spec.label, now.Sub(start).Seconds(), formatRate(rate))
+				fmt.Fprintf(spec.progress, "  %s %4.0fs  %s\n", spec.label, now.Sub(start).Seconds(), cur.line(last))
 			}
-			lastRows, lastAt = rows, now
+			last = cur
 		}
 	}
+}
+
+// progress is a sample of a job's counters for the progress lines.
+type progress struct {
+	at                  time.Time
+	read, in, out, sunk int64
+	queued              int64
+	sourcesDone         bool
+}
+
+func takeProgress(m exec.Metrics, now time.Time) progress {
+	p := progress{at: now, read: m.RowsRead, sunk: m.RowsWritten, queued: m.Queued, sourcesDone: m.SourcesFinished}
+	for _, v := range m.Vertices {
+		p.in += v.RowsIn
+		p.out += v.RowsOut
+	}
+	return p
+}
+
+// line renders the rates since prev: the sources' rows/s while they read;
+// once they have finished, what the operators downstream still do (rows
+// received and emitted, rows written by the sinks, batches queued between
+// tasks), so that a job busy after its input is told from a stuck one.
+func (p progress) line(prev progress) string {
+	secs := max(p.at.Sub(prev.at).Seconds(), 1e-9)
+	rate := func(cur, old int64) string { return formatRate(float64(cur-old) / secs) }
+	if !p.sourcesDone {
+		return rate(p.read, prev.read) + " rows/s"
+	}
+	return fmt.Sprintf("input done (%d rows read); operators %s rows/s in, %s rows/s out; sinks %s rows/s; %d batches queued",
+		p.read, rate(p.in, prev.in), rate(p.out, prev.out), rate(p.sunk, prev.sunk), p.queued)
 }

@@ -43,6 +43,7 @@ type Job struct {
 	skipped               []atomic.Int64   // per source subtask
 	dropped               atomic.Int64     // rows dropped by operators (not-null enforcer DROP)
 	inFlight, maxInFlight atomic.Int64     // batches sent and not yet processed
+	sourcesLeft           atomic.Int64     // source subtasks still reading
 
 	ck *checkpointer // nil when checkpointing is off
 }
@@ -70,10 +71,16 @@ func (j *Job) stateBudget() int64 {
 type Metrics struct {
 	RowsRead    int64 // rows read by all sources
 	RowsWritten int64 // rows written to all sinks
-	Skipped     int64 // malformed records skipped by source readers (connector.Stats)
-	Dropped     int64 // rows dropped before a sink for NULL in a NOT NULL column ('DROP' enforcer)
-	LateRows    int64 // rows event-time operators (windows, OVER) dropped as late, summed over Vertices
-	Vertices    []VertexMetrics
+	// SourcesFinished is set once every source subtask has stopped reading
+	// (the end of a bounded input, or Stop): what runs then is downstream.
+	SourcesFinished bool
+	// Queued is the number of batches sent between tasks and not yet
+	// processed by the receiving task.
+	Queued   int64
+	Skipped  int64 // malformed records skipped by source readers (connector.Stats)
+	Dropped  int64 // rows dropped before a sink for NULL in a NOT NULL column ('DROP' enforcer)
+	LateRows int64 // rows event-time operators (windows, OVER) dropped as late, summed over Vertices
+	Vertices []VertexMetrics
 }
 
 // VertexMetrics are the counters of one vertex, summed over its subtasks.
@@ -222,6 +229,7 @@ func (j *Job) buildTasks(widths []int) []*task {
 		}
 	}
 	j.skipped = make([]atomic.Int64, nSources)
+	j.sourcesLeft.Store(int64(nSources))
 	j.watermarks = make([][]atomic.Int64, len(g.Vertices))
 	for vi, ts := range byVertex {
 		j.watermarks[vi] = make([]atomic.Int64, len(ts))
@@ -375,12 +383,35 @@ func (j *Job) Stop() {
 	})
 }
 
+// ErrCancelled is wrapped by the error Wait returns after Cancel.
+var ErrCancelled = errors.New("job cancelled")
+
+// Cancel ends the job without draining it, as Stop would: every task stops
+// at its next batch or message (a task never waits on a channel once
+// cancelled), sink writers discard what they have not committed, as after
+// a failure, and Wait returns an error that wraps ErrCancelled. It is how
+// a job is stopped when Stop has nothing left to stop: the sources have
+// finished and downstream operators still work on what they read. Cancel
+// does not wait; it may be called more than once, and after Stop.
+func (j *Job) Cancel() {
+	j.fail(ErrCancelled)
+}
+
+// Name is the job graph's name.
+func (j *Job) Name() string { return j.graph.Name }
+
+// SourcesFinished reports whether every source subtask has stopped
+// reading: at the end of its bounded input, after Stop, or on failure.
+// Stop has no effect then; Cancel ends the job.
+func (j *Job) SourcesFinished() bool { return j.sourcesLeft.Load() <= 0 }
+
 // Done returns a channel that is closed when the job has ended.
 func (j *Job) Done() <-chan struct{} { return j.done }
 
 // Metrics returns a snapshot of the job's live counters.
 func (j *Job) Metrics() Metrics {
-	m := Metrics{RowsRead: j.rowsRead.Load(), RowsWritten: j.rowsWritten.Load(), Dropped: j.dropped.Load()}
+	m := Metrics{RowsRead: j.rowsRead.Load(), RowsWritten: j.rowsWritten.Load(), Dropped: j.dropped.Load(),
+		SourcesFinished: j.SourcesFinished(), Queued: max(j.inFlight.Load(), 0)}
 	for i := range j.skipped {
 		m.Skipped += j.skipped[i].Load()
 	}

@@ -166,6 +166,7 @@ func (t *task) run() (err error) {
 	}
 	if t.v.Source != nil {
 		err = t.runSource()
+		t.job.sourcesLeft.Add(-1)
 	} else {
 		err = t.runInputs()
 	}

@@ -523,6 +523,9 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 				continue
 			}
 		}
+		if errors.Is(err, exec.ErrCancelled) {
+			return fmt.Errorf("job %s: %w before it finished (output not committed yet was discarded)", plan.Graph.Name, err)
+		}
 		if errors.Is(err, connector.ErrPermanent) {
 			return fmt.Errorf("job %s failed (a restart would fail the same way): %w", plan.Graph.Name, err)
 		}
@@ -592,7 +595,12 @@ func (s *Session) superviseJob(ctx context.Context, job *exec.Job, opts RunOptio
 			return job.Wait()
 		case <-stopping:
 			stopping = nil
-			if opts.StopWithSavepoint {
+			if job.SourcesFinished() {
+				// Stop would wait for the operators to finish what the
+				// sources read; nothing is left to stop but them.
+				fmt.Fprintf(s.Env.Stderr, "weir: stopping job %s: its sources have read all their input and its operators are still at work: cancelling them\n", job.Name())
+				job.Cancel()
+			} else if opts.StopWithSavepoint {
 				wg.Add(1)
 				go savepoint(true, nil)
 			} else {

@@ -25,8 +25,15 @@ type Options struct {
 	TTL time.Duration
 }
 
-// chunkSize is how many entries a scan copies at a time.
-const chunkSize = 256
+// chunkSize is how many entries a scan copies at a time, at most. A scan
+// starts with firstChunk and doubles: most scans that stop early (the
+// first or last entry, the n rows before a position) need a few entries,
+// and copying 256 of them, on Pebble in reverse, made each such scan cost
+// the size of the map up to 256.
+const (
+	chunkSize  = 256
+	firstChunk = 16
+)
 
 // Keyed is the keyed state of one operator subtask: the current key, the
 // state handles registered on it and its timers. Handles read and write
@@ -204,13 +211,14 @@ func (k *Keyed) scan(kg int, lower, upper []byte, reverse bool, fn func(key, val
 	c.lower = append(c.lower[:0], lower...)
 	hasUpper := upper != nil
 	c.upper = append(c.upper[:0], upper...)
+	size := firstChunk
 	for {
 		c.reset()
 		var up []byte
 		if hasUpper {
 			up = c.upper
 		}
-		if err := k.be.scan(kg, c.lower, up, reverse, chunkSize, c); err != nil {
+		if err := k.be.scan(kg, c.lower, up, reverse, size, c); err != nil {
 			return err
 		}
 		n := len(c.ents)
@@ -220,9 +228,10 @@ func (k *Keyed) scan(kg int, lower, upper []byte, reverse bool, fn func(key, val
 				return err
 			}
 		}
-		if n < chunkSize {
+		if n < size {
 			return nil
 		}
+		size = min(2*size, chunkSize)
 		last := c.key(n - 1)
 		if reverse {
 			c.upper = append(c.upper[:0], last...)

@@ -10,6 +10,17 @@ import (
 // DefaultCacheBytes is the default write-back cache budget.
 const DefaultCacheBytes = 64 << 20
 
+// DefaultBlockCacheBytes is the default size of Pebble's block cache, per
+// store. Keyed state that outgrows the write-back cache looks keys up in
+// Pebble, mostly keys it never wrote (a deduplication's or an aggregate's
+// new keys, a join's new rows); each lookup reads the bloom filter and
+// index blocks of the files it may be in, and at 10M Nexmark events those
+// blocks of one subtask's store outgrow 8 MiB, so that every lookup read
+// them from the files again (q18's deduplication spent 65% of its time
+// there; with 64 MiB it ran 1.8x faster per core at 4M events, at the same
+// peak RSS). The cache fills only with blocks read.
+const DefaultBlockCacheBytes = 64 << 20
+
 // Options configure a Store. The zero value is usable: zero fields take
 // their defaults.
 type Options struct {
@@ -19,7 +30,8 @@ type Options struct {
 	// MaxParallelism is the number of key groups; key groups must lie in
 	// [0, MaxParallelism). Default types.DefaultMaxParallelism; at most 65536.
 	MaxParallelism int
-	// BlockCacheBytes is Pebble's block cache size. Default 8 MiB.
+	// BlockCacheBytes is Pebble's block cache size. Default
+	// DefaultBlockCacheBytes.
 	BlockCacheBytes int64
 	// MemTableBytes is Pebble's memtable size. Default 16 MiB.
 	MemTableBytes uint64
@@ -33,7 +45,7 @@ func (o Options) withDefaults() Options {
 		o.MaxParallelism = types.DefaultMaxParallelism
 	}
 	if o.BlockCacheBytes <= 0 {
-		o.BlockCacheBytes = 8 << 20
+		o.BlockCacheBytes = DefaultBlockCacheBytes
 	}
 	if o.MemTableBytes == 0 {
 		o.MemTableBytes = 16 << 20

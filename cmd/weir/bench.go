@@ -56,10 +56,11 @@ func runBench(args []string, env connector.Env) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := stopOnSignal()
 	defer stop()
 	results, err := bench.Run(ctx, cfg)
-	if err != nil {
+	stopped := err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled)
+	if err != nil && !stopped {
 		fmt.Fprintf(env.Stderr, "weir: bench: %v\n", err)
 		return 1
 	}
@@ -78,7 +79,39 @@ func runBench(args []string, env connector.Env) int {
 		fmt.Fprintf(env.Stderr, "weir: %v\n", err)
 		return 1
 	}
+	if stopped {
+		// A requested stop, not a failure: the workloads that finished
+		// are printed.
+		fmt.Fprintf(env.Stderr, "weir: bench: stopped (%d of the workloads finished)\n", len(results))
+	}
 	return 0
+}
+
+// stopOnSignal returns a context cancelled by the first SIGINT or SIGTERM,
+// on which the benchmark cancels its running job without draining it.
+// From then on the signals have their default action again, so that a
+// second one ends the process at once. The returned function releases the
+// signals and waits for the goroutine that watches them.
+func stopOnSignal() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		select {
+		case <-sigs:
+			signal.Stop(sigs)
+			cancel()
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		<-exited
+		signal.Stop(sigs)
+		cancel()
+	}
 }
 
 func writeHeapProfile(path string) error {
@@ -133,7 +166,7 @@ func runBenchNexmark(args []string, env connector.Env) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := stopOnSignal()
 	defer stop()
 	results, runErr := bench.RunNexmark(ctx, cfg)
 	if runErr != nil && len(results) == 0 && ctx.Err() == nil {
