@@ -292,6 +292,35 @@ func TestJoinIntervalExample(t *testing.T) {
 	}
 }
 
+// TestWatermarkAlignmentExample runs examples/watermark_alignment.sql
+// and checks its rows against the example's generators, evaluated here.
+func TestWatermarkAlignmentExample(t *testing.T) {
+	src, err := os.ReadFile("../examples/watermark_alignment.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, l := range strings.Split(runScript(t, string(src)), "\n") {
+		if m := printLine.FindStringSubmatch(l); m != nil {
+			rows = append(rows, m[1]+" "+m[2])
+		}
+	}
+	ts := func(s int64) string { return fmt.Sprintf("1970-01-01 %02d:%02d:%02d.000", s/3600, s/60%60, s%60) }
+	var want []string
+	for f := int64(1); f <= 200; f++ {
+		for s := int64(1); s <= 200; s++ {
+			if f%20 == 0 && f%10 == s%10 && s >= f-2 && s <= f {
+				want = append(want, "+I "+row(fmt.Sprint(f), fmt.Sprint(s), ts(f), ts(s)))
+			}
+		}
+	}
+	slices.Sort(rows)
+	slices.Sort(want)
+	if !slices.Equal(rows, want) {
+		t.Fatalf("rows\n%v\nwant\n%v", rows, want)
+	}
+}
+
 // TestWatermarkAlignmentOptions checks the alignment options' errors at
 // CREATE TABLE, and that a job reading a table with valid ones runs (the
 // datagen connector, which refuses unknown options, never sees them).
