@@ -1,11 +1,13 @@
 package exec
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sync/atomic"
 
 	"github.com/weir-sql/weir/state"
@@ -796,6 +798,11 @@ func (q *sweepQueue) push(e ijSweep) {
 // due calls fn for every sweep at or before wm (fn may push more).
 func (q *sweepQueue) due(wm int64, fn func(ijSweep) error) error {
 	for {
+		if b := q.b[0]; len(b) > 64 {
+			// Taken from the end: by ascending slot, so that the slots'
+			// records are read in memory order.
+			slices.SortFunc(b, func(x, y ijSweep) int { return cmp.Compare(y.slot, x.slot) })
+		}
 		for len(q.b[0]) > 0 {
 			b := q.b[0]
 			e := b[len(b)-1]
