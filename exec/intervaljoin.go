@@ -114,6 +114,10 @@ type intervalJoinOp struct {
 	wm    int64 // the input watermark
 	mem   int64 // estimated bytes of the buffered rows
 	gen   int64 // snapshots and spills so far
+	// retained counts the free slots that keep their row slices for their
+	// next key (removeSlot); trimFree releases them when they outnumber
+	// the keys, so that memory follows the keys held, not their peak.
+	retained int
 
 	keyRow  []types.Value // a row's key columns, for the index
 	keyKind []types.Kind
@@ -368,6 +372,7 @@ func (o *intervalJoinOp) newSlot() int32 {
 	s := o.keys.Insert(o.keyRow)
 	o.recs.Grow(o.keys.Cap())
 	k := o.rec(s)
+	o.reuse(k)
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
 	k.born = o.gen
 	o.keys.Added(o.st, s)
@@ -614,7 +619,34 @@ func (o *intervalJoinOp) removeSlot(s int32) error {
 	}
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
 	o.mem -= keyOverhead
+	if k.side[0] != nil || k.side[1] != nil {
+		o.retained++
+		if o.retained > o.keys.Len()+retainSlack {
+			o.trimFree()
+		}
+	}
 	return nil
+}
+
+// retainSlack is how many more free slots than keys may keep their row
+// slices.
+const retainSlack = 1024
+
+// reuse takes slot record k, free until now, for a new key.
+func (o *intervalJoinOp) reuse(k *ijKey) {
+	if (k.side[0] != nil || k.side[1] != nil) && o.retained > 0 {
+		o.retained--
+	}
+}
+
+// trimFree releases the row slices of every free slot.
+func (o *intervalJoinOp) trimFree() {
+	for s := range o.keys.Cap() {
+		if !o.keys.Used(s) {
+			o.rec(s).side = [2][]types.Value{}
+		}
+	}
+	o.retained = 0
 }
 
 // spillIfOver writes every key's rows to the store and drops them from
@@ -739,6 +771,7 @@ func (o *intervalJoinOp) LoadRecord(key, rec []byte) (int32, error) {
 	s := o.keys.Insert(o.keyRow)
 	o.recs.Grow(o.keys.Cap())
 	k := o.rec(s)
+	o.reuse(k)
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
 	k.born = -1
 	if err := o.decodeRecord(k, rec); err != nil {
@@ -763,6 +796,7 @@ func (o *intervalJoinOp) DropRecords() {
 	o.queue.reset()
 	o.keys.Reset()
 	o.recs.Clear()
+	o.retained = 0
 	o.mem = 0
 }
 

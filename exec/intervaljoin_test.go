@@ -696,3 +696,51 @@ func TestIntervalJoinStateFollowsWatermark(t *testing.T) {
 	}
 	t.Logf("at most %d rows held of %d fed", peak, rows)
 }
+
+// TestIntervalJoinFreesPeakMemory buffers one row on each of 50,000 keys,
+// then lets the watermark expire them all: the freed slots may keep their
+// row slices for the next keys, but no more of them than there are keys
+// (plus retainSlack), so the memory follows the keys held, not their peak.
+func TestIntervalJoinFreesPeakMemory(t *testing.T) {
+	const keys = 50_000
+	kinds := []types.Kind{types.KindBigInt, types.KindTimestamp}
+	spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: InnerJoin,
+		Left:  JoinSide{Keys: []int{0}, Kinds: kinds},
+		Right: JoinSide{Keys: []int{0}, Kinds: kinds}},
+		LeftTime: 1, RightTime: 1, Lower: -10, Upper: 0}
+	op := NewIntervalJoin(spec)().(*intervalJoinOp)
+	if err := op.Open(&OpContext{MaxParallelism: 128}); err != nil {
+		t.Fatal(err)
+	}
+	discard := ijEmitFunc(func(*types.Batch) error { return nil })
+	retaining := func() (n int) {
+		for s := range op.keys.Cap() {
+			if k := op.rec(s); !op.keys.Used(s) && (k.side[0] != nil || k.side[1] != nil) {
+				n++
+			}
+		}
+		return n
+	}
+	b := types.NewBatch(2, 1000)
+	for i := 0; i < keys; i += 1000 {
+		b.Reset()
+		for j := range 1000 {
+			b.Append(types.Insert, []types.Value{types.BigIntValue(int64(i + j)), types.TimestampValue(int64(i + j))})
+		}
+		if err := op.Process(0, b, discard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if op.keys.Len() != keys {
+		t.Fatalf("%d keys, want %d", op.keys.Len(), keys)
+	}
+	if err := op.ProcessWatermark(keys+10, discard); err != nil {
+		t.Fatal(err)
+	}
+	if op.keys.Len() != 0 {
+		t.Fatalf("%d keys left", op.keys.Len())
+	}
+	if n := retaining(); n > retainSlack {
+		t.Fatalf("%d free slots keep row slices with no key held, at most %d allowed", n, retainSlack)
+	}
+}
