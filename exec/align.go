@@ -115,9 +115,16 @@ func alignGroups(tasks []*task) {
 
 // alignWatermark is the watermark a source task reports to its group: the
 // watermark of the rows it read (not only the last emitted one), or
-// MaxWatermark while it is idle or once it finished.
+// MaxWatermark while it is idle, has no split assigned, or once it
+// finished.
 func (t *task) alignWatermark(now time.Time) (int64, error) {
 	if t.srcIdle || t.srcWM == MaxWatermark {
+		return MaxWatermark, nil
+	}
+	if sp := t.splits; sp != nil && sp.lister != nil && sp.lister.SplitCount() == 0 {
+		// No split assigned (a Kafka source with fewer partitions than
+		// subtasks): nothing to wait for, as Flink counts such a reader
+		// idle.
 		return MaxWatermark, nil
 	}
 	wm, ok, err := t.sourceWatermark(now)

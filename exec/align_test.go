@@ -292,3 +292,72 @@ func TestAlignGroupMin(t *testing.T) {
 		t.Fatal("ahead is wrong")
 	}
 }
+
+// noSplitReader is a SplitLister assigned no split: it never returns a
+// row and never ends.
+type noSplitReader struct{}
+
+func (noSplitReader) Next(ctx context.Context, _ *types.Batch, _ int) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Millisecond):
+	}
+	return nil
+}
+func (noSplitReader) LastSplit() (string, []string)        { return "", nil }
+func (noSplitReader) SplitCount() int                      { return 0 }
+func (noSplitReader) AssignedSplits(dst []string) []string { return dst }
+func (noSplitReader) Position() ([]byte, error)            { return nil, nil }
+func (noSplitReader) Seek([]byte) error                    { return nil }
+func (noSplitReader) Close() error                         { return nil }
+
+type noSplitSource struct{}
+
+func (noSplitSource) Bounded() bool                                 { return false }
+func (noSplitSource) Open(int, int) (connector.SourceReader, error) { return noSplitReader{}, nil }
+
+var _ connector.SplitLister = noSplitReader{}
+
+// TestAlignmentSkipsSubtaskWithoutSplits puts a source whose subtask has
+// no split assigned (as one of a Kafka source with fewer partitions than
+// subtasks) in a group with a source that has rows: that one reads all
+// its rows (it is not held back by the empty one's missing watermark).
+func TestAlignmentSkipsSubtaskWithoutSplits(t *testing.T) {
+	var maxTS atomic.Int64
+	rows := &alignReader{src: 0, step: 100, n: 400, maxTS: &maxTS}
+	done := make(chan struct{})
+	rows.check = func(int64) {
+		if rows.done.Load() {
+			select {
+			case <-done:
+			default:
+				close(done)
+			}
+		}
+	}
+	ts := expr.NewColumn(1, types.Timestamp, "ts")
+	spec := &WatermarkSpec{Column: 1, Expr: ts, Align: &WatermarkAlignment{Group: "g", MaxDrift: 500 * time.Millisecond, UpdateInterval: 50 * time.Millisecond}}
+	g := &JobGraph{Name: "align-nosplit", Vertices: []*Vertex{
+		{ID: "s0", Name: "S0", Parallelism: 1, Source: alignSource{rows}, SourceWidth: 2, SourceName: "s0", Watermark: spec},
+		{ID: "s1", Name: "S1", Parallelism: 1, Source: noSplitSource{}, SourceWidth: 2, SourceName: "s1", Watermark: spec},
+		{Name: "U", Parallelism: 1,
+			Inputs: []Input{{From: 0, Partition: Partitioning{Kind: Rebalance}}, {From: 1, Partition: Partitioning{Kind: Rebalance}}},
+			Sink:   &collectSink{}, SinkName: "out"},
+	}}
+	j, err := Start(context.Background(), g, Options{BatchSize: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard := time.NewTimer(time.Minute)
+	defer guard.Stop()
+	select {
+	case <-done:
+	case <-guard.C:
+		t.Error("the source with rows was held back by the one without splits")
+	}
+	j.Stop()
+	if err := j.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
