@@ -96,7 +96,7 @@ var descriptions = map[string]string{
 	"W7":  "HOP 10 s / 1 s COUNT, SUM by 10,000 keys, event time, checkpoint 1 s",
 	"W8":  "SESSION gap 1 s COUNT, SUM by 100,000 keys, event time, checkpoint 1 s",
 	"W9":  "inner join of two streams on 100,000 keys, one with a primary key, p=2, checkpoint 1 s",
-	"W10": "interval join within 10 s on 100,000 keys, p=2, checkpoint 1 s",
+	"W10": "interval join within 10 s on 100,000 keys, sources aligned (max drift 1 s), p=2, checkpoint 1 s",
 	"W11": "topic -> SUM GROUP BY 1,000 keys -> exactly-once upsert-kafka, JSON, in-process broker, p=2, checkpoint 1 s",
 	"N0":  "nexmark bids (the generator alone) into blackhole, p=2",
 	"W12": "Top-10 per key (ROW_NUMBER) over 10,000 keys, append-only, p=2, checkpoint 1 s",

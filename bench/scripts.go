@@ -55,14 +55,19 @@ CREATE TABLE s (k BIGINT, v BIGINT, name STRING) WITH ('connector' = 'blackhole'
 INSERT INTO s SELECT f.k, f.v, d.name FROM facts f JOIN dim d ON f.k = d.k;
 `
 	// w10Script is an interval join within 10 s on 100,000 keys; event
-	// time advances 1 ms a row, so each side keeps 10,000 rows.
+	// time advances 1 ms a row, so each side keeps 10,000 rows. The two
+	// sources are in one watermark alignment group (max drift 1 s): without
+	// it the faster one runs ahead and the join holds its rows until the
+	// slower one's watermark comes.
 	w10Script = `SET 'parallelism.default' = '2';
 CREATE TABLE a (n BIGINT, k BIGINT, ts AS TO_TIMESTAMP_LTZ(n, 3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
 WITH ('connector' = 'datagen', 'rows-per-second' = '1000000000000', 'fields.n.kind' = 'sequence',
-  'fields.n.start' = '0', 'fields.n.end' = '1000000000000', 'fields.k.min' = '0', 'fields.k.max' = '99999');
+  'fields.n.start' = '0', 'fields.n.end' = '1000000000000', 'fields.k.min' = '0', 'fields.k.max' = '99999',
+  'scan.watermark.alignment.group' = 'w10', 'scan.watermark.alignment.max-drift' = '1 s');
 CREATE TABLE b (n BIGINT, k BIGINT, ts AS TO_TIMESTAMP_LTZ(n, 3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
 WITH ('connector' = 'datagen', 'rows-per-second' = '1000000000000', 'fields.n.kind' = 'sequence',
-  'fields.n.start' = '0', 'fields.n.end' = '1000000000000', 'fields.k.min' = '0', 'fields.k.max' = '99999');
+  'fields.n.start' = '0', 'fields.n.end' = '1000000000000', 'fields.k.min' = '0', 'fields.k.max' = '99999',
+  'scan.watermark.alignment.group' = 'w10', 'scan.watermark.alignment.max-drift' = '1 s');
 CREATE TABLE s (k BIGINT, ats TIMESTAMP_LTZ(3), bts TIMESTAMP_LTZ(3)) WITH ('connector' = 'blackhole');
 INSERT INTO s SELECT a.k, a.ts, b.ts FROM a JOIN b ON a.k = b.k AND b.ts BETWEEN a.ts - INTERVAL '10' SECOND AND a.ts;
 `

@@ -280,7 +280,7 @@ func (r *Registry) Source(t *Table, env Env) (Source, error) {
 	if err := r.checkMetadata(t, name, false); err != nil {
 		return nil, err
 	}
-	s, err := f(t, env)
+	s, err := f(withoutAlignment(t), env)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}
@@ -303,7 +303,7 @@ func (r *Registry) Sink(t *Table, env Env) (Sink, error) {
 	if err := r.checkMetadata(t, name, true); err != nil {
 		return nil, err
 	}
-	s, err := f(t, env)
+	s, err := f(withoutAlignment(t), env)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}

@@ -1,14 +1,15 @@
 package exec
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sync/atomic"
 
-	"github.com/weir-sql/weir/internal/minheap"
 	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
@@ -42,8 +43,10 @@ type IntervalJoinSpec struct {
 //
 // state.Records writes each changed key's rows back as one record at
 // checkpoints (state ijoinStateName), spills them all past the state
-// budget and restores them, also at another parallelism; the sweep queue is
-// rebuilt from the restored records.
+// budget and restores them, also at another parallelism; the sweeps of the
+// keys out of memory (spilled, or restored without being loaded) are
+// state.RecordDues, whose due times come from the operator (RecordDues,
+// StoredDues).
 func NewIntervalJoin(spec IntervalJoinSpec) func() Operator {
 	return func() Operator { return &intervalJoinOp{spec: spec} }
 }
@@ -91,17 +94,6 @@ type ijSweep struct {
 	side uint8
 }
 
-// ijSpilled is a sweep entry of a key whose rows are in the store only
-// (after a spill, or a restore that did not fit the budget).
-type ijSpilled struct {
-	at   int64
-	key  string // encoded key
-	side uint8
-}
-
-// Less orders the spilled keys' heap (minheap.Ordered).
-func (e ijSpilled) Less(o ijSpilled) bool { return e.at < o.at }
-
 type intervalJoinOp struct {
 	spec    IntervalJoinSpec
 	name    string
@@ -114,25 +106,30 @@ type intervalJoinOp struct {
 	budget  int64
 	opID    string
 
-	st     *state.Records
-	keys   *state.KeyIndex // key (its columns, in order) → slot
-	recs   *state.Slab[ijKey]
-	queue  sweepQueue
-	spills []ijSpilled // a min-heap by at
-	wm     int64       // the input watermark
-	mem    int64       // estimated bytes of the buffered rows
-	gen    int64       // snapshots and spills so far
+	st    *state.Records
+	dues  *state.RecordDues // the sweeps of the keys out of memory
+	keys  *state.KeyIndex   // key (its columns, in order) → slot
+	recs  *state.Slab[ijKey]
+	queue sweepQueue
+	wm    int64 // the input watermark
+	mem   int64 // estimated bytes of the buffered rows
+	gen   int64 // snapshots and spills so far
+	// retained counts the free slots that keep their row slices for their
+	// next key (removeSlot); trimFree releases them when they outnumber
+	// the keys, so that memory follows the keys held, not their peak.
+	retained int
 
 	keyRow  []types.Value // a row's key columns, for the index
 	keyKind []types.Kind
 	out     *types.Batch
 	joined  []types.Value // left ++ right, for the residual
+	tmp     ijKey         // a stored record decoded for its due times
 }
 
 var (
-	_ StatefulOperator   = (*intervalJoinOp)(nil)
-	_ WatermarkOperator  = (*intervalJoinOp)(nil)
-	_ state.RecordSource = (*intervalJoinOp)(nil)
+	_ StatefulOperator  = (*intervalJoinOp)(nil)
+	_ WatermarkOperator = (*intervalJoinOp)(nil)
+	_ state.DueSource   = (*intervalJoinOp)(nil)
 )
 
 // valueBytes is the memory of a types.Value; keyOverhead that of a key's
@@ -192,7 +189,9 @@ func (o *intervalJoinOp) Open(ctx *OpContext) error {
 		return err
 	}
 	o.st = st
-	return nil
+	// A key's due times: when the earliest row of each input expires.
+	o.dues, err = state.NewRecordDues(st, o, 2)
+	return err
 }
 
 // InitState implements StatefulOperator. A checkpoint of the earlier
@@ -203,13 +202,8 @@ func (o *intervalJoinOp) InitState(store *statestore.Store, restored bool) error
 			return fmt.Errorf("state of %s: %w", o.name, err)
 		}
 	}
-	if err := o.st.Attach(store, restored); err != nil {
+	if err := o.dues.Attach(store, restored); err != nil {
 		return fmt.Errorf("state of %s: %w", o.name, err)
-	}
-	if o.st.Backed() {
-		if err := o.queueStored(store); err != nil {
-			return fmt.Errorf("state of %s: %w", o.name, err)
-		}
 	}
 	return nil
 }
@@ -247,45 +241,41 @@ func (o *intervalJoinOp) checkOldLayout(store *statestore.Store) error {
 	return nil
 }
 
-// queueStored queues the sweeps of the restored keys that did not fit in
-// memory: a scan of the stored records (their first rows' times).
-func (o *intervalJoinOp) queueStored(store *statestore.Store) error {
-	sp, err := store.Space(o.opID)
-	if err != nil {
-		return err
-	}
-	lo := append([]byte{byte(len(ijoinStateName))}, ijoinStateName...)
-	hi := append([]byte(nil), lo...)
-	hi[len(hi)-1]++
-	first, last := o.st.KeyGroups()
-	var tmp ijKey
-	for kg := first; kg <= last; kg++ {
-		err := sp.Scan(kg, lo, hi, false, func(k, v []byte) (bool, error) {
-			key := k[len(lo):]
-			if err := o.decodeKey(key); err != nil {
-				return false, err
-			}
-			if _, ok := o.keys.Find(o.keyRow); ok {
-				return true, nil // in memory, queued
-			}
-			clear(tmp.side[0])
-			clear(tmp.side[1])
-			tmp.side[0], tmp.side[1] = tmp.side[0][:0], tmp.side[1][:0]
-			if err := o.decodeRecord(&tmp, v); err != nil {
-				return false, fmt.Errorf("record %x: %w", key, err)
-			}
-			for side := range 2 {
-				if r := tmp.side[side]; len(r) > 0 {
-					o.pushSpilled(ijSpilled{at: o.expiry(side, r[0].Int()), key: string(key), side: uint8(side)})
-				}
-			}
-			return true, nil
-		})
-		if err != nil {
-			return err
+// RecordDues implements state.DueSource: per input, the expiry of the
+// key's earliest row.
+func (o *intervalJoinOp) RecordDues(slot int32, dues []int64) {
+	o.rowDues(o.rec(slot), dues)
+}
+
+func (o *intervalJoinOp) rowDues(k *ijKey, dues []int64) {
+	for side := range 2 {
+		dues[side] = math.MaxInt64
+		if r := k.side[side]; len(r) > 0 {
+			dues[side] = o.expiry(side, r[0].Int())
 		}
 	}
+}
+
+// StoredDues implements state.DueSource: RecordDues of a stored record.
+func (o *intervalJoinOp) StoredDues(_, rec []byte, dues []int64) error {
+	k := &o.tmp
+	for i := range k.side {
+		clear(k.side[i])
+		k.side[i] = k.side[i][:0]
+	}
+	if err := o.decodeRecord(k, rec); err != nil {
+		return err
+	}
+	o.rowDues(k, dues)
 	return nil
+}
+
+// FindRecord implements state.DueSource.
+func (o *intervalJoinOp) FindRecord(key []byte) (int32, bool) {
+	if err := o.decodeKey(key); err != nil {
+		return 0, false
+	}
+	return o.keys.Find(o.keyRow)
 }
 
 // PrepareSnapshot implements StatefulOperator: Records writes the changed
@@ -382,6 +372,7 @@ func (o *intervalJoinOp) newSlot() int32 {
 	s := o.keys.Insert(o.keyRow)
 	o.recs.Grow(o.keys.Cap())
 	k := o.rec(s)
+	o.reuse(k)
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
 	k.born = o.gen
 	o.keys.Added(o.st, s)
@@ -563,23 +554,9 @@ func (o *intervalJoinOp) ProcessWatermark(wm int64, out Emitter) error {
 
 // sweep drops every row that expired at the watermark.
 func (o *intervalJoinOp) sweep(out Emitter) error {
-	for len(o.spills) > 0 && o.spills[0].at <= o.wm {
-		e := o.popSpilled()
-		if err := o.decodeKey([]byte(e.key)); err != nil {
-			return fmt.Errorf("state of %s: %w", o.name, err)
-		}
-		s, ok := o.keys.Find(o.keyRow)
-		if !ok && o.st.Backed() {
-			var err error
-			if s, ok, err = o.st.Load(o.keys.Key()); err != nil {
-				return fmt.Errorf("state of %s: %w", o.name, err)
-			}
-		}
-		if ok {
-			if err := o.sweepSlot(s, int(e.side), out); err != nil {
-				return err
-			}
-		}
+	err := o.dues.Due(o.wm, func(s int32, side int) error { return o.sweepSlot(s, side, out) })
+	if err != nil {
+		return fmt.Errorf("state of %s: %w", o.name, err)
 	}
 	return o.queue.due(o.wm, func(e ijSweep) error {
 		if !o.keys.Used(e.slot) || o.rec(e.slot).qat[e.side] != e.at {
@@ -642,7 +619,34 @@ func (o *intervalJoinOp) removeSlot(s int32) error {
 	}
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
 	o.mem -= keyOverhead
+	if k.side[0] != nil || k.side[1] != nil {
+		o.retained++
+		if o.retained > o.keys.Len()+retainSlack {
+			o.trimFree()
+		}
+	}
 	return nil
+}
+
+// retainSlack is how many more free slots than keys may keep their row
+// slices.
+const retainSlack = 1024
+
+// reuse takes slot record k, free until now, for a new key.
+func (o *intervalJoinOp) reuse(k *ijKey) {
+	if (k.side[0] != nil || k.side[1] != nil) && o.retained > 0 {
+		o.retained--
+	}
+}
+
+// trimFree releases the row slices of every free slot.
+func (o *intervalJoinOp) trimFree() {
+	for s := range o.keys.Cap() {
+		if !o.keys.Used(s) {
+			o.rec(s).side = [2][]types.Value{}
+		}
+	}
+	o.retained = 0
 }
 
 // spillIfOver writes every key's rows to the store and drops them from
@@ -651,7 +655,7 @@ func (o *intervalJoinOp) spillIfOver() error {
 	if !o.st.Persisted() || o.budget <= 0 || o.mem <= o.budget {
 		return nil
 	}
-	if err := o.st.Spill(); err != nil {
+	if err := o.dues.Spill(); err != nil {
 		return fmt.Errorf("state of %s: %w", o.name, err)
 	}
 	o.gen++
@@ -767,6 +771,7 @@ func (o *intervalJoinOp) LoadRecord(key, rec []byte) (int32, error) {
 	s := o.keys.Insert(o.keyRow)
 	o.recs.Grow(o.keys.Cap())
 	k := o.rec(s)
+	o.reuse(k)
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
 	k.born = -1
 	if err := o.decodeRecord(k, rec); err != nil {
@@ -786,18 +791,12 @@ func (o *intervalJoinOp) LoadRecord(key, rec []byte) (int32, error) {
 }
 
 // DropRecords implements state.RecordSource: it forgets every in-memory
-// key (written to the store), keeping their sweeps by encoded key.
+// key (written to the store; RecordDues kept their sweeps).
 func (o *intervalJoinOp) DropRecords() {
-	var kb []byte
-	o.queue.each(func(e ijSweep) {
-		if o.keys.Used(e.slot) && o.rec(e.slot).qat[e.side] == e.at {
-			kb = o.keys.AppendKey(kb[:0], e.slot)
-			o.pushSpilled(ijSpilled{at: e.at, key: string(kb), side: e.side})
-		}
-	})
 	o.queue.reset()
 	o.keys.Reset()
 	o.recs.Clear()
+	o.retained = 0
 	o.mem = 0
 }
 
@@ -833,6 +832,11 @@ func (q *sweepQueue) push(e ijSweep) {
 // due calls fn for every sweep at or before wm (fn may push more).
 func (q *sweepQueue) due(wm int64, fn func(ijSweep) error) error {
 	for {
+		if b := q.b[0]; len(b) > 64 {
+			// Taken from the end: by ascending slot, so that the slots'
+			// records are read in memory order.
+			slices.SortFunc(b, func(x, y ijSweep) int { return cmp.Compare(y.slot, x.slot) })
+		}
 		for len(q.b[0]) > 0 {
 			b := q.b[0]
 			e := b[len(b)-1]
@@ -866,29 +870,12 @@ func (q *sweepQueue) due(wm int64, fn func(ijSweep) error) error {
 	}
 }
 
-// each calls fn for every queued sweep.
-func (q *sweepQueue) each(fn func(ijSweep)) {
-	for _, b := range q.b {
-		for _, e := range b {
-			fn(e)
-		}
-	}
-}
-
 // reset empties the queue.
 func (q *sweepQueue) reset() {
 	for i := range q.b {
 		q.b[i] = q.b[i][:0]
 	}
 	q.n = 0
-}
-
-func (o *intervalJoinOp) pushSpilled(e ijSpilled) { o.spills = minheap.Push(o.spills, e) }
-
-func (o *intervalJoinOp) popSpilled() ijSpilled {
-	top, h := minheap.Pop(o.spills)
-	o.spills = h
-	return top
 }
 
 // timeKey is a map key of rows by time: the time, then the encoded row

@@ -138,6 +138,7 @@ func newJob(ctx context.Context, g *JobGraph, opts Options) (*Job, []*task, erro
 		vertexOut:  make([]atomic.Int64, len(g.Vertices)),
 	}
 	tasks := j.buildTasks(widths)
+	alignGroups(tasks)
 	var restore *checkpoint.Checkpoint
 	if c := opts.Checkpoint; c != nil {
 		restore = c.Restore

@@ -59,6 +59,7 @@ type task struct {
 	srcIdle    bool             // source tasks: told downstream that it is idle
 	lastWMEmit time.Time        // source tasks: when the watermark was last computed
 	lastData   time.Time        // source tasks: when rows last came
+	align      *aligner         // source tasks in a watermark alignment group
 	wmMetric   *atomic.Int64    // the task's watermark, for Metrics
 
 	// Checkpointing (nil/empty when off).
@@ -303,27 +304,18 @@ func (t *task) runSource() error {
 	bs := j.opts.BatchSize
 	b := types.NewBatch(t.v.SourceWidth, bs)
 	stats, _ := t.reader.(connector.Stats)
+	defer t.alignEnd()
 	for {
-		select {
-		case <-j.stopCh:
-			return nil
-		case tr := <-t.trigger:
-			if err := t.sourceCheckpoint(tr.id); err != nil {
-				return err
-			}
-			if tr.stop {
-				// Stop with savepoint: nothing follows the savepoint's barrier.
-				t.stopping = true
-				return nil
-			}
-		case m := <-t.ctl:
-			if err := t.control(m); err != nil {
-				return err
-			}
-		default:
+		if stop, err := t.sourceEvents(nil, nil); stop || err != nil {
+			return err
 		}
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if t.align != nil {
+			if stop, err := t.alignPause(); stop || err != nil {
+				return err
+			}
 		}
 		b.Reset()
 		err := t.reader.Next(ctx, b, bs)
@@ -369,6 +361,54 @@ func (t *task) runSource() error {
 			return err
 		}
 	}
+}
+
+// sourceEvents takes what came for a source task besides its rows: a stop,
+// a checkpoint trigger or a control message. Without wake (nil), it takes
+// one if there is one; with it (a paused source), it waits for one, for
+// wake or tick, or for the job's cancellation (then err is its cause).
+// stop says that the task must return: stopped, or it took a
+// stop-with-savepoint checkpoint.
+func (t *task) sourceEvents(wake <-chan struct{}, tick <-chan time.Time) (stop bool, err error) {
+	j := t.job
+	if wake == nil {
+		select {
+		case <-j.stopCh:
+			return true, nil
+		case tr := <-t.trigger:
+			return t.sourceTrigger(tr)
+		case m := <-t.ctl:
+			return false, t.control(m)
+		default:
+			return false, nil
+		}
+	}
+	select {
+	case <-j.stopCh:
+		return true, nil
+	case tr := <-t.trigger:
+		return t.sourceTrigger(tr)
+	case m := <-t.ctl:
+		return false, t.control(m)
+	case <-j.ctx.Done():
+		return false, j.ctx.Err()
+	case <-wake:
+	case <-tick:
+	}
+	return false, nil
+}
+
+// sourceTrigger starts a checkpoint at a source task; stop says that it
+// was a stop with savepoint, after whose barrier nothing follows.
+func (t *task) sourceTrigger(tr triggerMsg) (stop bool, err error) {
+	if err := t.sourceCheckpoint(tr.id); err != nil {
+		return false, err
+	}
+	if tr.stop {
+		t.stopping = true
+		return true, nil
+	}
+	return false, nil
 }
 
 func (t *task) runInputs() error {

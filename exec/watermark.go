@@ -57,6 +57,9 @@ type WatermarkSpec struct {
 	// Expr computes the watermark (a TIMESTAMP or TIMESTAMP_LTZ) over a
 	// source row, as the source reads it (computed columns substituted).
 	Expr expr.Expr
+	// Align, if set, puts the source's subtasks in a watermark alignment
+	// group.
+	Align *WatermarkAlignment
 }
 
 // watermarkGen computes a source subtask's watermark from the rows it

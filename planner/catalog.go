@@ -279,10 +279,29 @@ func (e *tableEntry) scan(loc *time.Location) (*Scan, error) {
 		}
 		s.Watermark = &exec.WatermarkSpec{Column: col, Expr: overPhys}
 	}
+	if err := alignWatermark(ct, s); err != nil {
+		return nil, err
+	}
 	if hasComputed {
 		s.Computed = proj
 	}
 	return s, nil
+}
+
+// alignWatermark reads the table's watermark alignment options into its
+// scan's watermark: alignment needs a WATERMARK.
+func alignWatermark(ct *parser.CreateTable, s *Scan) error {
+	a, err := connector.TableAlignment(s.Table)
+	if err != nil || a == nil {
+		return err
+	}
+	if s.Watermark == nil {
+		return parser.Errorf(ct.Pos, "table %s: option '%s' needs a WATERMARK FOR on the table: alignment pauses sources by their watermarks", ct.Name, connector.OptionAlignGroup)
+	}
+	w := *s.Watermark
+	w.Align = &exec.WatermarkAlignment{Group: a.Group, MaxDrift: a.MaxDrift, UpdateInterval: a.UpdateInterval}
+	s.Watermark = &w
+	return nil
 }
 
 // bindWatermark binds the expression of WATERMARK FOR over the table's

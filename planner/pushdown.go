@@ -241,7 +241,7 @@ func (p *Planner) pushIntoScan(c *Calc, s *Scan) (Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		ns.Watermark = &exec.WatermarkSpec{Column: rtP, Expr: wmP}
+		ns.Watermark = &exec.WatermarkSpec{Column: rtP, Expr: wmP, Align: s.Watermark.Align}
 	}
 	out := &Calc{Input: ns, Names: c.Names}
 	if out.Cond, err = remap(condP, scanCols); err != nil {

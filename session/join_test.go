@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -223,8 +224,20 @@ CREATE TABLE out (k INT, cts TIMESTAMP(3), bts TIMESTAMP(3)) WITH ('connector' =
 		{"inner BETWEEN", "SELECT c.k, c.ts, b.ts FROM clicks c JOIN buys b ON c.k = b.k AND b.ts BETWEEN c.ts AND c.ts + INTERVAL '10' SECOND", inner},
 		{"full with comparisons", "SELECT c.k, c.ts, b.ts FROM clicks c FULL JOIN buys b ON c.k = b.k AND b.ts >= c.ts AND c.ts > b.ts - INTERVAL '11' SECOND", full},
 	}
+	// The same joins with both sources in one watermark alignment group
+	// (the filesystem source through the common source runner).
+	aligned := strings.ReplaceAll(ddl, "'format' = 'csv')",
+		"'format' = 'csv', 'scan.watermark.alignment.group' = 'g', 'scan.watermark.alignment.max-drift' = '5 s')")
 	for _, par := range []int{1, 2, 4} {
 		for _, c := range cases {
+			t.Run(fmt.Sprintf("aligned %s/p%d", c.name, par), func(t *testing.T) {
+				src := fmt.Sprintf("SET 'parallelism.default' = '%d';\n", par) + fmt.Sprintf(aligned, cpath, bpath) +
+					"INSERT INTO out " + c.query + ";\n"
+				got := applyChangelog(t, runScript(t, src))
+				if !slices.Equal(sortedRows(got), sortedRows(c.want)) {
+					t.Fatalf("got %d rows, want %d\n got: %v\nwant: %v", len(sortedRows(got)), len(sortedRows(c.want)), head(sortedRows(got)), head(sortedRows(c.want)))
+				}
+			})
 			t.Run(fmt.Sprintf("%s/p%d", c.name, par), func(t *testing.T) {
 				src := fmt.Sprintf("SET 'parallelism.default' = '%d';\n", par) + fmt.Sprintf(ddl, cpath, bpath) +
 					"INSERT INTO out " + c.query + ";\n"
@@ -276,5 +289,67 @@ func TestJoinIntervalExample(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(rows, want) {
 		t.Fatalf("rows\n%v\nwant\n%v", rows, want)
+	}
+}
+
+// TestWatermarkAlignmentExample runs examples/watermark_alignment.sql
+// and checks its rows against the example's generators, evaluated here.
+func TestWatermarkAlignmentExample(t *testing.T) {
+	src, err := os.ReadFile("../examples/watermark_alignment.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, l := range strings.Split(runScript(t, string(src)), "\n") {
+		if m := printLine.FindStringSubmatch(l); m != nil {
+			rows = append(rows, m[1]+" "+m[2])
+		}
+	}
+	ts := func(s int64) string { return fmt.Sprintf("1970-01-01 %02d:%02d:%02d.000", s/3600, s/60%60, s%60) }
+	var want []string
+	for f := int64(1); f <= 200; f++ {
+		for s := int64(1); s <= 200; s++ {
+			if f%20 == 0 && f%10 == s%10 && s >= f-2 && s <= f {
+				want = append(want, "+I "+row(fmt.Sprint(f), fmt.Sprint(s), ts(f), ts(s)))
+			}
+		}
+	}
+	slices.Sort(rows)
+	slices.Sort(want)
+	if !slices.Equal(rows, want) {
+		t.Fatalf("rows\n%v\nwant\n%v", rows, want)
+	}
+}
+
+// TestWatermarkAlignmentOptions checks the alignment options' errors at
+// CREATE TABLE, and that a job reading a table with valid ones runs (the
+// datagen connector, which refuses unknown options, never sees them).
+func TestWatermarkAlignmentOptions(t *testing.T) {
+	const wm = "CREATE TABLE t (n BIGINT, ts AS TO_TIMESTAMP_LTZ(n, 3), WATERMARK FOR ts AS ts) WITH ('connector' = 'datagen', 'number-of-rows' = '5', %s)"
+	cases := []struct{ ddl, want string }{
+		{fmt.Sprintf(wm, "'scan.watermark.alignment.group' = 'g', 'scan.watermark.alignment.max-drift' = '1 s'"), ""},
+		{fmt.Sprintf(wm, "'scan.watermark.alignment.group' = 'g', 'scan.watermark.alignment.max-drift' = '1 s', 'scan.watermark.alignment.update-interval' = '100ms'"), ""},
+		{fmt.Sprintf(wm, "'scan.watermark.alignment.group' = 'g'"), "needs 'scan.watermark.alignment.max-drift'"},
+		{fmt.Sprintf(wm, "'scan.watermark.alignment.group' = ' ', 'scan.watermark.alignment.max-drift' = '1 s'"), "must name a group"},
+		{fmt.Sprintf(wm, "'scan.watermark.alignment.max-drift' = '1 s'"), "option 'scan.watermark.alignment.max-drift' needs 'scan.watermark.alignment.group'"},
+		{fmt.Sprintf(wm, "'scan.watermark.alignment.group' = 'g', 'scan.watermark.alignment.max-drift' = 'soon'"), "'scan.watermark.alignment.max-drift': invalid value 'soon'"},
+		{fmt.Sprintf(wm, "'scan.watermark.alignment.group' = 'g', 'scan.watermark.alignment.max-drift' = '0 s'"), "expected a positive duration"},
+		{fmt.Sprintf(wm, "'scan.watermark.alignment.group' = 'g', 'scan.watermark.alignment.max-drift' = '1 s', 'scan.watermark.alignment.update-interval' = '-1'"), "'scan.watermark.alignment.update-interval': invalid value '-1'"},
+		{"CREATE TABLE t (n BIGINT) WITH ('connector' = 'datagen', 'scan.watermark.alignment.group' = 'g', 'scan.watermark.alignment.max-drift' = '1 s')", "1:1: table t: option 'scan.watermark.alignment.group' needs a WATERMARK FOR"},
+	}
+	for _, c := range cases {
+		src := c.ddl + ";"
+		if c.want == "" {
+			// The job runs: the datagen connector never sees the options.
+			src += "CREATE TABLE p (n BIGINT) WITH ('connector' = 'blackhole'); INSERT INTO p SELECT n FROM t;"
+		}
+		s := New(connector.Env{Stdout: io.Discard, Stderr: io.Discard})
+		err := s.RunScript(context.Background(), src, RunOptions{JobName: t.Name(), Quiet: true})
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.ddl, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: got %v, want an error with %q", c.ddl, err, c.want)
+		}
 	}
 }

@@ -35,6 +35,15 @@ func TestIntervalJoinRandomKills(t *testing.T) {
 	joinRandomKills(t, "kill_interval.sql", "TestIntervalJoinRandomKills", intervalRows, intervalKeys)
 }
 
+// TestAlignedIntervalJoinRandomKills is TestIntervalJoinRandomKills with
+// the two sources at different rates in one watermark alignment group
+// (testdata/kill_interval_aligned.sql): the faster one pauses, checkpoints
+// and kills come while it is paused, and the committed output is still
+// the batch answer, each row once.
+func TestAlignedIntervalJoinRandomKills(t *testing.T) {
+	joinRandomKills(t, "kill_interval_aligned.sql", "TestAlignedIntervalJoinRandomKills", intervalRows, intervalKeys)
+}
+
 // TestWindowJoinRandomKills is TestJoinRandomKills through a window join
 // (testdata/kill_window_join.sql): its windows' rows and timers are
 // restored at each parallelism, and each window is joined once.
