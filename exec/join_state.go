@@ -236,9 +236,9 @@ type joinRows struct {
 	big      int64 // the most rows of one key held since the last spill
 	shift    uint  // a stored part holds 1<<shift rows (joinChunkShift)
 
-	// Work counters, for tests: rows examined to find a row, and rows
-	// decoded from the store.
-	probes, decoded int64
+	// Work counters, for tests: rows examined to find a row, rows
+	// decoded from the store and rows encoded for it.
+	probes, decoded, encoded int64
 }
 
 var _ state.PartedSource = (*joinRows)(nil)
@@ -501,7 +501,9 @@ func (s *joinRows) AppendRecordPart(dst []byte, slot int32, p int32) []byte {
 // appendRows appends the rows of part p of l: per row its count, its
 // match count if tracked and its values (appendJoinValue each).
 func (s *joinRows) appendRows(dst []byte, l *rowList, p int) []byte {
-	for j := p << s.shift; j < min(l.n(), (p+1)<<s.shift); j++ {
+	from, to := p<<s.shift, min(l.n(), (p+1)<<s.shift)
+	s.encoded += int64(max(to-from, 0))
+	for j := from; j < to; j++ {
 		dst = binary.AppendUvarint(dst, uint64(l.meta[j].cnt))
 		if s.track {
 			dst = binary.AppendUvarint(dst, uint64(l.assoc[j]))

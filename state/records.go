@@ -63,12 +63,14 @@ type Records struct {
 	parted  PartedSource
 	pprefix []byte
 	stored  []int32
-	pbuf    []int32 // a slot's changed parts
-	pend2   []pendingParts
-	pk      []byte // a part's key for a deletion
-	plo     []byte // the bounds of a record's parts for a scan
-	phi     []byte
-	all     bool // the snapshot being written replaces the state whole
+	// storedTotal is the sum of stored over the slots.
+	storedTotal int64
+	pbuf        []int32 // a slot's changed parts
+	pend2       []pendingParts
+	pk          []byte // a part's key for a deletion
+	plo         []byte // the bounds of a record's parts for a scan
+	phi         []byte
+	all         bool // the snapshot being written replaces the state whole
 
 	kgs     []uint16 // per slot: its key group
 	live    []uint64 // per slot: a bit set while it holds a record
@@ -307,7 +309,7 @@ func (r *Records) loadAll() error {
 				// not call the store.
 				r.pend2 = append(r.pend2, pendingParts{slot: slot, kg: kg, key: append([]byte(nil), k[len(r.prefix):]...)})
 			} else if r.parted != nil {
-				r.stored[slot] = 1
+				r.setStored(slot, 1)
 			}
 			return true, nil
 		})
@@ -390,7 +392,7 @@ func (r *Records) setKG(slot int32, kg int) {
 		for int(slot) >= len(r.stored) {
 			r.stored = append(r.stored, 0)
 		}
-		r.stored[slot] = 0
+		r.setStored(slot, 0)
 	}
 	if w := int(slot>>6) + 1; w > len(r.live) {
 		r.live = append(r.live, make([]uint64, w-len(r.live))...)
@@ -447,9 +449,15 @@ func (r *Records) Removed(slot int32) error {
 		if err := r.deleteParts(kg, r.key[len(r.prefix):], 1, r.stored[slot]); err != nil {
 			return fmt.Errorf("state %s: %w", r.opts.Name, err)
 		}
-		r.stored[slot] = 0
+		r.setStored(slot, 0)
 	}
 	return nil
+}
+
+// setStored sets how many parts of slot's record the store holds.
+func (r *Records) setStored(slot int32, n int32) {
+	r.storedTotal += int64(n - r.stored[slot])
+	r.stored[slot] = n
 }
 
 // partKey appends the store key of part p >= 1 of the record of key.
@@ -515,7 +523,7 @@ func (r *Records) loadParts(slot int32, kg int, key []byte) error {
 			return fmt.Errorf("state %s: record %x: %d of its %d parts stored", r.opts.Name, key, next-1, want+1)
 		}
 	}
-	r.stored[slot] = want + 1
+	r.setStored(slot, want+1)
 	return nil
 }
 
@@ -610,7 +618,7 @@ func (r *Records) Spill() error {
 	clear(r.pend)
 	clear(r.queued)
 	r.queued = r.queued[:0]
-	r.kgs, r.stored = r.kgs[:0], r.stored[:0]
+	r.kgs, r.stored, r.storedTotal = r.kgs[:0], r.stored[:0], 0
 	clear(r.live)
 	clear(r.changed)
 	r.live, r.changed = r.live[:0], r.changed[:0]
@@ -635,6 +643,11 @@ func (r *Records) Snapshot() error {
 		return nil
 	}
 	all := r.opts.Exclusive && !r.backed && r.nChange > 0 && 2*r.nChange >= r.nLive
+	if r.parted != nil && r.storedTotal > 4*int64(r.nLive) {
+		// Long records: half the records changed says little of how many
+		// of their parts did.
+		all = false
+	}
 	if r.nChange == 0 && !all {
 		return nil
 	}
@@ -783,7 +796,7 @@ func (r *Records) sortedChunk(slots []int32) ([]recEnt, error) {
 				return nil, err
 			}
 		}
-		r.stored[slot] = n
+		r.setStored(slot, n)
 	}
 	r.kbuf, r.vbuf = kb, vb
 	if len(kb) > math.MaxUint32 || len(vb) > math.MaxUint32 {
@@ -1051,6 +1064,6 @@ func (r *Records) Forget(slot int32) {
 		r.nLive--
 	}
 	if r.parted != nil {
-		r.stored[slot] = 0
+		r.setStored(slot, 0)
 	}
 }
