@@ -53,7 +53,7 @@ type changelogGen struct {
 	live   [][]types.Value
 	nextID int64
 	keys   int
-	hot    int // if > 0, half the keys drawn are among the first hot
+	hot    int  // if > 0, half the keys drawn are among the first hot
 	unique bool // ids unique among live rows (else duplicates of whole rows happen)
 	// keyUnique keeps the join key unique among live rows (a side whose
 	// unique key is the join key): NULL keys, then, only as new rows.
