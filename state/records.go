@@ -493,12 +493,30 @@ func (r *Records) deleteAllParts(kg int, key []byte) error {
 	return err
 }
 
+// fewParts is the most parts after part 0 that loadParts reads by key
+// (a lookup each); more are read with one scan.
+const fewParts = 2
+
 // loadParts loads the parts >= 1 of the record LoadRecord made in slot
-// from key (of key group kg), with one scan, and checks that none is
-// missing.
+// from key (of key group kg), by key when they are few and otherwise with
+// one scan, and checks that none is missing.
 func (r *Records) loadParts(slot int32, kg int, key []byte) error {
 	want := r.parted.PendingParts(slot)
-	if want > 0 {
+	if want > 0 && want <= fewParts {
+		for p := int32(1); p <= want; p++ {
+			r.pk = r.partKey(r.pk[:0], key, p)
+			v, ok, err := r.sp.Get(kg, r.pk)
+			switch {
+			case err != nil:
+				return fmt.Errorf("state %s: %w", r.opts.Name, err)
+			case !ok:
+				return fmt.Errorf("state %s: record %x: %d of its %d parts stored", r.opts.Name, key, p-1, want+1)
+			}
+			if err := r.parted.LoadRecordPart(slot, p, v); err != nil {
+				return fmt.Errorf("state %s: record %x: part %d: %w", r.opts.Name, key, p, err)
+			}
+		}
+	} else if want > 0 {
 		r.plo = append(append(r.plo[:0], r.pprefix...), key...)
 		r.phi = prefixEnd(r.phi, r.plo)
 		next := int32(1)

@@ -331,35 +331,40 @@ func TestRecordsPartsModel(t *testing.T) {
 // TestRecordsPartsMissing checks that a record whose stored parts are not
 // all there is a clear error, not a short record.
 func TestRecordsPartsMissing(t *testing.T) {
-	st := openStore(t, t.TempDir())
-	own := newPartOwner()
-	rec, err := NewRecords(RecordOptions{Name: "lists", OperatorID: "op", Budget: 1, RecordBytes: 100}, own)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rec.Attach(st, false); err != nil {
-		t.Fatal(err)
-	}
-	key := AppendValue(nil, types.BigIntValue(7))
-	slot := own.add(key)
-	rec.AddedKey(slot, key)
-	own.vals[slot] = []int64{1, 2, 3, 4, 5, 6, 7}
-	own.dirty[slot][1], own.dirty[slot][2] = true, true
-	rec.Changed(slot)
-	if err := rec.Spill(); err != nil {
-		t.Fatal(err)
-	}
-	sp, err := st.Space("op")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kg := KeyGroup(key, types.DefaultMaxParallelism)
-	if err := sp.Delete(kg, rec.partKey(nil, key, 2)); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := rec.Load(key); err == nil {
-		t.Fatal("a record missing its part 2 loaded")
-	} else {
-		t.Log(err)
+	// 7 values: parts 1 and 2 read by key; 16: parts 1 to 5 by a scan.
+	for _, n := range []int{7, 16} {
+		st := openStore(t, t.TempDir())
+		own := newPartOwner()
+		rec, err := NewRecords(RecordOptions{Name: "lists", OperatorID: "op", Budget: 1, RecordBytes: 100}, own)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Attach(st, false); err != nil {
+			t.Fatal(err)
+		}
+		key := AppendValue(nil, types.BigIntValue(7))
+		slot := own.add(key)
+		rec.AddedKey(slot, key)
+		for i := range n {
+			own.vals[slot] = append(own.vals[slot], int64(i))
+			own.dirty[slot][int32(i/partVals)] = true
+		}
+		rec.Changed(slot)
+		if err := rec.Spill(); err != nil {
+			t.Fatal(err)
+		}
+		sp, err := st.Space("op")
+		if err != nil {
+			t.Fatal(err)
+		}
+		kg := KeyGroup(key, types.DefaultMaxParallelism)
+		if err := sp.Delete(kg, rec.partKey(nil, key, 2)); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := rec.Load(key); err == nil {
+			t.Fatalf("a record of %d values missing its part 2 loaded", n)
+		} else {
+			t.Log(err)
+		}
 	}
 }
