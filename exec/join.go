@@ -315,7 +315,10 @@ func (o *joinOp) eachMatch(side int, row []types.Value, other *joinRows, os int3
 		if err != nil {
 			return 0, err
 		}
-		changed = changed || ch
+		if ch {
+			l.mark(j, other.shift)
+			changed = true
+		}
 	}
 	if changed {
 		other.st.Changed(os)

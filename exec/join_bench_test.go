@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/weir-sql/weir/internal/cputime"
+	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -32,7 +34,11 @@ func BenchmarkJoinOperator(b *testing.B) {
 		}
 	}
 	r := rand.New(rand.NewPCG(1, 2))
+	cpu0 := cputime.Process()
 	b.ResetTimer()
+	defer func() {
+		b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/row")
+	}()
 	for done := 0; done < b.N; {
 		batch.Reset()
 		for range min(1024, b.N-done) {
@@ -43,4 +49,65 @@ func BenchmarkJoinOperator(b *testing.B) {
 		}
 		done += batch.Len()
 	}
+}
+
+// BenchmarkJoinOperatorCheckpoints is BenchmarkJoinOperator with a store
+// and a checkpoint's write-back (PrepareSnapshot, then the store's commit)
+// every 500,000 fact rows, after 3,000,000 rows of warm-up (about 30 rows
+// a key): the cost of the join's state at checkpoints included.
+func BenchmarkJoinOperatorCheckpoints(b *testing.B) {
+	const keys, every, warm = 100_000, 500_000, 3_000_000
+	facts := JoinSide{Keys: []int{0}, Kinds: []types.Kind{types.KindBigInt, types.KindBigInt}}
+	dim := JoinSide{Keys: []int{0}, Kinds: []types.Kind{types.KindBigInt, types.KindVarchar}, Layout: JoinKeyContainsUniqueKey}
+	op := NewJoin(JoinSpec{Type: InnerJoin, Left: facts, Right: dim})().(*joinOp)
+	if err := op.Open(&OpContext{ID: "join", Parallelism: 1, MaxParallelism: 128, StateBudget: 4 << 30}); err != nil {
+		b.Fatal(err)
+	}
+	st, err := statestore.Open(b.TempDir(), statestore.Options{MaxParallelism: 128})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	if err := op.InitState(st, false); err != nil {
+		b.Fatal(err)
+	}
+	discard := emitFunc(func(*types.Batch) error { return nil })
+	batch := types.NewBatch(2, 1024)
+	for i := range keys {
+		batch.Append(types.Insert, []types.Value{types.BigIntValue(int64(i)), types.StringValue("name0000")})
+		if batch.Len() == 1024 || i == keys-1 {
+			if err := op.Process(1, batch, discard); err != nil {
+				b.Fatal(err)
+			}
+			batch.Reset()
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	since := 0
+	run := func(n int) {
+		for done := 0; done < n; {
+			batch.Reset()
+			for range min(1024, n-done) {
+				batch.Append(types.Insert, []types.Value{types.BigIntValue(int64(r.IntN(keys))), types.BigIntValue(int64(r.IntN(100)))})
+			}
+			if err := op.Process(0, batch, discard); err != nil {
+				b.Fatal(err)
+			}
+			done += batch.Len()
+			if since += batch.Len(); since >= every {
+				since = 0
+				if err := op.PrepareSnapshot(); err != nil {
+					b.Fatal(err)
+				}
+				if err := st.Flush(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	run(warm)
+	cpu0 := cputime.Process()
+	b.ResetTimer()
+	run(b.N)
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/row")
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math"
+	"math/bits"
 
 	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/statestore"
@@ -15,25 +17,48 @@ import (
 // memory (joinRows): a state.KeyIndex gives each join key a slot, and the
 // slot's rowList holds the side's rows of that key, each with its count
 // and, for a side whose matches are counted, its match count. A row is
-// found again (a retraction, a count to raise) by a hash of its identity
-// (its unique key, or the whole row) and then compared. state.Records
-// writes the changed keys back at checkpoints, one stored record per key
-// and side (joinRecordVersion), spills them past the state budget and
-// expires them with the state TTL.
+// found again (a retraction, a count to raise, a unique key's new row) by
+// a hash of its identity (its unique key, or the whole row): a short list
+// is scanned, a longer one (more than idxMinRows rows) has an
+// open-addressing table of its row numbers by identity hash, so finding a
+// row costs the same whatever the number of rows of its key.
+//
+// state.Records writes the changed keys back at checkpoints, spills them
+// past the state budget and expires them with the state TTL. A key's rows
+// are stored in parts of 1<<joinChunkShift rows (state.PartedSource):
+// part 0 under the key with the number of rows, part p under the key and
+// p; a list marks the part of each row it changes (dirty), and a snapshot
+// rewrites part 0 and the marked parts only, so its cost follows the rows
+// that changed, not the rows of the keys that changed.
 
 // joinStateName is the name of a join side's records, in the side's own
-// key space (the operator id with joinSpaceSuffix). Version 2: Weir before
-// it kept the rows in keyed tables "left" and "right" of the operator's
-// space.
-const joinStateName = "rows.v2"
+// key space (the operator id with joinSpaceSuffix). Version 3: version 2
+// ("rows.v2") stored a key's rows as one record, and Weir before it kept
+// them in keyed tables "left" and "right" of the operator's space; a
+// checkpoint holding either is refused (refuseOldLayout).
+const joinStateName = "rows.v3"
+
+// joinOldStateName is version 2's name, refused at restore.
+const joinOldStateName = "rows.v2"
+
+// joinChunkShift gives the rows of a stored part: 1<<joinChunkShift.
+const joinChunkShift = 6
+
+// idxMinRows is the longest list found by a scan; a longer one has a hash
+// table. A scan of the identity hashes, side by side in memory, costs less
+// than the table's dependent cache misses up to about this length
+// (BenchmarkJoinOperator: a table from 8 rows on was 7% slower on W9's
+// shape, from 64 rows on as fast as the scan).
+const idxMinRows = 64
 
 // joinSpaceSuffix returns the suffix of the operator id under which side
 // (0 left, 1 right) keeps its records: each side's records are its key
 // space's only state, so a snapshot may replace them whole.
 func joinSpaceSuffix(side int) string { return [...]string{"/L", "/R"}[side] }
 
-// joinRecordVersion leads every stored join record.
-const joinRecordVersion = 1
+// joinRecordVersion leads every stored join record (part 0 of a key's
+// rows).
+const joinRecordVersion = 2
 
 // rowList is one join key's rows of one side: n rows of w values in vals,
 // with their identity hashes and counts (side by side: a row found by its
@@ -43,6 +68,16 @@ type rowList struct {
 	vals  []types.Value
 	meta  []rowMeta
 	assoc []int64
+	// idx is nil for a list of up to idxMinRows rows; otherwise an
+	// open-addressing table (linear probing, at most half full) of row
+	// numbers by identity hash, -1 when empty.
+	idx []int32
+	// dirty has a bit per stored part whose rows changed since the last
+	// snapshot.
+	dirty []uint64
+	// want is the number of rows a load still expects from the key's
+	// stored parts.
+	want int
 }
 
 // rowMeta is a kept row's identity hash and count.
@@ -57,15 +92,100 @@ func (l *rowList) n() int { return len(l.meta) }
 // row returns row j of a list of w-wide rows.
 func (l *rowList) row(j, w int) []types.Value { return l.vals[j*w : (j+1)*w : (j+1)*w] }
 
-// reset empties the list, keeping its memory for the slot's next key.
+// reset empties the list, keeping its rows' memory for the slot's next
+// key.
 func (l *rowList) reset() {
 	clear(l.vals) // they may hold strings
 	l.vals, l.meta, l.assoc = l.vals[:0], l.meta[:0], l.assoc[:0]
+	l.idx, l.want = nil, 0
+	clear(l.dirty)
 }
 
-// drop removes row j (the last row takes its place).
-func (l *rowList) drop(j, w int) {
+// mark notes that row j changed: its part is rewritten at the next
+// snapshot.
+func (l *rowList) mark(j int, shift uint) {
+	c := j >> shift
+	w := c >> 6
+	for w >= len(l.dirty) {
+		l.dirty = append(l.dirty, 0)
+	}
+	l.dirty[w] |= 1 << (c & 63)
+}
+
+// idxBuild makes the table for the list's rows, at most half full.
+func (l *rowList) idxBuild() {
+	size := 32
+	for size < 2*l.n()+2 {
+		size <<= 1
+	}
+	if cap(l.idx) >= size {
+		l.idx = l.idx[:size]
+	} else {
+		l.idx = make([]int32, size)
+	}
+	for i := range l.idx {
+		l.idx[i] = -1
+	}
+	for j := range l.n() {
+		l.idxPut(int32(j))
+	}
+}
+
+// idxPut enters row j into the table.
+func (l *rowList) idxPut(j int32) {
+	mask := len(l.idx) - 1
+	p := int(l.meta[j].hash) & mask
+	for l.idx[p] >= 0 {
+		p = (p + 1) & mask
+	}
+	l.idx[p] = j
+}
+
+// idxPos returns where the table holds row j.
+func (l *rowList) idxPos(j int32) int {
+	mask := len(l.idx) - 1
+	p := int(l.meta[j].hash) & mask
+	for l.idx[p] != j {
+		p = (p + 1) & mask
+	}
+	return p
+}
+
+// idxDel empties position p of the table, shifting back the entries after
+// it that linear probing would no longer reach.
+func (l *rowList) idxDel(p int) {
+	mask := len(l.idx) - 1
+	for {
+		l.idx[p] = -1
+		q := p
+		for {
+			q = (q + 1) & mask
+			e := l.idx[q]
+			if e < 0 {
+				return
+			}
+			// e may fill the hole if the hole lies between its home and q.
+			if home := int(l.meta[e].hash) & mask; (q-p)&mask <= (q-home)&mask {
+				l.idx[p] = e
+				p = q
+				break
+			}
+		}
+	}
+}
+
+// drop removes row j (the last row takes its place), marking the parts
+// that change.
+func (l *rowList) drop(j, w int, shift uint) {
 	last := l.n() - 1
+	if l.idx != nil {
+		l.idxDel(l.idxPos(int32(j)))
+		if j != last {
+			l.idx[l.idxPos(int32(last))] = int32(j)
+		}
+	}
+	l.mark(j, shift)
+	l.mark(last, shift)
 	if j != last {
 		copy(l.row(j, w), l.row(last, w))
 		l.meta[j] = l.meta[last]
@@ -80,12 +200,21 @@ func (l *rowList) drop(j, w int) {
 	}
 }
 
-// add appends row with its counts.
+// add appends row with its counts (not marking it: a load adds rows that
+// are stored).
 func (l *rowList) add(row []types.Value, cnt, assoc int64, h uint64, track bool) {
 	l.vals = append(l.vals, row...)
 	l.meta = append(l.meta, rowMeta{hash: h, cnt: cnt})
 	if track {
 		l.assoc = append(l.assoc, assoc)
+	}
+	switch {
+	case l.idx != nil && 2*l.n()+2 > len(l.idx):
+		l.idxBuild()
+	case l.idx != nil:
+		l.idxPut(int32(l.n() - 1))
+	case l.n() > idxMinRows:
+		l.idxBuild()
 	}
 }
 
@@ -107,9 +236,15 @@ type joinRows struct {
 
 	rows     int64 // rows held in memory, over all keys
 	rowBytes int64 // the memory of one held row
+	big      int64 // the most rows of one key held since the last spill
+	shift    uint  // a stored part holds 1<<shift rows (joinChunkShift)
+
+	// Work counters, for tests: rows examined to find a row, rows
+	// decoded from the store and rows encoded for it.
+	probes, decoded, encoded int64
 }
 
-var _ state.RecordSource = (*joinRows)(nil)
+var _ state.PartedSource = (*joinRows)(nil)
 
 // newJoinRows returns side's empty rows for the operator of ctx; side is 0
 // (left) or 1 (right), and the side gets share of the state budget.
@@ -125,6 +260,7 @@ func newJoinRows(ctx *OpContext, spec JoinSide, side int, track bool, what strin
 		seed:  maphash.MakeSeed(),
 		kr:    make([]types.Value, len(spec.Keys)),
 		row:   make([]types.Value, len(spec.Kinds)),
+		shift: joinChunkShift,
 	}
 	if spec.Layout == HasUniqueKey {
 		s.ident = spec.UniqueKey
@@ -148,7 +284,7 @@ func newJoinRows(ctx *OpContext, spec JoinSide, side int, track bool, what strin
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	s.st = st
-	s.rowBytes = int64(len(spec.Kinds))*32 + 24
+	s.rowBytes = int64(len(spec.Kinds))*32 + 24 + 8 // values, counts, the hash table
 	return s, nil
 }
 
@@ -178,6 +314,9 @@ func (s *joinRows) find(kr []types.Value) (int32, bool, error) {
 		var err error
 		if slot, ok, err = s.st.Load(s.keys.Key()); err != nil {
 			return 0, false, fmt.Errorf("%s: %w", s.what, err)
+		}
+		if ok {
+			s.big = max(s.big, int64(s.list(slot).n()))
 		}
 	}
 	return slot, ok, nil
@@ -236,12 +375,26 @@ func (s *joinRows) sameIdent(a, b []types.Value) bool {
 // indexOf returns the index of the row of l with row's identity (hash h),
 // or -1.
 func (s *joinRows) indexOf(l *rowList, row []types.Value, h uint64) int {
-	for j := range l.meta {
-		if l.meta[j].hash == h && s.sameIdent(l.row(j, s.w), row) {
-			return j
+	if l.idx == nil {
+		for j := range l.meta {
+			s.probes++
+			if l.meta[j].hash == h && s.sameIdent(l.row(j, s.w), row) {
+				return j
+			}
+		}
+		return -1
+	}
+	mask := len(l.idx) - 1
+	for p := int(h) & mask; ; p = (p + 1) & mask {
+		s.probes++
+		e := l.idx[p]
+		if e < 0 {
+			return -1
+		}
+		if l.meta[e].hash == h && s.sameIdent(l.row(int(e), s.w), row) {
+			return int(e)
 		}
 	}
-	return -1
 }
 
 // insert adds row, matched by assoc rows of the other side, under key row
@@ -253,14 +406,15 @@ func (s *joinRows) insert(kr []types.Value, slot int32, found bool, row []types.
 	}
 	l := s.list(slot)
 	n0 := l.n()
-	defer func() { s.rows += int64(l.n() - n0) }()
+	j := -1
 	switch s.spec.Layout {
 	case JoinKeyContainsUniqueKey:
 		l.reset()
 		l.add(row, 1, assoc, 0, s.track)
+		j = 0
 	case HasUniqueKey:
 		h := s.identHash(row)
-		if j := s.indexOf(l, row, h); j >= 0 {
+		if j = s.indexOf(l, row, h); j >= 0 {
 			copy(l.row(j, s.w), row)
 			l.meta[j].cnt = 1
 			if s.track {
@@ -271,12 +425,19 @@ func (s *joinRows) insert(kr []types.Value, slot int32, found bool, row []types.
 		}
 	default:
 		h := s.identHash(row)
-		if j := s.indexOf(l, row, h); j >= 0 {
+		if j = s.indexOf(l, row, h); j >= 0 {
 			l.meta[j].cnt++
 		} else {
 			l.add(row, 1, assoc, h, s.track)
 		}
 	}
+	if j < 0 {
+		j = l.n() - 1
+	}
+	l.mark(j, s.shift)
+	n := l.n()
+	s.rows += int64(n - n0)
+	s.big = max(s.big, int64(n))
 	s.st.Changed(slot)
 }
 
@@ -293,8 +454,9 @@ func (s *joinRows) remove(slot int32, found bool, row []types.Value) error {
 	} else if j := s.indexOf(l, row, s.identHash(row)); j >= 0 {
 		if s.spec.Layout == NoUniqueKey && l.meta[j].cnt > 1 {
 			l.meta[j].cnt--
+			l.mark(j, s.shift)
 		} else {
-			l.drop(j, s.w)
+			l.drop(j, s.w, s.shift)
 		}
 	} else {
 		return nil
@@ -324,14 +486,27 @@ func (s *joinRows) AppendRecordKey(dst []byte, slot int32) []byte {
 	return s.keys.AppendKey(dst, slot)
 }
 
-// AppendRecord implements state.RecordSource: joinRecordVersion, the
-// number of rows, then per row its count, its match count if tracked and
-// its values (appendJoinValue each).
+// AppendRecord implements state.RecordSource: part 0 of slot's rows,
+// joinRecordVersion and the number of rows, then the first part's rows
+// (appendRows).
 func (s *joinRows) AppendRecord(dst []byte, slot int32) []byte {
 	l := s.list(slot)
 	dst = append(dst, joinRecordVersion)
 	dst = binary.AppendUvarint(dst, uint64(l.n()))
-	for j := range l.n() {
+	return s.appendRows(dst, l, 0)
+}
+
+// AppendRecordPart implements state.PartedSource: part p's rows.
+func (s *joinRows) AppendRecordPart(dst []byte, slot int32, p int32) []byte {
+	return s.appendRows(dst, s.list(slot), int(p))
+}
+
+// appendRows appends the rows of part p of l: per row its count, its
+// match count if tracked and its values (appendJoinValue each).
+func (s *joinRows) appendRows(dst []byte, l *rowList, p int) []byte {
+	from, to := p<<s.shift, min(l.n(), (p+1)<<s.shift)
+	s.encoded += int64(max(to-from, 0))
+	for j := from; j < to; j++ {
 		dst = binary.AppendUvarint(dst, uint64(l.meta[j].cnt))
 		if s.track {
 			dst = binary.AppendUvarint(dst, uint64(l.assoc[j]))
@@ -343,9 +518,33 @@ func (s *joinRows) AppendRecord(dst []byte, slot int32) []byte {
 	return dst
 }
 
+// ChangedParts implements state.PartedSource.
+func (s *joinRows) ChangedParts(dst []int32, slot int32, all bool) (int32, []int32) {
+	l := s.list(slot)
+	n := int32(max(1, (l.n()+1<<s.shift-1)>>s.shift))
+	if all {
+		for p := int32(1); p < n; p++ {
+			dst = append(dst, p)
+		}
+	} else {
+		for w, word := range l.dirty {
+			for word != 0 {
+				p := int32(w<<6 | bits.TrailingZeros64(word))
+				word &= word - 1
+				if p >= 1 && p < n {
+					dst = append(dst, p)
+				}
+			}
+		}
+	}
+	clear(l.dirty)
+	return n, dst
+}
+
 var errJoinRecord = errors.New("malformed join record")
 
-// LoadRecord implements state.RecordSource.
+// LoadRecord implements state.RecordSource: it makes slot's list from
+// part 0; the other parts follow (LoadRecordPart).
 func (s *joinRows) LoadRecord(key, rec []byte) (int32, error) {
 	for i := range s.kr {
 		v, rest, err := state.DecodeValue(key)
@@ -360,30 +559,55 @@ func (s *joinRows) LoadRecord(key, rec []byte) (int32, error) {
 	}
 	rec = rec[1:]
 	n, k := binary.Uvarint(rec)
-	if k <= 0 || n == 0 {
+	if k <= 0 || n == 0 || n > math.MaxInt32 {
 		return 0, fmt.Errorf("%s: %w: bad row count", s.what, errJoinRecord)
 	}
 	rec = rec[k:]
 	slot := s.newSlot(s.kr)
 	l := s.list(slot)
 	l.reset()
-	for range n {
-		cnt, k := binary.Uvarint(rec)
-		if k <= 0 {
-			return 0, fmt.Errorf("%s: %w: bad count", s.what, errJoinRecord)
+	l.want = int(n)
+	if err := s.loadRows(l, rec); err != nil {
+		return 0, err
+	}
+	return slot, nil
+}
+
+// PendingParts implements state.PartedSource.
+func (s *joinRows) PendingParts(slot int32) int32 {
+	return int32((s.list(slot).want + 1<<s.shift - 1) >> s.shift)
+}
+
+// LoadRecordPart implements state.PartedSource.
+func (s *joinRows) LoadRecordPart(slot int32, p int32, rec []byte) error {
+	l := s.list(slot)
+	if l.n() != int(p)<<s.shift || l.want == 0 {
+		return fmt.Errorf("%s: %w: part %d after %d rows", s.what, errJoinRecord, p, l.n())
+	}
+	return s.loadRows(l, rec)
+}
+
+// loadRows adds to l the rows of one stored part: all of l.want, or a
+// full part.
+func (s *joinRows) loadRows(l *rowList, rec []byte) error {
+	k := min(l.want, 1<<s.shift)
+	for range k {
+		cnt, m := binary.Uvarint(rec)
+		if m <= 0 {
+			return fmt.Errorf("%s: %w: bad count", s.what, errJoinRecord)
 		}
-		rec = rec[k:]
+		rec = rec[m:]
 		var assoc uint64
 		if s.track {
-			if assoc, k = binary.Uvarint(rec); k <= 0 {
-				return 0, fmt.Errorf("%s: %w: bad match count", s.what, errJoinRecord)
+			if assoc, m = binary.Uvarint(rec); m <= 0 {
+				return fmt.Errorf("%s: %w: bad match count", s.what, errJoinRecord)
 			}
-			rec = rec[k:]
+			rec = rec[m:]
 		}
 		for i := range s.row {
 			v, rest, err := decodeJoinValue(rec)
 			if err != nil {
-				return 0, fmt.Errorf("%s: %w: value %d: %v", s.what, errJoinRecord, i, err)
+				return fmt.Errorf("%s: %w: value %d: %v", s.what, errJoinRecord, i, err)
 			}
 			s.row[i] = v
 			rec = rest
@@ -395,10 +619,12 @@ func (s *joinRows) LoadRecord(key, rec []byte) (int32, error) {
 		l.add(s.row, int64(cnt), int64(assoc), h, s.track)
 	}
 	if len(rec) != 0 {
-		return 0, fmt.Errorf("%s: %w: %d bytes after the rows", s.what, errJoinRecord, len(rec))
+		return fmt.Errorf("%s: %w: %d bytes after the rows", s.what, errJoinRecord, len(rec))
 	}
-	s.rows += int64(l.n())
-	return slot, nil
+	l.want -= k
+	s.rows += int64(k)
+	s.decoded += int64(k)
+	return nil
 }
 
 // DropRecords implements state.RecordSource: it forgets every in-memory
@@ -406,7 +632,7 @@ func (s *joinRows) LoadRecord(key, rec []byte) (int32, error) {
 func (s *joinRows) DropRecords() {
 	s.keys.Reset()
 	s.lists.Clear()
-	s.rows = 0
+	s.rows, s.big = 0, 0
 }
 
 // joinState is the two sides' rows of a regular, semi or anti join, with
@@ -459,27 +685,53 @@ func (j *joinState) InitState(store *statestore.Store, restored bool) error {
 	return nil
 }
 
-// refuseOldLayout fails if the operator's own key space holds state.
+// refuseOldLayout fails if the operator's own key space holds state (the
+// keyed tables of Weir before the typed join state), or a side's space
+// holds records of version 2 (joinOldStateName: a key's rows in one
+// record).
 func (j *joinState) refuseOldLayout(store *statestore.Store) error {
-	sp, err := store.Space(j.id)
+	old := append([]byte{byte(len(joinOldStateName))}, joinOldStateName...)
+	end := append([]byte(nil), old...)
+	end[len(end)-1]++ // the end of the names' keys
+	for i, space := range []string{j.id, j.id + joinSpaceSuffix(0), j.id + joinSpaceSuffix(1)} {
+		lo, hi := old, end
+		if i == 0 {
+			lo, hi = nil, nil
+		}
+		found, err := j.anyState(store, space, lo, hi)
+		if err != nil {
+			return fmt.Errorf("state of %s: %w", j.name, err)
+		}
+		if found {
+			what := "keyed tables"
+			if i > 0 {
+				what = "one record per key, " + joinOldStateName
+			}
+			return fmt.Errorf("state of %s: the checkpoint holds the join's rows in the layout of an older Weir (%s), which this version does not read: start the job without restoring, or finish it with the Weir that wrote it", j.name, what)
+		}
+	}
+	return nil
+}
+
+// anyState reports whether space holds a key in [lo, hi) (nil: the whole
+// key group) in this subtask's key groups.
+func (j *joinState) anyState(store *statestore.Store, space string, lo, hi []byte) (bool, error) {
+	sp, err := store.Space(space)
 	if err != nil {
-		return fmt.Errorf("state of %s: %w", j.name, err)
+		return false, err
 	}
 	first, last := j.sides[0].st.KeyGroups()
 	found := false
 	for kg := first; kg <= last && !found; kg++ {
-		err := sp.Scan(kg, nil, nil, false, func(_, _ []byte) (bool, error) {
+		err := sp.Scan(kg, lo, hi, false, func(_, _ []byte) (bool, error) {
 			found = true
 			return false, nil
 		})
 		if err != nil {
-			return fmt.Errorf("state of %s: %w", j.name, err)
+			return false, err
 		}
 	}
-	if found {
-		return fmt.Errorf("state of %s: the checkpoint holds the join's rows in the layout of an older Weir (keyed tables), which this version does not read: start the job without restoring, or finish it with the Weir that wrote it", j.name)
-	}
-	return nil
+	return found, nil
 }
 
 // PrepareSnapshot implements StatefulOperator: the changed keys of both
@@ -493,11 +745,17 @@ func (j *joinState) PrepareSnapshot() error {
 	return nil
 }
 
-// spillIfOver spills a side whose rows outgrew its half of the budget.
+// spillIfOver spills a side whose rows outgrew its share of the budget,
+// unless it holds no more than twice the rows of its largest key: a key
+// larger than the budget must be in memory while its rows are used, and
+// spilling it with every batch would load it again with the next one (a
+// key of a million rows decoded per batch). So the memory held may exceed
+// the budget by up to twice the largest key, and a key is loaded again
+// only after at least as many rows of other keys came into memory.
 func (j *joinState) spillIfOver() error {
 	for _, s := range j.sides {
 		s.st.SetExtraBytes(s.rows * s.rowBytes)
-		if s.st.OverBudget() {
+		if s.st.OverBudget() && s.rows > 2*s.big {
 			if err := s.st.Spill(); err != nil {
 				return fmt.Errorf("state of %s: %w", s.what, err)
 			}

@@ -263,7 +263,8 @@ func TestJoinStateRestoreRescaleSpill(t *testing.T) {
 
 // TestJoinStateRefusesOldLayout checks that a join restored from a store
 // holding state in its own key space (the keyed tables of Weir before the
-// typed join state) fails with a clear error instead of starting empty.
+// typed join state), or records of version 2 (a key's rows in one record)
+// in a side's space, fails with a clear error instead of starting empty.
 func TestJoinStateRefusesOldLayout(t *testing.T) {
 	st, err := statestore.Open(t.TempDir(), statestore.Options{MaxParallelism: joinTestMaxPar})
 	if err != nil {
@@ -278,6 +279,32 @@ func TestJoinStateRefusesOldLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	kinds := []types.Kind{types.KindInt, types.KindBigInt}
+	// Version 2's records: a key's rows in one record, in a side's space.
+	st2, err := statestore.Open(t.TempDir(), statestore.Options{MaxParallelism: joinTestMaxPar})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	sp2, err := st2.Space("join/R")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := state.AppendValue([]byte("\x07rows.v2"), types.IntValue(5))
+	if err := sp2.Put(state.KeyGroup(key[8:], joinTestMaxPar), key, []byte{1, 1, 1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []Operator{
+		NewJoin(JoinSpec{Left: JoinSide{Keys: []int{0}, Kinds: kinds}, Right: JoinSide{Keys: []int{0}, Kinds: kinds}})(),
+		NewSemiJoin(SemiJoinSpec{Left: JoinSide{Keys: []int{0}, Kinds: kinds}, Right: JoinSide{Keys: []int{0}, Kinds: kinds}})(),
+	} {
+		if err := op.Open(&OpContext{ID: "join", Parallelism: 1, MaxParallelism: joinTestMaxPar}); err != nil {
+			t.Fatal(err)
+		}
+		err := op.(StatefulOperator).InitState(st2, true)
+		if err == nil || !strings.Contains(err.Error(), "older Weir") || !strings.Contains(err.Error(), "rows.v2") {
+			t.Fatalf("restoring version 2's records: %v, want an error naming the older Weir and rows.v2", err)
+		}
+	}
 	for _, op := range []Operator{
 		NewJoin(JoinSpec{Left: JoinSide{Keys: []int{0}, Kinds: kinds}, Right: JoinSide{Keys: []int{0}, Kinds: kinds}})(),
 		NewSemiJoin(SemiJoinSpec{Left: JoinSide{Keys: []int{0}, Kinds: kinds}, Right: JoinSide{Keys: []int{0}, Kinds: kinds}})(),

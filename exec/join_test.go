@@ -53,6 +53,7 @@ type changelogGen struct {
 	live   [][]types.Value
 	nextID int64
 	keys   int
+	hot    int  // if > 0, half the keys drawn are among the first hot
 	unique bool // ids unique among live rows (else duplicates of whole rows happen)
 	// keyUnique keeps the join key unique among live rows (a side whose
 	// unique key is the join key): NULL keys, then, only as new rows.
@@ -76,6 +77,9 @@ func (g *changelogGen) freeKey() (types.Value, bool) {
 func (g *changelogGen) key() types.Value {
 	if g.r.IntN(10) == 0 {
 		return types.Value{}
+	}
+	if g.hot > 0 && g.r.IntN(2) == 0 {
+		return types.IntValue(int64(g.r.IntN(g.hot)))
 	}
 	return types.IntValue(int64(g.r.IntN(g.keys)))
 }

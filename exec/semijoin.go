@@ -207,6 +207,7 @@ func (o *semiJoinOp) processRight(kind types.RowKind, row []types.Value, ls int3
 					}
 				}
 				l.assoc[j]++
+				l.mark(j, left.shift)
 				changed = true
 				continue
 			}
@@ -219,6 +220,7 @@ func (o *semiJoinOp) processRight(kind types.RowKind, row []types.Value, ls int3
 				}
 			}
 			l.assoc[j]--
+			l.mark(j, left.shift)
 			changed = true
 		}
 		if changed {

@@ -58,6 +58,20 @@ type Records struct {
 	sp     *statestore.Space // nil in memory
 	backed bool              // records not in memory may be in the store
 
+	// A PartedSource's records: the second name's prefix, under which parts
+	// 1.. live, and per slot how many parts the store holds.
+	parted  PartedSource
+	pprefix []byte
+	stored  []int32
+	// storedTotal is the sum of stored over the slots.
+	storedTotal int64
+	pbuf        []int32 // a slot's changed parts
+	pend2       []pendingParts
+	pk          []byte // a part's key for a deletion
+	plo         []byte // the bounds of a record's parts for a scan
+	phi         []byte
+	all         bool // the snapshot being written replaces the state whole
+
 	kgs     []uint16 // per slot: its key group
 	live    []uint64 // per slot: a bit set while it holds a record
 	changed []uint64 // per slot: a bit set while it changed since the last snapshot
@@ -161,6 +175,42 @@ type RecordSource interface {
 	DropRecords()
 }
 
+// PartedSource is a RecordSource whose records may be long (a join key's
+// rows): each is stored in parts, so that a snapshot rewrites only the
+// parts that changed. Part 0 is AppendRecord's, under the record's key as
+// for any record, and tells how many parts follow (PendingParts); part p >=
+// 1 lives under the key followed by p (4 bytes big-endian) in a second
+// name, Name+PartSuffix, in the same key group. Records writes part 0 of
+// every changed record (it carries the write time with a TTL), the changed
+// parts after it, and deletes the parts a shrunk record no longer has.
+type PartedSource interface {
+	RecordSource
+	// ChangedParts returns the number of parts slot's record has (at
+	// least 1) and appends to dst its parts >= 1 that changed since the
+	// last call, ascending, or all of them when all; it forgets the marks.
+	ChangedParts(dst []int32, slot int32, all bool) (int32, []int32)
+	// AppendRecordPart appends part p >= 1 of slot's record.
+	AppendRecordPart(dst []byte, slot int32, p int32) []byte
+	// PendingParts returns how many parts after part 0 the record that
+	// LoadRecord made in slot has (its part 0 says).
+	PendingParts(slot int32) int32
+	// LoadRecordPart adds part p of slot's record; Records calls it for
+	// p = 1, 2, … PendingParts after LoadRecord. rec is valid only
+	// during the call.
+	LoadRecordPart(slot int32, p int32, rec []byte) error
+}
+
+// PartSuffix ends the name under which a PartedSource's parts >= 1 live.
+const PartSuffix = "+p"
+
+// pendingParts is a record loaded by a restore scan whose parts >= 1 are
+// still to load.
+type pendingParts struct {
+	slot int32
+	kg   int
+	key  []byte
+}
+
 // recEnt is a changed record on its way to the store, in a chunk: where
 // its key and record are in kbuf and vbuf, and what orders it. For keys of
 // one fixed length up to 9 bytes, hi and num hold the key (its first byte
@@ -197,6 +247,9 @@ func NewRecords(opts RecordOptions, src RecordSource) (*Records, error) {
 		return nil, fmt.Errorf("state: negative TTL %v", opts.TTL)
 	}
 	r := &Records{opts: opts, src: src, prefix: namePrefix(opts.Name), chunk: chunkEntries}
+	if ps, ok := src.(PartedSource); ok {
+		r.parted, r.pprefix = ps, namePrefix(opts.Name+PartSuffix)
+	}
 	if opts.TTL > 0 {
 		r.ttl = max(opts.TTL.Milliseconds(), 1)
 	}
@@ -251,11 +304,29 @@ func (r *Records) loadAll() error {
 			}
 			r.setKG(slot, kg)
 			r.loaded(slot, at, timed)
+			if r.parted != nil && r.parted.PendingParts(slot) > 0 {
+				// Scanned once the key group's scan is done: fn may
+				// not call the store.
+				r.pend2 = append(r.pend2, pendingParts{slot: slot, kg: kg, key: append([]byte(nil), k[len(r.prefix):]...)})
+			} else if r.parted != nil {
+				r.setStored(slot, 1)
+			}
 			return true, nil
 		})
+		for _, pp := range r.pend2 {
+			if perr := r.loadParts(pp.slot, pp.kg, pp.key); perr != nil && (err == nil || errors.Is(err, errStopLoad)) {
+				err = perr
+			}
+		}
+		r.pend2 = r.pend2[:0]
 		for _, k := range r.dead {
 			if derr := r.sp.Delete(kg, k); derr != nil && err == nil {
 				err = derr
+			}
+			if r.parted != nil {
+				if derr := r.deleteAllParts(kg, k[len(r.prefix):]); derr != nil && err == nil {
+					err = derr
+				}
 			}
 		}
 		r.dead = r.dead[:0]
@@ -317,6 +388,12 @@ func (r *Records) setKG(slot int32, kg int) {
 	for int(slot) >= len(r.kgs) {
 		r.kgs = append(r.kgs, 0)
 	}
+	if r.parted != nil {
+		for int(slot) >= len(r.stored) {
+			r.stored = append(r.stored, 0)
+		}
+		r.setStored(slot, 0)
+	}
 	if w := int(slot>>6) + 1; w > len(r.live) {
 		r.live = append(r.live, make([]uint64, w-len(r.live))...)
 		r.changed = append(r.changed, make([]uint64, w-len(r.changed))...)
@@ -364,9 +441,107 @@ func (r *Records) Removed(slot int32) error {
 		r.nLive--
 	}
 	r.key = r.src.AppendRecordKey(append(r.key[:0], r.prefix...), slot)
-	if err := r.sp.Delete(int(r.kgs[slot]), r.key); err != nil {
+	kg := int(r.kgs[slot])
+	if err := r.sp.Delete(kg, r.key); err != nil {
 		return fmt.Errorf("state %s: %w", r.opts.Name, err)
 	}
+	if r.parted != nil {
+		if err := r.deleteParts(kg, r.key[len(r.prefix):], 1, r.stored[slot]); err != nil {
+			return fmt.Errorf("state %s: %w", r.opts.Name, err)
+		}
+		r.setStored(slot, 0)
+	}
+	return nil
+}
+
+// setStored sets how many parts of slot's record the store holds.
+func (r *Records) setStored(slot int32, n int32) {
+	r.storedTotal += int64(n - r.stored[slot])
+	r.stored[slot] = n
+}
+
+// partKey appends the store key of part p >= 1 of the record of key.
+func (r *Records) partKey(dst, key []byte, p int32) []byte {
+	return binary.BigEndian.AppendUint32(append(append(dst, r.pprefix...), key...), uint32(p))
+}
+
+// deleteParts deletes parts [from, to) of the record of key.
+func (r *Records) deleteParts(kg int, key []byte, from, to int32) error {
+	for p := from; p < to; p++ {
+		r.pk = r.partKey(r.pk[:0], key, p)
+		if err := r.sp.Delete(kg, r.pk); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteAllParts deletes the stored parts >= 1 of the record of key,
+// however many there are (a record expired in the store, never loaded).
+func (r *Records) deleteAllParts(kg int, key []byte) error {
+	lo := append(append([]byte(nil), r.pprefix...), key...)
+	var keys [][]byte
+	err := r.sp.Scan(kg, lo, prefixEnd(nil, lo), false, func(k, _ []byte) (bool, error) {
+		keys = append(keys, append([]byte(nil), k...))
+		return true, nil
+	})
+	for _, k := range keys {
+		if derr := r.sp.Delete(kg, k); derr != nil && err == nil {
+			err = derr
+		}
+	}
+	return err
+}
+
+// fewParts is the most parts after part 0 that loadParts reads by key
+// (a lookup each); more are read with one scan.
+const fewParts = 2
+
+// loadParts loads the parts >= 1 of the record LoadRecord made in slot
+// from key (of key group kg), by key when they are few and otherwise with
+// one scan, and checks that none is missing.
+func (r *Records) loadParts(slot int32, kg int, key []byte) error {
+	want := r.parted.PendingParts(slot)
+	if want > 0 && want <= fewParts {
+		for p := int32(1); p <= want; p++ {
+			r.pk = r.partKey(r.pk[:0], key, p)
+			v, ok, err := r.sp.Get(kg, r.pk)
+			switch {
+			case err != nil:
+				return fmt.Errorf("state %s: %w", r.opts.Name, err)
+			case !ok:
+				return fmt.Errorf("state %s: record %x: %d of its %d parts stored", r.opts.Name, key, p-1, want+1)
+			}
+			if err := r.parted.LoadRecordPart(slot, p, v); err != nil {
+				return fmt.Errorf("state %s: record %x: part %d: %w", r.opts.Name, key, p, err)
+			}
+		}
+	} else if want > 0 {
+		r.plo = append(append(r.plo[:0], r.pprefix...), key...)
+		r.phi = prefixEnd(r.phi, r.plo)
+		next := int32(1)
+		err := r.sp.Scan(kg, r.plo, r.phi, false, func(k, v []byte) (bool, error) {
+			if len(k) != len(r.plo)+4 {
+				return true, nil // not a part of this key
+			}
+			p := int32(binary.BigEndian.Uint32(k[len(r.plo):]))
+			if p != next || p > want {
+				return false, fmt.Errorf("record %x: part %d where part %d of %d was due", key, p, next, want)
+			}
+			if err := r.parted.LoadRecordPart(slot, p, v); err != nil {
+				return false, fmt.Errorf("record %x: part %d: %w", key, p, err)
+			}
+			next++
+			return true, nil
+		})
+		if err != nil {
+			return fmt.Errorf("state %s: %w", r.opts.Name, err)
+		}
+		if next-1 != want {
+			return fmt.Errorf("state %s: record %x: %d of its %d parts stored", r.opts.Name, key, next-1, want+1)
+		}
+	}
+	r.setStored(slot, want+1)
 	return nil
 }
 
@@ -396,6 +571,11 @@ func (r *Records) Load(key []byte) (int32, bool, error) {
 		if err := r.sp.Delete(kg, r.key); err != nil {
 			return 0, false, fmt.Errorf("state %s: %w", r.opts.Name, err)
 		}
+		if r.parted != nil {
+			if err := r.deleteAllParts(kg, key); err != nil {
+				return 0, false, fmt.Errorf("state %s: %w", r.opts.Name, err)
+			}
+		}
 		return 0, false, nil
 	}
 	slot, err := r.src.LoadRecord(key, rec)
@@ -404,6 +584,11 @@ func (r *Records) Load(key []byte) (int32, bool, error) {
 	}
 	r.setKG(slot, kg)
 	r.loaded(slot, at, timed)
+	if r.parted != nil {
+		if err := r.loadParts(slot, kg, key); err != nil {
+			return 0, false, err
+		}
+	}
 	return slot, true, nil
 }
 
@@ -413,7 +598,7 @@ func (r *Records) bufferBytes() int64 {
 	return int64(cap(r.kgs))*2 + int64(cap(r.live)+cap(r.changed))*8 +
 		int64(cap(r.starts)+cap(r.bounds)+cap(r.pos)+cap(r.slots))*4 + int64(cap(r.kgChunk))*2 +
 		int64(cap(r.ents)+cap(r.spare))*entBytes +
-		int64(cap(r.wt)+cap(r.queued))*8 + int64(cap(r.expq))*16 +
+		int64(cap(r.wt)+cap(r.queued))*8 + int64(cap(r.expq))*16 + int64(cap(r.stored))*4 +
 		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf))
 }
 
@@ -451,7 +636,7 @@ func (r *Records) Spill() error {
 	clear(r.pend)
 	clear(r.queued)
 	r.queued = r.queued[:0]
-	r.kgs = r.kgs[:0]
+	r.kgs, r.stored, r.storedTotal = r.kgs[:0], r.stored[:0], 0
 	clear(r.live)
 	clear(r.changed)
 	r.live, r.changed = r.live[:0], r.changed[:0]
@@ -476,6 +661,11 @@ func (r *Records) Snapshot() error {
 		return nil
 	}
 	all := r.opts.Exclusive && !r.backed && r.nChange > 0 && 2*r.nChange >= r.nLive
+	if r.parted != nil && r.storedTotal > 4*int64(r.nLive) {
+		// Long records: half the records changed says little of how many
+		// of their parts did.
+		all = false
+	}
 	if r.nChange == 0 && !all {
 		return nil
 	}
@@ -488,6 +678,7 @@ func (r *Records) Snapshot() error {
 	if all {
 		bitsOf = r.live
 	}
+	r.all = all
 	if err := r.chunks(bitsOf, r.writeChunk); err != nil {
 		return fmt.Errorf("state %s: %w", r.opts.Name, err)
 	}
@@ -591,6 +782,7 @@ func (r *Records) sortedChunk(slots []int32) ([]recEnt, error) {
 	r.ents = slices.Grow(r.ents[:0], n)
 	ents := r.ents[:0]
 	kb, vb := r.kbuf[:0], r.vbuf[:0]
+	parts := false // entries of parts >= 1: keys of two names
 	for _, slot := range slots {
 		k0, v0 := len(kb), len(vb)
 		kb = r.src.AppendRecordKey(append(kb, r.prefix...), slot)
@@ -599,6 +791,30 @@ func (r *Records) sortedChunk(slots []int32) ([]recEnt, error) {
 		}
 		vb = r.src.AppendRecord(vb, slot)
 		ents = append(ents, recEnt{koff: uint32(k0), klen: uint32(len(kb) - k0), voff: uint32(v0), vlen: uint32(len(vb) - v0), kg: r.kgs[slot]})
+		if r.parted == nil {
+			continue
+		}
+		kend := len(kb)
+		n, changed := r.parted.ChangedParts(r.pbuf[:0], slot, r.all)
+		r.pbuf = changed
+		for _, p := range changed {
+			if p < 1 || p >= n {
+				continue
+			}
+			k1, v1 := len(kb), len(vb)
+			kb = append(kb, r.pprefix...)
+			kb = append(kb, kb[k0+len(r.prefix):kend]...)
+			kb = binary.BigEndian.AppendUint32(kb, uint32(p))
+			vb = r.parted.AppendRecordPart(vb, slot, p)
+			ents = append(ents, recEnt{koff: uint32(k1), klen: uint32(len(kb) - k1), voff: uint32(v1), vlen: uint32(len(vb) - v1), kg: r.kgs[slot]})
+			parts = true
+		}
+		if !r.all && r.stored[slot] > n {
+			if err := r.deleteParts(int(r.kgs[slot]), kb[k0+len(r.prefix):kend], n, r.stored[slot]); err != nil {
+				return nil, err
+			}
+		}
+		r.setStored(slot, n)
 	}
 	r.kbuf, r.vbuf = kb, vb
 	if len(kb) > math.MaxUint32 || len(vb) > math.MaxUint32 {
@@ -611,7 +827,7 @@ func (r *Records) sortedChunk(slots []int32) ([]recEnt, error) {
 	klen, p := ents[0].klen, uint32(len(r.prefix))
 	for i := range ents {
 		e := &ents[i]
-		if e.klen != klen || klen-p > 9 {
+		if parts || e.klen != klen || klen-p > 9 {
 			fixed = false
 			break
 		}
@@ -864,5 +1080,8 @@ func (r *Records) Forget(slot int32) {
 	if r.live[w]&bit != 0 {
 		r.live[w] &^= bit
 		r.nLive--
+	}
+	if r.parted != nil {
+		r.setStored(slot, 0)
 	}
 }
