@@ -60,6 +60,8 @@ type globalWindowOp struct {
 	nLive    int   // key slots in use
 
 	firing  []int32
+	gis     []int32 // Process: per row, its key slot (-1: late)
+	cis     []int32 // Process: per row, its cell (-1: late)
 	keyBuf  []byte
 	partBuf []byte
 	loadRow []types.Value
@@ -161,44 +163,61 @@ func (o *globalWindowOp) PrepareSnapshot() error {
 }
 
 // Process implements Operator: it merges each partial row into its key's
-// slice.
+// slice, a batch at a time in three passes (the keys, then their slices'
+// cells, then the accumulators), so that the memory reads of different
+// rows, independent within a pass, overlap.
 func (o *globalWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
-	nk := o.nk
-	if b.Width != nk+PartialWindowCols {
-		return fmt.Errorf("%s: partial rows of %d columns, want %d", o.name, b.Width, nk+PartialWindowCols)
+	nk, w := o.nk, b.Width
+	if w != nk+PartialWindowCols {
+		return fmt.Errorf("%s: partial rows of %d columns, want %d", o.name, w, nk+PartialWindowCols)
 	}
-	for i := range b.Len() {
+	n := b.Len()
+	gis := slices.Grow(o.gis[:0], n)[:n]
+	cis := slices.Grow(o.cis[:0], n)[:n]
+	o.gis, o.cis = gis, cis
+	for i := range gis {
 		if b.Kinds[i].IsRetraction() {
 			return fmt.Errorf("%s: a window aggregate takes insert-only input, got %s", o.name, b.Kinds[i])
 		}
-		row := b.Row(i)
-		se, rows := row[nk].Int(), row[nk+1].Int()
-		if o.spec.LastWindowEnd(se)-1 <= o.wm {
-			o.late.Add(rows)
+		row := b.Vals[i*w : (i+1)*w]
+		if o.spec.LastWindowEnd(row[nk].Int())-1 <= o.wm {
+			o.late.Add(row[nk+1].Int())
+			gis[i] = -1
 			continue
 		}
-		gi := o.key(row)
+		gis[i] = o.key(row)
+	}
+	for i, gi := range gis {
+		cis[i] = -1
+		if gi < 0 {
+			continue
+		}
+		se := b.Vals[i*w+nk].Int()
 		k := &o.wkeys[gi]
-		var ci int32
 		if j, ok := o.findCell(k.cells, se); ok {
-			ci = k.cells[j].acc
+			cis[i] = k.cells[j].acc
+			continue
 		} else {
-			ci = o.newCell()
+			ci := o.newCell()
 			k = &o.wkeys[gi]
 			k.cells = slices.Insert(k.cells, j, winCell{end: se, acc: ci})
 			o.addToSlice(se, gi)
+			cis[i] = ci
 		}
-		o.partBuf = append(o.partBuf[:0], row[nk+2].Str()...)
+	}
+	for i, ci := range cis {
+		if ci < 0 {
+			continue
+		}
+		o.partBuf = append(o.partBuf[:0], b.Vals[i*w+nk+2].Str()...)
 		src := o.partBuf
 		for _, acc := range o.accs {
-			acc.reset(0)
 			var err error
-			if src, err = acc.load(0, src); err != nil {
+			if src, err = mergeSaved(acc, ci, 0, src); err != nil {
 				return fmt.Errorf("%s: partial row: %w", o.name, err)
 			}
-			acc.merge(ci, 0)
 		}
-		o.st.Changed(gi)
+		o.st.Changed(gis[i])
 	}
 	return nil
 }
