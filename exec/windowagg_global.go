@@ -328,6 +328,9 @@ func (o *globalWindowOp) removeKey(gi int32) error {
 		clear(o.keyVals[int(gi)*o.nk : int(gi+1)*o.nk])
 	}
 	k.live, k.cells = false, k.cells[:0]
+	if cap(k.cells) > 8 {
+		k.cells = nil // a burst's list: not kept for the slot's next key
+	}
 	o.freeKeys = append(o.freeKeys, gi)
 	o.nLive--
 	return nil
@@ -391,7 +394,70 @@ func (o *globalWindowOp) ProcessWatermark(wm int64, out Emitter) error {
 		}
 		o.out.Reset()
 	}
+	if err := o.maybeCompact(); err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
 	return ForwardWatermark(out, wm)
+}
+
+// globalWindowMinCells is the number of cells below which the global
+// window aggregate never compacts its accumulators.
+const globalWindowMinCells = 1 << 12
+
+// maybeCompact gives memory back after a burst of open slices (a watermark
+// held back, one input ahead of another): when a quarter or less of the
+// cells the accumulators have room for are in use, it moves the live
+// cells into new accumulators of their size, trims the keys' cell lists
+// and remakes the slice index, so that the state shrinks back with the
+// open windows instead of staying at its largest.
+func (o *globalWindowOp) maybeCompact() error {
+	live := int(o.nCells) - 2 - len(o.free)
+	if o.nCells <= globalWindowMinCells || 4*live > int(o.nCells) {
+		return nil
+	}
+	accs := make([]accumulator, len(o.calls))
+	for i, c := range o.calls {
+		acc, err := newAccumulator(c)
+		if err != nil {
+			return err
+		}
+		setInsertOnly(acc)
+		for range live + 2 {
+			acc.grow()
+		}
+		accs[i] = acc
+	}
+	next := int32(2)
+	for gi := range o.wkeys {
+		k := &o.wkeys[gi]
+		if !k.live {
+			if cap(k.cells) > 0 {
+				k.cells = nil
+			}
+			continue
+		}
+		if cap(k.cells) > 2*len(k.cells)+4 {
+			k.cells = slices.Clone(k.cells)
+		}
+		for j := range k.cells {
+			c := &k.cells[j]
+			for i, acc := range o.accs {
+				o.partBuf = acc.save(c.acc, o.partBuf[:0])
+				if _, err := accs[i].load(next, o.partBuf); err != nil {
+					return fmt.Errorf("window state: %w", err)
+				}
+			}
+			c.acc = next
+			next++
+		}
+	}
+	o.accs, o.nCells, o.free = accs, next, nil
+	ends := make(map[int64][]int32, len(o.ends))
+	for _, se := range o.ends {
+		ends[se] = o.slices[se]
+	}
+	o.slices, o.ends = ends, slices.Clone(o.ends)
+	return nil
 }
 
 // fire emits the window that ends at end for every key with a slice in it

@@ -433,8 +433,14 @@ func (o *localWindowAggOp) release(s *localSlice) {
 	if len(s.groups) > 0 {
 		clear(s.groups)
 	}
-	o.spare = append(o.spare, s)
+	if len(o.spare) < localWindowSpareSlices {
+		o.spare = append(o.spare, s)
+	}
 }
+
+// localWindowSpareSlices bounds the flushed slices a local window
+// aggregate keeps for reuse: a burst of open slices does not stay.
+const localWindowSpareSlices = 8
 
 // Finish implements Operator: what is still held goes out.
 func (o *localWindowAggOp) Finish(out Emitter) error {
