@@ -1,7 +1,11 @@
 package exec
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/weir-sql/weir/types"
 )
@@ -91,5 +95,93 @@ func TestLocalWindowFlushesBehindNewestSlice(t *testing.T) {
 	// One partial per key and slice, plus the one late row's second partial.
 	if want := keys*(nslices+1) + 1; total != want {
 		t.Errorf("%d partial rows in all, want %d", total, want)
+	}
+}
+
+// TestLocalWindowFastAggsWithNulls runs COUNT(*), COUNT(v), SUM(v) and
+// AVG(v) of a BIGINT column with NULLs (the aggregates the local phase adds
+// in its row loop) and SUM(d) of a DOUBLE (updated a batch at a time)
+// through the two phases, and compares each window with the answer
+// computed here.
+func TestLocalWindowFastAggsWithNulls(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 5))
+	big, dbl := types.Type{Kind: types.KindBigInt}, types.Type{Kind: types.KindDouble}
+	calls := []AggCall{
+		{Func: AggCountStar, Arg: -1, Type: big, Name: "COUNT"},
+		{Func: AggCount, Arg: 1, ArgType: big, Type: big, Name: "COUNT"},
+		{Func: AggSum, Arg: 1, ArgType: big, Type: big, Name: "SUM"},
+		{Func: AggAvg, Arg: 1, ArgType: big, Type: big, Name: "AVG"},
+		{Func: AggSum, Arg: 3, ArgType: dbl, Type: dbl, Name: "SUM"},
+	}
+	spec := WindowSpec{Kind: WindowTumble, Size: 100, TimeCol: 2}
+	g := NewGlobalWindowAgg(1, spec, calls)().(*globalWindowOp)
+	if err := g.Open(&OpContext{MaxParallelism: 128, Name: "global"}); err != nil {
+		t.Fatal(err)
+	}
+	l := NewLocalWindowAgg([]int{0}, spec, calls)().(*localWindowAggOp)
+	if err := l.Open(&OpContext{MaxParallelism: 128, Name: "local"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(l.fast) != 4 || len(l.slow) != 1 {
+		t.Fatalf("%d fast and %d other aggregates, want 4 and 1", len(l.fast), len(l.slow))
+	}
+	type acc struct {
+		star, n, sum int64
+		d            float64
+	}
+	want := map[[2]int64]*acc{}
+	feed := &globalFeed{g: g}
+	b := types.NewBatch(4, 100)
+	for i := range 5000 {
+		k, ts := int64(r.IntN(20)), int64(i/10)-int64(r.IntN(30))
+		v := types.NullValue()
+		d := float64(r.IntN(8)) / 4
+		id := [2]int64{k, ts - floorMod(ts, 100)}
+		if want[id] == nil {
+			want[id] = &acc{}
+		}
+		a := want[id]
+		a.star++
+		a.d += d
+		if r.IntN(3) > 0 {
+			x := int64(r.IntN(1000)) - 500
+			v = types.BigIntValue(x)
+			a.n++
+			a.sum += x
+		}
+		b.Append(types.Insert, []types.Value{types.BigIntValue(k), v, types.TimestampValue(ts), types.DoubleValue(d)})
+		if b.Len() == 100 {
+			if err := l.Process(0, b, feed); err != nil {
+				t.Fatal(err)
+			}
+			b.Reset()
+		}
+	}
+	if err := l.Process(0, b, feed); err != nil {
+		t.Fatal(err)
+	}
+	out := &rowCollector{}
+	if err := l.ProcessWatermark(MaxWatermark, feed); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.ProcessWatermark(MaxWatermark, out); err != nil {
+		t.Fatal(err)
+	}
+	var wantRows []string
+	for id, a := range want {
+		s := id[1]
+		sum, avg := types.NullValue(), types.NullValue()
+		if a.n > 0 {
+			sum, avg = types.BigIntValue(a.sum), types.BigIntValue(a.sum/a.n)
+		}
+		wantRows = append(wantRows, fmt.Sprint([]types.Value{types.BigIntValue(id[0]), types.TimestampValue(s), types.TimestampValue(s + 100),
+			types.TimestampValue(s + 99), types.BigIntValue(a.star), types.BigIntValue(a.n), sum, avg, types.DoubleValue(a.d)}))
+	}
+	slices.Sort(wantRows)
+	got := slices.Sorted(slices.Values(out.rows))
+	if !slices.Equal(got, wantRows) {
+		t.Fatalf("seed %d: %d windows, want %d\nfirst got  %v\nfirst want %v", seed, len(got), len(wantRows), got[:min(3, len(got))], wantRows[:min(3, len(wantRows))])
 	}
 }

@@ -59,14 +59,17 @@ type globalWindowOp struct {
 	fired    int64 // every window ending at or before it has fired
 	nLive    int   // key slots in use
 
-	firing  []int32
-	gis     []int32 // Process: per row, its key slot (-1: late)
-	cis     []int32 // Process: per row, its cell (-1: late)
-	keyBuf  []byte
-	partBuf []byte
-	loadRow []types.Value
-	keyOne  [1]types.Value
-	out     *types.Batch
+	firing      []int32
+	peaks       [2]int  // the most cells in use at a watermark, this span of watermarks and the one before
+	nPeak       int     // watermarks in this span
+	compactions int     // maybeCompact's compactions, for tests
+	gis         []int32 // Process: per row, its key slot (-1: late)
+	cis         []int32 // Process: per row, its cell (-1: late)
+	keyBuf      []byte
+	partBuf     []byte
+	loadRow     []types.Value
+	keyOne      [1]types.Value
+	out         *types.Batch
 }
 
 // winKey is a key's slot: its open slices (sorted by end) and, for a key restored from a
@@ -371,6 +374,7 @@ func (o *globalWindowOp) ProcessWatermark(wm int64, out Emitter) error {
 		return ForwardWatermark(out, wm)
 	}
 	o.wm = wm
+	o.notePeak()
 	o.out.Reset()
 	step := o.spec.sliceSize()
 	e := int64(math.MinInt64)
@@ -404,15 +408,32 @@ func (o *globalWindowOp) ProcessWatermark(wm int64, out Emitter) error {
 // window aggregate never compacts its accumulators.
 const globalWindowMinCells = 1 << 12
 
+// globalWindowPeakSpan is the number of watermarks over which the global
+// window aggregate keeps its peak of cells in use (twice: the current span
+// and the one before).
+const globalWindowPeakSpan = 64
+
+// notePeak records the cells in use before a watermark fires windows.
+func (o *globalWindowOp) notePeak() {
+	live := int(o.nCells) - 2 - len(o.free)
+	o.peaks[0] = max(o.peaks[0], live)
+	if o.nPeak++; o.nPeak >= globalWindowPeakSpan {
+		o.peaks[1], o.peaks[0], o.nPeak = o.peaks[0], 0, 0
+	}
+}
+
 // maybeCompact gives memory back after a burst of open slices (a watermark
-// held back, one input ahead of another): when a quarter or less of the
-// cells the accumulators have room for are in use, it moves the live
-// cells into new accumulators of their size, trims the keys' cell lists
-// and remakes the slice index, so that the state shrinks back with the
-// open windows instead of staying at its largest.
+// held back, one input ahead of another): when the cells in use have
+// stayed at a quarter or less of the cells the accumulators have room for
+// over the last 64 to 128 watermarks, it moves the live cells into new
+// accumulators of their size, trims the keys' cell lists and remakes the
+// slice index, so that the state shrinks back with the open windows
+// instead of staying at its largest. (The peak keeps the steady swing
+// between watermarks, which fire many slices at once, from compacting
+// after every one.)
 func (o *globalWindowOp) maybeCompact() error {
 	live := int(o.nCells) - 2 - len(o.free)
-	if o.nCells <= globalWindowMinCells || 4*live > int(o.nCells) {
+	if o.nCells <= globalWindowMinCells || 4*max(live, o.peaks[0], o.peaks[1]) > int(o.nCells) {
 		return nil
 	}
 	accs := make([]accumulator, len(o.calls))
@@ -452,6 +473,8 @@ func (o *globalWindowOp) maybeCompact() error {
 		}
 	}
 	o.accs, o.nCells, o.free = accs, next, nil
+	o.peaks = [2]int{}
+	o.compactions++
 	ends := make(map[int64][]int32, len(o.ends))
 	for _, se := range o.ends {
 		ends[se] = o.slices[se]

@@ -72,6 +72,8 @@ type localWindowAggOp struct {
 	calls []AggCall
 	accs  []accumulator
 	args  []int
+	fast  []fastAgg // COUNT and integer SUM/AVG, added in the row loop
+	slow  []int     // the other accumulators (indexes of accs), updated a batch at a time
 	name  string
 	late  *atomic.Int64
 
@@ -147,6 +149,18 @@ func (o *localWindowAggOp) Open(ctx *OpContext) error {
 			o.args[i] = -1
 		}
 		o.maxCol = max(o.maxCol, o.args[i])
+		switch a := acc.(type) {
+		case *countAcc:
+			o.fast = append(o.fast, fastAgg{col: o.args[i], cnt: a})
+		case *sumAcc:
+			if !a.floatIn {
+				o.fast = append(o.fast, fastAgg{col: o.args[i], sum: a})
+				break
+			}
+			o.slow = append(o.slow, i)
+		default:
+			o.slow = append(o.slow, i)
+		}
 	}
 	o.intKey = -1
 	if len(o.keys) == 1 {
@@ -227,8 +241,38 @@ func (o *localWindowAggOp) group1(s *localSlice, row []types.Value) int32 {
 	return gi
 }
 
-// Process implements Operator: it finds every row's group, then updates
-// each accumulator over the batch.
+// fastAgg is a COUNT, or a SUM or AVG of integers, that the local phase
+// adds each row into as it finds the row's group (its state is typed, one
+// slot per group), instead of in a later pass over the batch.
+type fastAgg struct {
+	col int // the argument column; -1 for COUNT(*)
+	cnt *countAcc
+	sum *sumAcc
+}
+
+// addFast adds row into group gi of the fast aggregates.
+func (o *localWindowAggOp) addFast(gi int32, row []types.Value) {
+	for i := range o.fast {
+		f := &o.fast[i]
+		if f.col >= 0 {
+			v := &row[f.col]
+			if v.IsNull() {
+				continue
+			}
+			if f.sum != nil {
+				st := &f.sum.s[gi]
+				st.sum += uint64(v.Int())
+				st.n++
+				continue
+			}
+		}
+		f.cnt.n[gi]++
+	}
+}
+
+// Process implements Operator: it finds every row's group and adds the
+// row into the fast aggregates' state, then updates each other
+// accumulator over the batch.
 func (o *localWindowAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 	if o.maxCol >= b.Width {
 		return fmt.Errorf("%s: column %d out of range of input width %d", o.name, o.maxCol, b.Width)
@@ -246,6 +290,7 @@ func (o *localWindowAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 			gi := o.group1(o.slice(0), row)
 			o.rows[gi]++
 			gis[i] = gi
+			o.addFast(gi, row)
 			continue
 		}
 		v := row[o.spec.TimeCol]
@@ -265,9 +310,10 @@ func (o *localWindowAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 		gi := o.group1(sl, row)
 		o.rows[gi]++
 		gis[i] = gi
+		o.addFast(gi, row)
 	}
-	for a, acc := range o.accs {
-		acc.update(gis, b, o.args[a])
+	for _, a := range o.slow {
+		o.accs[a].update(gis, b, o.args[a])
 	}
 	o.lastOut = out
 	if o.held >= o.maxGroups {
