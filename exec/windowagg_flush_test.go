@@ -185,3 +185,60 @@ func TestLocalWindowFastAggsWithNulls(t *testing.T) {
 		t.Fatalf("seed %d: %d windows, want %d\nfirst got  %v\nfirst want %v", seed, len(got), len(wantRows), got[:min(3, len(got))], wantRows[:min(3, len(wantRows))])
 	}
 }
+
+// TestLocalGroupAggHoldsUntilFlush: the local phase of a two-phase
+// GroupAggregate (no slices) holds its partials over batches until the
+// task flushes it, then sends one partial row per key with the key's row
+// count (the slice-behind flush of the window phase does not apply).
+func TestLocalGroupAggHoldsUntilFlush(t *testing.T) {
+	calls := windowTestCalls(t)[:2]
+	l := NewLocalGroupAgg([]int{0}, calls)().(*localWindowAggOp)
+	if err := l.Open(&OpContext{MaxParallelism: 128, Name: "local"}); err != nil {
+		t.Fatal(err)
+	}
+	out := &partialCounter{perSlice: map[int64]int{}}
+	counts := map[int64]int64{}
+	b := types.NewBatch(3, 10)
+	for batch := range 3 {
+		b.Reset()
+		for i := range 10 {
+			k := int64((batch*10 + i) % 7)
+			counts[k]++
+			b.Append(types.Insert, []types.Value{types.BigIntValue(k), types.BigIntValue(1), types.TimestampValue(0)})
+		}
+		if err := l.Process(0, b, out); err != nil {
+			t.Fatal(err)
+		}
+		if out.rows != 0 {
+			t.Fatalf("after batch %d: %d partial rows sent before the flush", batch, out.rows)
+		}
+	}
+	if !l.hasPending() {
+		t.Fatal("no partials pending")
+	}
+	got := map[int64]int64{}
+	rows := &rowsByKey{got: got}
+	if err := l.flush(rows, func(int64) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(counts) {
+		t.Fatalf("%d keys sent, want %d", len(got), len(counts))
+	}
+	for k, n := range counts {
+		if got[k] != n {
+			t.Errorf("key %d: row count %d, want %d", k, got[k], n)
+		}
+	}
+}
+
+// rowsByKey adds up the row counts (column 1) of local group partials by
+// key (column 0).
+type rowsByKey struct{ got map[int64]int64 }
+
+func (r *rowsByKey) Emit(b *types.Batch) error {
+	for i := range b.Len() {
+		row := b.Row(i)
+		r.got[row[0].Int()] += row[1].Int()
+	}
+	return nil
+}

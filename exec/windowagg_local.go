@@ -319,7 +319,7 @@ func (o *localWindowAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 	if o.held >= o.maxGroups {
 		return o.flushFull(out)
 	}
-	if o.advanced {
+	if o.advanced && !o.group {
 		o.advanced = false
 		if done, ok := o.completeBefore(); ok && len(o.open) > 1 {
 			return o.flush(out, func(end int64) bool { return end <= done })
