@@ -482,3 +482,51 @@ func (a *distinctAcc) merge(dst, src int32) {
 		a.inner.add(dst, v)
 	}
 }
+
+// savedMerger is an accumulator that merges a saved state (save) into a
+// group directly, without loading it into a scratch group first.
+type savedMerger interface {
+	// mergeSaved adds the state at the start of src into group g and
+	// returns the rest of src.
+	mergeSaved(g int32, src []byte) ([]byte, error)
+}
+
+// mergeSaved adds the state at the start of src, written by acc.save, into
+// group g of acc and returns the rest of src; an accumulator without
+// mergeSaved of its own loads it into group scratch (clobbered) and merges.
+func mergeSaved(acc accumulator, g, scratch int32, src []byte) ([]byte, error) {
+	if m, ok := acc.(savedMerger); ok {
+		return m.mergeSaved(g, src)
+	}
+	acc.reset(scratch)
+	rest, err := acc.load(scratch, src)
+	if err != nil {
+		return nil, err
+	}
+	acc.merge(g, scratch)
+	return rest, nil
+}
+
+func (a *countAcc) mergeSaved(g int32, src []byte) ([]byte, error) {
+	v, rest, err := readVarint(src)
+	if err != nil {
+		return nil, err
+	}
+	a.n[g] += v
+	return rest, nil
+}
+
+func (a *sumAcc) mergeSaved(g int32, src []byte) ([]byte, error) {
+	v, rest, err := a.decode(src)
+	if err != nil {
+		return nil, err
+	}
+	d := &a.s[g]
+	if a.floatIn {
+		d.sum = math.Float64bits(math.Float64frombits(d.sum) + math.Float64frombits(v.sum))
+	} else {
+		d.sum += v.sum
+	}
+	d.n += v.n
+	return rest, nil
+}

@@ -73,19 +73,35 @@ func (a *sumAcc) save(g int32, dst []byte) []byte {
 	return binary.AppendVarint(dst, s.n)
 }
 func (a *sumAcc) load(g int32, src []byte) (rest []byte, err error) {
-	s := &a.s[g]
+	s, rest, err := a.decode(src)
+	if err != nil {
+		return nil, err
+	}
+	a.s[g] = s
+	return rest, nil
+}
+
+// decode reads a state written by save.
+func (a *sumAcc) decode(src []byte) (s sumState, rest []byte, err error) {
+	rest = src
+	if !a.avg && !a.floatIn { // SUM of integers: the common case
+		var isum int64
+		if isum, rest, err = readVarint(rest); err != nil {
+			return s, nil, err
+		}
+		s.sum = uint64(isum)
+		s.n, rest, err = readVarint(rest)
+		return s, rest, err
+	}
 	var isum int64
 	var fsum float64
-	rest = src
-	if a.avg || !a.floatIn {
+	if a.avg {
 		if isum, rest, err = readVarint(rest); err != nil {
-			return nil, err
+			return s, nil, err
 		}
 	}
-	if a.avg || a.floatIn {
-		if fsum, rest, err = readFloat(rest); err != nil {
-			return nil, err
-		}
+	if fsum, rest, err = readFloat(rest); err != nil {
+		return s, nil, err
 	}
 	if a.floatIn {
 		s.sum = math.Float64bits(fsum)
@@ -93,7 +109,7 @@ func (a *sumAcc) load(g int32, src []byte) (rest []byte, err error) {
 		s.sum = uint64(isum)
 	}
 	s.n, rest, err = readVarint(rest)
-	return rest, err
+	return s, rest, err
 }
 
 func (a *minMaxAcc) save(g int32, dst []byte) []byte {

@@ -16,8 +16,17 @@ func (nullEmitter) Emit(*types.Batch) error { return nil }
 // and slice of event time, into one global aggregate, with a watermark
 // every 24 slices; ns/op is per input row.
 func BenchmarkTwoPhaseTumble(b *testing.B) {
+	benchmarkTwoPhase(b, WindowSpec{Kind: WindowTumble, Size: 1000, TimeCol: 2})
+}
+
+// BenchmarkTwoPhaseHop is BenchmarkTwoPhaseTumble with W7's windows: HOP
+// of 10 s sliding by 1 s.
+func BenchmarkTwoPhaseHop(b *testing.B) {
+	benchmarkTwoPhase(b, WindowSpec{Kind: WindowHop, Size: 10000, Slide: 1000, TimeCol: 2})
+}
+
+func benchmarkTwoPhase(b *testing.B, spec WindowSpec) {
 	calls := windowTestCalls(b)[:2]
-	spec := WindowSpec{Kind: WindowTumble, Size: 1000, TimeCol: 2}
 	g := NewGlobalWindowAgg(1, spec, calls)().(*globalWindowOp)
 	if err := g.Open(&OpContext{MaxParallelism: 128, Name: "global"}); err != nil {
 		b.Fatal(err)

@@ -59,12 +59,17 @@ type globalWindowOp struct {
 	fired    int64 // every window ending at or before it has fired
 	nLive    int   // key slots in use
 
-	firing  []int32
-	keyBuf  []byte
-	partBuf []byte
-	loadRow []types.Value
-	keyOne  [1]types.Value
-	out     *types.Batch
+	firing      []int32
+	peaks       [2]int  // the most cells in use at a watermark, this span of watermarks and the one before
+	nPeak       int     // watermarks in this span
+	compactions int     // maybeCompact's compactions, for tests
+	gis         []int32 // Process: per row, its key slot (-1: late)
+	cis         []int32 // Process: per row, its cell (-1: late)
+	keyBuf      []byte
+	partBuf     []byte
+	loadRow     []types.Value
+	keyOne      [1]types.Value
+	out         *types.Batch
 }
 
 // winKey is a key's slot: its open slices (sorted by end) and, for a key restored from a
@@ -161,44 +166,61 @@ func (o *globalWindowOp) PrepareSnapshot() error {
 }
 
 // Process implements Operator: it merges each partial row into its key's
-// slice.
+// slice, a batch at a time in three passes (the keys, then their slices'
+// cells, then the accumulators), so that the memory reads of different
+// rows, independent within a pass, overlap.
 func (o *globalWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
-	nk := o.nk
-	if b.Width != nk+PartialWindowCols {
-		return fmt.Errorf("%s: partial rows of %d columns, want %d", o.name, b.Width, nk+PartialWindowCols)
+	nk, w := o.nk, b.Width
+	if w != nk+PartialWindowCols {
+		return fmt.Errorf("%s: partial rows of %d columns, want %d", o.name, w, nk+PartialWindowCols)
 	}
-	for i := range b.Len() {
+	n := b.Len()
+	gis := slices.Grow(o.gis[:0], n)[:n]
+	cis := slices.Grow(o.cis[:0], n)[:n]
+	o.gis, o.cis = gis, cis
+	for i := range gis {
 		if b.Kinds[i].IsRetraction() {
 			return fmt.Errorf("%s: a window aggregate takes insert-only input, got %s", o.name, b.Kinds[i])
 		}
-		row := b.Row(i)
-		se, rows := row[nk].Int(), row[nk+1].Int()
-		if o.spec.LastWindowEnd(se)-1 <= o.wm {
-			o.late.Add(rows)
+		row := b.Vals[i*w : (i+1)*w]
+		if o.spec.LastWindowEnd(row[nk].Int())-1 <= o.wm {
+			o.late.Add(row[nk+1].Int())
+			gis[i] = -1
 			continue
 		}
-		gi := o.key(row)
+		gis[i] = o.key(row)
+	}
+	for i, gi := range gis {
+		cis[i] = -1
+		if gi < 0 {
+			continue
+		}
+		se := b.Vals[i*w+nk].Int()
 		k := &o.wkeys[gi]
-		var ci int32
 		if j, ok := o.findCell(k.cells, se); ok {
-			ci = k.cells[j].acc
+			cis[i] = k.cells[j].acc
+			continue
 		} else {
-			ci = o.newCell()
+			ci := o.newCell()
 			k = &o.wkeys[gi]
 			k.cells = slices.Insert(k.cells, j, winCell{end: se, acc: ci})
 			o.addToSlice(se, gi)
+			cis[i] = ci
 		}
-		o.partBuf = append(o.partBuf[:0], row[nk+2].Str()...)
+	}
+	for i, ci := range cis {
+		if ci < 0 {
+			continue
+		}
+		o.partBuf = append(o.partBuf[:0], b.Vals[i*w+nk+2].Str()...)
 		src := o.partBuf
 		for _, acc := range o.accs {
-			acc.reset(0)
 			var err error
-			if src, err = acc.load(0, src); err != nil {
+			if src, err = mergeSaved(acc, ci, 0, src); err != nil {
 				return fmt.Errorf("%s: partial row: %w", o.name, err)
 			}
-			acc.merge(ci, 0)
 		}
-		o.st.Changed(gi)
+		o.st.Changed(gis[i])
 	}
 	return nil
 }
@@ -309,6 +331,9 @@ func (o *globalWindowOp) removeKey(gi int32) error {
 		clear(o.keyVals[int(gi)*o.nk : int(gi+1)*o.nk])
 	}
 	k.live, k.cells = false, k.cells[:0]
+	if cap(k.cells) > 8 {
+		k.cells = nil // a burst's list: not kept for the slot's next key
+	}
 	o.freeKeys = append(o.freeKeys, gi)
 	o.nLive--
 	return nil
@@ -349,6 +374,7 @@ func (o *globalWindowOp) ProcessWatermark(wm int64, out Emitter) error {
 		return ForwardWatermark(out, wm)
 	}
 	o.wm = wm
+	o.notePeak()
 	o.out.Reset()
 	step := o.spec.sliceSize()
 	e := int64(math.MinInt64)
@@ -372,7 +398,89 @@ func (o *globalWindowOp) ProcessWatermark(wm int64, out Emitter) error {
 		}
 		o.out.Reset()
 	}
+	if err := o.maybeCompact(); err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
 	return ForwardWatermark(out, wm)
+}
+
+// globalWindowMinCells is the number of cells below which the global
+// window aggregate never compacts its accumulators.
+const globalWindowMinCells = 1 << 12
+
+// globalWindowPeakSpan is the number of watermarks over which the global
+// window aggregate keeps its peak of cells in use (twice: the current span
+// and the one before).
+const globalWindowPeakSpan = 64
+
+// notePeak records the cells in use before a watermark fires windows.
+func (o *globalWindowOp) notePeak() {
+	live := int(o.nCells) - 2 - len(o.free)
+	o.peaks[0] = max(o.peaks[0], live)
+	if o.nPeak++; o.nPeak >= globalWindowPeakSpan {
+		o.peaks[1], o.peaks[0], o.nPeak = o.peaks[0], 0, 0
+	}
+}
+
+// maybeCompact gives memory back after a burst of open slices (a watermark
+// held back, one input ahead of another): when the cells in use have
+// stayed at a quarter or less of the cells the accumulators have room for
+// over the last 64 to 128 watermarks, it moves the live cells into new
+// accumulators of their size, trims the keys' cell lists and remakes the
+// slice index, so that the state shrinks back with the open windows
+// instead of staying at its largest. (The peak keeps the steady swing
+// between watermarks, which fire many slices at once, from compacting
+// after every one.)
+func (o *globalWindowOp) maybeCompact() error {
+	live := int(o.nCells) - 2 - len(o.free)
+	if o.nCells <= globalWindowMinCells || 4*max(live, o.peaks[0], o.peaks[1]) > int(o.nCells) {
+		return nil
+	}
+	accs := make([]accumulator, len(o.calls))
+	for i, c := range o.calls {
+		acc, err := newAccumulator(c)
+		if err != nil {
+			return err
+		}
+		setInsertOnly(acc)
+		for range live + 2 {
+			acc.grow()
+		}
+		accs[i] = acc
+	}
+	next := int32(2)
+	for gi := range o.wkeys {
+		k := &o.wkeys[gi]
+		if !k.live {
+			if cap(k.cells) > 0 {
+				k.cells = nil
+			}
+			continue
+		}
+		if cap(k.cells) > 2*len(k.cells)+4 {
+			k.cells = slices.Clone(k.cells)
+		}
+		for j := range k.cells {
+			c := &k.cells[j]
+			for i, acc := range o.accs {
+				o.partBuf = acc.save(c.acc, o.partBuf[:0])
+				if _, err := accs[i].load(next, o.partBuf); err != nil {
+					return fmt.Errorf("window state: %w", err)
+				}
+			}
+			c.acc = next
+			next++
+		}
+	}
+	o.accs, o.nCells, o.free = accs, next, nil
+	o.peaks = [2]int{}
+	o.compactions++
+	ends := make(map[int64][]int32, len(o.ends))
+	for _, se := range o.ends {
+		ends[se] = o.slices[se]
+	}
+	o.slices, o.ends = ends, slices.Clone(o.ends)
+	return nil
 }
 
 // fire emits the window that ends at end for every key with a slice in it

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sync/atomic"
 
@@ -15,12 +16,16 @@ import (
 // sends one partial row per key and slice (keys, slice end, row count,
 // the accumulators' saved state); the global window aggregate
 // (NewGlobalWindowAgg) merges the partials into its slices. The local
-// operator holds a slice until the watermark reaches the slice's first
-// window (slice end - 1), a checkpoint barrier comes, its input ends or it
-// holds localWindowMaxGroups groups (then the slices before the newest go
-// out, so a slice whose rows are in order goes out once); it flushes before it passes the
-// watermark or the barrier on, so it needs no state of its own and the
-// global operator fires and checkpoints exactly what one phase would.
+// operator holds a slice until rows come more slices after it than any row
+// has come behind the newest slice (in-order input: until the next slice
+// starts, so it holds about two slices), the watermark reaches the slice's
+// first window (slice end - 1), a checkpoint barrier comes, its input ends
+// or it holds localWindowMaxGroups groups (then the slices before the
+// newest go out, so a slice whose rows are in order goes out once); it
+// flushes before it passes the watermark or the barrier on, so it needs no
+// state of its own and the global operator fires and checkpoints exactly
+// what one phase would. A row for a slice that went out already makes a
+// second partial row of that key and slice, which the global phase merges.
 
 // PartialWindowCols is the number of columns a local window aggregate adds
 // after the key columns: the slice end (BIGINT), the row count (BIGINT)
@@ -67,6 +72,8 @@ type localWindowAggOp struct {
 	calls []AggCall
 	accs  []accumulator
 	args  []int
+	fast  []fastAgg // COUNT and integer SUM/AVG, added in the row loop
+	slow  []int     // the other accumulators (indexes of accs), updated a batch at a time
 	name  string
 	late  *atomic.Int64
 
@@ -74,10 +81,13 @@ type localWindowAggOp struct {
 	spare     []*localSlice // flushed slices, for reuse
 	last      *localSlice   // the slice of the previous row
 	rows      []int64       // per group: rows accumulated
-	keyVals   []types.Value // per group: len(keys) key values
 	free      []int32       // numbers of flushed groups, for reuse
 	held      int           // groups held
 	maxGroups int           // groups held before a flush (localWindowMaxGroups; tests lower it)
+	newest    int64         // the end of the newest slice made
+	reach     int64         // how many slices behind the newest a row not yet behind the watermark came, at most
+	advanced  bool          // Process made a slice newer than every held one
+	wm        int64         // the last watermark
 
 	step    int64 // the slice size
 	intKey  int   // the key column when there is exactly one, else -1
@@ -90,13 +100,15 @@ type localWindowAggOp struct {
 	lastOut Emitter // the emitter of the last Process call (emitPending)
 }
 
-// localSlice is a slice's groups: their index by key and their numbers in
-// the order they were made.
+// localSlice is a slice's groups: their index by key, and their numbers
+// and key values in the order they were made (read in that order when the
+// slice goes out, not by group number).
 type localSlice struct {
 	end     int64
 	ints    *state.IntTable  // single integer-stored key → group
 	groups  map[string]int32 // encoded key (state.AppendValue) → group
 	members []int32
+	keyVals []types.Value // len(keys) per member
 }
 
 // Open implements Operator.
@@ -115,6 +127,7 @@ func (o *localWindowAggOp) Open(ctx *OpContext) error {
 		o.late = new(atomic.Int64)
 	}
 	o.maxGroups = localWindowMaxGroups
+	o.newest, o.wm = math.MinInt64, NoWatermark
 	o.maxCol = -1
 	if !o.group {
 		o.maxCol, o.step = o.spec.TimeCol, o.spec.sliceSize()
@@ -136,6 +149,18 @@ func (o *localWindowAggOp) Open(ctx *OpContext) error {
 			o.args[i] = -1
 		}
 		o.maxCol = max(o.maxCol, o.args[i])
+		switch a := acc.(type) {
+		case *countAcc:
+			o.fast = append(o.fast, fastAgg{col: o.args[i], cnt: a})
+		case *sumAcc:
+			if !a.floatIn {
+				o.fast = append(o.fast, fastAgg{col: o.args[i], sum: a})
+				break
+			}
+			o.slow = append(o.slow, i)
+		default:
+			o.slow = append(o.slow, i)
+		}
 	}
 	o.intKey = -1
 	if len(o.keys) == 1 {
@@ -170,6 +195,9 @@ func (o *localWindowAggOp) slice(end int64) *localSlice {
 	s.end = end
 	o.open = append(o.open, s)
 	o.last = s
+	if end > o.newest {
+		o.newest, o.advanced = end, true
+	}
 	return s
 }
 
@@ -190,21 +218,18 @@ func (o *localWindowAggOp) group1(s *localSlice, row []types.Value) int32 {
 		}
 	}
 	var gi int32
-	nk := len(o.keys)
 	if n := len(o.free); n > 0 {
 		gi = o.free[n-1]
 		o.free = o.free[:n-1]
 	} else {
 		gi = int32(len(o.rows))
 		o.rows = append(o.rows, 0)
-		o.keyVals = append(o.keyVals, make([]types.Value, nk)...)
 		for _, acc := range o.accs {
 			acc.grow()
 		}
 	}
-	kv := o.keyVals[int(gi)*nk : int(gi+1)*nk]
-	for i, k := range o.keys {
-		kv[i] = row[k]
+	for _, k := range o.keys {
+		s.keyVals = append(s.keyVals, row[k])
 	}
 	if inInts {
 		s.ints.Put(row[o.intKey].Int(), gi)
@@ -216,8 +241,38 @@ func (o *localWindowAggOp) group1(s *localSlice, row []types.Value) int32 {
 	return gi
 }
 
-// Process implements Operator: it finds every row's group, then updates
-// each accumulator over the batch.
+// fastAgg is a COUNT, or a SUM or AVG of integers, that the local phase
+// adds each row into as it finds the row's group (its state is typed, one
+// slot per group), instead of in a later pass over the batch.
+type fastAgg struct {
+	col int // the argument column; -1 for COUNT(*)
+	cnt *countAcc
+	sum *sumAcc
+}
+
+// addFast adds row into group gi of the fast aggregates.
+func (o *localWindowAggOp) addFast(gi int32, row []types.Value) {
+	for i := range o.fast {
+		f := &o.fast[i]
+		if f.col >= 0 {
+			v := &row[f.col]
+			if v.IsNull() {
+				continue
+			}
+			if f.sum != nil {
+				st := &f.sum.s[gi]
+				st.sum += uint64(v.Int())
+				st.n++
+				continue
+			}
+		}
+		f.cnt.n[gi]++
+	}
+}
+
+// Process implements Operator: it finds every row's group and adds the
+// row into the fast aggregates' state, then updates each other
+// accumulator over the batch.
 func (o *localWindowAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 	if o.maxCol >= b.Width {
 		return fmt.Errorf("%s: column %d out of range of input width %d", o.name, o.maxCol, b.Width)
@@ -235,6 +290,7 @@ func (o *localWindowAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 			gi := o.group1(o.slice(0), row)
 			o.rows[gi]++
 			gis[i] = gi
+			o.addFast(gi, row)
 			continue
 		}
 		v := row[o.spec.TimeCol]
@@ -246,19 +302,50 @@ func (o *localWindowAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 		sl := o.last
 		if sl == nil || ts >= sl.end || ts < sl.end-o.step {
 			sl = o.slice(o.spec.SliceEnd(ts)) // not the previous row's slice
+			if sl.end < o.newest && sl.end-1 > o.wm {
+				d := (uint64(o.newest) - uint64(sl.end)) / uint64(o.step)
+				o.reach = max(o.reach, int64(min(d, localWindowMaxReach)))
+			}
 		}
 		gi := o.group1(sl, row)
 		o.rows[gi]++
 		gis[i] = gi
+		o.addFast(gi, row)
 	}
-	for a, acc := range o.accs {
-		acc.update(gis, b, o.args[a])
+	for _, a := range o.slow {
+		o.accs[a].update(gis, b, o.args[a])
 	}
 	o.lastOut = out
 	if o.held >= o.maxGroups {
 		return o.flushFull(out)
 	}
+	if o.advanced && !o.group {
+		o.advanced = false
+		if done, ok := o.completeBefore(); ok && len(o.open) > 1 {
+			return o.flush(out, func(end int64) bool { return end <= done })
+		}
+	}
 	return nil
+}
+
+// localWindowMaxReach caps localWindowAggOp.reach: rows that far behind
+// the newest slice turn the early flush off.
+const localWindowMaxReach = 1 << 16
+
+// completeBefore returns the end of the newest slice that no more rows are
+// expected in: rows have come at most reach slices behind the newest
+// slice, so the slices further behind are complete. ok is false when rows
+// came too far behind for that to tell (or the times are at the ends of
+// int64).
+func (o *localWindowAggOp) completeBefore() (end int64, ok bool) {
+	if o.reach >= localWindowMaxReach || o.step > math.MaxInt64/(o.reach+1) {
+		return 0, false
+	}
+	back := (o.reach + 1) * o.step
+	if o.newest < math.MinInt64+back {
+		return 0, false
+	}
+	return o.newest - back, true
 }
 
 // flushFull makes room when the operator holds maxGroups groups: it
@@ -299,6 +386,7 @@ func (o *localWindowAggOp) enableMiniBatch() {}
 // ProcessWatermark implements WatermarkOperator: the slices whose first
 // window the watermark completes go out before the watermark does.
 func (o *localWindowAggOp) ProcessWatermark(wm int64, out Emitter) error {
+	o.wm = max(o.wm, wm)
 	if err := o.flush(out, func(end int64) bool { return end-1 <= wm }); err != nil {
 		return err
 	}
@@ -352,7 +440,8 @@ func (o *localWindowAggOp) emitSlice(s *localSlice, out Emitter) error {
 		at := 0
 		for j, gi := range part {
 			row := growRow(o.out, types.Insert)
-			copy(row, o.keyVals[int(gi)*nk:int(gi+1)*nk])
+			m := from + j
+			copy(row, s.keyVals[m*nk:(m+1)*nk])
 			if o.group {
 				row[nk] = types.BigIntValue(o.rows[gi])
 				row[nk+1] = types.BytesValue(all[at:o.offs[j]])
@@ -372,23 +461,32 @@ func (o *localWindowAggOp) emitSlice(s *localSlice, out Emitter) error {
 
 // release frees slice s's groups and keeps s for reuse.
 func (o *localWindowAggOp) release(s *localSlice) {
-	nk := len(o.keys)
 	for _, gi := range s.members {
 		for _, acc := range o.accs {
 			acc.reset(gi)
 		}
 		o.rows[gi] = 0
-		clear(o.keyVals[int(gi)*nk : int(gi+1)*nk])
 		o.free = append(o.free, gi)
 	}
 	o.held -= len(s.members)
-	s.members = s.members[:0]
+	clear(s.keyVals)
+	if n := len(s.members); cap(s.members) > 4*max(n, 256) {
+		// Much more than this slice needed: do not keep a burst's arrays.
+		s.members, s.keyVals = nil, nil
+	}
+	s.members, s.keyVals = s.members[:0], s.keyVals[:0]
 	s.ints.Reset()
 	if len(s.groups) > 0 {
 		clear(s.groups)
 	}
-	o.spare = append(o.spare, s)
+	if len(o.spare) < localWindowSpareSlices {
+		o.spare = append(o.spare, s)
+	}
 }
+
+// localWindowSpareSlices bounds the flushed slices a local window
+// aggregate keeps for reuse: a burst of open slices does not stay.
+const localWindowSpareSlices = 8
 
 // Finish implements Operator: what is still held goes out.
 func (o *localWindowAggOp) Finish(out Emitter) error {
@@ -397,7 +495,7 @@ func (o *localWindowAggOp) Finish(out Emitter) error {
 
 // Close implements Operator.
 func (o *localWindowAggOp) Close() error {
-	o.open, o.spare, o.keyVals, o.accs = nil, nil, nil, nil
+	o.open, o.spare, o.accs = nil, nil, nil
 	return nil
 }
 

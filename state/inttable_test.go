@@ -91,3 +91,31 @@ func TestIntTableReset(t *testing.T) {
 		t.Fatalf("%d slots after a reset with one key, want %d", len(tb.slots), intTableMinSlots)
 	}
 }
+
+// TestIntTableThreeQuartersFull: the table grows when a put would make it
+// more than three quarters full, so 10,000 keys take 16,384 slots (at most
+// half full they took 32,768), and every key is still found.
+func TestIntTableThreeQuartersFull(t *testing.T) {
+	tb := NewIntTable()
+	for k := range int64(10000) {
+		tb.Put(k*7919, int32(k))
+	}
+	if n := len(tb.slots); n != 16384 {
+		t.Errorf("10,000 keys in %d slots, want 16,384", n)
+	}
+	for k := range int64(10000) {
+		if g, ok := tb.Get(k * 7919); !ok || g != int32(k) {
+			t.Fatalf("key %d: %d, %v", k*7919, g, ok)
+		}
+	}
+	tb.Put(-1, 10000) // 12,288 fit; this is the 10,001st
+	if n := len(tb.slots); n != 16384 {
+		t.Errorf("10,001 keys in %d slots, want 16,384", n)
+	}
+	for k := int64(10001); k <= 12288; k++ {
+		tb.Put(k*7919, int32(k))
+	}
+	if n := len(tb.slots); n != 32768 {
+		t.Errorf("12,289 keys in %d slots, want 32,768", n)
+	}
+}
