@@ -92,12 +92,17 @@ INSERT INTO s SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k O
 `
 	// w6Table is an unbounded stream with event time from the data: a
 	// sequence n stamped n/100 ms (100,000 rows per second of event time),
-	// random keys and values, a watermark 1 s behind.
+	// random keys and values, a watermark 1 s behind. Its two source
+	// subtasks are in one watermark alignment group (max drift 1 s): without
+	// it one subtask's event time runs ahead of the other's on a busy
+	// machine and the global window phase holds the faster one's partials
+	// until the slower one's watermark comes, so memory follows the drift.
 	w6Table = `SET 'parallelism.default' = '2';
 CREATE TABLE t (n BIGINT, k BIGINT, v BIGINT, ts AS TO_TIMESTAMP_LTZ(n / 100, 3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
 WITH ('connector' = 'datagen', 'rows-per-second' = '1000000000000', 'fields.n.kind' = 'sequence',
   'fields.n.start' = '0', 'fields.n.end' = '9000000000000000000',
-  'fields.k.min' = '0', 'fields.k.max' = '%d', 'fields.v.min' = '0', 'fields.v.max' = '99');
+  'fields.k.min' = '0', 'fields.k.max' = '%d', 'fields.v.min' = '0', 'fields.v.max' = '99',
+  'scan.watermark.alignment.group' = 'w6', 'scan.watermark.alignment.max-drift' = '1 s');
 CREATE TABLE s (k BIGINT, ws TIMESTAMP_LTZ(3), c BIGINT, total BIGINT) WITH ('connector' = 'blackhole');
 `
 	w6Script = w6Table + `INSERT INTO s SELECT k, window_start, COUNT(*), SUM(v)
