@@ -48,7 +48,7 @@ INSERT INTO o SELECT k, SUM(v) FROM t GROUP BY k;`)
 		{[]string{"run", good, "--no-such-flag"}, 2, nil, []string{"flag provided but not defined: -no-such-flag", "usage: weir run [flags] FILE.sql"}, nil},
 		// Each subcommand's help exits 0 and lists every flag.
 		{[]string{"run", "--help"}, 0, []string{"usage: weir run [flags] FILE.sql", "--quiet", "--restore latest|PATH", "--allow-non-restored-state",
-			"--stop-with-savepoint", "--allow-duplicate-output"}, nil, nil},
+			"--stop-with-savepoint", "--allow-duplicate-output", "\n  -i INIT.sql ", "\n  --init INIT.sql "}, nil, nil},
 		{[]string{"bench", "-h"}, 0, []string{"usage: weir bench", "--duration", "--runs", "--workloads LIST", "--json", "--dir DIR", "--cpuprofile FILE", "--memprofile FILE"}, nil, nil},
 		{[]string{"explain", "--help"}, 0, []string{"usage: weir explain FILE.sql"}, nil, nil},
 		{[]string{"--version"}, 0, []string{"weir ", "\ngo go1.", "\npebble v2."}, nil, nil},
