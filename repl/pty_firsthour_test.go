@@ -197,3 +197,62 @@ func (p *ptyShell) finalTable(header string) []string {
 	}
 	return rows
 }
+
+// TestSavepointOnPseudoTerminal stops a background job with a savepoint at
+// the real shell: the folder is printed once (and once more in the hint
+// to resume it), the INSERT after SET 'execution.savepoint.path' resumes
+// it and says the key has been reset, and the next INSERT starts afresh.
+func TestSavepointOnPseudoTerminal(t *testing.T) {
+	p := startPTYShell(t, 60, 250)
+	dir := t.TempDir()
+	at := p.scr.waitFor(t, 0, Prompt)
+	at = p.run(at,
+		"SET 'execution.checkpointing.interval' = '1 min';",
+		"SET 'state.checkpoints.dir' = '"+dir+"/ckpts';",
+		"SET 'state.savepoints.dir' = '"+dir+"/sp';",
+		"CREATE TABLE endless (n BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '1000');",
+		"CREATE TABLE bh (n BIGINT) WITH ('connector' = 'blackhole');")
+	submitted := regexp.MustCompile(`Submitted job ([0-9a-f]{8}) `)
+	insert := func() (id, said string) {
+		t.Helper()
+		from := at
+		p.typeIn("INSERT INTO bh SELECT n FROM endless;\r")
+		at = p.scr.waitFor(t, at, "stops it.")
+		at = p.scr.waitFor(t, at, Prompt)
+		said = p.since(from)
+		m := submitted.FindStringSubmatch(said)
+		if m == nil {
+			t.Fatalf("no job id in:\n%s", said)
+		}
+		return m[1], said
+	}
+	id, _ := insert()
+	from := at
+	p.typeIn("STOP JOB '" + id + "' WITH SAVEPOINT;\r")
+	at = p.scr.waitFor(t, at, "before the INSERT.")
+	at = p.scr.waitFor(t, at, Prompt)
+	said := p.since(from)
+	m := regexp.MustCompile(`\[INFO\] Stopped job ` + id + ` with a savepoint: (\S+)\n`).FindStringSubmatch(said)
+	if m == nil {
+		t.Fatalf("STOP JOB WITH SAVEPOINT said:\n%s", said)
+	}
+	folder := m[1]
+	if !strings.HasPrefix(folder, dir+"/sp/savepoint-") {
+		t.Fatalf("savepoint folder %s is not in state.savepoints.dir %s/sp", folder, dir)
+	}
+	if n := strings.Count(said, folder); n != 2 || strings.Contains(said, "savepoint written to") {
+		t.Fatalf("the folder is printed %d times, want once and once in the hint to resume:\n%s", n, said)
+	}
+
+	at = p.run(at, "SET 'execution.savepoint.path' = '"+folder+"';")
+	resumed, said := insert()
+	if want := "[INFO] Job " + resumed + " resumes from " + folder + ". 'execution.savepoint.path' has been reset, so the next INSERT starts afresh."; !strings.Contains(said, want) {
+		t.Fatalf("the INSERT after SET 'execution.savepoint.path' said:\n%s\nwant %q", said, want)
+	}
+	at = p.run(at, "STOP JOB '"+resumed+"';")
+	again, said := insert()
+	if strings.Contains(said, "resumes from") || again == resumed {
+		t.Fatalf("the next INSERT restored the savepoint again:\n%s", said)
+	}
+	p.quit()
+}
