@@ -237,10 +237,13 @@ func reportError(w io.Writer, path string, err error) {
 // over `-f FILE` or piped standard input (exit code 1 on the first error).
 func runShell(args []string, env connector.Env) int {
 	fs := flag.NewFlagSet("weir", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs.SetOutput(io.Discard) // not Go's "Usage of weir:": the line below says it
 	file := fs.String("f", "", "run the statements of `FILE` through the shell and exit")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
-		fmt.Fprintln(env.Stderr, "usage: weir [-f FILE.sql]")
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "weir: %v\n", err)
+		}
+		fmt.Fprintln(env.Stderr, "usage: weir [-f FILE.sql] (weir --help lists the commands)")
 		return 2
 	}
 	opts := repl.Options{Out: env.Stdout, Err: env.Stderr}

@@ -53,6 +53,7 @@ INSERT INTO o SELECT k, SUM(v) FROM t GROUP BY k;`)
 		{[]string{"explain", "--help"}, 0, []string{"usage: weir explain FILE.sql"}, nil, nil},
 		{[]string{"kafka", "serve", "--help"}, 0, []string{"usage: weir kafka serve", "\n  --partitions N ", "\n  --port N "}, nil, nil},
 		{[]string{"kafka", "serve", "--bogus"}, 2, nil, []string{"flag provided but not defined: -bogus", "usage: weir kafka serve"}, nil},
+		{[]string{"-f"}, 2, nil, []string{"weir: flag needs an argument: -f\nusage: weir [-f FILE.sql]"}, []string{"Usage of"}},
 		{[]string{"--version"}, 0, []string{"weir ", "\ngo go1.", "\npebble v2."}, nil, nil},
 		{[]string{"run", badSyntax}, 1, nil, []string{"line 4:15: unexpected \"k3\"", "\n    SELECT k k2 k3 FROM t;\n" + strings.Repeat(" ", 2+14) + "^"}, nil},
 		{[]string{"-f", badSyntax}, 1, nil, []string{"line 4:15: unexpected \"k3\"", "\n    SELECT k k2 k3 FROM t;\n" + strings.Repeat(" ", 2+14) + "^"}, nil},
