@@ -66,6 +66,9 @@ func printHelp(w io.Writer, fs *flag.FlagSet, usage string) {
 	fs.VisitAll(func(f *flag.Flag) {
 		name, help := flag.UnquoteUsage(f)
 		left := "  --" + f.Name
+		if len(f.Name) == 1 { // a one-letter flag is written as its users know it: -i, -f
+			left = "  -" + f.Name
+		}
 		if name != "" {
 			left += " " + name
 		}

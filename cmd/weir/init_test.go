@@ -43,7 +43,7 @@ INSERT INTO o SELECT k, SUM(v) FROM big GROUP BY k;
 		{"insert in init", []string{"run", "-i", insertInit, query}, 1, nil, []string{"insert_init.sql: line 3:3: an init file holds SET and DDL statements only; INSERT belongs in the query file",
 			"\n    INSERT INTO o SELECT k FROM t;\n" + strings.Repeat(" ", 2+2) + "^"}},
 		{"missing init", []string{"run", "-i", dir + "/none.sql", query}, 1, nil, []string{"weir: init file:", "none.sql"}},
-		{"help", []string{"run", "--help"}, 0, []string{"-i INIT.sql", "--i INIT.sql", "--init"}, nil},
+		{"help", []string{"run", "--help"}, 0, []string{"\n  -i INIT.sql ", "\n  --init INIT.sql "}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

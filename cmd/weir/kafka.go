@@ -21,14 +21,23 @@ used, with --partitions partitions. It is NOT for production data: it keeps
 everything in memory, on one node, and loses it all when it stops. Stop it
 with Ctrl-C or SIGTERM.`
 
+// kafkaFlags returns the flag set of `weir kafka serve` with its flags.
+func kafkaFlags() (fs *flag.FlagSet, port, parts *int) {
+	fs = flag.NewFlagSet("kafka serve", flag.ContinueOnError)
+	port = fs.Int("port", 9092, "listen on port `N` (0: any free port)")
+	parts = fs.Int("partitions", 4, "`N` partitions for a topic created on first use")
+	return fs, port, parts
+}
+
 // kafkaCmd implements `weir kafka serve`.
 func kafkaCmd(args []string, env connector.Env) int {
 	if len(args) == 0 || args[0] != "serve" {
+		fs, _, _ := kafkaFlags()
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			fmt.Fprintln(env.Stdout, kafkaUsage)
+			printHelp(env.Stdout, fs, kafkaUsage)
 			return 0
 		}
-		fmt.Fprintln(env.Stderr, kafkaUsage)
+		printHelp(env.Stderr, fs, kafkaUsage)
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -38,19 +47,14 @@ func kafkaCmd(args []string, env connector.Env) int {
 
 // serveKafka runs the broker until ctx ends.
 func serveKafka(ctx context.Context, args []string, env connector.Env) int {
-	fs := flag.NewFlagSet("kafka serve", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	fs.Usage = func() { fmt.Fprintln(env.Stderr, kafkaUsage); fs.PrintDefaults() }
-	port := fs.Int("port", 9092, "port to listen on (0: any free port)")
-	parts := fs.Int("partitions", 4, "partitions of a topic created on first use")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
+	fs, port, parts := kafkaFlags()
+	pos, code, done := parseArgs(fs, args, kafkaUsage, env.Stdout, env.Stderr)
+	if done {
+		return code
 	}
-	if fs.NArg() > 0 || *port < 0 || *port > 65535 || *parts < 1 {
-		fmt.Fprintln(env.Stderr, kafkaUsage)
+	if len(pos) > 0 || *port < 0 || *port > 65535 || *parts < 1 {
+		fmt.Fprintf(env.Stderr, "weir kafka serve: want --port from 0 to 65535, --partitions of at least 1 and no arguments\n")
+		printHelp(env.Stderr, fs, kafkaUsage)
 		return 2
 	}
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(*port), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(*parts))

@@ -102,7 +102,7 @@ first, as the Flink SQL client's -i does: weir run -i ddl.sql q5.sql.`
 func runFile(args []string, env connector.Env) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	quiet := fs.Bool("quiet", false, "do not report progress on stderr")
-	restore := fs.String("restore", "", "`latest|PATH` to restore: 'latest' (the job's latest complete checkpoint, or none) or a checkpoint or savepoint folder")
+	restore := fs.String("restore", "", "restore from `latest|PATH`: 'latest' is the job's latest complete checkpoint (or none), PATH a checkpoint or savepoint folder")
 	allowNonRestored := fs.Bool("allow-non-restored-state", false, "when restoring, drop state that matches no operator of the query")
 	stopWithSavepoint := fs.Bool("stop-with-savepoint", false, "on Ctrl-C or SIGTERM, write a savepoint before stopping")
 	allowDup := fs.Bool("allow-duplicate-output", false, "start although a sink's folder holds output committed after the checkpoint the job starts from (those rows are written again)")
@@ -237,10 +237,13 @@ func reportError(w io.Writer, path string, err error) {
 // over `-f FILE` or piped standard input (exit code 1 on the first error).
 func runShell(args []string, env connector.Env) int {
 	fs := flag.NewFlagSet("weir", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs.SetOutput(io.Discard) // not Go's "Usage of weir:": the line below says it
 	file := fs.String("f", "", "run the statements of `FILE` through the shell and exit")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
-		fmt.Fprintln(env.Stderr, "usage: weir [-f FILE.sql]")
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "weir: %v\n", err)
+		}
+		fmt.Fprintln(env.Stderr, "usage: weir [-f FILE.sql] (weir --help lists the commands)")
 		return 2
 	}
 	opts := repl.Options{Out: env.Stdout, Err: env.Stderr}

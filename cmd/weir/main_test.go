@@ -48,9 +48,12 @@ INSERT INTO o SELECT k, SUM(v) FROM t GROUP BY k;`)
 		{[]string{"run", good, "--no-such-flag"}, 2, nil, []string{"flag provided but not defined: -no-such-flag", "usage: weir run [flags] FILE.sql"}, nil},
 		// Each subcommand's help exits 0 and lists every flag.
 		{[]string{"run", "--help"}, 0, []string{"usage: weir run [flags] FILE.sql", "--quiet", "--restore latest|PATH", "--allow-non-restored-state",
-			"--stop-with-savepoint", "--allow-duplicate-output"}, nil, nil},
+			"--stop-with-savepoint", "--allow-duplicate-output", "\n  -i INIT.sql ", "\n  --init INIT.sql "}, nil, nil},
 		{[]string{"bench", "-h"}, 0, []string{"usage: weir bench", "--duration", "--runs", "--workloads LIST", "--json", "--dir DIR", "--cpuprofile FILE", "--memprofile FILE"}, nil, nil},
 		{[]string{"explain", "--help"}, 0, []string{"usage: weir explain FILE.sql"}, nil, nil},
+		{[]string{"kafka", "serve", "--help"}, 0, []string{"usage: weir kafka serve", "\n  --partitions N ", "\n  --port N "}, nil, nil},
+		{[]string{"kafka", "serve", "--bogus"}, 2, nil, []string{"flag provided but not defined: -bogus", "usage: weir kafka serve"}, nil},
+		{[]string{"-f"}, 2, nil, []string{"weir: flag needs an argument: -f\nusage: weir [-f FILE.sql]"}, []string{"Usage of"}},
 		{[]string{"--version"}, 0, []string{"weir ", "\ngo go1.", "\npebble v2."}, nil, nil},
 		{[]string{"run", badSyntax}, 1, nil, []string{"line 4:15: unexpected \"k3\"", "\n    SELECT k k2 k3 FROM t;\n" + strings.Repeat(" ", 2+14) + "^"}, nil},
 		{[]string{"-f", badSyntax}, 1, nil, []string{"line 4:15: unexpected \"k3\"", "\n    SELECT k k2 k3 FROM t;\n" + strings.Repeat(" ", 2+14) + "^"}, nil},
