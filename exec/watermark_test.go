@@ -375,6 +375,72 @@ func TestWatermarkPropagation(t *testing.T) {
 	}
 }
 
+// TestWatermarkEmittedPeriodically checks that a source emits its
+// generated watermark once per auto-watermark interval of its clock, not
+// per batch: rows read within the interval send no watermark; when the
+// interval has passed since the last one, one watermark goes out, the
+// largest event time read so far less the WATERMARK's 2 ms (computed here
+// from the rows).
+func TestWatermarkEmittedPeriodically(t *testing.T) {
+	h := newWMHarness(t)
+	const s1 = 0
+	s := h.src[s1]
+	read := func(step time.Duration, tss ...int64) string {
+		t.Helper()
+		b := types.NewBatch(2, len(tss))
+		for _, ts := range tss {
+			b.Append(types.Insert, []types.Value{types.BigIntValue(1), types.TimestampValue(ts)})
+		}
+		h.now[s1] = h.now[s1].Add(step)
+		if err := s.sourceRows(b, h.now[s1]); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.sourceTime(h.now[s1], true); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.flush(); err != nil {
+			t.Fatal(err)
+		}
+		out := h.inFlight(s1)
+		for len(h.queues[s1]) > 0 {
+			h.deliver(s1, 1)
+		}
+		h.output() // W's rows to D, which gives the credit back
+		return out
+	}
+	var largest int64
+	wmAfter := func(tss ...int64) string {
+		for _, ts := range tss {
+			largest = max(largest, ts)
+		}
+		return fmt.Sprintf("wm %d", largest-2)
+	}
+	// Four batches a quarter interval apart: the watermark goes out with
+	// the fourth, when a whole interval has passed.
+	q := wmInterval / 4
+	batches := [][]int64{{10, 14}, {30}, {12, 25}, {40, 7}}
+	for i, tss := range batches[:3] {
+		wmAfter(tss...)
+		if got := read(q, tss...); strings.Contains(got, "wm") {
+			t.Fatalf("batch %d, %v into the interval: %q, want no watermark yet", i, time.Duration(i+1)*q, got)
+		}
+	}
+	want := "data 40,7 | " + wmAfter(batches[3]...)
+	if got := read(q, batches[3]...); got != want {
+		t.Fatalf("at the interval: got %q, want %q", got, want)
+	}
+	// The next interval starts there: a later row waits for it.
+	if got := read(wmInterval-time.Millisecond, 50); got != "data 50" {
+		t.Fatalf("1 ms before the next interval: got %q, want the rows only", got)
+	}
+	if got := read(time.Millisecond, 45); got != "data 45 | "+wmAfter(50, 45) {
+		t.Fatalf("at the next interval: got %q, want the watermark of 50", got)
+	}
+	if d := (Options{}).withDefaults().AutoWatermarkInterval; d != 200*time.Millisecond {
+		t.Errorf("default auto-watermark interval %v, want 200ms (pipeline.auto-watermark-interval)", d)
+	}
+}
+
 // trigger starts the coordinator's next checkpoint and drains the sources'
 // triggers (the test takes them itself).
 func (h *wmHarness) trigger() int64 {

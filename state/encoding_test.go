@@ -12,8 +12,9 @@ import (
 	"github.com/weir-sql/weir/types"
 )
 
-// TestIntKindsShareKeyGroup: INT 1 and BIGINT 1 are one key (they are two
-// with types.AppendKey, which the exchange uses today).
+// TestIntKindsShareKeyGroup: INT 1 and BIGINT 1 are one key, in one key
+// group (they are two with types.AppendKey, key layout 1; the HASH exchange
+// hashes this encoding too: exec's TestIntAndBigIntKeysMeet).
 func TestIntKindsShareKeyGroup(t *testing.T) {
 	for _, i := range []int64{0, 1, -1, 42, math.MaxInt32, math.MinInt32} {
 		a := AppendValue(nil, types.IntValue(i))
