@@ -190,8 +190,10 @@ func (p *Planner) plan(roots []rootPlan, sinks func(*Sink, bool) (connector.Sink
 	gb := &graphBuilder{g: g}
 	used := map[string]int{}
 	var modes []connector.ChangelogMode
+	var schema strings.Builder
 	for _, r := range roots {
 		ast.WriteString(treeString[Node](r.sink, Node.String))
+		writeQuerySchema(&schema, r.sink)
 		opt, err := optimize(r.sink)
 		if err != nil {
 			return nil, err
@@ -221,6 +223,7 @@ func (p *Planner) plan(roots []rootPlan, sinks func(*Sink, bool) (connector.Sink
 	}
 	nameVertices(g)
 	text := "== Abstract Syntax Tree ==\n" + ast.String() +
+		"\n== Query Schema ==\n" + schema.String() +
 		"\n== Optimized Physical Plan ==\n" + phys.String() +
 		"\n== Job Graph ==\n" + graphText(g)
 	plan := &Plan{Graph: g, Explain: text, Modes: modes}
@@ -334,4 +337,20 @@ func itemPos(in *parser.Insert, j int) parser.Pos {
 		return s.Items[j].Pos
 	}
 	return in.Pos
+}
+
+// writeQuerySchema writes the columns a statement's query produces for its
+// sink, with their types and time attributes as Flink prints them
+// ("ts TIMESTAMP(3) *ROWTIME*"), so EXPLAIN shows whether a time attribute
+// survives the query (a window's window_time, a rowtime kept through a
+// projection).
+func writeQuerySchema(b *strings.Builder, sink *Sink) {
+	fmt.Fprintf(b, "%s(", sink.Name)
+	for i, c := range sink.Input.Schema().Columns {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(b, "%s %s", c.Name, c.Type.SQL())
+	}
+	b.WriteString(")\n")
 }
