@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -53,58 +54,114 @@ func (s *Shared) Eval(row []types.Value) (types.Value, error) {
 // nil. The result holds per-row state: each operator instance builds its
 // own from the original expressions.
 func ShareCommon(exprs []Expr) ([]Expr, *RowMemo) {
-	counts := map[string]int{}
-	keys := map[Expr]string{}
-	var count func(e Expr)
-	count = func(e Expr) {
-		n, ok := e.(Node)
-		if !ok {
-			return // a column, a literal: nothing to save
-		}
-		kids := n.Children()
-		for _, k := range kids {
-			count(k)
-		}
-		if len(kids) == 0 || hasVolatile(e) {
-			return
-		}
-		var b strings.Builder
-		b.WriteString(e.String())
-		b.WriteString("\x00")
-		b.WriteString(e.Type().Name())
-		VisitColumns(e, func(i int) { b.WriteString("\x00$"); b.WriteString(strconv.Itoa(i)) })
-		key := b.String()
-		keys[e] = key
-		counts[key]++
-	}
+	k := shareKeys{ids: map[string]int{}, keys: map[Expr]int{}, counts: map[int]int{}}
 	for _, e := range exprs {
 		if e != nil {
-			count(e)
+			k.key(e)
 		}
 	}
 	repeated := false
-	for _, c := range counts {
+	for _, c := range k.counts {
 		repeated = repeated || c > 1
 	}
 	if !repeated {
 		return exprs, nil
 	}
 	memo := &RowMemo{gen: 1}
-	shared := map[string]*Shared{}
+	shared := map[int]*Shared{}
 	out := make([]Expr, len(exprs))
 	for i, e := range exprs {
 		if e == nil {
 			continue
 		}
-		out[i] = shareRewrite(e, keys, counts, shared, memo)
+		out[i] = shareRewrite(e, k.keys, k.counts, shared, memo)
 	}
 	return out, memo
 }
 
+// shareKeys numbers subexpressions bottom-up so that two with the same
+// number compute the same: a node's number stands for its own rendering
+// with each operand replaced by the operand's number, its type and its
+// operands' numbers. Each node is rendered once, without its operands'
+// text, so numbering takes time linear in the expressions' size (a
+// rendering of every subexpression in full took quadratic time and memory
+// on a long chain such as a + b + c + ...).
+type shareKeys struct {
+	ids    map[string]int // a node's key text to its number
+	keys   map[Expr]int   // a node that may be shared to its number
+	counts map[int]int    // how often each shareable number occurs
+}
+
+// key returns e's number and whether e or a subexpression is volatile.
+func (k *shareKeys) key(e Expr) (id int, volatile bool) {
+	if v, ok := e.(interface{ Volatile() bool }); ok && v.Volatile() {
+		volatile = true
+	}
+	n, isNode := e.(Node)
+	var kids []Expr
+	if isNode {
+		kids = n.Children()
+	}
+	var b strings.Builder
+	if len(kids) == 0 {
+		// A column, a literal, a call without operands: its own text.
+		b.WriteString("L")
+		b.WriteString(e.String())
+		VisitColumns(e, func(i int) { b.WriteString("\x00$"); b.WriteString(strconv.Itoa(i)) })
+	} else {
+		holes := make([]Expr, len(kids))
+		for i, c := range kids {
+			cid, cv := k.key(c)
+			volatile = volatile || cv
+			holes[i] = operandHole{id: cid, t: c.Type()}
+		}
+		b.WriteString("N")
+		if local, err := n.WithChildren(holes); err == nil {
+			b.WriteString(local.String())
+		} else {
+			// Cannot stand in for the operands: the full rendering (slower
+			// on long chains, still the same key for the same node).
+			b.WriteString(e.String())
+			VisitColumns(e, func(i int) { b.WriteString("\x00$"); b.WriteString(strconv.Itoa(i)) })
+		}
+	}
+	b.WriteString("\x00")
+	b.WriteString(e.Type().Name())
+	text := b.String()
+	id, ok := k.ids[text]
+	if !ok {
+		id = len(k.ids)
+		k.ids[text] = id
+	}
+	if isNode && len(kids) > 0 && !volatile {
+		k.keys[e] = id
+		k.counts[id]++
+	}
+	return id, volatile
+}
+
+// operandHole stands in for an operand numbered id while a node is
+// rendered for its key; it is never evaluated.
+type operandHole struct {
+	id int
+	t  types.Type
+}
+
+// Type returns the operand's type.
+func (h operandHole) Type() types.Type { return h.t }
+
+// Eval fails: a hole is only rendered.
+func (h operandHole) Eval([]types.Value) (types.Value, error) {
+	return types.Value{}, fmt.Errorf("expr: operand placeholder #%d evaluated", h.id)
+}
+
+// String renders the operand's number, in a form no expression renders.
+func (h operandHole) String() string { return "\x01#" + strconv.Itoa(h.id) + "\x01" }
+
 // shareRewrite rebuilds e with its repeated subexpressions (by keys and
 // counts) replaced by their Shared node. On a failure to rebuild a node it
 // keeps the node unshared (the result is the same, only slower).
-func shareRewrite(e Expr, keys map[Expr]string, counts map[string]int, shared map[string]*Shared, memo *RowMemo) Expr {
+func shareRewrite(e Expr, keys map[Expr]int, counts map[int]int, shared map[int]*Shared, memo *RowMemo) Expr {
 	key, ok := keys[e]
 	if ok && counts[key] > 1 {
 		if s := shared[key]; s != nil {
@@ -136,19 +193,4 @@ func shareRewrite(e Expr, keys map[Expr]string, counts map[string]int, shared ma
 		return s
 	}
 	return r
-}
-
-// hasVolatile reports whether e or a subexpression is volatile.
-func hasVolatile(e Expr) bool {
-	if v, ok := e.(interface{ Volatile() bool }); ok && v.Volatile() {
-		return true
-	}
-	if n, ok := e.(Node); ok {
-		for _, k := range n.Children() {
-			if hasVolatile(k) {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -3,6 +3,7 @@ package filesystem
 import (
 	"bytes"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/weir-sql/weir/types"
 )
@@ -75,6 +76,13 @@ func (d *jsonDecoder) decode(rec []byte) (int, error) {
 	d.sc.ws()
 	if d.sc.i < len(d.sc.b) {
 		return 0, d.sc.expected("the end of the line after the object")
+	}
+	// The values read into columns were checked as they were read; a field
+	// name, or the value of a field no column reads, must be UTF-8 too (as
+	// Flink's JSON parser requires of the whole record).
+	if !utf8.Valid(rec) {
+		i := firstInvalidUTF8(rec)
+		return 0, fmt.Errorf("invalid UTF-8 at byte %d of the record (byte 0x%02x)", i+1, rec[i])
 	}
 	d.strs.finish()
 	return n, nil

@@ -212,6 +212,16 @@ func (s *recordStrings) add(dst *types.Value, text []byte) error {
 
 // invalidUTF8 describes the first byte of text that is not valid UTF-8.
 func invalidUTF8(text []byte) error {
+	i := firstInvalidUTF8(text)
+	if i >= len(text) {
+		return fmt.Errorf("invalid UTF-8")
+	}
+	return fmt.Errorf("invalid UTF-8 (byte 0x%02x at byte %d of the value)", text[i], i+1)
+}
+
+// firstInvalidUTF8 returns the index of the first byte of text that does
+// not start a valid UTF-8 sequence, or len(text).
+func firstInvalidUTF8(text []byte) int {
 	i := 0
 	for i < len(text) {
 		r, n := utf8.DecodeRune(text[i:])
@@ -220,10 +230,7 @@ func invalidUTF8(text []byte) error {
 		}
 		i += n
 	}
-	if i >= len(text) {
-		return fmt.Errorf("invalid UTF-8")
-	}
-	return fmt.Errorf("invalid UTF-8 (byte 0x%02x at byte %d of the value)", text[i], i+1)
+	return i
 }
 
 // finish sets every pending value from one string holding all the text.

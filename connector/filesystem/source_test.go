@@ -182,6 +182,11 @@ func TestMalformed(t *testing.T) {
 		{"json", "{\"id\":1,\"k\":\"a\xe2\x82\"}\n", `offset 0 (line 1): column k: invalid UTF-8 (byte 0xe2 at byte 2 of the value)`, 0},
 		{"json", "{\"id\":1,\"k\":{\"x\":\"\xed\xa0\x80\"}}\n", `offset 0 (line 1): column k: invalid UTF-8 (byte 0xed at byte 7 of the value)`, 0},
 		{"debezium-json", "{\"op\":\"c\",\"after\":{\"id\":1,\"k\":\"\xc0\xaf\"}}\n", `offset 0 (line 1): after: column k: invalid UTF-8 (byte 0xc0 at byte 1 of the value)`, 0},
+		// ... and in what no column reads: a field name, an ignored
+		// field's value, a Debezium event's other fields.
+		{"json", "{\"id\":1,\"n\xffme\":\"x\"}\n{\"id\":2}\n", `offset 0 (line 1): invalid UTF-8 at byte 11 of the record (byte 0xff)`, 1},
+		{"json", "{\"id\":1}\n{\"id\":2,\"extra\":[\"\xe2\x82\"]}\n", `offset 9 (line 2): invalid UTF-8 at byte 19 of the record (byte 0xe2)`, 1},
+		{"debezium-json", "{\"op\":\"c\",\"source\":{\"db\":\"\xc3(\"},\"after\":{\"id\":1}}\n", `offset 0 (line 1): invalid UTF-8 at byte 27 of the record (byte 0xc3)`, 0},
 	}
 	cols[0].Type.NotNull = true
 	for _, tc := range tests {
