@@ -112,9 +112,14 @@ func (k *sessKey) remove(j int) {
 func (k *sessKey) reset() { k.n, k.more = 0, k.more[:0] }
 
 // openSession is a key's open session [start, end) and its accumulator
-// group, or with fused calls its state f (see fusedCall).
+// group, or with fused calls its state f (see fusedCall). due is the end
+// of its timer in the queue: the end it had when it opened or its timer
+// last came due; a session that grows keeps its timer, which when it
+// comes finds due < end and is pushed again at the end. due is in
+// (start, end], so the key's disjoint sessions have distinct dues.
 type openSession struct {
 	start, end int64
+	due        int64
 	f          [sessFusedMax]int64
 	acc        int32
 }
@@ -205,8 +210,8 @@ func fromScratch(calls []fusedCall, f *[sessFusedMax]int64) {
 	}
 }
 
-// sessTimer says that key slot's session ending at end may be due; stale
-// once the session merged or grew (then another entry has its new end).
+// sessTimer says that key slot's session whose due is end may be due;
+// stale once that session merged into another or fired.
 type sessTimer struct {
 	end  int64
 	slot int32
@@ -435,7 +440,7 @@ func (o *sessionWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
 		}
 		k := &o.skeys[gi]
 		if first < 0 {
-			s := openSession{start: ts, end: ts + gap}
+			s := openSession{start: ts, end: ts + gap, due: ts + gap}
 			if o.fused == nil {
 				s.acc = o.newCell()
 				k = &o.skeys[gi]
@@ -444,8 +449,8 @@ func (o *sessionWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
 			o.nSess++
 			o.due.push(sessTimer{end: ts + gap, slot: gi})
 		} else {
+			// The session keeps its timer (due) as it grows: no push.
 			s := k.at(first)
-			oldEnd := s.end
 			s.start, s.end = min(s.start, ts), max(s.end, ts+gap)
 			// Merge the later sessions the grown window now touches.
 			for j := first + 1; j < int(k.n); {
@@ -458,9 +463,6 @@ func (o *sessionWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
 				k.remove(j)
 				o.nSess--
 				s = k.at(first)
-			}
-			if s.end != oldEnd {
-				o.due.push(sessTimer{end: s.end, slot: gi})
 			}
 		}
 		s := k.at(first)
@@ -481,7 +483,8 @@ func (o *sessionWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
 }
 
 // mergeInto adds session t's state into session s's (s's bounds are the
-// caller's) and frees t's accumulator group.
+// caller's) and frees t's accumulator group. s keeps its timer; t's is
+// stale.
 func (o *sessionWindowOp) mergeInto(s, t *openSession) {
 	s.start, s.end = min(s.start, t.start), max(s.end, t.end)
 	if o.fused != nil {
@@ -666,15 +669,21 @@ func (o *sessionWindowOp) ProcessWatermark(wm int64, out Emitter) error {
 		k := &o.skeys[t.slot]
 		at := -1
 		for j := range int(k.n) {
-			if k.at(j).end == t.end {
+			if k.at(j).due == t.end {
 				at = j
 				break
 			}
 		}
 		if at < 0 {
-			continue // stale: the session merged or grew
+			continue // stale: the session merged into another
 		}
 		s := k.at(at)
+		if s.end-1 > o.wm {
+			// It grew since: due again at its end.
+			s.due = s.end
+			o.due.push(sessTimer{end: s.end, slot: t.slot})
+			continue
+		}
 		row := growRow(o.out, types.Insert)
 		copy(row, o.keyValues(t.slot))
 		row[nk], row[nk+1], row[nk+2] = ts(s.start), ts(s.end), ts(s.end-1)
@@ -797,6 +806,7 @@ func (o *sessionWindowOp) LoadRecord(key, rec []byte) (int32, error) {
 		if s.end, rest, err = readVarint(rest); err != nil {
 			return 0, err
 		}
+		s.due = s.end
 		if len(rest) < 4 || int(binary.BigEndian.Uint32(rest)) > len(rest)-4 {
 			return 0, errSessionRecord
 		}
