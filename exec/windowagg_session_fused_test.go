@@ -163,3 +163,65 @@ func TestSessionFusedMatchesGroups(t *testing.T) {
 	}
 	t.Logf("%d sessions, %d merging row triples", len(want), merges)
 }
+
+// TestSessionTimerFollowsGrowth: a session that grows keeps its one timer
+// (no entry per row); when that timer comes before the session's new end
+// it is queued again at the end, and the session fires once, when the
+// watermark reaches its end - 1. A session merged into another leaves a
+// stale timer that fires nothing.
+func TestSessionTimerFollowsGrowth(t *testing.T) {
+	const gap = 100
+	spec := WindowSpec{Kind: WindowSession, Gap: gap, TimeCol: 2}
+	op := NewSessionWindowAgg([]int{0}, spec, windowTestCalls(t)[:2])().(*sessionWindowOp)
+	if err := op.Open(&OpContext{MaxParallelism: 128, Name: "session"}); err != nil {
+		t.Fatal(err)
+	}
+	out := &rowCollector{}
+	feed := func(rows ...[2]int64) { // (ts, v) of key 7
+		t.Helper()
+		b := types.NewBatch(3, len(rows))
+		for _, r := range rows {
+			b.Append(types.Insert, []types.Value{types.BigIntValue(7), types.BigIntValue(r[1]), types.TimestampValue(r[0])})
+		}
+		if err := op.Process(0, b, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	watermark := func(wm int64, wantRows, wantTimers int) {
+		t.Helper()
+		if err := op.ProcessWatermark(wm, out); err != nil {
+			t.Fatal(err)
+		}
+		if len(out.rows) != wantRows || op.due.len() != wantTimers {
+			t.Fatalf("after watermark %d: %d rows %v, %d timers; want %d rows, %d timers", wm, len(out.rows), out.rows, op.due.len(), wantRows, wantTimers)
+		}
+	}
+	// One batch: [1000, 1100) grown by three rows to [1000, 1250).
+	feed([2]int64{1000, 1}, [2]int64{1050, 2}, [2]int64{1100, 3}, [2]int64{1150, 4})
+	if op.due.len() != 1 {
+		t.Fatalf("%d timers for one growing session, want 1", op.due.len())
+	}
+	watermark(1099, 0, 1) // the timer came at 1100 and went again at 1250
+	watermark(1248, 0, 1)
+	watermark(1249, 1, 0)
+	want := fmt.Sprint([]types.Value{types.BigIntValue(7), types.TimestampValue(1000), types.TimestampValue(1250),
+		types.TimestampValue(1249), types.BigIntValue(4), types.BigIntValue(1 + 2 + 3 + 4)})
+	if out.rows[0] != want {
+		t.Fatalf("fired %s, want %s", out.rows[0], want)
+	}
+	// Two sessions, [2000, 2100) and [2200, 2300), then [2100, 2200)
+	// touches both: one session [2000, 2300) keeping the later one's timer
+	// (the first the row touches); the earlier one's goes stale.
+	feed([2]int64{2200, 10}, [2]int64{2000, 20})
+	feed([2]int64{2100, 30})
+	if _, n := op.stateSize(); n != 1 {
+		t.Fatalf("%d sessions after the bridging row, want 1", n)
+	}
+	watermark(2150, 1, 1) // the stale timer at 2100 fired nothing
+	watermark(2299, 2, 0)
+	want = fmt.Sprint([]types.Value{types.BigIntValue(7), types.TimestampValue(2000), types.TimestampValue(2300),
+		types.TimestampValue(2299), types.BigIntValue(3), types.BigIntValue(60)})
+	if out.rows[1] != want {
+		t.Fatalf("fired %s, want %s", out.rows[1], want)
+	}
+}
