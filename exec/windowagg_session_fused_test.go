@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weir-sql/weir/aggfunc"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -224,4 +225,85 @@ func TestSessionTimerFollowsGrowth(t *testing.T) {
 	if out.rows[1] != want {
 		t.Fatalf("fired %s, want %s", out.rows[1], want)
 	}
+}
+
+// TestSessionFusedCountAvgNulls: COUNT(v) and AVG(v) of a BIGINT column
+// with NULLs are fused (three words) and give, per session, the count of
+// non-NULL v and their integer average (NULL when all are NULL),
+// computed here.
+func TestSessionFusedCountAvgNulls(t *testing.T) {
+	var calls []AggCall
+	for _, name := range []string{"COUNT", "AVG"} {
+		f, err := aggfunc.Builtins().Lookup(name, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		typ := types.Type{Kind: types.KindBigInt, NotNull: name == "COUNT"}
+		calls = append(calls, AggCallOf(aggfunc.Call{Func: f, Arg: 1, ArgType: types.Type{Kind: types.KindBigInt}, Type: typ, Name: name}))
+	}
+	const gap = 10
+	op := NewSessionWindowAgg([]int{0}, WindowSpec{Kind: WindowSession, Gap: gap, TimeCol: 2}, calls)().(*sessionWindowOp)
+	if err := op.Open(&OpContext{MaxParallelism: 128, Name: "session"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(op.fused) != 2 {
+		t.Fatalf("%d fused calls, want COUNT(v) and AVG(v)", len(op.fused))
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 29))
+	type ev struct {
+		ts int64
+		v  *int64
+	}
+	byKey := map[int64][]ev{}
+	b := types.NewBatch(3, 200)
+	for i := range 200 {
+		k, ts := int64(r.IntN(5)), int64(i*3+r.IntN(3))
+		e := ev{ts: ts}
+		v := types.NullValue()
+		if r.IntN(3) > 0 {
+			n := int64(r.IntN(1000)) - 500
+			e.v, v = &n, types.BigIntValue(n)
+		}
+		b.Append(types.Insert, []types.Value{types.BigIntValue(k), v, types.TimestampValue(ts)})
+		byKey[k] = append(byKey[k], e)
+	}
+	out := &rowCollector{}
+	if err := op.Process(0, b, out); err != nil {
+		t.Fatal(err)
+	}
+	if err := op.ProcessWatermark(MaxWatermark, out); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for k, evs := range byKey {
+		slices.SortFunc(evs, func(a, b ev) int { return int(a.ts - b.ts) })
+		for i := 0; i < len(evs); {
+			j := i + 1
+			for j < len(evs) && evs[j].ts-evs[j-1].ts <= gap {
+				j++
+			}
+			var n, sum int64
+			for _, e := range evs[i:j] {
+				if e.v != nil {
+					n, sum = n+1, sum+*e.v
+				}
+			}
+			avg := types.NullValue()
+			if n > 0 {
+				avg = types.BigIntValue(sum / n)
+			}
+			end := evs[j-1].ts + gap
+			want = append(want, fmt.Sprint([]types.Value{types.BigIntValue(k), types.TimestampValue(evs[i].ts), types.TimestampValue(end),
+				types.TimestampValue(end - 1), types.BigIntValue(n), avg}))
+			i = j
+		}
+	}
+	slices.Sort(want)
+	got := slices.Sorted(slices.Values(out.rows))
+	if !slices.Equal(got, want) {
+		t.Fatalf("%d sessions, want %d\ngot  %v\nwant %v", len(got), len(want), got, want)
+	}
+	t.Logf("%d sessions", len(got))
 }
