@@ -28,12 +28,17 @@ func NewSessionWindowAgg(keys []int, spec WindowSpec, calls []AggCall) func() Op
 }
 
 // sessionWindowOp is the event-time session window aggregate. Accumulator
-// group 0 is scratch; the others are sessions.
+// group 0 is scratch; the others are sessions. When every call is COUNT or
+// an integer SUM or AVG (fused), a session's state is in the session itself
+// (openSession.f) instead: a row updates the cache line it already read
+// to find its session, not one more per call; the accumulators' group 0
+// then only converts that state to results and records.
 type sessionWindowOp struct {
 	keys  []int
 	spec  WindowSpec
 	calls []AggCall
 	accs  []accumulator
+	fused []fusedCall // nil unless every call is fused
 	name  string
 	late  *atomic.Int64
 	st    *state.Records
@@ -47,6 +52,9 @@ type sessionWindowOp struct {
 	nLive    int
 	nCells   int32
 	free     []int32
+	nSess    int       // open sessions
+	slots    []int32   // per row of the batch in Process: its key slot, or -1
+	touched  int64     // sink of findSlots' reads, so they are not dropped
 	due      sessQueue // (end, key slot) of sessions, some stale, by end
 	wm       int64
 	maxCol   int
@@ -103,14 +111,107 @@ func (k *sessKey) remove(j int) {
 // reset forgets every session.
 func (k *sessKey) reset() { k.n, k.more = 0, k.more[:0] }
 
-// openSession is a key's open session [start, end) and its accumulator group.
+// openSession is a key's open session [start, end) and its accumulator
+// group, or with fused calls its state f (see fusedCall). due is the end
+// of its timer in the queue: the end it had when it opened or its timer
+// last came due; a session that grows keeps its timer, which when it
+// comes finds due < end and is pushed again at the end. due is in
+// (start, end], so the key's disjoint sessions have distinct dues.
 type openSession struct {
 	start, end int64
+	due        int64
+	f          [sessFusedMax]int64
 	acc        int32
 }
 
-// sessTimer says that key slot's session ending at end may be due; stale
-// once the session merged or grew (then another entry has its new end).
+// sessFusedMax is the int64 words of state a session holds in itself: a
+// COUNT takes one, an integer SUM or AVG two (sum and non-NULL inputs).
+const sessFusedMax = 3
+
+// fusedCall is a call whose per-session state is in openSession.f from
+// word at: COUNT (count), or integer SUM or AVG (sum). Merging two
+// sessions adds their words.
+type fusedCall struct {
+	count *countAcc
+	sum   *sumAcc
+	col   int // input column; -1 for COUNT(*)
+	at    int
+}
+
+// fuseCalls returns the fused form of accs, or nil if one of them is not
+// COUNT or an integer SUM or AVG, or their state does not fit in a session.
+func fuseCalls(calls []AggCall, accs []accumulator) []fusedCall {
+	var out []fusedCall
+	at := 0
+	for i, acc := range accs {
+		f := fusedCall{col: calls[i].Arg, at: at}
+		switch a := acc.(type) {
+		case *countAcc:
+			f.count = a
+			if a.star {
+				f.col = -1
+			}
+			at++
+		case *sumAcc:
+			if a.floatIn {
+				return nil
+			}
+			f.sum = a
+			at += 2
+		default:
+			return nil
+		}
+		if at > sessFusedMax {
+			return nil
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// addFused accumulates row into the fused state f.
+func addFused(calls []fusedCall, f *[sessFusedMax]int64, row []types.Value) {
+	for _, c := range calls {
+		switch {
+		case c.col < 0:
+			f[c.at]++
+		case row[c.col].IsNull():
+		case c.count != nil:
+			f[c.at]++
+		default:
+			f[c.at] += row[c.col].Int()
+			f[c.at+1]++
+		}
+	}
+}
+
+// toScratch puts the fused state f in the accumulators' scratch group 0,
+// in the form their result and save read.
+func toScratch(calls []fusedCall, f *[sessFusedMax]int64) {
+	for _, c := range calls {
+		if c.count != nil {
+			c.count.n[0] = f[c.at]
+		} else {
+			c.sum.s[0] = sumState{sum: uint64(f[c.at]), n: f[c.at+1]}
+		}
+	}
+}
+
+// fromScratch reads the fused state f back from scratch group 0 (after
+// the accumulators' load).
+func fromScratch(calls []fusedCall, f *[sessFusedMax]int64) {
+	for _, c := range calls {
+		if c.count != nil {
+			f[c.at] = c.count.n[0]
+		} else {
+			s := c.sum.s[0]
+			f[c.at], f[c.at+1] = int64(s.sum), s.n
+		}
+	}
+}
+
+// sessTimer says that key slot's session whose due is end may be due;
+// stale once that session merged into another or fired.
 type sessTimer struct {
 	end  int64
 	slot int32
@@ -253,6 +354,7 @@ func (o *sessionWindowOp) Open(ctx *OpContext) error {
 		o.accs[i] = acc
 		o.maxCol = max(o.maxCol, c.Arg)
 	}
+	o.fused = fuseCalls(o.calls, o.accs)
 	o.nCells = 1
 	o.ints, o.groups = state.NewIntTable(), make(map[string]int32)
 	o.wm = NoWatermark
@@ -300,6 +402,7 @@ func (o *sessionWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
 		return fmt.Errorf("%s: column %d out of range of input width %d", o.name, o.maxCol, b.Width)
 	}
 	gap := o.spec.Gap
+	o.findSlots(b)
 	for i := range b.Len() {
 		if b.Kinds[i].IsRetraction() {
 			return fmt.Errorf("%s: a window aggregate takes insert-only input, got %s", o.name, b.Kinds[i])
@@ -311,7 +414,13 @@ func (o *sessionWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
 			continue
 		}
 		ts := v.Int()
-		gi, found := o.findKey(row)
+		gi := o.slots[i]
+		found := gi >= 0
+		if !found {
+			// Not found before the batch (or not an integer key): an
+			// earlier row of the batch may have added it since.
+			gi, found = o.findKey(row)
+		}
 		first := -1 // the first session the row's window overlaps or touches
 		if found {
 			k := &o.skeys[gi]
@@ -331,45 +440,104 @@ func (o *sessionWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
 		}
 		k := &o.skeys[gi]
 		if first < 0 {
-			acc := o.newCell()
-			k = &o.skeys[gi]
-			first = k.add(openSession{start: ts, end: ts + gap, acc: acc})
+			s := openSession{start: ts, end: ts + gap, due: ts + gap}
+			if o.fused == nil {
+				s.acc = o.newCell()
+				k = &o.skeys[gi]
+			}
+			first = k.add(s)
+			o.nSess++
 			o.due.push(sessTimer{end: ts + gap, slot: gi})
 		} else {
+			// The session keeps its timer (due) as it grows: no push.
 			s := k.at(first)
-			oldEnd := s.end
 			s.start, s.end = min(s.start, ts), max(s.end, ts+gap)
 			// Merge the later sessions the grown window now touches.
 			for j := first + 1; j < int(k.n); {
-				t := *k.at(j)
+				t := k.at(j)
 				if t.start > s.end || t.end < s.start {
 					j++
 					continue
 				}
-				for _, acc := range o.accs {
-					acc.merge(s.acc, t.acc)
-					acc.reset(t.acc)
-				}
-				o.free = append(o.free, t.acc)
-				s.start, s.end = min(s.start, t.start), max(s.end, t.end)
+				o.mergeInto(s, t)
 				k.remove(j)
+				o.nSess--
 				s = k.at(first)
 			}
-			if s.end != oldEnd {
-				o.due.push(sessTimer{end: s.end, slot: gi})
-			}
 		}
-		cell := k.at(first).acc
-		for j, acc := range o.accs {
-			var v types.Value
-			if a := o.calls[j].Arg; a >= 0 {
-				v = row[a]
+		s := k.at(first)
+		if o.fused != nil {
+			addFused(o.fused, &s.f, row)
+		} else {
+			for j, acc := range o.accs {
+				var v types.Value
+				if a := o.calls[j].Arg; a >= 0 {
+					v = row[a]
+				}
+				acc.add(s.acc, v)
 			}
-			acc.add(cell, v)
 		}
 		o.st.Changed(gi)
 	}
 	return nil
+}
+
+// mergeInto adds session t's state into session s's (s's bounds are the
+// caller's) and frees t's accumulator group. s keeps its timer; t's is
+// stale.
+func (o *sessionWindowOp) mergeInto(s, t *openSession) {
+	s.start, s.end = min(s.start, t.start), max(s.end, t.end)
+	if o.fused != nil {
+		for w := range s.f {
+			s.f[w] += t.f[w]
+		}
+		return
+	}
+	for _, acc := range o.accs {
+		acc.merge(s.acc, t.acc)
+		acc.reset(t.acc)
+	}
+	o.free = append(o.free, t.acc)
+}
+
+// findSlots looks up the slot of each row of b with a single integer key,
+// before any row is handled, into o.slots (-1 if the key has no slot, or
+// is not an integer key), and then reads each slot found. With 100,000
+// keys both the table and the slots miss the CPU cache: done in loops of
+// independent iterations, the misses of a batch overlap instead of
+// following one another, and Process finds them in cache. The slots found
+// stay valid through the batch: Process adds keys but removes none.
+func (o *sessionWindowOp) findSlots(b *types.Batch) {
+	n := b.Len()
+	if cap(o.slots) < n {
+		o.slots = make([]int32, n, max(n, 2*cap(o.slots)))
+	}
+	o.slots = o.slots[:n]
+	if len(o.keys) != 1 {
+		for i := range o.slots {
+			o.slots[i] = -1
+		}
+		return
+	}
+	c, w := o.keys[0], b.Width
+	for i := range n {
+		v := &b.Vals[i*w+c]
+		gi, ok := int32(-1), false
+		if state.IntStored(v.Kind()) {
+			gi, ok = o.ints.Get(v.Int())
+		}
+		if !ok {
+			gi = -1
+		}
+		o.slots[i] = gi
+	}
+	var t int64
+	for _, gi := range o.slots {
+		if gi >= 0 {
+			t += o.skeys[gi].first.end
+		}
+	}
+	o.touched += t
 }
 
 // findKey returns the slot of row's key, if it has one.
@@ -501,24 +669,38 @@ func (o *sessionWindowOp) ProcessWatermark(wm int64, out Emitter) error {
 		k := &o.skeys[t.slot]
 		at := -1
 		for j := range int(k.n) {
-			if k.at(j).end == t.end {
+			if k.at(j).due == t.end {
 				at = j
 				break
 			}
 		}
 		if at < 0 {
-			continue // stale: the session merged or grew
+			continue // stale: the session merged into another
 		}
-		s := *k.at(at)
+		s := k.at(at)
+		if s.end-1 > o.wm {
+			// It grew since: due again at its end.
+			s.due = s.end
+			o.due.push(sessTimer{end: s.end, slot: t.slot})
+			continue
+		}
 		row := growRow(o.out, types.Insert)
 		copy(row, o.keyValues(t.slot))
 		row[nk], row[nk+1], row[nk+2] = ts(s.start), ts(s.end), ts(s.end-1)
-		for j, acc := range o.accs {
-			row[nk+3+j] = acc.result(s.acc)
-			acc.reset(s.acc)
+		if o.fused != nil {
+			toScratch(o.fused, &s.f)
+			for j, acc := range o.accs {
+				row[nk+3+j] = acc.result(0)
+			}
+		} else {
+			for j, acc := range o.accs {
+				row[nk+3+j] = acc.result(s.acc)
+				acc.reset(s.acc)
+			}
+			o.free = append(o.free, s.acc)
 		}
-		o.free = append(o.free, s.acc)
 		k.remove(at)
+		o.nSess--
 		if k.n == 0 {
 			if err := o.removeKey(t.slot); err != nil {
 				return err
@@ -577,8 +759,13 @@ func (o *sessionWindowOp) AppendRecord(dst []byte, gi int32) []byte {
 		dst = binary.AppendVarint(dst, s.end)
 		at := len(dst)
 		dst = append(dst, 0, 0, 0, 0)
+		g := s.acc
+		if o.fused != nil {
+			toScratch(o.fused, &s.f)
+			g = 0
+		}
 		for _, acc := range o.accs {
-			dst = acc.save(s.acc, dst)
+			dst = acc.save(g, dst)
 		}
 		binary.BigEndian.PutUint32(dst[at:], uint32(len(dst)-at-4))
 	}
@@ -619,19 +806,28 @@ func (o *sessionWindowOp) LoadRecord(key, rec []byte) (int32, error) {
 		if s.end, rest, err = readVarint(rest); err != nil {
 			return 0, err
 		}
+		s.due = s.end
 		if len(rest) < 4 || int(binary.BigEndian.Uint32(rest)) > len(rest)-4 {
 			return 0, errSessionRecord
 		}
 		l := int(binary.BigEndian.Uint32(rest))
 		src := rest[4 : 4+l]
 		rest = rest[4+l:]
-		s.acc = o.newCell()
+		var g int32
+		if o.fused == nil {
+			s.acc = o.newCell()
+			g = s.acc
+		}
 		for _, acc := range o.accs {
-			if src, err = acc.load(s.acc, src); err != nil {
+			if src, err = acc.load(g, src); err != nil {
 				return 0, err
 			}
 		}
+		if o.fused != nil {
+			fromScratch(o.fused, &s.f)
+		}
 		o.skeys[gi].add(s)
+		o.nSess++
 		o.due.push(sessTimer{end: s.end, slot: gi})
 	}
 	return gi, nil
@@ -644,7 +840,7 @@ func (o *sessionWindowOp) DropRecords() {}
 // stateSize returns the keys and sessions the operator holds, for tests of
 // bounded state.
 func (o *sessionWindowOp) stateSize() (keys, sessions int) {
-	return o.nLive, int(o.nCells) - 1 - len(o.free)
+	return o.nLive, o.nSess
 }
 
 // Finish implements Operator: the final watermark fired every session.

@@ -215,94 +215,108 @@ func TestTwoPhaseWindowsMatchGo(t *testing.T) {
 // and compares its sessions with those computed here (a key's rows sorted
 // by time, split where two are more than the gap apart). The watermark
 // trails by the delay plus the gap, so no row comes after a session it
-// touches fired. The state stays bounded and is empty at the end.
+// touches fired. The state stays bounded and is empty at the end. It runs
+// COUNT(*), SUM, MAX and COUNT(DISTINCT) (accumulator groups) and COUNT(*)
+// and SUM alone (the fused path: the state in the session).
 func TestSessionWindowsMatchGo(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
-	calls := windowTestCalls(t)
+	allCalls := windowTestCalls(t)
 	const keys, perStep, steps, delay, gap = 40, 100, 300, 30, 25
 	spec := WindowSpec{Kind: WindowSession, Gap: gap, TimeCol: 2}
 	for _, keyCols := range [][]int{{0}, {3, 0}} {
-		t.Run(fmt.Sprint(keyCols), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(seed, uint64(len(keyCols))))
-			op := NewSessionWindowAgg(keyCols, spec, calls)().(*sessionWindowOp)
-			if err := op.Open(&OpContext{MaxParallelism: 128, Name: "session"}); err != nil {
-				t.Fatal(err)
+		for _, fused := range []bool{false, true} {
+			calls := allCalls
+			if fused {
+				calls = allCalls[:2]
 			}
-			out := &rowCollector{}
-			type ev struct{ ts, v int64 }
-			byKey := map[int64][]ev{}
-			b := types.NewBatch(4, perStep)
-			maxSess, early := 0, 0
-			for step := range steps {
-				if step == steps/5 {
-					early = maxSess
-				}
-				now := int64(step * 10)
-				b.Reset()
-				for range perStep {
-					// A key is active in bursts: sessions of several rows
-					// with gaps between them.
-					k := int64(r.IntN(keys))
-					if (now/200+k)%3 == 0 {
-						continue
-					}
-					ts, v := now-int64(r.IntN(delay)), int64(r.IntN(50))
-					b.Append(types.Insert, []types.Value{types.BigIntValue(k), types.BigIntValue(v), types.TimestampValue(ts), types.StringValue(fmt.Sprint("s", k%3))})
-					byKey[k] = append(byKey[k], ev{ts, v})
-				}
-				if err := op.Process(0, b, out); err != nil {
+			t.Run(fmt.Sprint(keyCols, " fused ", fused), func(t *testing.T) {
+				r := rand.New(rand.NewPCG(seed, uint64(len(keyCols))))
+				op := NewSessionWindowAgg(keyCols, spec, calls)().(*sessionWindowOp)
+				if err := op.Open(&OpContext{MaxParallelism: 128, Name: "session"}); err != nil {
 					t.Fatal(err)
 				}
-				if err := op.ProcessWatermark(now-delay-gap, out); err != nil {
+				if (op.fused != nil) != fused {
+					t.Fatalf("fused path %v, want %v", op.fused != nil, fused)
+				}
+				out := &rowCollector{}
+				type ev struct{ ts, v int64 }
+				byKey := map[int64][]ev{}
+				b := types.NewBatch(4, perStep)
+				maxSess, early := 0, 0
+				for step := range steps {
+					if step == steps/5 {
+						early = maxSess
+					}
+					now := int64(step * 10)
+					b.Reset()
+					for range perStep {
+						// A key is active in bursts: sessions of several rows
+						// with gaps between them.
+						k := int64(r.IntN(keys))
+						if (now/200+k)%3 == 0 {
+							continue
+						}
+						ts, v := now-int64(r.IntN(delay)), int64(r.IntN(50))
+						b.Append(types.Insert, []types.Value{types.BigIntValue(k), types.BigIntValue(v), types.TimestampValue(ts), types.StringValue(fmt.Sprint("s", k%3))})
+						byKey[k] = append(byKey[k], ev{ts, v})
+					}
+					if err := op.Process(0, b, out); err != nil {
+						t.Fatal(err)
+					}
+					if err := op.ProcessWatermark(now-delay-gap, out); err != nil {
+						t.Fatal(err)
+					}
+					_, n := op.stateSize()
+					maxSess = max(maxSess, n)
+				}
+				if maxSess > early*2 {
+					t.Errorf("state grew with the input: %d sessions after 20%% of it, %d at most later", early, maxSess)
+				}
+				if err := op.ProcessWatermark(MaxWatermark, out); err != nil {
 					t.Fatal(err)
 				}
-				_, n := op.stateSize()
-				maxSess = max(maxSess, n)
-			}
-			if maxSess > early*2 {
-				t.Errorf("state grew with the input: %d sessions after 20%% of it, %d at most later", early, maxSess)
-			}
-			if err := op.ProcessWatermark(MaxWatermark, out); err != nil {
-				t.Fatal(err)
-			}
-			if nk, ns := op.stateSize(); nk != 0 || ns != 0 || op.due.len() != 0 {
-				t.Fatalf("after every session fired: %d keys, %d sessions, %d timers", nk, ns, op.due.len())
-			}
-			var want []string
-			for k, evs := range byKey {
-				slices.SortFunc(evs, func(a, b ev) int { return int(a.ts - b.ts) })
-				for i := 0; i < len(evs); {
-					j := i + 1
-					for j < len(evs) && evs[j].ts-evs[j-1].ts <= gap {
-						j++
-					}
-					var sum int64
-					mx := int64(math.MinInt64)
-					seen := map[int64]bool{}
-					for _, e := range evs[i:j] {
-						sum += e.v
-						mx = max(mx, e.v)
-						seen[e.v] = true
-					}
-					start, end := evs[i].ts, evs[j-1].ts+gap
-					row := []types.Value{types.BigIntValue(k)}
-					if len(keyCols) == 2 {
-						row = []types.Value{types.StringValue(fmt.Sprint("s", k%3)), types.BigIntValue(k)}
-					}
-					row = append(row, types.TimestampValue(start), types.TimestampValue(end), types.TimestampValue(end-1),
-						types.BigIntValue(int64(j-i)), types.BigIntValue(sum), types.BigIntValue(mx), types.BigIntValue(int64(len(seen))))
-					want = append(want, fmt.Sprint(row))
-					i = j
+				if nk, ns := op.stateSize(); nk != 0 || ns != 0 || op.due.len() != 0 {
+					t.Fatalf("after every session fired: %d keys, %d sessions, %d timers", nk, ns, op.due.len())
 				}
-			}
-			slices.Sort(want)
-			got := slices.Sorted(slices.Values(out.rows))
-			if !slices.Equal(got, want) {
-				t.Fatalf("seed %d: %d sessions, want %d\nfirst got  %v\nfirst want %v", seed, len(got), len(want), got[:min(3, len(got))], want[:min(3, len(want))])
-			}
-			t.Logf("%d sessions, at most %d open", len(got), maxSess)
-		})
+				var want []string
+				for k, evs := range byKey {
+					slices.SortFunc(evs, func(a, b ev) int { return int(a.ts - b.ts) })
+					for i := 0; i < len(evs); {
+						j := i + 1
+						for j < len(evs) && evs[j].ts-evs[j-1].ts <= gap {
+							j++
+						}
+						var sum int64
+						mx := int64(math.MinInt64)
+						seen := map[int64]bool{}
+						for _, e := range evs[i:j] {
+							sum += e.v
+							mx = max(mx, e.v)
+							seen[e.v] = true
+						}
+						start, end := evs[i].ts, evs[j-1].ts+gap
+						row := []types.Value{types.BigIntValue(k)}
+						if len(keyCols) == 2 {
+							row = []types.Value{types.StringValue(fmt.Sprint("s", k%3)), types.BigIntValue(k)}
+						}
+						row = append(row, types.TimestampValue(start), types.TimestampValue(end), types.TimestampValue(end-1),
+							types.BigIntValue(int64(j-i)), types.BigIntValue(sum))
+						if !fused {
+							row = append(row, types.BigIntValue(mx), types.BigIntValue(int64(len(seen))))
+						}
+						want = append(want, fmt.Sprint(row))
+						i = j
+					}
+				}
+				slices.Sort(want)
+				got := slices.Sorted(slices.Values(out.rows))
+				if !slices.Equal(got, want) {
+					t.Fatalf("seed %d: %d sessions, want %d\nfirst got  %v\nfirst want %v", seed, len(got), len(want), got[:min(3, len(got))], want[:min(3, len(want))])
+				}
+				t.Logf("%d sessions, at most %d open", len(got), maxSess)
+			})
+		}
 	}
 }
 
