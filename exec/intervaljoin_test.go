@@ -590,15 +590,7 @@ func countRows(t *testing.T, k *state.Keyed, s *state.SortedMapState[timeKey, jo
 // input after every batch, state in memory. It reports ns per input row.
 func BenchmarkIntervalJoinW10(b *testing.B) {
 	const keys = 50_000
-	kinds := []types.Kind{types.KindBigInt, types.KindTimestamp}
-	spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: InnerJoin,
-		Left:  JoinSide{Keys: []int{0}, Kinds: kinds},
-		Right: JoinSide{Keys: []int{0}, Kinds: kinds}},
-		LeftTime: 1, RightTime: 1, Lower: -10_000, Upper: 0}
-	op := NewIntervalJoin(spec)().(*intervalJoinOp)
-	if err := op.Open(&OpContext{MaxParallelism: 128}); err != nil {
-		b.Fatal(err)
-	}
+	op := openKeyTimeIntervalJoin(b, -10_000)
 	discard := ijEmitFunc(func(*types.Batch) error { return nil })
 	batch := types.NewBatch(2, 1024)
 	r := rand.New(rand.NewPCG(1, 2))
@@ -634,15 +626,7 @@ func TestIntervalJoinStateFollowsWatermark(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, 10))
-	kinds := []types.Kind{types.KindBigInt, types.KindTimestamp}
-	spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: InnerJoin,
-		Left:  JoinSide{Keys: []int{0}, Kinds: kinds},
-		Right: JoinSide{Keys: []int{0}, Kinds: kinds}},
-		LeftTime: 1, RightTime: 1, Lower: -10_000, Upper: 0}
-	op := NewIntervalJoin(spec)().(*intervalJoinOp)
-	if err := op.Open(&OpContext{MaxParallelism: 128}); err != nil {
-		t.Fatal(err)
-	}
+	op := openKeyTimeIntervalJoin(t, -10_000)
 	discard := ijEmitFunc(func(*types.Batch) error { return nil })
 	held := func() (n int) {
 		for s := range op.keys.Cap() {
@@ -674,12 +658,12 @@ func TestIntervalJoinStateFollowsWatermark(t *testing.T) {
 		done += batch.Len()
 		want := 0
 		for _, ts := range fed[0] {
-			if ts+spec.Upper+1 > wm {
+			if ts+op.spec.Upper+1 > wm {
 				want++
 			}
 		}
 		for _, ts := range fed[1] {
-			if ts-spec.Lower+1 > wm {
+			if ts-op.spec.Lower+1 > wm {
 				want++
 			}
 		}
@@ -703,15 +687,7 @@ func TestIntervalJoinStateFollowsWatermark(t *testing.T) {
 // (plus retainSlack), so the memory follows the keys held, not their peak.
 func TestIntervalJoinFreesPeakMemory(t *testing.T) {
 	const keys = 50_000
-	kinds := []types.Kind{types.KindBigInt, types.KindTimestamp}
-	spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: InnerJoin,
-		Left:  JoinSide{Keys: []int{0}, Kinds: kinds},
-		Right: JoinSide{Keys: []int{0}, Kinds: kinds}},
-		LeftTime: 1, RightTime: 1, Lower: -10, Upper: 0}
-	op := NewIntervalJoin(spec)().(*intervalJoinOp)
-	if err := op.Open(&OpContext{MaxParallelism: 128}); err != nil {
-		t.Fatal(err)
-	}
+	op := openKeyTimeIntervalJoin(t, -10)
 	discard := ijEmitFunc(func(*types.Batch) error { return nil })
 	retaining := func() (n int) {
 		for s := range op.keys.Cap() {
@@ -743,4 +719,21 @@ func TestIntervalJoinFreesPeakMemory(t *testing.T) {
 	if n := retaining(); n > retainSlack {
 		t.Fatalf("%d free slots keep row slices with no key held, at most %d allowed", n, retainSlack)
 	}
+}
+
+// openKeyTimeIntervalJoin opens an inner interval join of two inputs of
+// (BIGINT key, TIMESTAMP time), joining a left row with the right rows of
+// the same key within [lower, 0] ms of its time, state in memory.
+func openKeyTimeIntervalJoin(tb testing.TB, lower int64) *intervalJoinOp {
+	tb.Helper()
+	kinds := []types.Kind{types.KindBigInt, types.KindTimestamp}
+	spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: InnerJoin,
+		Left:  JoinSide{Keys: []int{0}, Kinds: kinds},
+		Right: JoinSide{Keys: []int{0}, Kinds: kinds}},
+		LeftTime: 1, RightTime: 1, Lower: lower, Upper: 0}
+	op := NewIntervalJoin(spec)().(*intervalJoinOp)
+	if err := op.Open(&OpContext{MaxParallelism: 128}); err != nil {
+		tb.Fatal(err)
+	}
+	return op
 }
