@@ -99,7 +99,7 @@ func runJobWith(ctx context.Context, spec jobSpec, col *collector) (*jobRun, err
 		return nil, fmt.Errorf("%s: no checkpoint to restore in %s", spec.label, spec.dir)
 	}
 	run := &jobRun{latency: &col.latencies}
-	opts := exec.Options{MiniBatch: s.MiniBatchEnabled(), Checkpoint: ck}
+	opts := jobOptions(s, ck)
 	var mu sync.Mutex
 	if ck != nil {
 		ck.Report = func(r exec.CheckpointReport) {
@@ -218,4 +218,13 @@ func (p progress) line(prev progress) string {
 	}
 	return fmt.Sprintf("input done (%d rows read); operators %s rows/s in, %s rows/s out; sinks %s rows/s; %d batches queued",
 		p.read, rate(p.in, prev.in), rate(p.out, prev.out), rate(p.sunk, prev.sunk), p.queued)
+}
+
+// jobOptions are the runtime options of a benchmark job: the script's
+// mini-batch, watermark interval, source idle timeout and state TTL, as
+// weir run takes them, and the checkpoint options.
+func jobOptions(s *session.Session, ck *exec.CheckpointOptions) exec.Options {
+	opts := exec.Options{MiniBatch: s.MiniBatchEnabled(), Checkpoint: ck}
+	s.EventTimeOptions(&opts)
+	return opts
 }

@@ -58,8 +58,13 @@ INSERT INTO s SELECT f.k, f.v, d.name FROM facts f JOIN dim d ON f.k = d.k;
 	// time advances 1 ms a row, so each side keeps 10,000 rows. The two
 	// sources are in one watermark alignment group (max drift 1 s): without
 	// it the faster one runs ahead and the join holds its rows until the
-	// slower one's watermark comes.
+	// slower one's watermark comes. Watermarks come every 20 ms, not every
+	// 200 ms: at about a million rows a second per source, event time runs
+	// a thousand times faster than the clock, and 200 ms of it is 200 s of
+	// event time, twenty times the join's 10 s bound, whose rows the join
+	// holds until the next watermark sweeps them.
 	w10Script = `SET 'parallelism.default' = '2';
+SET 'pipeline.auto-watermark-interval' = '20 ms';
 CREATE TABLE a (n BIGINT, k BIGINT, ts AS TO_TIMESTAMP_LTZ(n, 3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
 WITH ('connector' = 'datagen', 'rows-per-second' = '1000000000000', 'fields.n.kind' = 'sequence',
   'fields.n.start' = '0', 'fields.n.end' = '1000000000000', 'fields.k.min' = '0', 'fields.k.max' = '99999',
