@@ -73,17 +73,7 @@ func (a *intDistinctAcc) retract(g int32, v types.Value) {
 }
 
 func (a *intDistinctAcc) update(gis []int32, b *types.Batch, col int) {
-	for i, g := range gis {
-		if g < 0 {
-			continue
-		}
-		v := b.Vals[i*b.Width+col]
-		if b.Kinds[i].IsRetraction() {
-			a.retract(g, v)
-		} else {
-			a.add(g, v)
-		}
-	}
+	updateEach(a, gis, b, col)
 }
 
 func (a *intDistinctAcc) result(g int32) types.Value { return a.inner.result(g) }
