@@ -92,21 +92,18 @@ func (a *intDistinctAcc) merge(dst, src int32) {
 func (a *intDistinctAcc) save(g int32, dst []byte) []byte {
 	m, o := &a.seen[g], a.other.seen[g]
 	dst = binary.AppendUvarint(dst, uint64(m.n+len(o)))
-	// An integer's key encoding is its kind and 8 bytes (types.AppendKey),
-	// written here directly.
+	// An integer's key encoding is its kind and 8 bytes (types.AppendKey).
 	dst = slices.Grow(dst, m.n*(2+8+2))
+	var kb [16]byte
 	for _, e := range m.slots {
 		if e.n == 0 {
 			continue
 		}
-		dst = append(dst, 9, byte(a.kind))
-		dst = binary.LittleEndian.AppendUint64(dst, e.key)
-		dst = binary.AppendVarint(dst, e.n)
+		k := types.AppendKey(kb[:0], types.BigIntValue(int64(e.key)).WithKind(a.kind))
+		dst = appendDistinctEntry(dst, k, e.n)
 	}
 	for k, c := range o {
-		dst = binary.AppendUvarint(dst, uint64(len(k)))
-		dst = append(dst, k...)
-		dst = binary.AppendVarint(dst, *c)
+		dst = appendDistinctEntry(dst, k, *c)
 	}
 	return a.inner.save(g, dst)
 }

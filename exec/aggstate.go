@@ -151,11 +151,17 @@ func (a *distinctAcc) save(g int32, dst []byte) []byte {
 	m := a.seen[g]
 	dst = binary.AppendUvarint(dst, uint64(len(m)))
 	for k, c := range m {
-		dst = binary.AppendUvarint(dst, uint64(len(k)))
-		dst = append(dst, k...)
-		dst = binary.AppendVarint(dst, *c)
+		dst = appendDistinctEntry(dst, k, *c)
 	}
 	return a.inner.save(g, dst)
+}
+
+// appendDistinctEntry appends one value of a DISTINCT set as distinctAcc
+// saves it: the length of its key encoding, the key, its count.
+func appendDistinctEntry[K string | []byte](dst []byte, key K, count int64) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(key)))
+	dst = append(dst, key...)
+	return binary.AppendVarint(dst, count)
 }
 func (a *distinctAcc) load(g int32, src []byte) ([]byte, error) {
 	n, rest, err := readUvarint(src)
