@@ -116,14 +116,9 @@ func (a *intDistinctAcc) load(g int32, src []byte) ([]byte, error) {
 	var m intCounts
 	var o map[string]*int64
 	for range n {
-		var l uint64
-		if l, rest, err = readUvarint(rest); err != nil || l > uint64(len(rest)) {
-			return nil, errBadState
-		}
-		kb := rest[:l]
-		rest = rest[l:]
+		var kb []byte
 		var c int64
-		if c, rest, err = readVarint(rest); err != nil {
+		if kb, c, rest, err = readDistinctEntry(rest); err != nil {
 			return nil, err
 		}
 		v, tail, err := types.DecodeKey(kb)
