@@ -73,17 +73,7 @@ func (a *intDistinctAcc) retract(g int32, v types.Value) {
 }
 
 func (a *intDistinctAcc) update(gis []int32, b *types.Batch, col int) {
-	for i, g := range gis {
-		if g < 0 {
-			continue
-		}
-		v := b.Vals[i*b.Width+col]
-		if b.Kinds[i].IsRetraction() {
-			a.retract(g, v)
-		} else {
-			a.add(g, v)
-		}
-	}
+	updateEach(a, gis, b, col)
 }
 
 func (a *intDistinctAcc) result(g int32) types.Value { return a.inner.result(g) }
@@ -102,21 +92,18 @@ func (a *intDistinctAcc) merge(dst, src int32) {
 func (a *intDistinctAcc) save(g int32, dst []byte) []byte {
 	m, o := &a.seen[g], a.other.seen[g]
 	dst = binary.AppendUvarint(dst, uint64(m.n+len(o)))
-	// An integer's key encoding is its kind and 8 bytes (types.AppendKey),
-	// written here directly.
+	// An integer's key encoding is its kind and 8 bytes (types.AppendKey).
 	dst = slices.Grow(dst, m.n*(2+8+2))
+	var kb [16]byte
 	for _, e := range m.slots {
 		if e.n == 0 {
 			continue
 		}
-		dst = append(dst, 9, byte(a.kind))
-		dst = binary.LittleEndian.AppendUint64(dst, e.key)
-		dst = binary.AppendVarint(dst, e.n)
+		k := types.AppendKey(kb[:0], types.BigIntValue(int64(e.key)).WithKind(a.kind))
+		dst = appendDistinctEntry(dst, k, e.n)
 	}
 	for k, c := range o {
-		dst = binary.AppendUvarint(dst, uint64(len(k)))
-		dst = append(dst, k...)
-		dst = binary.AppendVarint(dst, *c)
+		dst = appendDistinctEntry(dst, k, *c)
 	}
 	return a.inner.save(g, dst)
 }
@@ -129,14 +116,9 @@ func (a *intDistinctAcc) load(g int32, src []byte) ([]byte, error) {
 	var m intCounts
 	var o map[string]*int64
 	for range n {
-		var l uint64
-		if l, rest, err = readUvarint(rest); err != nil || l > uint64(len(rest)) {
-			return nil, errBadState
-		}
-		kb := rest[:l]
-		rest = rest[l:]
+		var kb []byte
 		var c int64
-		if c, rest, err = readVarint(rest); err != nil {
+		if kb, c, rest, err = readDistinctEntry(rest); err != nil {
 			return nil, err
 		}
 		v, tail, err := types.DecodeKey(kb)

@@ -151,11 +151,30 @@ func (a *distinctAcc) save(g int32, dst []byte) []byte {
 	m := a.seen[g]
 	dst = binary.AppendUvarint(dst, uint64(len(m)))
 	for k, c := range m {
-		dst = binary.AppendUvarint(dst, uint64(len(k)))
-		dst = append(dst, k...)
-		dst = binary.AppendVarint(dst, *c)
+		dst = appendDistinctEntry(dst, k, *c)
 	}
 	return a.inner.save(g, dst)
+}
+
+// readDistinctEntry reads an entry written by appendDistinctEntry.
+func readDistinctEntry(src []byte) (key []byte, count int64, rest []byte, err error) {
+	l, rest, err := readUvarint(src)
+	if err != nil || l > uint64(len(rest)) {
+		return nil, 0, nil, errBadState
+	}
+	key, rest = rest[:l], rest[l:]
+	if count, rest, err = readVarint(rest); err != nil {
+		return nil, 0, nil, err
+	}
+	return key, count, rest, nil
+}
+
+// appendDistinctEntry appends one value of a DISTINCT set as distinctAcc
+// saves it: the length of its key encoding, the key, its count.
+func appendDistinctEntry[K string | []byte](dst []byte, key K, count int64) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(key)))
+	dst = append(dst, key...)
+	return binary.AppendVarint(dst, count)
 }
 func (a *distinctAcc) load(g int32, src []byte) ([]byte, error) {
 	n, rest, err := readUvarint(src)
@@ -164,17 +183,12 @@ func (a *distinctAcc) load(g int32, src []byte) ([]byte, error) {
 	}
 	m := make(map[string]*int64, n)
 	for range n {
-		var l uint64
-		if l, rest, err = readUvarint(rest); err != nil || l > uint64(len(rest)) {
-			return nil, errBadState
-		}
-		k := string(rest[:l])
-		rest = rest[l:]
+		var k []byte
 		c := new(int64)
-		if *c, rest, err = readVarint(rest); err != nil {
+		if k, *c, rest, err = readDistinctEntry(rest); err != nil {
 			return nil, err
 		}
-		m[k] = c
+		m[string(k)] = c
 	}
 	a.seen[g] = m
 	return a.inner.load(g, rest)

@@ -55,15 +55,7 @@ func NewCompare(op string, l, r Expr) (Expr, error) {
 	c := &Compare{Op: op, L: l, R: r, want: want}
 	c.composite = isComposite(l.Type().Kind) || isComposite(r.Type().Kind)
 	if op == "=" || op == "<>" {
-		if x, t, ok := lowerOperand(l), "", false; x != nil {
-			if t, ok = lowerText(r); ok {
-				c.foldX, c.foldText = x, t
-			}
-		} else if x = lowerOperand(r); x != nil {
-			if t, ok = lowerText(l); ok {
-				c.foldX, c.foldText = x, t
-			}
-		}
+		c.foldX, c.foldText = lowerFold(l, r)
 	}
 	return c, nil
 }

@@ -25,6 +25,19 @@ func lowerOperand(e Expr) Expr {
 	return f.Args[0]
 }
 
+// lowerFold returns x and text when one of l and r is LOWER(x) and the
+// other lower-case ASCII text (lowerText), else nil.
+func lowerFold(l, r Expr) (Expr, string) {
+	for _, p := range [2][2]Expr{{l, r}, {r, l}} {
+		if x := lowerOperand(p[0]); x != nil {
+			if t, ok := lowerText(p[1]); ok {
+				return x, t
+			}
+		}
+	}
+	return nil, ""
+}
+
 // lowerText returns the text of e when e is a VARCHAR literal of ASCII
 // characters none of which is upper case.
 func lowerText(e Expr) (string, bool) {
