@@ -3,6 +3,8 @@ package exec
 import (
 	"sync"
 	"time"
+
+	"github.com/weir-sql/weir/connector"
 )
 
 // WatermarkAlignment is a source's watermark alignment (Flink's
@@ -18,7 +20,8 @@ type WatermarkAlignment struct {
 	MaxDrift time.Duration
 	// UpdateInterval is how often a paused subtask looks at the group's
 	// smallest watermark again when nothing woke it before (it is woken as
-	// soon as the smallest watermark advances).
+	// soon as the smallest watermark advances); <= 0 means
+	// connector.DefaultAlignUpdateInterval.
 	UpdateInterval time.Duration
 }
 
@@ -107,7 +110,7 @@ func alignGroups(tasks []*task) {
 		}
 		every := al.UpdateInterval
 		if every <= 0 {
-			every = time.Second
+			every = connector.DefaultAlignUpdateInterval
 		}
 		t.align = &aligner{g: g, member: g.join(), drift: max(al.MaxDrift.Milliseconds(), 0), every: every}
 	}

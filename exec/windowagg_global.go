@@ -197,16 +197,16 @@ func (o *globalWindowOp) Process(_ int, b *types.Batch, _ Emitter) error {
 		}
 		se := b.Vals[i*w+nk].Int()
 		k := &o.wkeys[gi]
-		if j, ok := o.findCell(k.cells, se); ok {
+		j, ok := o.findCell(k.cells, se)
+		if ok {
 			cis[i] = k.cells[j].acc
 			continue
-		} else {
-			ci := o.newCell()
-			k = &o.wkeys[gi]
-			k.cells = slices.Insert(k.cells, j, winCell{end: se, acc: ci})
-			o.addToSlice(se, gi)
-			cis[i] = ci
 		}
+		ci := o.newCell()
+		k = &o.wkeys[gi]
+		k.cells = slices.Insert(k.cells, j, winCell{end: se, acc: ci})
+		o.addToSlice(se, gi)
+		cis[i] = ci
 	}
 	for i, ci := range cis {
 		if ci < 0 {

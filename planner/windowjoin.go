@@ -71,7 +71,7 @@ func (n *WindowAssign) String() string {
 	return "LogicalWindowTableFunction(window=[" + windowText(n.TVF.Spec, n.TVF.TimeName) + "])"
 }
 
-// replaceTVF returns n with the window TVF found by windowCols replaced by
+// replaceTVF returns n with the window TVF found by windowProps replaced by
 // a WindowAssign.
 func replaceTVF(n Node, err string) Node {
 	switch x := n.(type) {

@@ -239,6 +239,7 @@ func runShell(args []string, env connector.Env) int {
 	fs := flag.NewFlagSet("weir", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // not Go's "Usage of weir:": the line below says it
 	file := fs.String("f", "", "run the statements of `FILE` through the shell and exit")
+	fs.StringVar(file, "file", "", "the same as -f") // run sends --file here too
 	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "weir: %v\n", err)

@@ -58,6 +58,7 @@ INSERT INTO o SELECT k, SUM(v) FROM t GROUP BY k;`)
 		{[]string{"run", badSyntax}, 1, nil, []string{"line 4:15: unexpected \"k3\"", "\n    SELECT k k2 k3 FROM t;\n" + strings.Repeat(" ", 2+14) + "^"}, nil},
 		{[]string{"-f", badSyntax}, 1, nil, []string{"line 4:15: unexpected \"k3\"", "\n    SELECT k k2 k3 FROM t;\n" + strings.Repeat(" ", 2+14) + "^"}, nil},
 		{[]string{"-f", badSQL}, 1, nil, []string{"line 4:8: unknown column 'kk' (columns in scope: k)", "  SELECT kk\n         ^"}, nil},
+		{[]string{"--file", badSQL}, 1, nil, []string{"line 4:8: unknown column 'kk' (columns in scope: k)"}, []string{"flag provided but not defined"}},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args[:1], " ")+" "+filepath.Base(tc.args[len(tc.args)-1]), func(t *testing.T) {
