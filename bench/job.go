@@ -224,7 +224,5 @@ func (p progress) line(prev progress) string {
 // mini-batch, watermark interval, source idle timeout and state TTL, as
 // weir run takes them, and the checkpoint options.
 func jobOptions(s *session.Session, ck *exec.CheckpointOptions) exec.Options {
-	opts := exec.Options{MiniBatch: s.MiniBatchEnabled(), Checkpoint: ck}
-	s.EventTimeOptions(&opts)
-	return opts
+	return s.JobOptions(exec.Options{Checkpoint: ck})
 }

@@ -261,6 +261,16 @@ func (s *Session) EventTimeOptions(o *exec.Options) {
 	}
 }
 
+// JobOptions returns base with the session's runtime settings of a job:
+// mini-batch ('table.exec.mini-batch.enabled') and the event-time options
+// (EventTimeOptions). weir run and weir bench build their jobs' options
+// through it, so that a benchmark runs a script as weir run does.
+func (s *Session) JobOptions(base exec.Options) exec.Options {
+	base.MiniBatch = s.MiniBatchEnabled()
+	s.EventTimeOptions(&base)
+	return base
+}
+
 // MiniBatchEnabled reports whether aggregations hold their changes across
 // input batches ('table.exec.mini-batch.enabled'). Unlike Flink, Weir turns
 // it on by default: its bound is the runtime's flush interval (a few

@@ -462,9 +462,7 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 	var completedInRun atomic.Bool
 	var firstCompleted atomic.Int64 // the run's first completed checkpoint
 	for {
-		eopts := opts.Exec
-		eopts.MiniBatch = s.MiniBatchEnabled()
-		s.EventTimeOptions(&eopts)
+		eopts := s.JobOptions(opts.Exec)
 		eopts.AllowDuplicateOutput = opts.AllowDuplicateOutput
 		if eopts.Notice == nil {
 			eopts.Notice = func(msg string) { fmt.Fprintf(s.Env.Stderr, "weir: warning: %s\n", msg) }
