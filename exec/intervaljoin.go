@@ -235,6 +235,8 @@ func (o *intervalJoinOp) RecordDues(slot int32, dues []int64) {
 	o.rowDues(o.rec(slot), dues)
 }
 
+// rowDues puts k's due times into dues: per input, the expiry of its
+// earliest row (math.MaxInt64: no row).
 func (o *intervalJoinOp) rowDues(k *ijKey, dues []int64) {
 	for side := range 2 {
 		dues[side] = math.MaxInt64
