@@ -216,26 +216,14 @@ var errOldLayout = errors.New("the checkpoint holds this interval join's rows in
 // checkOldLayout fails if the restored store holds rows of the earlier
 // layout in this subtask's key groups.
 func (o *intervalJoinOp) checkOldLayout(store *statestore.Store) error {
-	sp, err := store.Space(o.opID)
-	if err != nil {
-		return err
-	}
 	first, last := o.st.KeyGroups()
 	for _, name := range []string{"left", "right"} {
-		lo := append([]byte{byte(len(name))}, name...)
-		hi := append([]byte{byte(len(name))}, name...)
-		hi[len(hi)-1]++
-		for kg := first; kg <= last; kg++ {
-			found := false
-			if err := sp.Scan(kg, lo, hi, false, func(_, _ []byte) (bool, error) {
-				found = true
-				return false, nil
-			}); err != nil {
-				return err
-			}
-			if found {
-				return errOldLayout
-			}
+		found, err := holdsState(store, o.opID, name, first, last)
+		if err != nil {
+			return err
+		}
+		if found {
+			return errOldLayout
 		}
 	}
 	return nil
@@ -247,6 +235,8 @@ func (o *intervalJoinOp) RecordDues(slot int32, dues []int64) {
 	o.rowDues(o.rec(slot), dues)
 }
 
+// rowDues puts k's due times into dues: per input, the expiry of its
+// earliest row (math.MaxInt64: no row).
 func (o *intervalJoinOp) rowDues(k *ijKey, dues []int64) {
 	for side := range 2 {
 		dues[side] = math.MaxInt64

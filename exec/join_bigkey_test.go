@@ -86,33 +86,7 @@ func TestJoinHotKeysRestoreRescaleSpill(t *testing.T) {
 				if perKey[0] < 1000 {
 					t.Fatalf("seed %d: hot key 0 has %d rows, want thousands", s, perKey[0])
 				}
-				var res expr.Expr
-				if withResidual {
-					res = residual
-				}
-				var (
-					newOp func() Operator
-					want  map[string]int
-				)
-				if ki < 4 {
-					typ := JoinType(ki)
-					newOp = NewJoin(JoinSpec{Type: typ, Left: sides[0], Right: sides[1], Residual: res})
-					want = batchJoin(typ, live[0], live[1], withResidual)
-				} else {
-					anti := kind == "anti"
-					newOp = NewSemiJoin(SemiJoinSpec{Anti: anti, Left: sides[0], Right: sides[1], Residual: res})
-					want = batchSemi(anti, live[0], live[1], withResidual)
-				}
-				got, spilled := runJoinRestore(t, newOp, steps, len(steps)/2, pp[0], pp[1], budget)
-				if !equalMultiset(got, want) {
-					t.Fatalf("seed %d: %d distinct rows, want %d\n got  %v\n want %v", s, len(got), len(want),
-						head(keysOf(got)), head(keysOf(want)))
-				}
-				if small := budget < 1<<20; small && !spilled {
-					t.Fatalf("seed %d: a budget of %d bytes did not spill", s, budget)
-				} else if !small && spilled {
-					t.Fatalf("seed %d: a budget of %d bytes spilled", s, budget)
-				}
+				checkJoinRestore(t, s, ki, kind, sides[0], sides[1], residual, withResidual, steps, live, pp, budget)
 			})
 		}
 	}

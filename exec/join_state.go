@@ -690,15 +690,13 @@ func (j *joinState) InitState(store *statestore.Store, restored bool) error {
 // holds records of version 2 (joinOldStateName: a key's rows in one
 // record).
 func (j *joinState) refuseOldLayout(store *statestore.Store) error {
-	old := append([]byte{byte(len(joinOldStateName))}, joinOldStateName...)
-	end := append([]byte(nil), old...)
-	end[len(end)-1]++ // the end of the names' keys
+	first, last := j.sides[0].st.KeyGroups()
 	for i, space := range []string{j.id, j.id + joinSpaceSuffix(0), j.id + joinSpaceSuffix(1)} {
-		lo, hi := old, end
+		name := joinOldStateName
 		if i == 0 {
-			lo, hi = nil, nil
+			name = ""
 		}
-		found, err := j.anyState(store, space, lo, hi)
+		found, err := holdsState(store, space, name, first, last)
 		if err != nil {
 			return fmt.Errorf("state of %s: %w", j.name, err)
 		}
@@ -713,14 +711,21 @@ func (j *joinState) refuseOldLayout(store *statestore.Store) error {
 	return nil
 }
 
-// anyState reports whether space holds a key in [lo, hi) (nil: the whole
-// key group) in this subtask's key groups.
-func (j *joinState) anyState(store *statestore.Store, space string, lo, hi []byte) (bool, error) {
+// holdsState reports whether space holds, in key groups first to last, a
+// key of the state called name (its keys start len(name) | name), or any
+// key when name is "": how an operator finds a checkpoint of a layout it
+// no longer reads.
+func holdsState(store *statestore.Store, space, name string, first, last int) (bool, error) {
 	sp, err := store.Space(space)
 	if err != nil {
 		return false, err
 	}
-	first, last := j.sides[0].st.KeyGroups()
+	var lo, hi []byte
+	if name != "" {
+		lo = append([]byte{byte(len(name))}, name...)
+		hi = append([]byte(nil), lo...)
+		hi[len(hi)-1]++ // the end of the name's keys
+	}
 	found := false
 	for kg := first; kg <= last && !found; kg++ {
 		err := sp.Scan(kg, lo, hi, false, func(_, _ []byte) (bool, error) {

@@ -229,33 +229,7 @@ func TestJoinStateRestoreRescaleSpill(t *testing.T) {
 				// At parallelism 1 each side holds more than
 				// state.MinRecords keys.
 				steps, live := genJoinSteps(r, 6000, 4000, sd.left, sd.right)
-				var res expr.Expr
-				if withResidual {
-					res = residual
-				}
-				var (
-					newOp func() Operator
-					want  map[string]int
-				)
-				if ki < 4 {
-					typ := JoinType(ki)
-					newOp = NewJoin(JoinSpec{Type: typ, Left: sd.left, Right: sd.right, Residual: res})
-					want = batchJoin(typ, live[0], live[1], withResidual)
-				} else {
-					anti := kind == "anti"
-					newOp = NewSemiJoin(SemiJoinSpec{Anti: anti, Left: sd.left, Right: sd.right, Residual: res})
-					want = batchSemi(anti, live[0], live[1], withResidual)
-				}
-				got, spilled := runJoinRestore(t, newOp, steps, len(steps)/2, pp[0], pp[1], budget)
-				if !equalMultiset(got, want) {
-					t.Fatalf("seed %d: %d distinct rows, want %d\n got  %v\n want %v", s, len(got), len(want),
-						head(keysOf(got)), head(keysOf(want)))
-				}
-				if small := budget < 1<<20; small && !spilled {
-					t.Fatalf("seed %d: a budget of %d bytes did not spill", s, budget)
-				} else if !small && spilled {
-					t.Fatalf("seed %d: a budget of %d bytes spilled", s, budget)
-				}
+				checkJoinRestore(t, s, ki, kind, sd.left, sd.right, residual, withResidual, steps, live, pp, budget)
 			})
 		}
 	}
@@ -265,6 +239,43 @@ func TestJoinStateRestoreRescaleSpill(t *testing.T) {
 // holding state in its own key space (the keyed tables of Weir before the
 // typed join state), or records of version 2 (a key's rows in one record)
 // in a side's space, fails with a clear error instead of starting empty.
+// checkJoinRestore runs the join of kindsOf index ki (kind) over left and
+// right, with residual if withResidual, on steps through a snapshot and a
+// restore from pp[0] to pp[1] subtasks at budget (runJoinRestore), and
+// checks its output against the batch join of the live rows, and that
+// only a budget under 1 MiB spilled (seed s, for the messages).
+func checkJoinRestore(t *testing.T, s uint64, ki int, kind string, left, right JoinSide, residual expr.Expr, withResidual bool,
+	steps []joinStep, live [2][][]types.Value, pp [2]int, budget int64) {
+	t.Helper()
+	var res expr.Expr
+	if withResidual {
+		res = residual
+	}
+	var (
+		newOp func() Operator
+		want  map[string]int
+	)
+	if ki < 4 {
+		typ := JoinType(ki)
+		newOp = NewJoin(JoinSpec{Type: typ, Left: left, Right: right, Residual: res})
+		want = batchJoin(typ, live[0], live[1], withResidual)
+	} else {
+		anti := kind == "anti"
+		newOp = NewSemiJoin(SemiJoinSpec{Anti: anti, Left: left, Right: right, Residual: res})
+		want = batchSemi(anti, live[0], live[1], withResidual)
+	}
+	got, spilled := runJoinRestore(t, newOp, steps, len(steps)/2, pp[0], pp[1], budget)
+	if !equalMultiset(got, want) {
+		t.Fatalf("seed %d: %d distinct rows, want %d\n got  %v\n want %v", s, len(got), len(want),
+			head(keysOf(got)), head(keysOf(want)))
+	}
+	if small := budget < 1<<20; small && !spilled {
+		t.Fatalf("seed %d: a budget of %d bytes did not spill", s, budget)
+	} else if !small && spilled {
+		t.Fatalf("seed %d: a budget of %d bytes spilled", s, budget)
+	}
+}
+
 func TestJoinStateRefusesOldLayout(t *testing.T) {
 	st, err := statestore.Open(t.TempDir(), statestore.Options{MaxParallelism: joinTestMaxPar})
 	if err != nil {

@@ -521,15 +521,12 @@ func (o *sessionWindowOp) findSlots(b *types.Batch) {
 	}
 	c, w := o.keys[0], b.Width
 	for i := range n {
-		v := &b.Vals[i*w+c]
-		gi, ok := int32(-1), false
-		if state.IntStored(v.Kind()) {
-			gi, ok = o.ints.Get(v.Int())
+		o.slots[i] = -1
+		if v := &b.Vals[i*w+c]; state.IntStored(v.Kind()) {
+			if gi, ok := o.ints.Get(v.Int()); ok {
+				o.slots[i] = gi
+			}
 		}
-		if !ok {
-			gi = -1
-		}
-		o.slots[i] = gi
 	}
 	var t int64
 	for _, gi := range o.slots {

@@ -183,16 +183,7 @@ func TestRecordsPartsModel(t *testing.T) {
 	rec.SetTime(1000)
 	model := map[string][]int64{}
 	keyOf := func(i int) []byte { return AppendValue(nil, types.BigIntValue(int64(i))) }
-	slotOf := func(key []byte) (int32, bool) {
-		if s, ok := own.index[string(key)]; ok {
-			return s, true
-		}
-		s, ok, err := rec.Load(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s, ok
-	}
+	slotOf := func(key []byte) (int32, bool) { return findOrLoad(t, rec, own.index, key) }
 	const keys = 40
 	for round := range 30 {
 		wantEnc := 0

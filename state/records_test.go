@@ -80,6 +80,20 @@ func openStore(t *testing.T, dir string) *statestore.Store {
 // each once, with the key group of the layer's hash, for integer keys
 // (with NULL, INT and BIGINT, negatives), strings and a two-column key;
 // integer keys go through AddedInt, the others through AddedKey.
+// findOrLoad returns the slot of key: the in-memory one index has, or the
+// one rec.Load gives it when it is stored.
+func findOrLoad(t *testing.T, rec *Records, index map[string]int32, key []byte) (int32, bool) {
+	t.Helper()
+	if slot, ok := index[string(key)]; ok {
+		return slot, true
+	}
+	slot, ok, err := rec.Load(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slot, ok
+}
+
 func TestRecordsWriteOrder(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
@@ -208,16 +222,7 @@ func TestRecordsModel(t *testing.T) {
 		return AppendInt64(nil, k)
 	}
 	// find returns the slot of key, loading it when backed.
-	find := func(key []byte) (int32, bool) {
-		if slot, ok := own.index[string(key)]; ok {
-			return slot, true
-		}
-		slot, ok, err := rec.Load(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return slot, ok
-	}
+	find := func(key []byte) (int32, bool) { return findOrLoad(t, rec, own.index, key) }
 	snaps, spills := 0, 0
 	var snapDir string
 	for step := range 30000 {

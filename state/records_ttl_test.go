@@ -74,14 +74,7 @@ func TestRecordsTTL(t *testing.T) {
 				}
 			}
 			find := func(own *fakeOwner, rec *Records, key []byte) (int32, bool) {
-				if slot, ok := own.index[string(key)]; ok {
-					return slot, true
-				}
-				slot, ok, err := rec.Load(key)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return slot, ok
+				return findOrLoad(t, rec, own.index, key)
 			}
 			now := int64(1_700_000_000_000)
 			expired, spills := 0, 0
