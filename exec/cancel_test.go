@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -36,8 +37,14 @@ func (o *floodOp) Finish(out Emitter) error {
 
 func (o *floodOp) Close() error { return nil }
 
-// countSink counts the rows written and keeps none.
-type countSink struct{ rows atomic.Int64 }
+// countSink counts the rows written and keeps none; with reached set, it
+// closes reached once at least want rows came.
+type countSink struct {
+	rows    atomic.Int64
+	want    int64
+	reached chan struct{}
+	once    sync.Once
+}
 
 func (s *countSink) AcceptsUpdates() bool { return true }
 func (s *countSink) Parallelism() int     { return 0 }
@@ -47,9 +54,14 @@ func (s *countSink) Open(int, int) (connector.SinkWriter, error) {
 
 type countWriter struct{ s *countSink }
 
-func (w countWriter) Write(b *types.Batch) error { w.s.rows.Add(int64(b.Len())); return nil }
-func (w countWriter) Flush() error               { return nil }
-func (w countWriter) Close() error               { return nil }
+func (w countWriter) Write(b *types.Batch) error {
+	if n := w.s.rows.Add(int64(b.Len())); w.s.reached != nil && n >= w.s.want {
+		w.s.once.Do(func() { close(w.s.reached) })
+	}
+	return nil
+}
+func (w countWriter) Flush() error { return nil }
+func (w countWriter) Close() error { return nil }
 
 // TestCancelAfterSourcesFinished cancels a job whose sources have read
 // all their input while an operator still works: Stop has nothing left to
@@ -57,7 +69,7 @@ func (w countWriter) Close() error               { return nil }
 func TestCancelAfterSourcesFinished(t *testing.T) {
 	base := runtime.NumGoroutine()
 	finishing := make(chan struct{}, 4)
-	sink := &countSink{}
+	sink := &countSink{want: 5000, reached: make(chan struct{})}
 	g := &JobGraph{Name: "cancel", Vertices: []*Vertex{
 		{Name: "Source", Parallelism: 2, Source: &sliceSource{width: 2, rows: testRows(3, 5000, 50, 100)}, SourceWidth: 2},
 		{Name: "Flood", Parallelism: 2, Inputs: []Input{{From: 0, Partition: Partitioning{Kind: Hash, Keys: []int{0}}}},
@@ -75,7 +87,8 @@ func TestCancelAfterSourcesFinished(t *testing.T) {
 	if m := j.Metrics(); m.RowsRead != 5000 {
 		t.Fatalf("read %d rows, want 5000", m.RowsRead)
 	}
-	j.Stop() // nothing to stop: the sources have finished
+	<-sink.reached // the flood reaches the sink while the job runs on
+	j.Stop()       // nothing to stop: the sources have finished
 	select {
 	case <-j.Done():
 		t.Fatal("the job ended on Stop while its operator floods")
