@@ -34,6 +34,9 @@ type task struct {
 	inbox chan message
 	links []*link // by channel index
 	ports []int   // operator input port by channel index
+	// portWM is the watermark of each input port last given to an
+	// InputWatermarkOperator (inputWatermark).
+	portWM []int64
 	gate  *inputGate
 
 	ops      []Operator
