@@ -37,7 +37,7 @@ type task struct {
 	// portWM is the watermark of each input port last given to an
 	// InputWatermarkOperator (inputWatermark).
 	portWM []int64
-	gate  *inputGate
+	gate   *inputGate
 
 	ops      []Operator
 	emitters []Emitter // emitters[i] receives ops[i]'s output
