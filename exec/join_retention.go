@@ -33,7 +33,7 @@ type retention struct {
 	// swept is the watermark of the last sweep, and every the advance of
 	// the watermark that makes the next one: a sweep reads all the
 	// side's rows in memory, so sweeping every Offset/4 or so costs a few
-	// reads a row over its life.
+	// reads a row over its life (and watermarks come only every so often).
 	swept, every int64
 	// dropped counts the rows dropped, for tests.
 	dropped int64
@@ -59,7 +59,7 @@ func (o *joinOp) openRetention() {
 			continue
 		}
 		o.retain[side] = &retention{spec: r, minDue: math.MinInt64, swept: math.MinInt64,
-			every: max(r.Offset/4, 1000)}
+			every: max(r.Offset/4, 1)}
 	}
 }
 
