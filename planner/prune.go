@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/weir-sql/weir/expr"
-	"github.com/weir-sql/weir/types"
 )
 
 // This file prunes the columns of a join's inputs, as Flink's
@@ -17,89 +16,153 @@ import (
 // project=[...]])). A join under another join gets a Calc from the outer
 // join's pruning, so a chain of joins is pruned from the top down.
 //
-// Window joins are left alone: their inputs' window columns are found by
-// the nodes below the join (windowjoin.go) and lowering expects them
-// there. Temporal and lookup joins are their own nodes, not pruned yet.
+// Every kind of join is pruned: regular (inner, outer, semi, anti),
+// interval and window joins (the window_end columns stay) on both sides;
+// event-time temporal and lookup joins on their left side (the versioned
+// table's primary key is known only once lowered, and a lookup table is
+// loaded whole).
 
 // pruneJoinInputs: Calc(Join(l, r)) → Calc'(Join'(Calc_l(l), Calc_r(r)))
 // where Calc_l and Calc_r keep the columns read; Calc' and Join' read the
-// narrower rows.
+// narrower rows. The same for the left side of a temporal or lookup join.
 func pruneJoinInputs(n Node) (Node, bool, error) {
 	c, ok := n.(*Calc)
 	if !ok {
 		return n, false, nil
 	}
-	j, ok := c.Input.(*Join)
-	if !ok || !j.Keyed || j.Window != nil {
-		return n, false, nil
+	switch j := c.Input.(type) {
+	case *Join:
+		if !j.Keyed {
+			return n, false, nil
+		}
+		wl := j.Left.Schema().Len()
+		pr, ok := pruneColumns(c, j.Left, j.Right, j.Right.Schema().Len(), true, func(need []bool) {
+			for _, k := range j.LeftKeys {
+				need[k] = true
+			}
+			for _, k := range j.RightKeys {
+				need[wl+k] = true
+			}
+			if iv := j.Interval; iv != nil {
+				need[iv.LeftTime], need[wl+iv.RightTime] = true, true
+			}
+			if w := j.Window; w != nil {
+				need[w.End[0]], need[wl+w.End[1]] = true, true
+			}
+		}, j.Cond)
+		if !ok {
+			return n, false, nil
+		}
+		nj := *j
+		nj.Left, nj.Right = pr.left, pr.right
+		nj.LeftKeys, nj.RightKeys = pr.leftCols(j.LeftKeys), pr.rightCols(j.RightKeys)
+		if iv := j.Interval; iv != nil {
+			b := *iv
+			b.LeftTime, b.RightTime = pr.newIdx[iv.LeftTime], pr.newIdx[wl+iv.RightTime]-pr.nl
+			nj.Interval = &b
+		}
+		if w := j.Window; w != nil {
+			info := *w
+			info.End = [2]int{pr.newIdx[w.End[0]], pr.newIdx[wl+w.End[1]] - pr.nl}
+			nj.Window = &info
+		}
+		return pr.rebuild(c, &nj, j.Cond, func(cond expr.Expr) { nj.Cond = cond })
+	case *TemporalJoin:
+		if !j.Keyed {
+			return n, false, nil
+		}
+		// The right side keeps its columns: its primary key, which the
+		// join must find within its keys, is known only once lowered.
+		pr, ok := pruneColumns(c, j.Left, j.Right, j.rightSchema().Len(), false, func(need []bool) {
+			for _, k := range j.LeftKeys {
+				need[k] = true
+			}
+			need[j.LeftTime] = true
+		}, j.Cond)
+		if !ok {
+			return n, false, nil
+		}
+		nj := *j
+		nj.Left = pr.left
+		nj.LeftKeys, nj.RightKeys = pr.leftCols(j.LeftKeys), pr.rightCols(j.RightKeys)
+		nj.LeftTime = pr.newIdx[j.LeftTime]
+		return pr.rebuild(c, &nj, j.Cond, func(cond expr.Expr) { nj.Cond = cond })
 	}
-	lsch, rsch := j.Left.Schema(), j.Right.Schema()
-	wl, wr := lsch.Len(), rsch.Len()
-	need := make([]bool, wl+wr) // over left ++ right
-	read := func(e expr.Expr, off int) {
+	return n, false, nil
+}
+
+// pruned is a join's inputs pruned: the new inputs, and where each column
+// of left ++ right went.
+type pruned struct {
+	left, right Node
+	// newIdx maps a column of left ++ right to its place in the pruned
+	// left ++ right (-1: pruned); nl is the pruned left's width.
+	newIdx []int
+	nl, wl int
+}
+
+// pruneColumns finds the columns of a join's left ++ right (the right wr
+// wide as joined) that Calc c over the join (its output: left ++ right,
+// or the left columns alone for a semi or anti join), the join's
+// condition and mark read, and puts a Calc of those over each input that
+// loses columns (the right one only if pruneRight). ok is false when
+// nothing is pruned.
+func pruneColumns(c *Calc, l, r Node, wr int, pruneRight bool, mark func(need []bool), cond expr.Expr) (pruned, bool) {
+	lsch := l.Schema()
+	wl := lsch.Len()
+	need := make([]bool, wl+wr)
+	read := func(e expr.Expr) {
 		if e == nil {
 			return
 		}
 		_, _ = expr.Transform(e, func(x expr.Expr) (expr.Expr, error) {
-			if col, isCol := x.(*expr.Column); isCol && off+col.Index < len(need) {
-				need[off+col.Index] = true
+			if col, isCol := x.(*expr.Column); isCol && col.Index < len(need) {
+				need[col.Index] = true
 			}
 			return x, nil
 		})
 	}
-	// The Calc reads the join's output: left ++ right, or the left
-	// columns alone for a semi or anti join.
-	read(c.Cond, 0)
+	read(c.Cond)
 	for _, e := range c.Exprs {
-		read(e, 0)
+		read(e)
 	}
-	read(j.Cond, 0)
-	for _, k := range j.LeftKeys {
-		need[k] = true
-	}
-	for _, k := range j.RightKeys {
-		need[wl+k] = true
-	}
-	if iv := j.Interval; iv != nil {
-		need[iv.LeftTime], need[wl+iv.RightTime] = true, true
+	read(cond)
+	mark(need)
+	if !pruneRight {
+		for i := wl; i < len(need); i++ {
+			need[i] = true
+		}
 	}
 	// A row needs a column to exist: a side none of whose columns is
 	// read keeps its first.
 	if !slices.Contains(need[:wl], true) {
 		need[0] = true
 	}
-	if !slices.Contains(need[wl:], true) {
+	if wr > 0 && !slices.Contains(need[wl:], true) {
 		need[wl] = true
 	}
 	if !slices.Contains(need, false) {
-		return n, false, nil
+		return pruned{}, false
 	}
-	// newIdx maps a column of left ++ right to its place in the pruned
-	// left ++ right (-1: pruned).
-	newIdx := make([]int, wl+wr)
-	nl := 0
-	for i := range wl {
-		newIdx[i] = -1
+	pr := pruned{left: l, right: r, newIdx: make([]int, wl+wr), wl: wl}
+	k := 0
+	for i := range need {
+		pr.newIdx[i] = -1
 		if need[i] {
-			newIdx[i] = nl
-			nl++
+			pr.newIdx[i] = k
+			k++
+		}
+		if i == wl-1 {
+			pr.nl = k
 		}
 	}
-	nr := 0
-	for i := range wr {
-		newIdx[wl+i] = -1
-		if need[wl+i] {
-			newIdx[wl+i] = nl + nr
-			nr++
-		}
-	}
-	side := func(in Node, sch types.Schema, off, w int) Node {
+	side := func(in Node, off, w int) Node {
 		if !slices.Contains(need[off:off+w], false) {
 			return in
 		}
 		var exprs []expr.Expr
 		var names []string
-		for i, col := range sch.Columns {
+		for i, col := range in.Schema().Columns {
 			if need[off+i] {
 				exprs = append(exprs, expr.NewColumn(i, col.Type, col.Name))
 				names = append(names, col.Name)
@@ -107,44 +170,60 @@ func pruneJoinInputs(n Node) (Node, bool, error) {
 		}
 		return &Calc{Input: in, Exprs: exprs, Names: names}
 	}
-	remap := func(e expr.Expr) (expr.Expr, error) {
-		if e == nil {
-			return nil, nil
+	pr.left = side(l, 0, wl)
+	if pruneRight {
+		pr.right = side(r, wl, wr)
+	}
+	return pr, true
+}
+
+// leftCols maps columns of the left input; rightCols those of the right.
+func (pr pruned) leftCols(cols []int) []int {
+	out := make([]int, len(cols))
+	for i, k := range cols {
+		out[i] = pr.newIdx[k]
+	}
+	return out
+}
+
+func (pr pruned) rightCols(cols []int) []int {
+	out := make([]int, len(cols))
+	for i, k := range cols {
+		out[i] = pr.newIdx[pr.wl+k] - pr.nl
+	}
+	return out
+}
+
+// remap rewrites e over left ++ right onto the pruned columns.
+func (pr pruned) remap(e expr.Expr) (expr.Expr, error) {
+	if e == nil {
+		return nil, nil
+	}
+	return expr.Transform(e, func(x expr.Expr) (expr.Expr, error) {
+		if col, isCol := x.(*expr.Column); isCol {
+			return expr.NewColumn(pr.newIdx[col.Index], col.T, col.Name), nil
 		}
-		return expr.Transform(e, func(x expr.Expr) (expr.Expr, error) {
-			if col, isCol := x.(*expr.Column); isCol {
-				return expr.NewColumn(newIdx[col.Index], col.T, col.Name), nil
-			}
-			return x, nil
-		})
-	}
-	nj := *j
-	nj.Left, nj.Right = side(j.Left, lsch, 0, wl), side(j.Right, rsch, wl, wr)
-	nj.LeftKeys, nj.RightKeys = make([]int, len(j.LeftKeys)), make([]int, len(j.RightKeys))
-	for i, k := range j.LeftKeys {
-		nj.LeftKeys[i] = newIdx[k]
-	}
-	for i, k := range j.RightKeys {
-		nj.RightKeys[i] = newIdx[wl+k] - nl
-	}
-	if iv := j.Interval; iv != nil {
-		b := *iv
-		b.LeftTime, b.RightTime = newIdx[iv.LeftTime], newIdx[wl+iv.RightTime]-nl
-		nj.Interval = &b
-	}
-	var err error
-	if nj.Cond, err = remap(j.Cond); err != nil {
+		return x, nil
+	})
+}
+
+// rebuild returns Calc c over the pruned join nj, whose condition cond
+// setCond sets remapped.
+func (pr pruned) rebuild(c *Calc, nj Node, cond expr.Expr, setCond func(expr.Expr)) (Node, bool, error) {
+	nc, err := pr.remap(cond)
+	if err != nil {
 		return nil, false, err
 	}
-	nc := &Calc{Input: &nj, Names: c.Names}
-	if nc.Cond, err = remap(c.Cond); err != nil {
+	setCond(nc)
+	out := &Calc{Input: nj, Names: c.Names}
+	if out.Cond, err = pr.remap(c.Cond); err != nil {
 		return nil, false, err
 	}
-	nc.Exprs = make([]expr.Expr, len(c.Exprs))
+	out.Exprs = make([]expr.Expr, len(c.Exprs))
 	for i, e := range c.Exprs {
-		if nc.Exprs[i], err = remap(e); err != nil {
+		if out.Exprs[i], err = pr.remap(e); err != nil {
 			return nil, false, err
 		}
 	}
-	return nc, true, nil
+	return out, true, nil
 }
