@@ -1,7 +1,10 @@
 package planner
 
 import (
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/weir-sql/weir/expr"
 )
@@ -21,6 +24,28 @@ import (
 // event-time temporal and lookup joins on their left side (the versioned
 // table's primary key is known only once lowered, and a lookup table is
 // loaded whole).
+
+// KeyJoinInputPruning is the SET key (Weir's) that turns the pruning of
+// join inputs off ('false'; default 'true'). A savepoint of a Weir that
+// did not prune restores into a plan planned with 'false' (the operator
+// ids are those of the plan without pruning); with pruning on, the
+// pruned joins' ids differ and such a restore is refused, naming them.
+const KeyJoinInputPruning = "table.optimizer.join-input-pruning"
+
+// pruneJoins prunes the inputs of every join of n, unless
+// KeyJoinInputPruning is 'false'.
+func (p *Planner) pruneJoins(n Node) (Node, error) {
+	if v, ok := p.Config[KeyJoinInputPruning]; ok {
+		on, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return nil, fmt.Errorf("config '%s' = '%s': expected 'true' or 'false'", KeyJoinInputPruning, v)
+		}
+		if !on {
+			return n, nil
+		}
+	}
+	return fixpoint(n, []rule{pruneJoinInputs, mergeCalcs, dropIdentityCalc})
+}
 
 // pruneJoinInputs: Calc(Join(l, r)) → Calc'(Join'(Calc_l(l), Calc_r(r)))
 // where Calc_l and Calc_r keep the columns read; Calc' and Join' read the

@@ -14,15 +14,13 @@ type rule func(n Node) (Node, bool, error)
 // a Calc above a UNION ALL is copied into each branch (so it chains to the
 // branch's source and the union dissolves into several inputs of the next
 // exchange or sink), adjacent Calcs merge, and Calcs that change nothing
-// are dropped; then each join's inputs are pruned to the columns the join
-// and its parent read (prune.go).
+// are dropped. (Then Planner.plan prunes the joins' inputs: prune.go.)
 func optimize(n Node) (Node, error) {
 	var err error
 	for _, phase := range [][]rule{
 		{pushFilterBelowProject, mergeFilters, flattenUnion, filterIntoJoin, pushJoinConds},
 		{extractJoinKeys, extractTemporalKeys, windowJoin},
 		{filterToCalc, projectToCalc, pushCalcIntoUnion, mergeCalcs, dropIdentityCalc},
-		{pruneJoinInputs, mergeCalcs, dropIdentityCalc},
 		{rankRange, dropIdentityCalc},
 	} {
 		if n, err = fixpoint(n, phase); err != nil {
