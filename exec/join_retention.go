@@ -27,8 +27,8 @@ type JoinRetention struct {
 type retention struct {
 	spec *JoinRetention
 	// minDue is at most the smallest t + Offset of the side's rows in
-	// memory (math.MinInt64 when unknown, as after a restore): nothing
-	// is due before it.
+	// memory (math.MinInt64 when unknown: after a restore, or while keys
+	// are spilled and may be loaded back): nothing is due before it.
 	minDue int64
 	// swept is the watermark of the last sweep, and every the advance of
 	// the watermark that makes the next one: a sweep reads all the
@@ -125,6 +125,11 @@ func (o *joinOp) sweep(side int, wm int64) error {
 			continue
 		}
 		s.st.Changed(slot)
+	}
+	if s.st.Backed() {
+		// Keys loaded back from the store bring rows noteDue did not
+		// see: sweep again after every quarter of the bound.
+		next = math.MinInt64
 	}
 	r.minDue, r.swept = next, wm
 	return nil
