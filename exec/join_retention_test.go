@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/weir-sql/weir/expr"
+	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -15,7 +16,8 @@ import (
 // and the left rows coming in any order, late ones included. The left
 // side's retention (t + 10 < right watermark) must drop left rows as the
 // right watermark advances, exactly those out of reach at a sweep, and
-// the output must equal a nested-loop join computed in Go.
+// the output must equal a nested-loop join computed in Go; also with a
+// 1 KiB state budget, where keys spill to the store and come back.
 func TestJoinRetentionDropsRows(t *testing.T) {
 	kinds := []types.Kind{types.KindBigInt, types.KindTimestamp, types.KindBigInt}
 	tcol := expr.NewColumn(1, types.Timestamp, "t")
@@ -29,6 +31,13 @@ func TestJoinRetentionDropsRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for seed := range uint64(20) {
+		spill := seed%2 == 1
+		// Spilling needs more keys than Records keeps at least
+		// (state.MinRecords): many keys, many rows, a slow watermark.
+		keys, steps, perStep, wmEvery, wmStep, spread := 3, 300, 4, 4, 6, 50
+		if spill {
+			keys, steps, perStep, wmEvery, wmStep, spread = 3000, 1500, 8, 8, 2, 100
+		}
 		r := rand.New(rand.NewPCG(seed, 7))
 		op := NewJoin(JoinSpec{Type: InnerJoin,
 			Left:      JoinSide{Keys: []int{0}, Kinds: kinds},
@@ -36,24 +45,38 @@ func TestJoinRetentionDropsRows(t *testing.T) {
 			Residual:  residual,
 			Retention: [2]*JoinRetention{{TimeCol: 1, Offset: 10}},
 		})().(*joinOp)
-		if err := op.Open(&OpContext{MaxParallelism: 128}); err != nil {
+		ctx := &OpContext{ID: "join", MaxParallelism: joinTestMaxPar, Parallelism: 1}
+		if spill {
+			ctx.StateBudget = 1 << 10
+		}
+		if err := op.Open(ctx); err != nil {
 			t.Fatal(err)
+		}
+		if spill {
+			st, err := statestore.Open(t.TempDir(), statestore.Options{MaxParallelism: joinTestMaxPar})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if err := op.InitState(st, false); err != nil {
+				t.Fatal(err)
+			}
 		}
 		out := &collectEmitter{t: t, rows: map[string]int{}}
 		var lefts, rights [][]types.Value
 		wm := int64(0) // the right watermark: every later right row has m > wm
 		id := int64(0)
 		b := types.NewBatch(3, 8)
-		for step := range 300 {
+		for step := range steps {
 			b.Reset()
 			side := r.IntN(2)
-			for range 1 + r.IntN(4) {
+			for range 1 + r.IntN(perStep) {
 				id++
-				k := types.BigIntValue(int64(r.IntN(3)))
+				k := types.BigIntValue(int64(r.IntN(keys)))
 				var row []types.Value
 				if side == 0 {
 					// around the watermark, up to 30 behind it (late)
-					ts := types.TimestampValue(wm - 30 + int64(r.IntN(50)))
+					ts := types.TimestampValue(wm - 30 + int64(r.IntN(spread)))
 					if r.IntN(20) == 0 {
 						ts = types.NullValue()
 					}
@@ -68,8 +91,8 @@ func TestJoinRetentionDropsRows(t *testing.T) {
 			if err := op.Process(side, b, out); err != nil {
 				t.Fatal(err)
 			}
-			if r.IntN(4) == 0 {
-				wm += int64(r.IntN(6))
+			if r.IntN(wmEvery) == 0 {
+				wm += int64(r.IntN(wmStep))
 				before := op.retain[0].swept
 				if err := op.ProcessInputWatermark(1, wm); err != nil {
 					t.Fatal(err)
@@ -79,7 +102,7 @@ func TestJoinRetentionDropsRows(t *testing.T) {
 				if err := op.ProcessInputWatermark(0, wm+100); err != nil {
 					t.Fatal(err)
 				}
-				if op.retain[0].swept == wm && before != wm {
+				if op.retain[0].swept == wm && before != wm && !op.sides[0].st.Backed() {
 					// Just swept: the left rows kept are those within reach.
 					within := 0
 					for _, l := range lefts {
@@ -92,7 +115,7 @@ func TestJoinRetentionDropsRows(t *testing.T) {
 					}
 				}
 			}
-			if got := op.sides[1].rows; got != int64(len(rights)) {
+			if got := op.sides[1].rows; got != int64(len(rights)) && !op.sides[1].st.Backed() {
 				t.Fatalf("seed %d: %d right rows kept, want all %d", seed, got, len(rights))
 			}
 		}
@@ -118,6 +141,12 @@ func TestJoinRetentionDropsRows(t *testing.T) {
 			if l[1].IsNull() {
 				nulls++
 			}
+		}
+		if spill {
+			if !op.sides[0].st.Backed() {
+				t.Fatalf("seed %d: a budget of 1 KiB did not spill", seed)
+			}
+			continue
 		}
 		if op.sides[0].rows != int64(nulls) {
 			t.Fatalf("seed %d: %d left rows kept at the end of the right input, want the %d with a NULL time", seed, op.sides[0].rows, nulls)
