@@ -36,7 +36,7 @@ func TestJoinRetentionDropsRows(t *testing.T) {
 		// (state.MinRecords): many keys, many rows, a slow watermark.
 		keys, steps, perStep, wmEvery, wmStep, spread := 3, 300, 4, 4, 6, 50
 		if spill {
-			keys, steps, perStep, wmEvery, wmStep, spread = 3000, 1500, 8, 8, 2, 100
+			keys, steps, perStep, wmEvery, wmStep, spread = 3000, 1500, 8, 8, 2, 160
 		}
 		r := rand.New(rand.NewPCG(seed, 7))
 		op := NewJoin(JoinSpec{Type: InnerJoin,
