@@ -151,6 +151,7 @@ type joinOp struct {
 	joinState
 	joinOutput
 	retain [2]*retention // per side, if it has a retention bound
+	inWM   [2]int64      // per input port, its watermark (ProcessInputWatermark)
 }
 
 var (
@@ -356,6 +357,9 @@ func (o *joinOp) accumulate(side int, me, other *joinRows, kind types.RowKind, r
 		if err := o.emitRow(kind, side, row, nil, 1, out); err != nil {
 			return err
 		}
+	}
+	if o.outOfReach(side, row) {
+		return nil // matched what it can; never kept
 	}
 	me.insert(o.kr, ms, mok, row, matched)
 	o.noteDue(side, row)

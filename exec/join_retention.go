@@ -53,6 +53,7 @@ var _ InputWatermarkOperator = (*joinOp)(nil)
 
 // openRetention sets up the sides' retention (after the state is open).
 func (o *joinOp) openRetention() {
+	o.inWM = [2]int64{NoWatermark, NoWatermark}
 	for side, r := range o.spec.Retention {
 		if r == nil {
 			o.retain[side] = nil
@@ -74,12 +75,36 @@ func (o *joinOp) noteDue(side int, row []types.Value) {
 	}
 }
 
+// outOfReach reports whether row, arriving on side, can never match a
+// future row of the other side (its due time is below the other input's
+// watermark already), so that it need not be kept: a late row, or any row
+// once the other input ended. Only for NoUniqueKey: a side keeping one
+// row per unique key replaces the kept row by an arriving one, which must
+// then be kept (and swept) for the old row to go.
+func (o *joinOp) outOfReach(side int, row []types.Value) bool {
+	r := o.retain[side]
+	if r == nil || o.spec.sideSpec(side).Layout != NoUniqueKey {
+		return false
+	}
+	v := row[r.spec.TimeCol]
+	return !v.IsNull() && satAdd(v.Int(), r.spec.Offset) < o.inWM[1-side]
+}
+
+// sideSpec returns the spec of side 0 (left) or 1 (right).
+func (s *JoinSpec) sideSpec(side int) *JoinSide {
+	if side == 0 {
+		return &s.Left
+	}
+	return &s.Right
+}
+
 // ProcessInputWatermark implements InputWatermarkOperator: input port's
 // watermark wm drops the other side's rows it puts out of reach.
 func (o *joinOp) ProcessInputWatermark(port int, wm int64) error {
 	if port != 0 && port != 1 {
 		return fmt.Errorf("join: input port %d", port)
 	}
+	o.inWM[port] = max(o.inWM[port], wm)
 	side := 1 - port
 	r := o.retain[side]
 	if r == nil || wm <= r.minDue || (wm < r.swept+r.every && wm != MaxWatermark) {
