@@ -62,6 +62,11 @@ type JoinSpec struct {
 	// Residual is the non-equi part of the condition, over the joined row
 	// (nil: none).
 	Residual expr.Expr
+	// Retention, per side (0 left, 1 right), drops the side's rows that
+	// the other input's watermark puts out of reach (nil: kept until
+	// retracted or expired by the state TTL). A regular join only; see
+	// JoinRetention.
+	Retention [2]*JoinRetention
 }
 
 // NewJoin returns the constructor of a regular join operator: a
@@ -145,6 +150,8 @@ type joinOp struct {
 	spec JoinSpec
 	joinState
 	joinOutput
+	retain [2]*retention // per side, if it has a retention bound
+	inWM   [2]int64      // per input port, its watermark (ProcessInputWatermark)
 }
 
 var (
@@ -163,6 +170,7 @@ func (o *joinOp) Open(ctx *OpContext) error {
 	if o.spec.Residual != nil && ctx.Watermark != nil {
 		o.spec.Residual, _ = expr.BindWatermark(o.spec.Residual, ctx.Watermark)
 	}
+	o.openRetention()
 	return nil
 }
 
@@ -350,7 +358,11 @@ func (o *joinOp) accumulate(side int, me, other *joinRows, kind types.RowKind, r
 			return err
 		}
 	}
+	if o.outOfReach(side, row) {
+		return nil // matched what it can; never kept
+	}
 	me.insert(o.kr, ms, mok, row, matched)
+	o.noteDue(side, row)
 	return nil
 }
 

@@ -34,7 +34,10 @@ type task struct {
 	inbox chan message
 	links []*link // by channel index
 	ports []int   // operator input port by channel index
-	gate  *inputGate
+	// portWM is the watermark of each input port last given to an
+	// InputWatermarkOperator (inputWatermark).
+	portWM []int64
+	gate   *inputGate
 
 	ops      []Operator
 	emitters []Emitter // emitters[i] receives ops[i]'s output

@@ -67,8 +67,40 @@ func (t *task) channelWatermark(m message) error {
 			}
 		}
 		wm, advanced = t.valve.Watermark(int(m.ch), m.wm)
+		if err := t.inputWatermark(int(m.ch)); err != nil {
+			return err
+		}
 	}
 	return t.afterValve(wm, advanced, allIdle)
+}
+
+// inputWatermark gives the first operator, if it is an
+// InputWatermarkOperator, the watermark of channel ch's input port when
+// it advanced: the least over the port's channels of the highest
+// watermark each sent.
+func (t *task) inputWatermark(ch int) error {
+	if len(t.ops) == 0 {
+		return nil
+	}
+	iw, ok := t.ops[0].(InputWatermarkOperator)
+	if !ok {
+		return nil
+	}
+	port := t.ports[ch]
+	for len(t.portWM) <= port {
+		t.portWM = append(t.portWM, NoWatermark)
+	}
+	wm := MaxWatermark
+	for c, p := range t.ports {
+		if p == port {
+			wm = min(wm, t.valve.wm[c])
+		}
+	}
+	if wm <= t.portWM[port] {
+		return nil
+	}
+	t.portWM[port] = wm
+	return attribute("operator "+t.v.Operators[0].Name, iw.ProcessInputWatermark(port, wm))
 }
 
 // active tells downstream that the task, idle before, is active again.

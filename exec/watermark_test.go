@@ -38,6 +38,20 @@ func (r *wmRecorder) ProcessWatermark(wm int64, out Emitter) error {
 
 var _ WatermarkOperator = (*wmRecorder)(nil)
 
+// wmPortRecorder passes the rows of both its input ports on and records
+// each port's watermark.
+type wmPortRecorder struct {
+	calcOp
+	seen *[]string
+}
+
+func (r *wmPortRecorder) ProcessInputWatermark(port int, wm int64) error {
+	*r.seen = append(*r.seen, fmt.Sprintf("in%d %s", port, fmtWM(wm)))
+	return nil
+}
+
+var _ InputWatermarkOperator = (*wmPortRecorder)(nil)
+
 func fmtWM(wm int64) string {
 	switch wm {
 	case MaxWatermark:
@@ -64,7 +78,12 @@ const (
 	wmIdle     = time.Second
 )
 
-func newWMHarness(t *testing.T) *wmHarness {
+func newWMHarness(t *testing.T) *wmHarness { return newWMHarnessPorts(t, false) }
+
+// newWMHarnessPorts is newWMHarness; with ports, S1 and S2 feed W's input
+// ports 0 and 1 and W's chain starts with a wmPortRecorder, which records
+// each port's watermark (InputWatermarkOperator) as "in0 8".
+func newWMHarnessPorts(t *testing.T, ports bool) *wmHarness {
 	h := &wmHarness{t: t}
 	ts := expr.NewColumn(1, types.Timestamp, "ts")
 	delay, err := expr.NewArith("-", ts, expr.NewLiteral(types.IntervalValue(2), types.Interval))
@@ -76,12 +95,18 @@ func newWMHarness(t *testing.T) *wmHarness {
 		return &Vertex{ID: fmt.Sprintf("s%d", i+1), Name: fmt.Sprintf("S%d", i+1), Parallelism: 1,
 			Source: posSource{&posReader{}}, SourceWidth: 2, SourceName: fmt.Sprintf("s%d", i+1), Watermark: spec}
 	}
+	first := OperatorSpec{Name: "Calc", ID: "calc", OutWidth: 2, New: NewCalc(nil, nil)}
+	port1 := 0
+	if ports {
+		first = OperatorSpec{Name: "Ports", ID: "ports", OutWidth: 2, New: func() Operator { return &wmPortRecorder{seen: &h.seen} }}
+		port1 = 1
+	}
 	g := &JobGraph{Name: "wm", Vertices: []*Vertex{
 		src(0), src(1),
 		{Name: "W", Parallelism: 1,
-			Inputs: []Input{{From: 0, Partition: Partitioning{Kind: Rebalance}}, {From: 1, Partition: Partitioning{Kind: Rebalance}}},
+			Inputs: []Input{{From: 0, Partition: Partitioning{Kind: Rebalance}}, {From: 1, Partition: Partitioning{Kind: Rebalance}, Port: port1}},
 			Operators: []OperatorSpec{
-				{Name: "Calc", ID: "calc", OutWidth: 2, New: NewCalc(nil, nil)},
+				first,
 				{Name: "Recorder", ID: "rec", OutWidth: 2, New: func() Operator { return &wmRecorder{seen: &h.seen} }},
 			}},
 		{Name: "D", Parallelism: 1, Inputs: []Input{{From: 2, Partition: Partitioning{Kind: Forward}}}, Sink: &sumSink{}, SinkName: "d"},
@@ -373,6 +398,43 @@ func TestWatermarkPropagation(t *testing.T) {
 			t.Errorf("vertex %s: metric watermark %s, want %s", m.Vertices[i].Name, fmtWM(got), fmtWM(want))
 		}
 	}
+}
+
+// TestInputWatermarkPerPort checks what an InputWatermarkOperator sees:
+// each input port's own watermark (S1 on port 0, S2 on port 1) as it
+// advances, before the combined one; an idle port keeps its last
+// watermark; +∞ when a port's input ends.
+func TestInputWatermarkPerPort(t *testing.T) {
+	h := newWMHarnessPorts(t, true)
+	const s1, s2 = 0, 1
+	step := func(name, got, want string) {
+		t.Helper()
+		if got != want {
+			t.Errorf("%s:\n got  %q\n want %q", name, got, want)
+		}
+	}
+	h.emit(s1, 10)
+	h.emit(s2, 20)
+	h.deliver(s1, 2)
+	step("port 0 alone", h.watermarks(), "in0 8")
+	h.deliver(s2, 2)
+	step("port 1, then the minimum", h.watermarks(), "in1 18 8")
+	h.emit(s2, 30)
+	h.deliver(s2, 2)
+	step("port 1 ahead: the minimum does not move", h.watermarks(), "in1 28")
+	h.emit(s1, 9)
+	h.deliver(s1, 1)
+	step("no watermark, nothing", h.watermarks(), "")
+	h.quiet(s2, wmIdle)
+	h.deliver(s2, 1)
+	step("S2 idle: the minimum follows S1's 8, port 1 keeps 28", h.watermarks(), "")
+	h.emit(s1, 50)
+	h.deliver(s1, 2)
+	step("S1 alone moves the minimum", h.watermarks(), "in0 48 48")
+	h.end(s2)
+	step("S2 ends", h.inFlight(s2), "wm +inf | end")
+	h.deliver(s2, 2)
+	step("port 1 ended", h.watermarks(), "in1 +inf")
 }
 
 // TestWatermarkEmittedPeriodically checks that a source emits its

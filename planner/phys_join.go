@@ -21,6 +21,9 @@ type joinNode struct {
 	layout        [2]exec.JoinLayout
 	uniqueKey     [2][]int // the unique key a HasUniqueKey side keeps rows by
 	leftW, rightW int
+	// retention bounds a side's rows by the other input's watermark
+	// (retention.go; nil: none).
+	retention [2]*sideRetention
 }
 
 func (x *Join) lower(b *physBuilder, kids []physNode) (physNode, error) {
@@ -55,7 +58,8 @@ func (x *Join) lower(b *physBuilder, kids []physNode) (physNode, error) {
 		}
 		exs[i] = newExchange(kids[i], p, par)
 	}
-	n := &joinNode{join: x, leftW: kids[0].traits().schema.Len(), rightW: kids[1].traits().schema.Len()}
+	n := &joinNode{join: x, leftW: kids[0].traits().schema.Len(), rightW: kids[1].traits().schema.Len(),
+		retention: joinRetention(x, kids)}
 	for i := range 2 {
 		n.layout[i], n.uniqueKey[i] = joinLayout(exs[i].traits().uniqueKeys, keys[i])
 	}
@@ -163,6 +167,11 @@ func (p *joinNode) desc() string {
 		}
 		s += "]"
 	}
+	for i, side := range []string{"left", "right"} {
+		if r := p.retention[i]; r != nil {
+			s += ", " + side + "StateRetention=[" + r.text + "]"
+		}
+	}
 	return s + ")"
 }
 
@@ -175,7 +184,9 @@ func keyNames(k []int, sch types.Schema, off int) string {
 }
 
 // canon describes the join by its kind, keys, residual and state layouts
-// (a layout is the format of its state).
+// (a layout is the format of its state). A retention bound is left out:
+// it changes which rows are kept, not how, and a state kept with or
+// without one restores into the other.
 func (p *joinNode) canon() string {
 	s := fmt.Sprintf("join %d keys=%v,%v layouts=%d,%d uk=%v,%v", p.join.Kind, p.join.LeftKeys, p.join.RightKeys,
 		p.layout[0], p.layout[1], p.uniqueKey[0], p.uniqueKey[1])
@@ -214,6 +225,11 @@ func (p *joinNode) addTo(b *graphBuilder, id string, ins [][]outlet) ([]outlet, 
 		Left:     exec.JoinSide{Keys: p.join.LeftKeys, Kinds: kinds(p.kids[0].traits().schema), Layout: p.layout[0], UniqueKey: p.uniqueKey[0]},
 		Right:    exec.JoinSide{Keys: p.join.RightKeys, Kinds: kinds(p.kids[1].traits().schema), Layout: p.layout[1], UniqueKey: p.uniqueKey[1]},
 		Residual: p.join.Cond,
+	}
+	for i, r := range p.retention {
+		if r != nil {
+			spec.Retention[i] = &r.spec
+		}
 	}
 	newOp := exec.NewJoin(spec)
 	if iv := p.join.Interval; iv != nil {

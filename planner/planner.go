@@ -198,6 +198,9 @@ func (p *Planner) plan(roots []rootPlan, sinks func(*Sink, bool) (connector.Sink
 		if err != nil {
 			return nil, err
 		}
+		if opt, err = p.pruneJoins(opt); err != nil {
+			return nil, err
+		}
 		if opt, err = p.pushIntoScans(opt); err != nil {
 			return nil, err
 		}

@@ -14,7 +14,7 @@ type rule func(n Node) (Node, bool, error)
 // a Calc above a UNION ALL is copied into each branch (so it chains to the
 // branch's source and the union dissolves into several inputs of the next
 // exchange or sink), adjacent Calcs merge, and Calcs that change nothing
-// are dropped.
+// are dropped. (Then Planner.plan prunes the joins' inputs: prune.go.)
 func optimize(n Node) (Node, error) {
 	var err error
 	for _, phase := range [][]rule{

@@ -34,6 +34,7 @@ const (
 	KeyNotNullEnforcer    = planner.KeyNotNullEnforcer
 	KeyLocalTimeZone      = planner.KeyLocalTimeZone
 	KeyAggPhaseStrategy   = planner.KeyAggPhaseStrategy
+	KeyJoinInputPruning   = planner.KeyJoinInputPruning
 	// KeyResultMode is the shell's result display (table, changelog, tableau).
 	KeyResultMode = "sql-client.execution.result-mode"
 )
@@ -69,6 +70,7 @@ var setKeys = map[string]func(string) error{
 	KeyResultMode:                                             checkChoice("table", "changelog", "tableau"),
 	KeyLocalTimeZone:                                          checkTimeZone,
 	KeyAggPhaseStrategy:                                       checkChoice("AUTO", "ONE_PHASE", "TWO_PHASE"),
+	KeyJoinInputPruning:                                       checkBool,
 }
 
 // flinkPrefixes are the prefixes of Flink's configuration keys. SET accepts
@@ -92,6 +94,7 @@ var setChoices = map[string][]string{
 	KeySavepointOnStop:      {"true", "false"},
 	KeyIgnoreUnclaimed:      {"true", "false"},
 	KeyAllowDuplicateOutput: {"true", "false"},
+	KeyJoinInputPruning:     {"true", "false"},
 }
 
 // SetValueChoices returns the values key takes when they are a few (such
