@@ -24,6 +24,8 @@ type groupAggOp struct {
 	accs  []accumulator
 	args  []int // argument column per accumulator; -1 for none
 	name  string
+	// insertOnly: the input has no retractions (NewGroupAggOverInserts).
+	insertOnly bool
 
 	maxPar int            // key groups
 	st     *state.Records // the groups' state: in memory, or over a store with checkpoints
@@ -350,6 +352,9 @@ func (g *groupAggOp) newAccumulators() error {
 		acc, err := newAccumulator(c)
 		if err != nil {
 			return err
+		}
+		if g.insertOnly {
+			setInsertOnly(acc)
 		}
 		g.accs[i] = acc
 	}

@@ -46,3 +46,16 @@ func NewCalc(filter expr.Expr, projections []expr.Expr) func() Operator {
 func NewGroupAgg(keys []int, aggs []AggCall) func() Operator {
 	return func() Operator { return newGroupAggOp(keys, aggs) }
 }
+
+// NewGroupAggOverInserts is NewGroupAgg for an input that is insert-only
+// (the planner's changelog mode): MIN and MAX keep each group's extreme
+// only instead of every distinct value (which they need to take a value
+// back). Its state is the same shape as NewGroupAgg's: a restore from the
+// sorted form keeps the extreme.
+func NewGroupAggOverInserts(keys []int, aggs []AggCall) func() Operator {
+	return func() Operator {
+		g := newGroupAggOp(keys, aggs)
+		g.insertOnly = true
+		return g
+	}
+}

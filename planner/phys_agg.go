@@ -171,6 +171,9 @@ func (x *Aggregate) aggCanon() string {
 
 func (p *aggNode) addTo(b *graphBuilder, id string, ins [][]outlet) ([]outlet, error) {
 	newOp := exec.NewGroupAgg(p.agg.Keys, aggCalls(p.agg))
+	if p.kids[0].traits().mode.IsInsertOnly() {
+		newOp = exec.NewGroupAggOverInserts(p.agg.Keys, aggCalls(p.agg))
+	}
 	if p.global {
 		newOp = exec.NewGlobalGroupAgg(len(p.agg.Keys), aggCalls(p.agg))
 	}
