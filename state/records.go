@@ -280,6 +280,35 @@ func (r *Records) Attach(store *statestore.Store, restored bool) error {
 	return nil
 }
 
+// AttachDeferred is Attach of a restored store whose records are loaded
+// later, by LoadRestored: until then Records is backed (a key not in
+// memory is looked up), and records may be added, as an operator that
+// converts an older state layout while it loads another Records does.
+func (r *Records) AttachDeferred(store *statestore.Store) error {
+	sp, err := store.Space(r.opts.OperatorID)
+	if err != nil {
+		return err
+	}
+	if sp.MaxParallelism() != r.opts.MaxParallelism {
+		return fmt.Errorf("state: max parallelism %d differs from the store's %d", r.opts.MaxParallelism, sp.MaxParallelism())
+	}
+	if r.nLive > 0 {
+		return errors.New("state: records attached to a store after records were added")
+	}
+	r.sp, r.backed = sp, true
+	return nil
+}
+
+// LoadRestored loads the records of a store attached with AttachDeferred
+// into memory, as Attach does, while they fit in the budget with the
+// records added since.
+func (r *Records) LoadRestored() error {
+	if r.sp == nil {
+		return errors.New("state: LoadRestored before AttachDeferred")
+	}
+	return r.loadAll()
+}
+
 // loadAll loads the restored records into memory, key group by key group,
 // while they fit. One sequential scan costs a small fraction of a lookup
 // per key, and with every record in memory Records is no longer backed:
@@ -382,6 +411,29 @@ func (r *Records) AddedInt(slot int32, kind types.Kind, n int64) {
 		h = HashKey(r.hb)
 	}
 	r.setKG(slot, KeyGroupOfHash(h, r.opts.MaxParallelism))
+}
+
+// AddedInKeyGroup is AddedKey for a record that lives in key group kg
+// rather than in its own key's (a record that belongs to another record of
+// the operator, as a DISTINCT value to its group: it moves with that record
+// on a restore at another parallelism). Load it back with LoadInKeyGroup.
+func (r *Records) AddedInKeyGroup(slot int32, kg int) {
+	if r.ttl > 0 {
+		r.written(slot)
+	}
+	if r.sp == nil {
+		return
+	}
+	r.setKG(slot, kg)
+}
+
+// KeyGroupOf returns the key group of slot's record (with a store; 0
+// without).
+func (r *Records) KeyGroupOf(slot int32) int {
+	if r.sp == nil {
+		return 0
+	}
+	return int(r.kgs[slot])
 }
 
 func (r *Records) setKG(slot int32, kg int) {
@@ -553,7 +605,15 @@ func (r *Records) Load(key []byte) (int32, bool, error) {
 	if r.sp == nil || !r.backed {
 		return 0, false, nil
 	}
-	kg := KeyGroup(key, r.opts.MaxParallelism)
+	return r.LoadInKeyGroup(KeyGroup(key, r.opts.MaxParallelism), key)
+}
+
+// LoadInKeyGroup is Load for a record added with AddedInKeyGroup: it
+// looks key up in key group kg.
+func (r *Records) LoadInKeyGroup(kg int, key []byte) (int32, bool, error) {
+	if r.sp == nil || !r.backed {
+		return 0, false, nil
+	}
 	if kg < r.first || kg > r.last {
 		return 0, false, fmt.Errorf("state %s: key %x is in key group %d, outside this subtask's [%d, %d]", r.opts.Name, key, kg, r.first, r.last)
 	}
@@ -600,6 +660,14 @@ func (r *Records) bufferBytes() int64 {
 		int64(cap(r.ents)+cap(r.spare))*entBytes +
 		int64(cap(r.wt)+cap(r.queued))*8 + int64(cap(r.expq))*16 + int64(cap(r.stored))*4 +
 		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf))
+}
+
+// MemoryBytes estimates the memory of the records in memory (RecordBytes
+// each, not counting SetExtraBytes) with Records' own bookkeeping and
+// buffers: what another Records of the same operator, sharing its budget,
+// counts as extra bytes.
+func (r *Records) MemoryBytes() int64 {
+	return int64(r.nLive)*r.opts.RecordBytes + r.bufferBytes()
 }
 
 // SetExtraBytes tells Records how much memory the operator's in-memory
