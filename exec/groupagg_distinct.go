@@ -189,11 +189,13 @@ func (d *distinctValues) attach(store *statestore.Store, restored bool) error {
 
 // loadRestored loads the restored entries while they fit in the budget
 // (what the groups leave of it), when every group is in memory; otherwise
-// they stay in the store, looked up as rows come.
+// they stay in the store, looked up as rows come (Records notes their
+// keys, so that a value never stored costs no lookup).
 func (d *distinctValues) loadRestored() error {
 	g := d.g
 	if g.st.Backed() {
-		return nil
+		// Some groups are not in memory: their entries cannot be.
+		return d.st.IndexRestored()
 	}
 	free := make(map[int32]bool, len(g.free))
 	for _, gi := range g.free {

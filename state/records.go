@@ -58,6 +58,12 @@ type Records struct {
 	sp     *statestore.Space // nil in memory
 	backed bool              // records not in memory may be in the store
 
+	// filter holds the keys of the records written to the store, and of
+	// those a restore found there: with filterOK (it holds them all), Load
+	// looks up only a key it may hold.
+	filter   keyFilter
+	filterOK bool
+
 	// A PartedSource's records: the second name's prefix, under which parts
 	// 1.. live, and per slot how many parts the store holds.
 	parted  PartedSource
@@ -224,9 +230,6 @@ type recEnt struct {
 	hi         uint8
 }
 
-// errStopLoad stops the restore scan when the budget is full.
-var errStopLoad = errors.New("state budget full")
-
 // NewRecords returns Records in memory, for an operator whose records
 // src encodes; Attach gives it a store.
 func NewRecords(opts RecordOptions, src RecordSource) (*Records, error) {
@@ -275,8 +278,9 @@ func (r *Records) Attach(store *statestore.Store, restored bool) error {
 	}
 	r.sp, r.backed = sp, restored
 	if restored {
-		return r.loadAll()
+		return r.loadAll(true)
 	}
+	r.filterOK = true // a store not restored holds none of its records
 	return nil
 }
 
@@ -306,26 +310,40 @@ func (r *Records) LoadRestored() error {
 	if r.sp == nil {
 		return errors.New("state: LoadRestored before AttachDeferred")
 	}
-	return r.loadAll()
+	return r.loadAll(true)
 }
 
-// loadAll loads the restored records into memory, key group by key group,
-// while they fit. One sequential scan costs a small fraction of a lookup
-// per key, and with every record in memory Records is no longer backed:
-// no lookups for new keys, and snapshots may replace the state whole.
-func (r *Records) loadAll() error {
+// IndexRestored is LoadRestored for records that are not to be loaded
+// (the records they belong to are not in memory): it only notes their
+// keys, so that Load looks up no key the store does not hold.
+func (r *Records) IndexRestored() error {
+	if r.sp == nil {
+		return errors.New("state: IndexRestored before AttachDeferred")
+	}
+	return r.loadAll(false)
+}
+
+// loadAll loads the restored records into memory (with load), key group by
+// key group, while they fit, and notes the keys of all of them in the
+// filter. One sequential scan costs a small fraction of a lookup per key,
+// and with every record in memory Records is no longer backed: no lookups
+// for new keys, and snapshots may replace the state whole.
+func (r *Records) loadAll(load bool) error {
 	end := prefixEnd(nil, r.prefix)
 	limit := r.limit()
+	full := !load
 	for kg := r.first; kg <= r.last; kg++ {
 		r.dead = r.dead[:0]
 		err := r.sp.Scan(kg, r.prefix, end, false, func(k, v []byte) (bool, error) {
-			if r.nLive >= limit {
-				return false, errStopLoad
-			}
 			at, rec, timed := splitRecTime(v)
 			if r.expiredAt(at, timed) {
 				r.dead = append(r.dead, append([]byte(nil), k...))
 				return true, nil
+			}
+			r.filter.add(k)
+			if full || r.nLive >= limit {
+				full = true
+				return true, nil // stays in the store, looked up by Load
 			}
 			slot, err := r.src.LoadRecord(k[len(r.prefix):], rec)
 			if err != nil {
@@ -343,7 +361,7 @@ func (r *Records) loadAll() error {
 			return true, nil
 		})
 		for _, pp := range r.pend2 {
-			if perr := r.loadParts(pp.slot, pp.kg, pp.key); perr != nil && (err == nil || errors.Is(err, errStopLoad)) {
+			if perr := r.loadParts(pp.slot, pp.kg, pp.key); perr != nil && err == nil {
 				err = perr
 			}
 		}
@@ -359,14 +377,12 @@ func (r *Records) loadAll() error {
 			}
 		}
 		r.dead = r.dead[:0]
-		switch {
-		case errors.Is(err, errStopLoad):
-			return nil // still backed
-		case err != nil:
+		if err != nil {
 			return fmt.Errorf("state %s: load: %w", r.opts.Name, err)
 		}
 	}
-	r.backed = false
+	r.backed = full
+	r.filterOK = true
 	return nil
 }
 
@@ -618,6 +634,9 @@ func (r *Records) LoadInKeyGroup(kg int, key []byte) (int32, bool, error) {
 		return 0, false, fmt.Errorf("state %s: key %x is in key group %d, outside this subtask's [%d, %d]", r.opts.Name, key, kg, r.first, r.last)
 	}
 	r.key = append(append(r.key[:0], r.prefix...), key...)
+	if r.filterOK && !r.filter.mayHold(r.key) {
+		return 0, false, nil // never written
+	}
 	val, ok, err := r.sp.Get(kg, r.key)
 	if err != nil || !ok {
 		if err != nil {
@@ -659,7 +678,7 @@ func (r *Records) bufferBytes() int64 {
 		int64(cap(r.starts)+cap(r.bounds)+cap(r.pos)+cap(r.slots))*4 + int64(cap(r.kgChunk))*2 +
 		int64(cap(r.ents)+cap(r.spare))*entBytes +
 		int64(cap(r.wt)+cap(r.queued))*8 + int64(cap(r.expq))*16 + int64(cap(r.stored))*4 +
-		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf))
+		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf)) + r.filter.bytes()
 }
 
 // MemoryBytes estimates the memory of the records in memory (RecordBytes
@@ -828,6 +847,7 @@ func (r *Records) writeChunk(slots []int32, first, end int) error {
 	b := r.gbuf
 	for i := range ents {
 		e := &ents[i]
+		r.filter.add(b[e.koff : e.koff+e.klen])
 		if err := r.sp.PutThrough(int(e.kg), b[e.koff:e.koff+e.klen], b[e.voff:e.voff+e.vlen]); err != nil {
 			return err
 		}
