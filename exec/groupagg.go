@@ -25,10 +25,11 @@ type groupAggOp struct {
 	args  []int // argument column per accumulator; -1 for none
 	name  string
 
-	maxPar int             // key groups
-	st     *state.Records  // the groups' state: in memory, or over a store with checkpoints
-	dv     *distinctValues // the DISTINCT calls' values, shared by family (groupagg_distinct.go); nil without
-	conv   []int32         // groups loaded from an older layout whose DISTINCT sets became entries: to write again
+	maxPar  int             // key groups
+	st      *state.Records  // the groups' state: in memory, or over a store with checkpoints
+	dv      *distinctValues // the DISTINCT calls' values, shared by family (groupagg_distinct.go); nil without
+	noShare bool            // tests: no families, each DISTINCT call keeps its own sets (the layout before version 4)
+	conv    []int32         // groups loaded from an older layout whose DISTINCT sets became entries: to write again
 
 	groups  map[string]int32
 	ints    *state.IntTable // groups of a single integer-stored key (fast path)

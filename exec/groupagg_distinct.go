@@ -104,7 +104,7 @@ func (d *distinctValues) entryBytes() int64 {
 // sharedDistinctAcc and groups them into families (nil when there are
 // none, and for the global phase, whose input is partial states).
 func (g *groupAggOp) newFamilies() []*distinctFamily {
-	if g.partial {
+	if g.partial || g.noShare {
 		return nil
 	}
 	var fams []*distinctFamily
