@@ -18,8 +18,8 @@ type keyFilter struct {
 
 // filterSeg is a segment of a keyFilter.
 type filterSeg struct {
-	words []uint64
-	shift uint // 64 - log2(len(words))
+	words  []uint64
+	shift  uint // 64 - log2(len(words))
 	n, max int
 }
 
