@@ -49,8 +49,9 @@ const distinctRecordVersion = 1
 type distinctFamily struct {
 	id    uint8
 	kind  types.Kind
-	calls []int // indices of the calls in g.calls
-	args  []int // their argument columns
+	calls []int         // indices of the calls in g.calls
+	args  []int         // their argument columns
+	inner []accumulator // their inner accumulators (shareDistinct)
 	index state.PairTable
 }
 
@@ -140,10 +141,12 @@ func (g *groupAggOp) shareDistinct() {
 		return
 	}
 	for _, f := range g.dv.fams {
+		f.inner = f.inner[:0]
 		for _, i := range f.calls {
 			if d, ok := g.accs[i].(*intDistinctAcc); ok {
 				g.accs[i] = &sharedDistinctAcc{inner: d.inner}
 			}
+			f.inner = append(f.inner, g.accs[i].(*sharedDistinctAcc).inner)
 		}
 	}
 }
@@ -250,15 +253,14 @@ func (d *distinctValues) update(gis []int32, b *types.Batch) error {
 					live = live || cs[m] > 0
 					continue
 				}
-				acc := d.g.accs[f.calls[m]].(*sharedDistinctAcc).inner
 				switch {
 				case !retract:
 					if cs[m]++; cs[m] == 1 {
-						acc.add(gi, v)
+						f.inner[m].add(gi, v)
 					}
 				case cs[m] > 0:
 					if cs[m]--; cs[m] == 0 {
-						acc.retract(gi, v)
+						f.inner[m].retract(gi, v)
 					}
 				}
 				live = live || cs[m] > 0
@@ -485,5 +487,5 @@ func (d *distinctValues) convert(gi int32, key []byte, call int, src []byte) ([]
 		d.counts[int(slot)*d.width+m] = c
 		d.st.Changed(slot)
 	}
-	return d.g.accs[call].(*sharedDistinctAcc).inner.load(gi, rest)
+	return f.inner[m].load(gi, rest)
 }

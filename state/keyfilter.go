@@ -13,7 +13,8 @@ import "math/bits"
 // a few percent; deletions are not taken out (a deleted key is a false
 // positive).
 type keyFilter struct {
-	segs []filterSeg
+	segs  []filterSeg
+	first int // the keys of the first segment (0: filterFirstKeys)
 }
 
 // filterSeg is a segment of a keyFilter.
@@ -47,7 +48,7 @@ func filterMask(h uint64) uint64 {
 // add records key.
 func (f *keyFilter) add(key []byte) {
 	if len(f.segs) == 0 || f.segs[len(f.segs)-1].n >= f.segs[len(f.segs)-1].max {
-		keys := filterFirstKeys
+		keys := max(f.first, filterFirstKeys)
 		if len(f.segs) > 0 {
 			keys = 4 * f.segs[len(f.segs)-1].max
 		}

@@ -844,6 +844,12 @@ func (r *Records) writeChunk(slots []int32, first, end int) error {
 	if err != nil {
 		return err
 	}
+	if r.filter.first == 0 {
+		// Size the first segment for a few times what fits in memory:
+		// a spill writes that much at once, and a lookup reads a word
+		// per segment.
+		r.filter.first = min(4*r.limit(), 1<<24)
+	}
 	b := r.gbuf
 	for i := range ents {
 		e := &ents[i]
