@@ -58,8 +58,9 @@ type Records struct {
 	sp     *statestore.Space // nil in memory
 	backed bool              // records not in memory may be in the store
 
-	// filter holds the keys of the records written to the store, and of
-	// those a restore found there: with filterOK (it holds them all), Load
+	// filter holds the keys of the records in the store once Records is
+	// backed (those in memory at the first Spill, those written since, and
+	// those a restore found): with filterOK (it holds them all), Load
 	// looks up only a key it may hold.
 	filter   keyFilter
 	filterOK bool
@@ -715,6 +716,22 @@ func (r *Records) Spill() error {
 	if r.sp == nil {
 		return nil
 	}
+	if !r.backed {
+		// Until now the store held the records in memory and no others:
+		// their keys start the filter. Size its first segment for a few
+		// times what fits in memory: a lookup reads a word per segment.
+		if r.filter.first == 0 {
+			r.filter.first = min(4*max(r.limit(), r.nLive), 1<<24)
+		}
+		for w, word := range r.live {
+			for word != 0 {
+				slot := int32(w<<6 | bits.TrailingZeros64(word))
+				word &= word - 1
+				r.key = r.src.AppendRecordKey(append(r.key[:0], r.prefix...), slot)
+				r.filter.add(r.key)
+			}
+		}
+	}
 	if err := r.Snapshot(); err != nil {
 		return err
 	}
@@ -844,16 +861,12 @@ func (r *Records) writeChunk(slots []int32, first, end int) error {
 	if err != nil {
 		return err
 	}
-	if r.filter.first == 0 {
-		// Size the first segment for a few times what fits in memory:
-		// a spill writes that much at once, and a lookup reads a word
-		// per segment.
-		r.filter.first = min(4*r.limit(), 1<<24)
-	}
 	b := r.gbuf
 	for i := range ents {
 		e := &ents[i]
-		r.filter.add(b[e.koff : e.koff+e.klen])
+		if r.backed {
+			r.filter.add(b[e.koff : e.koff+e.klen])
+		}
 		if err := r.sp.PutThrough(int(e.kg), b[e.koff:e.koff+e.klen], b[e.voff:e.voff+e.vlen]); err != nil {
 			return err
 		}
@@ -931,9 +944,28 @@ func (r *Records) sortedChunk(slots []int32) ([]recEnt, error) {
 		r.spare = slices.Grow(r.spare[:0], len(ents))[:len(ents)]
 		ents = radixSort(ents, r.spare)
 	} else {
+		// Keys of other lengths: the first 9 bytes after the common name
+		// prefix (zero-padded; order-preserving) decide most comparisons
+		// without reading the keys again.
+		off := p
+		if parts {
+			off = 0
+		}
+		for i := range ents {
+			e := &ents[i]
+			e.hi, e.num = keyHead(kb[e.koff+off : e.koff+e.klen])
+		}
 		slices.SortFunc(ents, func(a, b recEnt) int {
-			if a.kg != b.kg {
+			switch {
+			case a.kg != b.kg:
 				return int(a.kg) - int(b.kg)
+			case a.hi != b.hi:
+				return int(a.hi) - int(b.hi)
+			case a.num != b.num:
+				if a.num < b.num {
+					return -1
+				}
+				return 1
 			}
 			return bytes.Compare(kb[a.koff:a.koff+a.klen], kb[b.koff:b.koff+b.klen])
 		})
@@ -968,6 +1000,14 @@ func fixedKey(k []byte) (hi uint8, num uint64) {
 	var b [8]byte
 	copy(b[:], k)
 	return 0, binary.BigEndian.Uint64(b[:])
+}
+
+// keyHead returns the first 9 bytes of k, zero-padded, as fixedKey splits
+// them: keys whose heads differ order as their heads.
+func keyHead(k []byte) (hi uint8, num uint64) {
+	var b [9]byte
+	copy(b[:], k)
+	return b[0], binary.BigEndian.Uint64(b[1:])
 }
 
 // radixSort sorts entries by (key group, hi, num) with a
