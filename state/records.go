@@ -944,9 +944,10 @@ func (r *Records) sortedChunk(slots []int32) ([]recEnt, error) {
 		r.spare = slices.Grow(r.spare[:0], len(ents))[:len(ents)]
 		ents = radixSort(ents, r.spare)
 	} else {
-		// Keys of other lengths: the first 9 bytes after the common name
-		// prefix (zero-padded; order-preserving) decide most comparisons
-		// without reading the keys again.
+		// Keys of other lengths: a radix sort on the first 9 bytes after
+		// the common name prefix (zero-padded, which keeps their order),
+		// then a sort of each run of equal heads: for most keys the heads
+		// differ, and the keys are not read again.
 		off := p
 		if parts {
 			off = 0
@@ -955,20 +956,21 @@ func (r *Records) sortedChunk(slots []int32) ([]recEnt, error) {
 			e := &ents[i]
 			e.hi, e.num = keyHead(kb[e.koff+off : e.koff+e.klen])
 		}
-		slices.SortFunc(ents, func(a, b recEnt) int {
-			switch {
-			case a.kg != b.kg:
-				return int(a.kg) - int(b.kg)
-			case a.hi != b.hi:
-				return int(a.hi) - int(b.hi)
-			case a.num != b.num:
-				if a.num < b.num {
-					return -1
-				}
-				return 1
+		r.spare = slices.Grow(r.spare[:0], len(ents))[:len(ents)]
+		ents = radixSort(ents, r.spare)
+		// Then each run of equal heads by the whole key.
+		for i := 0; i < len(ents); {
+			j := i + 1
+			for j < len(ents) && ents[j].kg == ents[i].kg && ents[j].hi == ents[i].hi && ents[j].num == ents[i].num {
+				j++
 			}
-			return bytes.Compare(kb[a.koff:a.koff+a.klen], kb[b.koff:b.koff+b.klen])
-		})
+			if j-i > 1 {
+				slices.SortFunc(ents[i:j], func(a, b recEnt) int {
+					return bytes.Compare(kb[a.koff:a.koff+a.klen], kb[b.koff:b.koff+b.klen])
+				})
+			}
+			i = j
+		}
 	}
 	r.gather(ents)
 	return ents, nil
