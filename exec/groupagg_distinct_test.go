@@ -398,3 +398,71 @@ func TestGroupAggSharedDistinctOldLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupAggSharedDistinctTTL checks that with a state TTL a group
+// expires with its DISTINCT entries, in memory and after a spill (the
+// expired records are then found by lookups): a row of its key later
+// starts from zero, counting none of the old values.
+func TestGroupAggSharedDistinctTTL(t *testing.T) {
+	calls := []AggCall{
+		{Func: AggCountStar, Arg: -1, Type: types.BigInt},
+		{Func: AggCount, Arg: 1, ArgType: types.BigInt, Type: types.BigInt, Distinct: true, DistinctArg: "v"},
+	}
+	for _, spill := range []bool{false, true} {
+		st, err := statestore.Open(filepath.Join(t.TempDir(), "work"), statestore.Options{CacheBytes: 64 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		budget := int64(64 << 20)
+		if spill {
+			budget = 1
+		}
+		op := NewGroupAgg([]int{0}, calls)().(*groupAggOp)
+		if err := op.Open(&OpContext{Parallelism: 1, MaxParallelism: 128, Name: "agg", ID: "agg", StateBudget: budget, StateTTL: time.Second}); err != nil {
+			t.Fatal(err)
+		}
+		if err := op.InitState(st, false); err != nil {
+			t.Fatal(err)
+		}
+		step := func(now int64, rows ...[2]int64) []string {
+			t.Helper()
+			if err := op.advanceTime(now); err != nil {
+				t.Fatal(err)
+			}
+			b := types.NewBatch(2, len(rows))
+			for _, r := range rows {
+				b.Append(types.Insert, []types.Value{types.BigIntValue(r[0]), types.BigIntValue(r[1])})
+			}
+			var rec recorder
+			if err := op.Process(0, b, &rec); err != nil {
+				t.Fatal(err)
+			}
+			return rec.rows
+		}
+		if got := step(0, [2]int64{1, 10}, [2]int64{1, 11}); !slices.Equal(got, []string{"+I[1, 2, 2]"}) {
+			t.Fatalf("spill %v: first batch: %v", spill, got)
+		}
+		if spill {
+			// Many other groups, each with an entry: both spill.
+			var rows [][2]int64
+			for k := range int64(3000) {
+				rows = append(rows, [2]int64{100 + k, k})
+			}
+			step(100, rows...)
+			if !op.st.Backed() || !op.dv.st.Backed() {
+				t.Fatal("no spill")
+			}
+		}
+		if got := step(500, [2]int64{1, 11}); !slices.Equal(got, []string{"-U[1, 2, 2]", "+U[1, 3, 2]"}) {
+			t.Fatalf("spill %v: second batch: %v", spill, got)
+		}
+		// Group 1 and its entries were last written at 500: gone at 1500.
+		if got := step(1600, [2]int64{1, 11}); !slices.Equal(got, []string{"+I[1, 1, 1]"}) {
+			t.Fatalf("spill %v: after the TTL: %v", spill, got)
+		}
+		if got := step(1700, [2]int64{1, 10}); !slices.Equal(got, []string{"-U[1, 1, 1]", "+U[1, 2, 2]"}) {
+			t.Fatalf("spill %v: after the TTL, an old value: %v", spill, got)
+		}
+		st.Close()
+	}
+}
