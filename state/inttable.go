@@ -103,16 +103,20 @@ func (t *IntTable) Del(k int64) {
 	}
 	t.n--
 	for j := (i + 1) & mask; t.slots[j].val != 0; j = (j + 1) & mask {
-		h := t.home(t.slots[j].key)
-		// Entry j may move to the hole at i unless its home lies
-		// cyclically in (i, j].
-		if (i < j && i < h && h <= j) || (i > j && (i < h || h <= j)) {
-			continue
+		if mayFill(i, j, t.home(t.slots[j].key)) {
+			t.slots[i] = t.slots[j]
+			i = j
 		}
-		t.slots[i] = t.slots[j]
-		i = j
 	}
 	t.slots[i] = intSlot{}
+}
+
+// mayFill reports whether the entry in slot j, whose probe starts at h,
+// may move back to the hole at i of its run (backward-shift deletion): it
+// may unless h lies cyclically in (i, j], where the move would put it
+// before its home.
+func mayFill(i, j, h int) bool {
+	return !((i < j && i < h && h <= j) || (i > j && (i < h || h <= j)))
 }
 
 // Reset empties the table. It keeps the slots (cleared) when they are at
@@ -227,12 +231,10 @@ func (t *PairTable) Del(a int32, b int64) {
 	}
 	t.n--
 	for j := (i + 1) & mask; t.slots[j].val != 0; j = (j + 1) & mask {
-		h := t.home(t.slots[j].a, t.slots[j].b)
-		if (i < j && i < h && h <= j) || (i > j && (i < h || h <= j)) {
-			continue
+		if mayFill(i, j, t.home(t.slots[j].a, t.slots[j].b)) {
+			t.slots[i] = t.slots[j]
+			i = j
 		}
-		t.slots[i] = t.slots[j]
-		i = j
 	}
 	t.slots[i] = pairSlot{}
 }
@@ -245,3 +247,113 @@ func (t *PairTable) Reset() { *t = PairTable{} }
 
 // Bytes returns the memory of the table's slots.
 func (t *PairTable) Bytes() int64 { return int64(cap(t.slots)) * 16 }
+
+// CountTable maps integers to positive counts (a DISTINCT set's values
+// and how many rows hold each): IntTable's open addressing with linear
+// probing and backward-shift deletion, kept at most half full, with key and
+// count in one slot. Its keys are mixed before the top bits pick the home
+// slot, so that keys differing in any bits spread (IntTable's Fibonacci
+// hashing alone clusters some value sets). The zero value is empty.
+type CountTable struct {
+	slots []countSlot
+	shift uint // 64 - log2(len(slots))
+	n     int
+}
+
+// countSlot is one slot of a CountTable.
+type countSlot struct {
+	key uint64
+	n   int64 // 0 marks an empty slot
+}
+
+const countTableMinSlots = 8
+
+// home returns the slot where k's probe starts.
+func (t *CountTable) home(k uint64) int {
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	return int((k * 0x9e3779b97f4a7c15) >> t.shift)
+}
+
+// Add adds c (> 0) to k's count and reports whether k was new.
+func (t *CountTable) Add(k uint64, c int64) bool {
+	if 2*(t.n+1) > len(t.slots) {
+		t.grow()
+	}
+	mask := len(t.slots) - 1
+	for i := t.home(k); ; i = (i + 1) & mask {
+		e := &t.slots[i]
+		if e.n == 0 {
+			*e = countSlot{key: k, n: c}
+			t.n++
+			return true
+		}
+		if e.key == k {
+			e.n += c
+			return false
+		}
+	}
+}
+
+func (t *CountTable) grow() {
+	old := t.slots
+	size := max(2*len(old), countTableMinSlots)
+	t.slots = make([]countSlot, size)
+	t.shift = uint(64 - bits.TrailingZeros(uint(size)))
+	mask := size - 1
+	for _, e := range old {
+		if e.n == 0 {
+			continue
+		}
+		i := t.home(e.key)
+		for t.slots[i].n != 0 {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = e
+	}
+}
+
+// Sub takes one from k's count and reports whether that removed k (its
+// count reached 0); a key not present is left alone (false).
+func (t *CountTable) Sub(k uint64) bool {
+	if t.n == 0 {
+		return false
+	}
+	mask := len(t.slots) - 1
+	i := t.home(k)
+	for {
+		e := &t.slots[i]
+		if e.n == 0 {
+			return false
+		}
+		if e.key == k {
+			if e.n--; e.n > 0 {
+				return false
+			}
+			break
+		}
+		i = (i + 1) & mask
+	}
+	t.n--
+	for j := (i + 1) & mask; t.slots[j].n != 0; j = (j + 1) & mask {
+		if mayFill(i, j, t.home(t.slots[j].key)) {
+			t.slots[i] = t.slots[j]
+			i = j
+		}
+	}
+	t.slots[i] = countSlot{}
+	return true
+}
+
+// Len returns the number of keys.
+func (t *CountTable) Len() int { return t.n }
+
+// Range calls fn for every key and its count, in no particular order.
+func (t *CountTable) Range(fn func(k uint64, n int64)) {
+	for _, e := range t.slots {
+		if e.n != 0 {
+			fn(e.key, e.n)
+		}
+	}
+}
