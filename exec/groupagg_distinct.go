@@ -122,6 +122,9 @@ func (g *groupAggOp) newFamilies() []*distinctFamily {
 		}
 		key += "|" + strconv.Itoa(int(c.ArgType.Kind))
 		f := byArg[key]
+		if f != nil && len(f.calls) == 255 {
+			continue // an entry's record counts its calls in a byte
+		}
 		if f == nil {
 			if len(fams) == 256 {
 				continue // keeps a set of its own
