@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/weir-sql/weir/state"
@@ -82,10 +83,11 @@ type distinctValues struct {
 	st    *state.Records
 	width int // counts per entry: the most calls of a family
 
-	vals     []int64 // per slot: the value
-	gis      []int32 // per slot: the group; -1 for a free slot
-	fam      []uint8 // per slot: the family
-	counts   []int64 // per slot: width counts, one per call of the family
+	vals     []int64       // per slot: the value
+	gis      []int32       // per slot: the group; -1 for a free slot
+	fam      []uint8       // per slot: the family
+	counts   []int32       // per slot: width counts, one per call of the family (countCap at most; the rest in over)
+	over     map[int]int64 // per slot*width+call whose count passed countCap: the excess
 	free     []int32
 	perGroup []int32 // per group: its entries in memory
 
@@ -100,7 +102,64 @@ var _ state.RecordSource = (*distinctValues)(nil)
 // counts, an index slot (16 bytes at up to three quarters full) and
 // Records' bookkeeping.
 func (d *distinctValues) entryBytes() int64 {
-	return 8 + 4 + 1 + 8*int64(d.width) + 24 + 4
+	return 8 + 4 + 1 + 4*int64(d.width) + 24 + 4
+}
+
+// countCap is the most an entry's count holds in counts; a count past it
+// keeps the excess in distinctValues.over (a value in more than 2^31 of a
+// group's rows: a country in a day's events). Tests lower it.
+var countCap int32 = math.MaxInt32
+
+// inc adds one to count c (at index i of counts) and reports whether it
+// was 0.
+func (d *distinctValues) inc(c *int32, i int) bool {
+	if *c == countCap {
+		if d.over == nil {
+			d.over = make(map[int]int64)
+		}
+		d.over[i]++
+		return false
+	}
+	*c++
+	return *c == 1
+}
+
+// dec takes one from count c (> 0, at index i of counts) and reports
+// whether it reached 0.
+func (d *distinctValues) dec(c *int32, i int) bool {
+	if *c == countCap && len(d.over) > 0 {
+		if x, ok := d.over[i]; ok {
+			if x == 1 {
+				delete(d.over, i)
+			} else {
+				d.over[i] = x - 1
+			}
+			return false
+		}
+	}
+	*c--
+	return *c == 0
+}
+
+// count returns the count at index i of counts, with its excess.
+func (d *distinctValues) count(i int) int64 {
+	c := int64(d.counts[i])
+	if c == int64(countCap) && len(d.over) > 0 {
+		c += d.over[i]
+	}
+	return c
+}
+
+// setCount sets the count at index i of counts.
+func (d *distinctValues) setCount(i int, c int64) {
+	if c > int64(countCap) {
+		if d.over == nil {
+			d.over = make(map[int]int64)
+		}
+		d.over[i] = c - int64(countCap)
+		c = int64(countCap)
+	}
+	d.counts[i] = int32(c)
 }
 
 // newFamilies replaces the integer DISTINCT calls among g.accs by
@@ -251,7 +310,8 @@ func (d *distinctValues) update(gis []int32, b *types.Batch) error {
 			if !ok {
 				continue // a value never added: nothing to retract
 			}
-			cs := d.counts[int(slot)*d.width:][:len(f.calls)]
+			at := int(slot) * d.width
+			cs := d.counts[at:][:len(f.calls)]
 			live := false
 			for m, a := range f.args {
 				if row[a].IsNull() {
@@ -260,11 +320,11 @@ func (d *distinctValues) update(gis []int32, b *types.Batch) error {
 				}
 				switch {
 				case !retract:
-					if cs[m]++; cs[m] == 1 {
+					if d.inc(&cs[m], at+m) {
 						f.inner[m].add(gi, v)
 					}
 				case cs[m] > 0:
-					if cs[m]--; cs[m] == 0 {
+					if d.dec(&cs[m], at+m) {
 						f.inner[m].retract(gi, v)
 					}
 				}
@@ -349,6 +409,11 @@ func (d *distinctValues) forget(slot int32) {
 	d.perGroup[gi]--
 	d.gis[slot] = -1
 	clear(d.counts[int(slot)*d.width:][:d.width])
+	if len(d.over) > 0 {
+		for m := range d.width {
+			delete(d.over, int(slot)*d.width+m)
+		}
+	}
 	d.free = append(d.free, slot)
 }
 
@@ -390,8 +455,8 @@ func (d *distinctValues) AppendRecordKey(dst []byte, slot int32) []byte {
 func (d *distinctValues) AppendRecord(dst []byte, slot int32) []byte {
 	n := len(d.fams[d.fam[slot]].calls)
 	dst = append(dst, distinctRecordVersion, byte(n))
-	for _, c := range d.counts[int(slot)*d.width:][:n] {
-		dst = binary.AppendUvarint(dst, uint64(c))
+	for m := range n {
+		dst = binary.AppendUvarint(dst, uint64(d.count(int(slot)*d.width+m)))
 	}
 	return dst
 }
@@ -437,7 +502,9 @@ func (d *distinctValues) LoadRecord(key, rec []byte) (int32, error) {
 		return 0, errBadState
 	}
 	slot := d.newEntry(f, gi, n)
-	copy(d.counts[int(slot)*d.width:], cs[:len(f.calls)])
+	for m := range f.calls {
+		d.setCount(int(slot)*d.width+m, cs[m])
+	}
 	return slot, nil
 }
 
@@ -448,6 +515,7 @@ func (d *distinctValues) DropRecords() {
 		f.index.Reset()
 	}
 	d.vals, d.gis, d.fam, d.counts = d.vals[:0], d.gis[:0], d.fam[:0], d.counts[:0]
+	clear(d.over)
 	d.free, d.perGroup = d.free[:0], d.perGroup[:0]
 }
 
@@ -488,7 +556,7 @@ func (d *distinctValues) convert(gi int32, key []byte, call int, src []byte) ([]
 			slot = d.newEntry(f, gi, v.Int())
 			d.st.AddedInKeyGroup(slot, kg)
 		}
-		d.counts[int(slot)*d.width+m] = c
+		d.setCount(int(slot)*d.width+m, c)
 		d.st.Changed(slot)
 	}
 	return f.inner[m].load(gi, rest)

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -190,9 +191,22 @@ func splitBatch(b *types.Batch, keys []int, par int) []*types.Batch {
 // the rows a plain Go computation gives, by an integer key and by a
 // two-column key. The seed is printed; WEIR_SEED is not read (run with
 // -count to vary it: each run takes a new one).
+//
+// With the entries' count cap lowered to 1, every count past 1 goes to the
+// excess map: its save, load, conversion and removal are checked too.
 func TestGroupAggSharedDistinctSpillRestore(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
+	for _, limit := range []int32{math.MaxInt32, 1} {
+		t.Run(fmt.Sprintf("count cap %d", limit), func(t *testing.T) {
+			defer func(c int32) { countCap = c }(countCap)
+			countCap = limit
+			sharedDistinctSpillRestore(t, seed)
+		})
+	}
+}
+
+func sharedDistinctSpillRestore(t *testing.T, seed uint64) {
 	for _, keys := range [][]int{{dcK}, {dcS, dcK}} {
 		r := rand.New(rand.NewPCG(seed, uint64(len(keys))))
 		batches, live := distinctInput(r, 2500, 30000)
@@ -306,6 +320,8 @@ func firstDiff(got, want []string) string {
 func TestGroupAggSharedDistinctOldLayout(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
+	defer func(c int32) { countCap = c }(countCap)
+	countCap = 2 // converted counts past it go to the excess map
 	keys := []int{dcS, dcK}
 	r := rand.New(rand.NewPCG(seed, 9))
 	batches, live := distinctInput(r, 1500, 20000)

@@ -718,10 +718,11 @@ func (r *Records) Spill() error {
 	}
 	if !r.backed {
 		// Until now the store held the records in memory and no others:
-		// their keys start the filter. Size its first segment for a few
-		// times what fits in memory: a lookup reads a word per segment.
+		// their keys start the filter. Size its first segment for twice
+		// what fits in memory: a lookup reads a word per segment, and the
+		// filter's memory counts in the budget.
 		if r.filter.first == 0 {
-			r.filter.first = min(4*max(r.limit(), r.nLive), 1<<24)
+			r.filter.first = min(2*max(r.limit(), r.nLive), 1<<24)
 		}
 		for w, word := range r.live {
 			for word != 0 {
