@@ -146,6 +146,13 @@ type Call struct {
 	Type     types.Type // result type
 	Name     string     // for EXPLAIN, e.g. "SUM(v)"
 	Sep      string     // LISTAGG's separator
+	// DistinctArg identifies, for a DISTINCT call, the expression x whose
+	// value its argument is on every row where it is not NULL (x itself,
+	// or CASE WHEN cond THEN x END for NAME(DISTINCT x) FILTER (WHERE
+	// cond)): DISTINCT calls with the same DistinctArg may share one set
+	// of values per group, with a count per call. Empty: the call shares
+	// only with calls of the same argument column.
+	DistinctArg string
 }
 
 // Registry is a set of aggregate functions by name. It is immutable once

@@ -53,6 +53,8 @@ func accBytes(acc accumulator) int64 {
 		return 8 + 64 + accBytes(a.inner)
 	case *intDistinctAcc:
 		return 16 + 64 + accBytes(a.inner)
+	case *sharedDistinctAcc:
+		return accBytes(a.inner) // its values are distinctValues' entries
 	case *momentsAcc:
 		return 24
 	case *seqAcc:
@@ -64,7 +66,7 @@ func accBytes(acc accumulator) int64 {
 // AggCallOf converts an aggregate call bound through the registry into
 // the runtime's form.
 func AggCallOf(c aggfunc.Call) AggCall {
-	return AggCall{Func: c.Func.Kind, Distinct: c.Distinct, Arg: c.Arg, ArgType: c.ArgType, Type: c.Type, Name: c.Name, Sep: c.Sep}
+	return AggCall{Func: c.Func.Kind, Distinct: c.Distinct, Arg: c.Arg, ArgType: c.ArgType, Type: c.Type, Name: c.Name, Sep: c.Sep, DistinctArg: c.DistinctArg}
 }
 
 // Accumulator is the runtime state of one aggregate call for all the

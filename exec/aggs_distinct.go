@@ -2,9 +2,9 @@ package exec
 
 import (
 	"encoding/binary"
-	"math/bits"
 	"slices"
 
+	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -27,18 +27,18 @@ func newDistinctAcc(call AggCall, inner accumulator) accumulator {
 type intDistinctAcc struct {
 	inner accumulator
 	kind  types.Kind
-	seen  []intCounts
+	seen  []state.CountTable
 	other distinctAcc
 }
 
 func (a *intDistinctAcc) grow() {
-	a.seen = append(a.seen, intCounts{})
+	a.seen = append(a.seen, state.CountTable{})
 	a.other.seen = append(a.other.seen, nil)
 	a.inner.grow()
 }
 
 func (a *intDistinctAcc) reset(g int32) {
-	a.seen[g] = intCounts{}
+	a.seen[g] = state.CountTable{}
 	a.other.seen[g] = nil
 	a.inner.reset(g)
 }
@@ -52,7 +52,7 @@ func (a *intDistinctAcc) add(g int32, v types.Value) {
 		a.other.add(g, v)
 		return
 	}
-	if a.seen[g].add(uint64(v.Int()), 1) {
+	if a.seen[g].Add(uint64(v.Int()), 1) {
 		a.inner.add(g, v)
 	}
 }
@@ -67,7 +67,7 @@ func (a *intDistinctAcc) retract(g int32, v types.Value) {
 		return
 	}
 	// A value never added has nothing to take away.
-	if a.seen[g].sub(uint64(v.Int())) {
+	if a.seen[g].Sub(uint64(v.Int())) {
 		a.inner.retract(g, v)
 	}
 }
@@ -79,11 +79,11 @@ func (a *intDistinctAcc) update(gis []int32, b *types.Batch, col int) {
 func (a *intDistinctAcc) result(g int32) types.Value { return a.inner.result(g) }
 
 func (a *intDistinctAcc) merge(dst, src int32) {
-	for _, e := range a.seen[src].slots {
-		if e.n != 0 && a.seen[dst].add(e.key, e.n) {
-			a.inner.add(dst, types.BigIntValue(int64(e.key)).WithKind(a.kind))
+	a.seen[src].Range(func(k uint64, n int64) {
+		if a.seen[dst].Add(k, n) {
+			a.inner.add(dst, types.BigIntValue(int64(k)).WithKind(a.kind))
 		}
-	}
+	})
 	a.other.merge(dst, src)
 }
 
@@ -91,17 +91,14 @@ func (a *intDistinctAcc) merge(dst, src int32) {
 // key encoding (types.AppendKey) and count, then inner's state.
 func (a *intDistinctAcc) save(g int32, dst []byte) []byte {
 	m, o := &a.seen[g], a.other.seen[g]
-	dst = binary.AppendUvarint(dst, uint64(m.n+len(o)))
+	dst = binary.AppendUvarint(dst, uint64(m.Len()+len(o)))
 	// An integer's key encoding is its kind and 8 bytes (types.AppendKey).
-	dst = slices.Grow(dst, m.n*(2+8+2))
+	dst = slices.Grow(dst, m.Len()*(2+8+2))
 	var kb [16]byte
-	for _, e := range m.slots {
-		if e.n == 0 {
-			continue
-		}
-		k := types.AppendKey(kb[:0], types.BigIntValue(int64(e.key)).WithKind(a.kind))
-		dst = appendDistinctEntry(dst, k, e.n)
-	}
+	m.Range(func(key uint64, n int64) {
+		k := types.AppendKey(kb[:0], types.BigIntValue(int64(key)).WithKind(a.kind))
+		dst = appendDistinctEntry(dst, k, n)
+	})
 	for k, c := range o {
 		dst = appendDistinctEntry(dst, k, *c)
 	}
@@ -113,7 +110,7 @@ func (a *intDistinctAcc) load(g int32, src []byte) ([]byte, error) {
 	if err != nil || n > uint64(len(rest)) {
 		return nil, errBadState
 	}
-	var m intCounts
+	var m state.CountTable
 	var o map[string]*int64
 	for range n {
 		var kb []byte
@@ -126,7 +123,7 @@ func (a *intDistinctAcc) load(g int32, src []byte) ([]byte, error) {
 			return nil, errBadState
 		}
 		if v.Kind() == a.kind {
-			if c <= 0 || !m.add(uint64(v.Int()), c) {
+			if c <= 0 || !m.Add(uint64(v.Int()), c) {
 				return nil, errBadState // a count must be positive, a value once
 			}
 			continue
@@ -138,104 +135,4 @@ func (a *intDistinctAcc) load(g int32, src []byte) ([]byte, error) {
 	}
 	a.seen[g], a.other.seen[g] = m, o
 	return a.inner.load(g, rest)
-}
-
-// intCounts maps integers to positive counts: an open-addressing table
-// with linear probing, at most half full, with backward-shift deletion;
-// a slot holds key and count together, so a probe of a key not in cache
-// costs one miss. The zero value is an empty table.
-type intCounts struct {
-	slots []intCount
-	shift uint // 64 - log2(len(slots))
-	n     int
-}
-
-type intCount struct {
-	key uint64
-	n   int64 // 0 marks an empty slot
-}
-
-const intCountsMinSlots = 8
-
-// home returns the slot where k's probe starts: k mixed (so that keys
-// differing in any bits spread), then its top bits.
-func (t *intCounts) home(k uint64) int {
-	k ^= k >> 33
-	k *= 0xff51afd7ed558ccd
-	k ^= k >> 33
-	return int((k * 0x9e3779b97f4a7c15) >> t.shift)
-}
-
-// add adds c (> 0) to k's count and reports whether k was new.
-func (t *intCounts) add(k uint64, c int64) bool {
-	if 2*(t.n+1) > len(t.slots) {
-		t.grow()
-	}
-	mask := len(t.slots) - 1
-	for i := t.home(k); ; i = (i + 1) & mask {
-		e := &t.slots[i]
-		if e.n == 0 {
-			*e = intCount{key: k, n: c}
-			t.n++
-			return true
-		}
-		if e.key == k {
-			e.n += c
-			return false
-		}
-	}
-}
-
-func (t *intCounts) grow() {
-	old := t.slots
-	size := max(2*len(old), intCountsMinSlots)
-	t.slots = make([]intCount, size)
-	t.shift = uint(64 - bits.TrailingZeros(uint(size)))
-	mask := size - 1
-	for _, e := range old {
-		if e.n == 0 {
-			continue
-		}
-		i := t.home(e.key)
-		for t.slots[i].n != 0 {
-			i = (i + 1) & mask
-		}
-		t.slots[i] = e
-	}
-}
-
-// sub takes one from k's count and reports whether that removed k (its
-// count reached 0); a key not present is left alone (false).
-func (t *intCounts) sub(k uint64) bool {
-	if t.n == 0 {
-		return false
-	}
-	mask := len(t.slots) - 1
-	i := t.home(k)
-	for {
-		e := &t.slots[i]
-		if e.n == 0 {
-			return false
-		}
-		if e.key == k {
-			if e.n--; e.n > 0 {
-				return false
-			}
-			break
-		}
-		i = (i + 1) & mask
-	}
-	t.n--
-	// Move later entries of the run back into the hole unless their home
-	// lies cyclically in (i, j].
-	for j := (i + 1) & mask; t.slots[j].n != 0; j = (j + 1) & mask {
-		h := t.home(t.slots[j].key)
-		if (i < j && i < h && h <= j) || (i > j && (i < h || h <= j)) {
-			continue
-		}
-		t.slots[i] = t.slots[j]
-		i = j
-	}
-	t.slots[i] = intCount{}
-	return true
 }

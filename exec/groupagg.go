@@ -27,8 +27,11 @@ type groupAggOp struct {
 	// insertOnly: the input has no retractions (NewGroupAggOverInserts).
 	insertOnly bool
 
-	maxPar int            // key groups
-	st     *state.Records // the groups' state: in memory, or over a store with checkpoints
+	maxPar  int             // key groups
+	st      *state.Records  // the groups' state: in memory, or over a store with checkpoints
+	dv      *distinctValues // the DISTINCT calls' values, shared by family (groupagg_distinct.go); nil without
+	noShare bool            // tests: no families, each DISTINCT call keeps its own sets (the layout before version 4)
+	conv    []int32         // groups loaded from an older layout whose DISTINCT sets became entries: to write again
 
 	groups  map[string]int32
 	ints    *state.IntTable // groups of a single integer-stored key (fast path)
@@ -67,6 +70,9 @@ func (g *groupAggOp) bytesPerGroup() int64 {
 	for _, acc := range g.accs {
 		n += accBytes(acc)
 	}
+	if g.dv != nil {
+		n += 4 // distinctValues.perGroup
+	}
 	if g.intKey >= 0 {
 		return n + 40 // the int table's entry (the typed key is in the head)
 	}
@@ -95,6 +101,7 @@ type groupHead struct {
 	keyInt  int64      // the key's int64, for a group in ints (one key column)
 	keyKind types.Kind // the key's kind, for a group in ints
 	inInts  bool       // registered in ints
+	stored  bool       // loaded from the store: its DISTINCT entries may be there
 	emitted bool       // a result row is out (and not deleted)
 	dirty   bool       // touched since the last emit
 }
@@ -144,6 +151,9 @@ func (g *groupAggOp) Open(ctx *OpContext) error {
 	g.scratch = make([]types.Value, len(g.calls))
 	g.loadRow = make([]types.Value, g.maxCol+1)
 	g.out = types.NewBatch(len(g.keys)+len(g.calls), 256)
+	if err := g.newDistinctValues(ctx); err != nil {
+		return err
+	}
 	return g.newRecords(ctx)
 }
 
@@ -211,6 +221,11 @@ func (g *groupAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 	g.recordBefore(first)
 	for a, acc := range g.accs {
 		acc.update(gis, b, g.args[a])
+	}
+	if g.dv != nil {
+		if err := g.dv.update(gis, b); err != nil {
+			return err
+		}
 	}
 	return g.afterBatch(b, out)
 }
@@ -324,6 +339,9 @@ func (g *groupAggOp) missing(row []types.Value, retract, inInts bool) (int32, bo
 			g.keyBuf = g.appendRowKey(g.keyBuf[:0], row)
 		}
 		gi, ok, err := g.st.Load(g.keyBuf)
+		if err == nil {
+			g.rewriteConverted()
+		}
 		if err != nil || ok {
 			if err != nil {
 				err = fmt.Errorf("state of %s: %w", g.name, err)
@@ -375,6 +393,10 @@ func (g *groupAggOp) dropGroups() {
 	g.scratchGi = -1
 	// Cannot fail: the calls were accepted when the operator opened.
 	_ = g.newAccumulators()
+	if g.dv != nil {
+		g.dv.DropRecords()
+		g.shareDistinct()
+	}
 }
 
 // newGroup allocates a group for the key values in row and returns its
@@ -422,6 +444,11 @@ func (g *groupAggOp) groupKey(gi int32) []types.Value {
 
 // removeGroup forgets group gi, whose row count reached zero.
 func (g *groupAggOp) removeGroup(gi int32) error {
+	if g.dv != nil {
+		if err := g.dv.removeGroup(gi); err != nil {
+			return err
+		}
+	}
 	if err := g.st.Removed(gi); err != nil {
 		return fmt.Errorf("state of %s: %w", g.name, err)
 	}

@@ -22,8 +22,12 @@ import (
 // accumulators' states; version 2 adds, after the version, a bit mask
 // (uvarint) of the key columns of kind INT, which the key encoding does not
 // tell from BIGINT; version 3 adds, after that mask, a mask of the key
-// columns of kind TIMESTAMP_LTZ, which shares TIMESTAMP's encoding.
-const groupStateVersion = 3
+// columns of kind TIMESTAMP_LTZ, which shares TIMESTAMP's encoding;
+// version 4 keeps the values of DISTINCT calls over integers out of the
+// record (groupagg_distinct.go): such a call's state is its inner
+// accumulator's alone. A record of an older version is converted as it
+// loads: its DISTINCT sets become entries, and it is written again.
+const groupStateVersion = 4
 
 // groupsStateName is the name of the GroupAgg's state.
 const groupsStateName = "groups"
@@ -43,7 +47,7 @@ func (g *groupAggOp) newRecords(ctx *OpContext) error {
 		Parallelism:    ctx.Parallelism,
 		Budget:         ctx.StateBudget,
 		RecordBytes:    g.bytesPerGroup(),
-		Exclusive:      true,
+		Exclusive:      g.dv == nil, // else the DISTINCT entries share the space
 		TTL:            ctx.StateTTL,
 	}, g)
 	if err != nil {
@@ -58,10 +62,31 @@ func (g *groupAggOp) InitState(store *statestore.Store, restored bool) error {
 	if len(g.heads) > len(g.free) {
 		return fmt.Errorf("state of %s: store given after groups were made", g.name)
 	}
+	if g.dv != nil {
+		if err := g.dv.attach(store, restored); err != nil {
+			return fmt.Errorf("state of %s: %w", g.name, err)
+		}
+	}
 	if err := g.st.Attach(store, restored); err != nil {
 		return fmt.Errorf("state of %s: %w", g.name, err)
 	}
+	g.rewriteConverted()
+	if g.dv != nil && restored {
+		if err := g.dv.loadRestored(); err != nil {
+			return fmt.Errorf("state of %s: %w", g.name, err)
+		}
+	}
 	return nil
+}
+
+// rewriteConverted marks the groups that LoadRecord converted from an
+// older layout as changed, so that the next snapshot writes them in the
+// current one (their DISTINCT entries are new records already).
+func (g *groupAggOp) rewriteConverted() {
+	for _, gi := range g.conv {
+		g.st.Changed(gi)
+	}
+	g.conv = g.conv[:0]
 }
 
 // PrepareSnapshot implements StatefulOperator: the pending changes go out
@@ -69,6 +94,11 @@ func (g *groupAggOp) InitState(store *statestore.Store, restored bool) error {
 func (g *groupAggOp) PrepareSnapshot() error {
 	if err := g.emitPending(); err != nil {
 		return err
+	}
+	if g.dv != nil {
+		if err := g.dv.st.Snapshot(); err != nil {
+			return fmt.Errorf("state of %s: %w", g.name, err)
+		}
 	}
 	if err := g.st.Snapshot(); err != nil {
 		return fmt.Errorf("state of %s: %w", g.name, err)
@@ -78,12 +108,28 @@ func (g *groupAggOp) PrepareSnapshot() error {
 
 // maybeSpill writes every group back to the store and drops them from
 // memory when they exceed the budget. Called between batches.
+//
+// The groups and their DISTINCT entries share the budget and spill
+// together: an entry in memory needs its group there (it is indexed by
+// the group's number, and its key is the group's).
 func (g *groupAggOp) maybeSpill() error {
-	if !g.st.OverBudget() {
+	if g.dv != nil {
+		g.st.SetExtraBytes(g.dv.st.MemoryBytes())
+		g.dv.st.SetExtraBytes(g.st.MemoryBytes())
+		if !g.st.OverBudget() && !g.dv.st.OverBudget() {
+			return nil
+		}
+	} else if !g.st.OverBudget() {
 		return nil
 	}
 	if err := g.emitPending(); err != nil {
 		return err
+	}
+	if g.dv != nil {
+		// First: the entries' keys are their groups'.
+		if err := g.dv.st.Spill(); err != nil {
+			return fmt.Errorf("state of %s: %w", g.name, err)
+		}
 	}
 	if err := g.st.Spill(); err != nil {
 		return fmt.Errorf("state of %s: %w", g.name, err)
@@ -155,10 +201,21 @@ func (g *groupAggOp) LoadRecord(key, rec []byte) (int32, error) {
 	gi := g.newGroup(row)
 	g.register(gi, row, key)
 	g.heads[gi].count = count
-	for _, acc := range g.accs {
-		if rest, err = acc.load(gi, rest); err != nil {
+	g.heads[gi].stored = true
+	converted := false
+	for i, acc := range g.accs {
+		if _, shared := acc.(*sharedDistinctAcc); shared && version < 4 {
+			rest, err = g.dv.convert(gi, key, i, rest)
+			converted = true
+		} else {
+			rest, err = acc.load(gi, rest)
+		}
+		if err != nil {
 			return 0, err
 		}
+	}
+	if converted {
+		g.conv = append(g.conv, gi)
 	}
 	g.heads[gi].emitted = true
 	return gi, nil
@@ -174,7 +231,15 @@ var _ expiringOperator = (*groupAggOp)(nil)
 func (g *groupAggOp) expires() bool { return g.st.HasTTL() }
 
 // nextExpiry implements expiringOperator.
-func (g *groupAggOp) nextExpiry() (int64, bool) { return g.st.NextExpiry() }
+func (g *groupAggOp) nextExpiry() (int64, bool) {
+	at, ok := g.st.NextExpiry()
+	if g.dv != nil {
+		if d, dok := g.dv.st.NextExpiry(); dok && (!ok || d < at) {
+			at, ok = d, true
+		}
+	}
+	return at, ok
+}
 
 // advanceTime implements expiringOperator: groups not written for the TTL
 // are dropped without output, as Flink's state TTL does; a row of such a
@@ -182,11 +247,20 @@ func (g *groupAggOp) nextExpiry() (int64, bool) { return g.st.NextExpiry() }
 // first, so no group with pending changes is dropped.
 func (g *groupAggOp) advanceTime(ms int64) error {
 	g.st.SetTime(ms)
-	if !g.st.ExpiryDue() {
+	if g.dv != nil {
+		g.dv.st.SetTime(ms)
+	}
+	if !g.st.ExpiryDue() && (g.dv == nil || !g.dv.st.ExpiryDue()) {
 		return nil
 	}
 	if err := g.emitPending(); err != nil {
 		return err
+	}
+	if g.dv != nil {
+		// Entries first: a group expires no earlier than its entries.
+		if err := g.dv.st.Expire(g.dv.expire); err != nil {
+			return fmt.Errorf("state of %s: %w", g.name, err)
+		}
 	}
 	if err := g.st.Expire(g.removeGroup); err != nil {
 		return fmt.Errorf("state of %s: %w", g.name, err)

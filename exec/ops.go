@@ -28,6 +28,9 @@ type AggCall struct {
 	Type     types.Type // result type
 	Name     string     // for EXPLAIN, e.g. "SUM(v)"
 	Sep      string     // LISTAGG's separator
+	// DistinctArg is aggfunc.Call's: DISTINCT calls with the same
+	// non-empty DistinctArg take, on every row, one same value or NULL.
+	DistinctArg string
 }
 
 // NewCalc returns a factory for an operator that keeps rows for which filter

@@ -151,3 +151,46 @@ SELECT k, AVG(*) FROM t GROUP BY k;`)
 		t.Errorf("got:\n%s", text)
 	}
 }
+
+// TestDistinctArgNamesTheUnfilteredArgument: DISTINCT calls over one
+// expression, with and without FILTER, get one DistinctArg (GroupAggregate
+// shares their sets), calls over other expressions another; a call
+// without DISTINCT gets none.
+func TestDistinctArgNamesTheUnfilteredArgument(t *testing.T) {
+	cat := NewCatalog()
+	stmts, err := parser.Parse(`CREATE TABLE t (k STRING, b BIGINT, a BIGINT, p BIGINT) WITH ('connector' = 'datagen')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.CreateTable(stmts[0].(*parser.CreateTable)); err != nil {
+		t.Fatal(err)
+	}
+	q := `SELECT k, COUNT(DISTINCT b), COUNT(DISTINCT b) FILTER (WHERE p < 10),
+		COUNT(DISTINCT b) FILTER (WHERE p >= 10), SUM(DISTINCT b) FILTER (WHERE p < 10),
+		COUNT(DISTINCT a) FILTER (WHERE p < 10), COUNT(DISTINCT b + 1), COUNT(b) FILTER (WHERE p < 10)
+		FROM t GROUP BY k`
+	stmts, err = parser.Parse(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := (&binder{cat: cat}).bindQuery(stmts[0].(*parser.QueryStmt).Query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := findAggregate(r.node)
+	if a == nil || len(a.Aggs) != 7 {
+		t.Fatalf("no aggregate with 7 calls in the plan")
+	}
+	var got []string
+	for _, c := range a.Aggs {
+		got = append(got, c.DistinctArg)
+	}
+	b, x, y := got[0], got[4], got[5]
+	if b == "" || x == "" || y == "" || got[6] != "" || x == b || y == b || x == y ||
+		got[1] != b || got[2] != b || got[3] != b {
+		t.Fatalf("DistinctArg per call: %q", got)
+	}
+	if a.Aggs[1].Arg == a.Aggs[0].Arg || a.Aggs[1].Arg == a.Aggs[2].Arg {
+		t.Fatalf("the FILTER variants share an argument column: %d %d %d", a.Aggs[0].Arg, a.Aggs[1].Arg, a.Aggs[2].Arg)
+	}
+}

@@ -411,6 +411,15 @@ func (b *binder) bindAggregate(s *parser.Select, sc *scope, input Node, items []
 			argText = preNames[idx]
 			if c.Distinct {
 				argText = "DISTINCT " + argText
+				call.DistinctArg = ad
+				if c.Filter != nil {
+					// The argument is CASE WHEN cond THEN x END: x's.
+					x, err := in.bind(c.Args[0])
+					if err != nil {
+						return nil, nil, err
+					}
+					call.DistinctArg = digest(x)
+				}
 			}
 		}
 		f, t, err := aggCallType(c, star, argType.Plain())

@@ -119,3 +119,94 @@ func TestIntTableThreeQuartersFull(t *testing.T) {
 		t.Errorf("12,289 keys in %d slots, want 32,768", n)
 	}
 }
+
+// TestCountTableAgainstMap checks CountTable against a Go map over random
+// adds and removals of keys from a small and a wide range (growth,
+// collisions, deletions that shift entries back).
+func TestCountTableAgainstMap(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 4))
+	for _, spread := range []uint64{50, 5000, 1 << 63} {
+		var tab CountTable
+		want := map[uint64]int64{}
+		for range 20000 {
+			k := r.Uint64N(spread)
+			if spread > 5000 && r.IntN(2) == 0 {
+				for x := range want { // a present key
+					k = x
+					break
+				}
+			}
+			if r.IntN(5) < 3 {
+				if got, isNew := tab.Add(k, 1), want[k] == 0; got != isNew {
+					t.Fatalf("seed %d: add %d: new %v, want %v", seed, k, got, isNew)
+				}
+				want[k]++
+			} else {
+				gone := want[k] == 1
+				if got := tab.Sub(k); got != gone {
+					t.Fatalf("seed %d: sub %d: removed %v, want %v", seed, k, got, gone)
+				}
+				if want[k] > 0 {
+					if want[k]--; want[k] == 0 {
+						delete(want, k)
+					}
+				}
+			}
+		}
+		got := map[uint64]int64{}
+		tab.Range(func(k uint64, n int64) { got[k] = n })
+		if len(got) != len(want) || tab.Len() != len(want) {
+			t.Fatalf("seed %d: %d keys (Len %d), want %d", seed, len(got), tab.Len(), len(want))
+		}
+		for k, c := range want {
+			if got[k] != c {
+				t.Fatalf("seed %d: key %d: count %d, want %d", seed, k, got[k], c)
+			}
+		}
+	}
+}
+
+// TestPairTableAgainstMap applies random puts and deletes of (group,
+// value) pairs, few groups or many, values dense or sparse, to a
+// PairTable and a map, and checks that they agree.
+func TestPairTableAgainstMap(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 5))
+	type pair struct {
+		a int32
+		b int64
+	}
+	for _, tc := range []struct {
+		groups int32
+		vals   int64
+	}{{3, 50}, {1000, 20}, {5, 1 << 40}} {
+		var tab PairTable
+		want := map[pair]int32{}
+		for i := range 30000 {
+			p := pair{r.Int32N(tc.groups), r.Int64N(tc.vals) - tc.vals/2}
+			if _, ok := want[p]; ok || r.IntN(3) == 0 {
+				tab.Del(p.a, p.b)
+				delete(want, p)
+			} else {
+				tab.Put(p.a, p.b, int32(i))
+				want[p] = int32(i)
+			}
+			if i%1000 == 0 || i == 29999 {
+				if tab.Len() != len(want) {
+					t.Fatalf("seed %d: %d keys, want %d", seed, tab.Len(), len(want))
+				}
+				for p, v := range want {
+					if got, ok := tab.Get(p.a, p.b); !ok || got != v {
+						t.Fatalf("seed %d: Get(%d, %d) = %d, %v; want %d", seed, p.a, p.b, got, ok, v)
+					}
+				}
+				if _, ok := tab.Get(tc.groups, 7); ok {
+					t.Fatalf("seed %d: found a pair never put", seed)
+				}
+			}
+		}
+	}
+}

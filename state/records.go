@@ -58,6 +58,13 @@ type Records struct {
 	sp     *statestore.Space // nil in memory
 	backed bool              // records not in memory may be in the store
 
+	// filter holds the keys of the records in the store once Records is
+	// backed (those in memory at the first Spill, those written since, and
+	// those a restore found): with filterOK (it holds them all), Load
+	// looks up only a key it may hold.
+	filter   keyFilter
+	filterOK bool
+
 	// A PartedSource's records: the second name's prefix, under which parts
 	// 1.. live, and per slot how many parts the store holds.
 	parted  PartedSource
@@ -224,9 +231,6 @@ type recEnt struct {
 	hi         uint8
 }
 
-// errStopLoad stops the restore scan when the budget is full.
-var errStopLoad = errors.New("state budget full")
-
 // NewRecords returns Records in memory, for an operator whose records
 // src encodes; Attach gives it a store.
 func NewRecords(opts RecordOptions, src RecordSource) (*Records, error) {
@@ -275,28 +279,72 @@ func (r *Records) Attach(store *statestore.Store, restored bool) error {
 	}
 	r.sp, r.backed = sp, restored
 	if restored {
-		return r.loadAll()
+		return r.loadAll(true)
 	}
+	r.filterOK = true // a store not restored holds none of its records
 	return nil
 }
 
-// loadAll loads the restored records into memory, key group by key group,
-// while they fit. One sequential scan costs a small fraction of a lookup
-// per key, and with every record in memory Records is no longer backed:
-// no lookups for new keys, and snapshots may replace the state whole.
-func (r *Records) loadAll() error {
+// AttachDeferred is Attach of a restored store whose records are loaded
+// later, by LoadRestored: until then Records is backed (a key not in
+// memory is looked up), and records may be added, as an operator that
+// converts an older state layout while it loads another Records does.
+func (r *Records) AttachDeferred(store *statestore.Store) error {
+	sp, err := store.Space(r.opts.OperatorID)
+	if err != nil {
+		return err
+	}
+	if sp.MaxParallelism() != r.opts.MaxParallelism {
+		return fmt.Errorf("state: max parallelism %d differs from the store's %d", r.opts.MaxParallelism, sp.MaxParallelism())
+	}
+	if r.nLive > 0 {
+		return errors.New("state: records attached to a store after records were added")
+	}
+	r.sp, r.backed = sp, true
+	return nil
+}
+
+// LoadRestored loads the records of a store attached with AttachDeferred
+// into memory, as Attach does, while they fit in the budget with the
+// records added since.
+func (r *Records) LoadRestored() error {
+	if r.sp == nil {
+		return errors.New("state: LoadRestored before AttachDeferred")
+	}
+	return r.loadAll(true)
+}
+
+// IndexRestored is LoadRestored for records that are not to be loaded
+// (the records they belong to are not in memory): it only notes their
+// keys, so that Load looks up no key the store does not hold.
+func (r *Records) IndexRestored() error {
+	if r.sp == nil {
+		return errors.New("state: IndexRestored before AttachDeferred")
+	}
+	return r.loadAll(false)
+}
+
+// loadAll loads the restored records into memory (with load), key group by
+// key group, while they fit, and notes the keys of all of them in the
+// filter. One sequential scan costs a small fraction of a lookup per key,
+// and with every record in memory Records is no longer backed: no lookups
+// for new keys, and snapshots may replace the state whole.
+func (r *Records) loadAll(load bool) error {
 	end := prefixEnd(nil, r.prefix)
 	limit := r.limit()
+	full := !load
 	for kg := r.first; kg <= r.last; kg++ {
 		r.dead = r.dead[:0]
 		err := r.sp.Scan(kg, r.prefix, end, false, func(k, v []byte) (bool, error) {
-			if r.nLive >= limit {
-				return false, errStopLoad
-			}
 			at, rec, timed := splitRecTime(v)
 			if r.expiredAt(at, timed) {
 				r.dead = append(r.dead, append([]byte(nil), k...))
 				return true, nil
+			}
+			r.filter.add(k)
+			if full || r.nLive >= limit {
+				full = true
+				return true, nil // stays in the store, looked up by Load
 			}
 			slot, err := r.src.LoadRecord(k[len(r.prefix):], rec)
 			if err != nil {
@@ -314,7 +362,7 @@ func (r *Records) loadAll() error {
 			return true, nil
 		})
 		for _, pp := range r.pend2 {
-			if perr := r.loadParts(pp.slot, pp.kg, pp.key); perr != nil && (err == nil || errors.Is(err, errStopLoad)) {
+			if perr := r.loadParts(pp.slot, pp.kg, pp.key); perr != nil && err == nil {
 				err = perr
 			}
 		}
@@ -330,14 +378,12 @@ func (r *Records) loadAll() error {
 			}
 		}
 		r.dead = r.dead[:0]
-		switch {
-		case errors.Is(err, errStopLoad):
-			return nil // still backed
-		case err != nil:
+		if err != nil {
 			return fmt.Errorf("state %s: load: %w", r.opts.Name, err)
 		}
 	}
-	r.backed = false
+	r.backed = full
+	r.filterOK = true
 	return nil
 }
 
@@ -382,6 +428,29 @@ func (r *Records) AddedInt(slot int32, kind types.Kind, n int64) {
 		h = HashKey(r.hb)
 	}
 	r.setKG(slot, KeyGroupOfHash(h, r.opts.MaxParallelism))
+}
+
+// AddedInKeyGroup is AddedKey for a record that lives in key group kg
+// rather than in its own key's (a record that belongs to another record of
+// the operator, as a DISTINCT value to its group: it moves with that record
+// on a restore at another parallelism). Load it back with LoadInKeyGroup.
+func (r *Records) AddedInKeyGroup(slot int32, kg int) {
+	if r.ttl > 0 {
+		r.written(slot)
+	}
+	if r.sp == nil {
+		return
+	}
+	r.setKG(slot, kg)
+}
+
+// KeyGroupOf returns the key group of slot's record (with a store; 0
+// without).
+func (r *Records) KeyGroupOf(slot int32) int {
+	if r.sp == nil {
+		return 0
+	}
+	return int(r.kgs[slot])
 }
 
 func (r *Records) setKG(slot int32, kg int) {
@@ -553,11 +622,22 @@ func (r *Records) Load(key []byte) (int32, bool, error) {
 	if r.sp == nil || !r.backed {
 		return 0, false, nil
 	}
-	kg := KeyGroup(key, r.opts.MaxParallelism)
+	return r.LoadInKeyGroup(KeyGroup(key, r.opts.MaxParallelism), key)
+}
+
+// LoadInKeyGroup is Load for a record added with AddedInKeyGroup: it
+// looks key up in key group kg.
+func (r *Records) LoadInKeyGroup(kg int, key []byte) (int32, bool, error) {
+	if r.sp == nil || !r.backed {
+		return 0, false, nil
+	}
 	if kg < r.first || kg > r.last {
 		return 0, false, fmt.Errorf("state %s: key %x is in key group %d, outside this subtask's [%d, %d]", r.opts.Name, key, kg, r.first, r.last)
 	}
 	r.key = append(append(r.key[:0], r.prefix...), key...)
+	if r.filterOK && !r.filter.mayHold(r.key) {
+		return 0, false, nil // never written
+	}
 	val, ok, err := r.sp.Get(kg, r.key)
 	if err != nil || !ok {
 		if err != nil {
@@ -599,7 +679,15 @@ func (r *Records) bufferBytes() int64 {
 		int64(cap(r.starts)+cap(r.bounds)+cap(r.pos)+cap(r.slots))*4 + int64(cap(r.kgChunk))*2 +
 		int64(cap(r.ents)+cap(r.spare))*entBytes +
 		int64(cap(r.wt)+cap(r.queued))*8 + int64(cap(r.expq))*16 + int64(cap(r.stored))*4 +
-		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf))
+		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf)) + r.filter.bytes()
+}
+
+// MemoryBytes estimates the memory of the records in memory (RecordBytes
+// each, not counting SetExtraBytes) with Records' own bookkeeping and
+// buffers: what another Records of the same operator, sharing its budget,
+// counts as extra bytes.
+func (r *Records) MemoryBytes() int64 {
+	return int64(r.nLive)*r.opts.RecordBytes + r.bufferBytes()
 }
 
 // SetExtraBytes tells Records how much memory the operator's in-memory
@@ -627,6 +715,23 @@ func (r *Records) OverBudget() bool {
 func (r *Records) Spill() error {
 	if r.sp == nil {
 		return nil
+	}
+	if !r.backed {
+		// Until now the store held the records in memory and no others:
+		// their keys start the filter. Size its first segment for twice
+		// what fits in memory: a lookup reads a word per segment, and the
+		// filter's memory counts in the budget.
+		if r.filter.first == 0 {
+			r.filter.first = min(2*max(r.limit(), r.nLive), 1<<24)
+		}
+		for w, word := range r.live {
+			for word != 0 {
+				slot := int32(w<<6 | bits.TrailingZeros64(word))
+				word &= word - 1
+				r.key = r.src.AppendRecordKey(append(r.key[:0], r.prefix...), slot)
+				r.filter.add(r.key)
+			}
+		}
 	}
 	if err := r.Snapshot(); err != nil {
 		return err
@@ -760,6 +865,9 @@ func (r *Records) writeChunk(slots []int32, first, end int) error {
 	b := r.gbuf
 	for i := range ents {
 		e := &ents[i]
+		if r.backed {
+			r.filter.add(b[e.koff : e.koff+e.klen])
+		}
 		if err := r.sp.PutThrough(int(e.kg), b[e.koff:e.koff+e.klen], b[e.voff:e.voff+e.vlen]); err != nil {
 			return err
 		}
@@ -837,12 +945,33 @@ func (r *Records) sortedChunk(slots []int32) ([]recEnt, error) {
 		r.spare = slices.Grow(r.spare[:0], len(ents))[:len(ents)]
 		ents = radixSort(ents, r.spare)
 	} else {
-		slices.SortFunc(ents, func(a, b recEnt) int {
-			if a.kg != b.kg {
-				return int(a.kg) - int(b.kg)
+		// Keys of other lengths: a radix sort on the first 9 bytes after
+		// the common name prefix (zero-padded, which keeps their order),
+		// then a sort of each run of equal heads: for most keys the heads
+		// differ, and the keys are not read again.
+		off := p
+		if parts {
+			off = 0
+		}
+		for i := range ents {
+			e := &ents[i]
+			e.hi, e.num = keyHead(kb[e.koff+off : e.koff+e.klen])
+		}
+		r.spare = slices.Grow(r.spare[:0], len(ents))[:len(ents)]
+		ents = radixSort(ents, r.spare)
+		// Then each run of equal heads by the whole key.
+		for i := 0; i < len(ents); {
+			j := i + 1
+			for j < len(ents) && ents[j].kg == ents[i].kg && ents[j].hi == ents[i].hi && ents[j].num == ents[i].num {
+				j++
 			}
-			return bytes.Compare(kb[a.koff:a.koff+a.klen], kb[b.koff:b.koff+b.klen])
-		})
+			if j-i > 1 {
+				slices.SortFunc(ents[i:j], func(a, b recEnt) int {
+					return bytes.Compare(kb[a.koff:a.koff+a.klen], kb[b.koff:b.koff+b.klen])
+				})
+			}
+			i = j
+		}
 	}
 	r.gather(ents)
 	return ents, nil
@@ -874,6 +1003,14 @@ func fixedKey(k []byte) (hi uint8, num uint64) {
 	var b [8]byte
 	copy(b[:], k)
 	return 0, binary.BigEndian.Uint64(b[:])
+}
+
+// keyHead returns the first 9 bytes of k, zero-padded, as fixedKey splits
+// them: keys whose heads differ order as their heads.
+func keyHead(k []byte) (hi uint8, num uint64) {
+	var b [9]byte
+	copy(b[:], k)
+	return b[0], binary.BigEndian.Uint64(b[1:])
 }
 
 // radixSort sorts entries by (key group, hi, num) with a

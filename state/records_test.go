@@ -117,6 +117,11 @@ func TestRecordsWriteOrder(t *testing.T) {
 		{"varchar", func(int) []types.Value {
 			return []types.Value{types.StringValue(strings.Repeat("x", r.IntN(20)) + fmt.Sprint(r.Int64N(1<<30)))}
 		}},
+		{"varchar with long shared prefixes and short keys", func(int) []types.Value {
+			// Many keys share their first 9 bytes (the radix sort's head),
+			// some are shorter than that.
+			return []types.Value{types.StringValue(strings.Repeat("channel-", r.IntN(3)) + fmt.Sprint(r.IntN(9)) + fmt.Sprintf("%06d", r.Int64N(1000000))[:1+r.IntN(6)] + strings.Repeat("-", r.IntN(2)))}
+		}},
 		{"two columns", func(int) []types.Value {
 			return []types.Value{types.StringValue(fmt.Sprint(r.Int64N(100))), types.BigIntValue(r.Int64N(1000))}
 		}},
