@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"math/bits"
 	"slices"
@@ -71,6 +72,27 @@ type Records struct {
 	plo         []byte // the bounds of a record's parts for a scan
 	phi         []byte
 	all         bool // the snapshot being written replaces the state whole
+
+	// A DeltaSource's blind writes (see DeltaSource): the names under
+	// which deltas and the per-key-group generation marks live, per slot
+	// a bit set while it is a delta record, the generation the next
+	// snapshot writes deltas with, the keys with stored deltas (a hash
+	// set: a Load of any other key reads no deltas), the key groups a
+	// delta of gen was written to, and the stored deltas merged since the
+	// last snapshot, deleted by the next one.
+	delta   DeltaSource
+	dprefix []byte
+	gprefix []byte
+	dslot   []uint64
+	nDelta  int
+	gen     uint64
+	dkeys   map[deltaKey]struct{}
+	dseed   [2]maphash.Seed
+	dkg     []uint64
+	dgone   []goneDelta
+	dgbuf   []byte
+	dplo    []byte
+	dphi    []byte
 
 	kgs     []uint16 // per slot: its key group
 	live    []uint64 // per slot: a bit set while it holds a record
@@ -203,6 +225,66 @@ type PartedSource interface {
 // PartSuffix ends the name under which a PartedSource's parts >= 1 live.
 const PartSuffix = "+p"
 
+// DeltaSource is a PartedSource whose records take blind writes: while
+// Records is backed (a spill, or a restore that did not fit), the operator
+// may give a key that is not in memory a delta record (SetDelta) instead
+// of looking it up (Load), and write to it what it would write to the
+// whole record (a join's row inserted or taken out), without knowing the
+// record. A snapshot stores a delta record's writes since the last one as
+// a delta under the key and a generation (Name+DeltaSuffix | key | 8
+// bytes big-endian), leaving the stored record as it is; when the
+// operator needs the whole record (Complete, or Load of a key not in
+// memory), Records reads the stored record and its deltas, oldest first,
+// and the source merges them, then the writes the delta record held. The
+// merged record is written back whole-keyed as any changed record (its
+// changed parts), and the merged deltas are deleted by the next snapshot.
+//
+// Generations only grow: each key group that a snapshot writes deltas to
+// keeps the last generation under Name+GenSuffix, and a restored Records
+// starts past the largest of its key groups'. Blind writes are off with a
+// TTL (a delta would have to carry its write time).
+type DeltaSource interface {
+	PartedSource
+	// AppendDelta appends the writes slot's delta record took since the
+	// last call, and forgets them (slot stays a delta record).
+	AppendDelta(dst []byte, slot int32) []byte
+	// NewRecord makes an empty in-memory record of key (as
+	// AppendRecordKey writes it) and returns its slot: a key whose stored
+	// record is only deltas. key is valid only during the call.
+	NewRecord(key []byte) (int32, error)
+	// BeginMerge sets aside the writes of delta record slot and empties
+	// it, to take the stored record (LoadBase and parts), its deltas
+	// (LoadDelta) and then its writes back (EndMerge).
+	BeginMerge(slot int32)
+	// LoadBase reads part 0 of the stored record into slot (emptied by
+	// BeginMerge or made by NewRecord), as LoadRecord does; the parts
+	// follow (PendingParts, LoadRecordPart).
+	LoadBase(slot int32, rec []byte) error
+	// LoadDelta applies a stored delta (as AppendDelta wrote it) to
+	// slot's record, marking the parts it changes.
+	LoadDelta(slot int32, rec []byte) error
+	// EndMerge applies the writes BeginMerge set aside (none for a
+	// record loaded by Load) and makes slot an ordinary record.
+	EndMerge(slot int32) error
+}
+
+// DeltaSuffix ends the name under which a DeltaSource's deltas live;
+// GenSuffix the name of the per-key-group generation marks.
+const (
+	DeltaSuffix = "+d"
+	GenSuffix   = "+g"
+)
+
+// deltaKey is a key's 128-bit hash, in the set of keys with stored deltas.
+type deltaKey [2]uint64
+
+// goneDelta is a stored delta merged into an in-memory record, deleted by
+// the next snapshot.
+type goneDelta struct {
+	kg     int
+	off, n int // its key (Name+DeltaSuffix | key | gen) in Records.dgbuf
+}
+
 // pendingParts is a record loaded by a restore scan whose parts >= 1 are
 // still to load.
 type pendingParts struct {
@@ -253,6 +335,12 @@ func NewRecords(opts RecordOptions, src RecordSource) (*Records, error) {
 	if opts.TTL > 0 {
 		r.ttl = max(opts.TTL.Milliseconds(), 1)
 	}
+	if ds, ok := src.(DeltaSource); ok {
+		// Also with a TTL: deltas a restore finds are merged.
+		r.delta, r.dprefix, r.gprefix = ds, namePrefix(opts.Name+DeltaSuffix), namePrefix(opts.Name+GenSuffix)
+		r.dseed = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+		r.gen = 1
+	}
 	r.first, r.last = KeyGroupRange(opts.Subtask, opts.Parallelism, opts.MaxParallelism)
 	return r, nil
 }
@@ -275,9 +363,97 @@ func (r *Records) Attach(store *statestore.Store, restored bool) error {
 	}
 	r.sp, r.backed = sp, restored
 	if restored {
+		if err := r.findDeltas(); err != nil {
+			return fmt.Errorf("state %s: %w", r.opts.Name, err)
+		}
 		return r.loadAll()
 	}
 	return nil
+}
+
+// findDeltas reads, after a restore, the generation marks of the key
+// groups owned (the next generation is past them all) and the keys with
+// stored deltas (one scan of the delta keys, values unread).
+func (r *Records) findDeltas() error {
+	if r.delta == nil {
+		return nil
+	}
+	end := prefixEnd(nil, r.dprefix)
+	for kg := r.first; kg <= r.last; kg++ {
+		v, ok, err := r.sp.Get(kg, r.gprefix)
+		switch {
+		case err != nil:
+			return err
+		case ok && len(v) != 8:
+			return fmt.Errorf("key group %d: generation mark of %d bytes", kg, len(v))
+		case ok:
+			r.gen = max(r.gen, binary.BigEndian.Uint64(v)+1)
+		default:
+			continue // no delta was ever written to kg
+		}
+		err = r.sp.Scan(kg, r.dprefix, end, false, func(k, _ []byte) (bool, error) {
+			if len(k) < len(r.dprefix)+8 {
+				return false, fmt.Errorf("delta key %x too short", k)
+			}
+			r.addDeltaKey(k[len(r.dprefix) : len(k)-8])
+			return true, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deltaHash returns key's hash in the set of keys with stored deltas.
+func (r *Records) deltaHash(key []byte) deltaKey {
+	return deltaKey{maphash.Bytes(r.dseed[0], key), maphash.Bytes(r.dseed[1], key)}
+}
+
+func (r *Records) addDeltaKey(key []byte) {
+	if r.dkeys == nil {
+		r.dkeys = map[deltaKey]struct{}{}
+	}
+	r.dkeys[r.deltaHash(key)] = struct{}{}
+}
+
+// hasDeltas reports whether the store may hold deltas of key.
+func (r *Records) hasDeltas(key []byte) bool {
+	if len(r.dkeys) == 0 {
+		return false
+	}
+	_, ok := r.dkeys[r.deltaHash(key)]
+	return ok
+}
+
+// loadDeltas hands the stored deltas of the record of key (key group kg)
+// in slot to the source, oldest first, queues them for deletion by the
+// next snapshot and forgets that key has deltas. It reports whether it
+// found any.
+func (r *Records) loadDeltas(slot int32, kg int, key []byte) (bool, error) {
+	if !r.hasDeltas(key) {
+		return false, nil
+	}
+	r.dplo = append(append(r.dplo[:0], r.dprefix...), key...)
+	r.dphi = prefixEnd(r.dphi, r.dplo)
+	found := false
+	err := r.sp.Scan(kg, r.dplo, r.dphi, false, func(k, v []byte) (bool, error) {
+		if len(k) != len(r.dplo)+8 {
+			return true, nil // a delta of a longer key
+		}
+		if err := r.delta.LoadDelta(slot, v); err != nil {
+			return false, fmt.Errorf("record %x: delta %x: %w", key, k[len(r.dplo):], err)
+		}
+		r.dgone = append(r.dgone, goneDelta{kg: kg, off: len(r.dgbuf), n: len(k)})
+		r.dgbuf = append(r.dgbuf, k...)
+		found = true
+		return true, nil
+	})
+	if err != nil {
+		return false, err
+	}
+	delete(r.dkeys, r.deltaHash(key))
+	return found, nil
 }
 
 // loadAll loads the restored records into memory, key group by key group,
@@ -304,17 +480,21 @@ func (r *Records) loadAll() error {
 			}
 			r.setKG(slot, kg)
 			r.loaded(slot, at, timed)
-			if r.parted != nil && r.parted.PendingParts(slot) > 0 {
+			if key := k[len(r.prefix):]; r.parted != nil && (r.parted.PendingParts(slot) > 0 || r.hasDeltas(key)) {
 				// Scanned once the key group's scan is done: fn may
 				// not call the store.
-				r.pend2 = append(r.pend2, pendingParts{slot: slot, kg: kg, key: append([]byte(nil), k[len(r.prefix):]...)})
+				r.pend2 = append(r.pend2, pendingParts{slot: slot, kg: kg, key: append([]byte(nil), key...)})
 			} else if r.parted != nil {
 				r.setStored(slot, 1)
 			}
 			return true, nil
 		})
 		for _, pp := range r.pend2 {
-			if perr := r.loadParts(pp.slot, pp.kg, pp.key); perr != nil && (err == nil || errors.Is(err, errStopLoad)) {
+			perr := r.loadParts(pp.slot, pp.kg, pp.key)
+			if perr == nil && r.delta != nil {
+				perr = r.mergeDeltas(pp.slot, pp.kg, pp.key)
+			}
+			if perr != nil && (err == nil || errors.Is(err, errStopLoad)) {
 				err = perr
 			}
 		}
@@ -328,6 +508,9 @@ func (r *Records) loadAll() error {
 					err = derr
 				}
 			}
+			if derr := r.dropDeltas(kg, k[len(r.prefix):]); derr != nil && err == nil {
+				err = derr
+			}
 		}
 		r.dead = r.dead[:0]
 		switch {
@@ -337,7 +520,26 @@ func (r *Records) loadAll() error {
 			return fmt.Errorf("state %s: load: %w", r.opts.Name, err)
 		}
 	}
-	r.backed = false
+	// Keys with deltas and no stored record were not loaded: still
+	// backed.
+	r.backed = len(r.dkeys) > 0
+	return nil
+}
+
+// mergeDeltas applies the stored deltas of key (key group kg) to the
+// record in slot, which holds its stored record, and ends the merge: the
+// record changed if there were any.
+func (r *Records) mergeDeltas(slot int32, kg int, key []byte) error {
+	found, err := r.loadDeltas(slot, kg, key)
+	if err == nil {
+		err = r.delta.EndMerge(slot)
+	}
+	if err != nil {
+		return fmt.Errorf("state %s: %w", r.opts.Name, err)
+	}
+	if found {
+		r.Changed(slot)
+	}
 	return nil
 }
 
@@ -445,6 +647,20 @@ func (r *Records) Removed(slot int32) error {
 	if err := r.sp.Delete(kg, r.key); err != nil {
 		return fmt.Errorf("state %s: %w", r.opts.Name, err)
 	}
+	if r.IsDelta(slot) {
+		// Neither the stored record's parts nor its deltas are known.
+		r.dslot[w] &^= bit
+		r.nDelta--
+		key := r.key[len(r.prefix):] // the calls below leave r.key
+		if err := r.deleteAllParts(kg, key); err != nil {
+			return fmt.Errorf("state %s: %w", r.opts.Name, err)
+		}
+		if err := r.dropDeltas(kg, key); err != nil {
+			return fmt.Errorf("state %s: %w", r.opts.Name, err)
+		}
+		r.setStored(slot, 0)
+		return nil
+	}
 	if r.parted != nil {
 		if err := r.deleteParts(kg, r.key[len(r.prefix):], 1, r.stored[slot]); err != nil {
 			return fmt.Errorf("state %s: %w", r.opts.Name, err)
@@ -452,6 +668,30 @@ func (r *Records) Removed(slot int32) error {
 		r.setStored(slot, 0)
 	}
 	return nil
+}
+
+// dropDeltas deletes the stored deltas of key (key group kg), unread.
+func (r *Records) dropDeltas(kg int, key []byte) error {
+	if r.delta == nil || !r.hasDeltas(key) {
+		return nil
+	}
+	lo := append(append([]byte(nil), r.dprefix...), key...)
+	var keys [][]byte
+	err := r.sp.Scan(kg, lo, prefixEnd(nil, lo), false, func(k, _ []byte) (bool, error) {
+		if len(k) == len(lo)+8 {
+			keys = append(keys, append([]byte(nil), k...))
+		}
+		return true, nil
+	})
+	for _, k := range keys {
+		if derr := r.sp.Delete(kg, k); derr != nil && err == nil {
+			err = derr
+		}
+	}
+	if err == nil {
+		delete(r.dkeys, r.deltaHash(key))
+	}
+	return err
 }
 
 // setStored sets how many parts of slot's record the store holds.
@@ -559,11 +799,14 @@ func (r *Records) Load(key []byte) (int32, bool, error) {
 	}
 	r.key = append(append(r.key[:0], r.prefix...), key...)
 	val, ok, err := r.sp.Get(kg, r.key)
-	if err != nil || !ok {
-		if err != nil {
-			err = fmt.Errorf("state %s: %w", r.opts.Name, err)
+	if err != nil {
+		return 0, false, fmt.Errorf("state %s: %w", r.opts.Name, err)
+	}
+	if !ok {
+		if r.delta != nil && r.hasDeltas(key) {
+			return r.loadOnlyDeltas(key, kg)
 		}
-		return 0, false, err
+		return 0, false, nil
 	}
 	at, rec, timed := splitRecTime(val)
 	if r.expiredAt(at, timed) {
@@ -575,6 +818,9 @@ func (r *Records) Load(key []byte) (int32, bool, error) {
 			if err := r.deleteAllParts(kg, key); err != nil {
 				return 0, false, fmt.Errorf("state %s: %w", r.opts.Name, err)
 			}
+		}
+		if err := r.dropDeltas(kg, key); err != nil {
+			return 0, false, fmt.Errorf("state %s: %w", r.opts.Name, err)
 		}
 		return 0, false, nil
 	}
@@ -589,7 +835,83 @@ func (r *Records) Load(key []byte) (int32, bool, error) {
 			return 0, false, err
 		}
 	}
+	if r.delta != nil {
+		if err := r.mergeDeltas(slot, kg, key); err != nil {
+			return 0, false, err
+		}
+	}
 	return slot, true, nil
+}
+
+// loadOnlyDeltas is Load of a key whose stored record is only deltas.
+func (r *Records) loadOnlyDeltas(key []byte, kg int) (int32, bool, error) {
+	slot, err := r.delta.NewRecord(key)
+	if err != nil {
+		return 0, false, fmt.Errorf("state %s: record %x: %w", r.opts.Name, key, err)
+	}
+	r.setKG(slot, kg)
+	r.loaded(slot, 0, false)
+	if err := r.mergeDeltas(slot, kg, key); err != nil {
+		return 0, false, err
+	}
+	return slot, true, nil
+}
+
+// SetDelta tells Records that slot, just added (AddedKey or AddedInt) for
+// a key not in memory, is a delta record: it takes the operator's writes
+// without the stored record (see DeltaSource). Only while Blind.
+func (r *Records) SetDelta(slot int32) {
+	if w := int(slot>>6) + 1; w > len(r.dslot) {
+		r.dslot = append(r.dslot, make([]uint64, w-len(r.dslot))...)
+	}
+	if bit := uint64(1) << (slot & 63); r.dslot[slot>>6]&bit == 0 {
+		r.dslot[slot>>6] |= bit
+		r.nDelta++
+	}
+}
+
+// Blind reports whether a key not in memory may take blind writes: a
+// DeltaSource's records are backed and have no TTL.
+func (r *Records) Blind() bool { return r.delta != nil && r.backed && r.ttl == 0 && r.sp != nil }
+
+// IsDelta reports whether slot is a delta record (SetDelta), whose whole
+// record Complete reads.
+func (r *Records) IsDelta(slot int32) bool {
+	return int(slot>>6) < len(r.dslot) && r.dslot[slot>>6]&(1<<(slot&63)) != 0
+}
+
+// Complete makes delta record slot whole: the source merges the stored
+// record of its key and the stored deltas with the writes the slot took
+// (DeltaSource). The record is changed; it may be empty (the operator then
+// removes it).
+func (r *Records) Complete(slot int32) error {
+	if !r.IsDelta(slot) {
+		return nil
+	}
+	r.dslot[slot>>6] &^= 1 << (slot & 63)
+	r.nDelta--
+	r.delta.BeginMerge(slot)
+	kg := int(r.kgs[slot])
+	r.key = r.src.AppendRecordKey(append(r.key[:0], r.prefix...), slot)
+	val, ok, err := r.sp.Get(kg, r.key)
+	if err != nil {
+		return fmt.Errorf("state %s: %w", r.opts.Name, err)
+	}
+	key := r.key[len(r.prefix):] // no store call below writes r.key
+	if ok {
+		_, rec, _ := splitRecTime(val) // blind writes are off with a TTL
+		if err := r.delta.LoadBase(slot, rec); err != nil {
+			return fmt.Errorf("state %s: record %x: %w", r.opts.Name, key, err)
+		}
+		if err := r.loadParts(slot, kg, key); err != nil {
+			return err
+		}
+	}
+	if err := r.mergeDeltas(slot, kg, key); err != nil {
+		return err
+	}
+	r.Changed(slot)
+	return nil
 }
 
 // bufferBytes is the memory of Records' bookkeeping and snapshot buffers.
@@ -599,7 +921,8 @@ func (r *Records) bufferBytes() int64 {
 		int64(cap(r.starts)+cap(r.bounds)+cap(r.pos)+cap(r.slots))*4 + int64(cap(r.kgChunk))*2 +
 		int64(cap(r.ents)+cap(r.spare))*entBytes +
 		int64(cap(r.wt)+cap(r.queued))*8 + int64(cap(r.expq))*16 + int64(cap(r.stored))*4 +
-		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf))
+		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf)) +
+		int64(cap(r.dslot)+cap(r.dkg))*8 + int64(len(r.dkeys))*48 + int64(cap(r.dgone))*24 + int64(cap(r.dgbuf))
 }
 
 // SetExtraBytes tells Records how much memory the operator's in-memory
@@ -637,6 +960,8 @@ func (r *Records) Spill() error {
 	clear(r.queued)
 	r.queued = r.queued[:0]
 	r.kgs, r.stored, r.storedTotal = r.kgs[:0], r.stored[:0], 0
+	clear(r.dslot)
+	r.dslot, r.nDelta = r.dslot[:0], 0
 	clear(r.live)
 	clear(r.changed)
 	r.live, r.changed = r.live[:0], r.changed[:0]
@@ -667,7 +992,7 @@ func (r *Records) Snapshot() error {
 		all = false
 	}
 	if r.nChange == 0 && !all {
-		return nil
+		return r.deltasDone()
 	}
 	if all {
 		if err := r.sp.ReplaceAll(); err != nil {
@@ -684,6 +1009,48 @@ func (r *Records) Snapshot() error {
 	}
 	clear(r.changed)
 	r.nChange = 0
+	return r.deltasDone()
+}
+
+// markGen notes that the snapshot wrote a delta to key group kg.
+func (r *Records) markGen(kg uint16) {
+	if w := int(kg>>6) + 1; w > len(r.dkg) {
+		r.dkg = append(r.dkg, make([]uint64, w-len(r.dkg))...)
+	}
+	r.dkg[kg>>6] |= 1 << (kg & 63)
+}
+
+// deltasDone ends a snapshot's deltas: it marks the key groups that got
+// deltas of this generation with it and moves to the next, and deletes the
+// stored deltas merged since the last snapshot (their records were just
+// written).
+func (r *Records) deltasDone() error {
+	if r.delta == nil {
+		return nil
+	}
+	var mark [8]byte
+	binary.BigEndian.PutUint64(mark[:], r.gen)
+	wrote := false
+	for w, word := range r.dkg {
+		for word != 0 {
+			kg := w<<6 | bits.TrailingZeros64(word)
+			word &= word - 1
+			if err := r.sp.Put(kg, r.gprefix, mark[:]); err != nil {
+				return fmt.Errorf("state %s: %w", r.opts.Name, err)
+			}
+			wrote = true
+		}
+	}
+	clear(r.dkg)
+	if wrote {
+		r.gen++
+	}
+	for _, g := range r.dgone {
+		if err := r.sp.Delete(g.kg, r.dgbuf[g.off:g.off+g.n]); err != nil {
+			return fmt.Errorf("state %s: %w", r.opts.Name, err)
+		}
+	}
+	r.dgone, r.dgbuf = r.dgone[:0], r.dgbuf[:0]
 	return nil
 }
 
@@ -785,6 +1152,18 @@ func (r *Records) sortedChunk(slots []int32) ([]recEnt, error) {
 	parts := false // entries of parts >= 1: keys of two names
 	for _, slot := range slots {
 		k0, v0 := len(kb), len(vb)
+		if r.nDelta > 0 && r.IsDelta(slot) {
+			// A delta record: its writes, under its key and the
+			// generation, beside the stored record.
+			kb = r.src.AppendRecordKey(append(kb, r.dprefix...), slot)
+			r.addDeltaKey(kb[k0+len(r.dprefix):])
+			kb = binary.BigEndian.AppendUint64(kb, r.gen)
+			vb = r.delta.AppendDelta(vb, slot)
+			ents = append(ents, recEnt{koff: uint32(k0), klen: uint32(len(kb) - k0), voff: uint32(v0), vlen: uint32(len(vb) - v0), kg: r.kgs[slot]})
+			parts = true
+			r.markGen(r.kgs[slot])
+			continue
+		}
 		kb = r.src.AppendRecordKey(append(kb, r.prefix...), slot)
 		if r.ttl > 0 {
 			vb = binary.BigEndian.AppendUint64(append(vb, recTimeMark), uint64(r.wt[slot]))
@@ -1083,5 +1462,9 @@ func (r *Records) Forget(slot int32) {
 	}
 	if r.parted != nil {
 		r.setStored(slot, 0)
+	}
+	if r.IsDelta(slot) {
+		r.dslot[w] &^= bit
+		r.nDelta--
 	}
 }
