@@ -295,17 +295,6 @@ func newJoinRows(ctx *OpContext, spec JoinSide, side int, track bool, what strin
 	return s, nil
 }
 
-// joinKeyBytes estimates the memory of one key's rows on side spec: its
-// rows (one for a unique join key, a few guessed otherwise) at 32 bytes a
-// value and 24 of counts, the list and Records' bookkeeping.
-func joinKeyBytes(spec JoinSide) int64 {
-	rows := int64(1)
-	if spec.Layout != JoinKeyContainsUniqueKey {
-		rows = 4
-	}
-	return rows*(int64(len(spec.Kinds))*32+24) + joinKeyOverhead
-}
-
 // joinKeyOverhead is the memory of a key's slot without its rows: the
 // list, the key index entry and Records' bookkeeping.
 const joinKeyOverhead = 96 + 48
@@ -838,23 +827,23 @@ func (s *joinRows) DropRecords() {
 type joinState struct {
 	name  string // the operator, for errors
 	id    string // the operator id
-	sides [2]*joinRows
-	kr    []types.Value // the join key of the row at hand
+	sides  [2]*joinRows
+	kr     []types.Value // the join key of the row at hand
+	budget int64         // the state budget, shared by the sides
 }
 
 // open makes the sides' rows; track says which sides count their matches.
 func (j *joinState) open(ctx *OpContext, name string, left, right JoinSide, track [2]bool) error {
 	j.name, j.id = name, ctx.ID
 	j.kr = make([]types.Value, len(left.Keys))
-	// The budget is shared in proportion to a key's estimated rows: a
-	// side keeping one row per key (a dimension) needs less than one
-	// keeping many.
-	lb, rb := float64(joinKeyBytes(left)), float64(joinKeyBytes(right))
+	j.budget = ctx.StateBudget
+	// The sides share the budget (spillIfOver); a restore loads each
+	// side's rows while they fit in half of it.
 	var err error
-	if j.sides[0], err = newJoinRows(ctx, left, 0, track[0], "left rows of "+name, lb/(lb+rb)); err != nil {
+	if j.sides[0], err = newJoinRows(ctx, left, 0, track[0], "left rows of "+name, 0.5); err != nil {
 		return err
 	}
-	j.sides[1], err = newJoinRows(ctx, right, 1, track[1], "right rows of "+name, rb/(lb+rb))
+	j.sides[1], err = newJoinRows(ctx, right, 1, track[1], "right rows of "+name, 0.5)
 	return err
 }
 
@@ -964,21 +953,43 @@ func (j *joinState) PrepareSnapshot() error {
 	return nil
 }
 
-// spillIfOver spills a side whose rows outgrew its share of the budget,
-// unless it holds no more than twice the rows of its largest key: a key
-// larger than the budget must be in memory while its rows are used, and
-// spilling it with every batch would load it again with the next one (a
-// key of a million rows decoded per batch). So the memory held may exceed
-// the budget by up to twice the largest key, and a key is loaded again
-// only after at least as many rows of other keys came into memory.
+// spillIfOver spills a side when the two sides' rows outgrew the budget
+// they share: the side that holds more, unless it may not spill, then the
+// other. A side may not spill with state.MinRecords keys or fewer in
+// memory, nor while it holds no more than twice the rows of its largest
+// key: a key larger than the budget must be in memory while its rows are
+// used, and spilling it with every batch would load it again with the next
+// one (a key of a million rows decoded per batch). So the memory held may
+// exceed the budget by up to twice the largest key, and a key is loaded
+// again only after at least as many rows of other keys came into memory.
+// Sharing the budget, rather than splitting it by a guess, gives it to
+// the side that reads its rows: a side whose spilled keys take their
+// rows blind (findWrite) holds little.
 func (j *joinState) spillIfOver() error {
-	for _, s := range j.sides {
-		s.st.SetExtraBytes(s.rows * s.rowBytes)
-		if s.st.OverBudget() && s.rows > 2*s.big {
-			if err := s.st.Spill(); err != nil {
-				return fmt.Errorf("state of %s: %w", s.what, err)
-			}
+	var used [2]int64
+	for i, s := range j.sides {
+		if !s.st.Persisted() {
+			return nil
 		}
+		s.st.SetExtraBytes(s.rows * s.rowBytes)
+		used[i] = s.st.Bytes()
+	}
+	if used[0]+used[1] <= j.budget {
+		return nil
+	}
+	order := [2]int{0, 1}
+	if used[1] > used[0] {
+		order = [2]int{1, 0}
+	}
+	for _, i := range order {
+		s := j.sides[i]
+		if s.st.Len() <= state.MinRecords || s.rows <= 2*s.big {
+			continue
+		}
+		if err := s.st.Spill(); err != nil {
+			return fmt.Errorf("state of %s: %w", s.what, err)
+		}
+		return nil
 	}
 	return nil
 }

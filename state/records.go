@@ -938,6 +938,14 @@ func (r *Records) limit() int {
 	return int(max(n, MinRecords))
 }
 
+// Bytes returns the memory the records in memory take by Records'
+// account (RecordBytes each, the operator's extra bytes and Records' own
+// buffers): what OverBudget compares with the budget, for an operator
+// that shares one budget among several Records.
+func (r *Records) Bytes() int64 {
+	return int64(r.nLive)*r.opts.RecordBytes + r.extra + r.bufferBytes()
+}
+
 // OverBudget reports whether the records in memory, with Records'
 // buffers, exceed the budget: the operator should then emit what it holds
 // and call Spill. Always false without a store.
