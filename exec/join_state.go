@@ -251,7 +251,10 @@ type joinRows struct {
 	probes, decoded, encoded, blind int64
 }
 
-var _ state.DeltaSource = (*joinRows)(nil)
+var (
+	_ state.DeltaSource   = (*joinRows)(nil)
+	_ state.RecordDropper = (*joinRows)(nil)
+)
 
 // newJoinRows returns side's empty rows for the operator of ctx; side is 0
 // (left) or 1 (right), and the side gets share of the state budget.
@@ -312,6 +315,7 @@ func (s *joinRows) find(kr []types.Value) (int32, bool, error) {
 			return 0, false, fmt.Errorf("%s: %w", s.what, err)
 		}
 	case ok:
+		s.st.Touched(slot)
 		return slot, true, nil
 	case !s.st.Backed():
 		return 0, false, nil
@@ -814,6 +818,25 @@ func (s *joinRows) loadRows(l *rowList, rec []byte) error {
 	return nil
 }
 
+// DropRecord implements state.RecordDropper: it forgets slot's key and
+// rows (written to the store).
+func (s *joinRows) DropRecord(slot int32) {
+	l := s.list(slot)
+	s.rows -= int64(l.n())
+	l.reset()
+	s.keys.Remove(slot)
+}
+
+// bigAfterSpill sets big to the most rows of a key still in memory.
+func (s *joinRows) bigAfterSpill() {
+	s.big = 0
+	for slot := range s.keys.Cap() {
+		if s.keys.Used(slot) {
+			s.big = max(s.big, int64(s.list(slot).n()))
+		}
+	}
+}
+
 // DropRecords implements state.RecordSource: it forgets every in-memory
 // key (they were written to the store).
 func (s *joinRows) DropRecords() {
@@ -825,8 +848,8 @@ func (s *joinRows) DropRecords() {
 // joinState is the two sides' rows of a regular, semi or anti join, with
 // what the task calls for checkpoints and the state TTL.
 type joinState struct {
-	name  string // the operator, for errors
-	id    string // the operator id
+	name   string // the operator, for errors
+	id     string // the operator id
 	sides  [2]*joinRows
 	kr     []types.Value // the join key of the row at hand
 	budget int64         // the state budget, shared by the sides
@@ -989,6 +1012,7 @@ func (j *joinState) spillIfOver() error {
 		if err := s.st.Spill(); err != nil {
 			return fmt.Errorf("state of %s: %w", s.what, err)
 		}
+		s.bigAfterSpill()
 		return nil
 	}
 	return nil

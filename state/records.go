@@ -94,12 +94,16 @@ type Records struct {
 	dplo    []byte
 	dphi    []byte
 
-	kgs     []uint16 // per slot: its key group
-	live    []uint64 // per slot: a bit set while it holds a record
-	changed []uint64 // per slot: a bit set while it changed since the last snapshot
-	nLive   int
-	nChange int
-	extra   int64 // memory the operator holds beyond RecordBytes a record (SetExtraBytes)
+	kgs []uint16 // per slot: its key group
+	// touched has a bit per slot read (Touched) since the last Spill:
+	// with a RecordDropper, Spill keeps those records in memory.
+	touched  []uint64
+	nTouched int
+	live     []uint64 // per slot: a bit set while it holds a record
+	changed  []uint64 // per slot: a bit set while it changed since the last snapshot
+	nLive    int
+	nChange  int
+	extra    int64 // memory the operator holds beyond RecordBytes a record (SetExtraBytes)
 
 	// Snapshot buffers, kept between snapshots and counted in the budget.
 	starts  []int32  // per key group: how many records precede it (chunks)
@@ -220,6 +224,17 @@ type PartedSource interface {
 	// p = 1, 2, … PendingParts after LoadRecord. rec is valid only
 	// during the call.
 	LoadRecordPart(slot int32, p int32, rec []byte) error
+}
+
+// RecordDropper is a RecordSource that can forget one in-memory record:
+// Spill then keeps the records read since the last spill (Touched) in
+// memory, when they are at most half of them, and drops the rest one by
+// one, rather than dropping them all.
+type RecordDropper interface {
+	RecordSource
+	// DropRecord forgets the in-memory record in slot (written to the
+	// store) and frees the slot.
+	DropRecord(slot int32)
 }
 
 // PartSuffix ends the name under which a PartedSource's parts >= 1 live.
@@ -599,6 +614,7 @@ func (r *Records) setKG(slot int32, kg int) {
 	if w := int(slot>>6) + 1; w > len(r.live) {
 		r.live = append(r.live, make([]uint64, w-len(r.live))...)
 		r.changed = append(r.changed, make([]uint64, w-len(r.changed))...)
+		r.touched = append(r.touched, make([]uint64, w-len(r.touched))...)
 	}
 	r.kgs[slot] = uint16(kg)
 	if bit := uint64(1) << (slot & 63); r.live[slot>>6]&bit == 0 {
@@ -642,6 +658,7 @@ func (r *Records) Removed(slot int32) error {
 		r.live[w] &^= bit
 		r.nLive--
 	}
+	r.untouch(w, bit)
 	r.key = r.src.AppendRecordKey(append(r.key[:0], r.prefix...), slot)
 	kg := int(r.kgs[slot])
 	if err := r.sp.Delete(kg, r.key); err != nil {
@@ -692,6 +709,14 @@ func (r *Records) dropDeltas(kg int, key []byte) error {
 		delete(r.dkeys, r.deltaHash(key))
 	}
 	return err
+}
+
+// untouch clears a slot's bit in touched (word w).
+func (r *Records) untouch(w int, bit uint64) {
+	if r.touched[w]&bit != 0 {
+		r.touched[w] &^= bit
+		r.nTouched--
+	}
 }
 
 // setStored sets how many parts of slot's record the store holds.
@@ -840,6 +865,7 @@ func (r *Records) Load(key []byte) (int32, bool, error) {
 			return 0, false, err
 		}
 	}
+	r.Touched(slot)
 	return slot, true, nil
 }
 
@@ -854,6 +880,7 @@ func (r *Records) loadOnlyDeltas(key []byte, kg int) (int32, bool, error) {
 	if err := r.mergeDeltas(slot, kg, key); err != nil {
 		return 0, false, err
 	}
+	r.Touched(slot)
 	return slot, true, nil
 }
 
@@ -911,6 +938,7 @@ func (r *Records) Complete(slot int32) error {
 		return err
 	}
 	r.Changed(slot)
+	r.Touched(slot)
 	return nil
 }
 
@@ -922,7 +950,7 @@ func (r *Records) bufferBytes() int64 {
 		int64(cap(r.ents)+cap(r.spare))*entBytes +
 		int64(cap(r.wt)+cap(r.queued))*8 + int64(cap(r.expq))*16 + int64(cap(r.stored))*4 +
 		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf)) +
-		int64(cap(r.dslot)+cap(r.dkg))*8 + int64(len(r.dkeys))*48 + int64(cap(r.dgone))*24 + int64(cap(r.dgbuf))
+		int64(cap(r.dslot)+cap(r.dkg)+cap(r.touched))*8 + int64(len(r.dkeys))*48 + int64(cap(r.dgone))*24 + int64(cap(r.dgbuf))
 }
 
 // SetExtraBytes tells Records how much memory the operator's in-memory
@@ -953,14 +981,36 @@ func (r *Records) OverBudget() bool {
 	return r.sp != nil && r.nLive > r.limit()
 }
 
-// Spill writes every changed record back, then has the operator drop all
-// its in-memory records (DropRecords); from then on Records is backed.
+// Touched tells Records that slot's record was read: with a
+// RecordDropper, a spill keeps it in memory (see Spill). A record Load or
+// Complete read counts as read.
+func (r *Records) Touched(slot int32) {
+	if r.sp == nil {
+		return
+	}
+	if bit := uint64(1) << (slot & 63); r.touched[slot>>6]&bit == 0 {
+		r.touched[slot>>6] |= bit
+		r.nTouched++
+	}
+}
+
+// Spill writes every changed record back, then has the operator drop its
+// in-memory records; from then on Records is backed. With a
+// RecordDropper and no TTL, the records read since the last spill
+// (Touched), up to half of the records and delta records excepted, stay in
+// memory: a spill frees at least half the records and keeps the ones in
+// use, which would be loaded again at once. Otherwise the operator drops
+// them all (DropRecords).
 func (r *Records) Spill() error {
 	if r.sp == nil {
 		return nil
 	}
 	if err := r.Snapshot(); err != nil {
 		return err
+	}
+	if d, ok := r.src.(RecordDropper); ok && r.ttl == 0 && r.nTouched > 0 {
+		r.dropCold(d)
+		return nil
 	}
 	r.src.DropRecords()
 	r.wt, r.expq, r.unstamped = r.wt[:0], r.expq[:0], r.unstamped[:0]
@@ -972,10 +1022,50 @@ func (r *Records) Spill() error {
 	r.dslot, r.nDelta = r.dslot[:0], 0
 	clear(r.live)
 	clear(r.changed)
-	r.live, r.changed = r.live[:0], r.changed[:0]
-	r.nLive, r.nChange = 0, 0
+	clear(r.touched)
+	r.live, r.changed, r.touched = r.live[:0], r.changed[:0], r.touched[:0]
+	r.nLive, r.nChange, r.nTouched = 0, 0, 0
 	r.backed = true
 	return nil
+}
+
+// dropCold has the operator drop the records in memory not read since
+// the last spill, the delta records, and the read ones past half of the
+// records, after a snapshot wrote them.
+func (r *Records) dropCold(d RecordDropper) {
+	keep := r.nLive / 2
+	for w, word := range r.live {
+		hot := word & r.touched[w]
+		if w < len(r.dslot) {
+			hot &^= r.dslot[w]
+			r.dslot[w] = 0
+		}
+		if n := bits.OnesCount64(hot); n <= keep {
+			keep -= n
+		} else {
+			kept := uint64(0)
+			for ; keep > 0; keep-- {
+				low := hot & -hot
+				kept |= low
+				hot &^= low
+			}
+			hot = kept
+		}
+		drop := word &^ hot
+		for drop != 0 {
+			slot := int32(w<<6 | bits.TrailingZeros64(drop))
+			drop &= drop - 1
+			d.DropRecord(slot)
+			r.live[w] &^= 1 << (slot & 63)
+			r.nLive--
+			if r.parted != nil {
+				r.setStored(slot, 0)
+			}
+		}
+	}
+	clear(r.touched)
+	r.nTouched, r.nDelta = 0, 0
+	r.backed = true
 }
 
 // chunkEntries is how many changed records Snapshot encodes and sorts at a
@@ -1468,6 +1558,7 @@ func (r *Records) Forget(slot int32) {
 		r.live[w] &^= bit
 		r.nLive--
 	}
+	r.untouch(w, bit)
 	if r.parted != nil {
 		r.setStored(slot, 0)
 	}

@@ -121,6 +121,18 @@ func (f *deltaOwner) DropRecords() {
 	clear(f.ops)
 }
 
+// droppingOwner is deltaOwner as a RecordDropper: a spill keeps the
+// records read since the last one.
+type droppingOwner struct {
+	*deltaOwner
+	dropped int
+}
+
+func (f *droppingOwner) DropRecord(slot int32) {
+	f.dropped++
+	f.remove(slot)
+}
+
 func (f *deltaOwner) remove(slot int32) {
 	delete(f.ops, slot)
 	f.partOwner.remove(slot)
@@ -146,7 +158,9 @@ func (d *deltaRun) read(key []byte) []int64 {
 		if err := d.rec.Complete(slot); err != nil {
 			t.Fatalf("seed %d: complete: %v", d.seed, err)
 		}
-	} else if !ok {
+	} else if ok {
+		d.rec.Touched(slot)
+	} else {
 		var err error
 		if slot, ok, err = d.rec.Load(key); err != nil {
 			t.Fatalf("seed %d: load: %v", d.seed, err)
@@ -231,6 +245,14 @@ func randomOp(r *rand.Rand) deltaOp {
 // writes after the restore are blind again and must apply after the
 // stored deltas), and reads every key back against the model.
 func TestRecordsDeltaModel(t *testing.T) {
+	for _, dropping := range []bool{false, true} {
+		t.Run(fmt.Sprint("dropping=", dropping), func(t *testing.T) { testRecordsDeltaModel(t, dropping) })
+	}
+}
+
+// testRecordsDeltaModel is TestRecordsDeltaModel, with a RecordDropper
+// (spills keep the records read) if dropping.
+func testRecordsDeltaModel(t *testing.T, dropping bool) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, 21))
@@ -238,7 +260,12 @@ func TestRecordsDeltaModel(t *testing.T) {
 	st := openStore(t, filepath.Join(dir, "work"))
 	opts := RecordOptions{Name: "lists", OperatorID: "op", Budget: 1, RecordBytes: 100, Exclusive: true}
 	own := newDeltaOwner()
-	rec, err := NewRecords(opts, own)
+	var src RecordSource = own
+	dropper := &droppingOwner{deltaOwner: own}
+	if dropping {
+		src = dropper
+	}
+	rec, err := NewRecords(opts, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,6 +301,9 @@ func TestRecordsDeltaModel(t *testing.T) {
 	}
 	if blind == 0 {
 		t.Fatalf("seed %d: no blind write", seed)
+	}
+	if dropping && (dropper.dropped == 0 || rec.Len() == 0) {
+		t.Fatalf("seed %d: spills dropped %d records one by one and kept %d", seed, dropper.dropped, rec.Len())
 	}
 	snapDir := filepath.Join(dir, "snap")
 	if err := rec.Snapshot(); err != nil {
