@@ -84,6 +84,7 @@ type Records struct {
 	dprefix []byte
 	gprefix []byte
 	dslot   []uint64
+	dsaved  []uint64 // per delta slot: a bit set once its key is in dkeys
 	nDelta  int
 	gen     uint64
 	dkeys   map[deltaKey]struct{}
@@ -891,6 +892,10 @@ func (r *Records) SetDelta(slot int32) {
 	if w := int(slot>>6) + 1; w > len(r.dslot) {
 		r.dslot = append(r.dslot, make([]uint64, w-len(r.dslot))...)
 	}
+	if w := int(slot>>6) + 1; w > len(r.dsaved) {
+		r.dsaved = append(r.dsaved, make([]uint64, w-len(r.dsaved))...)
+	}
+	r.dsaved[slot>>6] &^= 1 << (slot & 63)
 	if bit := uint64(1) << (slot & 63); r.dslot[slot>>6]&bit == 0 {
 		r.dslot[slot>>6] |= bit
 		r.nDelta++
@@ -950,7 +955,7 @@ func (r *Records) bufferBytes() int64 {
 		int64(cap(r.ents)+cap(r.spare))*entBytes +
 		int64(cap(r.wt)+cap(r.queued))*8 + int64(cap(r.expq))*16 + int64(cap(r.stored))*4 +
 		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf)) +
-		int64(cap(r.dslot)+cap(r.dkg)+cap(r.touched))*8 + int64(len(r.dkeys))*48 + int64(cap(r.dgone))*24 + int64(cap(r.dgbuf))
+		int64(cap(r.dslot)+cap(r.dsaved)+cap(r.dkg)+cap(r.touched))*8 + int64(len(r.dkeys))*48 + int64(cap(r.dgone))*24 + int64(cap(r.dgbuf))
 }
 
 // SetExtraBytes tells Records how much memory the operator's in-memory
@@ -1254,7 +1259,10 @@ func (r *Records) sortedChunk(slots []int32) ([]recEnt, error) {
 			// A delta record: its writes, under its key and the
 			// generation, beside the stored record.
 			kb = r.src.AppendRecordKey(append(kb, r.dprefix...), slot)
-			r.addDeltaKey(kb[k0+len(r.dprefix):])
+			if bit := uint64(1) << (slot & 63); r.dsaved[slot>>6]&bit == 0 {
+				r.addDeltaKey(kb[k0+len(r.dprefix):])
+				r.dsaved[slot>>6] |= bit
+			}
 			kb = binary.BigEndian.AppendUint64(kb, r.gen)
 			vb = r.delta.AppendDelta(vb, slot)
 			ents = append(ents, recEnt{koff: uint32(k0), klen: uint32(len(kb) - k0), voff: uint32(v0), vlen: uint32(len(vb) - v0), kg: r.kgs[slot]})
