@@ -88,6 +88,7 @@ type Records struct {
 	nDelta  int
 	gen     uint64
 	dkeys   map[deltaKey]struct{}
+	dall    bool // too many keys with deltas for dkeys: any key may have some
 	dseed   [2]maphash.Seed
 	dkg     []uint64
 	dgone   []goneDelta
@@ -294,6 +295,10 @@ const (
 // deltaKey is a key's 128-bit hash, in the set of keys with stored deltas.
 type deltaKey [2]uint64
 
+// deltaKeyBytes is the memory of a key in the set of keys with deltas (a
+// map entry).
+const deltaKeyBytes = 48
+
 // goneDelta is a stored delta merged into an in-memory record, deleted by
 // the next snapshot.
 type goneDelta struct {
@@ -427,14 +432,25 @@ func (r *Records) deltaHash(key []byte) deltaKey {
 }
 
 func (r *Records) addDeltaKey(key []byte) {
+	if r.dall {
+		return
+	}
 	if r.dkeys == nil {
 		r.dkeys = map[deltaKey]struct{}{}
 	}
 	r.dkeys[r.deltaHash(key)] = struct{}{}
+	if int64(len(r.dkeys))*deltaKeyBytes > max(r.opts.Budget/8, 1<<20) {
+		// The set would take more than an eighth of the budget: every
+		// Load of a key not in memory reads its deltas (a seek) instead.
+		r.dkeys, r.dall = nil, true
+	}
 }
 
 // hasDeltas reports whether the store may hold deltas of key.
 func (r *Records) hasDeltas(key []byte) bool {
+	if r.dall {
+		return true
+	}
 	if len(r.dkeys) == 0 {
 		return false
 	}
@@ -538,7 +554,7 @@ func (r *Records) loadAll() error {
 	}
 	// Keys with deltas and no stored record were not loaded: still
 	// backed.
-	r.backed = len(r.dkeys) > 0
+	r.backed = len(r.dkeys) > 0 || r.dall
 	return nil
 }
 
@@ -955,7 +971,7 @@ func (r *Records) bufferBytes() int64 {
 		int64(cap(r.ents)+cap(r.spare))*entBytes +
 		int64(cap(r.wt)+cap(r.queued))*8 + int64(cap(r.expq))*16 + int64(cap(r.stored))*4 +
 		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf)) +
-		int64(cap(r.dslot)+cap(r.dsaved)+cap(r.dkg)+cap(r.touched))*8 + int64(len(r.dkeys))*48 + int64(cap(r.dgone))*24 + int64(cap(r.dgbuf))
+		int64(cap(r.dslot)+cap(r.dsaved)+cap(r.dkg)+cap(r.touched))*8 + int64(len(r.dkeys))*deltaKeyBytes + int64(cap(r.dgone))*24 + int64(cap(r.dgbuf))
 }
 
 // SetExtraBytes tells Records how much memory the operator's in-memory

@@ -245,14 +245,16 @@ func randomOp(r *rand.Rand) deltaOp {
 // writes after the restore are blind again and must apply after the
 // stored deltas), and reads every key back against the model.
 func TestRecordsDeltaModel(t *testing.T) {
-	for _, dropping := range []bool{false, true} {
-		t.Run(fmt.Sprint("dropping=", dropping), func(t *testing.T) { testRecordsDeltaModel(t, dropping) })
+	for _, c := range []struct{ dropping, dall bool }{{false, false}, {true, false}, {false, true}} {
+		t.Run(fmt.Sprintf("dropping=%v/all=%v", c.dropping, c.dall), func(t *testing.T) { testRecordsDeltaModel(t, c.dropping, c.dall) })
 	}
 }
 
 // testRecordsDeltaModel is TestRecordsDeltaModel, with a RecordDropper
-// (spills keep the records read) if dropping.
-func testRecordsDeltaModel(t *testing.T, dropping bool) {
+// (spills keep the records read) if dropping, and with dall (every key
+// may have deltas: the set of keys with deltas outgrew its share) if
+// dall.
+func testRecordsDeltaModel(t *testing.T, dropping, dall bool) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, 21))
@@ -269,6 +271,7 @@ func testRecordsDeltaModel(t *testing.T, dropping bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rec.dall = dall
 	if err := rec.Attach(st, false); err != nil {
 		t.Fatal(err)
 	}
@@ -331,6 +334,7 @@ func testRecordsDeltaModel(t *testing.T, dropping bool) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			rs.dall = dall
 			if err := rs.Attach(rst, true); err != nil {
 				t.Fatal(err)
 			}
