@@ -274,7 +274,7 @@ func (o *joinOp) Process(input int, b *types.Batch, out Emitter) error {
 			continue
 		}
 		kr := o.keyOf(input, row)
-		ms, mok, err := me.find(kr)
+		ms, mok, err := me.findWrite(kr)
 		if err != nil {
 			return err
 		}

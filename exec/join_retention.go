@@ -114,14 +114,22 @@ func (o *joinOp) ProcessInputWatermark(port int, wm int64) error {
 }
 
 // sweep drops the rows of side whose t + Offset is below wm, from the
-// keys in memory (a key spilled to the store is swept once it is loaded
-// again), and forgets a key left without rows.
+// keys in memory (a key spilled to the store, or holding only its blind
+// writes since, is swept once it is loaded again), and forgets a key left
+// without rows.
 func (o *joinOp) sweep(side int, wm int64) error {
 	r, s := o.retain[side], o.sides[side]
 	col, off := r.spec.TimeCol, r.spec.Offset
 	next := int64(math.MaxInt64)
 	for slot := range s.keys.Cap() {
 		if !s.keys.Used(slot) {
+			continue
+		}
+		if s.st.IsDelta(slot) {
+			// Holds only the rows written since the key spilled (blind
+			// writes): its stored rows are not here, and removing the key
+			// would delete them. Swept once it is completed.
+			next = math.MinInt64
 			continue
 		}
 		l := s.list(slot)

@@ -78,6 +78,11 @@ type rowList struct {
 	// want is the number of rows a load still expects from the key's
 	// stored parts.
 	want int
+	// delta says the list is a delta record (state.DeltaSource): not
+	// the key's rows but the writes to them since the last snapshot, in
+	// order, each a row with its count +1 (inserted, with its match
+	// count) or -1 (taken out).
+	delta bool
 }
 
 // rowMeta is a kept row's identity hash and count.
@@ -97,7 +102,7 @@ func (l *rowList) row(j, w int) []types.Value { return l.vals[j*w : (j+1)*w : (j
 func (l *rowList) reset() {
 	clear(l.vals) // they may hold strings
 	l.vals, l.meta, l.assoc = l.vals[:0], l.meta[:0], l.assoc[:0]
-	l.idx, l.want = nil, 0
+	l.idx, l.want, l.delta = nil, 0, false
 	clear(l.dirty)
 }
 
@@ -231,8 +236,9 @@ type joinRows struct {
 	st    *state.Records
 	seed  maphash.Seed
 
-	kr  []types.Value // a key row decoded from the store
-	row []types.Value // a row decoded from the store
+	kr   []types.Value // a key row decoded from the store
+	row  []types.Value // a row decoded from the store
+	held rowList       // a delta list's writes during a merge (BeginMerge)
 
 	rows     int64 // rows held in memory, over all keys
 	rowBytes int64 // the memory of one held row
@@ -240,11 +246,15 @@ type joinRows struct {
 	shift    uint  // a stored part holds 1<<shift rows (joinChunkShift)
 
 	// Work counters, for tests: rows examined to find a row, rows
-	// decoded from the store and rows encoded for it.
-	probes, decoded, encoded int64
+	// decoded from the store and rows encoded for it, and writes taken
+	// blind by keys not in memory.
+	probes, decoded, encoded, blind int64
 }
 
-var _ state.PartedSource = (*joinRows)(nil)
+var (
+	_ state.DeltaSource   = (*joinRows)(nil)
+	_ state.RecordDropper = (*joinRows)(nil)
+)
 
 // newJoinRows returns side's empty rows for the operator of ctx; side is 0
 // (left) or 1 (right), and the side gets share of the state budget.
@@ -288,17 +298,6 @@ func newJoinRows(ctx *OpContext, spec JoinSide, side int, track bool, what strin
 	return s, nil
 }
 
-// joinKeyBytes estimates the memory of one key's rows on side spec: its
-// rows (one for a unique join key, a few guessed otherwise) at 32 bytes a
-// value and 24 of counts, the list and Records' bookkeeping.
-func joinKeyBytes(spec JoinSide) int64 {
-	rows := int64(1)
-	if spec.Layout != JoinKeyContainsUniqueKey {
-		rows = 4
-	}
-	return rows*(int64(len(spec.Kinds))*32+24) + joinKeyOverhead
-}
-
 // joinKeyOverhead is the memory of a key's slot without its rows: the
 // list, the key index entry and Records' bookkeeping.
 const joinKeyOverhead = 96 + 48
@@ -306,20 +305,58 @@ const joinKeyOverhead = 96 + 48
 // list returns slot's rows.
 func (s *joinRows) list(slot int32) *rowList { return &s.lists.At(slot)[0] }
 
-// find returns the slot of key row kr, loading it from the store when the
-// rows spilled.
+// find returns the slot of key row kr with the key's rows, loading them
+// from the store when the rows spilled.
 func (s *joinRows) find(kr []types.Value) (int32, bool, error) {
 	slot, ok := s.keys.Find(kr)
-	if !ok && s.st.Backed() {
-		var err error
-		if slot, ok, err = s.st.Load(s.keys.Key()); err != nil {
+	switch {
+	case ok && s.list(slot).delta:
+		if err := s.st.Complete(slot); err != nil {
 			return 0, false, fmt.Errorf("%s: %w", s.what, err)
 		}
-		if ok {
-			s.big = max(s.big, int64(s.list(slot).n()))
+	case ok:
+		s.st.Touched(slot)
+		return slot, true, nil
+	case !s.st.Backed():
+		return 0, false, nil
+	default:
+		var err error
+		if slot, ok, err = s.st.Load(s.keys.Key()); err != nil || !ok {
+			if err != nil {
+				err = fmt.Errorf("%s: %w", s.what, err)
+			}
+			return 0, false, err
 		}
 	}
-	return slot, ok, nil
+	// Loaded or completed: deltas may have taken every row out.
+	if n := s.list(slot).n(); n == 0 {
+		return 0, false, s.removeSlot(slot)
+	} else {
+		s.big = max(s.big, int64(n))
+	}
+	return slot, true, nil
+}
+
+// findWrite is find for a row of this side that is only written (inserted
+// or taken out; the other side's rows are what it is matched with): while
+// the rows spilled, a key not in memory takes the write blind, in a delta
+// record (state.DeltaSource), rather than being loaded.
+func (s *joinRows) findWrite(kr []types.Value) (int32, bool, error) {
+	slot, ok := s.keys.Find(kr)
+	if ok || !s.st.Blind() {
+		if ok {
+			return slot, true, nil
+		}
+		return s.find(kr)
+	}
+	s.blind++
+	slot = s.newSlot(kr)
+	s.keys.Added(s.st, slot)
+	s.st.SetDelta(slot)
+	l := s.list(slot)
+	l.reset()
+	l.delta = true
+	return slot, true, nil
 }
 
 // newSlot gives key row kr an empty slot.
@@ -406,10 +443,35 @@ func (s *joinRows) insert(kr []types.Value, slot int32, found bool, row []types.
 	}
 	l := s.list(slot)
 	n0 := l.n()
+	if l.delta {
+		l.addOp(row, 1, assoc, s.track)
+	} else {
+		s.put(l, row, assoc)
+	}
+	n := l.n()
+	s.rows += int64(n - n0)
+	s.big = max(s.big, int64(n))
+	s.st.Changed(slot)
+}
+
+// addOp appends a write to a delta list (rowList.delta).
+func (l *rowList) addOp(row []types.Value, cnt, assoc int64, track bool) {
+	l.vals = append(l.vals, row...)
+	l.meta = append(l.meta, rowMeta{cnt: cnt})
+	if track {
+		l.assoc = append(l.assoc, assoc)
+	}
+}
+
+// put adds row, matched by assoc rows of the other side, to the rows l
+// (not a delta list), marking the part that changes.
+func (s *joinRows) put(l *rowList, row []types.Value, assoc int64) {
 	j := -1
 	switch s.spec.Layout {
 	case JoinKeyContainsUniqueKey:
+		dirty := l.dirty
 		l.reset()
+		l.dirty = dirty
 		l.add(row, 1, assoc, 0, s.track)
 		j = 0
 	case HasUniqueKey:
@@ -435,10 +497,6 @@ func (s *joinRows) insert(kr []types.Value, slot int32, found bool, row []types.
 		j = l.n() - 1
 	}
 	l.mark(j, s.shift)
-	n := l.n()
-	s.rows += int64(n - n0)
-	s.big = max(s.big, int64(n))
-	s.st.Changed(slot)
 }
 
 // remove takes one copy of row out of slot (nothing if it is not kept: its
@@ -448,17 +506,14 @@ func (s *joinRows) remove(slot int32, found bool, row []types.Value) error {
 		return nil
 	}
 	l := s.list(slot)
+	if l.delta {
+		l.addOp(row, -1, 0, s.track)
+		s.rows++
+		s.st.Changed(slot)
+		return nil
+	}
 	n0 := l.n()
-	if s.spec.Layout == JoinKeyContainsUniqueKey {
-		l.reset()
-	} else if j := s.indexOf(l, row, s.identHash(row)); j >= 0 {
-		if s.spec.Layout == NoUniqueKey && l.meta[j].cnt > 1 {
-			l.meta[j].cnt--
-			l.mark(j, s.shift)
-		} else {
-			l.drop(j, s.w, s.shift)
-		}
-	} else {
+	if !s.take(l, row) {
 		return nil
 	}
 	s.rows -= int64(n0 - l.n())
@@ -467,6 +522,32 @@ func (s *joinRows) remove(slot int32, found bool, row []types.Value) error {
 	}
 	s.st.Changed(slot)
 	return nil
+}
+
+// take takes one copy of row out of the rows l (not a delta list), marking
+// the parts that change, and reports whether l held it.
+func (s *joinRows) take(l *rowList, row []types.Value) bool {
+	if s.spec.Layout == JoinKeyContainsUniqueKey {
+		if l.n() == 0 {
+			return false
+		}
+		l.mark(0, s.shift)
+		dirty := l.dirty
+		l.reset()
+		l.dirty = dirty
+		return true
+	}
+	j := s.indexOf(l, row, s.identHash(row))
+	if j < 0 {
+		return false
+	}
+	if s.spec.Layout == NoUniqueKey && l.meta[j].cnt > 1 {
+		l.meta[j].cnt--
+		l.mark(j, s.shift)
+	} else {
+		l.drop(j, s.w, s.shift)
+	}
+	return true
 }
 
 // removeSlot forgets slot's key and rows.
@@ -546,6 +627,15 @@ var errJoinRecord = errors.New("malformed join record")
 // LoadRecord implements state.RecordSource: it makes slot's list from
 // part 0; the other parts follow (LoadRecordPart).
 func (s *joinRows) LoadRecord(key, rec []byte) (int32, error) {
+	slot, err := s.NewRecord(key)
+	if err != nil {
+		return 0, err
+	}
+	return slot, s.LoadBase(slot, rec)
+}
+
+// NewRecord implements state.DeltaSource.
+func (s *joinRows) NewRecord(key []byte) (int32, error) {
 	for i := range s.kr {
 		v, rest, err := state.DecodeValue(key)
 		if err != nil {
@@ -554,23 +644,124 @@ func (s *joinRows) LoadRecord(key, rec []byte) (int32, error) {
 		s.kr[i] = state.WithColumnKind(v, s.spec.Kinds[s.spec.Keys[i]])
 		key = rest
 	}
+	slot := s.newSlot(s.kr)
+	s.list(slot).reset()
+	return slot, nil
+}
+
+// LoadBase implements state.DeltaSource: part 0 of slot's rows into its
+// empty list.
+func (s *joinRows) LoadBase(slot int32, rec []byte) error {
 	if len(rec) == 0 || rec[0] != joinRecordVersion {
-		return 0, fmt.Errorf("%s: %w: version %x, want %d", s.what, errJoinRecord, rec[:min(len(rec), 1)], joinRecordVersion)
+		return fmt.Errorf("%s: %w: version %x, want %d", s.what, errJoinRecord, rec[:min(len(rec), 1)], joinRecordVersion)
 	}
 	rec = rec[1:]
 	n, k := binary.Uvarint(rec)
 	if k <= 0 || n == 0 || n > math.MaxInt32 {
-		return 0, fmt.Errorf("%s: %w: bad row count", s.what, errJoinRecord)
+		return fmt.Errorf("%s: %w: bad row count", s.what, errJoinRecord)
+	}
+	l := s.list(slot)
+	l.want = int(n)
+	return s.loadRows(l, rec[k:])
+}
+
+// AppendDelta implements state.DeltaSource: the number of writes, then
+// per write its count (+1 or -1, a zigzag varint), its match count if
+// tracked and its row's values.
+func (s *joinRows) AppendDelta(dst []byte, slot int32) []byte {
+	l := s.list(slot)
+	dst = binary.AppendUvarint(dst, uint64(l.n()))
+	for j := range l.n() {
+		dst = binary.AppendVarint(dst, l.meta[j].cnt)
+		if s.track {
+			dst = binary.AppendUvarint(dst, uint64(l.assoc[j]))
+		}
+		for _, v := range l.row(j, s.w) {
+			dst = appendJoinValue(dst, v)
+		}
+	}
+	s.encoded += int64(l.n())
+	s.rows -= int64(l.n())
+	l.reset()
+	l.delta = true
+	return dst
+}
+
+// BeginMerge implements state.DeltaSource: the writes of slot's delta
+// list move to s.held, and the list is empty.
+func (s *joinRows) BeginMerge(slot int32) {
+	l, h := s.list(slot), &s.held
+	h.vals, l.vals = l.vals, h.vals[:0]
+	h.meta, l.meta = l.meta, h.meta[:0]
+	h.assoc, l.assoc = l.assoc, h.assoc[:0]
+	s.rows -= int64(h.n())
+	l.reset()
+}
+
+// LoadDelta implements state.DeltaSource: it applies a stored delta's
+// writes to slot's rows.
+func (s *joinRows) LoadDelta(slot int32, rec []byte) error {
+	n, k := binary.Uvarint(rec)
+	if k <= 0 || n > math.MaxInt32 {
+		return fmt.Errorf("%s: %w: bad delta length", s.what, errJoinRecord)
 	}
 	rec = rec[k:]
-	slot := s.newSlot(s.kr)
 	l := s.list(slot)
-	l.reset()
-	l.want = int(n)
-	if err := s.loadRows(l, rec); err != nil {
-		return 0, err
+	for range n {
+		cnt, m := binary.Varint(rec)
+		if m <= 0 || (cnt != 1 && cnt != -1) {
+			return fmt.Errorf("%s: %w: bad delta count", s.what, errJoinRecord)
+		}
+		rec = rec[m:]
+		var assoc uint64
+		if s.track {
+			if assoc, m = binary.Uvarint(rec); m <= 0 {
+				return fmt.Errorf("%s: %w: bad match count", s.what, errJoinRecord)
+			}
+			rec = rec[m:]
+		}
+		for i := range s.row {
+			v, rest, err := decodeJoinValue(rec)
+			if err != nil {
+				return fmt.Errorf("%s: %w: value %d: %v", s.what, errJoinRecord, i, err)
+			}
+			s.row[i] = v
+			rec = rest
+		}
+		s.decoded++
+		s.apply(l, s.row, cnt, int64(assoc))
 	}
-	return slot, nil
+	if len(rec) != 0 {
+		return fmt.Errorf("%s: %w: %d bytes after the delta", s.what, errJoinRecord, len(rec))
+	}
+	return nil
+}
+
+// apply makes one write (count +1: put, -1: take) to the rows l.
+func (s *joinRows) apply(l *rowList, row []types.Value, cnt, assoc int64) {
+	n0 := l.n()
+	if cnt > 0 {
+		s.put(l, row, assoc)
+	} else {
+		s.take(l, row)
+	}
+	s.rows += int64(l.n() - n0)
+}
+
+// EndMerge implements state.DeltaSource: the writes BeginMerge set aside
+// are applied after the stored ones.
+func (s *joinRows) EndMerge(slot int32) error {
+	l, h := s.list(slot), &s.held
+	for j := range h.n() {
+		var assoc int64
+		if s.track {
+			assoc = h.assoc[j]
+		}
+		s.apply(l, h.row(j, s.w), h.meta[j].cnt, assoc)
+	}
+	h.reset()
+	l.delta = false
+	return nil
 }
 
 // PendingParts implements state.PartedSource.
@@ -627,6 +818,25 @@ func (s *joinRows) loadRows(l *rowList, rec []byte) error {
 	return nil
 }
 
+// DropRecord implements state.RecordDropper: it forgets slot's key and
+// rows (written to the store).
+func (s *joinRows) DropRecord(slot int32) {
+	l := s.list(slot)
+	s.rows -= int64(l.n())
+	l.reset()
+	s.keys.Remove(slot)
+}
+
+// bigAfterSpill sets big to the most rows of a key still in memory.
+func (s *joinRows) bigAfterSpill() {
+	s.big = 0
+	for slot := range s.keys.Cap() {
+		if s.keys.Used(slot) {
+			s.big = max(s.big, int64(s.list(slot).n()))
+		}
+	}
+}
+
 // DropRecords implements state.RecordSource: it forgets every in-memory
 // key (they were written to the store).
 func (s *joinRows) DropRecords() {
@@ -638,25 +848,25 @@ func (s *joinRows) DropRecords() {
 // joinState is the two sides' rows of a regular, semi or anti join, with
 // what the task calls for checkpoints and the state TTL.
 type joinState struct {
-	name  string // the operator, for errors
-	id    string // the operator id
-	sides [2]*joinRows
-	kr    []types.Value // the join key of the row at hand
+	name   string // the operator, for errors
+	id     string // the operator id
+	sides  [2]*joinRows
+	kr     []types.Value // the join key of the row at hand
+	budget int64         // the state budget, shared by the sides
 }
 
 // open makes the sides' rows; track says which sides count their matches.
 func (j *joinState) open(ctx *OpContext, name string, left, right JoinSide, track [2]bool) error {
 	j.name, j.id = name, ctx.ID
 	j.kr = make([]types.Value, len(left.Keys))
-	// The budget is shared in proportion to a key's estimated rows: a
-	// side keeping one row per key (a dimension) needs less than one
-	// keeping many.
-	lb, rb := float64(joinKeyBytes(left)), float64(joinKeyBytes(right))
+	j.budget = ctx.StateBudget
+	// The sides share the budget (spillIfOver); a restore loads each
+	// side's rows while they fit in half of it.
 	var err error
-	if j.sides[0], err = newJoinRows(ctx, left, 0, track[0], "left rows of "+name, lb/(lb+rb)); err != nil {
+	if j.sides[0], err = newJoinRows(ctx, left, 0, track[0], "left rows of "+name, 0.5); err != nil {
 		return err
 	}
-	j.sides[1], err = newJoinRows(ctx, right, 1, track[1], "right rows of "+name, rb/(lb+rb))
+	j.sides[1], err = newJoinRows(ctx, right, 1, track[1], "right rows of "+name, 0.5)
 	return err
 }
 
@@ -680,6 +890,22 @@ func (j *joinState) InitState(store *statestore.Store, restored bool) error {
 	for _, s := range j.sides {
 		if err := s.st.Attach(store, restored); err != nil {
 			return fmt.Errorf("state of %s: %w", s.what, err)
+		}
+		if err := s.dropEmpty(); err != nil {
+			return fmt.Errorf("state of %s: %w", s.what, err)
+		}
+	}
+	return nil
+}
+
+// dropEmpty forgets the keys a restore left without rows: the stored
+// deltas merged into them took every row out.
+func (s *joinRows) dropEmpty() error {
+	for slot := range s.keys.Cap() {
+		if s.keys.Used(slot) && !s.list(slot).delta && s.list(slot).n() == 0 {
+			if err := s.removeSlot(slot); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -750,21 +976,44 @@ func (j *joinState) PrepareSnapshot() error {
 	return nil
 }
 
-// spillIfOver spills a side whose rows outgrew its share of the budget,
-// unless it holds no more than twice the rows of its largest key: a key
-// larger than the budget must be in memory while its rows are used, and
-// spilling it with every batch would load it again with the next one (a
-// key of a million rows decoded per batch). So the memory held may exceed
-// the budget by up to twice the largest key, and a key is loaded again
-// only after at least as many rows of other keys came into memory.
+// spillIfOver spills a side when the two sides' rows outgrew the budget
+// they share: the side that holds more, unless it may not spill, then the
+// other. A side may not spill with state.MinRecords keys or fewer in
+// memory, nor while it holds no more than twice the rows of its largest
+// key: a key larger than the budget must be in memory while its rows are
+// used, and spilling it with every batch would load it again with the next
+// one (a key of a million rows decoded per batch). So the memory held may
+// exceed the budget by up to twice the largest key, and a key is loaded
+// again only after at least as many rows of other keys came into memory.
+// Sharing the budget, rather than splitting it by a guess, gives it to
+// the side that reads its rows: a side whose spilled keys take their
+// rows blind (findWrite) holds little.
 func (j *joinState) spillIfOver() error {
-	for _, s := range j.sides {
-		s.st.SetExtraBytes(s.rows * s.rowBytes)
-		if s.st.OverBudget() && s.rows > 2*s.big {
-			if err := s.st.Spill(); err != nil {
-				return fmt.Errorf("state of %s: %w", s.what, err)
-			}
+	var used [2]int64
+	for i, s := range j.sides {
+		if !s.st.Persisted() {
+			return nil
 		}
+		s.st.SetExtraBytes(s.rows * s.rowBytes)
+		used[i] = s.st.Bytes()
+	}
+	if used[0]+used[1] <= j.budget {
+		return nil
+	}
+	order := [2]int{0, 1}
+	if used[1] > used[0] {
+		order = [2]int{1, 0}
+	}
+	for _, i := range order {
+		s := j.sides[i]
+		if s.st.Len() <= state.MinRecords || s.rows <= 2*s.big {
+			continue
+		}
+		if err := s.st.Spill(); err != nil {
+			return fmt.Errorf("state of %s: %w", s.what, err)
+		}
+		s.bigAfterSpill()
+		return nil
 	}
 	return nil
 }

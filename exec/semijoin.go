@@ -119,11 +119,25 @@ func (o *semiJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 			continue
 		}
 		kr := o.keyOf(input, row)
-		ls, lok, err := left.find(kr)
+		// The arriving side's rows of the key are only written.
+		var (
+			ls, rs   int32
+			lok, rok bool
+			err      error
+		)
+		if input == 0 {
+			ls, lok, err = left.findWrite(kr)
+		} else {
+			ls, lok, err = left.find(kr)
+		}
 		if err != nil {
 			return err
 		}
-		rs, rok, err := right.find(kr)
+		if input == 1 {
+			rs, rok, err = right.findWrite(kr)
+		} else {
+			rs, rok, err = right.find(kr)
+		}
 		if err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"math/bits"
 	"slices"
@@ -79,12 +80,39 @@ type Records struct {
 	phi         []byte
 	all         bool // the snapshot being written replaces the state whole
 
-	kgs     []uint16 // per slot: its key group
-	live    []uint64 // per slot: a bit set while it holds a record
-	changed []uint64 // per slot: a bit set while it changed since the last snapshot
-	nLive   int
-	nChange int
-	extra   int64 // memory the operator holds beyond RecordBytes a record (SetExtraBytes)
+	// A DeltaSource's blind writes (see DeltaSource): the names under
+	// which deltas and the per-key-group generation marks live, per slot
+	// a bit set while it is a delta record, the generation the next
+	// snapshot writes deltas with, the keys with stored deltas (a hash
+	// set: a Load of any other key reads no deltas), the key groups a
+	// delta of gen was written to, and the stored deltas merged since the
+	// last snapshot, deleted by the next one.
+	delta   DeltaSource
+	dprefix []byte
+	gprefix []byte
+	dslot   []uint64
+	dsaved  []uint64 // per delta slot: a bit set once its key is in dkeys
+	nDelta  int
+	gen     uint64
+	dkeys   map[deltaKey]struct{}
+	dall    bool // too many keys with deltas for dkeys: any key may have some
+	dseed   [2]maphash.Seed
+	dkg     []uint64
+	dgone   []goneDelta
+	dgbuf   []byte
+	dplo    []byte
+	dphi    []byte
+
+	kgs []uint16 // per slot: its key group
+	// touched has a bit per slot read (Touched) since the last Spill:
+	// with a RecordDropper, Spill keeps those records in memory.
+	touched  []uint64
+	nTouched int
+	live     []uint64 // per slot: a bit set while it holds a record
+	changed  []uint64 // per slot: a bit set while it changed since the last snapshot
+	nLive    int
+	nChange  int
+	extra    int64 // memory the operator holds beyond RecordBytes a record (SetExtraBytes)
 
 	// Snapshot buffers, kept between snapshots and counted in the budget.
 	starts  []int32  // per key group: how many records precede it (chunks)
@@ -207,8 +235,83 @@ type PartedSource interface {
 	LoadRecordPart(slot int32, p int32, rec []byte) error
 }
 
+// RecordDropper is a RecordSource that can forget one in-memory record:
+// Spill then keeps the records read since the last spill (Touched) in
+// memory, when they are at most half of them, and drops the rest one by
+// one, rather than dropping them all.
+type RecordDropper interface {
+	RecordSource
+	// DropRecord forgets the in-memory record in slot (written to the
+	// store) and frees the slot.
+	DropRecord(slot int32)
+}
+
 // PartSuffix ends the name under which a PartedSource's parts >= 1 live.
 const PartSuffix = "+p"
+
+// DeltaSource is a PartedSource whose records take blind writes: while
+// Records is backed (a spill, or a restore that did not fit), the operator
+// may give a key that is not in memory a delta record (SetDelta) instead
+// of looking it up (Load), and write to it what it would write to the
+// whole record (a join's row inserted or taken out), without knowing the
+// record. A snapshot stores a delta record's writes since the last one as
+// a delta under the key and a generation (Name+DeltaSuffix | key | 8
+// bytes big-endian), leaving the stored record as it is; when the
+// operator needs the whole record (Complete, or Load of a key not in
+// memory), Records reads the stored record and its deltas, oldest first,
+// and the source merges them, then the writes the delta record held. The
+// merged record is written back whole-keyed as any changed record (its
+// changed parts), and the merged deltas are deleted by the next snapshot.
+//
+// Generations only grow: each key group that a snapshot writes deltas to
+// keeps the last generation under Name+GenSuffix, and a restored Records
+// starts past the largest of its key groups'. Blind writes are off with a
+// TTL (a delta would have to carry its write time).
+type DeltaSource interface {
+	PartedSource
+	// AppendDelta appends the writes slot's delta record took since the
+	// last call, and forgets them (slot stays a delta record).
+	AppendDelta(dst []byte, slot int32) []byte
+	// NewRecord makes an empty in-memory record of key (as
+	// AppendRecordKey writes it) and returns its slot: a key whose stored
+	// record is only deltas. key is valid only during the call.
+	NewRecord(key []byte) (int32, error)
+	// BeginMerge sets aside the writes of delta record slot and empties
+	// it, to take the stored record (LoadBase and parts), its deltas
+	// (LoadDelta) and then its writes back (EndMerge).
+	BeginMerge(slot int32)
+	// LoadBase reads part 0 of the stored record into slot (emptied by
+	// BeginMerge or made by NewRecord), as LoadRecord does; the parts
+	// follow (PendingParts, LoadRecordPart).
+	LoadBase(slot int32, rec []byte) error
+	// LoadDelta applies a stored delta (as AppendDelta wrote it) to
+	// slot's record, marking the parts it changes.
+	LoadDelta(slot int32, rec []byte) error
+	// EndMerge applies the writes BeginMerge set aside (none for a
+	// record loaded by Load) and makes slot an ordinary record.
+	EndMerge(slot int32) error
+}
+
+// DeltaSuffix ends the name under which a DeltaSource's deltas live;
+// GenSuffix the name of the per-key-group generation marks.
+const (
+	DeltaSuffix = "+d"
+	GenSuffix   = "+g"
+)
+
+// deltaKey is a key's 128-bit hash, in the set of keys with stored deltas.
+type deltaKey [2]uint64
+
+// deltaKeyBytes is the memory of a key in the set of keys with deltas (a
+// map entry).
+const deltaKeyBytes = 48
+
+// goneDelta is a stored delta merged into an in-memory record, deleted by
+// the next snapshot.
+type goneDelta struct {
+	kg     int
+	off, n int // its key (Name+DeltaSuffix | key | gen) in Records.dgbuf
+}
 
 // pendingParts is a record loaded by a restore scan whose parts >= 1 are
 // still to load.
@@ -257,6 +360,12 @@ func NewRecords(opts RecordOptions, src RecordSource) (*Records, error) {
 	if opts.TTL > 0 {
 		r.ttl = max(opts.TTL.Milliseconds(), 1)
 	}
+	if ds, ok := src.(DeltaSource); ok {
+		// Also with a TTL: deltas a restore finds are merged.
+		r.delta, r.dprefix, r.gprefix = ds, namePrefix(opts.Name+DeltaSuffix), namePrefix(opts.Name+GenSuffix)
+		r.dseed = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+		r.gen = 1
+	}
 	r.first, r.last = KeyGroupRange(opts.Subtask, opts.Parallelism, opts.MaxParallelism)
 	return r, nil
 }
@@ -279,6 +388,9 @@ func (r *Records) Attach(store *statestore.Store, restored bool) error {
 	}
 	r.sp, r.backed = sp, restored
 	if restored {
+		if err := r.findDeltas(); err != nil {
+			return fmt.Errorf("state %s: %w", r.opts.Name, err)
+		}
 		return r.loadAll(true)
 	}
 	r.filterOK = true // a store not restored holds none of its records
@@ -324,6 +436,102 @@ func (r *Records) IndexRestored() error {
 	return r.loadAll(false)
 }
 
+// findDeltas reads, after a restore, the generation marks of the key
+// groups owned (the next generation is past them all) and the keys with
+// stored deltas (one scan of the delta keys, values unread).
+func (r *Records) findDeltas() error {
+	if r.delta == nil {
+		return nil
+	}
+	end := prefixEnd(nil, r.dprefix)
+	for kg := r.first; kg <= r.last; kg++ {
+		v, ok, err := r.sp.Get(kg, r.gprefix)
+		switch {
+		case err != nil:
+			return err
+		case ok && len(v) != 8:
+			return fmt.Errorf("key group %d: generation mark of %d bytes", kg, len(v))
+		case ok:
+			r.gen = max(r.gen, binary.BigEndian.Uint64(v)+1)
+		default:
+			continue // no delta was ever written to kg
+		}
+		err = r.sp.Scan(kg, r.dprefix, end, false, func(k, _ []byte) (bool, error) {
+			if len(k) < len(r.dprefix)+8 {
+				return false, fmt.Errorf("delta key %x too short", k)
+			}
+			r.addDeltaKey(k[len(r.dprefix) : len(k)-8])
+			return true, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deltaHash returns key's hash in the set of keys with stored deltas.
+func (r *Records) deltaHash(key []byte) deltaKey {
+	return deltaKey{maphash.Bytes(r.dseed[0], key), maphash.Bytes(r.dseed[1], key)}
+}
+
+func (r *Records) addDeltaKey(key []byte) {
+	if r.dall {
+		return
+	}
+	if r.dkeys == nil {
+		r.dkeys = map[deltaKey]struct{}{}
+	}
+	r.dkeys[r.deltaHash(key)] = struct{}{}
+	if int64(len(r.dkeys))*deltaKeyBytes > max(r.opts.Budget/8, 1<<20) {
+		// The set would take more than an eighth of the budget: every
+		// Load of a key not in memory reads its deltas (a seek) instead.
+		r.dkeys, r.dall = nil, true
+	}
+}
+
+// hasDeltas reports whether the store may hold deltas of key.
+func (r *Records) hasDeltas(key []byte) bool {
+	if r.dall {
+		return true
+	}
+	if len(r.dkeys) == 0 {
+		return false
+	}
+	_, ok := r.dkeys[r.deltaHash(key)]
+	return ok
+}
+
+// loadDeltas hands the stored deltas of the record of key (key group kg)
+// in slot to the source, oldest first, queues them for deletion by the
+// next snapshot and forgets that key has deltas. It reports whether it
+// found any.
+func (r *Records) loadDeltas(slot int32, kg int, key []byte) (bool, error) {
+	if !r.hasDeltas(key) {
+		return false, nil
+	}
+	r.dplo = append(append(r.dplo[:0], r.dprefix...), key...)
+	r.dphi = prefixEnd(r.dphi, r.dplo)
+	found := false
+	err := r.sp.Scan(kg, r.dplo, r.dphi, false, func(k, v []byte) (bool, error) {
+		if len(k) != len(r.dplo)+8 {
+			return true, nil // a delta of a longer key
+		}
+		if err := r.delta.LoadDelta(slot, v); err != nil {
+			return false, fmt.Errorf("record %x: delta %x: %w", key, k[len(r.dplo):], err)
+		}
+		r.dgone = append(r.dgone, goneDelta{kg: kg, off: len(r.dgbuf), n: len(k)})
+		r.dgbuf = append(r.dgbuf, k...)
+		found = true
+		return true, nil
+	})
+	if err != nil {
+		return false, err
+	}
+	delete(r.dkeys, r.deltaHash(key))
+	return found, nil
+}
+
 // loadAll loads the restored records into memory (with load), key group by
 // key group, while they fit, and notes the keys of all of them in the
 // filter. One sequential scan costs a small fraction of a lookup per key,
@@ -352,17 +560,21 @@ func (r *Records) loadAll(load bool) error {
 			}
 			r.setKG(slot, kg)
 			r.loaded(slot, at, timed)
-			if r.parted != nil && r.parted.PendingParts(slot) > 0 {
+			if key := k[len(r.prefix):]; r.parted != nil && (r.parted.PendingParts(slot) > 0 || r.hasDeltas(key)) {
 				// Scanned once the key group's scan is done: fn may
 				// not call the store.
-				r.pend2 = append(r.pend2, pendingParts{slot: slot, kg: kg, key: append([]byte(nil), k[len(r.prefix):]...)})
+				r.pend2 = append(r.pend2, pendingParts{slot: slot, kg: kg, key: append([]byte(nil), key...)})
 			} else if r.parted != nil {
 				r.setStored(slot, 1)
 			}
 			return true, nil
 		})
 		for _, pp := range r.pend2 {
-			if perr := r.loadParts(pp.slot, pp.kg, pp.key); perr != nil && err == nil {
+			perr := r.loadParts(pp.slot, pp.kg, pp.key)
+			if perr == nil && r.delta != nil {
+				perr = r.mergeDeltas(pp.slot, pp.kg, pp.key)
+			}
+			if perr != nil && err == nil {
 				err = perr
 			}
 		}
@@ -376,14 +588,36 @@ func (r *Records) loadAll(load bool) error {
 					err = derr
 				}
 			}
+			if derr := r.dropDeltas(kg, k[len(r.prefix):]); derr != nil && err == nil {
+				err = derr
+			}
 		}
 		r.dead = r.dead[:0]
 		if err != nil {
 			return fmt.Errorf("state %s: load: %w", r.opts.Name, err)
 		}
 	}
-	r.backed = full
+	// Keys with deltas and no stored record were not loaded: still
+	// backed.
+	r.backed = full || len(r.dkeys) > 0 || r.dall
 	r.filterOK = true
+	return nil
+}
+
+// mergeDeltas applies the stored deltas of key (key group kg) to the
+// record in slot, which holds its stored record, and ends the merge: the
+// record changed if there were any.
+func (r *Records) mergeDeltas(slot int32, kg int, key []byte) error {
+	found, err := r.loadDeltas(slot, kg, key)
+	if err == nil {
+		err = r.delta.EndMerge(slot)
+	}
+	if err != nil {
+		return fmt.Errorf("state %s: %w", r.opts.Name, err)
+	}
+	if found {
+		r.Changed(slot)
+	}
 	return nil
 }
 
@@ -466,6 +700,7 @@ func (r *Records) setKG(slot int32, kg int) {
 	if w := int(slot>>6) + 1; w > len(r.live) {
 		r.live = append(r.live, make([]uint64, w-len(r.live))...)
 		r.changed = append(r.changed, make([]uint64, w-len(r.changed))...)
+		r.touched = append(r.touched, make([]uint64, w-len(r.touched))...)
 	}
 	r.kgs[slot] = uint16(kg)
 	if bit := uint64(1) << (slot & 63); r.live[slot>>6]&bit == 0 {
@@ -509,10 +744,25 @@ func (r *Records) Removed(slot int32) error {
 		r.live[w] &^= bit
 		r.nLive--
 	}
+	r.untouch(w, bit)
 	r.key = r.src.AppendRecordKey(append(r.key[:0], r.prefix...), slot)
 	kg := int(r.kgs[slot])
 	if err := r.sp.Delete(kg, r.key); err != nil {
 		return fmt.Errorf("state %s: %w", r.opts.Name, err)
+	}
+	if r.IsDelta(slot) {
+		// Neither the stored record's parts nor its deltas are known.
+		r.dslot[w] &^= bit
+		r.nDelta--
+		key := r.key[len(r.prefix):] // the calls below leave r.key
+		if err := r.deleteAllParts(kg, key); err != nil {
+			return fmt.Errorf("state %s: %w", r.opts.Name, err)
+		}
+		if err := r.dropDeltas(kg, key); err != nil {
+			return fmt.Errorf("state %s: %w", r.opts.Name, err)
+		}
+		r.setStored(slot, 0)
+		return nil
 	}
 	if r.parted != nil {
 		if err := r.deleteParts(kg, r.key[len(r.prefix):], 1, r.stored[slot]); err != nil {
@@ -521,6 +771,38 @@ func (r *Records) Removed(slot int32) error {
 		r.setStored(slot, 0)
 	}
 	return nil
+}
+
+// dropDeltas deletes the stored deltas of key (key group kg), unread.
+func (r *Records) dropDeltas(kg int, key []byte) error {
+	if r.delta == nil || !r.hasDeltas(key) {
+		return nil
+	}
+	lo := append(append([]byte(nil), r.dprefix...), key...)
+	var keys [][]byte
+	err := r.sp.Scan(kg, lo, prefixEnd(nil, lo), false, func(k, _ []byte) (bool, error) {
+		if len(k) == len(lo)+8 {
+			keys = append(keys, append([]byte(nil), k...))
+		}
+		return true, nil
+	})
+	for _, k := range keys {
+		if derr := r.sp.Delete(kg, k); derr != nil && err == nil {
+			err = derr
+		}
+	}
+	if err == nil {
+		delete(r.dkeys, r.deltaHash(key))
+	}
+	return err
+}
+
+// untouch clears a slot's bit in touched (word w).
+func (r *Records) untouch(w int, bit uint64) {
+	if r.touched[w]&bit != 0 {
+		r.touched[w] &^= bit
+		r.nTouched--
+	}
 }
 
 // setStored sets how many parts of slot's record the store holds.
@@ -636,14 +918,20 @@ func (r *Records) LoadInKeyGroup(kg int, key []byte) (int32, bool, error) {
 	}
 	r.key = append(append(r.key[:0], r.prefix...), key...)
 	if r.filterOK && !r.filter.mayHold(r.key) {
+		if r.delta != nil && r.hasDeltas(key) {
+			return r.loadOnlyDeltas(key, kg) // only deltas were written
+		}
 		return 0, false, nil // never written
 	}
 	val, ok, err := r.sp.Get(kg, r.key)
-	if err != nil || !ok {
-		if err != nil {
-			err = fmt.Errorf("state %s: %w", r.opts.Name, err)
+	if err != nil {
+		return 0, false, fmt.Errorf("state %s: %w", r.opts.Name, err)
+	}
+	if !ok {
+		if r.delta != nil && r.hasDeltas(key) {
+			return r.loadOnlyDeltas(key, kg)
 		}
-		return 0, false, err
+		return 0, false, nil
 	}
 	at, rec, timed := splitRecTime(val)
 	if r.expiredAt(at, timed) {
@@ -655,6 +943,9 @@ func (r *Records) LoadInKeyGroup(kg int, key []byte) (int32, bool, error) {
 			if err := r.deleteAllParts(kg, key); err != nil {
 				return 0, false, fmt.Errorf("state %s: %w", r.opts.Name, err)
 			}
+		}
+		if err := r.dropDeltas(kg, key); err != nil {
+			return 0, false, fmt.Errorf("state %s: %w", r.opts.Name, err)
 		}
 		return 0, false, nil
 	}
@@ -669,7 +960,90 @@ func (r *Records) LoadInKeyGroup(kg int, key []byte) (int32, bool, error) {
 			return 0, false, err
 		}
 	}
+	if r.delta != nil {
+		if err := r.mergeDeltas(slot, kg, key); err != nil {
+			return 0, false, err
+		}
+	}
+	r.Touched(slot)
 	return slot, true, nil
+}
+
+// loadOnlyDeltas is Load of a key whose stored record is only deltas.
+func (r *Records) loadOnlyDeltas(key []byte, kg int) (int32, bool, error) {
+	slot, err := r.delta.NewRecord(key)
+	if err != nil {
+		return 0, false, fmt.Errorf("state %s: record %x: %w", r.opts.Name, key, err)
+	}
+	r.setKG(slot, kg)
+	r.loaded(slot, 0, false)
+	if err := r.mergeDeltas(slot, kg, key); err != nil {
+		return 0, false, err
+	}
+	r.Touched(slot)
+	return slot, true, nil
+}
+
+// SetDelta tells Records that slot, just added (AddedKey or AddedInt) for
+// a key not in memory, is a delta record: it takes the operator's writes
+// without the stored record (see DeltaSource). Only while Blind.
+func (r *Records) SetDelta(slot int32) {
+	if w := int(slot>>6) + 1; w > len(r.dslot) {
+		r.dslot = append(r.dslot, make([]uint64, w-len(r.dslot))...)
+	}
+	if w := int(slot>>6) + 1; w > len(r.dsaved) {
+		r.dsaved = append(r.dsaved, make([]uint64, w-len(r.dsaved))...)
+	}
+	r.dsaved[slot>>6] &^= 1 << (slot & 63)
+	if bit := uint64(1) << (slot & 63); r.dslot[slot>>6]&bit == 0 {
+		r.dslot[slot>>6] |= bit
+		r.nDelta++
+	}
+}
+
+// Blind reports whether a key not in memory may take blind writes: a
+// DeltaSource's records are backed and have no TTL.
+func (r *Records) Blind() bool { return r.delta != nil && r.backed && r.ttl == 0 && r.sp != nil }
+
+// IsDelta reports whether slot is a delta record (SetDelta), whose whole
+// record Complete reads.
+func (r *Records) IsDelta(slot int32) bool {
+	return int(slot>>6) < len(r.dslot) && r.dslot[slot>>6]&(1<<(slot&63)) != 0
+}
+
+// Complete makes delta record slot whole: the source merges the stored
+// record of its key and the stored deltas with the writes the slot took
+// (DeltaSource). The record is changed; it may be empty (the operator then
+// removes it).
+func (r *Records) Complete(slot int32) error {
+	if !r.IsDelta(slot) {
+		return nil
+	}
+	r.dslot[slot>>6] &^= 1 << (slot & 63)
+	r.nDelta--
+	r.delta.BeginMerge(slot)
+	kg := int(r.kgs[slot])
+	r.key = r.src.AppendRecordKey(append(r.key[:0], r.prefix...), slot)
+	val, ok, err := r.sp.Get(kg, r.key)
+	if err != nil {
+		return fmt.Errorf("state %s: %w", r.opts.Name, err)
+	}
+	key := r.key[len(r.prefix):] // no store call below writes r.key
+	if ok {
+		_, rec, _ := splitRecTime(val) // blind writes are off with a TTL
+		if err := r.delta.LoadBase(slot, rec); err != nil {
+			return fmt.Errorf("state %s: record %x: %w", r.opts.Name, key, err)
+		}
+		if err := r.loadParts(slot, kg, key); err != nil {
+			return err
+		}
+	}
+	if err := r.mergeDeltas(slot, kg, key); err != nil {
+		return err
+	}
+	r.Changed(slot)
+	r.Touched(slot)
+	return nil
 }
 
 // bufferBytes is the memory of Records' bookkeeping and snapshot buffers.
@@ -679,7 +1053,8 @@ func (r *Records) bufferBytes() int64 {
 		int64(cap(r.starts)+cap(r.bounds)+cap(r.pos)+cap(r.slots))*4 + int64(cap(r.kgChunk))*2 +
 		int64(cap(r.ents)+cap(r.spare))*entBytes +
 		int64(cap(r.wt)+cap(r.queued))*8 + int64(cap(r.expq))*16 + int64(cap(r.stored))*4 +
-		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf)) + r.filter.bytes()
+		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf)) + r.filter.bytes() +
+		int64(cap(r.dslot)+cap(r.dsaved)+cap(r.dkg)+cap(r.touched))*8 + int64(len(r.dkeys))*deltaKeyBytes + int64(cap(r.dgone))*24 + int64(cap(r.dgbuf))
 }
 
 // MemoryBytes estimates the memory of the records in memory (RecordBytes
@@ -703,6 +1078,14 @@ func (r *Records) limit() int {
 	return int(max(n, MinRecords))
 }
 
+// Bytes returns the memory the records in memory take by Records'
+// account (RecordBytes each, the operator's extra bytes and Records' own
+// buffers): what OverBudget compares with the budget, for an operator
+// that shares one budget among several Records.
+func (r *Records) Bytes() int64 {
+	return int64(r.nLive)*r.opts.RecordBytes + r.extra + r.bufferBytes()
+}
+
 // OverBudget reports whether the records in memory, with Records'
 // buffers, exceed the budget: the operator should then emit what it holds
 // and call Spill. Always false without a store.
@@ -710,8 +1093,26 @@ func (r *Records) OverBudget() bool {
 	return r.sp != nil && r.nLive > r.limit()
 }
 
-// Spill writes every changed record back, then has the operator drop all
-// its in-memory records (DropRecords); from then on Records is backed.
+// Touched tells Records that slot's record was read: with a
+// RecordDropper, a spill keeps it in memory (see Spill). A record Load or
+// Complete read counts as read.
+func (r *Records) Touched(slot int32) {
+	if r.sp == nil {
+		return
+	}
+	if bit := uint64(1) << (slot & 63); r.touched[slot>>6]&bit == 0 {
+		r.touched[slot>>6] |= bit
+		r.nTouched++
+	}
+}
+
+// Spill writes every changed record back, then has the operator drop its
+// in-memory records; from then on Records is backed. With a
+// RecordDropper and no TTL, the records read since the last spill
+// (Touched), up to half of the records and delta records excepted, stay in
+// memory: a spill frees at least half the records and keeps the ones in
+// use, which would be loaded again at once. Otherwise the operator drops
+// them all (DropRecords).
 func (r *Records) Spill() error {
 	if r.sp == nil {
 		return nil
@@ -736,18 +1137,64 @@ func (r *Records) Spill() error {
 	if err := r.Snapshot(); err != nil {
 		return err
 	}
+	if d, ok := r.src.(RecordDropper); ok && r.ttl == 0 && r.nTouched > 0 {
+		r.dropCold(d)
+		return nil
+	}
 	r.src.DropRecords()
 	r.wt, r.expq, r.unstamped = r.wt[:0], r.expq[:0], r.unstamped[:0]
 	clear(r.pend)
 	clear(r.queued)
 	r.queued = r.queued[:0]
 	r.kgs, r.stored, r.storedTotal = r.kgs[:0], r.stored[:0], 0
+	clear(r.dslot)
+	r.dslot, r.nDelta = r.dslot[:0], 0
 	clear(r.live)
 	clear(r.changed)
-	r.live, r.changed = r.live[:0], r.changed[:0]
-	r.nLive, r.nChange = 0, 0
+	clear(r.touched)
+	r.live, r.changed, r.touched = r.live[:0], r.changed[:0], r.touched[:0]
+	r.nLive, r.nChange, r.nTouched = 0, 0, 0
 	r.backed = true
 	return nil
+}
+
+// dropCold has the operator drop the records in memory not read since
+// the last spill, the delta records, and the read ones past half of the
+// records, after a snapshot wrote them.
+func (r *Records) dropCold(d RecordDropper) {
+	keep := r.nLive / 2
+	for w, word := range r.live {
+		hot := word & r.touched[w]
+		if w < len(r.dslot) {
+			hot &^= r.dslot[w]
+			r.dslot[w] = 0
+		}
+		if n := bits.OnesCount64(hot); n <= keep {
+			keep -= n
+		} else {
+			kept := uint64(0)
+			for ; keep > 0; keep-- {
+				low := hot & -hot
+				kept |= low
+				hot &^= low
+			}
+			hot = kept
+		}
+		drop := word &^ hot
+		for drop != 0 {
+			slot := int32(w<<6 | bits.TrailingZeros64(drop))
+			drop &= drop - 1
+			d.DropRecord(slot)
+			r.live[w] &^= 1 << (slot & 63)
+			r.nLive--
+			if r.parted != nil {
+				r.setStored(slot, 0)
+			}
+		}
+	}
+	clear(r.touched)
+	r.nTouched, r.nDelta = 0, 0
+	r.backed = true
 }
 
 // chunkEntries is how many changed records Snapshot encodes and sorts at a
@@ -772,7 +1219,7 @@ func (r *Records) Snapshot() error {
 		all = false
 	}
 	if r.nChange == 0 && !all {
-		return nil
+		return r.deltasDone()
 	}
 	if all {
 		if err := r.sp.ReplaceAll(); err != nil {
@@ -789,6 +1236,48 @@ func (r *Records) Snapshot() error {
 	}
 	clear(r.changed)
 	r.nChange = 0
+	return r.deltasDone()
+}
+
+// markGen notes that the snapshot wrote a delta to key group kg.
+func (r *Records) markGen(kg uint16) {
+	if w := int(kg>>6) + 1; w > len(r.dkg) {
+		r.dkg = append(r.dkg, make([]uint64, w-len(r.dkg))...)
+	}
+	r.dkg[kg>>6] |= 1 << (kg & 63)
+}
+
+// deltasDone ends a snapshot's deltas: it marks the key groups that got
+// deltas of this generation with it and moves to the next, and deletes the
+// stored deltas merged since the last snapshot (their records were just
+// written).
+func (r *Records) deltasDone() error {
+	if r.delta == nil {
+		return nil
+	}
+	var mark [8]byte
+	binary.BigEndian.PutUint64(mark[:], r.gen)
+	wrote := false
+	for w, word := range r.dkg {
+		for word != 0 {
+			kg := w<<6 | bits.TrailingZeros64(word)
+			word &= word - 1
+			if err := r.sp.Put(kg, r.gprefix, mark[:]); err != nil {
+				return fmt.Errorf("state %s: %w", r.opts.Name, err)
+			}
+			wrote = true
+		}
+	}
+	clear(r.dkg)
+	if wrote {
+		r.gen++
+	}
+	for _, g := range r.dgone {
+		if err := r.sp.Delete(g.kg, r.dgbuf[g.off:g.off+g.n]); err != nil {
+			return fmt.Errorf("state %s: %w", r.opts.Name, err)
+		}
+	}
+	r.dgone, r.dgbuf = r.dgone[:0], r.dgbuf[:0]
 	return nil
 }
 
@@ -893,6 +1382,21 @@ func (r *Records) sortedChunk(slots []int32) ([]recEnt, error) {
 	parts := false // entries of parts >= 1: keys of two names
 	for _, slot := range slots {
 		k0, v0 := len(kb), len(vb)
+		if r.nDelta > 0 && r.IsDelta(slot) {
+			// A delta record: its writes, under its key and the
+			// generation, beside the stored record.
+			kb = r.src.AppendRecordKey(append(kb, r.dprefix...), slot)
+			if bit := uint64(1) << (slot & 63); r.dsaved[slot>>6]&bit == 0 {
+				r.addDeltaKey(kb[k0+len(r.dprefix):])
+				r.dsaved[slot>>6] |= bit
+			}
+			kb = binary.BigEndian.AppendUint64(kb, r.gen)
+			vb = r.delta.AppendDelta(vb, slot)
+			ents = append(ents, recEnt{koff: uint32(k0), klen: uint32(len(kb) - k0), voff: uint32(v0), vlen: uint32(len(vb) - v0), kg: r.kgs[slot]})
+			parts = true
+			r.markGen(r.kgs[slot])
+			continue
+		}
 		kb = r.src.AppendRecordKey(append(kb, r.prefix...), slot)
 		if r.ttl > 0 {
 			vb = binary.BigEndian.AppendUint64(append(vb, recTimeMark), uint64(r.wt[slot]))
@@ -1218,7 +1722,12 @@ func (r *Records) Forget(slot int32) {
 		r.live[w] &^= bit
 		r.nLive--
 	}
+	r.untouch(w, bit)
 	if r.parted != nil {
 		r.setStored(slot, 0)
+	}
+	if r.IsDelta(slot) {
+		r.dslot[w] &^= bit
+		r.nDelta--
 	}
 }

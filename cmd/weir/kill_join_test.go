@@ -22,6 +22,14 @@ func TestJoinRandomKills(t *testing.T) {
 	joinRandomKills(t, "kill_join.sql", "TestJoinRandomKills", sinkRows, sinkKeys)
 }
 
+// TestJoinSpillRandomKills is TestJoinRandomKills with a state budget of
+// 64 KiB (testdata/kill_join_spill.sql): the join's sides spill, rows of
+// keys not in memory are kept blind as deltas, and checkpoints, restores
+// and rescales carry the deltas and their generations.
+func TestJoinSpillRandomKills(t *testing.T) {
+	joinRandomKills(t, "kill_join_spill.sql", "TestJoinSpillRandomKills", sinkRows, sinkKeys)
+}
+
 // The constants of testdata/kill_interval.sql.
 const (
 	intervalRows = 20000
