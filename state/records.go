@@ -825,7 +825,36 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 		}
 	}
 	klen := -1 // the length of every key so far; -2 once two differ or one is long
+	if bucketed {
+		// A block of keys, then their records: in the short loop over the
+		// keys the cache misses on the operator's scattered records
+		// overlap, and the records' loop finds them in the cache.
+		for b0 := 0; b0 < n; b0 += encodeBlock {
+			blk := slots[b0:min(b0+encodeBlock, n)]
+			for i, slot := range blk {
+				k0 := len(kb)
+				koffs = append(koffs, uint32(k0))
+				kb = r.src.AppendRecordKey(kb, slot)
+				kg := r.kgs[slot]
+				e := recEnt{idx: uint32(b0 + i), kg: kg}
+				klen = e.setFixed(kb[k0:], klen)
+				c := &cur[int(kg)-first]
+				ents[*c] = e
+				*c++
+			}
+			for _, slot := range blk {
+				voffs = append(voffs, uint32(len(vb)))
+				if r.ttl > 0 {
+					vb = binary.BigEndian.AppendUint64(append(vb, recTimeMark), uint64(r.wt[slot]))
+				}
+				vb = r.src.AppendRecord(vb, slot)
+			}
+		}
+	}
 	for _, slot := range slots {
+		if bucketed {
+			break
+		}
 		k0 := len(kb)
 		koffs = append(koffs, uint32(k0))
 		voffs = append(voffs, uint32(len(vb)))
@@ -836,21 +865,7 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 		vb = r.src.AppendRecord(vb, slot)
 		kg := r.kgs[slot]
 		e := recEnt{idx: uint32(len(koffs) - 1), kg: kg}
-		switch key := kb[k0:]; {
-		case klen == -1 && len(key) <= 9:
-			klen = len(key)
-			e.hi, e.num = fixedKey(key)
-		case klen == len(key):
-			e.hi, e.num = fixedKey(key)
-		default:
-			klen = -2
-		}
-		if bucketed {
-			c := &cur[int(kg)-first]
-			ents[*c] = e
-			*c++
-			continue
-		}
+		klen = e.setFixed(kb[k0:], klen)
 		ents = append(ents, e)
 		kend := len(kb)
 		np, changed := r.parted.ChangedParts(r.pbuf[:0], slot, r.all)
@@ -912,6 +927,21 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 	}
 	r.gather(ents, klen >= 0)
 	return ents, klen, nil
+}
+
+// encodeBlock is how many keys sortedChunk encodes before their records.
+const encodeBlock = 64
+
+// setFixed sets hi and num from key, of a length up to 9 bytes, when klen
+// (the length of every key before, or -1 for none) is still fixed, and
+// returns the new klen: -2 once the keys are not all of one length up to 9
+// bytes.
+func (e *recEnt) setFixed(key []byte, klen int) int {
+	if (klen == -1 && len(key) <= 9) || klen == len(key) {
+		e.hi, e.num = fixedKey(key)
+		return len(key)
+	}
+	return -2
 }
 
 // radixMin is the fewest entries of a key group that sortedChunk sorts
