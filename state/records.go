@@ -89,7 +89,7 @@ type Records struct {
 	slots   []int32  // the slots to write, chunk by chunk, in slot order within each
 	chunk   int      // chunkEntries (tests make it small)
 	ents    []recEnt // one chunk of entries
-	spare   []recEnt // the radix sort's second buffer (one key group's entries)
+	spare   []recEnt // a second buffer of entries (dealing by key group, the radix sort)
 	cur     []int32  // per key group of the chunk: where its next entry goes in ents
 	kbuf    []byte   // the chunk's encoded keys (without the state's prefix)
 	vbuf    []byte   // the chunk's encoded records
@@ -819,17 +819,6 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 	voffs := slices.Grow(r.voffs[:0], n+1)
 	ents := slices.Grow(r.ents[:0], n)
 	bucketed := r.parted == nil
-	var cur []int32
-	if bucketed {
-		// Each key group's entries go to [starts[kg], starts[kg+1]) of the
-		// chunk, in slot order.
-		ents = ents[:n]
-		r.cur = slices.Grow(r.cur[:0], end-first)[:end-first]
-		cur = r.cur
-		for kg := first; kg < end; kg++ {
-			cur[kg-first] = r.starts[kg] - r.starts[first]
-		}
-	}
 	klen := -1 // the length of every key so far; -2 once two differ or one is long
 	for _, slot := range slots {
 		k0 := len(kb)
@@ -843,13 +832,10 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 		kg := r.kgs[slot]
 		e := recEnt{idx: uint32(len(koffs) - 1), kg: kg}
 		klen = e.setFixed(kb[k0:], klen)
+		ents = append(ents, e)
 		if bucketed {
-			c := &cur[int(kg)-first]
-			ents[*c] = e
-			*c++
 			continue
 		}
-		ents = append(ents, e)
 		kend := len(kb)
 		np, changed := r.parted.ChangedParts(r.pbuf[:0], slot, r.all)
 		r.pbuf = changed
@@ -892,8 +878,25 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 	if !bucketed {
 		slices.SortFunc(ents, r.compareEnts)
 	} else {
+		// Deal the entries to their key groups' places, [starts[kg],
+		// starts[kg+1]) of the chunk, in slot order: a counting sort by key
+		// group, whose counts chunks made. Then each key group's entries,
+		// few enough to stay in the CPU cache, are sorted by key.
+		r.cur = slices.Grow(r.cur[:0], end-first)[:end-first]
+		cur := r.cur
 		for kg := first; kg < end; kg++ {
-			seg := ents[r.starts[kg]-r.starts[first] : r.starts[kg+1]-r.starts[first]]
+			cur[kg-first] = r.starts[kg] - r.starts[first]
+		}
+		dealt := slices.Grow(r.spare[:0], n)[:n]
+		for _, e := range ents {
+			c := &cur[int(e.kg)-first]
+			dealt[*c] = e
+			*c++
+		}
+		ents, r.spare = dealt, ents
+		for kg := first; kg < end; kg++ {
+			lo, hi := r.starts[kg]-r.starts[first], r.starts[kg+1]-r.starts[first]
+			seg := ents[lo:hi]
 			switch {
 			case len(seg) < 2:
 			case klen < 0:
@@ -901,13 +904,13 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 			case len(seg) < radixMin:
 				slices.SortFunc(seg, compareFixed)
 			default:
-				r.spare = slices.Grow(r.spare[:0], len(seg))[:len(seg)]
-				if s := radixSort(seg, r.spare); &s[0] != &seg[0] {
+				if s := radixSort(seg, r.spare[lo:hi]); &s[0] != &seg[0] {
 					copy(seg, s)
 				}
 			}
 		}
 	}
+	r.ents = ents
 	r.gather(ents, klen >= 0)
 	return ents, klen, nil
 }
