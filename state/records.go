@@ -808,10 +808,11 @@ func (r *Records) entry(ents []recEnt, i, fixed int) (key, rec []byte) {
 // records are the operator's typed state, laid out by slot, and read in
 // slot order the reads of each chunk are a forward stream that the CPU
 // prefetches, where reading one key group's scattered slots would miss the
-// cache on nearly every record. Without parts, each entry goes straight to
-// its key group's place in the chunk (r.starts counts them), so that only
-// each key group's entries, few enough to stay in the CPU cache, are
-// sorted. A snapshot needs encoding buffers for one chunk only.
+// cache on nearly every record. Without parts, the entries are then dealt
+// to their key groups (r.starts counts them), so that only each key
+// group's entries, few enough to stay in the CPU cache, are sorted; a
+// PartedSource's entries, with their parts, are sorted whole by
+// comparisons. A snapshot needs encoding buffers for one chunk only.
 func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, error) {
 	n := len(slots)
 	kb, vb := r.kbuf[:0], r.vbuf[:0]
@@ -867,6 +868,9 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 	}
 	if len(ents) == 0 {
 		return ents, -1, nil
+	}
+	if !bucketed {
+		klen = -2 // sorted by compareEnts
 	}
 	if klen < 0 {
 		// Compare by the keys' first 8 bytes, then whole.
@@ -964,7 +968,7 @@ func (r *Records) gather(ents []recEnt, fixed bool) {
 	kb, vb, ko, vo := r.kbuf, r.vbuf, r.koffs, r.voffs
 	size := len(vb)
 	if !fixed {
-		size += len(kb) + len(ents)*len(r.pprefix)
+		size += len(kb) + len(ents)*max(len(r.prefix), len(r.pprefix))
 	}
 	out := slices.Grow(r.gbuf[:0], size)
 	for i := range ents {
