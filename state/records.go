@@ -656,8 +656,9 @@ func (r *Records) Spill() error {
 
 // chunkEntries is how many changed records Snapshot encodes and sorts at a
 // time (whole key groups, so a chunk may hold more). A chunk's buffers take
-// about 60 bytes a record of an integer key (a 16-byte entry, two offsets,
-// the key, the record and its gathered copy), so about 8 MiB. Each chunk
+// about 65 bytes a record of an integer key (a 16-byte entry and its copy
+// dealt by key group, two offsets, the key, the record and its gathered
+// copy), so about 8.5 MiB. Each chunk
 // reads its records from the operator's memory in slot order, but only
 // the records of its key groups: with many chunks those reads skip too
 // much to stream (W2's 500,000 changed records a subtask cost 1.6x the
