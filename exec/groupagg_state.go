@@ -152,12 +152,22 @@ func (g *groupAggOp) AppendRecordKey(dst []byte, gi int32) []byte {
 // AppendRecord implements state.RecordSource: group gi's record.
 func (g *groupAggOp) AppendRecord(dst []byte, gi int32) []byte {
 	var ints, ltz uint64
-	for i, v := range g.groupKey(gi) {
-		switch v.Kind() {
+	if h := &g.heads[gi]; h.inInts {
+		// One key column, of kind keyKind: no key values to make.
+		switch h.keyKind {
 		case types.KindInt:
-			ints |= 1 << i
+			ints = 1
 		case types.KindTimestampLTZ:
-			ltz |= 1 << i
+			ltz = 1
+		}
+	} else {
+		for i, v := range g.groupKey(gi) {
+			switch v.Kind() {
+			case types.KindInt:
+				ints |= 1 << i
+			case types.KindTimestampLTZ:
+				ltz |= 1 << i
+			}
 		}
 	}
 	dst = append(dst, groupStateVersion)

@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"math/bits"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/weir-sql/weir/internal/minheap"
 	"github.com/weir-sql/weir/statestore"
@@ -122,10 +124,13 @@ type Records struct {
 	slots   []int32  // the slots to write, chunk by chunk, in slot order within each
 	chunk   int      // chunkEntries (tests make it small)
 	ents    []recEnt // one chunk of entries
-	spare   []recEnt // the radix sort's second buffer
-	kbuf    []byte   // the chunk's encoded keys
+	spare   []recEnt // a second buffer of entries (dealing by key group, the radix sort)
+	cur     []int32  // per key group of the chunk: where its next entry goes in ents
+	kbuf    []byte   // the chunk's encoded keys (without the state's prefix)
 	vbuf    []byte   // the chunk's encoded records
-	gbuf    []byte   // the chunk's keys and records in sorted order (gather)
+	koffs   []uint32 // per entry in encoding order: where its key starts in kbuf; then len(kbuf)
+	voffs   []uint32 // per entry in encoding order: where its record starts in vbuf; then len(vbuf)
+	gbuf    []byte   // the chunk's records (with their prefixed keys unless fixed) in sorted order (gather)
 	key     []byte   // prefix | key for a store call
 	hb      []byte   // keys encoded for hashing
 
@@ -321,18 +326,31 @@ type pendingParts struct {
 	key  []byte
 }
 
-// recEnt is a changed record on its way to the store, in a chunk: where
-// its key and record are in kbuf and vbuf, and what orders it. For keys of
-// one fixed length up to 9 bytes, hi and num hold the key (its first byte
-// and the rest big-endian, or, for keys up to 8 bytes, num alone), so a
-// radix sort orders the chunk without comparisons.
+// recEnt is a changed record (or part of one) on its way to the store, in
+// a chunk: what orders it and where it is. For keys of one length up to 9
+// bytes (fixed), hi and num hold the key (its first byte and the rest
+// big-endian, or, for keys up to 8 bytes, num alone), so a radix sort
+// orders the chunk without comparisons and the key is rebuilt from them;
+// for other keys num holds the key's first 8 bytes, which decide most
+// comparisons. idx numbers the entry in the chunk's encoding order (its
+// key and record in kbuf and vbuf: koffs, voffs); once gathered, it is
+// where its record ends in gbuf, and num where its key does (not fixed).
 type recEnt struct {
-	num        uint64
-	koff, klen uint32
-	voff, vlen uint32
-	kg         uint16
-	hi         uint8
+	num  uint64
+	idx  uint32
+	kg   uint16
+	hi   uint8
+	part uint8 // entRecord, entDelta or entPart: which name the key is under
 }
+
+// The names a recEnt's key is under, in the store's order of their
+// prefixes (the record's name, then name+DeltaSuffix, then
+// name+PartSuffix: longer names after, "+d" before "+p").
+const (
+	entRecord = 0 // the record (its part 0)
+	entDelta  = 1 // a delta of a DeltaSource's record, the key followed by its generation
+	entPart   = 2 // a part >= 1 of a PartedSource's record
+)
 
 // NewRecords returns Records in memory, for an operator whose records
 // src encodes; Attach gives it a store.
@@ -1048,9 +1066,9 @@ func (r *Records) Complete(slot int32) error {
 
 // bufferBytes is the memory of Records' bookkeeping and snapshot buffers.
 func (r *Records) bufferBytes() int64 {
-	const entBytes = 32
+	const entBytes = int64(unsafe.Sizeof(recEnt{}))
 	return int64(cap(r.kgs))*2 + int64(cap(r.live)+cap(r.changed))*8 +
-		int64(cap(r.starts)+cap(r.bounds)+cap(r.pos)+cap(r.slots))*4 + int64(cap(r.kgChunk))*2 +
+		int64(cap(r.starts)+cap(r.bounds)+cap(r.pos)+cap(r.slots)+cap(r.cur)+cap(r.koffs)+cap(r.voffs))*4 + int64(cap(r.kgChunk))*2 +
 		int64(cap(r.ents)+cap(r.spare))*entBytes +
 		int64(cap(r.wt)+cap(r.queued))*8 + int64(cap(r.expq))*16 + int64(cap(r.stored))*4 +
 		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf)) + r.filter.bytes() +
@@ -1198,8 +1216,15 @@ func (r *Records) dropCold(d RecordDropper) {
 }
 
 // chunkEntries is how many changed records Snapshot encodes and sorts at a
-// time (whole key groups, so a chunk may hold more).
-const chunkEntries = 1 << 16
+// time (whole key groups, so a chunk may hold more). A chunk's buffers take
+// about 65 bytes a record of an integer key (a 16-byte entry and its copy
+// dealt by key group, two offsets, the key, the record and its gathered
+// copy), so about 8.5 MiB. Each chunk
+// reads its records from the operator's memory in slot order, but only
+// the records of its key groups: with many chunks those reads skip too
+// much to stream (W2's 500,000 changed records a subtask cost 1.6x the
+// CPU per record in 8 chunks as in 4).
+const chunkEntries = 1 << 17
 
 // Snapshot writes the records changed since the last call into the store
 // in state-key order (deletions went to the store in Removed). When every
@@ -1347,153 +1372,243 @@ func (r *Records) chunks(set []uint64, fn func(slots []int32, first, end int) er
 // writeChunk encodes the records in slots, of key groups [first, end),
 // sorts them by key and writes them through.
 func (r *Records) writeChunk(slots []int32, first, end int) error {
-	ents, err := r.sortedChunk(slots)
+	ents, fixed, err := r.sortedChunk(slots, first, end)
 	if err != nil {
 		return err
 	}
-	b := r.gbuf
 	for i := range ents {
-		e := &ents[i]
-		if r.backed {
-			r.filter.add(b[e.koff : e.koff+e.klen])
+		key, rec := r.entry(ents, i, fixed)
+		if r.backed && ents[i].part == 0 {
+			r.filter.add(key)
 		}
-		if err := r.sp.PutThrough(int(e.kg), b[e.koff:e.koff+e.klen], b[e.voff:e.voff+e.vlen]); err != nil {
+		if err := r.sp.PutThrough(int(ents[i].kg), key, rec); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// sortedChunk encodes the keys (with the state's prefix: the keys in the
-// Space) and records of slots (one chunk's, see chunks) into r.kbuf and
-// r.vbuf and returns their entries sorted by (key group, key).
+// entry returns the key (with the state's prefix) and the record of entry
+// i of sortedChunk's result, with its fixed key length; the key is valid
+// until the next call.
+func (r *Records) entry(ents []recEnt, i, fixed int) (key, rec []byte) {
+	e := &ents[i]
+	start := uint32(0)
+	if i > 0 {
+		start = ents[i-1].idx
+	}
+	if fixed >= 0 {
+		r.key = appendFixedKey(append(r.key[:0], r.prefix...), e.hi, e.num, fixed)
+		return r.key, r.gbuf[start:e.idx]
+	}
+	return r.gbuf[start:e.num], r.gbuf[e.num:e.idx]
+}
+
+// sortedChunk encodes the keys and records of slots (one chunk's, of key
+// groups [first, end), see chunks) into r.kbuf and r.vbuf, sorts their
+// entries by state key (key group, then key), and gathers the records in
+// that order into r.gbuf (see gather). It returns the sorted entries and,
+// when every key has one length of at most 9 bytes (an integer key: the
+// entries hold the keys), that length, else -1.
 //
 // It visits the slots in slot order, not key group by key group: the
 // records are the operator's typed state, laid out by slot, and read in
 // slot order the reads of each chunk are a forward stream that the CPU
 // prefetches, where reading one key group's scattered slots would miss the
-// cache on nearly every record. A snapshot needs encoding buffers for one
-// chunk only.
-func (r *Records) sortedChunk(slots []int32) ([]recEnt, error) {
+// cache on nearly every record. Without parts, the entries are then dealt
+// to their key groups (r.starts counts them), so that only each key
+// group's entries, few enough to stay in the CPU cache, are sorted; a
+// PartedSource's entries, with their parts, are sorted whole by
+// comparisons. A snapshot needs encoding buffers for one chunk only.
+func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, error) {
 	n := len(slots)
-	r.ents = slices.Grow(r.ents[:0], n)
-	ents := r.ents[:0]
 	kb, vb := r.kbuf[:0], r.vbuf[:0]
-	parts := false // entries of parts >= 1: keys of two names
+	koffs := slices.Grow(r.koffs[:0], n+1)
+	voffs := slices.Grow(r.voffs[:0], n+1)
+	ents := slices.Grow(r.ents[:0], n)
+	bucketed := r.parted == nil
+	klen := -1 // the length of every key so far; -2 once two differ or one is long
 	for _, slot := range slots {
-		k0, v0 := len(kb), len(vb)
+		k0 := len(kb)
+		koffs = append(koffs, uint32(k0))
+		voffs = append(voffs, uint32(len(vb)))
 		if r.nDelta > 0 && r.IsDelta(slot) {
 			// A delta record: its writes, under its key and the
 			// generation, beside the stored record.
-			kb = r.src.AppendRecordKey(append(kb, r.dprefix...), slot)
+			kb = r.src.AppendRecordKey(kb, slot)
 			if bit := uint64(1) << (slot & 63); r.dsaved[slot>>6]&bit == 0 {
-				r.addDeltaKey(kb[k0+len(r.dprefix):])
+				r.addDeltaKey(kb[k0:])
 				r.dsaved[slot>>6] |= bit
 			}
 			kb = binary.BigEndian.AppendUint64(kb, r.gen)
 			vb = r.delta.AppendDelta(vb, slot)
-			ents = append(ents, recEnt{koff: uint32(k0), klen: uint32(len(kb) - k0), voff: uint32(v0), vlen: uint32(len(vb) - v0), kg: r.kgs[slot]})
-			parts = true
+			ents = append(ents, recEnt{idx: uint32(len(koffs) - 1), kg: r.kgs[slot], part: entDelta})
+			klen = -2
 			r.markGen(r.kgs[slot])
 			continue
 		}
-		kb = r.src.AppendRecordKey(append(kb, r.prefix...), slot)
+		kb = r.src.AppendRecordKey(kb, slot)
 		if r.ttl > 0 {
 			vb = binary.BigEndian.AppendUint64(append(vb, recTimeMark), uint64(r.wt[slot]))
 		}
 		vb = r.src.AppendRecord(vb, slot)
-		ents = append(ents, recEnt{koff: uint32(k0), klen: uint32(len(kb) - k0), voff: uint32(v0), vlen: uint32(len(vb) - v0), kg: r.kgs[slot]})
-		if r.parted == nil {
+		kg := r.kgs[slot]
+		e := recEnt{idx: uint32(len(koffs) - 1), kg: kg}
+		klen = e.setFixed(kb[k0:], klen)
+		ents = append(ents, e)
+		if bucketed {
 			continue
 		}
 		kend := len(kb)
-		n, changed := r.parted.ChangedParts(r.pbuf[:0], slot, r.all)
+		np, changed := r.parted.ChangedParts(r.pbuf[:0], slot, r.all)
 		r.pbuf = changed
 		for _, p := range changed {
-			if p < 1 || p >= n {
+			if p < 1 || p >= np {
 				continue
 			}
-			k1, v1 := len(kb), len(vb)
-			kb = append(kb, r.pprefix...)
-			kb = append(kb, kb[k0+len(r.prefix):kend]...)
+			k1 := len(kb)
+			koffs = append(koffs, uint32(k1))
+			voffs = append(voffs, uint32(len(vb)))
+			kb = append(kb, kb[k0:kend]...)
 			kb = binary.BigEndian.AppendUint32(kb, uint32(p))
 			vb = r.parted.AppendRecordPart(vb, slot, p)
-			ents = append(ents, recEnt{koff: uint32(k1), klen: uint32(len(kb) - k1), voff: uint32(v1), vlen: uint32(len(vb) - v1), kg: r.kgs[slot]})
-			parts = true
+			ents = append(ents, recEnt{idx: uint32(len(koffs) - 1), kg: kg, part: entPart})
+			klen = -2
 		}
-		if !r.all && r.stored[slot] > n {
-			if err := r.deleteParts(int(r.kgs[slot]), kb[k0+len(r.prefix):kend], n, r.stored[slot]); err != nil {
-				return nil, err
+		if !r.all && r.stored[slot] > np {
+			if err := r.deleteParts(int(kg), kb[k0:kend], np, r.stored[slot]); err != nil {
+				return nil, 0, err
 			}
 		}
-		r.setStored(slot, n)
+		r.setStored(slot, np)
 	}
-	r.kbuf, r.vbuf = kb, vb
-	if len(kb) > math.MaxUint32 || len(vb) > math.MaxUint32 {
-		return nil, fmt.Errorf("the records of %d keys to write exceed 4 GiB", len(ents))
+	koffs = append(koffs, uint32(len(kb)))
+	voffs = append(voffs, uint32(len(vb)))
+	r.kbuf, r.vbuf, r.koffs, r.voffs, r.ents = kb, vb, koffs, voffs, ents
+	if len(kb)+len(vb)+len(ents)*max(len(r.prefix), len(r.pprefix), len(r.dprefix)) > math.MaxUint32 {
+		return nil, 0, fmt.Errorf("the records of %d keys to write exceed 4 GiB", len(ents))
 	}
 	if len(ents) == 0 {
-		return ents, nil
+		return ents, -1, nil
 	}
-	fixed := true
-	klen, p := ents[0].klen, uint32(len(r.prefix))
-	for i := range ents {
-		e := &ents[i]
-		if parts || e.klen != klen || klen-p > 9 {
-			fixed = false
-			break
-		}
-		e.hi, e.num = fixedKey(kb[e.koff+p : e.koff+e.klen])
+	if !bucketed {
+		klen = -2 // sorted by compareEnts
 	}
-	if fixed {
-		r.spare = slices.Grow(r.spare[:0], len(ents))[:len(ents)]
-		ents = radixSort(ents, r.spare)
-	} else {
-		// Keys of other lengths: a radix sort on the first 9 bytes after
-		// the common name prefix (zero-padded, which keeps their order),
-		// then a sort of each run of equal heads: for most keys the heads
-		// differ, and the keys are not read again.
-		off := p
-		if parts {
-			off = 0
-		}
+	if klen < 0 {
+		// Compare by the keys' first 8 bytes, then whole.
 		for i := range ents {
 			e := &ents[i]
-			e.hi, e.num = keyHead(kb[e.koff+off : e.koff+e.klen])
-		}
-		r.spare = slices.Grow(r.spare[:0], len(ents))[:len(ents)]
-		ents = radixSort(ents, r.spare)
-		// Then each run of equal heads by the whole key.
-		for i := 0; i < len(ents); {
-			j := i + 1
-			for j < len(ents) && ents[j].kg == ents[i].kg && ents[j].hi == ents[i].hi && ents[j].num == ents[i].num {
-				j++
-			}
-			if j-i > 1 {
-				slices.SortFunc(ents[i:j], func(a, b recEnt) int {
-					return bytes.Compare(kb[a.koff:a.koff+a.klen], kb[b.koff:b.koff+b.klen])
-				})
-			}
-			i = j
+			e.hi, e.num = 0, leadNum(kb[koffs[e.idx]:koffs[e.idx+1]])
 		}
 	}
-	r.gather(ents)
-	return ents, nil
+	if !bucketed {
+		slices.SortFunc(ents, r.compareEnts)
+	} else {
+		// Deal the entries to their key groups' places, [starts[kg],
+		// starts[kg+1]) of the chunk, in slot order: a counting sort by key
+		// group, whose counts chunks made. Then each key group's entries,
+		// few enough to stay in the CPU cache, are sorted by key.
+		r.cur = slices.Grow(r.cur[:0], end-first)[:end-first]
+		cur := r.cur
+		for kg := first; kg < end; kg++ {
+			cur[kg-first] = r.starts[kg] - r.starts[first]
+		}
+		dealt := slices.Grow(r.spare[:0], n)[:n]
+		for _, e := range ents {
+			c := &cur[int(e.kg)-first]
+			dealt[*c] = e
+			*c++
+		}
+		ents, r.spare = dealt, ents
+		for kg := first; kg < end; kg++ {
+			lo, hi := r.starts[kg]-r.starts[first], r.starts[kg+1]-r.starts[first]
+			seg := ents[lo:hi]
+			switch {
+			case len(seg) < 2:
+			case klen < 0:
+				slices.SortFunc(seg, r.compareEnts)
+			case len(seg) < radixMin:
+				slices.SortFunc(seg, compareFixed)
+			default:
+				if s := radixSort(seg, r.spare[lo:hi]); &s[0] != &seg[0] {
+					copy(seg, s)
+				}
+			}
+		}
+	}
+	r.ents = ents
+	r.gather(ents, klen >= 0)
+	return ents, klen, nil
 }
 
-// gather copies the entries' keys and records into r.gbuf in the entries'
-// (sorted) order, each key followed by its record, so that the store reads
-// them in memory order. In one short loop the reads of the scattered
+// setFixed sets hi and num from key, of a length up to 9 bytes, when klen
+// (the length of every key before, or -1 for none) is still fixed, and
+// returns the new klen: -2 once the keys are not all of one length up to 9
+// bytes.
+func (e *recEnt) setFixed(key []byte, klen int) int {
+	if (klen == -1 && len(key) <= 9) || klen == len(key) {
+		e.hi, e.num = fixedKey(key)
+		return len(key)
+	}
+	return -2
+}
+
+// radixMin is the fewest entries of a key group that sortedChunk sorts
+// with a radix sort rather than by comparisons.
+const radixMin = 256
+
+// compareFixed orders the entries of fixed-length keys of one key group.
+func compareFixed(a, b recEnt) int {
+	if a.hi != b.hi {
+		return int(a.hi) - int(b.hi)
+	}
+	return cmp.Compare(a.num, b.num)
+}
+
+// compareEnts orders entries by state key: key group, the record or its
+// parts (the second name, which sorts after the first: its length byte is
+// larger), then the key, first by its leading 8 bytes (num), then whole.
+func (r *Records) compareEnts(a, b recEnt) int {
+	switch {
+	case a.kg != b.kg:
+		return int(a.kg) - int(b.kg)
+	case a.part != b.part:
+		return int(a.part) - int(b.part)
+	case a.num != b.num:
+		return cmp.Compare(a.num, b.num)
+	}
+	ko := r.koffs
+	return bytes.Compare(r.kbuf[ko[a.idx]:ko[a.idx+1]], r.kbuf[ko[b.idx]:ko[b.idx+1]])
+}
+
+// gather copies the entries' records into r.gbuf in the entries' (sorted)
+// order, each preceded by its prefixed key unless fixed, and leaves in
+// each entry where its record ends in r.gbuf (idx) and, unless fixed,
+// where its key does (num). In one short loop the reads of the scattered
 // entries overlap; in the write loop each would stall the sstable writer.
-func (r *Records) gather(ents []recEnt) {
-	kb, vb := r.kbuf, r.vbuf
-	out := slices.Grow(r.gbuf[:0], len(kb)+len(vb))
+func (r *Records) gather(ents []recEnt, fixed bool) {
+	kb, vb, ko, vo := r.kbuf, r.vbuf, r.koffs, r.voffs
+	size := len(vb)
+	if !fixed {
+		size += len(kb) + len(ents)*max(len(r.prefix), len(r.pprefix), len(r.dprefix))
+	}
+	out := slices.Grow(r.gbuf[:0], size)
 	for i := range ents {
 		e := &ents[i]
-		off := uint32(len(out))
-		out = append(out, kb[e.koff:e.koff+e.klen]...)
-		out = append(out, vb[e.voff:e.voff+e.vlen]...)
-		e.koff, e.voff = off, off+e.klen
+		if !fixed {
+			switch e.part {
+			case entRecord:
+				out = append(out, r.prefix...)
+			case entDelta:
+				out = append(out, r.dprefix...)
+			default:
+				out = append(out, r.pprefix...)
+			}
+			out = append(out, kb[ko[e.idx]:ko[e.idx+1]]...)
+			e.num = uint64(len(out))
+		}
+		out = append(out, vb[vo[e.idx]:vo[e.idx+1]]...)
+		e.idx = uint32(len(out))
 	}
 	r.gbuf = out
 }
@@ -1504,26 +1619,34 @@ func fixedKey(k []byte) (hi uint8, num uint64) {
 	if len(k) == 9 {
 		return k[0], binary.BigEndian.Uint64(k[1:])
 	}
+	return 0, leadNum(k)
+}
+
+// appendFixedKey appends the key of length n (at most 9) that fixedKey
+// split into hi and num.
+func appendFixedKey(dst []byte, hi uint8, num uint64, n int) []byte {
+	if n == 9 {
+		return binary.BigEndian.AppendUint64(append(dst, hi), num)
+	}
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], num)
+	return append(dst, b[:n]...)
+}
+
+// leadNum returns the first 8 bytes of k (padded with zeros) big-endian:
+// keys whose leadNums differ order as their leadNums do.
+func leadNum(k []byte) uint64 {
 	var b [8]byte
 	copy(b[:], k)
-	return 0, binary.BigEndian.Uint64(b[:])
+	return binary.BigEndian.Uint64(b[:])
 }
 
-// keyHead returns the first 9 bytes of k, zero-padded, as fixedKey splits
-// them: keys whose heads differ order as their heads.
-func keyHead(k []byte) (hi uint8, num uint64) {
-	var b [9]byte
-	copy(b[:], k)
-	return b[0], binary.BigEndian.Uint64(b[1:])
-}
-
-// radixSort sorts entries by (key group, hi, num) with a
-// least-significant-digit radix sort over their 11 bytes, skipping the
-// bytes that all entries share (the high bytes of small numbers, the tag
-// byte, the key group's high byte). tmp must be as long as a; the result
-// is a or tmp.
+// radixSort sorts the entries of one key group by (hi, num) with a
+// least-significant-digit radix sort over their 9 bytes, skipping the bytes
+// that all entries share (the high bytes of small numbers, an integer
+// key's tag byte). tmp must be as long as a; the result is a or tmp.
 func radixSort(a, tmp []recEnt) []recEnt {
-	const digits = 11 // num's 8 bytes, hi, the key group's 2 bytes
+	const digits = 9 // num's 8 bytes, hi
 	var counts [digits][256]int32
 	for i := range a {
 		e := &a[i]
@@ -1531,8 +1654,6 @@ func radixSort(a, tmp []recEnt) []recEnt {
 			counts[d][byte(e.num>>(8*d))]++
 		}
 		counts[8][e.hi]++
-		counts[9][byte(e.kg)]++
-		counts[10][byte(e.kg>>8)]++
 	}
 	src, dst := a, tmp
 	for d := range digits {
@@ -1556,17 +1677,13 @@ func radixSort(a, tmp []recEnt) []recEnt {
 	return src
 }
 
-// digit returns byte d of an entry's sort key, least significant first.
+// digit returns byte d of an entry's sort key within its key group, least
+// significant first.
 func digit(e *recEnt, d int) byte {
-	switch {
-	case d < 8:
+	if d < 8 {
 		return byte(e.num >> (8 * d))
-	case d == 8:
-		return e.hi
-	case d == 9:
-		return byte(e.kg)
 	}
-	return byte(e.kg >> 8)
+	return e.hi
 }
 
 // SetTime sets the processing time (ms since the epoch) that writes are

@@ -1,11 +1,13 @@
 package state
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"sort"
 	"testing"
 	"time"
 
@@ -356,6 +358,69 @@ func TestRecordsPartsMissing(t *testing.T) {
 			t.Fatalf("a record of %d values missing its part 2 loaded", n)
 		} else {
 			t.Log(err)
+		}
+	}
+}
+
+// TestRecordsPartsWriteOrder checks the order of a PartedSource's snapshot
+// entries against sort.Slice of their state keys (key group, then the
+// prefixed key): records of 9-byte keys of two tags (BIGINT and TIMESTAMP,
+// which differ in the first byte), some with parts under the second name,
+// in small chunks.
+func TestRecordsPartsWriteOrder(t *testing.T) {
+	for _, withParts := range []bool{false, true} {
+		own := newPartOwner()
+		rec, err := NewRecords(RecordOptions{Name: "lists", OperatorID: "op", Budget: 64 << 20, RecordBytes: 100, Exclusive: true}, own)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Attach(openStore(t, filepath.Join(t.TempDir(), "work")), false); err != nil {
+			t.Fatal(err)
+		}
+		rec.chunk = 500
+		var want [][]byte
+		for i := range 3000 {
+			v := types.BigIntValue(int64(i * 7919 % 3001))
+			if i%2 == 1 {
+				v = types.TimestampValue(int64(i))
+			}
+			key := AppendValue(nil, v)
+			slot := own.add(key)
+			rec.AddedKey(slot, key)
+			n := 1
+			if withParts && i%5 == 0 {
+				n = 2*partVals + 1 // parts 0, 1 and 2
+			}
+			for j := range n {
+				own.vals[slot] = append(own.vals[slot], int64(j))
+			}
+			kg := binary.BigEndian.AppendUint16(nil, uint16(KeyGroup(key, 128)))
+			want = append(want, append(append(kg, rec.prefix...), key...))
+			for p := 1; p < int(own.nParts(slot)); p++ {
+				want = append(want, binary.BigEndian.AppendUint32(append(append(kg, rec.pprefix...), key...), uint32(p)))
+			}
+		}
+		sort.Slice(want, func(i, j int) bool { return bytes.Compare(want[i], want[j]) < 0 })
+		rec.all = true // every part of every record
+		var got [][]byte
+		err = rec.chunks(rec.live, func(slots []int32, first, end int) error {
+			ents, fixed, err := rec.sortedChunk(slots, first, end)
+			for i, e := range ents {
+				key, _ := rec.entry(ents, i, fixed)
+				got = append(got, append(binary.BigEndian.AppendUint16(nil, e.kg), key...))
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("parts %v: %d entries, want %d", withParts, len(got), len(want))
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("parts %v: entry %d is %x, want %x", withParts, i, got[i], want[i])
+			}
 		}
 	}
 }

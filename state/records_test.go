@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -113,6 +114,8 @@ func TestRecordsWriteOrder(t *testing.T) {
 			}
 			return []types.Value{types.BigIntValue(r.Int64() - 1<<62)}
 		}},
+		// Few records per key group: sorted by comparisons.
+		{"few bigints", func(int) []types.Value { return []types.Value{types.BigIntValue(r.Int64N(8000))} }},
 		{"timestamp", func(int) []types.Value { return []types.Value{types.TimestampValue(r.Int64N(1 << 45))} }},
 		{"varchar", func(int) []types.Value {
 			return []types.Value{types.StringValue(strings.Repeat("x", r.IntN(20)) + fmt.Sprint(r.Int64N(1<<30)))}
@@ -124,6 +127,18 @@ func TestRecordsWriteOrder(t *testing.T) {
 		}},
 		{"two columns", func(int) []types.Value {
 			return []types.Value{types.StringValue(fmt.Sprint(r.Int64N(100))), types.BigIntValue(r.Int64N(1000))}
+		}},
+		// Keys of one length under 9 bytes (fixed, without a high byte).
+		{"short varchar", func(int) []types.Value {
+			return []types.Value{types.StringValue(string([]byte{byte('a' + r.IntN(26)), byte('a' + r.IntN(26)), byte(1 + r.IntN(255))}))}
+		}},
+		// Keys of at most 9 bytes but of different lengths.
+		{"varchar up to 9 bytes", func(int) []types.Value {
+			return []types.Value{types.StringValue(strings.Repeat("y", r.IntN(3)) + fmt.Sprint(r.Int64N(10000)))}
+		}},
+		// Long keys whose first 8 bytes are the same.
+		{"long common prefix", func(int) []types.Value {
+			return []types.Value{types.StringValue("a-long-common-prefix-" + fmt.Sprint(r.Int64N(1<<20)))}
 		}},
 	}
 	for _, tc := range cases {
@@ -137,8 +152,8 @@ func TestRecordsWriteOrder(t *testing.T) {
 			if err := rec.Attach(st, false); err != nil {
 				t.Fatal(err)
 			}
-			rec.chunk = 1000 // many chunks
-			for i := range 20000 {
+			rec.chunk = 5000 // many chunks, key groups of more than radixMin records
+			for i := range 60000 {
 				vals := tc.key(i)
 				key := AppendValue(nil, vals[0])
 				for _, v := range vals[1:] {
@@ -148,6 +163,7 @@ func TestRecordsWriteOrder(t *testing.T) {
 					continue
 				}
 				slot := own.add(key)
+				own.vals[slot] = int64(i)
 				if k := vals[0].Kind(); len(vals) == 1 && k != types.KindNull && k != types.KindVarchar {
 					rec.AddedInt(slot, k, vals[0].Int())
 				} else {
@@ -158,10 +174,18 @@ func TestRecordsWriteOrder(t *testing.T) {
 				}
 			}
 			want := rec.nChange
-			if want < 10000 {
+			if want < 4000 {
 				t.Fatalf("only %d changed records", want)
 			}
-			var prev []byte
+			// The reference: every changed record's (key group, key),
+			// sorted by sort.Slice.
+			var ref [][]byte
+			for slot, key := range own.keys {
+				if key != nil && rec.changed[slot>>6]&(1<<(slot&63)) != 0 {
+					ref = append(ref, append(binary.BigEndian.AppendUint16(nil, uint16(KeyGroup(key, 128))), key...))
+				}
+			}
+			sort.Slice(ref, func(i, j int) bool { return bytes.Compare(ref[i], ref[j]) < 0 })
 			n := 0
 			err = rec.chunks(rec.changed, func(slots []int32, first, end int) error {
 				for i, slot := range slots {
@@ -169,20 +193,26 @@ func TestRecordsWriteOrder(t *testing.T) {
 						return fmt.Errorf("chunk [%d, %d): slot %d of key group %d at %d, after slot %d", first, end, slot, kg, i, slots[max(i-1, 0)])
 					}
 				}
-				ents, err := rec.sortedChunk(slots)
+				ents, fixed, err := rec.sortedChunk(slots, first, end)
 				if err != nil {
 					return err
 				}
-				for _, e := range ents {
-					key := rec.gbuf[e.koff+uint32(len(rec.prefix)) : e.koff+e.klen]
+				for i, e := range ents {
+					pkey, val := rec.entry(ents, i, fixed)
+					if !bytes.HasPrefix(pkey, rec.prefix) {
+						return fmt.Errorf("key %x without the prefix %x", pkey, rec.prefix)
+					}
+					key := pkey[len(rec.prefix):]
 					if kg := KeyGroup(key, 128); int(e.kg) != kg {
 						return fmt.Errorf("key %x in key group %d, want %d", key, e.kg, kg)
 					}
 					full := append(binary.BigEndian.AppendUint16(nil, e.kg), key...)
-					if n > 0 && bytes.Compare(prev, full) >= 0 {
-						return fmt.Errorf("record %d of %d is out of key order (or listed twice)", n, want)
+					if n >= len(ref) || !bytes.Equal(full, ref[n]) {
+						return fmt.Errorf("record %d of %d is %x, want the reference's %x", n, want, full, ref[min(n, len(ref)-1)])
 					}
-					prev = full
+					if v, _ := binary.Varint(val); v != own.vals[own.index[string(key)]] {
+						return fmt.Errorf("key %x: record %d, want %d", key, v, own.vals[own.index[string(key)]])
+					}
 					n++
 				}
 				return nil
