@@ -43,7 +43,12 @@ type writeCache struct {
 	dirty   int // number of dirty entries
 	// dirtyList holds the slots of the dirty entries (and of slots freed
 	// since they were listed), so that a flush visits only them: a scan
-	// flushes the cache, and most scans find few entries dirty.
+	// flushes the cache, and most scans find few entries dirty. Only a
+	// dirty entry is flagged listed, so once no entry is dirty the list
+	// holds only freed slots and is emptied (pruneListed): entries
+	// dropped with their operator's state (dropPrefix) are never flushed,
+	// and without that the list grew by every key deleted between two
+	// replacements of the state.
 	dirtyList []int32
 }
 
@@ -160,6 +165,20 @@ func (c *writeCache) dropPrefix(prefix []byte) {
 		}
 		c.remove(int32(i))
 	}
+	c.pruneListed()
+}
+
+// pruneListed drops the freed slots from dirtyList: all of it when no
+// entry is dirty, else the slots no longer flagged listed (a slot freed and
+// listed again since stays, once: dirtyEntries takes it once).
+func (c *writeCache) pruneListed() {
+	if c.dirty == 0 {
+		c.dirtyList = c.dirtyList[:0]
+		return
+	}
+	c.dirtyList = slices.DeleteFunc(c.dirtyList, func(i int32) bool {
+		return c.entries[i].flags&flagListed == 0
+	})
 }
 
 // remove frees entry i.

@@ -155,6 +155,7 @@ func (s *Store) Flush() error {
 		return err
 	}
 	if s.cache.dirty == 0 {
+		s.cache.pruneListed() // only freed slots are listed
 		return nil
 	}
 	s.dirtyBuf = s.cache.dirtyEntries(s.dirtyBuf)

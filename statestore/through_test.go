@@ -1,6 +1,7 @@
 package statestore
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 )
@@ -61,6 +62,74 @@ func TestPutThrough(t *testing.T) {
 	for k, v := range want {
 		if got[k] != v {
 			t.Fatalf("restored %v, want %v", got, want)
+		}
+	}
+}
+
+// TestReplaceAllForgetsDroppedDirty: keys deleted through the cache and
+// then dropped by ReplaceAll leave no trace in the cache's list of dirty
+// entries, round after round, whether or not another operator's entries
+// are dirty at the time; what the stores hold stays right.
+func TestReplaceAllForgetsDroppedDirty(t *testing.T) {
+	s := openTest(t, Options{CacheBytes: 1 << 20, MaxParallelism: 8})
+	sp, err := s.Space("op")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := s.Space("other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const keys = 200
+	for round := range 30 {
+		for i := range keys {
+			// New keys each round, so that freed cache slots are reused.
+			if err := sp.Delete(i%8, []byte(fmt.Sprintf("r%02d-k%03d", round, i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		withOther := round%2 == 1
+		if withOther {
+			if err := other.Put(round%8, []byte(fmt.Sprintf("o%02d", round)), []byte("v")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := sp.ReplaceAll(); err != nil {
+			t.Fatal(err)
+		}
+		if err := sp.PutThrough(round%8, []byte(fmt.Sprintf("r%02d-k000", round)), []byte("live")); err != nil {
+			t.Fatal(err)
+		}
+		if n, want := len(s.cache.dirtyList), s.cache.dirty; n != want {
+			t.Fatalf("round %d: %d slots listed dirty after ReplaceAll, want %d (the dirty entries)", round, n, want)
+		}
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(s.cache.dirtyList); n != 0 {
+			t.Fatalf("round %d: %d slots listed dirty after a flush", round, n)
+		}
+	}
+	if c := cap(s.cache.dirtyList); c > 2*keys {
+		t.Errorf("dirty list capacity %d after 30 rounds of %d deleted keys", c, keys)
+	}
+	// op holds only the last round's write; other every odd round's key.
+	got := map[string]string{}
+	for kg := range 8 {
+		err := sp.Scan(kg, nil, nil, false, func(k, v []byte) (bool, error) {
+			got[string(k)] = string(v)
+			return true, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(got) != 1 || got["r29-k000"] != "live" {
+		t.Errorf("op holds %v, want r29-k000=live", got)
+	}
+	for round := 1; round < 30; round += 2 {
+		if _, ok, err := other.Get(round%8, []byte(fmt.Sprintf("o%02d", round))); err != nil || !ok {
+			t.Errorf("other's key of round %d: found %v (%v)", round, ok, err)
 		}
 	}
 }
