@@ -79,7 +79,8 @@ type Records struct {
 	nChange int
 	extra   int64 // memory the operator holds beyond RecordBytes a record (SetExtraBytes)
 
-	// Snapshot buffers, kept between snapshots and counted in the budget.
+	// Snapshot buffers, kept between snapshots and counted in the budget;
+	// trimBuffers releases those that one snapshot used less than half of.
 	starts  []int32  // per key group: how many records precede it (chunks)
 	kgChunk []uint16 // per key group: its chunk
 	bounds  []int32  // per chunk: its first key group; then maxParallelism
@@ -93,6 +94,8 @@ type Records struct {
 	gbuf    []byte   // the chunk's keys and records in sorted order (gather)
 	key     []byte   // prefix | key for a store call
 	hb      []byte   // keys encoded for hashing
+	// The most of each snapshot buffer one chunk of this snapshot used.
+	usedK, usedV, usedG, usedE int
 
 	// The state TTL (RecordOptions.TTL), in memory and with a store.
 	ttl       int64    // ms; 0: records never expire
@@ -679,12 +682,49 @@ func (r *Records) Snapshot() error {
 		bitsOf = r.live
 	}
 	r.all = all
+	r.usedK, r.usedV, r.usedG, r.usedE = 0, 0, 0, 0
 	if err := r.chunks(bitsOf, r.writeChunk); err != nil {
 		return fmt.Errorf("state %s: %w", r.opts.Name, err)
 	}
+	r.trimBuffers()
 	clear(r.changed)
 	r.nChange = 0
 	return nil
+}
+
+// trimMin is the capacity (bytes) up to which a snapshot buffer is kept
+// whatever a snapshot used of it.
+const trimMin = 64 << 10
+
+// trimBuffers releases each snapshot buffer of which the snapshot just
+// written used less than half (and that is over trimMin), so that the
+// buffers follow the number of records that change between checkpoints
+// and not its peak: the keys held may swing with the input (an interval
+// join's with the gaps between watermarks), and buffers kept at a swing's
+// size raised the memory of every later checkpoint, and with it the Go
+// heap's target. The next snapshot that needs more grows them again: an
+// allocation per checkpoint at most, never per record.
+func (r *Records) trimBuffers() {
+	const entBytes = 32
+	trim := func(capBytes, usedBytes int) bool { return capBytes > trimMin && capBytes > 2*usedBytes }
+	if trim(cap(r.kbuf), r.usedK) {
+		r.kbuf = nil
+	}
+	if trim(cap(r.vbuf), r.usedV) {
+		r.vbuf = nil
+	}
+	if trim(cap(r.gbuf), r.usedG) {
+		r.gbuf = nil
+	}
+	if trim(cap(r.ents)*entBytes, r.usedE*entBytes) {
+		r.ents = nil
+	}
+	if trim(cap(r.spare)*entBytes, r.usedE*entBytes) {
+		r.spare = nil
+	}
+	if trim(cap(r.slots)*4, len(r.slots)*4) {
+		r.slots = nil
+	}
 }
 
 // chunks calls fn for the records whose bit is set in set, a chunk of
@@ -710,6 +750,7 @@ func (r *Records) chunks(set []uint64, fn func(slots []int32, first, end int) er
 	}
 	total := int(r.starts[maxPar])
 	if total == 0 {
+		r.slots = r.slots[:0]
 		return nil
 	}
 	r.kgChunk = slices.Grow(r.kgChunk[:0], maxPar)[:maxPar]
@@ -816,7 +857,8 @@ func (r *Records) sortedChunk(slots []int32) ([]recEnt, error) {
 		}
 		r.setStored(slot, n)
 	}
-	r.kbuf, r.vbuf = kb, vb
+	r.kbuf, r.vbuf, r.ents = kb, vb, ents // ents grew past n with parts
+	r.usedK, r.usedV, r.usedE = max(r.usedK, len(kb)), max(r.usedV, len(vb)), max(r.usedE, len(ents))
 	if len(kb) > math.MaxUint32 || len(vb) > math.MaxUint32 {
 		return nil, fmt.Errorf("the records of %d keys to write exceed 4 GiB", len(ents))
 	}
@@ -863,6 +905,7 @@ func (r *Records) gather(ents []recEnt) {
 		e.koff, e.voff = off, off+e.klen
 	}
 	r.gbuf = out
+	r.usedG = max(r.usedG, len(out))
 }
 
 // fixedKey splits a key of at most 9 bytes into a high byte and a number
