@@ -426,7 +426,10 @@ func (r *Records) Changed(slot int32) {
 // Removed tells Records that slot's record is gone (call it while
 // AppendRecordKey still gives its key): the stored record is deleted at
 // once, in the store's write-back cache, so that a later Load of the key
-// does not find it.
+// does not find it; once flushed, the cache forgets the key
+// (Space.DeleteUncached): the operator's records are in its memory, and
+// an emptied key the cache kept as a miss would stay until the budget
+// evicted it.
 func (r *Records) Removed(slot int32) error {
 	if r.ttl > 0 {
 		r.wt[slot] = -1
@@ -445,7 +448,7 @@ func (r *Records) Removed(slot int32) error {
 	}
 	r.key = r.src.AppendRecordKey(append(r.key[:0], r.prefix...), slot)
 	kg := int(r.kgs[slot])
-	if err := r.sp.Delete(kg, r.key); err != nil {
+	if err := r.sp.DeleteUncached(kg, r.key); err != nil {
 		return fmt.Errorf("state %s: %w", r.opts.Name, err)
 	}
 	if r.parted != nil {
@@ -472,7 +475,7 @@ func (r *Records) partKey(dst, key []byte, p int32) []byte {
 func (r *Records) deleteParts(kg int, key []byte, from, to int32) error {
 	for p := from; p < to; p++ {
 		r.pk = r.partKey(r.pk[:0], key, p)
-		if err := r.sp.Delete(kg, r.pk); err != nil {
+		if err := r.sp.DeleteUncached(kg, r.pk); err != nil {
 			return err
 		}
 	}

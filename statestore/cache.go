@@ -15,6 +15,7 @@ const (
 	flagAbsent                   // the key has no value (a delete, or a cached miss)
 	flagRef                      // recently used (CLOCK eviction)
 	flagListed                   // in writeCache.dirtyList
+	flagForget                   // removed once flushed (Space.DeleteUncached)
 )
 
 // cacheEntry is one cached key. A free slot has an empty key and flags 0 and
@@ -112,9 +113,14 @@ func (c *writeCache) insert(key []byte, value []byte, flags uint8) *cacheEntry {
 }
 
 // set overwrites an existing entry with value (nil value and absent=true
-// for a delete) and marks it dirty.
-func (c *writeCache) set(e *cacheEntry, value []byte, absent bool) {
+// for a delete) and marks it dirty; with forget, the flush that writes it
+// removes it.
+func (c *writeCache) set(e *cacheEntry, value []byte, absent, forget bool) {
 	before := e.size()
+	e.flags &^= flagForget
+	if forget {
+		e.flags |= flagForget
+	}
 	if absent {
 		e.value = e.value[:0]
 		e.flags |= flagAbsent
@@ -144,10 +150,15 @@ func (c *writeCache) dirtyEntries(buf []int32) []int32 {
 	return buf
 }
 
-// markClean clears the dirty flag of every entry (after a successful flush).
+// markClean clears the dirty flag of every entry (after a successful
+// flush), and removes those to forget once flushed.
 func (c *writeCache) markClean(idx []int32) {
 	for _, i := range idx {
-		c.entries[i].flags &^= flagDirty
+		e := &c.entries[i]
+		e.flags &^= flagDirty
+		if e.flags&flagForget != 0 {
+			c.remove(i)
+		}
 	}
 	c.dirty = 0
 }
