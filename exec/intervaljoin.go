@@ -822,11 +822,12 @@ const sweepBlockLen = 256
 
 type sweepBlock [sweepBlockLen]ijSweep
 
-// sweepBucket is a bucket's sweeps: n of them, in blocks, all full but
-// the last.
+// sweepBucket is a bucket's sweeps, in blocks, all full but the last
+// (tail, with room for room more); no blocks when empty.
 type sweepBucket struct {
 	blocks []*sweepBlock
-	n      int
+	tail   *sweepBlock
+	room   int
 }
 
 // bucket returns the bucket of time at.
@@ -847,24 +848,31 @@ func (q *sweepQueue) push(e ijSweep) {
 	q.add(&q.b[i], e)
 }
 
-// add appends e to bucket b, taking a block from the pool when b's last
-// is full.
+// add appends e to bucket b.
 func (q *sweepQueue) add(b *sweepBucket, e ijSweep) {
-	j := b.n % sweepBlockLen
-	if j == 0 {
-		var blk *sweepBlock
-		if k := len(q.free); k > 0 {
-			blk = q.free[k-1]
-			q.free[k-1] = nil
-			q.free = q.free[:k-1]
-		} else {
-			blk = new(sweepBlock)
-			q.blocks++
-		}
-		b.blocks = append(b.blocks, blk)
+	if b.room == 0 {
+		q.grow(b)
 	}
-	b.blocks[len(b.blocks)-1][j] = e
-	b.n++
+	b.tail[sweepBlockLen-b.room] = e
+	b.room--
+}
+
+// grow gives bucket b a new empty tail block from the pool. Not inlined,
+// so that add is.
+//
+//go:noinline
+func (q *sweepQueue) grow(b *sweepBucket) {
+	var blk *sweepBlock
+	if k := len(q.free); k > 0 {
+		blk = q.free[k-1]
+		q.free[k-1] = nil
+		q.free = q.free[:k-1]
+	} else {
+		blk = new(sweepBlock)
+		q.blocks++
+	}
+	b.blocks = append(b.blocks, blk)
+	b.tail, b.room = blk, sweepBlockLen
 }
 
 // empty gives bucket b's blocks back to the pool.
@@ -872,12 +880,15 @@ func (q *sweepQueue) empty(b *sweepBucket) {
 	q.free = append(q.free, b.blocks...)
 	clear(b.blocks)
 	b.blocks = b.blocks[:0]
-	b.n = 0
+	b.tail, b.room = nil, 0
 }
 
 // block returns the sweeps in bucket b's block k.
 func (b *sweepBucket) block(k int) []ijSweep {
-	return b.blocks[k][:min(b.n-k*sweepBlockLen, sweepBlockLen)]
+	if k == len(b.blocks)-1 {
+		return b.tail[:sweepBlockLen-b.room]
+	}
+	return b.blocks[k][:]
 }
 
 // due calls fn for every sweep at or before wm (fn may push more).
@@ -897,7 +908,7 @@ func (q *sweepQueue) due(wm int64, fn func(ijSweep) error) error {
 			}
 		}
 		i := 1
-		for i < len(q.b) && q.b[i].n == 0 {
+		for i < len(q.b) && len(q.b[i].blocks) == 0 {
 			i++
 		}
 		if i == len(q.b) {
@@ -928,7 +939,7 @@ func (q *sweepQueue) due(wm int64, fn func(ijSweep) error) error {
 			b.blocks[k] = nil
 		}
 		b.blocks = b.blocks[:0]
-		b.n = 0
+		b.tail, b.room = nil, 0
 	}
 }
 
