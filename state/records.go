@@ -116,7 +116,8 @@ type Records struct {
 	nChange  int
 	extra    int64 // memory the operator holds beyond RecordBytes a record (SetExtraBytes)
 
-	// Snapshot buffers, kept between snapshots and counted in the budget.
+	// Snapshot buffers, kept between snapshots and counted in the budget;
+	// trimBuffers releases those that one snapshot used less than half of.
 	starts  []int32  // per key group: how many records precede it (chunks)
 	kgChunk []uint16 // per key group: its chunk
 	bounds  []int32  // per chunk: its first key group; then maxParallelism
@@ -133,6 +134,8 @@ type Records struct {
 	gbuf    []byte   // the chunk's records (with their prefixed keys unless fixed) in sorted order (gather)
 	key     []byte   // prefix | key for a store call
 	hb      []byte   // keys encoded for hashing
+	// The most of each snapshot buffer one chunk of this snapshot used.
+	usedK, usedV, usedG, usedE int
 
 	// The state TTL (RecordOptions.TTL), in memory and with a store.
 	ttl       int64    // ms; 0: records never expire
@@ -745,7 +748,10 @@ func (r *Records) Changed(slot int32) {
 // Removed tells Records that slot's record is gone (call it while
 // AppendRecordKey still gives its key): the stored record is deleted at
 // once, in the store's write-back cache, so that a later Load of the key
-// does not find it.
+// does not find it; once flushed, the cache forgets the key
+// (Space.DeleteUncached): the operator's records are in its memory, and
+// an emptied key the cache kept as a miss would stay until the budget
+// evicted it.
 func (r *Records) Removed(slot int32) error {
 	if r.ttl > 0 {
 		r.wt[slot] = -1
@@ -765,7 +771,7 @@ func (r *Records) Removed(slot int32) error {
 	r.untouch(w, bit)
 	r.key = r.src.AppendRecordKey(append(r.key[:0], r.prefix...), slot)
 	kg := int(r.kgs[slot])
-	if err := r.sp.Delete(kg, r.key); err != nil {
+	if err := r.sp.DeleteUncached(kg, r.key); err != nil {
 		return fmt.Errorf("state %s: %w", r.opts.Name, err)
 	}
 	if r.IsDelta(slot) {
@@ -838,7 +844,7 @@ func (r *Records) partKey(dst, key []byte, p int32) []byte {
 func (r *Records) deleteParts(kg int, key []byte, from, to int32) error {
 	for p := from; p < to; p++ {
 		r.pk = r.partKey(r.pk[:0], key, p)
-		if err := r.sp.Delete(kg, r.pk); err != nil {
+		if err := r.sp.DeleteUncached(kg, r.pk); err != nil {
 			return err
 		}
 	}
@@ -1256,9 +1262,11 @@ func (r *Records) Snapshot() error {
 		bitsOf = r.live
 	}
 	r.all = all
+	r.usedK, r.usedV, r.usedG, r.usedE = 0, 0, 0, 0
 	if err := r.chunks(bitsOf, r.writeChunk); err != nil {
 		return fmt.Errorf("state %s: %w", r.opts.Name, err)
 	}
+	r.trimBuffers()
 	clear(r.changed)
 	r.nChange = 0
 	return r.deltasDone()
@@ -1306,6 +1314,48 @@ func (r *Records) deltasDone() error {
 	return nil
 }
 
+// trimMin is the capacity (bytes) up to which a snapshot buffer is kept
+// whatever a snapshot used of it.
+const trimMin = 64 << 10
+
+// trimBuffers releases each snapshot buffer of which the snapshot just
+// written used less than half (and that is over trimMin), so that the
+// buffers follow the number of records that change between checkpoints
+// and not its peak: the keys held may swing with the input (an interval
+// join's with the gaps between watermarks), and buffers kept at a swing's
+// size raised the memory of every later checkpoint, and with it the Go
+// heap's target. The next snapshot that needs more grows them again: an
+// allocation per checkpoint at most, never per record.
+func (r *Records) trimBuffers() {
+	const entBytes = int(unsafe.Sizeof(recEnt{}))
+	trim := func(capBytes, usedBytes int) bool { return capBytes > trimMin && capBytes > 2*usedBytes }
+	if trim(cap(r.kbuf), r.usedK) {
+		r.kbuf = nil
+	}
+	if trim(cap(r.vbuf), r.usedV) {
+		r.vbuf = nil
+	}
+	if trim(cap(r.gbuf), r.usedG) {
+		r.gbuf = nil
+	}
+	if trim(cap(r.ents)*entBytes, r.usedE*entBytes) {
+		r.ents = nil
+	}
+	if trim(cap(r.spare)*entBytes, r.usedE*entBytes) {
+		r.spare = nil
+	}
+	if trim(cap(r.slots)*4, len(r.slots)*4) {
+		r.slots = nil
+	}
+	// One offset per entry and one more.
+	if trim(cap(r.koffs)*4, (r.usedE+1)*4) {
+		r.koffs = nil
+	}
+	if trim(cap(r.voffs)*4, (r.usedE+1)*4) {
+		r.voffs = nil
+	}
+}
+
 // chunks calls fn for the records whose bit is set in set, a chunk of
 // whole key groups [first, end) at a time, in ascending key-group order:
 // each chunk holds at least chunkEntries records, or the rest. fn gets the
@@ -1329,6 +1379,7 @@ func (r *Records) chunks(set []uint64, fn func(slots []int32, first, end int) er
 	}
 	total := int(r.starts[maxPar])
 	if total == 0 {
+		r.slots = r.slots[:0]
 		return nil
 	}
 	r.kgChunk = slices.Grow(r.kgChunk[:0], maxPar)[:maxPar]
@@ -1485,6 +1536,7 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 	koffs = append(koffs, uint32(len(kb)))
 	voffs = append(voffs, uint32(len(vb)))
 	r.kbuf, r.vbuf, r.koffs, r.voffs, r.ents = kb, vb, koffs, voffs, ents
+	r.usedK, r.usedV, r.usedE = max(r.usedK, len(kb)), max(r.usedV, len(vb)), max(r.usedE, len(ents))
 	if len(kb)+len(vb)+len(ents)*max(len(r.prefix), len(r.pprefix), len(r.dprefix)) > math.MaxUint32 {
 		return nil, 0, fmt.Errorf("the records of %d keys to write exceed 4 GiB", len(ents))
 	}
@@ -1611,6 +1663,7 @@ func (r *Records) gather(ents []recEnt, fixed bool) {
 		e.idx = uint32(len(out))
 	}
 	r.gbuf = out
+	r.usedG = max(r.usedG, len(out))
 }
 
 // fixedKey splits a key of at most 9 bytes into a high byte and a number

@@ -15,6 +15,7 @@ const (
 	flagAbsent                   // the key has no value (a delete, or a cached miss)
 	flagRef                      // recently used (CLOCK eviction)
 	flagListed                   // in writeCache.dirtyList
+	flagForget                   // removed once flushed (Space.DeleteUncached)
 )
 
 // cacheEntry is one cached key. A free slot has an empty key and flags 0 and
@@ -43,7 +44,12 @@ type writeCache struct {
 	dirty   int // number of dirty entries
 	// dirtyList holds the slots of the dirty entries (and of slots freed
 	// since they were listed), so that a flush visits only them: a scan
-	// flushes the cache, and most scans find few entries dirty.
+	// flushes the cache, and most scans find few entries dirty. Only a
+	// dirty entry is flagged listed, so once no entry is dirty the list
+	// holds only freed slots and is emptied (pruneListed): entries
+	// dropped with their operator's state (dropPrefix) are never flushed,
+	// and without that the list grew by every key deleted between two
+	// replacements of the state.
 	dirtyList []int32
 }
 
@@ -107,9 +113,14 @@ func (c *writeCache) insert(key []byte, value []byte, flags uint8) *cacheEntry {
 }
 
 // set overwrites an existing entry with value (nil value and absent=true
-// for a delete) and marks it dirty.
-func (c *writeCache) set(e *cacheEntry, value []byte, absent bool) {
+// for a delete) and marks it dirty; with forget, the flush that writes it
+// removes it.
+func (c *writeCache) set(e *cacheEntry, value []byte, absent, forget bool) {
 	before := e.size()
+	e.flags &^= flagForget
+	if forget {
+		e.flags |= flagForget
+	}
 	if absent {
 		e.value = e.value[:0]
 		e.flags |= flagAbsent
@@ -139,10 +150,15 @@ func (c *writeCache) dirtyEntries(buf []int32) []int32 {
 	return buf
 }
 
-// markClean clears the dirty flag of every entry (after a successful flush).
+// markClean clears the dirty flag of every entry (after a successful
+// flush), and removes those to forget once flushed.
 func (c *writeCache) markClean(idx []int32) {
 	for _, i := range idx {
-		c.entries[i].flags &^= flagDirty
+		e := &c.entries[i]
+		e.flags &^= flagDirty
+		if e.flags&flagForget != 0 {
+			c.remove(i)
+		}
 	}
 	c.dirty = 0
 }
@@ -160,6 +176,20 @@ func (c *writeCache) dropPrefix(prefix []byte) {
 		}
 		c.remove(int32(i))
 	}
+	c.pruneListed()
+}
+
+// pruneListed drops the freed slots from dirtyList: all of it when no
+// entry is dirty, else the slots no longer flagged listed (a slot freed and
+// listed again since stays, once: dirtyEntries takes it once).
+func (c *writeCache) pruneListed() {
+	if c.dirty == 0 {
+		c.dirtyList = c.dirtyList[:0]
+		return
+	}
+	c.dirtyList = slices.DeleteFunc(c.dirtyList, func(i int32) bool {
+		return c.entries[i].flags&flagListed == 0
+	})
 }
 
 // remove frees entry i.

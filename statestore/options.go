@@ -53,6 +53,10 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// maxManifestBytes is the size past which a store's Pebble starts a new
+// MANIFEST (see pebbleOptions).
+const maxManifestBytes = 8 << 10
+
 // pebbleOptions returns the Pebble options used for every state database,
 // with log as its logger and event listener.
 func (o Options) pebbleOptions(log *storeLogger) *pebble.Options {
@@ -87,6 +91,16 @@ func (o Options) pebbleOptions(log *storeLogger) *pebble.Options {
 		// level is rewritten, at a small read cost for keys loaded back.
 		L0CompactionThreshold: 8,
 		L0StopWritesThreshold: 64,
+		// Every checkpoint adds a few version edits to the MANIFEST, and
+		// Pebble's Checkpoint copies the whole MANIFEST record by record
+		// with a 32 KiB buffer each (Go's io.Copy): at the default 128 MiB
+		// before a new MANIFEST starts, the copy grew with the job's age
+		// (W10 after 5 minutes: 300 records, 10 MB of garbage a subtask at
+		// every checkpoint, a third of all its allocation) and with it the
+		// Go heap's peaks. A new MANIFEST starts once this one passes
+		// maxManifestBytes and holds more edits than the version has files
+		// (Pebble's rule), so it stays a few dozen records long.
+		MaxManifestFileSize: maxManifestBytes,
 	}
 	// Bloom filters in every level: keyed state that outgrows the cache
 	// looks up keys that were never written (a join's new rows), which

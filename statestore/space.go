@@ -96,6 +96,20 @@ func (sp *Space) Delete(keyGroup int, key []byte) error {
 	return sp.s.put(k, nil, true)
 }
 
+// DeleteUncached is Delete for a caller that keeps the key's state in
+// memory and does not read it back from the store soon (state.Records):
+// the deletion waits in the cache like any write until the next flush,
+// which then drops the key from the cache instead of keeping it as a
+// cached miss. Keys deleted so do not fill the cache with misses nobody
+// looks up (an interval join deletes a key each time it empties).
+func (sp *Space) DeleteUncached(keyGroup int, key []byte) error {
+	k, err := sp.encode(keyGroup, key)
+	if err != nil {
+		return err
+	}
+	return sp.s.write(k, nil, true, true)
+}
+
 // Scan calls fn for the entries of keyGroup whose keys lie in [lower,
 // upper), in ascending key order, or descending with reverse. A nil upper
 // means the end of the key group. It flushes the cache first, so it sees

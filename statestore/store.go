@@ -155,6 +155,7 @@ func (s *Store) Flush() error {
 		return err
 	}
 	if s.cache.dirty == 0 {
+		s.cache.pruneListed() // only freed slots are listed
 		return nil
 	}
 	s.dirtyBuf = s.cache.dirtyEntries(s.dirtyBuf)
@@ -290,6 +291,12 @@ func (s *Store) get(key []byte) ([]byte, bool, error) {
 
 // put sets (or, with absent, deletes) an encoded key in the cache.
 func (s *Store) put(key, value []byte, absent bool) error {
+	return s.write(key, value, absent, false)
+}
+
+// write is put; with forget, the flush that writes the key to Pebble also
+// drops it from the cache (as an eviction would).
+func (s *Store) write(key, value []byte, absent, forget bool) error {
 	if e := s.cache.lookup(key); e != nil {
 		if grow := int64(len(value) - cap(e.value)); grow > 0 && s.cache.wouldOverflow(grow) {
 			// Make room first. Eviction may remove e itself (once
@@ -299,20 +306,23 @@ func (s *Store) put(key, value []byte, absent bool) error {
 			}
 			e = s.cache.lookup(key)
 			if e == nil {
-				return s.insertNew(key, value, absent)
+				return s.insertNew(key, value, absent, forget)
 			}
 		}
-		s.cache.set(e, value, absent)
+		s.cache.set(e, value, absent, forget)
 		return nil
 	}
-	return s.insertNew(key, value, absent)
+	return s.insertNew(key, value, absent, forget)
 }
 
-func (s *Store) insertNew(key, value []byte, absent bool) error {
+func (s *Store) insertNew(key, value []byte, absent, forget bool) error {
 	if err := s.makeRoom(int64(len(key)+len(value)) + entryOverhead); err != nil {
 		return err
 	}
 	flags := flagDirty
+	if forget {
+		flags |= flagForget
+	}
 	if absent {
 		flags |= flagAbsent
 		value = nil
