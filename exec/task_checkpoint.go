@@ -49,7 +49,7 @@ func (t *task) restore() error {
 					return err
 				}
 				restored = true
-				if layout := r.Meta.KeyLayoutOf(); layout != state.KeyLayout {
+				if layout := r.Meta.KeyLayoutOf(); !state.ReadsLayout(layout) {
 					st, err = t.migrateState(r, spec, keyed, layout, work, sopts)
 				} else if old.Parallelism == t.v.Parallelism {
 					if dir, ok := r.SubtaskDir(spec.ID, t.subtask); ok {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/weir-sql/weir/checkpoint"
 	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/state"
 )
 
 // keyLayout1Script is the query of the savepoint in testdata/keylayout1,
@@ -98,5 +99,42 @@ func TestRestoreKeyLayout1Savepoint(t *testing.T) {
 				t.Fatalf("%d of %d keys differ from the batch answer, e.g.\n%s", len(bad), len(want), strings.Join(bad[:min(5, len(bad))], "\n"))
 			}
 		})
+	}
+}
+
+// TestRestoreRefusesNewerKeyLayout restores the layout 1 savepoint with its
+// _metadata rewritten to say a key layout newer than this build's (as a
+// checkpoint of a later Weir, with records this build does not know, would
+// be): the restore fails with an error naming the layout, instead of
+// starting from state read without those records.
+func TestRestoreRefusesNewerKeyLayout(t *testing.T) {
+	dir := t.TempDir()
+	sp := filepath.Join(dir, "savepoint")
+	if err := os.CopyFS(sp, os.DirFS(filepath.Join("testdata", "keylayout1", "savepoint"))); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(sp, checkpoint.MetadataFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := checkpoint.DecodeMetadata(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.FormatVersion = checkpoint.FormatVersion
+	m.KeyLayout = state.KeyLayout + 1
+	if data, err = checkpoint.EncodeMetadata(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, stderr bytes.Buffer
+	s := New(connector.Env{Stdout: &out, Stderr: &stderr})
+	err = s.RunScript(context.Background(), keyLayout1Script(dir, 2), RunOptions{JobName: "q", Restore: sp})
+	want := fmt.Sprintf("key layout %d, which this build cannot read", state.KeyLayout+1)
+	if err == nil || !strings.Contains(err.Error()+stderr.String(), want) {
+		t.Fatalf("restore of a newer key layout: %v\n%s\nwant an error with %q", err, stderr.String(), want)
 	}
 }

@@ -15,8 +15,19 @@ import (
 // op | key group | key | state name | len(state name). Layout 2 is this
 // package's: key groups by KeyGroup over the order-preserving encoding and
 // keys op | key group | len(state name) | state name | key (see
-// MigrateLayout1).
-const KeyLayout = 2
+// MigrateLayout1). Layout 3 is layout 2 with records that a build of
+// layout 2 does not know and would silently skip: a regular join's blind
+// writes (deltas under a side's name + DeltaSuffix, DeltaSource) and
+// COUNT(DISTINCT) values as records of their own. A build of layout 2
+// refuses a checkpoint of layout 3 (one it can neither read as it is nor
+// migrate) with an error that names the layouts, instead of losing those
+// records; this build reads layouts 2 and 3 as they are (ReadsLayout).
+const KeyLayout = 3
+
+// ReadsLayout reports whether this build restores state written in key
+// layout l as it is stored (layout 1 is migrated: MigrateLayout1; a later
+// layout is refused).
+func ReadsLayout(l int) bool { return l == 2 || l == KeyLayout }
 
 // The xxhash64 primes.
 const (

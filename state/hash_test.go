@@ -39,3 +39,21 @@ func TestHashIntKey(t *testing.T) {
 		}
 	}
 }
+
+// TestReadsLayout pins which key layouts a restore reads as they are: 2
+// (before blind-write deltas and DISTINCT value records) and the current
+// one; layout 1 is migrated, and a later layout (a newer build's) must be
+// refused rather than read without the records it added.
+func TestReadsLayout(t *testing.T) {
+	for _, tc := range []struct {
+		layout int
+		want   bool
+	}{{0, false}, {1, false}, {2, true}, {KeyLayout, true}, {KeyLayout + 1, false}} {
+		if got := ReadsLayout(tc.layout); got != tc.want {
+			t.Errorf("ReadsLayout(%d) = %v, want %v", tc.layout, got, tc.want)
+		}
+	}
+	if KeyLayout != 3 {
+		t.Errorf("KeyLayout = %d: a new layout must say here and in ReadsLayout which older ones it reads", KeyLayout)
+	}
+}
