@@ -1302,12 +1302,20 @@ const chunkEntries = 1 << 17
 // the operator's complete state instead: the store replaces the old state
 // at once rather than layering the changes over it, and writing the
 // unchanged rest costs less than merging the changes in later.
+//
+// With a TTL it then deletes the records only the store holds whose TTL
+// has passed (see sweepStored), after the writes: a record in memory is
+// stored with its current write time by then.
 func (r *Records) Snapshot() error {
+	if err := r.snapshot(); err != nil {
+		return err
+	}
+	return r.sweepStored()
+}
+
+func (r *Records) snapshot() error {
 	if r.sp == nil {
 		return nil
-	}
-	if err := r.sweepStored(); err != nil {
-		return err
 	}
 	all := r.opts.Exclusive && !r.backed && r.nChange > 0 && 2*r.nChange >= r.nLive
 	if r.parted != nil && r.storedTotal > 4*int64(r.nLive) {
