@@ -50,7 +50,7 @@ import (
 // store, Records belongs to one goroutine.
 //
 // With a TTL (RecordOptions.TTL) a record not written for the TTL expires,
-// in memory and in the store: see SetTime and Expire.
+// in memory and in the store: see SetTime, Expire and Snapshot.
 type Records struct {
 	opts   RecordOptions
 	src    RecordSource
@@ -218,9 +218,10 @@ type RecordOptions struct {
 	// TTL, if positive, expires a record not written (AddedKey, AddedInt,
 	// Changed) for this long in processing time (SetTime), as Flink's
 	// state TTL: Expire hands the operator its expired in-memory records
-	// to drop, and a stored record past its TTL is never loaded. Each
-	// record's last write time is kept in memory and stored with it, so a
-	// restore keeps it.
+	// to drop, and a stored record past its TTL is never loaded; one that
+	// only the store holds is deleted by the first Snapshot after its TTL
+	// (an index in the store, see sweepStored). Each record's last write
+	// time is kept in memory and stored with it, so a restore keeps it.
 	TTL time.Duration
 }
 
