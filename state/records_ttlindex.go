@@ -1,10 +1,12 @@
 package state
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
-	"math/bits"
+	"slices"
 )
 
 // The expiry index of the records only the store holds (with a TTL).
@@ -68,7 +70,7 @@ func (r *Records) putIdx(kg int, at int64, parts int32) error {
 		val = v[:]
 	}
 	r.noteIdx(kg, at)
-	return r.sp.Put(kg, r.tk, val)
+	return r.sp.PutThrough(kg, r.tk, val)
 }
 
 // unindex deletes the index entry of the record of key written at at
@@ -83,27 +85,51 @@ func (r *Records) unindex(kg int, at int64, key []byte) error {
 }
 
 // indexDropped writes the index entries of the records in memory, which
-// Spill is about to drop (a Snapshot just wrote them).
+// Spill is about to drop (a Snapshot just wrote them): a chunk of key
+// groups at a time (chunks), each chunk's entries sorted, so that they go
+// to the store as one ascending write-through run (an ingested sstable),
+// after the snapshot's run of records.
 func (r *Records) indexDropped() error {
-	for w, word := range r.live {
-		for word != 0 {
-			slot := int32(w<<6 | bits.TrailingZeros64(word))
-			word &= word - 1
+	if err := r.sp.CommitThrough(); err != nil {
+		return fmt.Errorf("state %s: %w", r.opts.Name, err)
+	}
+	err := r.chunks(r.live, func(slots []int32, _, _ int) error {
+		r.unidx, r.unb = r.unidx[:0], r.unb[:0]
+		for _, slot := range slots {
 			if int(slot) >= len(r.wt) || r.wt[slot] < 0 {
 				continue
 			}
-			at := r.wt[slot]
-			r.tk = append(r.tk[:0], r.tprefix...)
-			r.tk = binary.BigEndian.AppendUint64(r.tk, uint64(at)^(1<<63))
-			r.tk = r.src.AppendRecordKey(r.tk, slot)
-			parts := int32(0)
+			off := len(r.unb)
+			r.unb = r.src.AppendRecordKey(r.unb, slot)
+			e := sweepEnt{at: r.wt[slot], kg: int32(r.kgs[slot]), off: int32(off), n: int32(len(r.unb) - off)}
 			if r.parted != nil {
-				parts = r.stored[slot]
+				e.parts = r.stored[slot]
 			}
-			if err := r.putIdx(int(r.kgs[slot]), at, parts); err != nil {
-				return fmt.Errorf("state %s: %w", r.opts.Name, err)
+			r.unidx = append(r.unidx, e)
+		}
+		slices.SortFunc(r.unidx, func(a, b sweepEnt) int {
+			if c := cmp.Compare(a.kg, b.kg); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(a.at, b.at); c != 0 {
+				return c
+			}
+			return bytes.Compare(r.unb[a.off:a.off+a.n], r.unb[b.off:b.off+b.n])
+		})
+		for _, e := range r.unidx {
+			r.tk = r.idxKey(r.tk[:0], e.at, r.unb[e.off:e.off+e.n])
+			if err := r.putIdx(int(e.kg), e.at, e.parts); err != nil {
+				return err
 			}
 		}
+		return nil
+	})
+	r.unidx, r.unb = r.unidx[:0], r.unb[:0]
+	if cap(r.unb) > trimMin {
+		r.unidx, r.unb = nil, nil
+	}
+	if err != nil {
+		return fmt.Errorf("state %s: %w", r.opts.Name, err)
 	}
 	return nil
 }
