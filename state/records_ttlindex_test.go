@@ -241,6 +241,9 @@ func TestRecordsTTLSweepsStore(t *testing.T) {
 			if par > 1 && !rec2.Backed() {
 				t.Fatalf("parallelism %d: every record loaded", par)
 			}
+			if c := censusOf(t, rst, first, last); par == 1 && (rec2.Backed() || len(c.idx) != 0) {
+				t.Fatalf("all loaded (backed %v): %d index entries left", rec2.Backed(), len(c.idx))
+			}
 			r2 := run{own2, rec2}
 			advance(r2, 2100)
 			check(r2, rst, atSnap, 2100, first, last)
