@@ -157,7 +157,7 @@ type Records struct {
 	tk      []byte     // an index key
 	sweep   []sweepEnt // a batch of due index entries
 	swb     []byte     // their keys
-	unidx   []sweepEnt // a restore scan's index writes (parts < 0: a deletion)
+	unidx   []sweepEnt // index entries to write: a restore scan's (parts < 0: a deletion), a spill's chunk
 	unb     []byte     // their keys
 }
 
