@@ -177,3 +177,53 @@ func TestGroupAggStateTTL(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupAggStateTTLSpilledGroupsLeaveStore: groups spilled to the store
+// (far more groups than a 4 KiB state.cache.size keeps in memory) whose
+// keys never come again leave the operator's store, and so the next
+// checkpoint, once their TTL passed: the store holds no entry of the
+// operator after the checkpoint that follows the TTL, while the groups
+// written since are read back with their counts.
+func TestGroupAggStateTTLSpilledGroupsLeaveStore(t *testing.T) {
+	const ttl, keys = 1000, 5000
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int64) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
+	h := newGroupAggTTLHarness(t, 1, ttl*time.Millisecond, testCheckpointing(t, t.TempDir(), "ttl", nil, 1<<12))
+	for k := int64(0); k < keys; k += 100 {
+		var rows [][]types.Value
+		for i := k; i < k+100; i++ {
+			rows = append(rows, []types.Value{types.BigIntValue(i), types.BigIntValue(1)})
+		}
+		h.emit(at(0), rows)
+	}
+	h.checkpoint()
+	st := h.keyed[0].stores[0]
+	count := func() int {
+		t.Helper()
+		sp, err := st.Space("agg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for kg := range types.DefaultMaxParallelism {
+			if err := sp.Scan(kg, nil, nil, false, func(_, _ []byte) (bool, error) { n++; return true, nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return n
+	}
+	if n := count(); n < keys {
+		t.Fatalf("the store holds %d entries of %d groups: no spill", n, keys)
+	}
+	h.sink.rows = nil
+	h.emit(at(ttl+500), [][]types.Value{{types.BigIntValue(keys), types.BigIntValue(7)}})
+	h.checkpoint()
+	if n := count(); n > 3 {
+		t.Fatalf("after the TTL the store holds %d entries; want the one live group's", n)
+	}
+	h.emit(at(ttl+600), [][]types.Value{{types.BigIntValue(keys), types.BigIntValue(1)}, {types.BigIntValue(3), types.BigIntValue(1)}})
+	want := []string{"+I[5000, 1, 7]", "-U[5000, 1, 7]", "+U[5000, 2, 8]", "+I[3, 1, 1]"}
+	if got := sortedCopy(h.sink.rows); !slices.Equal(got, sortedCopy(want)) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}

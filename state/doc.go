@@ -59,5 +59,9 @@
 // sstable ingestion, replacing the state whole when most of it changed),
 // spills past the budget, looks up keys not in memory when backed, and
 // loads the records on restore when they fit. Its records are at the
-// layout of a ValueState of the same name.
+// layout of a ValueState of the same name. With a TTL, the records that
+// only the store holds (spilled, or left there by a restore) are indexed
+// by write time under the name + "+t" (write time, sign bit flipped |
+// key) in their key group, and each snapshot deletes the expired ones
+// with a range scan of the due entries (records_ttlindex.go).
 package state

@@ -50,7 +50,7 @@ import (
 // store, Records belongs to one goroutine.
 //
 // With a TTL (RecordOptions.TTL) a record not written for the TTL expires,
-// in memory and in the store: see SetTime and Expire.
+// in memory and in the store: see SetTime, Expire and Snapshot.
 type Records struct {
 	opts   RecordOptions
 	src    RecordSource
@@ -147,7 +147,36 @@ type Records struct {
 	unstamped []int32  // slots written or loaded without a time before SetTime
 	pend      []uint64 // per slot: a bit set while it is in unstamped
 	dead      [][]byte // expired stored records found by a restore scan, to delete
+
+	// The expiry index of the records held only in the store (see
+	// sweepStored): entries tprefix | write time | key in the record's key
+	// group, and per key group owned a lower bound of its entries' write
+	// times (math.MaxInt64: none), nil until the first entry.
+	tprefix []byte
+	tmin    []int64
+	tk      []byte     // an index key
+	sweep   []sweepEnt // a batch of due index entries
+	swb     []byte     // their keys
+	unidx   []sweepEnt // index entries to write: a restore scan's (parts < 0: a deletion), a spill's chunk
+	unb     []byte     // their keys
 }
+
+// sweepEnt is an index entry (of the keys in a buffer: off, n) of key
+// group kg: a record written at at, with parts parts in the store (0:
+// unknown).
+type sweepEnt struct {
+	at     int64
+	kg     int32
+	parts  int32
+	off, n int32
+}
+
+// ttlIndexSuffix ends the name under which Records with a TTL indexes the
+// records that only the store holds by write time.
+const ttlIndexSuffix = "+t"
+
+// sweepBatch is how many due index entries sweepStored reads at a time.
+const sweepBatch = 4096
 
 // ttlEnt is an entry of the expiry heap: slot's record was last written at
 // at or later (a later write leaves the entry; Expire finds it and pushes
@@ -189,9 +218,10 @@ type RecordOptions struct {
 	// TTL, if positive, expires a record not written (AddedKey, AddedInt,
 	// Changed) for this long in processing time (SetTime), as Flink's
 	// state TTL: Expire hands the operator its expired in-memory records
-	// to drop, and a stored record past its TTL is never loaded. Each
-	// record's last write time is kept in memory and stored with it, so a
-	// restore keeps it.
+	// to drop, and a stored record past its TTL is never loaded; one that
+	// only the store holds is deleted by the first Snapshot after its TTL
+	// (an index in the store, see sweepStored). Each record's last write
+	// time is kept in memory and stored with it, so a restore keeps it.
 	TTL time.Duration
 }
 
@@ -380,6 +410,7 @@ func NewRecords(opts RecordOptions, src RecordSource) (*Records, error) {
 	}
 	if opts.TTL > 0 {
 		r.ttl = max(opts.TTL.Milliseconds(), 1)
+		r.tprefix = namePrefix(opts.Name + ttlIndexSuffix)
 	}
 	if ds, ok := src.(DeltaSource); ok {
 		// Also with a TTL: deltas a restore finds are merged.
@@ -564,16 +595,30 @@ func (r *Records) loadAll(load bool) error {
 	full := !load
 	for kg := r.first; kg <= r.last; kg++ {
 		r.dead = r.dead[:0]
+		if r.ttl > 0 {
+			if err := r.firstIdx(kg); err != nil {
+				return fmt.Errorf("state %s: load: %w", r.opts.Name, err)
+			}
+		}
 		err := r.sp.Scan(kg, r.prefix, end, false, func(k, v []byte) (bool, error) {
 			at, rec, timed := splitRecTime(v)
 			if r.expiredAt(at, timed) {
 				r.dead = append(r.dead, append([]byte(nil), k...))
+				r.queueIdx(kg, at, k[len(r.prefix):], true)
 				return true, nil
 			}
 			r.filter.add(k)
 			if full || r.nLive >= limit {
 				full = true
+				if timed && r.ttl > 0 {
+					// Left in the store: indexed for expiry (an entry a
+					// spill wrote is written again).
+					r.queueIdx(kg, at, k[len(r.prefix):], false)
+				}
 				return true, nil // stays in the store, looked up by Load
+			}
+			if timed && r.ttl > 0 {
+				r.queueIdx(kg, at, k[len(r.prefix):], true) // in memory now
 			}
 			slot, err := r.src.LoadRecord(k[len(r.prefix):], rec)
 			if err != nil {
@@ -614,6 +659,9 @@ func (r *Records) loadAll(load bool) error {
 			}
 		}
 		r.dead = r.dead[:0]
+		if ierr := r.applyIdx(); ierr != nil && err == nil {
+			err = ierr
+		}
 		if err != nil {
 			return fmt.Errorf("state %s: load: %w", r.opts.Name, err)
 		}
@@ -963,6 +1011,9 @@ func (r *Records) LoadInKeyGroup(kg int, key []byte) (int32, bool, error) {
 		if err := r.sp.Delete(kg, r.key); err != nil {
 			return 0, false, fmt.Errorf("state %s: %w", r.opts.Name, err)
 		}
+		if err := r.unindex(kg, at, key); err != nil {
+			return 0, false, fmt.Errorf("state %s: %w", r.opts.Name, err)
+		}
 		if r.parted != nil {
 			if err := r.deleteAllParts(kg, key); err != nil {
 				return 0, false, fmt.Errorf("state %s: %w", r.opts.Name, err)
@@ -987,6 +1038,12 @@ func (r *Records) LoadInKeyGroup(kg int, key []byte) (int32, bool, error) {
 	if r.delta != nil {
 		if err := r.mergeDeltas(slot, kg, key); err != nil {
 			return 0, false, err
+		}
+	}
+	if timed {
+		// In memory now: its expiry is the heap's (see sweepStored).
+		if err := r.unindex(kg, at, key); err != nil {
+			return 0, false, fmt.Errorf("state %s: %w", r.opts.Name, err)
 		}
 	}
 	r.Touched(slot)
@@ -1078,7 +1135,8 @@ func (r *Records) bufferBytes() int64 {
 		int64(cap(r.ents)+cap(r.spare))*entBytes +
 		int64(cap(r.wt)+cap(r.queued))*8 + int64(cap(r.expq))*16 + int64(cap(r.stored))*4 +
 		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf)) + r.filter.bytes() +
-		int64(cap(r.dslot)+cap(r.dsaved)+cap(r.dkg)+cap(r.touched))*8 + int64(len(r.dkeys))*deltaKeyBytes + int64(cap(r.dgone))*24 + int64(cap(r.dgbuf))
+		int64(cap(r.dslot)+cap(r.dsaved)+cap(r.dkg)+cap(r.touched))*8 + int64(len(r.dkeys))*deltaKeyBytes + int64(cap(r.dgone))*24 + int64(cap(r.dgbuf)) +
+		int64(cap(r.tmin))*8 + int64(cap(r.sweep)+cap(r.unidx))*int64(unsafe.Sizeof(sweepEnt{})) + int64(cap(r.swb)+cap(r.unb)+cap(r.tk))
 }
 
 // MemoryBytes estimates the memory of the records in memory (RecordBytes
@@ -1165,6 +1223,12 @@ func (r *Records) Spill() error {
 		r.dropCold(d)
 		return nil
 	}
+	if r.ttl > 0 {
+		// Only the store holds them now: they expire by its index.
+		if err := r.indexDropped(); err != nil {
+			return err
+		}
+	}
 	r.src.DropRecords()
 	r.wt, r.expq, r.unstamped = r.wt[:0], r.expq[:0], r.unstamped[:0]
 	clear(r.pend)
@@ -1239,7 +1303,18 @@ const chunkEntries = 1 << 17
 // the operator's complete state instead: the store replaces the old state
 // at once rather than layering the changes over it, and writing the
 // unchanged rest costs less than merging the changes in later.
+//
+// With a TTL it then deletes the records only the store holds whose TTL
+// has passed (see sweepStored), after the writes: a record in memory is
+// stored with its current write time by then.
 func (r *Records) Snapshot() error {
+	if err := r.snapshot(); err != nil {
+		return err
+	}
+	return r.sweepStored()
+}
+
+func (r *Records) snapshot() error {
 	if r.sp == nil {
 		return nil
 	}
@@ -1833,7 +1908,9 @@ func (r *Records) loaded(slot int32, at int64, timed bool) {
 	case timed:
 		r.stamp(slot, at)
 	default:
-		r.written(slot)
+		// Stored without a time (before the TTL was set): written now, and
+		// stored so by the next snapshot.
+		r.Changed(slot)
 	}
 }
 

@@ -185,6 +185,10 @@ func (sp *Space) PutThrough(keyGroup int, key, value []byte) error {
 	return sp.s.putThrough(k, value)
 }
 
+// CommitThrough is Store.CommitThrough: it ends the current run of
+// PutThrough writes, so that the next ascending run starts afresh.
+func (sp *Space) CommitThrough() error { return sp.s.CommitThrough() }
+
 // ReplaceAll is Store.ReplaceOperator for the Space's operator: the
 // PutThrough writes that follow, up to the next commit, become its complete
 // state.
