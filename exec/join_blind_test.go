@@ -3,6 +3,7 @@ package exec
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"testing"
 	"time"
 
@@ -36,9 +37,21 @@ func (c *joinCluster) blindWrites() int64 {
 // then the join is restored from it at another parallelism and the rest
 // replayed. The applied output must be the batch join of the applied
 // inputs, computed in Go.
+//
+// Subtest i runs with seed+i (the seed is the clock's, or WEIR_TEST_SEED
+// to repeat a run) and with the seeds pinned for it, regressions found
+// before.
 func TestJoinBlindWritesRestoreRescaleSpill(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	if v := os.Getenv("WEIR_TEST_SEED"); v != "" {
+		if _, err := fmt.Sscan(v, &seed); err != nil {
+			t.Fatalf("WEIR_TEST_SEED=%q: %v", v, err)
+		}
+	}
+	t.Logf("seed %d (repeat with WEIR_TEST_SEED=%d)", seed, seed)
+	// pinned holds per subtest the seeds (as its messages give them) it
+	// runs besides its random one.
+	pinned := map[string][]uint64{}
 	kinds := []types.Kind{types.KindInt, types.KindBigInt, types.KindBigInt}
 	manyLayouts := []JoinSide{
 		{Keys: []int{0}, Kinds: kinds},
@@ -61,41 +74,44 @@ func TestJoinBlindWritesRestoreRescaleSpill(t *testing.T) {
 			withResidual := (ki+li)%3 == 1
 			name := fmt.Sprintf("%s/many=%d/layouts%d/p%d-to-p%d/residual=%v", kind, many, li, pp[0], pp[1], withResidual)
 			t.Run(name, func(t *testing.T) {
-				s := seed + uint64(ki*10+li)
-				r := rand.New(rand.NewPCG(s, 23))
-				sides := [2]JoinSide{manyLayouts[li], fewLayouts[(ki+li)%2]}
-				if many == 1 {
-					sides[0], sides[1] = sides[1], sides[0]
+				for _, s := range append([]uint64{seed + uint64(ki*10+li)}, pinned[name]...) {
+					t.Run(fmt.Sprint("seed=", s), func(t *testing.T) {
+						r := rand.New(rand.NewPCG(s, 23))
+						sides := [2]JoinSide{manyLayouts[li], fewLayouts[(ki+li)%2]}
+						if many == 1 {
+							sides[0], sides[1] = sides[1], sides[0]
+						}
+						steps, live := genBlindSteps(r, 8000, many, 3*li, sides[0], sides[1])
+						var res expr.Expr
+						if withResidual {
+							res = residual
+						}
+						var (
+							newOp func() Operator
+							want  map[string]int
+						)
+						if ki < 4 {
+							typ := JoinType(ki)
+							newOp = NewJoin(JoinSpec{Type: typ, Left: sides[0], Right: sides[1], Residual: res})
+							want = batchJoin(typ, live[0], live[1], withResidual)
+						} else {
+							anti := kind == "anti"
+							newOp = NewSemiJoin(SemiJoinSpec{Anti: anti, Left: sides[0], Right: sides[1], Residual: res})
+							want = batchSemi(anti, live[0], live[1], withResidual)
+						}
+						got, blindA, blindB := runJoinTwoCheckpoints(t, newOp, steps, pp[0], pp[1], 4<<10)
+						if !equalMultiset(got, want) {
+							t.Fatalf("seed %d: %d distinct rows, want %d\n got  %v\n want %v", s, len(got), len(want),
+								head(keysOf(got)), head(keysOf(want)))
+						}
+						// Hot keys of thousands of rows keep a side from
+						// spilling (joinState.spillIfOver) at times.
+						if blindB == 0 || (li == 0 && blindA == 0) {
+							t.Fatalf("seed %d: %d writes blind before the restore, %d after: want some", s, blindA, blindB)
+						}
+						t.Logf("%d writes blind before the restore, %d after", blindA, blindB)
+					})
 				}
-				steps, live := genBlindSteps(r, 8000, many, 3*li, sides[0], sides[1])
-				var res expr.Expr
-				if withResidual {
-					res = residual
-				}
-				var (
-					newOp func() Operator
-					want  map[string]int
-				)
-				if ki < 4 {
-					typ := JoinType(ki)
-					newOp = NewJoin(JoinSpec{Type: typ, Left: sides[0], Right: sides[1], Residual: res})
-					want = batchJoin(typ, live[0], live[1], withResidual)
-				} else {
-					anti := kind == "anti"
-					newOp = NewSemiJoin(SemiJoinSpec{Anti: anti, Left: sides[0], Right: sides[1], Residual: res})
-					want = batchSemi(anti, live[0], live[1], withResidual)
-				}
-				got, blindA, blindB := runJoinTwoCheckpoints(t, newOp, steps, pp[0], pp[1], 4<<10)
-				if !equalMultiset(got, want) {
-					t.Fatalf("seed %d: %d distinct rows, want %d\n got  %v\n want %v", s, len(got), len(want),
-						head(keysOf(got)), head(keysOf(want)))
-				}
-				// Hot keys of thousands of rows keep a side from
-				// spilling (joinState.spillIfOver) at times.
-				if blindB == 0 || (li == 0 && blindA == 0) {
-					t.Fatalf("seed %d: %d writes blind before the restore, %d after: want some", s, blindA, blindB)
-				}
-				t.Logf("%d writes blind before the restore, %d after", blindA, blindB)
 			})
 		}
 	}
