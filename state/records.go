@@ -547,6 +547,9 @@ func (r *Records) addDeltaKey(key []byte) {
 // not merged yet.
 func (r *Records) hasDeltas(key []byte) bool {
 	if r.dall {
+		if len(r.dnone) == 0 {
+			return true
+		}
 		_, none := r.dnone[r.deltaHash(key)]
 		return !none
 	}
