@@ -97,7 +97,8 @@ type Records struct {
 	nDelta  int
 	gen     uint64
 	dkeys   map[deltaKey]struct{}
-	dall    bool // too many keys with deltas for dkeys: any key may have some
+	dall    bool                  // too many keys with deltas for dkeys: any key may have some
+	dnone   map[deltaKey]struct{} // with dall: the keys with no deltas left to read until the next snapshot (noDeltas)
 	dseed   [2]maphash.Seed
 	dkg     []uint64
 	dgone   []goneDelta
@@ -542,10 +543,15 @@ func (r *Records) addDeltaKey(key []byte) {
 	}
 }
 
-// hasDeltas reports whether the store may hold deltas of key.
+// hasDeltas reports whether the store may hold deltas of key that were
+// not merged yet.
 func (r *Records) hasDeltas(key []byte) bool {
 	if r.dall {
-		return true
+		if len(r.dnone) == 0 {
+			return true
+		}
+		_, none := r.dnone[r.deltaHash(key)]
+		return !none
 	}
 	if len(r.dkeys) == 0 {
 		return false
@@ -580,8 +586,26 @@ func (r *Records) loadDeltas(slot int32, kg int, key []byte) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	delete(r.dkeys, r.deltaHash(key))
+	r.noDeltas(key)
 	return found, nil
+}
+
+// noDeltas notes that key has no stored deltas left to read: they were
+// merged (and are deleted by the next snapshot, which may write newer
+// ones) or deleted. With dall, where any key may have deltas, the merged
+// ones are still in the store until then, and a second read would apply
+// them twice: dnone keeps their keys until the snapshot. (dall starts in a
+// snapshot or a restore, with no merged deltas pending after it: the keys
+// that dkeys forgot before need no entry.)
+func (r *Records) noDeltas(key []byte) {
+	if !r.dall {
+		delete(r.dkeys, r.deltaHash(key))
+		return
+	}
+	if r.dnone == nil {
+		r.dnone = map[deltaKey]struct{}{}
+	}
+	r.dnone[r.deltaHash(key)] = struct{}{}
 }
 
 // loadAll loads the restored records into memory (with load), key group by
@@ -864,7 +888,7 @@ func (r *Records) dropDeltas(kg int, key []byte) error {
 		}
 	}
 	if err == nil {
-		delete(r.dkeys, r.deltaHash(key))
+		r.noDeltas(key)
 	}
 	return err
 }
@@ -1135,7 +1159,7 @@ func (r *Records) bufferBytes() int64 {
 		int64(cap(r.ents)+cap(r.spare))*entBytes +
 		int64(cap(r.wt)+cap(r.queued))*8 + int64(cap(r.expq))*16 + int64(cap(r.stored))*4 +
 		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf)) + r.filter.bytes() +
-		int64(cap(r.dslot)+cap(r.dsaved)+cap(r.dkg)+cap(r.touched))*8 + int64(len(r.dkeys))*deltaKeyBytes + int64(cap(r.dgone))*24 + int64(cap(r.dgbuf)) +
+		int64(cap(r.dslot)+cap(r.dsaved)+cap(r.dkg)+cap(r.touched))*8 + int64(len(r.dkeys)+len(r.dnone))*deltaKeyBytes + int64(cap(r.dgone))*24 + int64(cap(r.dgbuf)) +
 		int64(cap(r.tmin))*8 + int64(cap(r.sweep)+cap(r.unidx))*int64(unsafe.Sizeof(sweepEnt{})) + int64(cap(r.swb)+cap(r.unb)+cap(r.tk))
 }
 
@@ -1386,6 +1410,7 @@ func (r *Records) deltasDone() error {
 		}
 	}
 	r.dgone, r.dgbuf = r.dgone[:0], r.dgbuf[:0]
+	clear(r.dnone) // merged deltas deleted, new ones written
 	return nil
 }
 
