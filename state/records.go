@@ -646,15 +646,7 @@ func (r *Records) loadAll(load bool) error {
 		}
 		r.pend2 = r.pend2[:0]
 		for _, k := range r.dead {
-			if derr := r.sp.Delete(kg, k); derr != nil && err == nil {
-				err = derr
-			}
-			if r.parted != nil {
-				if derr := r.deleteAllParts(kg, k[len(r.prefix):]); derr != nil && err == nil {
-					err = derr
-				}
-			}
-			if derr := r.dropDeltas(kg, k[len(r.prefix):]); derr != nil && err == nil {
+			if derr := r.deleteStored(kg, k, 0); derr != nil && err == nil {
 				err = derr
 			}
 		}
@@ -819,22 +811,18 @@ func (r *Records) Removed(slot int32) error {
 	r.untouch(w, bit)
 	r.key = r.src.AppendRecordKey(append(r.key[:0], r.prefix...), slot)
 	kg := int(r.kgs[slot])
-	if err := r.sp.DeleteUncached(kg, r.key); err != nil {
-		return fmt.Errorf("state %s: %w", r.opts.Name, err)
-	}
 	if r.IsDelta(slot) {
 		// Neither the stored record's parts nor its deltas are known.
 		r.dslot[w] &^= bit
 		r.nDelta--
-		key := r.key[len(r.prefix):] // the calls below leave r.key
-		if err := r.deleteAllParts(kg, key); err != nil {
-			return fmt.Errorf("state %s: %w", r.opts.Name, err)
-		}
-		if err := r.dropDeltas(kg, key); err != nil {
+		if err := r.deleteStored(kg, r.key, 0); err != nil {
 			return fmt.Errorf("state %s: %w", r.opts.Name, err)
 		}
 		r.setStored(slot, 0)
 		return nil
+	}
+	if err := r.sp.DeleteUncached(kg, r.key); err != nil {
+		return fmt.Errorf("state %s: %w", r.opts.Name, err)
 	}
 	if r.parted != nil {
 		if err := r.deleteParts(kg, r.key[len(r.prefix):], 1, r.stored[slot]); err != nil {
@@ -850,21 +838,52 @@ func (r *Records) dropDeltas(kg int, key []byte) error {
 	if r.delta == nil || !r.hasDeltas(key) {
 		return nil
 	}
-	lo := append(append([]byte(nil), r.dprefix...), key...)
-	var keys [][]byte
+	if err := r.deleteUnder(kg, r.dprefix, key, 8); err != nil {
+		return err
+	}
+	delete(r.dkeys, r.deltaHash(key))
+	return nil
+}
+
+// deleteStored deletes the stored record of pkey (the state's prefix and
+// a key, key group kg) that is not in memory, with its parts >= 1 (parts
+// of them stored, part 0 counted; 0: unknown, found by a scan) and its
+// deltas. Nothing it calls writes r.key: pkey may be r.key.
+func (r *Records) deleteStored(kg int, pkey []byte, parts int32) error {
+	if err := r.sp.DeleteUncached(kg, pkey); err != nil {
+		return err
+	}
+	key := pkey[len(r.prefix):]
+	if r.parted != nil {
+		var err error
+		if parts > 0 {
+			err = r.deleteParts(kg, key, 1, parts)
+		} else {
+			err = r.deleteAllParts(kg, key)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return r.dropDeltas(kg, key)
+}
+
+// deleteUnder deletes, unread, the stored keys of key group kg that are
+// name | key followed by n more bytes (a part number, a generation): not
+// those of a longer key that starts with key.
+func (r *Records) deleteUnder(kg int, name, key []byte, n int) error {
+	lo := append(append([]byte(nil), name...), key...)
+	var keys []byte // the keys found, each len(lo)+n bytes
 	err := r.sp.Scan(kg, lo, prefixEnd(nil, lo), false, func(k, _ []byte) (bool, error) {
-		if len(k) == len(lo)+8 {
-			keys = append(keys, append([]byte(nil), k...))
+		if len(k) == len(lo)+n {
+			keys = append(keys, k...)
 		}
 		return true, nil
 	})
-	for _, k := range keys {
-		if derr := r.sp.Delete(kg, k); derr != nil && err == nil {
+	for k := keys; len(k) > 0; k = k[len(lo)+n:] {
+		if derr := r.sp.DeleteUncached(kg, k[:len(lo)+n]); derr != nil && err == nil {
 			err = derr
 		}
-	}
-	if err == nil {
-		delete(r.dkeys, r.deltaHash(key))
 	}
 	return err
 }
@@ -902,18 +921,7 @@ func (r *Records) deleteParts(kg int, key []byte, from, to int32) error {
 // deleteAllParts deletes the stored parts >= 1 of the record of key,
 // however many there are (a record expired in the store, never loaded).
 func (r *Records) deleteAllParts(kg int, key []byte) error {
-	lo := append(append([]byte(nil), r.pprefix...), key...)
-	var keys [][]byte
-	err := r.sp.Scan(kg, lo, prefixEnd(nil, lo), false, func(k, _ []byte) (bool, error) {
-		keys = append(keys, append([]byte(nil), k...))
-		return true, nil
-	})
-	for _, k := range keys {
-		if derr := r.sp.Delete(kg, k); derr != nil && err == nil {
-			err = derr
-		}
-	}
-	return err
+	return r.deleteUnder(kg, r.pprefix, key, 4)
 }
 
 // fewParts is the most parts after part 0 that loadParts reads by key
@@ -1008,18 +1016,10 @@ func (r *Records) LoadInKeyGroup(kg int, key []byte) (int32, bool, error) {
 	at, rec, timed := splitRecTime(val)
 	if r.expiredAt(at, timed) {
 		// Expired while out of memory: gone, as if its timer had fired.
-		if err := r.sp.Delete(kg, r.key); err != nil {
+		if err := r.deleteStored(kg, r.key, 0); err != nil {
 			return 0, false, fmt.Errorf("state %s: %w", r.opts.Name, err)
 		}
 		if err := r.unindex(kg, at, key); err != nil {
-			return 0, false, fmt.Errorf("state %s: %w", r.opts.Name, err)
-		}
-		if r.parted != nil {
-			if err := r.deleteAllParts(kg, key); err != nil {
-				return 0, false, fmt.Errorf("state %s: %w", r.opts.Name, err)
-			}
-		}
-		if err := r.dropDeltas(kg, key); err != nil {
 			return 0, false, fmt.Errorf("state %s: %w", r.opts.Name, err)
 		}
 		return 0, false, nil
