@@ -428,6 +428,15 @@ func NewRecords(opts RecordOptions, src RecordSource) (*Records, error) {
 // long as they fit in the budget, and the rest are looked up as their keys
 // come (Load).
 func (r *Records) Attach(store *statestore.Store, restored bool) error {
+	if err := r.attach(store, restored); err != nil || !restored {
+		return err
+	}
+	return r.loadAll(true)
+}
+
+// attach is Attach without loading the restored records: it takes the
+// operator's Space and, after a restore, finds the stored deltas.
+func (r *Records) attach(store *statestore.Store, restored bool) error {
 	sp, err := store.Space(r.opts.OperatorID)
 	if err != nil {
 		return err
@@ -439,13 +448,13 @@ func (r *Records) Attach(store *statestore.Store, restored bool) error {
 		return errors.New("state: records attached to a store after records were added")
 	}
 	r.sp, r.backed = sp, restored
-	if restored {
-		if err := r.findDeltas(); err != nil {
-			return fmt.Errorf("state %s: %w", r.opts.Name, err)
-		}
-		return r.loadAll(true)
+	if !restored {
+		r.filterOK = true // a store not restored holds none of its records
+		return nil
 	}
-	r.filterOK = true // a store not restored holds none of its records
+	if err := r.findDeltas(); err != nil {
+		return fmt.Errorf("state %s: %w", r.opts.Name, err)
+	}
 	return nil
 }
 
@@ -454,18 +463,7 @@ func (r *Records) Attach(store *statestore.Store, restored bool) error {
 // memory is looked up), and records may be added, as an operator that
 // converts an older state layout while it loads another Records does.
 func (r *Records) AttachDeferred(store *statestore.Store) error {
-	sp, err := store.Space(r.opts.OperatorID)
-	if err != nil {
-		return err
-	}
-	if sp.MaxParallelism() != r.opts.MaxParallelism {
-		return fmt.Errorf("state: max parallelism %d differs from the store's %d", r.opts.MaxParallelism, sp.MaxParallelism())
-	}
-	if r.nLive > 0 {
-		return errors.New("state: records attached to a store after records were added")
-	}
-	r.sp, r.backed = sp, true
-	return nil
+	return r.attach(store, true)
 }
 
 // LoadRestored loads the records of a store attached with AttachDeferred
