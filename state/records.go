@@ -1067,15 +1067,16 @@ func (r *Records) loadOnlyDeltas(key []byte, kg int) (int32, bool, error) {
 // a key not in memory, is a delta record: it takes the operator's writes
 // without the stored record (see DeltaSource). Only while Blind.
 func (r *Records) SetDelta(slot int32) {
-	if w := int(slot>>6) + 1; w > len(r.dslot) {
-		r.dslot = append(r.dslot, make([]uint64, w-len(r.dslot))...)
+	w, bit := int(slot>>6), uint64(1)<<(slot&63)
+	if w >= len(r.dslot) {
+		r.dslot = append(r.dslot, make([]uint64, w+1-len(r.dslot))...)
 	}
-	if w := int(slot>>6) + 1; w > len(r.dsaved) {
-		r.dsaved = append(r.dsaved, make([]uint64, w-len(r.dsaved))...)
+	if w >= len(r.dsaved) {
+		r.dsaved = append(r.dsaved, make([]uint64, w+1-len(r.dsaved))...)
 	}
-	r.dsaved[slot>>6] &^= 1 << (slot & 63)
-	if bit := uint64(1) << (slot & 63); r.dslot[slot>>6]&bit == 0 {
-		r.dslot[slot>>6] |= bit
+	r.dsaved[w] &^= bit
+	if r.dslot[w]&bit == 0 {
+		r.dslot[w] |= bit
 		r.nDelta++
 	}
 }
@@ -1133,7 +1134,7 @@ func (r *Records) bufferBytes() int64 {
 		int64(cap(r.ents)+cap(r.spare))*entBytes +
 		int64(cap(r.wt)+cap(r.queued))*8 + int64(cap(r.expq))*16 + int64(cap(r.stored))*4 +
 		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf)) + r.filter.bytes() +
-		int64(cap(r.dslot)+cap(r.dsaved)+cap(r.dkg)+cap(r.touched))*8 + int64(len(r.dkeys))*deltaKeyBytes + int64(cap(r.dgone))*24 + int64(cap(r.dgbuf)) +
+		int64(cap(r.dslot)+cap(r.dsaved)+cap(r.dkg)+cap(r.touched))*8 + int64(len(r.dkeys))*deltaKeyBytes + int64(cap(r.dgone))*int64(unsafe.Sizeof(goneDelta{})) + int64(cap(r.dgbuf)) +
 		int64(cap(r.tmin))*8 + int64(cap(r.sweep)+cap(r.unidx))*int64(unsafe.Sizeof(sweepEnt{})) + int64(cap(r.swb)+cap(r.unb)+cap(r.tk))
 }
 
@@ -1162,9 +1163,7 @@ func (r *Records) limit() int {
 // account (RecordBytes each, the operator's extra bytes and Records' own
 // buffers): what OverBudget compares with the budget, for an operator
 // that shares one budget among several Records.
-func (r *Records) Bytes() int64 {
-	return int64(r.nLive)*r.opts.RecordBytes + r.extra + r.bufferBytes()
-}
+func (r *Records) Bytes() int64 { return r.MemoryBytes() + r.extra }
 
 // OverBudget reports whether the records in memory, with Records'
 // buffers, exceed the budget: the operator should then emit what it holds
