@@ -45,10 +45,13 @@
 // values of equal value are the same bytes: they land in the same key group
 // whatever their SQL type. The HASH exchange routes rows by the same hash
 // (HashIntKey is its unrolled form for one integer key), so an operator on
-// this layer finds every row's key in one of its own key groups. This is
-// key layout 2 (KeyLayout), recorded in each checkpoint; state of layout 1
-// (types.HashKey over types.AppendKey, GroupAggregate's own table layout)
-// is migrated at restore by MigrateLayout1.
+// this layer finds every row's key in one of its own key groups. These
+// keys and hashes are key layout 2; KeyLayout, recorded in each
+// checkpoint, is 3: layout 2 with records a build of layout 2 would skip
+// (a join's deltas, DISTINCT value records). This build reads both as
+// they are (ReadsLayout); state of layout 1 (types.HashKey over
+// types.AppendKey, GroupAggregate's own table layout) is migrated at
+// restore by MigrateLayout1.
 //
 // # Records
 //

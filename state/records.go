@@ -429,6 +429,15 @@ func NewRecords(opts RecordOptions, src RecordSource) (*Records, error) {
 // long as they fit in the budget, and the rest are looked up as their keys
 // come (Load).
 func (r *Records) Attach(store *statestore.Store, restored bool) error {
+	if err := r.attach(store, restored); err != nil || !restored {
+		return err
+	}
+	return r.loadAll(true)
+}
+
+// attach is Attach without loading the restored records: it takes the
+// operator's Space and, after a restore, finds the stored deltas.
+func (r *Records) attach(store *statestore.Store, restored bool) error {
 	sp, err := store.Space(r.opts.OperatorID)
 	if err != nil {
 		return err
@@ -440,13 +449,13 @@ func (r *Records) Attach(store *statestore.Store, restored bool) error {
 		return errors.New("state: records attached to a store after records were added")
 	}
 	r.sp, r.backed = sp, restored
-	if restored {
-		if err := r.findDeltas(); err != nil {
-			return fmt.Errorf("state %s: %w", r.opts.Name, err)
-		}
-		return r.loadAll(true)
+	if !restored {
+		r.filterOK = true // a store not restored holds none of its records
+		return nil
 	}
-	r.filterOK = true // a store not restored holds none of its records
+	if err := r.findDeltas(); err != nil {
+		return fmt.Errorf("state %s: %w", r.opts.Name, err)
+	}
 	return nil
 }
 
@@ -455,18 +464,7 @@ func (r *Records) Attach(store *statestore.Store, restored bool) error {
 // memory is looked up), and records may be added, as an operator that
 // converts an older state layout while it loads another Records does.
 func (r *Records) AttachDeferred(store *statestore.Store) error {
-	sp, err := store.Space(r.opts.OperatorID)
-	if err != nil {
-		return err
-	}
-	if sp.MaxParallelism() != r.opts.MaxParallelism {
-		return fmt.Errorf("state: max parallelism %d differs from the store's %d", r.opts.MaxParallelism, sp.MaxParallelism())
-	}
-	if r.nLive > 0 {
-		return errors.New("state: records attached to a store after records were added")
-	}
-	r.sp, r.backed = sp, true
-	return nil
+	return r.attach(store, true)
 }
 
 // LoadRestored loads the records of a store attached with AttachDeferred
@@ -670,15 +668,7 @@ func (r *Records) loadAll(load bool) error {
 		}
 		r.pend2 = r.pend2[:0]
 		for _, k := range r.dead {
-			if derr := r.sp.Delete(kg, k); derr != nil && err == nil {
-				err = derr
-			}
-			if r.parted != nil {
-				if derr := r.deleteAllParts(kg, k[len(r.prefix):]); derr != nil && err == nil {
-					err = derr
-				}
-			}
-			if derr := r.dropDeltas(kg, k[len(r.prefix):]); derr != nil && err == nil {
+			if derr := r.deleteStored(kg, k, 0); derr != nil && err == nil {
 				err = derr
 			}
 		}
@@ -843,22 +833,18 @@ func (r *Records) Removed(slot int32) error {
 	r.untouch(w, bit)
 	r.key = r.src.AppendRecordKey(append(r.key[:0], r.prefix...), slot)
 	kg := int(r.kgs[slot])
-	if err := r.sp.DeleteUncached(kg, r.key); err != nil {
-		return fmt.Errorf("state %s: %w", r.opts.Name, err)
-	}
 	if r.IsDelta(slot) {
 		// Neither the stored record's parts nor its deltas are known.
 		r.dslot[w] &^= bit
 		r.nDelta--
-		key := r.key[len(r.prefix):] // the calls below leave r.key
-		if err := r.deleteAllParts(kg, key); err != nil {
-			return fmt.Errorf("state %s: %w", r.opts.Name, err)
-		}
-		if err := r.dropDeltas(kg, key); err != nil {
+		if err := r.deleteStored(kg, r.key, 0); err != nil {
 			return fmt.Errorf("state %s: %w", r.opts.Name, err)
 		}
 		r.setStored(slot, 0)
 		return nil
+	}
+	if err := r.sp.DeleteUncached(kg, r.key); err != nil {
+		return fmt.Errorf("state %s: %w", r.opts.Name, err)
 	}
 	if r.parted != nil {
 		if err := r.deleteParts(kg, r.key[len(r.prefix):], 1, r.stored[slot]); err != nil {
@@ -874,21 +860,52 @@ func (r *Records) dropDeltas(kg int, key []byte) error {
 	if r.delta == nil || !r.hasDeltas(key) {
 		return nil
 	}
-	lo := append(append([]byte(nil), r.dprefix...), key...)
-	var keys [][]byte
+	if err := r.deleteUnder(kg, r.dprefix, key, 8); err != nil {
+		return err
+	}
+	r.noDeltas(key)
+	return nil
+}
+
+// deleteStored deletes the stored record of pkey (the state's prefix and
+// a key, key group kg) that is not in memory, with its parts >= 1 (parts
+// of them stored, part 0 counted; 0: unknown, found by a scan) and its
+// deltas. Nothing it calls writes r.key: pkey may be r.key.
+func (r *Records) deleteStored(kg int, pkey []byte, parts int32) error {
+	if err := r.sp.DeleteUncached(kg, pkey); err != nil {
+		return err
+	}
+	key := pkey[len(r.prefix):]
+	if r.parted != nil {
+		var err error
+		if parts > 0 {
+			err = r.deleteParts(kg, key, 1, parts)
+		} else {
+			err = r.deleteAllParts(kg, key)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return r.dropDeltas(kg, key)
+}
+
+// deleteUnder deletes, unread, the stored keys of key group kg that are
+// name | key followed by n more bytes (a part number, a generation): not
+// those of a longer key that starts with key.
+func (r *Records) deleteUnder(kg int, name, key []byte, n int) error {
+	lo := append(append([]byte(nil), name...), key...)
+	var keys []byte // the keys found, each len(lo)+n bytes
 	err := r.sp.Scan(kg, lo, prefixEnd(nil, lo), false, func(k, _ []byte) (bool, error) {
-		if len(k) == len(lo)+8 {
-			keys = append(keys, append([]byte(nil), k...))
+		if len(k) == len(lo)+n {
+			keys = append(keys, k...)
 		}
 		return true, nil
 	})
-	for _, k := range keys {
-		if derr := r.sp.Delete(kg, k); derr != nil && err == nil {
+	for k := keys; len(k) > 0; k = k[len(lo)+n:] {
+		if derr := r.sp.DeleteUncached(kg, k[:len(lo)+n]); derr != nil && err == nil {
 			err = derr
 		}
-	}
-	if err == nil {
-		r.noDeltas(key)
 	}
 	return err
 }
@@ -926,18 +943,7 @@ func (r *Records) deleteParts(kg int, key []byte, from, to int32) error {
 // deleteAllParts deletes the stored parts >= 1 of the record of key,
 // however many there are (a record expired in the store, never loaded).
 func (r *Records) deleteAllParts(kg int, key []byte) error {
-	lo := append(append([]byte(nil), r.pprefix...), key...)
-	var keys [][]byte
-	err := r.sp.Scan(kg, lo, prefixEnd(nil, lo), false, func(k, _ []byte) (bool, error) {
-		keys = append(keys, append([]byte(nil), k...))
-		return true, nil
-	})
-	for _, k := range keys {
-		if derr := r.sp.Delete(kg, k); derr != nil && err == nil {
-			err = derr
-		}
-	}
-	return err
+	return r.deleteUnder(kg, r.pprefix, key, 4)
 }
 
 // fewParts is the most parts after part 0 that loadParts reads by key
@@ -1032,18 +1038,10 @@ func (r *Records) LoadInKeyGroup(kg int, key []byte) (int32, bool, error) {
 	at, rec, timed := splitRecTime(val)
 	if r.expiredAt(at, timed) {
 		// Expired while out of memory: gone, as if its timer had fired.
-		if err := r.sp.Delete(kg, r.key); err != nil {
+		if err := r.deleteStored(kg, r.key, 0); err != nil {
 			return 0, false, fmt.Errorf("state %s: %w", r.opts.Name, err)
 		}
 		if err := r.unindex(kg, at, key); err != nil {
-			return 0, false, fmt.Errorf("state %s: %w", r.opts.Name, err)
-		}
-		if r.parted != nil {
-			if err := r.deleteAllParts(kg, key); err != nil {
-				return 0, false, fmt.Errorf("state %s: %w", r.opts.Name, err)
-			}
-		}
-		if err := r.dropDeltas(kg, key); err != nil {
 			return 0, false, fmt.Errorf("state %s: %w", r.opts.Name, err)
 		}
 		return 0, false, nil
@@ -1093,15 +1091,16 @@ func (r *Records) loadOnlyDeltas(key []byte, kg int) (int32, bool, error) {
 // a key not in memory, is a delta record: it takes the operator's writes
 // without the stored record (see DeltaSource). Only while Blind.
 func (r *Records) SetDelta(slot int32) {
-	if w := int(slot>>6) + 1; w > len(r.dslot) {
-		r.dslot = append(r.dslot, make([]uint64, w-len(r.dslot))...)
+	w, bit := int(slot>>6), uint64(1)<<(slot&63)
+	if w >= len(r.dslot) {
+		r.dslot = append(r.dslot, make([]uint64, w+1-len(r.dslot))...)
 	}
-	if w := int(slot>>6) + 1; w > len(r.dsaved) {
-		r.dsaved = append(r.dsaved, make([]uint64, w-len(r.dsaved))...)
+	if w >= len(r.dsaved) {
+		r.dsaved = append(r.dsaved, make([]uint64, w+1-len(r.dsaved))...)
 	}
-	r.dsaved[slot>>6] &^= 1 << (slot & 63)
-	if bit := uint64(1) << (slot & 63); r.dslot[slot>>6]&bit == 0 {
-		r.dslot[slot>>6] |= bit
+	r.dsaved[w] &^= bit
+	if r.dslot[w]&bit == 0 {
+		r.dslot[w] |= bit
 		r.nDelta++
 	}
 }
@@ -1159,7 +1158,7 @@ func (r *Records) bufferBytes() int64 {
 		int64(cap(r.ents)+cap(r.spare))*entBytes +
 		int64(cap(r.wt)+cap(r.queued))*8 + int64(cap(r.expq))*16 + int64(cap(r.stored))*4 +
 		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf)) + r.filter.bytes() +
-		int64(cap(r.dslot)+cap(r.dsaved)+cap(r.dkg)+cap(r.touched))*8 + int64(len(r.dkeys)+len(r.dnone))*deltaKeyBytes + int64(cap(r.dgone))*24 + int64(cap(r.dgbuf)) +
+		int64(cap(r.dslot)+cap(r.dsaved)+cap(r.dkg)+cap(r.touched))*8 + int64(len(r.dkeys)+len(r.dnone))*deltaKeyBytes + int64(cap(r.dgone))*int64(unsafe.Sizeof(goneDelta{})) + int64(cap(r.dgbuf)) +
 		int64(cap(r.tmin))*8 + int64(cap(r.sweep)+cap(r.unidx))*int64(unsafe.Sizeof(sweepEnt{})) + int64(cap(r.swb)+cap(r.unb)+cap(r.tk))
 }
 
@@ -1188,9 +1187,7 @@ func (r *Records) limit() int {
 // account (RecordBytes each, the operator's extra bytes and Records' own
 // buffers): what OverBudget compares with the budget, for an operator
 // that shares one budget among several Records.
-func (r *Records) Bytes() int64 {
-	return int64(r.nLive)*r.opts.RecordBytes + r.extra + r.bufferBytes()
-}
+func (r *Records) Bytes() int64 { return r.MemoryBytes() + r.extra }
 
 // OverBudget reports whether the records in memory, with Records'
 // buffers, exceed the budget: the operator should then emit what it holds

@@ -76,11 +76,6 @@ func openStore(t *testing.T, dir string) *statestore.Store {
 	return st
 }
 
-// TestRecordsWriteOrder checks that Snapshot writes the changed records in
-// state-key order (key group, then key: the order Pebble sorts them in),
-// each once, with the key group of the layer's hash, for integer keys
-// (with NULL, INT and BIGINT, negatives), strings and a two-column key;
-// integer keys go through AddedInt, the others through AddedKey.
 // findOrLoad returns the slot of key: the in-memory one index has, or the
 // one rec.Load gives it when it is stored.
 func findOrLoad(t *testing.T, rec *Records, index map[string]int32, key []byte) (int32, bool) {
@@ -95,6 +90,11 @@ func findOrLoad(t *testing.T, rec *Records, index map[string]int32, key []byte) 
 	return slot, ok
 }
 
+// TestRecordsWriteOrder checks that Snapshot writes the changed records in
+// state-key order (key group, then key: the order Pebble sorts them in),
+// each once, with the key group of the layer's hash, for integer keys
+// (with NULL, INT and BIGINT, negatives), strings and a two-column key;
+// integer keys go through AddedInt, the others through AddedKey.
 func TestRecordsWriteOrder(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)

@@ -271,19 +271,5 @@ func (r *Records) expireStored(e sweepEnt, key []byte) error {
 	if at, _, timed := splitRecTime(val); !timed || at != e.at {
 		return nil // rewritten since: not this entry's record
 	}
-	if err := r.sp.DeleteUncached(kg, r.key); err != nil {
-		return err
-	}
-	if r.parted != nil {
-		var err error
-		if e.parts > 0 {
-			err = r.deleteParts(kg, key, 1, e.parts)
-		} else {
-			err = r.deleteAllParts(kg, key)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return r.dropDeltas(kg, key)
+	return r.deleteStored(kg, r.key, e.parts)
 }

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"maps"
@@ -33,11 +34,11 @@ func censusOf(t *testing.T, st *statestore.Store, first, last int) storeCensus {
 	for kg := first; kg <= last; kg++ {
 		err := sp.Scan(kg, nil, nil, false, func(k, _ []byte) (bool, error) {
 			switch {
-			case hasPrefix(k, rp):
+			case bytes.HasPrefix(k, rp):
 				c.records[string(k[len(rp):])] = true
-			case hasPrefix(k, pp):
+			case bytes.HasPrefix(k, pp):
 				c.parts++
-			case hasPrefix(k, tp):
+			case bytes.HasPrefix(k, tp):
 				c.idx = append(c.idx, int64(binary.BigEndian.Uint64(k[len(tp):])^(1<<63)))
 			default:
 				return false, fmt.Errorf("unexpected key %x", k)
@@ -50,8 +51,6 @@ func censusOf(t *testing.T, st *statestore.Store, first, last int) storeCensus {
 	}
 	return c
 }
-
-func hasPrefix(k, p []byte) bool { return len(k) >= len(p) && string(k[:len(p)]) == string(p) }
 
 // ttlListModel is the Go answer for TestRecordsTTLSweepsStore: per key its
 // list of values and last write time.
