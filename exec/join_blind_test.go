@@ -86,29 +86,6 @@ func genBlindSteps(r *rand.Rand, n, many, hot int, left, right JoinSide) ([]join
 // returns the applied output and the writes taken blind before and after
 // the restore.
 func runJoinTwoCheckpoints(t *testing.T, newOp func() Operator, steps []joinStep, from, to int, budget int64) (map[string]int, int64, int64) {
-	out := &collectEmitter{t: t, rows: map[string]int{}}
-	a := newJoinCluster(t, newOp, from, budget, nil)
-	cut1, cut2 := len(steps)/3, 2*len(steps)/3
-	for i, s := range steps[:cut2] {
-		if i == cut1 {
-			a.snapshot()
-		}
-		if err := a.process(s, out); err != nil {
-			t.Fatalf("step %d: %v", i, err)
-		}
-	}
-	snaps := a.snapshot()
-	lost := &collectEmitter{t: t, rows: maps2(out.rows)}
-	for i, s := range steps[cut2:min(cut2+50, len(steps))] {
-		if err := a.process(s, lost); err != nil {
-			t.Fatalf("step %d after the snapshot: %v", cut2+i, err)
-		}
-	}
-	b := newJoinCluster(t, newOp, to, budget, snaps)
-	for i, s := range steps[cut2:] {
-		if err := b.process(s, out); err != nil {
-			t.Fatalf("step %d after the restore: %v", cut2+i, err)
-		}
-	}
-	return out.rows, a.blindWrites(), b.blindWrites()
+	out, a, b := runJoinCheckpoints(t, newOp, steps, []int{len(steps) / 3, 2 * len(steps) / 3}, 50, from, to, budget)
+	return out, a.blindWrites(), b.blindWrites()
 }

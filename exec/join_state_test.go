@@ -165,29 +165,45 @@ func genJoinSteps(r *rand.Rand, n, keys int, left, right JoinSide) ([]joinStep, 
 // store was used for lookups (a side spilled, or did not fit after the
 // restore) in either run.
 func runJoinRestore(t *testing.T, newOp func() Operator, steps []joinStep, cut, from, to int, budget int64) (map[string]int, bool) {
+	out, a, b := runJoinCheckpoints(t, newOp, steps, []int{cut}, 20, from, to, budget)
+	return out, a.spilled() || b.spilled()
+}
+
+// runJoinCheckpoints runs steps through a join of newOp at parallelism
+// from with a checkpoint (PrepareSnapshot and store snapshots) before each
+// step of cuts (ascending), goes on for lost steps past the last (output
+// a crash loses), restores that checkpoint at parallelism to and replays
+// the steps from it. It returns the applied output and the clusters
+// before and after the restore.
+func runJoinCheckpoints(t *testing.T, newOp func() Operator, steps []joinStep, cuts []int, lost, from, to int,
+	budget int64) (map[string]int, *joinCluster, *joinCluster) {
+	t.Helper()
 	out := &collectEmitter{t: t, rows: map[string]int{}}
 	a := newJoinCluster(t, newOp, from, budget, nil)
+	cut := cuts[len(cuts)-1]
 	for i, s := range steps[:cut] {
+		if slices.Contains(cuts, i) {
+			a.snapshot()
+		}
 		if err := a.process(s, out); err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
 	}
 	snaps := a.snapshot()
 	// Output after the snapshot is lost with the crash.
-	lost := &collectEmitter{t: t, rows: maps2(out.rows)}
-	for i, s := range steps[cut:min(cut+20, len(steps))] {
-		if err := a.process(s, lost); err != nil {
+	lostOut := &collectEmitter{t: t, rows: maps2(out.rows)}
+	for i, s := range steps[cut:min(cut+lost, len(steps))] {
+		if err := a.process(s, lostOut); err != nil {
 			t.Fatalf("step %d after the snapshot: %v", cut+i, err)
 		}
 	}
-	spilled := a.spilled()
 	b := newJoinCluster(t, newOp, to, budget, snaps)
 	for i, s := range steps[cut:] {
 		if err := b.process(s, out); err != nil {
 			t.Fatalf("step %d after the restore: %v", cut+i, err)
 		}
 	}
-	return out.rows, spilled || b.spilled()
+	return out.rows, a, b
 }
 
 func maps2(m map[string]int) map[string]int {
