@@ -106,32 +106,23 @@ func (a *intDistinctAcc) save(g int32, dst []byte) []byte {
 }
 
 func (a *intDistinctAcc) load(g int32, src []byte) ([]byte, error) {
-	n, rest, err := readUvarint(src)
-	if err != nil || n > uint64(len(rest)) {
-		return nil, errBadState
-	}
 	var m state.CountTable
 	var o map[string]*int64
-	for range n {
-		var kb []byte
-		var c int64
-		if kb, c, rest, err = readDistinctEntry(rest); err != nil {
-			return nil, err
-		}
-		v, tail, err := types.DecodeKey(kb)
-		if err != nil || len(tail) != 0 {
-			return nil, errBadState
-		}
+	rest, err := eachDistinctEntry(src, func(kb []byte, v types.Value, c int64) error {
 		if v.Kind() == a.kind {
 			if c <= 0 || !m.Add(uint64(v.Int()), c) {
-				return nil, errBadState // a count must be positive, a value once
+				return errBadState // a count must be positive, a value once
 			}
-			continue
+			return nil
 		}
 		if o == nil {
 			o = make(map[string]*int64)
 		}
 		o[string(kb)] = &c
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	a.seen[g], a.other.seen[g] = m, o
 	return a.inner.load(g, rest)

@@ -169,6 +169,32 @@ func readDistinctEntry(src []byte) (key []byte, count int64, rest []byte, err er
 	return key, count, rest, nil
 }
 
+// eachDistinctEntry reads a saved DISTINCT set at the start of src (the
+// number of entries, then each as appendDistinctEntry writes it), calling
+// fn with each entry's key encoding, its value and its count, and returns
+// the rest of src.
+func eachDistinctEntry(src []byte, fn func(kb []byte, v types.Value, c int64) error) ([]byte, error) {
+	n, rest, err := readUvarint(src)
+	if err != nil || n > uint64(len(rest)) {
+		return nil, errBadState
+	}
+	for range n {
+		var kb []byte
+		var c int64
+		if kb, c, rest, err = readDistinctEntry(rest); err != nil {
+			return nil, err
+		}
+		v, tail, err := types.DecodeKey(kb)
+		if err != nil || len(tail) != 0 {
+			return nil, errBadState
+		}
+		if err := fn(kb, v, c); err != nil {
+			return nil, err
+		}
+	}
+	return rest, nil
+}
+
 // appendDistinctEntry appends one value of a DISTINCT set as distinctAcc
 // saves it: the length of its key encoding, the key, its count.
 func appendDistinctEntry[K string | []byte](dst []byte, key K, count int64) []byte {

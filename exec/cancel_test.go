@@ -87,8 +87,12 @@ func TestCancelAfterSourcesFinished(t *testing.T) {
 	if m := j.Metrics(); m.RowsRead != 5000 {
 		t.Fatalf("read %d rows, want 5000", m.RowsRead)
 	}
-	<-sink.reached // the flood reaches the sink while the job runs on
-	j.Stop()       // nothing to stop: the sources have finished
+	select {
+	case <-sink.reached: // the flood reaches the sink while the job runs on
+	case <-j.Done():
+		t.Fatalf("the job ended before the flood reached the sink: %v", j.Wait())
+	}
+	j.Stop() // nothing to stop: the sources have finished
 	select {
 	case <-j.Done():
 		t.Fatal("the job ended on Stop while its operator floods")

@@ -536,20 +536,10 @@ func (d *distinctValues) convert(gi int32, key []byte, call int, src []byte) ([]
 	if f == nil {
 		return nil, errors.New("DISTINCT call of no family")
 	}
-	n, rest, err := readUvarint(src)
-	if err != nil || n > uint64(len(rest)) {
-		return nil, errBadState
-	}
 	kg := state.KeyGroup(key, d.g.maxPar)
-	for range n {
-		var kb []byte
-		var c int64
-		if kb, c, rest, err = readDistinctEntry(rest); err != nil {
-			return nil, err
-		}
-		v, tail, err := types.DecodeKey(kb)
-		if err != nil || len(tail) != 0 || !v.Kind().IsInteger() || c <= 0 {
-			return nil, errBadState
+	rest, err := eachDistinctEntry(src, func(_ []byte, v types.Value, c int64) error {
+		if !v.Kind().IsInteger() || c <= 0 {
+			return errBadState
 		}
 		slot, ok := f.index.Get(gi, v.Int())
 		if !ok {
@@ -558,6 +548,10 @@ func (d *distinctValues) convert(gi int32, key []byte, call int, src []byte) ([]
 		}
 		d.setCount(int(slot)*d.width+m, c)
 		d.st.Changed(slot)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return f.inner[m].load(gi, rest)
 }

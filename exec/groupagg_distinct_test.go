@@ -225,10 +225,7 @@ func sharedDistinctSpillRestore(t *testing.T, seed uint64) {
 		}
 
 		dir := t.TempDir()
-		st, err := statestore.Open(filepath.Join(dir, "work"), statestore.Options{CacheBytes: 64 << 10})
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := openAggStore(t, filepath.Join(dir, "work"))
 		var first recorder
 		agg := openDistinctAgg(t, st, false, 1, keys, 0, 1, false)
 		for _, b := range batches[:half] {
@@ -239,16 +236,8 @@ func sharedDistinctSpillRestore(t *testing.T, seed uint64) {
 		if !agg.st.Backed() || !agg.dv.st.Backed() {
 			t.Fatal("the groups and DISTINCT entries never spilled")
 		}
-		if err := agg.PrepareSnapshot(); err != nil {
-			t.Fatal(err)
-		}
 		snap := filepath.Join(dir, "snap")
-		if _, err := st.Snapshot(snap); err != nil {
-			t.Fatal(err)
-		}
-		if err := st.Close(); err != nil {
-			t.Fatal(err)
-		}
+		checkpointAgg(t, agg, st, snap)
 
 		for _, tc := range []struct {
 			name   string
@@ -262,13 +251,13 @@ func sharedDistinctSpillRestore(t *testing.T, seed uint64) {
 				work := filepath.Join(dir, fmt.Sprintf("%s-%d-%d", strings.ReplaceAll(tc.name, " ", "-"), len(keys), s))
 				var rs *statestore.Store
 				if tc.par == 1 {
-					rs, err = statestore.Restore(snap, work, statestore.Options{CacheBytes: 64 << 10})
+					rs = restoreAggStore(t, snap, work)
 				} else {
 					lo, hi := state.KeyGroupRange(s, tc.par, 128)
-					rs, err = statestore.RestoreKeyGroups([]string{snap}, work, lo, hi, statestore.Options{CacheBytes: 64 << 10})
-				}
-				if err != nil {
-					t.Fatal(err)
+					var err error
+					if rs, err = statestore.RestoreKeyGroups([]string{snap}, work, lo, hi, statestore.Options{CacheBytes: 64 << 10}); err != nil {
+						t.Fatal(err)
+					}
 				}
 				stores[s] = rs
 				aggs[s] = openDistinctAgg(t, rs, true, tc.budget, keys, s, tc.par, false)
@@ -329,10 +318,7 @@ func TestGroupAggSharedDistinctOldLayout(t *testing.T) {
 	third := len(batches) / 3
 
 	dir := t.TempDir()
-	st, err := statestore.Open(filepath.Join(dir, "work"), statestore.Options{CacheBytes: 64 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openAggStore(t, filepath.Join(dir, "work"))
 	var rec recorder
 	old := openDistinctAgg(t, st, false, 64<<20, keys, 0, 1, true)
 	for _, b := range batches[:third] {
@@ -374,10 +360,7 @@ func TestGroupAggSharedDistinctOldLayout(t *testing.T) {
 	st.Close()
 
 	for _, budget := range []int64{64 << 20, 1} {
-		rs, err := statestore.Restore(snap, filepath.Join(dir, fmt.Sprintf("work2-%d", budget)), statestore.Options{CacheBytes: 64 << 10})
-		if err != nil {
-			t.Fatal(err)
-		}
+		rs := restoreAggStore(t, snap, filepath.Join(dir, fmt.Sprintf("work2-%d", budget)))
 		got := slices.Clone(rec.rows)
 		var rec2 recorder
 		agg := openDistinctAgg(t, rs, true, budget, keys, 0, 1, false)
@@ -386,18 +369,9 @@ func TestGroupAggSharedDistinctOldLayout(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := agg.PrepareSnapshot(); err != nil {
-			t.Fatal(err)
-		}
 		snap2 := filepath.Join(dir, fmt.Sprintf("snap2-%d", budget))
-		if _, err := rs.Snapshot(snap2); err != nil {
-			t.Fatal(err)
-		}
-		rs.Close()
-		rs2, err := statestore.Restore(snap2, filepath.Join(dir, fmt.Sprintf("work3-%d", budget)), statestore.Options{CacheBytes: 64 << 10})
-		if err != nil {
-			t.Fatal(err)
-		}
+		checkpointAgg(t, agg, rs, snap2)
+		rs2 := restoreAggStore(t, snap2, filepath.Join(dir, fmt.Sprintf("work3-%d", budget)))
 		agg2 := openDistinctAgg(t, rs2, true, budget, keys, 0, 1, false)
 		for _, b := range batches[2*third:] {
 			if err := agg2.Process(0, b, &rec2); err != nil {
@@ -425,10 +399,7 @@ func TestGroupAggSharedDistinctTTL(t *testing.T) {
 		{Func: AggCount, Arg: 1, ArgType: types.BigInt, Type: types.BigInt, Distinct: true, DistinctArg: "v"},
 	}
 	for _, spill := range []bool{false, true} {
-		st, err := statestore.Open(filepath.Join(t.TempDir(), "work"), statestore.Options{CacheBytes: 64 << 10})
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := openAggStore(t, filepath.Join(t.TempDir(), "work"))
 		budget := int64(64 << 20)
 		if spill {
 			budget = 1

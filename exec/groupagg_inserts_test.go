@@ -96,10 +96,7 @@ func TestGroupAggOverInsertsMinMax(t *testing.T) {
 	// The sorted form for the first half, checkpointed; the insert-only
 	// form restored from it, over a budget its groups exceed.
 	dir := t.TempDir()
-	st, err := statestore.Open(filepath.Join(dir, "work"), statestore.Options{CacheBytes: 64 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openAggStore(t, filepath.Join(dir, "work"))
 	var got recorder
 	first := open(NewGroupAgg([]int{0}, calls), st, false, 1)
 	half := len(batches) / 2
@@ -108,20 +105,9 @@ func TestGroupAggOverInsertsMinMax(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := first.PrepareSnapshot(); err != nil {
-		t.Fatal(err)
-	}
 	snap := filepath.Join(dir, "snap")
-	if _, err := st.Snapshot(snap); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	restored, err := statestore.Restore(snap, filepath.Join(dir, "work2"), statestore.Options{CacheBytes: 64 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	checkpointAgg(t, first, st, snap)
+	restored := restoreAggStore(t, snap, filepath.Join(dir, "work2"))
 	defer restored.Close()
 	second := open(NewGroupAggOverInserts([]int{0}, calls), restored, true, 1)
 	for _, b := range batches[half:] {

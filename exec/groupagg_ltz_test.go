@@ -103,10 +103,7 @@ func TestGroupAggLTZKeyRestore(t *testing.T) {
 				return op
 			}
 			dir := t.TempDir()
-			st, err := statestore.Open(filepath.Join(dir, "work"), statestore.Options{CacheBytes: 64 << 10})
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := openAggStore(t, filepath.Join(dir, "work"))
 			out := &kindRecorder{t: t, col: len(tc.keys) - 1, want: types.KindTimestampLTZ}
 			op := open(st, false, 64<<20)
 			half := len(batches) / 2
@@ -115,20 +112,9 @@ func TestGroupAggLTZKeyRestore(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := op.PrepareSnapshot(); err != nil {
-				t.Fatal(err)
-			}
 			snap := filepath.Join(dir, "snap")
-			if _, err := st.Snapshot(snap); err != nil {
-				t.Fatal(err)
-			}
-			if err := st.Close(); err != nil {
-				t.Fatal(err)
-			}
-			st2, err := statestore.Restore(snap, filepath.Join(dir, "work2"), statestore.Options{CacheBytes: 64 << 10})
-			if err != nil {
-				t.Fatal(err)
-			}
+			checkpointAgg(t, op, st, snap)
+			st2 := restoreAggStore(t, snap, filepath.Join(dir, "work2"))
 			defer st2.Close()
 			op2 := open(st2, true, tc.budget)
 			if op2.st.Backed() != (tc.budget == 1) {

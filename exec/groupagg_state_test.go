@@ -77,6 +77,43 @@ func finalRows(t *testing.T, changelog []string) []string {
 	return out
 }
 
+// openAggStore opens a store at path with the small cache of the
+// GroupAgg state tests; the caller closes it.
+func openAggStore(t *testing.T, path string) *statestore.Store {
+	t.Helper()
+	st, err := statestore.Open(path, statestore.Options{CacheBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// checkpointAgg has op write its state to st (PrepareSnapshot), takes a
+// snapshot of st at snap and closes st.
+func checkpointAgg(t *testing.T, op StatefulOperator, st *statestore.Store, snap string) {
+	t.Helper()
+	if err := op.PrepareSnapshot(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Snapshot(snap); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// restoreAggStore restores snapshot snap into work, with the cache of
+// openAggStore; the caller closes it.
+func restoreAggStore(t *testing.T, snap, work string) *statestore.Store {
+	t.Helper()
+	st, err := statestore.Restore(snap, work, statestore.Options{CacheBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 func openAgg(t *testing.T, st *statestore.Store, restored bool, budget int64, keys ...int) *groupAggOp {
 	t.Helper()
 	if len(keys) == 0 {
@@ -128,10 +165,7 @@ func TestGroupAggStateSpillAndRestore(t *testing.T) {
 			}
 
 			dir := t.TempDir()
-			st, err := statestore.Open(filepath.Join(dir, "work"), statestore.Options{CacheBytes: 64 << 10})
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := openAggStore(t, filepath.Join(dir, "work"))
 			var got recorder
 			agg := openAgg(t, st, false, 1, tc.keys...) // the smallest budget: 1024 groups
 			half := len(batches) / 2
@@ -143,20 +177,9 @@ func TestGroupAggStateSpillAndRestore(t *testing.T) {
 			if !agg.st.Backed() {
 				t.Fatal("the groups never spilled to the store")
 			}
-			if err := agg.PrepareSnapshot(); err != nil {
-				t.Fatal(err)
-			}
 			snap := filepath.Join(dir, "snap")
-			if _, err := st.Snapshot(snap); err != nil {
-				t.Fatal(err)
-			}
-			if err := st.Close(); err != nil {
-				t.Fatal(err)
-			}
-			restored, err := statestore.Restore(snap, filepath.Join(dir, "work2"), statestore.Options{CacheBytes: 64 << 10})
-			if err != nil {
-				t.Fatal(err)
-			}
+			checkpointAgg(t, agg, st, snap)
+			restored := restoreAggStore(t, snap, filepath.Join(dir, "work2"))
 			defer restored.Close()
 			agg2 := openAgg(t, restored, true, tc.restoreBudget, tc.keys...)
 			if agg2.st.Backed() != tc.wantBacked {

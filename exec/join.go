@@ -274,18 +274,29 @@ func (o *joinOp) Process(input int, b *types.Batch, out Emitter) error {
 			continue
 		}
 		kr := o.keyOf(input, row)
-		ms, mok, err := me.findWrite(kr)
-		if err != nil {
-			return err
+		// A row already out of reach of the other input is matched and
+		// never kept (join retention): its side's rows of the key are not
+		// looked up (nor loaded back, nor given a blind slot).
+		isRetract := kind.IsRetraction()
+		keep := isRetract || !o.outOfReach(input, row)
+		var (
+			ms  int32
+			mok bool
+			err error
+		)
+		if keep {
+			if ms, mok, err = me.findWrite(kr); err != nil {
+				return err
+			}
 		}
 		os, ook, err := other.find(kr)
 		if err != nil {
 			return err
 		}
-		if kind.IsRetraction() {
+		if isRetract {
 			err = o.retract(input, me, other, kind, row, ms, mok, os, ook, out)
 		} else {
-			err = o.accumulate(input, me, other, kind, row, ms, mok, os, ook, out)
+			err = o.accumulate(input, me, other, kind, row, keep, ms, mok, os, ook, out)
 		}
 		if err != nil {
 			return err
@@ -335,10 +346,10 @@ func (o *joinOp) eachMatch(side int, row []types.Value, other *joinRows, os int3
 }
 
 // accumulate joins an arriving row with the other side's rows of its key
-// (slot os, if ook) and keeps it (in slot ms, if mok). A row of an outer
-// side whose first match this is takes back its NULL-padded row.
+// (slot os, if ook) and, if keep, keeps it (in slot ms, if mok). A row of
+// an outer side whose first match this is takes back its NULL-padded row.
 func (o *joinOp) accumulate(side int, me, other *joinRows, kind types.RowKind, row []types.Value,
-	ms int32, mok bool, os int32, ook bool, out Emitter) error {
+	keep bool, ms int32, mok bool, os int32, ook bool, out Emitter) error {
 	matched, err := o.eachMatch(side, row, other, os, ook, func(l *rowList, j int, r []types.Value, c int64) (bool, error) {
 		if other.track {
 			if l.assoc[j] == 0 {
@@ -358,8 +369,8 @@ func (o *joinOp) accumulate(side int, me, other *joinRows, kind types.RowKind, r
 			return err
 		}
 	}
-	if o.outOfReach(side, row) {
-		return nil // matched what it can; never kept
+	if !keep {
+		return nil // out of reach: matched what it can, never kept
 	}
 	me.insert(o.kr, ms, mok, row, matched)
 	o.noteDue(side, row)

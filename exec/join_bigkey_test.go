@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -20,14 +19,21 @@ import (
 // side many, with half the join keys drawn among 3 hot keys (thousands of
 // rows each on side many) and the rest among 2,000 others.
 func genHotSteps(r *rand.Rand, n, many int, left, right JoinSide) ([]joinStep, [2][][]types.Value) {
+	return genSkewedSteps(r, n, many, 100, 2003, 3, left, right)
+}
+
+// genSkewedSteps generates n random steps of one to six changes of one
+// side each, on side many but one step in oneIn, whose join keys are drawn
+// among keys (half among the first hot, if hot > 0).
+func genSkewedSteps(r *rand.Rand, n, many, oneIn, keys, hot int, left, right JoinSide) ([]joinStep, [2][][]types.Value) {
 	gens := [2]*changelogGen{
-		{r: r, keys: 2003, hot: 3, unique: left.Layout != NoUniqueKey, keyUnique: left.Layout == JoinKeyContainsUniqueKey},
-		{r: r, keys: 2003, hot: 3, unique: right.Layout != NoUniqueKey, keyUnique: right.Layout == JoinKeyContainsUniqueKey},
+		{r: r, keys: keys, hot: hot, unique: left.Layout != NoUniqueKey, keyUnique: left.Layout == JoinKeyContainsUniqueKey},
+		{r: r, keys: keys, hot: hot, unique: right.Layout != NoUniqueKey, keyUnique: right.Layout == JoinKeyContainsUniqueKey},
 	}
 	steps := make([]joinStep, n)
 	for i := range steps {
 		side := 1 - many
-		if r.IntN(100) < 99 {
+		if r.IntN(oneIn) > 0 {
 			side = many
 		}
 		b := types.NewBatch(3, 8)
@@ -39,6 +45,20 @@ func genHotSteps(r *rand.Rand, n, many int, left, right JoinSide) ([]joinStep, [
 	return steps, [2][][]types.Value{gens[0].live, gens[1].live}
 }
 
+// skewedJoinSides returns the layouts of the skewed join tests' sides over
+// rows (INT key, BIGINT, BIGINT): those of the side with many rows (none,
+// a unique key) and those of the other (the join key unique, none).
+func skewedJoinSides() (many, few []JoinSide) {
+	kinds := []types.Kind{types.KindInt, types.KindBigInt, types.KindBigInt}
+	return []JoinSide{
+			{Keys: []int{0}, Kinds: kinds},
+			{Keys: []int{0}, Kinds: kinds, Layout: HasUniqueKey, UniqueKey: []int{1}},
+		}, []JoinSide{
+			{Keys: []int{0}, Kinds: kinds, Layout: JoinKeyContainsUniqueKey},
+			{Keys: []int{0}, Kinds: kinds},
+		}
+}
+
 // TestJoinHotKeysRestoreRescaleSpill checks regular, semi and anti joins
 // over random changelogs (duplicates, retractions, updates of a unique
 // key) whose 3 hot keys hold thousands of rows on one side, through a
@@ -47,22 +67,10 @@ func genHotSteps(r *rand.Rand, n, many int, left, right JoinSide) ([]joinStep, [
 func TestJoinHotKeysRestoreRescaleSpill(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
-	kinds := []types.Kind{types.KindInt, types.KindBigInt, types.KindBigInt}
-	manyLayouts := []JoinSide{
-		{Keys: []int{0}, Kinds: kinds},
-		{Keys: []int{0}, Kinds: kinds, Layout: HasUniqueKey, UniqueKey: []int{1}},
-	}
-	fewLayouts := []JoinSide{
-		{Keys: []int{0}, Kinds: kinds, Layout: JoinKeyContainsUniqueKey},
-		{Keys: []int{0}, Kinds: kinds},
-	}
-	residual, err := expr.NewCompare("<=", expr.NewColumn(2, types.BigInt, "lv"), expr.NewColumn(5, types.BigInt, "rv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kindsOf := []string{"inner", "left", "right", "full", "semi", "anti"}
+	manyLayouts, fewLayouts := skewedJoinSides()
+	residual := joinTestResidual(t)
 	pairs := [][2]int{{1, 3}, {2, 1}}
-	for ki, kind := range kindsOf {
+	for ki, kind := range joinTestKinds {
 		for bi, budget := range []int64{4 << 10, 1 << 30} {
 			many := (ki + bi) % 2
 			mi := ki / 2 % 2

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -57,22 +56,10 @@ func TestJoinBlindWritesRestoreRescaleSpill(t *testing.T) {
 		// state.MinRecords keys of a side, which does not spill.
 		"right/many=0/layouts0/p3-to-p2/residual=false": {1796108372956998278},
 	}
-	kinds := []types.Kind{types.KindInt, types.KindBigInt, types.KindBigInt}
-	manyLayouts := []JoinSide{
-		{Keys: []int{0}, Kinds: kinds},
-		{Keys: []int{0}, Kinds: kinds, Layout: HasUniqueKey, UniqueKey: []int{1}},
-	}
-	fewLayouts := []JoinSide{
-		{Keys: []int{0}, Kinds: kinds, Layout: JoinKeyContainsUniqueKey},
-		{Keys: []int{0}, Kinds: kinds},
-	}
-	residual, err := expr.NewCompare("<=", expr.NewColumn(2, types.BigInt, "lv"), expr.NewColumn(5, types.BigInt, "rv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kindsOf := []string{"inner", "left", "right", "full", "semi", "anti"}
+	manyLayouts, fewLayouts := skewedJoinSides()
+	residual := joinTestResidual(t)
 	pairs := [][2]int{{1, 3}, {2, 1}, {3, 2}}
-	for ki, kind := range kindsOf {
+	for ki, kind := range joinTestKinds {
 		for li := range 2 {
 			many := (ki + li) % 2
 			pp := pairs[(ki+li)%3]
@@ -87,23 +74,7 @@ func TestJoinBlindWritesRestoreRescaleSpill(t *testing.T) {
 							sides[0], sides[1] = sides[1], sides[0]
 						}
 						steps, live := genBlindSteps(r, 8000, many, 3*li, sides[0], sides[1])
-						var res expr.Expr
-						if withResidual {
-							res = residual
-						}
-						var (
-							newOp func() Operator
-							want  map[string]int
-						)
-						if ki < 4 {
-							typ := JoinType(ki)
-							newOp = NewJoin(JoinSpec{Type: typ, Left: sides[0], Right: sides[1], Residual: res})
-							want = batchJoin(typ, live[0], live[1], withResidual)
-						} else {
-							anti := kind == "anti"
-							newOp = NewSemiJoin(SemiJoinSpec{Anti: anti, Left: sides[0], Right: sides[1], Residual: res})
-							want = batchSemi(anti, live[0], live[1], withResidual)
-						}
+						newOp, want := newTestJoin(ki, kind, sides[0], sides[1], residual, withResidual, live)
 						got, blindA, blindB := runJoinTwoCheckpoints(t, newOp, steps, pp[0], pp[1], 4<<10)
 						if !equalMultiset(got, want) {
 							t.Fatalf("seed %d: %d distinct rows, want %d\n got  %v\n want %v", s, len(got), len(want),
@@ -135,23 +106,7 @@ const blindKeys = 10000
 // many, whose keys are drawn among blindKeys (half among the first hot, if
 // hot > 0).
 func genBlindSteps(r *rand.Rand, n, many, hot int, left, right JoinSide) ([]joinStep, [2][][]types.Value) {
-	gens := [2]*changelogGen{
-		{r: r, keys: blindKeys, hot: hot, unique: left.Layout != NoUniqueKey, keyUnique: left.Layout == JoinKeyContainsUniqueKey},
-		{r: r, keys: blindKeys, hot: hot, unique: right.Layout != NoUniqueKey, keyUnique: right.Layout == JoinKeyContainsUniqueKey},
-	}
-	steps := make([]joinStep, n)
-	for i := range steps {
-		side := 1 - many
-		if r.IntN(20) > 0 {
-			side = many
-		}
-		b := types.NewBatch(3, 8)
-		for range 1 + r.IntN(6) {
-			gens[side].next(b)
-		}
-		steps[i] = joinStep{side: side, b: b}
-	}
-	return steps, [2][][]types.Value{gens[0].live, gens[1].live}
+	return genSkewedSteps(r, n, many, 20, blindKeys, hot, left, right)
 }
 
 // runJoinTwoCheckpoints runs steps through a join of newOp at parallelism
@@ -161,29 +116,6 @@ func genBlindSteps(r *rand.Rand, n, many, hot int, left, right JoinSide) ([]join
 // returns the applied output and the writes taken blind before and after
 // the restore.
 func runJoinTwoCheckpoints(t *testing.T, newOp func() Operator, steps []joinStep, from, to int, budget int64) (map[string]int, int64, int64) {
-	out := &collectEmitter{t: t, rows: map[string]int{}}
-	a := newJoinCluster(t, newOp, from, budget, nil)
-	cut1, cut2 := len(steps)/3, 2*len(steps)/3
-	for i, s := range steps[:cut2] {
-		if i == cut1 {
-			a.snapshot()
-		}
-		if err := a.process(s, out); err != nil {
-			t.Fatalf("step %d: %v", i, err)
-		}
-	}
-	snaps := a.snapshot()
-	lost := &collectEmitter{t: t, rows: maps2(out.rows)}
-	for i, s := range steps[cut2:min(cut2+50, len(steps))] {
-		if err := a.process(s, lost); err != nil {
-			t.Fatalf("step %d after the snapshot: %v", cut2+i, err)
-		}
-	}
-	b := newJoinCluster(t, newOp, to, budget, snaps)
-	for i, s := range steps[cut2:] {
-		if err := b.process(s, out); err != nil {
-			t.Fatalf("step %d after the restore: %v", cut2+i, err)
-		}
-	}
-	return out.rows, a.blindWrites(), b.blindWrites()
+	out, a, b := runJoinCheckpoints(t, newOp, steps, []int{len(steps) / 3, 2 * len(steps) / 3}, 50, from, to, budget)
+	return out, a.blindWrites(), b.blindWrites()
 }

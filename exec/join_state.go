@@ -588,15 +588,43 @@ func (s *joinRows) appendRows(dst []byte, l *rowList, p int) []byte {
 	from, to := p<<s.shift, min(l.n(), (p+1)<<s.shift)
 	s.encoded += int64(max(to-from, 0))
 	for j := from; j < to; j++ {
-		dst = binary.AppendUvarint(dst, uint64(l.meta[j].cnt))
-		if s.track {
-			dst = binary.AppendUvarint(dst, uint64(l.assoc[j]))
-		}
-		for _, v := range l.row(j, s.w) {
-			dst = appendJoinValue(dst, v)
-		}
+		dst = s.appendRow(binary.AppendUvarint(dst, uint64(l.meta[j].cnt)), l, j)
 	}
 	return dst
+}
+
+// appendRow appends row j of l after its count: its match count if
+// tracked, then its values (appendJoinValue each). decodeRow reads it.
+func (s *joinRows) appendRow(dst []byte, l *rowList, j int) []byte {
+	if s.track {
+		dst = binary.AppendUvarint(dst, uint64(l.assoc[j]))
+	}
+	for _, v := range l.row(j, s.w) {
+		dst = appendJoinValue(dst, v)
+	}
+	return dst
+}
+
+// decodeRow reads what appendRow wrote from rec into s.row and returns
+// the match count (0 if not tracked) and the rest of rec.
+func (s *joinRows) decodeRow(rec []byte) (int64, []byte, error) {
+	var assoc uint64
+	if s.track {
+		var m int
+		if assoc, m = binary.Uvarint(rec); m <= 0 {
+			return 0, nil, fmt.Errorf("%s: %w: bad match count", s.what, errJoinRecord)
+		}
+		rec = rec[m:]
+	}
+	for i := range s.row {
+		v, rest, err := decodeJoinValue(rec)
+		if err != nil {
+			return 0, nil, fmt.Errorf("%s: %w: value %d: %v", s.what, errJoinRecord, i, err)
+		}
+		s.row[i] = v
+		rec = rest
+	}
+	return int64(assoc), rec, nil
 }
 
 // ChangedParts implements state.PartedSource.
@@ -672,13 +700,7 @@ func (s *joinRows) AppendDelta(dst []byte, slot int32) []byte {
 	l := s.list(slot)
 	dst = binary.AppendUvarint(dst, uint64(l.n()))
 	for j := range l.n() {
-		dst = binary.AppendVarint(dst, l.meta[j].cnt)
-		if s.track {
-			dst = binary.AppendUvarint(dst, uint64(l.assoc[j]))
-		}
-		for _, v := range l.row(j, s.w) {
-			dst = appendJoinValue(dst, v)
-		}
+		dst = s.appendRow(binary.AppendVarint(dst, l.meta[j].cnt), l, j)
 	}
 	s.encoded += int64(l.n())
 	s.rows -= int64(l.n())
@@ -712,24 +734,13 @@ func (s *joinRows) LoadDelta(slot int32, rec []byte) error {
 		if m <= 0 || (cnt != 1 && cnt != -1) {
 			return fmt.Errorf("%s: %w: bad delta count", s.what, errJoinRecord)
 		}
-		rec = rec[m:]
-		var assoc uint64
-		if s.track {
-			if assoc, m = binary.Uvarint(rec); m <= 0 {
-				return fmt.Errorf("%s: %w: bad match count", s.what, errJoinRecord)
-			}
-			rec = rec[m:]
+		assoc, rest, err := s.decodeRow(rec[m:])
+		if err != nil {
+			return err
 		}
-		for i := range s.row {
-			v, rest, err := decodeJoinValue(rec)
-			if err != nil {
-				return fmt.Errorf("%s: %w: value %d: %v", s.what, errJoinRecord, i, err)
-			}
-			s.row[i] = v
-			rec = rest
-		}
+		rec = rest
 		s.decoded++
-		s.apply(l, s.row, cnt, int64(assoc))
+		s.apply(l, s.row, cnt, assoc)
 	}
 	if len(rec) != 0 {
 		return fmt.Errorf("%s: %w: %d bytes after the delta", s.what, errJoinRecord, len(rec))
@@ -787,27 +798,16 @@ func (s *joinRows) loadRows(l *rowList, rec []byte) error {
 		if m <= 0 {
 			return fmt.Errorf("%s: %w: bad count", s.what, errJoinRecord)
 		}
-		rec = rec[m:]
-		var assoc uint64
-		if s.track {
-			if assoc, m = binary.Uvarint(rec); m <= 0 {
-				return fmt.Errorf("%s: %w: bad match count", s.what, errJoinRecord)
-			}
-			rec = rec[m:]
+		assoc, rest, err := s.decodeRow(rec[m:])
+		if err != nil {
+			return err
 		}
-		for i := range s.row {
-			v, rest, err := decodeJoinValue(rec)
-			if err != nil {
-				return fmt.Errorf("%s: %w: value %d: %v", s.what, errJoinRecord, i, err)
-			}
-			s.row[i] = v
-			rec = rest
-		}
+		rec = rest
 		var h uint64
 		if s.spec.Layout != JoinKeyContainsUniqueKey {
 			h = s.identHash(s.row)
 		}
-		l.add(s.row, int64(cnt), int64(assoc), h, s.track)
+		l.add(s.row, int64(cnt), assoc, h, s.track)
 	}
 	if len(rec) != 0 {
 		return fmt.Errorf("%s: %w: %d bytes after the rows", s.what, errJoinRecord, len(rec))

@@ -165,29 +165,45 @@ func genJoinSteps(r *rand.Rand, n, keys int, left, right JoinSide) ([]joinStep, 
 // store was used for lookups (a side spilled, or did not fit after the
 // restore) in either run.
 func runJoinRestore(t *testing.T, newOp func() Operator, steps []joinStep, cut, from, to int, budget int64) (map[string]int, bool) {
+	out, a, b := runJoinCheckpoints(t, newOp, steps, []int{cut}, 20, from, to, budget)
+	return out, a.spilled() || b.spilled()
+}
+
+// runJoinCheckpoints runs steps through a join of newOp at parallelism
+// from with a checkpoint (PrepareSnapshot and store snapshots) before each
+// step of cuts (ascending), goes on for lost steps past the last (output
+// a crash loses), restores that checkpoint at parallelism to and replays
+// the steps from it. It returns the applied output and the clusters
+// before and after the restore.
+func runJoinCheckpoints(t *testing.T, newOp func() Operator, steps []joinStep, cuts []int, lost, from, to int,
+	budget int64) (map[string]int, *joinCluster, *joinCluster) {
+	t.Helper()
 	out := &collectEmitter{t: t, rows: map[string]int{}}
 	a := newJoinCluster(t, newOp, from, budget, nil)
+	cut := cuts[len(cuts)-1]
 	for i, s := range steps[:cut] {
+		if slices.Contains(cuts, i) {
+			a.snapshot()
+		}
 		if err := a.process(s, out); err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
 	}
 	snaps := a.snapshot()
 	// Output after the snapshot is lost with the crash.
-	lost := &collectEmitter{t: t, rows: maps2(out.rows)}
-	for i, s := range steps[cut:min(cut+20, len(steps))] {
-		if err := a.process(s, lost); err != nil {
+	lostOut := &collectEmitter{t: t, rows: maps2(out.rows)}
+	for i, s := range steps[cut:min(cut+lost, len(steps))] {
+		if err := a.process(s, lostOut); err != nil {
 			t.Fatalf("step %d after the snapshot: %v", cut+i, err)
 		}
 	}
-	spilled := a.spilled()
 	b := newJoinCluster(t, newOp, to, budget, snaps)
 	for i, s := range steps[cut:] {
 		if err := b.process(s, out); err != nil {
 			t.Fatalf("step %d after the restore: %v", cut+i, err)
 		}
 	}
-	return out.rows, spilled || b.spilled()
+	return out.rows, a, b
 }
 
 func maps2(m map[string]int) map[string]int {
@@ -209,13 +225,9 @@ func TestJoinStateRestoreRescaleSpill(t *testing.T) {
 		{JoinSide{Keys: []int{0}, Kinds: kinds}, JoinSide{Keys: []int{0}, Kinds: kinds, Layout: JoinKeyContainsUniqueKey}},
 		{JoinSide{Keys: []int{0}, Kinds: kinds, Layout: HasUniqueKey, UniqueKey: []int{1}}, JoinSide{Keys: []int{0}, Kinds: kinds}},
 	}
-	residual, err := expr.NewCompare("<=", expr.NewColumn(2, types.BigInt, "lv"), expr.NewColumn(5, types.BigInt, "rv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kindsOf := []string{"inner", "left", "right", "full", "semi", "anti"}
+	residual := joinTestResidual(t)
 	pairs := [][2]int{{1, 3}, {3, 1}}
-	for ki, kind := range kindsOf {
+	for ki, kind := range joinTestKinds {
 		for bi, budget := range []int64{4 << 10, 1 << 30} {
 			// Each kind runs both side pairs and both rescales, one
 			// with a spilling budget and one without.
@@ -235,35 +247,50 @@ func TestJoinStateRestoreRescaleSpill(t *testing.T) {
 	}
 }
 
-// TestJoinStateRefusesOldLayout checks that a join restored from a store
-// holding state in its own key space (the keyed tables of Weir before the
-// typed join state), or records of version 2 (a key's rows in one record)
-// in a side's space, fails with a clear error instead of starting empty.
-// checkJoinRestore runs the join of kindsOf index ki (kind) over left and
-// right, with residual if withResidual, on steps through a snapshot and a
-// restore from pp[0] to pp[1] subtasks at budget (runJoinRestore), and
-// checks its output against the batch join of the live rows, and that
-// only a budget under 1 MiB spilled (seed s, for the messages).
-func checkJoinRestore(t *testing.T, s uint64, ki int, kind string, left, right JoinSide, residual expr.Expr, withResidual bool,
-	steps []joinStep, live [2][][]types.Value, pp [2]int, budget int64) {
+// joinTestKinds are the kinds of the randomized join tests: JoinType 0
+// to 3, then semi and anti (newTestJoin).
+var joinTestKinds = []string{"inner", "left", "right", "full", "semi", "anti"}
+
+// joinTestResidual returns the residual of the randomized join tests over
+// sides of three columns: the left's third <= the right's third.
+func joinTestResidual(t *testing.T) expr.Expr {
 	t.Helper()
+	residual, err := expr.NewCompare("<=", expr.NewColumn(2, types.BigInt, "lv"), expr.NewColumn(5, types.BigInt, "rv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return residual
+}
+
+// newTestJoin returns the join of joinTestKinds index ki (kind) over left
+// and right, with residual if withResidual, and the batch join of the
+// live rows that its applied output must equal.
+func newTestJoin(ki int, kind string, left, right JoinSide, residual expr.Expr, withResidual bool,
+	live [2][][]types.Value) (func() Operator, map[string]int) {
 	var res expr.Expr
 	if withResidual {
 		res = residual
 	}
-	var (
-		newOp func() Operator
-		want  map[string]int
-	)
 	if ki < 4 {
 		typ := JoinType(ki)
-		newOp = NewJoin(JoinSpec{Type: typ, Left: left, Right: right, Residual: res})
-		want = batchJoin(typ, live[0], live[1], withResidual)
-	} else {
-		anti := kind == "anti"
-		newOp = NewSemiJoin(SemiJoinSpec{Anti: anti, Left: left, Right: right, Residual: res})
-		want = batchSemi(anti, live[0], live[1], withResidual)
+		return NewJoin(JoinSpec{Type: typ, Left: left, Right: right, Residual: res}),
+			batchJoin(typ, live[0], live[1], withResidual)
 	}
+	anti := kind == "anti"
+	return NewSemiJoin(SemiJoinSpec{Anti: anti, Left: left, Right: right, Residual: res}),
+		batchSemi(anti, live[0], live[1], withResidual)
+}
+
+// checkJoinRestore runs the join of joinTestKinds index ki (kind) over
+// left and right, with residual if withResidual, on steps through a
+// snapshot and a restore from pp[0] to pp[1] subtasks at budget
+// (runJoinRestore), and checks its output against the batch join of the
+// live rows, and that only a budget under 1 MiB spilled (seed s, for the
+// messages).
+func checkJoinRestore(t *testing.T, s uint64, ki int, kind string, left, right JoinSide, residual expr.Expr, withResidual bool,
+	steps []joinStep, live [2][][]types.Value, pp [2]int, budget int64) {
+	t.Helper()
+	newOp, want := newTestJoin(ki, kind, left, right, residual, withResidual, live)
 	got, spilled := runJoinRestore(t, newOp, steps, len(steps)/2, pp[0], pp[1], budget)
 	if !equalMultiset(got, want) {
 		t.Fatalf("seed %d: %d distinct rows, want %d\n got  %v\n want %v", s, len(got), len(want),
@@ -276,6 +303,10 @@ func checkJoinRestore(t *testing.T, s uint64, ki int, kind string, left, right J
 	}
 }
 
+// TestJoinStateRefusesOldLayout checks that a join restored from a store
+// holding state in its own key space (the keyed tables of Weir before the
+// typed join state), or records of version 2 (a key's rows in one record)
+// in a side's space, fails with a clear error instead of starting empty.
 func TestJoinStateRefusesOldLayout(t *testing.T) {
 	st, err := statestore.Open(t.TempDir(), statestore.Options{MaxParallelism: joinTestMaxPar})
 	if err != nil {

@@ -127,12 +127,7 @@ func (h *splitHarness) output() string {
 // subtask goes idle, and says so when rows come again.
 func TestSplitWatermarks(t *testing.T) {
 	h := newSplitHarness(t)
-	step := func(name, got, want string) {
-		t.Helper()
-		if got != want {
-			t.Errorf("%s:\n got  %q\n want %q", name, got, want)
-		}
-	}
+	step := stepChecker(t)
 	// Times below are S's clock, 200 ms a step; the idle timeout is 1 s.
 	h.read("a", nil, 10) // 200 ms
 	step("split a alone", h.output(), "data 10 | wm 8")

@@ -277,15 +277,21 @@ func render(ms []message) string {
 	return strings.Join(out, " | ")
 }
 
-func TestWatermarkPropagation(t *testing.T) {
-	h := newWMHarness(t)
-	const s1, s2 = 0, 1
-	step := func(name, got, want string) {
+// stepChecker returns the check of a harness step: got must be want, or
+// the test fails (and goes on), naming the step.
+func stepChecker(t *testing.T) func(name, got, want string) {
+	return func(name, got, want string) {
 		t.Helper()
 		if got != want {
 			t.Errorf("%s:\n got  %q\n want %q", name, got, want)
 		}
 	}
+}
+
+func TestWatermarkPropagation(t *testing.T) {
+	h := newWMHarness(t)
+	const s1, s2 = 0, 1
+	step := stepChecker(t)
 
 	// The input watermark is the minimum over the channels: nothing until
 	// both have one, then min(8, 18).
@@ -407,12 +413,7 @@ func TestWatermarkPropagation(t *testing.T) {
 func TestInputWatermarkPerPort(t *testing.T) {
 	h := newWMHarnessPorts(t, true)
 	const s1, s2 = 0, 1
-	step := func(name, got, want string) {
-		t.Helper()
-		if got != want {
-			t.Errorf("%s:\n got  %q\n want %q", name, got, want)
-		}
-	}
+	step := stepChecker(t)
 	h.emit(s1, 10)
 	h.emit(s2, 20)
 	h.deliver(s1, 2)

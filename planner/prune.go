@@ -140,11 +140,10 @@ func pruneColumns(c *Calc, l, r Node, wr int, pruneRight bool, mark func(need []
 		if e == nil {
 			return
 		}
-		_, _ = expr.Transform(e, func(x expr.Expr) (expr.Expr, error) {
-			if col, isCol := x.(*expr.Column); isCol && col.Index < len(need) {
-				need[col.Index] = true
+		expr.VisitColumns(e, func(c int) {
+			if c < len(need) {
+				need[c] = true
 			}
-			return x, nil
 		})
 	}
 	read(c.Cond)

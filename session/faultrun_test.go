@@ -16,6 +16,36 @@ import (
 	"github.com/weir-sql/weir/connector"
 )
 
+// stopAndRestore runs script first in a new session until its fourth
+// checkpoint completes and stops it, then runs script second in another,
+// restored from the latest checkpoint (opts with RestoreLatest), and
+// returns what the two runs printed on stderr. A run that fails fails the
+// test; a first run that finished before it could be stopped skips it.
+func stopAndRestore(t *testing.T, first, second string, opts RunOptions) (string, string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &watchWriter{onLine: func(l string) {
+		if strings.HasPrefix(l, "weir: checkpoint 4 complete") {
+			cancel()
+		}
+	}}
+	s := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: stderr})
+	if err := s.RunScript(ctx, first, opts); err != nil {
+		t.Fatalf("first run: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "stopped") {
+		t.Skipf("the job finished before it could be stopped:\n%s", stderr.String())
+	}
+	var stderr2 bytes.Buffer
+	s2 := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &stderr2})
+	opts.Restore = RestoreLatest
+	if err := s2.RunScript(context.Background(), second, opts); err != nil {
+		t.Fatalf("restored run: %v\n%s", err, stderr2.String())
+	}
+	return stderr.String(), stderr2.String()
+}
+
 // faultRun is what one run of runWithFaults saw.
 type faultRun struct {
 	Fired          []string // the fault points that fired, sorted

@@ -1,15 +1,12 @@
 package session
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
-	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/exec"
 )
 
@@ -109,31 +106,11 @@ func TestQ7RetentionAcrossFaults(t *testing.T) {
 		t.Run(fmt.Sprintf("p%d/stop and restore at p%d", par, after), func(t *testing.T) {
 			dir := t.TempDir()
 			ck, out := filepath.Join(dir, "ck"), filepath.Join(dir, "out")
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			stderr := &watchWriter{onLine: func(l string) {
-				if strings.HasPrefix(l, "weir: checkpoint 4 complete") {
-					cancel()
-				}
-			}}
-			s := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: stderr})
-			if err := s.RunScript(ctx, q7Script(ck, out, n, par), opts); err != nil {
-				t.Fatalf("first run: %v\n%s", err, stderr.String())
+			stderr, stderr2 := stopAndRestore(t, q7Script(ck, out, n, par), q7Script(ck, out, n, after), opts)
+			if !strings.Contains(stderr2, "restoring checkpoint") {
+				t.Fatalf("the second run did not restore:\n%s", stderr2)
 			}
-			if !strings.Contains(stderr.String(), "stopped") {
-				t.Skipf("the job finished before it could be stopped:\n%s", stderr.String())
-			}
-			var stderr2 bytes.Buffer
-			s2 := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &stderr2})
-			o2 := opts
-			o2.Restore = RestoreLatest
-			if err := s2.RunScript(context.Background(), q7Script(ck, out, n, after), o2); err != nil {
-				t.Fatalf("restored run: %v\n%s", err, stderr2.String())
-			}
-			if !strings.Contains(stderr2.String(), "restoring checkpoint") {
-				t.Fatalf("the second run did not restore:\n%s", stderr2.String())
-			}
-			check(t, out, stderr.String(), stderr2.String())
+			check(t, out, stderr, stderr2)
 		})
 	}
 }

@@ -249,27 +249,10 @@ func TestTemporalJoinExactlyOnceAcrossFaultsAndRescale(t *testing.T) {
 	t.Run("rescale 2 to 3", func(t *testing.T) {
 		dir := t.TempDir()
 		ck, out := filepath.Join(dir, "ck"), filepath.Join(dir, "out")
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		stderr := &watchWriter{onLine: func(l string) {
-			if strings.HasPrefix(l, "weir: checkpoint 4 complete") {
-				cancel()
-			}
-		}}
-		s := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: stderr})
-		if err := s.RunScript(ctx, temporalFileScript(ck, ratesPath, out, n, keys, 2), RunOptions{JobName: "tj", Exec: exec.Options{BatchSize: 128}}); err != nil {
-			t.Fatalf("first run: %v\n%s", err, stderr.String())
-		}
-		if !strings.Contains(stderr.String(), "stopped") {
-			t.Skipf("the job finished before it could be stopped:\n%s", stderr.String())
-		}
-		var stderr2 bytes.Buffer
-		s2 := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &stderr2})
-		if err := s2.RunScript(context.Background(), temporalFileScript(ck, ratesPath, out, n, keys, 3), RunOptions{JobName: "tj", Restore: RestoreLatest, Exec: exec.Options{BatchSize: 128}}); err != nil {
-			t.Fatalf("restored run: %v\n%s", err, stderr2.String())
-		}
+		stderr, stderr2 := stopAndRestore(t, temporalFileScript(ck, ratesPath, out, n, keys, 2), temporalFileScript(ck, ratesPath, out, n, keys, 3),
+			RunOptions{JobName: "tj", Exec: exec.Options{BatchSize: 128}})
 		if got := committedLines(t, out); strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Fatalf("committed rows differ from the Go answer: %d rows, want %d\nfirst got %v\nfirst want %v\n%s\n%s", len(got), len(want), head(got), head(want), stderr.String(), stderr2.String())
+			t.Fatalf("committed rows differ from the Go answer: %d rows, want %d\nfirst got %v\nfirst want %v\n%s\n%s", len(got), len(want), head(got), head(want), stderr, stderr2)
 		}
 	})
 }

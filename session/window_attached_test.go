@@ -234,27 +234,9 @@ SET 'restart-strategy.fixed-delay.delay' = '1ms';`, filepath.Join(dir, "ck"))
 	// Stopped after its fourth checkpoint and restored at parallelism 3.
 	t.Run("rescale 2 to 3", func(t *testing.T) {
 		dir := t.TempDir()
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		stderr := &watchWriter{onLine: func(l string) {
-			if strings.HasPrefix(l, "weir: checkpoint 4 complete") {
-				cancel()
-			}
-		}}
-		s := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: stderr})
-		if err := s.RunScript(ctx, script(dir, 2), RunOptions{JobName: "q5", Exec: exec.Options{BatchSize: 128}}); err != nil {
-			t.Fatalf("first run: %v\n%s", err, stderr.String())
-		}
-		if !strings.Contains(stderr.String(), "stopped") {
-			t.Skipf("the job finished before it could be stopped:\n%s", stderr.String())
-		}
-		var stderr2 bytes.Buffer
-		s2 := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &stderr2})
-		if err := s2.RunScript(context.Background(), script(dir, 3), RunOptions{JobName: "q5", Restore: RestoreLatest, Exec: exec.Options{BatchSize: 128}}); err != nil {
-			t.Fatalf("restored run: %v\n%s", err, stderr2.String())
-		}
-		if strings.Contains(stderr.String()+stderr2.String(), "late row") {
-			t.Fatalf("late rows dropped:\n%s\n%s", stderr.String(), stderr2.String())
+		stderr, stderr2 := stopAndRestore(t, script(dir, 2), script(dir, 3), RunOptions{JobName: "q5", Exec: exec.Options{BatchSize: 128}})
+		if strings.Contains(stderr+stderr2, "late row") {
+			t.Fatalf("late rows dropped:\n%s\n%s", stderr, stderr2)
 		}
 		sameRows(t, epochRows(committedLines(t, filepath.Join(dir, "out"))), want)
 	})

@@ -1,8 +1,6 @@
 package session
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/exec"
 )
 
@@ -139,27 +136,10 @@ func testWindowRescale(t *testing.T, kind string, n, keys int) {
 	{
 		dir := t.TempDir()
 		ck, out := filepath.Join(dir, "ck"), filepath.Join(dir, "out")
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		stderr := &watchWriter{onLine: func(l string) {
-			if strings.HasPrefix(l, "weir: checkpoint 4 complete") {
-				cancel()
-			}
-		}}
-		s := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: stderr})
-		if err := s.RunScript(ctx, windowFileScript(ck, out, n, keys, 2, kind), RunOptions{JobName: "win", Exec: exec.Options{BatchSize: 128}}); err != nil {
-			t.Fatalf("first run: %v\n%s", err, stderr.String())
-		}
-		if !strings.Contains(stderr.String(), "stopped") {
-			t.Skipf("the job finished before it could be stopped:\n%s", stderr.String())
-		}
-		var stderr2 bytes.Buffer
-		s2 := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &stderr2})
-		if err := s2.RunScript(context.Background(), windowFileScript(ck, out, n, keys, 3, kind), RunOptions{JobName: "win", Restore: RestoreLatest, Exec: exec.Options{BatchSize: 128}}); err != nil {
-			t.Fatalf("restored run: %v\n%s", err, stderr2.String())
-		}
+		stderr, stderr2 := stopAndRestore(t, windowFileScript(ck, out, n, keys, 2, kind), windowFileScript(ck, out, n, keys, 3, kind),
+			RunOptions{JobName: "win", Exec: exec.Options{BatchSize: 128}})
 		if got := committedLines(t, out); strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Fatalf("committed windows differ from the Go answer: %d rows, want %d\nfirst got %v\nfirst want %v\n%s\n%s", len(got), len(want), head(got), head(want), stderr.String(), stderr2.String())
+			t.Fatalf("committed windows differ from the Go answer: %d rows, want %d\nfirst got %v\nfirst want %v\n%s\n%s", len(got), len(want), head(got), head(want), stderr, stderr2)
 		}
 	}
 }
