@@ -121,8 +121,10 @@ func (x *exchange) emitHashOne(e *outEdge, b *types.Batch) error {
 	for i := range b.Len() {
 		row := b.Vals[i*w : (i+1)*w : (i+1)*w]
 		v := row[k]
-		h, ok := state.HashIntKey(v.Kind(), v.Int())
-		if !ok {
+		var h uint64
+		if tag := state.IntKeyTag(v.Kind()); tag != 0 {
+			h = state.HashIntTag(tag, v.Int())
+		} else {
 			e.keyBuf = state.AppendValue(e.keyBuf[:0], v)
 			h = state.HashKey(e.keyBuf)
 		}
