@@ -93,6 +93,15 @@ type chainError struct {
 func (e *chainError) Error() string { return e.who + ": " + e.err.Error() }
 func (e *chainError) Unwrap() error { return e.err }
 
+// attributeOp is attribute("operator "+name, err), building the name only
+// for an error: it runs for every batch.
+func attributeOp(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return attribute("operator "+name, err)
+}
+
 // attribute wraps err with who unless it is already attributed.
 func attribute(who string, err error) error {
 	if err == nil {
@@ -117,7 +126,7 @@ func (e *opEmitter) Emit(b *types.Batch) error {
 	if b.Len() == 0 {
 		return nil
 	}
-	return attribute("operator "+e.name, e.op.Process(0, b, e.next))
+	return attributeOp(e.name, e.op.Process(0, b, e.next))
 }
 
 // sinkEmitter writes to the sink writer.
@@ -260,7 +269,7 @@ func (t *task) push(port int, b *types.Batch) error {
 	if len(t.ops) == 0 {
 		return t.tail.Emit(b)
 	}
-	return attribute("operator "+t.v.Operators[0].Name, t.ops[0].Process(port, b, t.emitters[0]))
+	return attributeOp(t.v.Operators[0].Name, t.ops[0].Process(port, b, t.emitters[0]))
 }
 
 // flush emits what the operators hold back, in chain order, and sends
@@ -270,7 +279,7 @@ func (t *task) flush() error {
 	for i, op := range t.ops {
 		if b, ok := op.(bufferingOperator); ok && b.hasPending() {
 			if err := b.emitPending(); err != nil {
-				return attribute("operator "+t.v.Operators[i].Name, err)
+				return attributeOp(t.v.Operators[i].Name, err)
 			}
 		}
 	}
@@ -568,7 +577,7 @@ func (t *task) aligned() error {
 func (t *task) finish() error {
 	for i, op := range t.ops {
 		if err := op.Finish(t.emitters[i]); err != nil {
-			return attribute("operator "+t.v.Operators[i].Name, err)
+			return attributeOp(t.v.Operators[i].Name, err)
 		}
 	}
 	if t.writer != nil {
