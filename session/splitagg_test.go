@@ -17,8 +17,9 @@ import (
 // 0..n-1 (few groups, k = id % 3; two distinct arguments a, with NULLs,
 // and b; FILTERs on p; COUNT(*); MAX of a string) into a print table,
 // with the split distinct aggregation on or off, mini-batch on and
-// checkpoints every few milliseconds.
-func splitScript(ckDir, spDir string, n, par int, split bool) string {
+// checkpoints every few milliseconds; rate is the source's rows per
+// second.
+func splitScript(ckDir, spDir string, n, par int, split bool, rate int) string {
 	return fmt.Sprintf(`
 SET 'parallelism.default' = '%d';
 SET 'table.exec.mini-batch.enabled' = 'true';
@@ -32,7 +33,7 @@ SET 'restart-strategy.fixed-delay.attempts' = '5';
 SET 'restart-strategy.fixed-delay.delay' = '1ms';
 CREATE TABLE ev (id BIGINT, k AS id %% 3, a AS CASE WHEN id %% 7 = 0 THEN CAST(NULL AS BIGINT) ELSE id * 31 %% 500 END,
   b AS id * 17 %% 900, p AS id * 13 %% 100, s AS CAST(id %% 60 AS STRING))
-WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', 'fields.id.end' = '%d', 'rows-per-second' = '100000');
+WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', 'fields.id.end' = '%d', 'rows-per-second' = '%d');
 CREATE TABLE stats (k BIGINT, m STRING, c BIGINT, c_low BIGINT, da BIGINT, da_low BIGINT, db BIGINT, db_high BIGINT)
 WITH ('connector' = 'print');
 INSERT INTO stats
@@ -40,7 +41,7 @@ SELECT k, MAX(s), COUNT(*), COUNT(*) FILTER (WHERE p < 30),
   COUNT(DISTINCT a), COUNT(DISTINCT a) FILTER (WHERE p < 30),
   COUNT(DISTINCT b), COUNT(DISTINCT b) FILTER (WHERE p >= 30)
 FROM ev GROUP BY k;
-`, par, split, ckDir, spDir, n-1)
+`, par, split, ckDir, spDir, n-1, rate)
 }
 
 // splitAnswer computes splitScript's final rows in Go.
@@ -107,7 +108,7 @@ func TestSplitDistinctAggRestore(t *testing.T) {
 			}
 			var stdout, stderr bytes.Buffer
 			s := New(connector.Env{Stdout: &stdout, Stderr: &stderr})
-			script := splitScript(filepath.Join(dir, "ck"), filepath.Join(dir, "sp"), n, par, true)
+			script := splitScript(filepath.Join(dir, "ck"), filepath.Join(dir, "sp"), n, par, true, 100000)
 			if err := s.RunScript(context.Background(), script, RunOptions{JobName: "split", Exec: exec.Options{BatchSize: 128, Fault: hook}}); err != nil {
 				t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
 			}
@@ -134,19 +135,45 @@ func TestSplitDistinctAggRefusesUnsplitSavepoint(t *testing.T) {
 	const n = 30000
 	dir := t.TempDir()
 	ck, sp := filepath.Join(dir, "ck"), filepath.Join(dir, "sp")
-	path, out1 := stopWithSavepoint(t, splitScript(ck, sp, n, 2, false))
-	_, stderr, err := resume(t, splitScript(ck, sp, n, 2, true), path, false)
+	path, out1 := stopWithSavepoint(t, splitScript(ck, sp, n, 2, false, 30000))
+	_, stderr, err := resume(t, splitScript(ck, sp, n, 2, true, 30000), path, false)
 	if err == nil || !strings.Contains(err.Error(), "matches nothing in the query") || !strings.Contains(err.Error(), "GroupAggregate(") ||
 		!strings.Contains(err.Error(), "--allow-non-restored-state") {
 		t.Fatalf("want a clear error naming the aggregate, got %v\n%s", err, stderr)
 	}
 	t.Logf("restore refused: %v", err)
-	out2, stderr, err := resume(t, splitScript(ck, sp, n, 2, false), path, false)
+	out2, stderr, err := resume(t, splitScript(ck, sp, n, 2, false, 30000), path, false)
 	if err != nil {
 		t.Fatalf("restore without the split: %v\n%s", err, stderr)
 	}
 	want := splitAnswer(n)
 	if got := upsertByKey(t, out1+out2); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("final rows differ from the Go answer:\ngot  %v\nwant %v", got, want)
+	}
+}
+
+// TestSplitDistinctAggRescale stops the q16 shape with the split on at
+// one parallelism with a savepoint and resumes it at another: the inner
+// aggregate's groups (keys and buckets) and the outer's move to other
+// subtasks, and the final rows equal the Go answer.
+func TestSplitDistinctAggRescale(t *testing.T) {
+	const n = 30000
+	want := splitAnswer(n)
+	for _, c := range [][2]int{{2, 4}, {4, 1}} {
+		t.Run(fmt.Sprintf("p%d to p%d", c[0], c[1]), func(t *testing.T) {
+			dir := t.TempDir()
+			ck, sp := filepath.Join(dir, "ck"), filepath.Join(dir, "sp")
+			path, out1 := stopWithSavepoint(t, splitScript(ck, sp, n, c[0], true, 30000))
+			out2, stderr, err := resume(t, splitScript(ck, sp, n, c[1], true, 30000), path, false)
+			if err != nil {
+				t.Fatalf("resume: %v\n%s", err, stderr)
+			}
+			if !strings.Contains(stderr, "restoring savepoint") {
+				t.Fatalf("resume did not restore the savepoint:\n%s", stderr)
+			}
+			if got := upsertByKey(t, out1+out2); strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("final rows differ from the Go answer:\ngot  %v\nwant %v", got, want)
+			}
+		})
 	}
 }
