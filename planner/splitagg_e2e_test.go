@@ -204,7 +204,7 @@ func runSplit(t *testing.T, query string, par int, config map[string]string, opt
 // TestSplitDistinctAgg runs q15/q16-shaped aggregates (grouped by a few
 // keys with NULL, and global) with the split distinct aggregation on, at
 // parallelism 1, 2 and 4, with 1, 4 and 1024 buckets, with and without
-// mini-batch: the plan is split, emits no -D, and the final rows equal the
+// mini-batch (with 4 buckets and mini-batch, TWO_PHASE): the plan is split, emits no -D, and the final rows equal the
 // Go answer.
 func TestSplitDistinctAgg(t *testing.T) {
 	seed := rand.Uint64()
@@ -232,9 +232,16 @@ func TestSplitDistinctAgg(t *testing.T) {
 			for _, par := range []int{1, 2, 4} {
 				for _, mini := range []bool{false, true} {
 					config := map[string]string{KeyDistinctAggSplit: "true", KeyDistinctAggBuckets: strconv.Itoa(buckets)}
+					if mini && buckets == 4 {
+						// The inner aggregate in two phases.
+						config[KeyAggPhaseStrategy] = "TWO_PHASE"
+					}
 					log, explain := runSplit(t, c.query, par, config, exec.Options{MiniBatch: mini, BatchSize: 16})
 					if !strings.Contains(explain, "partialFinalType=[FINAL]") {
 						t.Fatalf("%s: the plan is not split:\n%s", c.name, explain)
+					}
+					if config[KeyAggPhaseStrategy] != "" && !strings.Contains(explain, "LocalGroupAggregate") {
+						t.Fatalf("%s: TWO_PHASE, and the inner aggregate has one phase:\n%s", c.name, explain)
 					}
 					for _, r := range log {
 						if strings.HasPrefix(r, "-D") {
