@@ -275,3 +275,46 @@ func TestSplitDistinctAggDeclined(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitDistinctAggIDs: the aggregates of the split plan have operator
+// ids of their own, which change with the bucket number (a value's bucket
+// would), so that a savepoint of another plan is refused, not misread.
+func TestSplitDistinctAggIDs(t *testing.T) {
+	q := "SELECT k, COUNT(DISTINCT a), COUNT(DISTINCT b) FROM " + splitValues(splitInput(1, 10)) + " GROUP BY k"
+	aggIDs := func(config map[string]string) []string {
+		stmts, err := parser.Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &Planner{Catalog: NewCatalog(), Connectors: testRegistry(), Config: config}
+		plan, err := p.PlanQuery(stmts[0].(*parser.QueryStmt), func(types.Schema, bool) (connector.Sink, error) { return &collectSink{}, nil }, "ids")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, v := range plan.Graph.Vertices {
+			for _, op := range v.Operators {
+				if strings.Contains(op.Name, "GroupAggregate") {
+					ids = append(ids, op.ID)
+				}
+			}
+		}
+		return ids
+	}
+	plain := aggIDs(map[string]string{"parallelism.default": "2"})
+	split := aggIDs(map[string]string{"parallelism.default": "2", KeyDistinctAggSplit: "true"})
+	split16 := aggIDs(map[string]string{"parallelism.default": "2", KeyDistinctAggSplit: "true", KeyDistinctAggBuckets: "16"})
+	if len(plain) != 1 || len(split) != 2 || len(split16) != 2 {
+		t.Fatalf("aggregates: %v unsplit, %v and %v split, want 1, 2 and 2", plain, split, split16)
+	}
+	for _, id := range append(split, split16...) {
+		if id == plain[0] {
+			t.Errorf("a split aggregate has the unsplit one's id %s", id)
+		}
+	}
+	for i := range split {
+		if split[i] == split16[i] {
+			t.Errorf("aggregate %d has id %s with 1024 buckets and with 16", i, split[i])
+		}
+	}
+}
