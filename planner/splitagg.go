@@ -14,7 +14,7 @@ import (
 // distinct aggregation ('true'; default 'false'): a GroupAggregate over
 // insert-only input with COUNT(DISTINCT) or SUM(DISTINCT) calls runs as
 // an inner aggregate grouped also by a hash bucket of each distinct
-// argument, and an outer one that merges the buckets (splitDistinct).
+// argument, and an outer one that merges the buckets (lowerSplit).
 const KeyDistinctAggSplit = "table.optimizer.distinct-agg.split.enabled"
 
 // KeyDistinctAggBuckets is the SET key (Flink's) of the number of buckets
