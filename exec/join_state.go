@@ -827,6 +827,17 @@ func (s *joinRows) DropRecord(slot int32) {
 	s.keys.Remove(slot)
 }
 
+// clear forgets every row of the side, in memory and in the state store
+// (state.Records.Clear): the rows can never be matched again.
+func (s *joinRows) clear() error {
+	if err := s.st.Clear(); err != nil {
+		return fmt.Errorf("%s: %w", s.what, err)
+	}
+	s.lists = state.NewSlab[rowList](1) // the rows' memory goes with it
+	s.held.reset()
+	return nil
+}
+
 // bigAfterSpill sets big to the most rows of a key still in memory.
 func (s *joinRows) bigAfterSpill() {
 	s.big = 0

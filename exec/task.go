@@ -524,6 +524,9 @@ func (t *task) handle(m message) error {
 		if err := t.afterValve(t.valve.End(int(m.ch))); err != nil {
 			return err
 		}
+		if err := t.endInput(int(m.ch)); err != nil {
+			return err
+		}
 		if t.gate.AlignedAfterEnd() {
 			return t.aligned()
 		}
@@ -548,6 +551,26 @@ func (t *task) handle(m message) error {
 		l.release(t.job, m)
 	}
 	return nil
+}
+
+// endInput tells the first operator, if it is an InputEndOperator, that
+// the input port of channel ch has ended when ch, just ended, was the
+// last of the port's channels to end.
+func (t *task) endInput(ch int) error {
+	if len(t.ops) == 0 {
+		return nil
+	}
+	eo, ok := t.ops[0].(InputEndOperator)
+	if !ok {
+		return nil
+	}
+	port := t.ports[ch]
+	for c, p := range t.ports {
+		if p == port && !t.gate.Ended(c) {
+			return nil
+		}
+	}
+	return attribute("operator "+t.v.Operators[0].Name, eo.EndInput(port, t.emitters[0]))
 }
 
 // aligned runs when the barriers of a checkpoint have arrived on every open
