@@ -30,6 +30,21 @@ func TestJoinSpillRandomKills(t *testing.T) {
 	joinRandomKills(t, "kill_join_spill.sql", "TestJoinSpillRandomKills", sinkRows, sinkKeys)
 }
 
+// TestJoinBoundedRandomKills is TestJoinRandomKills with a bounded
+// input (testdata/kill_join_bounded.sql): the join drops the other side's
+// rows when dim ends and keeps none after, kills come before and after
+// that end, and a restored dim ends again (at each parallelism).
+func TestJoinBoundedRandomKills(t *testing.T) {
+	joinRandomKills(t, "kill_join_bounded.sql", "TestJoinBoundedRandomKills", sinkRows, sinkKeys)
+}
+
+// TestJoinBoundedSpillRandomKills is TestJoinBoundedRandomKills with a
+// state budget of 64 KiB (testdata/kill_join_bounded_spill.sql): the rows
+// dropped at dim's end were spilled, partly as deltas.
+func TestJoinBoundedSpillRandomKills(t *testing.T) {
+	joinRandomKills(t, "kill_join_bounded_spill.sql", "TestJoinBoundedSpillRandomKills", sinkRows, sinkKeys)
+}
+
 // The constants of testdata/kill_interval.sql.
 const (
 	intervalRows = 20000
