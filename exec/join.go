@@ -268,7 +268,11 @@ func (o *joinOp) Process(input int, b *types.Batch, out Emitter) error {
 	}
 	me, other := o.sides[input], o.sides[1-input]
 	outer := me.track
+	warm := other.keys.IntKeyed() && other.keys.Len() > 0
 	for i := range b.Len() {
+		if warm && i%warmRows == 0 {
+			other.warm(b, me.spec.Keys[0], i, min(i+warmRows, b.Len()))
+		}
 		row, kind := b.Row(i), b.Kinds[i]
 		if hasNullKey(row, me.spec.Keys) {
 			if outer {
