@@ -65,8 +65,15 @@ const joinRecordVersion = 2
 // hash has its count in the same cache line) and match counts (assoc,
 // when tracked).
 type rowList struct {
-	vals  []types.Value
-	meta  []rowMeta
+	vals []types.Value
+	meta []rowMeta
+	// delta says the list is a delta record (state.DeltaSource): not
+	// the key's rows but the writes to them since the last snapshot, in
+	// order, each a row with its count +1 (inserted, with its match
+	// count) or -1 (taken out). It is next to vals and meta: a probe
+	// reads the three (find, eachMatch), and a list spans three cache
+	// lines.
+	delta bool
 	assoc []int64
 	// idx is nil for a list of up to idxMinRows rows; otherwise an
 	// open-addressing table (linear probing, at most half full) of row
@@ -78,11 +85,6 @@ type rowList struct {
 	// want is the number of rows a load still expects from the key's
 	// stored parts.
 	want int
-	// delta says the list is a delta record (state.DeltaSource): not
-	// the key's rows but the writes to them since the last snapshot, in
-	// order, each a row with its count +1 (inserted, with its match
-	// count) or -1 (taken out).
-	delta bool
 }
 
 // rowMeta is a kept row's identity hash and count.
@@ -387,7 +389,7 @@ func (s *joinRows) warm(b *types.Batch, col, from, to int) {
 	sink := 0
 	for _, slot := range slots {
 		l := s.list(slot)
-		if len(l.meta) > 0 && len(l.vals) > 0 {
+		if !l.delta && len(l.meta) > 0 && len(l.vals) > 0 {
 			sink += int(l.meta[0].cnt) + int(l.vals[0].Kind())
 		}
 	}
