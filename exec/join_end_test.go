@@ -9,16 +9,17 @@ import (
 	"github.com/weir-sql/weir/types"
 )
 
-// This file tests the regular join's end of an input (EndInput): the
-// other side's rows are dropped, in memory and in the store, and its rows
-// that come after are matched but never kept. Random changelogs of both
-// inputs go through the join, then one input ends and only the other one
-// goes on, with updates and deletions of rows kept before the end and of
-// rows that came after it; the applied output must equal the batch join
-// of the live rows computed in Go (batchJoin), for every join type, with
-// the state in memory and spilled, and through a checkpoint and a restore
-// at another parallelism (before or after the end, which comes again
-// after the restore, as a finished source's does).
+// This file tests the end of an input (EndInput) of the regular, semi and
+// anti joins: the other side's rows are dropped, in memory and in the
+// store, and its rows that come after are matched but never kept. Random
+// changelogs of both inputs go through the join, then one input ends and
+// only the other one goes on, with updates and deletions of rows kept
+// before the end and of rows that came after it; the applied output must
+// equal the batch join of the live rows computed in Go (batchJoin,
+// batchSemi), for every join type, with the state in memory and spilled,
+// and through a checkpoint and a restore at another parallelism (before
+// or after the end, which comes again after the restore, as a finished
+// source's does).
 
 // genEndSteps returns n1 steps of random changes on both inputs, then n2
 // on input 1-endPort only (endPort has ended), with the live rows of each
@@ -57,7 +58,13 @@ func (c *joinCluster) endInput(port int, out Emitter) {
 // space: records, parts, deltas, marks).
 func (c *joinCluster) sideRows(side int) (rows int64, keys, stored int) {
 	for i, op := range c.ops {
-		s := op.(*joinOp).sides[side]
+		var s *joinRows
+		switch o := op.(type) {
+		case *joinOp:
+			s = o.sides[side]
+		case *semiJoinOp:
+			s = o.sides[side]
+		}
 		rows += s.rows
 		keys += s.st.Len()
 		sp, err := c.stores[i].Space("join" + joinSpaceSuffix(side))
@@ -96,7 +103,8 @@ func joinEndLayouts() []struct{ left, right JoinSide } {
 	}
 }
 
-// TestJoinEndInput checks every join type, either input ending, with the
+// TestJoinEndInput checks every join type, semi and anti joins included
+// (joinTestKinds), either input ending, with the
 // state in memory and spilled (4 KiB): after EndInput the other side
 // keeps nothing, in memory or stored, all along the rest of its
 // changelog, and the output equals the batch join.
@@ -104,7 +112,7 @@ func TestJoinEndInput(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	residual := joinTestResidual(t)
-	for typ := InnerJoin; typ <= FullOuterJoin; typ++ {
+	for typ := InnerJoin; typ <= FullOuterJoin+2; typ++ { // then semi and anti
 		for endPort := range 2 {
 			for bi, budget := range []int64{4 << 10, 1 << 30} {
 				li := (int(typ) + endPort + bi) % 2
@@ -116,7 +124,7 @@ func TestJoinEndInput(t *testing.T) {
 					r := rand.New(rand.NewPCG(s, 9))
 					const n1 = 5000
 					steps, live := genEndSteps(r, n1, 3000, 4000, sd.left, sd.right, endPort)
-					newOp, want := newTestJoin(int(typ), "", sd.left, sd.right, residual, withResidual, live)
+					newOp, want := newTestJoin(int(typ), joinTestKinds[typ], sd.left, sd.right, residual, withResidual, live)
 					out := &collectEmitter{t: t, rows: map[string]int{}}
 					c := newJoinCluster(t, newOp, 1, budget, nil)
 					for i, st := range steps {
@@ -166,7 +174,7 @@ func TestJoinEndInputRestore(t *testing.T) {
 	t.Logf("seed %d", seed)
 	residual := joinTestResidual(t)
 	const n1, n2 = 5000, 3000
-	for typ := InnerJoin; typ <= FullOuterJoin; typ++ {
+	for typ := InnerJoin; typ <= FullOuterJoin+2; typ++ { // then semi and anti
 		for ci, after := range []bool{false, true} {
 			for bi, budget := range []int64{4 << 10, 1 << 30} {
 				endPort := (int(typ) + ci) % 2
@@ -179,7 +187,7 @@ func TestJoinEndInputRestore(t *testing.T) {
 					s := seed + uint64(int(typ)*100+ci*10+bi)
 					r := rand.New(rand.NewPCG(s, 10))
 					steps, live := genEndSteps(r, n1, n2, 4000, sd.left, sd.right, endPort)
-					newOp, want := newTestJoin(int(typ), "", sd.left, sd.right, residual, withResidual, live)
+					newOp, want := newTestJoin(int(typ), joinTestKinds[typ], sd.left, sd.right, residual, withResidual, live)
 					cut := n1 * 4 / 5
 					if after {
 						cut = n1 + n2/3
