@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -119,6 +120,56 @@ func TestTaskEndInput(t *testing.T) {
 		}
 		if !finished {
 			t.Fatalf("subtask %d: no finish: %v", sub, evs)
+		}
+	}
+}
+
+// TestTaskEndInputNotOnStop checks that a stopped input is not an ended
+// one: port 0 reads an unbounded source through a task of its own, port 1
+// a bounded one; once every subtask saw port 1 end (EndInput(1)), the job
+// is stopped (Job.Stop), and the end of input that the stop sends down
+// the chain, marked stopped, must not reach EndInput(0) (a restore goes
+// on with that input), while Finish still comes.
+func TestTaskEndInputNotOnStop(t *testing.T) {
+	const par = 2
+	var dim [][]types.Value
+	for i := range 300 {
+		dim = append(dim, bigints(i, i%7))
+	}
+	log := &endLog{events: make([][]string, par), all1: make(chan struct{}), par: par}
+	sink := &collectSink{}
+	g := &JobGraph{Name: "endstop", Vertices: []*Vertex{
+		{ID: "s0", Name: "S0", Parallelism: 1, Source: counterSource{}, SourceWidth: 2, SourceName: "facts"},
+		{Name: "Pass", Parallelism: 2, Inputs: []Input{{From: 0, Partition: Partitioning{Kind: Rebalance}}}},
+		{ID: "s1", Name: "S1", Parallelism: 3, Source: &sliceSource{width: 2, rows: dim}, SourceWidth: 2, SourceName: "dim"},
+		{Name: "J", Parallelism: par,
+			Inputs: []Input{{From: 1, Partition: Partitioning{Kind: Rebalance}},
+				{From: 2, Partition: Partitioning{Kind: Hash, Keys: []int{0}}, Port: 1}},
+			Operators: []OperatorSpec{{Name: "Rec", ID: "rec", OutWidth: 2, New: func() Operator { return &endRecorder{log: log} }}},
+			Sink:      sink, SinkName: "out"},
+	}}
+	j, err := Start(context.Background(), g, Options{BatchSize: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-log.all1
+	j.Stop()
+	if err := j.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for sub, evs := range log.events {
+		var ends [2]int
+		finished := false
+		for _, ev := range evs {
+			switch ev {
+			case "end 0", "end 1":
+				ends[ev[4]-'0']++
+			case "finish":
+				finished = true
+			}
+		}
+		if ends != [2]int{0, 1} || !finished {
+			t.Fatalf("subtask %d: ends %v (want none of the stopped port 0, one of port 1), finished %v", sub, ends, finished)
 		}
 	}
 }
