@@ -214,14 +214,16 @@ func (x *exchange) barrier(id int64) error {
 	return nil
 }
 
-// endOfInput flushes and then sends end of input on every channel.
-func (x *exchange) endOfInput() error {
+// endOfInput flushes and then sends end of input on every channel;
+// stopped says that the task's input did not end but was stopped
+// (message.stopped).
+func (x *exchange) endOfInput(stopped bool) error {
 	if err := x.flush(); err != nil {
 		return err
 	}
 	for _, e := range x.edges {
 		for _, d := range e.dests {
-			if err := d.link.send(x.ctx, x.job, message{ch: d.link.ch, kind: msgEnd}); err != nil {
+			if err := d.link.send(x.ctx, x.job, message{ch: d.link.ch, kind: msgEnd, stopped: stopped}); err != nil {
 				return err
 			}
 		}

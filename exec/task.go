@@ -77,6 +77,15 @@ type task struct {
 	stores     []*statestore.Store // by operator index; nil if stateless
 	replay     []message           // released from hold, to offer before the inbox
 	alignStart time.Time           // when the first barrier of the aligning checkpoint came
+
+	// stopped says that the task's input did not end but was stopped: a
+	// source task stopped (Job.Stop, a stop with savepoint) rather than
+	// at the end of its input, or an input channel ended stopped. Its end
+	// of input goes downstream so marked (message.stopped).
+	stopped bool
+	// endStopped is, by channel, whether it ended stopped: its port's
+	// operator never hears of its end (InputEndOperator).
+	endStopped []bool
 }
 
 // taskID names the task for the checkpoint coordinator.
@@ -319,6 +328,7 @@ func (t *task) runSource() error {
 	defer t.alignEnd()
 	for {
 		if stop, err := t.sourceEvents(nil, nil); stop || err != nil {
+			t.stopped = stop
 			return err
 		}
 		if err := ctx.Err(); err != nil {
@@ -326,6 +336,7 @@ func (t *task) runSource() error {
 		}
 		if t.align != nil {
 			if stop, err := t.alignPause(); stop || err != nil {
+				t.stopped = stop
 				return err
 			}
 		}
@@ -530,7 +541,17 @@ func (t *task) handle(m message) error {
 		return t.channelWatermark(m)
 	case gateEnded, gateAllEnded:
 		l.release(t.job, m)
+		if m.stopped {
+			t.stopped = true
+			for len(t.endStopped) <= int(m.ch) {
+				t.endStopped = append(t.endStopped, false)
+			}
+			t.endStopped[m.ch] = true
+		}
 		if err := t.afterValve(t.valve.End(int(m.ch))); err != nil {
+			return err
+		}
+		if err := t.endInput(int(m.ch)); err != nil {
 			return err
 		}
 		if t.gate.AlignedAfterEnd() {
@@ -557,6 +578,27 @@ func (t *task) handle(m message) error {
 		l.release(t.job, m)
 	}
 	return nil
+}
+
+// endInput tells the first operator, if it is an InputEndOperator, that
+// the input port of channel ch has ended when ch, just ended, was the
+// last of the port's channels to end, and none of them ended stopped
+// (its input did not end: a stop, after which a restore goes on with it).
+func (t *task) endInput(ch int) error {
+	if len(t.ops) == 0 {
+		return nil
+	}
+	eo, ok := t.ops[0].(InputEndOperator)
+	if !ok {
+		return nil
+	}
+	port := t.ports[ch]
+	for c, p := range t.ports {
+		if p == port && (!t.gate.Ended(c) || c < len(t.endStopped) && t.endStopped[c]) {
+			return nil
+		}
+	}
+	return attribute("operator "+t.v.Operators[0].Name, eo.EndInput(port, t.emitters[0]))
 }
 
 // aligned runs when the barriers of a checkpoint have arrived on every open
@@ -586,7 +628,7 @@ func (t *task) finish() error {
 		}
 	}
 	if t.x != nil {
-		if err := t.x.endOfInput(); err != nil {
+		if err := t.x.endOfInput(t.stopped); err != nil {
 			return err
 		}
 	}
