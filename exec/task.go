@@ -598,7 +598,7 @@ func (t *task) endInput(ch int) error {
 			return nil
 		}
 	}
-	return attribute("operator "+t.v.Operators[0].Name, eo.EndInput(port, t.emitters[0]))
+	return attributeOp(t.v.Operators[0].Name, eo.EndInput(port, t.emitters[0]))
 }
 
 // aligned runs when the barriers of a checkpoint have arrived on every open
