@@ -203,7 +203,8 @@ func formatBytes(n int64) string {
 
 // writeSources writes the sources section: per source (its table and
 // connector when recorded) each subtask's position, described by the
-// connector when opts can, else as hex.
+// connector when opts can, else as hex, marked "(ended)" when the subtask
+// had read its input to the end (SourcePosition.Ended).
 func writeSources(b *strings.Builder, m *Metadata, opts InspectOptions) {
 	if len(m.Sources) == 0 {
 		return
@@ -214,7 +215,7 @@ func writeSources(b *strings.Builder, m *Metadata, opts InspectOptions) {
 		if s.Table == "" && s.Connector == "" {
 			// Before format version 3: the position's meaning is unknown.
 			fmt.Fprintf(b, "  %s[%d]  position %s\n", s.Source, s.Subtask, formatOpaque(s.Position))
-			continue
+			continue // before format version 3: never ended (version 6)
 		}
 		if s.Source != last {
 			fmt.Fprintf(b, "  %s ('connector' = '%s')  id %s\n", s.Table, s.Connector, s.Source)
@@ -229,6 +230,9 @@ func writeSources(b *strings.Builder, m *Metadata, opts InspectOptions) {
 			case ok:
 				text = desc
 			}
+		}
+		if s.Ended {
+			text = "(ended) " + text
 		}
 		prefix := fmt.Sprintf("    [%d] ", s.Subtask)
 		for k, line := range strings.Split(text, "\n") {

@@ -21,8 +21,10 @@ import (
 // added KeyLayout (older checkpoints are of key layout 1). Version 5 keeps
 // the sinks' pre-committed transactions in the side file SinkDataFile
 // (Metadata.SinkData) instead of inline in _metadata; older checkpoints
-// with them inline still load.
-const FormatVersion = 5
+// with them inline still load. Version 6 added SourcePosition.Ended (older
+// checkpoints never say that a source ended: their finished sources read
+// on from their positions after a restore).
+const FormatVersion = 6
 
 // MetadataFile is the name of the file that completes a checkpoint.
 const MetadataFile = "_metadata"
@@ -148,6 +150,14 @@ type SourcePosition struct {
 	Connector string `json:"connector,omitempty"`
 	Subtask   int    `json:"subtask"`
 	Position  []byte `json:"position"`
+	// Ended says that the subtask had read its input to the end (a
+	// bounded source that finished, not one that was stopped): when every
+	// subtask of a source ended, a restore keeps the source ended, reading
+	// nothing, even if its input has grown since (an operator downstream
+	// may have let go of what only more of that input would need, as a
+	// join drops the other side's rows at the end of an input). Format
+	// version 6.
+	Ended bool `json:"ended,omitempty"`
 }
 
 // SinkTransaction is the opaque transaction of one sink subtask,

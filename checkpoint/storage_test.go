@@ -484,7 +484,7 @@ func TestInspectDescribesGolden(t *testing.T) {
 		"INSERT INTO copy SELECT n, parity, 'a rather long literal to be cut short in the operator line' FROM t;",
 	}
 	m.Sources = []SourcePosition{
-		{Source: "s1", Table: "t", Connector: "seq", Subtask: 0, Position: []byte("7")},
+		{Source: "s1", Table: "t", Connector: "seq", Subtask: 0, Position: []byte("7"), Ended: true},
 		{Source: "s1", Table: "t", Connector: "seq", Subtask: 1, Position: []byte("x")},
 		{Source: "s2", Table: "k", Connector: "kafka", Subtask: 0, Position: []byte{0, 1, 2}},
 	}

@@ -96,7 +96,8 @@ type StatefulOperator interface {
 // concurrently with Process), and before Finish, which still follows once
 // every input has ended. Output goes to out. The ended state is not
 // checkpointed: after a restore the port's channels end again (a finished
-// source restarts at its end), and EndInput is called again.
+// source stays ended and ends again at once, reading nothing:
+// checkpoint.SourcePosition.Ended), and EndInput is called again.
 type InputEndOperator interface {
 	EndInput(port int, out Emitter) error
 }

@@ -90,6 +90,7 @@ type taskSnapshot struct {
 	task      coordinator.TaskID
 	source    string // vertex id of a source task
 	position  []byte
+	ended     bool                      // the source task read its input to the end (task.srcEnded)
 	sink      string                    // sink id of a transactional sink task
 	txns      [][]byte                  // its transactions not yet committed
 	lists     []checkpoint.OperatorList // its source's and sink's list state
@@ -402,7 +403,7 @@ func (c *checkpointer) write(a coordinator.Action) []coordinator.Action {
 		align = max(align, ack.Alignment)
 		sync = max(sync, s.sync)
 		if s.source != "" {
-			sp := checkpoint.SourcePosition{Source: s.source, Subtask: s.task.Subtask, Position: s.position}
+			sp := checkpoint.SourcePosition{Source: s.source, Subtask: s.task.Subtask, Position: s.position, Ended: s.ended}
 			if v := desc.sources[s.source]; v != nil {
 				sp.Table, sp.Connector = v.SourceName, v.SourceConnector
 			}

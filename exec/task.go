@@ -86,6 +86,11 @@ type task struct {
 	// endStopped is, by channel, whether it ended stopped: its port's
 	// operator never hears of its end (InputEndOperator).
 	endStopped []bool
+	// srcEnded says that a source task read its input to the end (its
+	// reader returned io.EOF, or a restored checkpoint says that every
+	// subtask of the source had: then it does not read at all, see seek).
+	// Its snapshots say so (checkpoint.SourcePosition.Ended).
+	srcEnded bool
 }
 
 // taskID names the task for the checkpoint coordinator.
@@ -341,7 +346,10 @@ func (t *task) runSource() error {
 			}
 		}
 		b.Reset()
-		err := t.reader.Next(ctx, b, bs)
+		err := io.EOF // restored ended: nothing more is read (seek)
+		if !t.srcEnded {
+			err = t.reader.Next(ctx, b, bs)
+		}
 		if stats != nil {
 			j.skipped[t.sourceIdx].Store(stats.Skipped())
 		}
@@ -357,6 +365,7 @@ func (t *task) runSource() error {
 			}
 		}
 		if errors.Is(err, io.EOF) {
+			t.srcEnded = true
 			return t.endWatermark()
 		}
 		if err != nil {

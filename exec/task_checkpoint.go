@@ -126,9 +126,21 @@ func (t *task) migrateState(r *checkpoint.Checkpoint, spec OperatorSpec, keyed b
 // seek moves a source reader to the position restored checkpoint r holds
 // for it: its own subtask's position when the parallelism is unchanged,
 // otherwise all old subtasks' positions (connector.RescalableReader).
+//
+// When every old subtask had read its input to the end
+// (checkpoint.SourcePosition.Ended), the source stays ended: the reader is
+// still moved to its position (which checks it against the input, so that
+// a filesystem source whose folder gained a file is refused as before),
+// but the task then reads nothing and ends (srcEnded), as Flink does not
+// run a source that had finished. Its input may have grown since (a
+// bound raised in the query): the operators below it may have let go of
+// what more of it would need (a regular, semi or anti join drops the
+// other side's rows when an input ends, InputEndOperator), so reading on
+// could give wrong results.
 func (t *task) seek(r *checkpoint.Checkpoint) error {
 	var all [][]byte
 	var own []byte
+	ended := 0
 	for _, sp := range r.Meta.Sources {
 		if sp.Source != t.v.ID {
 			continue
@@ -140,7 +152,11 @@ func (t *task) seek(r *checkpoint.Checkpoint) error {
 		if sp.Subtask == t.subtask {
 			own = sp.Position
 		}
+		if sp.Ended {
+			ended++
+		}
 	}
+	t.srcEnded = len(all) > 0 && ended == len(all)
 	switch {
 	case len(all) == 0:
 		return nil // a source new to the query starts from the beginning
@@ -252,7 +268,7 @@ func (t *task) snapshot(id int64) (*taskSnapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("source %s: position: %w", t.v.SourceName, err)
 		}
-		s.source, s.position = t.v.ID, pos
+		s.source, s.position, s.ended = t.v.ID, pos, t.srcEnded
 		if _, ok := t.reader.(connector.CheckpointListener); ok {
 			t.positions = append(t.positions, pendingTxn{id: id, txn: pos})
 		}
@@ -325,7 +341,7 @@ func (t *task) finishCheckpointing() error {
 		if err != nil {
 			return fmt.Errorf("source %s: position: %w", t.v.SourceName, err)
 		}
-		snap.source, snap.position = t.v.ID, pos
+		snap.source, snap.position, snap.ended = t.v.ID, pos, t.srcEnded
 		if err := t.snapshotList(&snap, t.reader, sourceListOwner(t.v.ID), "source "+t.v.SourceName); err != nil {
 			return err
 		}

@@ -199,6 +199,10 @@ func (p *filePosition) checkName(names []string, j int, name string, current boo
 	switch {
 	case j < len(names) && names[j] == name:
 		return nil
+	case j < len(names) && current && name == "":
+		// The subtask had read all its files, and the folder has grown
+		// past them.
+		what = fmt.Sprintf("the subtask had read all its files, and the folder has more now (file %d is %q): files were added, and a source that finished reads no more", j, names[j])
 	case j < len(names):
 		what = fmt.Sprintf("file %d was %q, now %q", j, name, names[j])
 	default:
