@@ -253,6 +253,7 @@ type joinRows struct {
 
 var (
 	_ state.DeltaSource   = (*joinRows)(nil)
+	_ state.SizeHinter    = (*joinRows)(nil)
 	_ state.RecordDropper = (*joinRows)(nil)
 )
 
@@ -603,6 +604,41 @@ func (s *joinRows) appendRow(dst []byte, l *rowList, j int) []byte {
 		dst = appendJoinValue(dst, v)
 	}
 	return dst
+}
+
+// EncodedSize implements state.SizeHinter: the length of part (0,
+// AppendRecord; p >= 1, AppendRecordPart; state.DeltaPart, AppendDelta)
+// of slot's rows.
+func (s *joinRows) EncodedSize(slot int32, part int32) int {
+	l := s.list(slot)
+	if part == state.DeltaPart {
+		n := state.UvarintSize(uint64(l.n()))
+		for j := range l.n() {
+			n += state.VarintSize(l.meta[j].cnt) + s.rowSize(l, j)
+		}
+		return n
+	}
+	n := 0
+	if part == 0 {
+		n = 1 + state.UvarintSize(uint64(l.n()))
+	}
+	from, to := int(part)<<s.shift, min(l.n(), int(part+1)<<s.shift)
+	for j := from; j < to; j++ {
+		n += state.UvarintSize(uint64(l.meta[j].cnt)) + s.rowSize(l, j)
+	}
+	return n
+}
+
+// rowSize returns the length appendRow appends for row j of l.
+func (s *joinRows) rowSize(l *rowList, j int) int {
+	n := 0
+	if s.track {
+		n = state.UvarintSize(uint64(l.assoc[j]))
+	}
+	for _, v := range l.row(j, s.w) {
+		n += joinValueSize(v)
+	}
+	return n
 }
 
 // decodeRow reads what appendRow wrote from rec into s.row and returns
@@ -1057,6 +1093,14 @@ func appendJoinValue(dst []byte, v types.Value) []byte {
 		return binary.AppendVarint(append(dst, byte(v.Kind())), v.Int())
 	}
 	return types.AppendKey(dst, v)
+}
+
+// joinValueSize returns the length appendJoinValue appends for v.
+func joinValueSize(v types.Value) int {
+	if state.IntStored(v.Kind()) {
+		return 1 + state.VarintSize(v.Int())
+	}
+	return types.KeySize(v)
 }
 
 // decodeJoinValue reads a value appendJoinValue wrote.

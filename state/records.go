@@ -71,6 +71,7 @@ type Records struct {
 	// A PartedSource's records: the second name's prefix, under which parts
 	// 1.. live, and per slot how many parts the store holds.
 	parted  PartedSource
+	hint    SizeHinter // the source, if it tells its records' sizes
 	pprefix []byte
 	stored  []int32
 	// storedTotal is the sum of stored over the slots.
@@ -285,6 +286,44 @@ type RecordDropper interface {
 	DropRecord(slot int32)
 }
 
+// SizeHinter is a RecordSource that tells how many bytes it will append
+// for a record: a snapshot then makes room for the whole record at once,
+// doubling its buffer when it must grow (reserve), rather than letting the
+// record's appends grow it a quarter at a time (append's growth past a few
+// hundred bytes), each time copying the whole buffer: a snapshot's buffer
+// holds tens of MiB of records (a spill of a join's rows).
+type SizeHinter interface {
+	RecordSource
+	// EncodedSize returns the exact number of bytes AppendRecord (part
+	// 0), AppendRecordPart (part p >= 1) or, for a DeltaSource,
+	// AppendDelta (part DeltaPart) appends for slot's record now.
+	EncodedSize(slot int32, part int32) int
+}
+
+// DeltaPart is the part for which SizeHinter.EncodedSize tells the length
+// of AppendDelta's writes.
+const DeltaPart int32 = -1
+
+// reserve returns b with room for n more bytes: b itself if it has it,
+// else a copy with at least twice b's capacity, so that the copies made
+// while a buffer grows add up to less than its final length.
+func reserve(b []byte, n int) []byte {
+	if cap(b)-len(b) >= n {
+		return b
+	}
+	grow := max(len(b)+n, 2*cap(b), 4096) - len(b)
+	return slices.Grow(b, grow)
+}
+
+// reserveFor makes room in vb for slot's part (SizeHinter), plus extra
+// bytes, when the source tells its size.
+func (r *Records) reserveFor(vb []byte, slot, part int32, extra int) []byte {
+	if r.hint == nil {
+		return vb
+	}
+	return reserve(vb, r.hint.EncodedSize(slot, part)+extra)
+}
+
 // PartSuffix ends the name under which a PartedSource's parts >= 1 live.
 const PartSuffix = "+p"
 
@@ -408,6 +447,9 @@ func NewRecords(opts RecordOptions, src RecordSource) (*Records, error) {
 	r := &Records{opts: opts, src: src, prefix: namePrefix(opts.Name), chunk: chunkEntries}
 	if ps, ok := src.(PartedSource); ok {
 		r.parted, r.pprefix = ps, namePrefix(opts.Name+PartSuffix)
+	}
+	if h, ok := src.(SizeHinter); ok {
+		r.hint = h
 	}
 	if opts.TTL > 0 {
 		r.ttl = max(opts.TTL.Milliseconds(), 1)
@@ -1589,13 +1631,14 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 				r.dsaved[slot>>6] |= bit
 			}
 			kb = binary.BigEndian.AppendUint64(kb, r.gen)
-			vb = r.delta.AppendDelta(vb, slot)
+			vb = r.delta.AppendDelta(r.reserveFor(vb, slot, DeltaPart, 0), slot)
 			ents = append(ents, recEnt{idx: uint32(len(koffs) - 1), kg: r.kgs[slot], part: entDelta})
 			klen = -2
 			r.markGen(r.kgs[slot])
 			continue
 		}
 		kb = r.src.AppendRecordKey(kb, slot)
+		vb = r.reserveFor(vb, slot, 0, 9) // 9: the write time's mark
 		if r.ttl > 0 {
 			vb = binary.BigEndian.AppendUint64(append(vb, recTimeMark), uint64(r.wt[slot]))
 		}
@@ -1619,7 +1662,7 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 			voffs = append(voffs, uint32(len(vb)))
 			kb = append(kb, kb[k0:kend]...)
 			kb = binary.BigEndian.AppendUint32(kb, uint32(p))
-			vb = r.parted.AppendRecordPart(vb, slot, p)
+			vb = r.parted.AppendRecordPart(r.reserveFor(vb, slot, p, 0), slot, p)
 			ents = append(ents, recEnt{idx: uint32(len(koffs) - 1), kg: kg, part: entPart})
 			klen = -2
 		}
