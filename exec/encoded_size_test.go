@@ -109,7 +109,7 @@ func TestJoinRowsEncodedSize(t *testing.T) {
 				}
 				var assoc int64
 				if s.track {
-					assoc = l.assoc[j]
+					assoc = *l.assocAt(j)
 				}
 				d.addOp(l.row(j, s.w), cnt, assoc, s.track)
 			}
@@ -161,5 +161,139 @@ func TestRankEncodedSize(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no partition kept")
+	}
+}
+
+// TestRowListBlocks drives a join key's row list through random appends
+// (with and without the hash table's lookups), drops and resets, against
+// a model: after each step the rows, counts, hashes and match counts are
+// the model's, the head block holds at most rowBlockRows rows, every
+// later block is made whole (rowBlockRows rows, never regrown) and all
+// but the last are full; the rows found by identity are the model's.
+func TestRowListBlocks(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 31))
+	const w = 3
+	type mrow struct {
+		vals  [w]int64
+		m     rowMeta
+		assoc int64
+	}
+	for _, track := range []bool{false, true} {
+		var l rowList
+		var model []mrow
+		most := 0
+		check := func(step int) {
+			t.Helper()
+			if l.n() != len(model) {
+				t.Fatalf("track %v step %d: %d rows, want %d", track, step, l.n(), len(model))
+			}
+			if cap(l.head.meta) > rowBlockRows || cap(l.head.vals) > rowBlockRows*w {
+				t.Fatalf("track %v step %d: head block of capacity %d rows", track, step, cap(l.head.meta))
+			}
+			if len(l.more) > 0 && len(l.head.meta) != rowBlockRows {
+				t.Fatalf("track %v step %d: head of %d rows before %d blocks", track, step, len(l.head.meta), len(l.more))
+			}
+			for i, b := range l.more {
+				if cap(b.meta) != rowBlockRows || cap(b.vals) != rowBlockRows*w || (track && cap(b.assoc) != rowBlockRows) {
+					t.Fatalf("track %v step %d: block %d of capacity %d rows, want %d", track, step, i, cap(b.meta), rowBlockRows)
+				}
+				if n := len(b.meta); n == 0 || (i < len(l.more)-1 && n != rowBlockRows) {
+					t.Fatalf("track %v step %d: block %d of %d holds %d rows", track, step, i, len(l.more), n)
+				}
+			}
+			for j, m := range model {
+				for c := range w {
+					if got := l.row(j, w)[c].Int(); got != m.vals[c] {
+						t.Fatalf("track %v step %d: row %d col %d = %d, want %d", track, step, j, c, got, m.vals[c])
+					}
+				}
+				if *l.metaAt(j) != m.m || (track && *l.assocAt(j) != m.assoc) {
+					t.Fatalf("track %v step %d: row %d meta %v assoc, want %v %d", track, step, j, *l.metaAt(j), m.m, m.assoc)
+				}
+			}
+			if l.idx != nil {
+				for j := range model {
+					if l.idx[l.idxPos(int32(j))] != int32(j) {
+						t.Fatalf("track %v step %d: row %d not in the table", track, step, j)
+					}
+				}
+			} else if len(model) > idxMinRows {
+				t.Fatalf("track %v step %d: %d rows without a table", track, step, len(model))
+			}
+		}
+		row := make([]types.Value, w)
+		for step := range 4000 {
+			switch op := r.IntN(1000); {
+			case op == 0:
+				l.reset()
+				model = model[:0]
+			case op < 400 && len(model) > 0:
+				j := r.IntN(len(model))
+				l.drop(j, w, joinChunkShift)
+				last := len(model) - 1
+				model[j] = model[last]
+				model = model[:last]
+			default:
+				var m mrow
+				for c := range w {
+					m.vals[c] = r.Int64()
+					row[c] = types.BigIntValue(m.vals[c])
+				}
+				m.m = rowMeta{hash: r.Uint64(), cnt: 1 + r.Int64N(5)}
+				if track {
+					m.assoc = r.Int64N(10)
+				}
+				l.add(row, m.m.cnt, m.assoc, m.m.hash, track)
+				model = append(model, m)
+			}
+			most = max(most, len(model))
+			if step%50 == 0 || len(model) < 3 {
+				check(step)
+			}
+			if step == 2000 {
+				// Grow past many blocks, then shrink to nothing.
+				for range 1000 {
+					var m mrow
+					m.m = rowMeta{hash: r.Uint64(), cnt: 1}
+					for c := range w {
+						row[c] = types.BigIntValue(0)
+					}
+					l.add(row, 1, 0, m.m.hash, track)
+					model = append(model, m)
+				}
+				check(step)
+				for len(model) > 0 {
+					l.drop(0, w, joinChunkShift)
+					model[0] = model[len(model)-1]
+					model = model[:len(model)-1]
+				}
+				check(step)
+			}
+		}
+		t.Logf("track %v: at most %d rows between resets", track, most)
+	}
+}
+
+// TestRowListAppendAllocs checks that a long list's appends allocate a
+// few times per block of rows, not per row, and copy no block.
+func TestRowListAppendAllocs(t *testing.T) {
+	row := []types.Value{types.BigIntValue(1), types.BigIntValue(2)}
+	var l rowList
+	for range 2 * rowBlockRows {
+		l.push(row, rowMeta{}, 0, true)
+	}
+	first := &l.more[0].vals[0]
+	allocs := testing.AllocsPerRun(10, func() {
+		for range rowBlockRows {
+			l.push(row, rowMeta{}, 0, true)
+		}
+	})
+	if allocs > 4 { // three slices of a block, and now and then the block list
+		t.Fatalf("%v allocations per %d rows appended", allocs, rowBlockRows)
+	}
+	if &l.more[0].vals[0] != first {
+		t.Fatal("a full block was copied")
 	}
 }

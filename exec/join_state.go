@@ -60,14 +60,21 @@ func joinSpaceSuffix(side int) string { return [...]string{"/L", "/R"}[side] }
 // rows).
 const joinRecordVersion = 2
 
-// rowList is one join key's rows of one side: n rows of w values in vals,
-// with their identity hashes and counts (side by side: a row found by its
-// hash has its count in the same cache line) and match counts (assoc,
-// when tracked).
+// rowList is one join key's rows of one side: per row its w values, its
+// identity hash and count (side by side: a row found by its hash has its
+// count in the same cache line) and its match count (assoc, when
+// tracked). The first rowBlockRows rows are in head, whose slices double
+// as rows come; the rows after them are in more, blocks of rowBlockRows
+// rows each made whole at once. So a key of many rows grows without
+// copying its rows (doubling copied them all at each step, and left up
+// to half of its memory idle), at an allocation per rowBlockRows rows.
 type rowList struct {
-	vals  []types.Value
-	meta  []rowMeta
-	assoc []int64
+	head rowBlock
+	// more holds the rows from rowBlockRows on: block b has rows
+	// (b+1)*rowBlockRows to (b+2)*rowBlockRows-1. Every block but the
+	// last is full, and the last holds a row. Blocks past len(more) are
+	// empty, kept for the rows to come.
+	more []rowBlock
 	// idx is nil for a list of up to idxMinRows rows; otherwise an
 	// open-addressing table (linear probing, at most half full) of row
 	// numbers by identity hash, -1 when empty.
@@ -85,6 +92,23 @@ type rowList struct {
 	delta bool
 }
 
+// rowBlock is up to rowBlockRows rows of a rowList: their values, w a
+// row, their metadata and, when tracked, their match counts.
+type rowBlock struct {
+	vals  []types.Value
+	meta  []rowMeta
+	assoc []int64
+}
+
+// rowBlockShift gives the rows of a block: rowBlockRows.
+const (
+	rowBlockShift = 6
+	rowBlockRows  = 1 << rowBlockShift
+)
+
+// A list without a hash table is its head block (indexOf scans it).
+var _ [rowBlockRows - idxMinRows]struct{}
+
 // rowMeta is a kept row's identity hash and count.
 type rowMeta struct {
 	hash uint64
@@ -92,16 +116,53 @@ type rowMeta struct {
 }
 
 // n returns the number of rows.
-func (l *rowList) n() int { return len(l.meta) }
+func (l *rowList) n() int {
+	if len(l.more) == 0 {
+		return len(l.head.meta)
+	}
+	return len(l.more)<<rowBlockShift + len(l.more[len(l.more)-1].meta)
+}
+
+// block returns the block of row j and j's place in it.
+func (l *rowList) block(j int) (*rowBlock, int) {
+	if j < rowBlockRows {
+		return &l.head, j
+	}
+	return &l.more[j>>rowBlockShift-1], j & (rowBlockRows - 1)
+}
 
 // row returns row j of a list of w-wide rows.
-func (l *rowList) row(j, w int) []types.Value { return l.vals[j*w : (j+1)*w : (j+1)*w] }
+func (l *rowList) row(j, w int) []types.Value {
+	b, k := l.block(j)
+	return b.vals[k*w : (k+1)*w : (k+1)*w]
+}
+
+// metaAt returns row j's hash and count.
+func (l *rowList) metaAt(j int) *rowMeta {
+	b, k := l.block(j)
+	return &b.meta[k]
+}
+
+// assocAt returns row j's match count (a tracked list's).
+func (l *rowList) assocAt(j int) *int64 {
+	b, k := l.block(j)
+	return &b.assoc[k]
+}
+
+// empty empties the block, keeping its memory.
+func (b *rowBlock) empty() {
+	clear(b.vals) // they may hold strings
+	b.vals, b.meta, b.assoc = b.vals[:0], b.meta[:0], b.assoc[:0]
+}
 
 // reset empties the list, keeping its rows' memory for the slot's next
 // key.
 func (l *rowList) reset() {
-	clear(l.vals) // they may hold strings
-	l.vals, l.meta, l.assoc = l.vals[:0], l.meta[:0], l.assoc[:0]
+	l.head.empty()
+	for i := range l.more {
+		l.more[i].empty()
+	}
+	l.more = l.more[:0]
 	l.idx, l.want, l.delta = nil, 0, false
 	clear(l.dirty)
 }
@@ -139,7 +200,7 @@ func (l *rowList) idxBuild() {
 // idxPut enters row j into the table.
 func (l *rowList) idxPut(j int32) {
 	mask := len(l.idx) - 1
-	p := int(l.meta[j].hash) & mask
+	p := int(l.metaAt(int(j)).hash) & mask
 	for l.idx[p] >= 0 {
 		p = (p + 1) & mask
 	}
@@ -149,7 +210,7 @@ func (l *rowList) idxPut(j int32) {
 // idxPos returns where the table holds row j.
 func (l *rowList) idxPos(j int32) int {
 	mask := len(l.idx) - 1
-	p := int(l.meta[j].hash) & mask
+	p := int(l.metaAt(int(j)).hash) & mask
 	for l.idx[p] != j {
 		p = (p + 1) & mask
 	}
@@ -170,7 +231,7 @@ func (l *rowList) idxDel(p int) {
 				return
 			}
 			// e may fill the hole if the hole lies between its home and q.
-			if home := int(l.meta[e].hash) & mask; (q-p)&mask <= (q-home)&mask {
+			if home := int(l.metaAt(int(e)).hash) & mask; (q-p)&mask <= (q-home)&mask {
 				l.idx[p] = e
 				p = q
 				break
@@ -191,28 +252,29 @@ func (l *rowList) drop(j, w int, shift uint) {
 	}
 	l.mark(j, shift)
 	l.mark(last, shift)
+	lb, k := l.block(last)
 	if j != last {
-		copy(l.row(j, w), l.row(last, w))
-		l.meta[j] = l.meta[last]
-		if l.assoc != nil {
-			l.assoc[j] = l.assoc[last]
+		b, i := l.block(j)
+		copy(b.vals[i*w:(i+1)*w], lb.vals[k*w:(k+1)*w])
+		b.meta[i] = lb.meta[k]
+		if b.assoc != nil {
+			b.assoc[i] = lb.assoc[k]
 		}
 	}
-	clear(l.vals[last*w:])
-	l.vals, l.meta = l.vals[:last*w], l.meta[:last]
-	if l.assoc != nil {
-		l.assoc = l.assoc[:last]
+	clear(lb.vals[k*w:])
+	lb.vals, lb.meta = lb.vals[:k*w], lb.meta[:k]
+	if lb.assoc != nil {
+		lb.assoc = lb.assoc[:k]
+	}
+	if k == 0 && lb != &l.head {
+		l.more = l.more[:len(l.more)-1] // kept for the rows to come
 	}
 }
 
 // add appends row with its counts (not marking it: a load adds rows that
 // are stored).
 func (l *rowList) add(row []types.Value, cnt, assoc int64, h uint64, track bool) {
-	l.vals = append(l.vals, row...)
-	l.meta = append(l.meta, rowMeta{hash: h, cnt: cnt})
-	if track {
-		l.assoc = append(l.assoc, assoc)
-	}
+	l.push(row, rowMeta{hash: h, cnt: cnt}, assoc, track)
 	switch {
 	case l.idx != nil && 2*l.n()+2 > len(l.idx):
 		l.idxBuild()
@@ -220,6 +282,50 @@ func (l *rowList) add(row []types.Value, cnt, assoc int64, h uint64, track bool)
 		l.idxPut(int32(l.n() - 1))
 	case l.n() > idxMinRows:
 		l.idxBuild()
+	}
+}
+
+// push appends row with its metadata and, if track, its match count: to
+// the head block, doubled up to rowBlockRows rows, then to the last block
+// of more, or a new one when it is full.
+func (l *rowList) push(row []types.Value, m rowMeta, assoc int64, track bool) {
+	b := &l.head
+	switch n := l.n(); {
+	case n < rowBlockRows:
+		if len(b.meta) == cap(b.meta) {
+			b.grow(min(max(2*cap(b.meta), 4), rowBlockRows), len(row), track)
+		}
+	case n&(rowBlockRows-1) == 0:
+		if len(l.more) < cap(l.more) {
+			l.more = l.more[:len(l.more)+1]
+		} else {
+			l.more = append(l.more, rowBlock{})
+		}
+		b = &l.more[len(l.more)-1]
+		if cap(b.meta) < rowBlockRows || (track && cap(b.assoc) < rowBlockRows) || cap(b.vals) < rowBlockRows*len(row) {
+			b.grow(rowBlockRows, len(row), track)
+		}
+	default:
+		b = &l.more[len(l.more)-1]
+	}
+	b.vals = append(b.vals, row...)
+	b.meta = append(b.meta, m)
+	if track {
+		b.assoc = append(b.assoc, assoc)
+	}
+}
+
+// grow gives the block room for rows rows of w values, keeping its rows.
+func (b *rowBlock) grow(rows, w int, track bool) {
+	vals := make([]types.Value, len(b.vals), rows*w)
+	copy(vals, b.vals)
+	meta := make([]rowMeta, len(b.meta), rows)
+	copy(meta, b.meta)
+	b.vals, b.meta = vals, meta
+	if track {
+		assoc := make([]int64, len(b.assoc), rows)
+		copy(assoc, b.assoc)
+		b.assoc = assoc
 	}
 }
 
@@ -414,9 +520,9 @@ func (s *joinRows) sameIdent(a, b []types.Value) bool {
 // or -1.
 func (s *joinRows) indexOf(l *rowList, row []types.Value, h uint64) int {
 	if l.idx == nil {
-		for j := range l.meta {
+		for j := range l.head.meta {
 			s.probes++
-			if l.meta[j].hash == h && s.sameIdent(l.row(j, s.w), row) {
+			if l.head.meta[j].hash == h && s.sameIdent(l.row(j, s.w), row) {
 				return j
 			}
 		}
@@ -429,7 +535,7 @@ func (s *joinRows) indexOf(l *rowList, row []types.Value, h uint64) int {
 		if e < 0 {
 			return -1
 		}
-		if l.meta[e].hash == h && s.sameIdent(l.row(int(e), s.w), row) {
+		if l.metaAt(int(e)).hash == h && s.sameIdent(l.row(int(e), s.w), row) {
 			return int(e)
 		}
 	}
@@ -457,11 +563,7 @@ func (s *joinRows) insert(kr []types.Value, slot int32, found bool, row []types.
 
 // addOp appends a write to a delta list (rowList.delta).
 func (l *rowList) addOp(row []types.Value, cnt, assoc int64, track bool) {
-	l.vals = append(l.vals, row...)
-	l.meta = append(l.meta, rowMeta{cnt: cnt})
-	if track {
-		l.assoc = append(l.assoc, assoc)
-	}
+	l.push(row, rowMeta{cnt: cnt}, assoc, track)
 }
 
 // put adds row, matched by assoc rows of the other side, to the rows l
@@ -479,9 +581,9 @@ func (s *joinRows) put(l *rowList, row []types.Value, assoc int64) {
 		h := s.identHash(row)
 		if j = s.indexOf(l, row, h); j >= 0 {
 			copy(l.row(j, s.w), row)
-			l.meta[j].cnt = 1
+			l.metaAt(j).cnt = 1
 			if s.track {
-				l.assoc[j] = assoc
+				*l.assocAt(j) = assoc
 			}
 		} else {
 			l.add(row, 1, assoc, h, s.track)
@@ -489,7 +591,7 @@ func (s *joinRows) put(l *rowList, row []types.Value, assoc int64) {
 	default:
 		h := s.identHash(row)
 		if j = s.indexOf(l, row, h); j >= 0 {
-			l.meta[j].cnt++
+			l.metaAt(j).cnt++
 		} else {
 			l.add(row, 1, assoc, h, s.track)
 		}
@@ -542,8 +644,8 @@ func (s *joinRows) take(l *rowList, row []types.Value) bool {
 	if j < 0 {
 		return false
 	}
-	if s.spec.Layout == NoUniqueKey && l.meta[j].cnt > 1 {
-		l.meta[j].cnt--
+	if m := l.metaAt(j); s.spec.Layout == NoUniqueKey && m.cnt > 1 {
+		m.cnt--
 		l.mark(j, s.shift)
 	} else {
 		l.drop(j, s.w, s.shift)
@@ -589,7 +691,7 @@ func (s *joinRows) appendRows(dst []byte, l *rowList, p int) []byte {
 	from, to := p<<s.shift, min(l.n(), (p+1)<<s.shift)
 	s.encoded += int64(max(to-from, 0))
 	for j := from; j < to; j++ {
-		dst = s.appendRow(binary.AppendUvarint(dst, uint64(l.meta[j].cnt)), l, j)
+		dst = s.appendRow(binary.AppendUvarint(dst, uint64(l.metaAt(j).cnt)), l, j)
 	}
 	return dst
 }
@@ -598,7 +700,7 @@ func (s *joinRows) appendRows(dst []byte, l *rowList, p int) []byte {
 // tracked, then its values (appendJoinValue each). decodeRow reads it.
 func (s *joinRows) appendRow(dst []byte, l *rowList, j int) []byte {
 	if s.track {
-		dst = binary.AppendUvarint(dst, uint64(l.assoc[j]))
+		dst = binary.AppendUvarint(dst, uint64(*l.assocAt(j)))
 	}
 	for _, v := range l.row(j, s.w) {
 		dst = appendJoinValue(dst, v)
@@ -614,7 +716,7 @@ func (s *joinRows) EncodedSize(slot int32, part int32) int {
 	if part == state.DeltaPart {
 		n := state.UvarintSize(uint64(l.n()))
 		for j := range l.n() {
-			n += state.VarintSize(l.meta[j].cnt) + s.rowSize(l, j)
+			n += state.VarintSize(l.metaAt(j).cnt) + s.rowSize(l, j)
 		}
 		return n
 	}
@@ -624,7 +726,7 @@ func (s *joinRows) EncodedSize(slot int32, part int32) int {
 	}
 	from, to := int(part)<<s.shift, min(l.n(), int(part+1)<<s.shift)
 	for j := from; j < to; j++ {
-		n += state.UvarintSize(uint64(l.meta[j].cnt)) + s.rowSize(l, j)
+		n += state.UvarintSize(uint64(l.metaAt(j).cnt)) + s.rowSize(l, j)
 	}
 	return n
 }
@@ -633,7 +735,7 @@ func (s *joinRows) EncodedSize(slot int32, part int32) int {
 func (s *joinRows) rowSize(l *rowList, j int) int {
 	n := 0
 	if s.track {
-		n = state.UvarintSize(uint64(l.assoc[j]))
+		n = state.UvarintSize(uint64(*l.assocAt(j)))
 	}
 	for _, v := range l.row(j, s.w) {
 		n += joinValueSize(v)
@@ -736,7 +838,7 @@ func (s *joinRows) AppendDelta(dst []byte, slot int32) []byte {
 	l := s.list(slot)
 	dst = binary.AppendUvarint(dst, uint64(l.n()))
 	for j := range l.n() {
-		dst = s.appendRow(binary.AppendVarint(dst, l.meta[j].cnt), l, j)
+		dst = s.appendRow(binary.AppendVarint(dst, l.metaAt(j).cnt), l, j)
 	}
 	s.encoded += int64(l.n())
 	s.rows -= int64(l.n())
@@ -749,9 +851,8 @@ func (s *joinRows) AppendDelta(dst []byte, slot int32) []byte {
 // list move to s.held, and the list is empty.
 func (s *joinRows) BeginMerge(slot int32) {
 	l, h := s.list(slot), &s.held
-	h.vals, l.vals = l.vals, h.vals[:0]
-	h.meta, l.meta = l.meta, h.meta[:0]
-	h.assoc, l.assoc = l.assoc, h.assoc[:0]
+	h.head, l.head = l.head, h.head
+	h.more, l.more = l.more, h.more
 	s.rows -= int64(h.n())
 	l.reset()
 }
@@ -802,9 +903,9 @@ func (s *joinRows) EndMerge(slot int32) error {
 	for j := range h.n() {
 		var assoc int64
 		if s.track {
-			assoc = h.assoc[j]
+			assoc = *h.assocAt(j)
 		}
-		s.apply(l, h.row(j, s.w), h.meta[j].cnt, assoc)
+		s.apply(l, h.row(j, s.w), h.metaAt(j).cnt, assoc)
 	}
 	h.reset()
 	l.delta = false
