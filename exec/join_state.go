@@ -293,7 +293,7 @@ func (l *rowList) push(row []types.Value, m rowMeta, assoc int64, track bool) {
 	switch n := l.n(); {
 	case n < rowBlockRows:
 		if len(b.meta) == cap(b.meta) {
-			b.grow(min(max(2*cap(b.meta), 4), rowBlockRows), len(row), track)
+			b.grow(min(max(2*cap(b.meta), 1), rowBlockRows), len(row), track)
 		}
 	case n&(rowBlockRows-1) == 0:
 		if len(l.more) < cap(l.more) {
