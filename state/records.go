@@ -129,6 +129,7 @@ type Records struct {
 	ents    []recEnt // one chunk of entries
 	spare   []recEnt // a second buffer of entries (dealing by key group, the radix sort)
 	cur     []int32  // per key group of the chunk: where its next entry goes in ents
+	kgBytes []int64  // per key group: the hinted size of its records to write (chunks)
 	kbuf    []byte   // the chunk's encoded keys (without the state's prefix)
 	vbuf    []byte   // the chunk's encoded records
 	koffs   []uint32 // per entry in encoding order: where its key starts in kbuf; then len(kbuf)
@@ -315,13 +316,13 @@ func reserve(b []byte, n int) []byte {
 	return slices.Grow(b, grow)
 }
 
-// reserveFor makes room in vb for slot's part (SizeHinter), plus extra
-// bytes, when the source tells its size.
-func (r *Records) reserveFor(vb []byte, slot, part int32, extra int) []byte {
+// reserveFor makes room in vb for slot's part (SizeHinter) after ahead
+// bytes when the source tells its size.
+func (r *Records) reserveFor(vb []byte, slot, part int32, ahead int) []byte {
 	if r.hint == nil {
 		return vb
 	}
-	return reserve(vb, r.hint.EncodedSize(slot, part)+extra)
+	return reserve(vb, ahead+r.hint.EncodedSize(slot, part))
 }
 
 // PartSuffix ends the name under which a PartedSource's parts >= 1 live.
@@ -1196,7 +1197,7 @@ func (r *Records) Complete(slot int32) error {
 func (r *Records) bufferBytes() int64 {
 	const entBytes = int64(unsafe.Sizeof(recEnt{}))
 	return int64(cap(r.kgs))*2 + int64(cap(r.live)+cap(r.changed))*8 +
-		int64(cap(r.starts)+cap(r.bounds)+cap(r.pos)+cap(r.slots)+cap(r.cur)+cap(r.koffs)+cap(r.voffs))*4 + int64(cap(r.kgChunk))*2 +
+		int64(cap(r.kgBytes))*8 + int64(cap(r.starts)+cap(r.bounds)+cap(r.pos)+cap(r.slots)+cap(r.cur)+cap(r.koffs)+cap(r.voffs))*4 + int64(cap(r.kgChunk))*2 +
 		int64(cap(r.ents)+cap(r.spare))*entBytes +
 		int64(cap(r.wt)+cap(r.queued))*8 + int64(cap(r.expq))*16 + int64(cap(r.stored))*4 +
 		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf)) + r.filter.bytes() +
@@ -1359,6 +1360,13 @@ func (r *Records) dropCold(d RecordDropper) {
 // CPU per record in 8 chunks as in 4).
 const chunkEntries = 1 << 17
 
+// chunkBytes is the encoded size, by a SizeHinter's hints of part 0 (or
+// of a delta), past which a snapshot's chunk ends even with fewer than
+// chunkEntries records: a join key's record is kilobytes, and a chunk of
+// them took buffers of tens of MiB (the records, then gathered), made
+// afresh at each spill, where chunks of this size reuse theirs.
+const chunkBytes = 8 << 20
+
 // Snapshot writes the records changed since the last call into the store
 // in state-key order (deletions went to the store in Removed). When every
 // record is in memory, the records are the operator's only state
@@ -1401,7 +1409,7 @@ func (r *Records) snapshot() error {
 	}
 	r.all = all
 	r.usedK, r.usedV, r.usedG, r.usedE = 0, 0, 0, 0
-	if err := r.chunks(bitsOf, r.writeChunk); err != nil {
+	if err := r.chunks(bitsOf, true, r.writeChunk); err != nil {
 		return fmt.Errorf("state %s: %w", r.opts.Name, err)
 	}
 	r.trimBuffers()
@@ -1497,20 +1505,34 @@ func (r *Records) trimBuffers() {
 
 // chunks calls fn for the records whose bit is set in set, a chunk of
 // whole key groups [first, end) at a time, in ascending key-group order:
-// each chunk holds at least chunkEntries records, or the rest. fn gets the
-// chunk's slots in ascending slot order. It walks the bit set twice
-// whatever the number of chunks: once to count the records per key group
-// (starts), which gives the chunks, and once to deal each slot to its
-// chunk.
-func (r *Records) chunks(set []uint64, fn func(slots []int32, first, end int) error) error {
+// each chunk holds at least chunkEntries records, or chunkBytes of
+// records by the source's size hints when weigh (SizeHinter), or the rest.
+// fn gets the chunk's slots in ascending slot order. It walks the bit set
+// twice whatever the number of chunks: once to count the records per key
+// group (starts), which gives the chunks, and once to deal each slot to
+// its chunk.
+func (r *Records) chunks(set []uint64, weigh bool, fn func(slots []int32, first, end int) error) error {
 	maxPar := r.opts.MaxParallelism
 	r.starts = slices.Grow(r.starts[:0], maxPar+1)[:maxPar+1]
 	clear(r.starts)
+	weigh = weigh && r.hint != nil
+	if weigh {
+		r.kgBytes = slices.Grow(r.kgBytes[:0], maxPar)[:maxPar]
+		clear(r.kgBytes)
+	}
 	for w, word := range set {
 		for word != 0 {
 			slot := w<<6 | bits.TrailingZeros64(word)
 			word &= word - 1
-			r.starts[r.kgs[slot]+1]++
+			kg := r.kgs[slot]
+			r.starts[kg+1]++
+			if weigh {
+				part := int32(0)
+				if r.nDelta > 0 && r.IsDelta(int32(slot)) {
+					part = DeltaPart
+				}
+				r.kgBytes[kg] += int64(r.hint.EncodedSize(int32(slot), part))
+			}
 		}
 	}
 	for i := 1; i <= maxPar; i++ {
@@ -1525,7 +1547,14 @@ func (r *Records) chunks(set []uint64, fn func(slots []int32, first, end int) er
 	r.bounds, r.pos = r.bounds[:0], r.pos[:0]
 	for kg := 0; kg < maxPar; {
 		end := kg + 1
-		for end < maxPar && int(r.starts[end]-r.starts[kg]) < r.chunk {
+		var size int64
+		if weigh {
+			size = r.kgBytes[kg]
+		}
+		for end < maxPar && int(r.starts[end]-r.starts[kg]) < r.chunk && size < chunkBytes {
+			if weigh {
+				size += r.kgBytes[end]
+			}
 			end++
 		}
 		c := uint16(len(r.bounds))
@@ -1616,6 +1645,19 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 	koffs := slices.Grow(r.koffs[:0], n+1)
 	voffs := slices.Grow(r.voffs[:0], n+1)
 	ents := slices.Grow(r.ents[:0], n)
+	// ahead is the room kept for the records (part 0 or a delta) still to
+	// encode, by the hints chunks summed, with their write times: made at
+	// once, and kept when a part 1.. makes room for itself (reserveFor).
+	ahead := 0
+	if r.hint != nil {
+		if r.ttl > 0 {
+			ahead = 9 * n
+		}
+		for kg := first; kg < end; kg++ {
+			ahead += int(r.kgBytes[kg])
+		}
+		vb = reserve(vb, ahead)
+	}
 	bucketed := r.parted == nil
 	klen := -1 // the length of every key so far; -2 once two differ or one is long
 	for _, slot := range slots {
@@ -1631,18 +1673,19 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 				r.dsaved[slot>>6] |= bit
 			}
 			kb = binary.BigEndian.AppendUint64(kb, r.gen)
-			vb = r.delta.AppendDelta(r.reserveFor(vb, slot, DeltaPart, 0), slot)
+			vb = r.delta.AppendDelta(vb, slot)
+			ahead -= len(vb) - int(voffs[len(voffs)-1])
 			ents = append(ents, recEnt{idx: uint32(len(koffs) - 1), kg: r.kgs[slot], part: entDelta})
 			klen = -2
 			r.markGen(r.kgs[slot])
 			continue
 		}
 		kb = r.src.AppendRecordKey(kb, slot)
-		vb = r.reserveFor(vb, slot, 0, 9) // 9: the write time's mark
 		if r.ttl > 0 {
 			vb = binary.BigEndian.AppendUint64(append(vb, recTimeMark), uint64(r.wt[slot]))
 		}
 		vb = r.src.AppendRecord(vb, slot)
+		ahead -= len(vb) - int(voffs[len(voffs)-1])
 		kg := r.kgs[slot]
 		e := recEnt{idx: uint32(len(koffs) - 1), kg: kg}
 		klen = e.setFixed(kb[k0:], klen)
@@ -1662,7 +1705,7 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 			voffs = append(voffs, uint32(len(vb)))
 			kb = append(kb, kb[k0:kend]...)
 			kb = binary.BigEndian.AppendUint32(kb, uint32(p))
-			vb = r.parted.AppendRecordPart(r.reserveFor(vb, slot, p, 0), slot, p)
+			vb = r.parted.AppendRecordPart(r.reserveFor(vb, slot, p, max(ahead, 0)), slot, p)
 			ents = append(ents, recEnt{idx: uint32(len(koffs) - 1), kg: kg, part: entPart})
 			klen = -2
 		}
