@@ -229,6 +229,9 @@ func TestRowListBlocks(t *testing.T) {
 			case op == 0:
 				l.reset()
 				model = model[:0]
+				if l.more != nil || cap(l.head.meta) > rowBlockRows {
+					t.Fatalf("track %v step %d: reset kept %d blocks", track, step, cap(l.more))
+				}
 			case op < 400 && len(model) > 0:
 				j := r.IntN(len(model))
 				l.drop(j, w, joinChunkShift)

@@ -73,7 +73,7 @@ type rowList struct {
 	// more holds the rows from rowBlockRows on: block b has rows
 	// (b+1)*rowBlockRows to (b+2)*rowBlockRows-1. Every block but the
 	// last is full, and the last holds a row. Blocks past len(more) are
-	// empty, kept for the rows to come.
+	// empty, kept for the rows to come until the list is reset.
 	more []rowBlock
 	// idx is nil for a list of up to idxMinRows rows; otherwise an
 	// open-addressing table (linear probing, at most half full) of row
@@ -155,14 +155,12 @@ func (b *rowBlock) empty() {
 	b.vals, b.meta, b.assoc = b.vals[:0], b.meta[:0], b.assoc[:0]
 }
 
-// reset empties the list, keeping its rows' memory for the slot's next
-// key.
+// reset empties the list, keeping its head block's memory for the
+// slot's next key and letting the other blocks go (a slot whose key had
+// many rows would hold them idle).
 func (l *rowList) reset() {
 	l.head.empty()
-	for i := range l.more {
-		l.more[i].empty()
-	}
-	l.more = l.more[:0]
+	l.more = nil
 	l.idx, l.want, l.delta = nil, 0, false
 	clear(l.dirty)
 }
