@@ -89,13 +89,40 @@ func TestJoinRowsEncodedSize(t *testing.T) {
 			if got, want := s.EncodedSize(slot, 0), len(s.AppendRecord(nil, slot)); got != want {
 				t.Fatalf("%s key %d (%d rows): part 0 hinted %d bytes, encoded %d", s.what, key, n, got, want)
 			}
-			np, parts := s.ChangedParts(nil, slot, true)
-			if want := int32((n + 63) / 64); np != want {
-				t.Fatalf("%s key %d: %d parts, want %d", s.what, key, np, want)
-			}
-			for _, p := range parts {
-				if got, want := s.EncodedSize(slot, p), len(s.AppendRecordPart(nil, slot, p)); got != want {
-					t.Fatalf("%s key %d part %d: hinted %d bytes, encoded %d", s.what, key, p, got, want)
+			// The parts a snapshot writes, all then the changed ones
+			// after a few rows come and go.
+			for round, all := range []bool{true, false} {
+				if !all {
+					for range 1 + r.IntN(3) {
+						for c := 1; c < len(kinds); c++ {
+							row[c] = randValue(r, kinds[c])
+						}
+						s.insert(kr, slot, true, row, 1)
+					}
+					l := s.list(slot)
+					gone := append([]types.Value(nil), l.row(r.IntN(l.n()), s.w)...)
+					if err := s.remove(slot, true, gone); err != nil {
+						t.Fatal(err)
+					}
+				}
+				hint := s.EncodedSize(slot, state.ChangedPartsHint)
+				if all {
+					hint = s.EncodedSize(slot, state.AllPartsHint)
+				}
+				np, parts := s.ChangedParts(nil, slot, all)
+				if want := int32((s.list(slot).n() + 63) / 64); np != want {
+					t.Fatalf("%s key %d: %d parts, want %d", s.what, key, np, want)
+				}
+				sum := 0
+				for _, p := range parts {
+					enc := len(s.AppendRecordPart(nil, slot, p))
+					if got := s.EncodedSize(slot, p); got != enc {
+						t.Fatalf("%s key %d part %d: hinted %d bytes, encoded %d", s.what, key, p, got, enc)
+					}
+					sum += enc
+				}
+				if hint != sum {
+					t.Fatalf("%s key %d round %d: the parts written hinted %d bytes, encoded %d (%d parts)", s.what, key, round, hint, sum, len(parts))
 				}
 			}
 			// The same rows as a delta list's writes, taken out one time

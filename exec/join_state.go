@@ -707,23 +707,46 @@ func (s *joinRows) appendRow(dst []byte, l *rowList, j int) []byte {
 }
 
 // EncodedSize implements state.SizeHinter: the length of part (0,
-// AppendRecord; p >= 1, AppendRecordPart; state.DeltaPart, AppendDelta)
-// of slot's rows.
+// AppendRecord; p >= 1, AppendRecordPart; state.DeltaPart, AppendDelta;
+// the parts ChangedParts returns, state.ChangedPartsHint and
+// state.AllPartsHint) of slot's rows.
 func (s *joinRows) EncodedSize(slot int32, part int32) int {
 	l := s.list(slot)
-	if part == state.DeltaPart {
+	switch part {
+	case state.DeltaPart:
 		n := state.UvarintSize(uint64(l.n()))
 		for j := range l.n() {
 			n += state.VarintSize(l.metaAt(j).cnt) + s.rowSize(l, j)
 		}
 		return n
+	case state.AllPartsHint:
+		n := 0
+		for p := 1; p<<s.shift < l.n(); p++ {
+			n += s.partSize(l, p)
+		}
+		return n
+	case state.ChangedPartsHint:
+		n, np := 0, (l.n()+1<<s.shift-1)>>s.shift
+		for w, word := range l.dirty {
+			for word != 0 {
+				p := w<<6 | bits.TrailingZeros64(word)
+				word &= word - 1
+				if p >= 1 && p < np {
+					n += s.partSize(l, p)
+				}
+			}
+		}
+		return n
+	case 0:
+		return 1 + state.UvarintSize(uint64(l.n())) + s.partSize(l, 0)
 	}
+	return s.partSize(l, int(part))
+}
+
+// partSize returns the length appendRows appends for part p of l.
+func (s *joinRows) partSize(l *rowList, p int) int {
 	n := 0
-	if part == 0 {
-		n = 1 + state.UvarintSize(uint64(l.n()))
-	}
-	from, to := int(part)<<s.shift, min(l.n(), int(part+1)<<s.shift)
-	for j := from; j < to; j++ {
+	for j, to := p<<s.shift, min(l.n(), (p+1)<<s.shift); j < to; j++ {
 		n += state.UvarintSize(uint64(l.metaAt(j).cnt)) + s.rowSize(l, j)
 	}
 	return n

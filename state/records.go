@@ -298,13 +298,20 @@ type SizeHinter interface {
 	RecordSource
 	// EncodedSize returns the exact number of bytes AppendRecord (part
 	// 0), AppendRecordPart (part p >= 1) or, for a DeltaSource,
-	// AppendDelta (part DeltaPart) appends for slot's record now.
+	// AppendDelta (part DeltaPart) appends for slot's record now; for a
+	// PartedSource, with part ChangedPartsHint or AllPartsHint, the bytes
+	// of the parts >= 1 that ChangedParts(slot, false) or (slot, true)
+	// would return now.
 	EncodedSize(slot int32, part int32) int
 }
 
-// DeltaPart is the part for which SizeHinter.EncodedSize tells the length
-// of AppendDelta's writes.
-const DeltaPart int32 = -1
+// The parts for which SizeHinter.EncodedSize tells the length of
+// AppendDelta's writes, and of the parts >= 1 a snapshot writes.
+const (
+	DeltaPart        int32 = -1
+	ChangedPartsHint int32 = -2
+	AllPartsHint     int32 = -3
+)
 
 // reserve returns b with room for n more bytes: b itself if it has it,
 // else a copy with at least twice b's capacity, so that the copies made
@@ -315,15 +322,6 @@ func reserve(b []byte, n int) []byte {
 	}
 	grow := max(len(b)+n, 2*cap(b), 4096) - len(b)
 	return slices.Grow(b, grow)
-}
-
-// reserveFor makes room in vb for slot's part (SizeHinter) after ahead
-// bytes when the source tells its size.
-func (r *Records) reserveFor(vb []byte, slot, part int32, ahead int) []byte {
-	if r.hint == nil {
-		return vb
-	}
-	return reserve(vb, ahead+r.hint.EncodedSize(slot, part))
 }
 
 // PartSuffix ends the name under which a PartedSource's parts >= 1 live.
@@ -1361,8 +1359,8 @@ func (r *Records) dropCold(d RecordDropper) {
 // CPU per record in 8 chunks as in 4).
 const chunkEntries = 1 << 17
 
-// chunkBytes is the encoded size, by a SizeHinter's hints of part 0 (or
-// of a delta), past which a snapshot's chunk ends even with fewer than
+// chunkBytes is the encoded size, by a SizeHinter's hints (hintedSize),
+// past which a snapshot's chunk ends even with fewer than
 // chunkEntries records: a join key's record is kilobytes, and a chunk of
 // them took buffers of tens of MiB (the records, then gathered), made
 // afresh at each spill, where chunks of this size reuse theirs.
@@ -1504,6 +1502,24 @@ func (r *Records) trimBuffers() {
 	}
 }
 
+// hintedSize returns the bytes a snapshot writes for slot by its
+// source's hints: its delta, or part 0 and the parts >= 1 it writes
+// (all of them when the snapshot writes all).
+func (r *Records) hintedSize(slot int32) int {
+	if r.nDelta > 0 && r.IsDelta(slot) {
+		return r.hint.EncodedSize(slot, DeltaPart)
+	}
+	n := r.hint.EncodedSize(slot, 0)
+	switch {
+	case r.parted == nil:
+	case r.all:
+		n += r.hint.EncodedSize(slot, AllPartsHint)
+	default:
+		n += r.hint.EncodedSize(slot, ChangedPartsHint)
+	}
+	return n
+}
+
 // chunks calls fn for the records whose bit is set in set, a chunk of
 // whole key groups [first, end) at a time, in ascending key-group order:
 // each chunk holds at least chunkEntries records, or chunkBytes of
@@ -1528,11 +1544,7 @@ func (r *Records) chunks(set []uint64, weigh bool, fn func(slots []int32, first,
 			kg := r.kgs[slot]
 			r.starts[kg+1]++
 			if weigh {
-				part := int32(0)
-				if r.nDelta > 0 && r.IsDelta(int32(slot)) {
-					part = DeltaPart
-				}
-				r.kgBytes[kg] += int64(r.hint.EncodedSize(int32(slot), part))
+				r.kgBytes[kg] += int64(r.hintedSize(int32(slot)))
 			}
 		}
 	}
@@ -1646,18 +1658,18 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 	koffs := slices.Grow(r.koffs[:0], n+1)
 	voffs := slices.Grow(r.voffs[:0], n+1)
 	ents := slices.Grow(r.ents[:0], n)
-	// ahead is the room kept for the records (part 0 or a delta) still to
-	// encode, by the hints chunks summed, with their write times: made at
-	// once, and kept when a part 1.. makes room for itself (reserveFor).
-	ahead := 0
 	if r.hint != nil {
+		// Room for the chunk's records (part 0 and the parts written,
+		// or a delta), by the hints chunks summed, with their write
+		// times, made at once.
+		size := 0
 		if r.ttl > 0 {
-			ahead = 9 * n
+			size = 9 * n
 		}
 		for kg := first; kg < end; kg++ {
-			ahead += int(r.kgBytes[kg])
+			size += int(r.kgBytes[kg])
 		}
-		vb = reserve(vb, ahead)
+		vb = reserve(vb, size)
 	}
 	bucketed := r.parted == nil
 	klen := -1 // the length of every key so far; -2 once two differ or one is long
@@ -1675,7 +1687,6 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 			}
 			kb = binary.BigEndian.AppendUint64(kb, r.gen)
 			vb = r.delta.AppendDelta(vb, slot)
-			ahead -= len(vb) - int(voffs[len(voffs)-1])
 			ents = append(ents, recEnt{idx: uint32(len(koffs) - 1), kg: r.kgs[slot], part: entDelta})
 			klen = -2
 			r.markGen(r.kgs[slot])
@@ -1686,7 +1697,6 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 			vb = binary.BigEndian.AppendUint64(append(vb, recTimeMark), uint64(r.wt[slot]))
 		}
 		vb = r.src.AppendRecord(vb, slot)
-		ahead -= len(vb) - int(voffs[len(voffs)-1])
 		kg := r.kgs[slot]
 		e := recEnt{idx: uint32(len(koffs) - 1), kg: kg}
 		klen = e.setFixed(kb[k0:], klen)
@@ -1706,7 +1716,7 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 			voffs = append(voffs, uint32(len(vb)))
 			kb = append(kb, kb[k0:kend]...)
 			kb = binary.BigEndian.AppendUint32(kb, uint32(p))
-			vb = r.parted.AppendRecordPart(r.reserveFor(vb, slot, p, max(ahead, 0)), slot, p)
+			vb = r.parted.AppendRecordPart(vb, slot, p)
 			ents = append(ents, recEnt{idx: uint32(len(koffs) - 1), kg: kg, part: entPart})
 			klen = -2
 		}

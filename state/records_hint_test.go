@@ -26,6 +26,15 @@ type hintOwner struct {
 }
 
 func (f *hintOwner) EncodedSize(slot int32, part int32) int {
+	if part == ChangedPartsHint || part == AllPartsHint {
+		n := 0
+		for p := int32(1); p < f.nParts(slot); p++ {
+			if part == AllPartsHint || f.dirty[slot][p] {
+				n += f.EncodedSize(slot, p)
+			}
+		}
+		return n
+	}
 	n := 0
 	if part == 0 {
 		n = UvarintSize(uint64(len(f.vals[slot])))
