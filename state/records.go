@@ -289,11 +289,10 @@ type RecordDropper interface {
 
 // SizeHinter is a RecordSource that tells how many bytes it will append
 // for a record: a snapshot then ends its chunks at chunkBytes of records
-// (a join key's record is kilobytes), makes room for a chunk's records at
-// once and for each later part as it comes, doubling its buffer when it
-// must grow (reserve), rather than letting the records' appends grow it a
-// quarter at a time (append's growth past a few hundred bytes), each time
-// copying the whole buffer.
+// (a join key's record is kilobytes) and makes room for a chunk's records
+// at once (reserve), rather than letting the records' appends grow its
+// buffer a quarter at a time (append's growth past a few hundred bytes),
+// each time copying the whole buffer.
 type SizeHinter interface {
 	RecordSource
 	// EncodedSize returns the exact number of bytes AppendRecord (part
