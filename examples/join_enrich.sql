@@ -5,9 +5,12 @@
 -- The customers table has a PRIMARY KEY that is the join key, so the join
 -- keeps one customer row per key (EXPLAIN shows
 -- rightInputSpec=[JoinKeyContainsUniqueKey]); the orders side keeps its
--- rows with counts (NoUniqueKey). Both sides are kept for as long as the
--- job runs: bound them with SET 'table.exec.state.ttl' = '1 h' on an
--- unbounded stream.
+-- rows with counts (NoUniqueKey). Both sides are kept while both inputs
+-- run; once one input ends (a bounded table such as this customers file),
+-- the join drops the other side's rows and keeps none after, so an
+-- unbounded stream enriched by a bounded table keeps only the table.
+-- Between two unbounded streams bound them with
+-- SET 'table.exec.state.ttl' = '1 h'.
 --
 -- The LEFT JOIN keeps orders of unknown customers, NULL-padded. The
 -- padded row is emitted at once and retracted (-D) if the customer

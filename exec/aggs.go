@@ -273,6 +273,10 @@ func (a *sumAcc) update(gis []int32, b *types.Batch, col int) {
 func (a *sumAcc) result(g int32) types.Value {
 	s := a.s[g]
 	switch {
+	case s.n == 0 && a.typ.NotNull && !a.avg:
+		// A SUM typed NOT NULL (the sum of counts of a split distinct
+		// aggregation, Flink's $SUM0) is 0 over no values.
+		return intResult(a.typ, 0)
 	case s.n == 0:
 		return types.NullValue()
 	case a.floatIn && a.avg:

@@ -84,6 +84,23 @@ type StatefulOperator interface {
 	PrepareSnapshot() error
 }
 
+// InputEndOperator is an operator of several inputs that wants to know
+// when one of them has ended for good (as Flink's
+// BoundedMultiInput.endInput): the task calls EndInput on the first
+// operator of its chain once per input port, when every channel of that
+// port has delivered its end of input, unless the input was stopped
+// rather than ended (Job.Stop, a stop with savepoint: a restore goes on
+// with it, so the operator must keep what it needs for it; Finish still
+// follows). The call is made from the task's
+// loop, in order with the rows, watermarks and checkpoint barriers (never
+// concurrently with Process), and before Finish, which still follows once
+// every input has ended. Output goes to out. The ended state is not
+// checkpointed: after a restore the port's channels end again (a finished
+// source restarts at its end), and EndInput is called again.
+type InputEndOperator interface {
+	EndInput(port int, out Emitter) error
+}
+
 // OperatorSpec describes one operator of a vertex's chain and builds its
 // instances, one per subtask.
 type OperatorSpec struct {

@@ -38,6 +38,10 @@ type message struct {
 	wm    int64        // msgWatermark only: the watermark (ms since the epoch)
 	ch    int32
 	kind  msgKind
+	// stopped, for msgEnd, says that the channel's input did not end: a
+	// source upstream was stopped (Job.Stop, a stop with savepoint), so
+	// more of it may come after a restore.
+	stopped bool
 }
 
 // link is one logical channel from an upstream subtask to a downstream

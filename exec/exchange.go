@@ -121,8 +121,10 @@ func (x *exchange) emitHashOne(e *outEdge, b *types.Batch) error {
 	for i := range b.Len() {
 		row := b.Vals[i*w : (i+1)*w : (i+1)*w]
 		v := row[k]
-		h, ok := state.HashIntKey(v.Kind(), v.Int())
-		if !ok {
+		var h uint64
+		if tag := state.IntKeyTag(v.Kind()); tag != 0 {
+			h = state.HashIntTag(tag, v.Int())
+		} else {
 			e.keyBuf = state.AppendValue(e.keyBuf[:0], v)
 			h = state.HashKey(e.keyBuf)
 		}
@@ -212,14 +214,16 @@ func (x *exchange) barrier(id int64) error {
 	return nil
 }
 
-// endOfInput flushes and then sends end of input on every channel.
-func (x *exchange) endOfInput() error {
+// endOfInput flushes and then sends end of input on every channel;
+// stopped says that the task's input did not end but was stopped
+// (message.stopped).
+func (x *exchange) endOfInput(stopped bool) error {
 	if err := x.flush(); err != nil {
 		return err
 	}
 	for _, e := range x.edges {
 		for _, d := range e.dests {
-			if err := d.link.send(x.ctx, x.job, message{ch: d.link.ch, kind: msgEnd}); err != nil {
+			if err := d.link.send(x.ctx, x.job, message{ch: d.link.ch, kind: msgEnd, stopped: stopped}); err != nil {
 				return err
 			}
 		}

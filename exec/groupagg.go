@@ -26,6 +26,9 @@ type groupAggOp struct {
 	name  string
 	// insertOnly: the input has no retractions (NewGroupAggOverInserts).
 	insertOnly bool
+	// pairedUpdates: the input's updates come as -U/+U pairs, which
+	// leave a group's row count alone (NewFinalGroupAgg).
+	pairedUpdates bool
 
 	maxPar  int             // key groups
 	st      *state.Records  // the groups' state: in memory, or over a store with checkpoints
@@ -210,11 +213,17 @@ func (g *groupAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 		if !h.dirty {
 			g.touch(gi)
 		}
-		if !b.Kinds[i].IsRetraction() {
+		switch k := b.Kinds[i]; {
+		case g.pairedUpdates && k == types.UpdateAfter:
+			// Its -U left the count as it was (a group the -U did
+			// not find counts from this row).
+			h.count = max(h.count, 1)
+		case g.pairedUpdates && k == types.UpdateBefore && h.count > 0:
+		case !k.IsRetraction():
 			h.count++
-		} else if h.count > 0 {
+		case h.count > 0:
 			h.count--
-		} else {
+		default:
 			gis[i] = -1 // nothing to retract
 		}
 	}

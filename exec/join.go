@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/types"
@@ -152,11 +153,15 @@ type joinOp struct {
 	joinOutput
 	retain [2]*retention // per side, if it has a retention bound
 	inWM   [2]int64      // per input port, its watermark (ProcessInputWatermark)
+	// ended says, per input port, that the input ended (EndInput): the
+	// other side's rows are no longer kept.
+	ended [2]bool
 }
 
 var (
 	_ StatefulOperator = (*joinOp)(nil)
 	_ expiringOperator = (*joinOp)(nil)
+	_ InputEndOperator = (*joinOp)(nil)
 )
 
 // Open implements Operator.
@@ -263,7 +268,11 @@ func (o *joinOp) Process(input int, b *types.Batch, out Emitter) error {
 	}
 	me, other := o.sides[input], o.sides[1-input]
 	outer := me.track
+	warm := other.keys.IntKeyed() && other.keys.Len() > 0
 	for i := range b.Len() {
+		if warm && i%warmRows == 0 {
+			other.warm(b, me.spec.Keys[0], i, min(i+warmRows, b.Len()))
+		}
 		row, kind := b.Row(i), b.Kinds[i]
 		if hasNullKey(row, me.spec.Keys) {
 			if outer {
@@ -275,10 +284,12 @@ func (o *joinOp) Process(input int, b *types.Batch, out Emitter) error {
 		}
 		kr := o.keyOf(input, row)
 		// A row already out of reach of the other input is matched and
-		// never kept (join retention): its side's rows of the key are not
-		// looked up (nor loaded back, nor given a blind slot).
+		// never kept (join retention), and so is every row once the
+		// other input ended (EndInput): its side's rows of the key are
+		// not looked up (nor loaded back, nor given a blind slot), also
+		// for a retraction, whose side keeps nothing any more.
 		isRetract := kind.IsRetraction()
-		keep := isRetract || !o.outOfReach(input, row)
+		keep := !o.ended[1-input] && (isRetract || !o.outOfReach(input, row))
 		var (
 			ms  int32
 			mok bool
@@ -409,6 +420,31 @@ func (o *joinOp) retract(side int, me, other *joinRows, kind types.RowKind, row 
 		return o.emitRow(kind, side, row, nil, 1, out)
 	}
 	return nil
+}
+
+// EndInput implements InputEndOperator: once input port has ended, no row
+// of it can come to match a row of the other side, so the other side's
+// rows are dropped (in memory and in the state store) and, from then on,
+// its arriving rows are matched and emitted but never kept (Process). The
+// ended input's rows stay, with their match counts: an outer join still
+// pads and takes back its NULL-padded rows as the other side's rows come
+// and go. Whatever the join type, the output does not change.
+func (o *joinOp) EndInput(port int, out Emitter) error {
+	if port != 0 && port != 1 {
+		return fmt.Errorf("join: input port %d", port)
+	}
+	if o.ended[port] {
+		return nil
+	}
+	o.ended[port] = true
+	side := 1 - port
+	if err := o.sides[side].clear(); err != nil {
+		return err
+	}
+	if r := o.retain[side]; r != nil {
+		r.minDue = math.MaxInt64 // nothing kept to sweep
+	}
+	return o.flush(out)
 }
 
 // Finish implements Operator: a regular join holds nothing back.

@@ -15,7 +15,16 @@ import (
 // JoinKeyContainsUniqueKey) joined with fact rows (k, v) of random keys
 // (NoUniqueKey, each kept with a count), in batches of 1024, state in
 // memory. It reports ns per fact row.
-func BenchmarkJoinOperator(b *testing.B) {
+func BenchmarkJoinOperator(b *testing.B) { benchJoinOperator(b, false) }
+
+// BenchmarkJoinOperatorDimEnded is BenchmarkJoinOperator once the
+// dimension input has ended (EndInput): the facts are matched and never
+// kept, W9's steady state.
+func BenchmarkJoinOperatorDimEnded(b *testing.B) { benchJoinOperator(b, true) }
+
+// benchJoinOperator is BenchmarkJoinOperator, the dimension input ended
+// before the facts come if ended.
+func benchJoinOperator(b *testing.B, ended bool) {
 	const keys = 100_000
 	facts := JoinSide{Keys: []int{0}, Kinds: []types.Kind{types.KindBigInt, types.KindBigInt}}
 	dim := JoinSide{Keys: []int{0}, Kinds: []types.Kind{types.KindBigInt, types.KindVarchar}, Layout: JoinKeyContainsUniqueKey}
@@ -32,6 +41,11 @@ func BenchmarkJoinOperator(b *testing.B) {
 				b.Fatal(err)
 			}
 			batch.Reset()
+		}
+	}
+	if ended {
+		if err := op.EndInput(1, discard); err != nil {
+			b.Fatal(err)
 		}
 	}
 	r := rand.New(rand.NewPCG(1, 2))

@@ -69,7 +69,13 @@ const joinRecordVersion = 2
 // copying its rows (doubling copied them all at each step, and left up
 // to half of its memory idle), at an allocation per rowBlockRows rows.
 type rowList struct {
-	head rowBlock
+	// delta says the list is a delta record (state.DeltaSource): not
+	// the key's rows but the writes to them since the last snapshot, in
+	// order, each a row with its count +1 (inserted, with its match
+	// count) or -1 (taken out). It is next to the head's vals and meta:
+	// a probe reads the three (find, eachMatch, warm).
+	delta bool
+	head  rowBlock
 	// more holds the rows from rowBlockRows on: block b has rows
 	// (b+1)*rowBlockRows to (b+2)*rowBlockRows-1. Every block but the
 	// last is full, and the last holds a row. Blocks past len(more) are
@@ -85,11 +91,6 @@ type rowList struct {
 	// want is the number of rows a load still expects from the key's
 	// stored parts.
 	want int
-	// delta says the list is a delta record (state.DeltaSource): not
-	// the key's rows but the writes to them since the last snapshot, in
-	// order, each a row with its count +1 (inserted, with its match
-	// count) or -1 (taken out).
-	delta bool
 }
 
 // rowBlock is up to rowBlockRows rows of a rowList: their values, w a
@@ -349,6 +350,11 @@ type joinRows struct {
 	big      int64 // the most rows of one key held since the last spill
 	shift    uint  // a stored part holds 1<<shift rows (joinChunkShift)
 
+	// warmSlots and warmSink are warm's: the slots found, and what it
+	// read (kept, so that the reads are not dropped).
+	warmSlots []int32
+	warmSink  int
+
 	// Work counters, for tests: rows examined to find a row, rows
 	// decoded from the store and rows encoded for it, and writes taken
 	// blind by keys not in memory.
@@ -462,6 +468,36 @@ func (s *joinRows) findWrite(kr []types.Value) (int32, bool, error) {
 	l.reset()
 	l.delta = true
 	return slot, true, nil
+}
+
+// warmRows is how many arriving rows a join reads ahead (warm) at a time:
+// their memory fits in the CPU's caches many times over.
+const warmRows = 64
+
+// warm reads ahead, for rows from to to of b whose join key is their
+// column col, what the join's probe of this side will read for them: the
+// key's entry in the index, its list and the list's first row and count.
+// The probe of a key not in the CPU's caches costs a few misses one after
+// another (the entry gives the list, the list its rows); here the reads
+// of different rows do not depend on each other, so the CPU overlaps
+// their misses, and the probe that follows finds them in its caches. Only
+// for an index of one integer key (KeyIndex.PeekInt): nothing is hashed
+// or encoded twice.
+func (s *joinRows) warm(b *types.Batch, col, from, to int) {
+	slots := s.warmSlots[:0]
+	for i := from; i < to; i++ {
+		if slot, ok := s.keys.PeekInt(b.Row(i)[col]); ok {
+			slots = append(slots, slot)
+		}
+	}
+	sink := 0
+	for _, slot := range slots {
+		l := s.list(slot)
+		if h := &l.head; !l.delta && len(h.meta) > 0 && len(h.vals) > 0 {
+			sink += int(h.meta[0].cnt) + int(h.vals[0].Kind())
+		}
+	}
+	s.warmSlots, s.warmSink = slots, s.warmSink+sink
 }
 
 // newSlot gives key row kr an empty slot.
@@ -983,6 +1019,17 @@ func (s *joinRows) DropRecord(slot int32) {
 	s.rows -= int64(l.n())
 	l.reset()
 	s.keys.Remove(slot)
+}
+
+// clear forgets every row of the side, in memory and in the state store
+// (state.Records.Clear): the rows can never be matched again.
+func (s *joinRows) clear() error {
+	if err := s.st.Clear(); err != nil {
+		return fmt.Errorf("%s: %w", s.what, err)
+	}
+	s.lists = state.NewSlab[rowList](1) // the rows' memory goes with it
+	s.held.reset()
+	return nil
 }
 
 // bigAfterSpill sets big to the most rows of a key still in memory.

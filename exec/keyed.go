@@ -103,7 +103,7 @@ func (t *task) processingTime(now time.Time) error {
 		for i, op := range t.ops {
 			if e, ok := op.(expiringOperator); ok {
 				if err := e.advanceTime(ms); err != nil {
-					return attribute("operator "+t.v.Operators[i].Name, err)
+					return attributeOp(t.v.Operators[i].Name, err)
 				}
 			}
 		}
@@ -115,7 +115,7 @@ func (t *task) processingTime(now time.Time) error {
 		ko, out := t.ops[i].(KeyedOperator), t.emitters[i]
 		err := k.AdvanceProcessingTime(ms, func(tm state.Timer) error { return ko.OnTimer(tm, out) })
 		if err != nil {
-			return attribute("operator "+t.v.Operators[i].Name, err)
+			return attributeOp(t.v.Operators[i].Name, err)
 		}
 	}
 	return nil
@@ -142,7 +142,7 @@ func (t *task) nextProcessingTimer(now time.Time) (time.Duration, bool, error) {
 		}
 		ts, ok, err := k.NextTimer(state.ProcessingTime)
 		if err != nil {
-			return 0, false, attribute("operator "+t.v.Operators[i].Name, err)
+			return 0, false, attributeOp(t.v.Operators[i].Name, err)
 		}
 		if ok && (!found || ts < next) {
 			next, found = ts, true

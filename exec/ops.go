@@ -62,3 +62,18 @@ func NewGroupAggOverInserts(keys []int, aggs []AggCall) func() Operator {
 		return g
 	}
 }
+
+// NewFinalGroupAgg is NewGroupAgg for the outer aggregate of a split
+// distinct aggregation, whose input is the changelog of a GroupAggregate
+// over insert-only input: per key a +I, then -U/+U pairs, no -D. A
+// group's row count counts the +I rows only (a -U does not lower it, nor
+// a +U raise it), so a group whose -U and +U arrive in different batches
+// is not removed in between: the outer emits +I, -U and +U only, as the
+// aggregate it replaces.
+func NewFinalGroupAgg(keys []int, aggs []AggCall) func() Operator {
+	return func() Operator {
+		g := newGroupAggOp(keys, aggs)
+		g.pairedUpdates = true
+		return g
+	}
+}

@@ -40,11 +40,15 @@ type semiJoinOp struct {
 	wl     int
 	out    *types.Batch
 	joined []types.Value // left ++ right, for the residual
+	// ended says, per input port, that the input ended (EndInput): the
+	// other side's rows are no longer kept.
+	ended [2]bool
 }
 
 var (
 	_ StatefulOperator = (*semiJoinOp)(nil)
 	_ expiringOperator = (*semiJoinOp)(nil)
+	_ InputEndOperator = (*semiJoinOp)(nil)
 )
 
 // Open implements Operator.
@@ -119,32 +123,34 @@ func (o *semiJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 			continue
 		}
 		kr := o.keyOf(input, row)
-		// The arriving side's rows of the key are only written.
+		// The arriving side's rows of the key are only written, and
+		// not even looked up once the other input ended (keep).
+		keep := !o.ended[1-input]
 		var (
 			ls, rs   int32
 			lok, rok bool
 			err      error
 		)
-		if input == 0 {
-			ls, lok, err = left.findWrite(kr)
-		} else {
-			ls, lok, err = left.find(kr)
-		}
-		if err != nil {
-			return err
-		}
 		if input == 1 {
-			rs, rok, err = right.findWrite(kr)
-		} else {
-			rs, rok, err = right.find(kr)
+			ls, lok, err = left.find(kr)
+		} else if keep {
+			ls, lok, err = left.findWrite(kr)
 		}
 		if err != nil {
 			return err
 		}
 		if input == 0 {
-			err = o.processLeft(kind, row, ls, lok, rs, rok, out)
+			rs, rok, err = right.find(kr)
+		} else if keep {
+			rs, rok, err = right.findWrite(kr)
+		}
+		if err != nil {
+			return err
+		}
+		if input == 0 {
+			err = o.processLeft(kind, row, keep, ls, lok, rs, rok, out)
 		} else {
-			err = o.processRight(kind, row, ls, lok, rs, rok, out)
+			err = o.processRight(kind, row, keep, ls, lok, rs, rok, out)
 		}
 		if err != nil {
 			return err
@@ -156,9 +162,10 @@ func (o *semiJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 	return o.spillIfOver()
 }
 
-// processLeft counts the right rows that match row, keeps or removes it,
-// and passes it on with its kind if it has a match (semi) or none (anti).
-func (o *semiJoinOp) processLeft(kind types.RowKind, row []types.Value, ls int32, lok bool, rs int32, rok bool, out Emitter) error {
+// processLeft counts the right rows that match row, keeps or removes it
+// (if keep), and passes it on with its kind if it has a match (semi) or
+// none (anti).
+func (o *semiJoinOp) processLeft(kind types.RowKind, row []types.Value, keep bool, ls int32, lok bool, rs int32, rok bool, out Emitter) error {
 	left, right := o.sides[0], o.sides[1]
 	var matched int64
 	if rok {
@@ -173,11 +180,13 @@ func (o *semiJoinOp) processLeft(kind types.RowKind, row []types.Value, ls int32
 			}
 		}
 	}
-	if kind.IsRetraction() {
+	switch {
+	case !keep:
+	case kind.IsRetraction():
 		if err := left.remove(ls, lok, row); err != nil {
 			return err
 		}
-	} else {
+	default:
 		left.insert(o.kr, ls, lok, row, matched)
 	}
 	if (matched > 0) != o.spec.Anti {
@@ -186,13 +195,13 @@ func (o *semiJoinOp) processLeft(kind types.RowKind, row []types.Value, ls int32
 	return nil
 }
 
-// processRight keeps or removes row and updates the match counts of the
-// left rows it matches: a left row whose count leaves or reaches zero
-// comes or goes.
-func (o *semiJoinOp) processRight(kind types.RowKind, row []types.Value, ls int32, lok bool, rs int32, rok bool, out Emitter) error {
+// processRight keeps or removes row (if keep) and updates the match
+// counts of the left rows it matches: a left row whose count leaves or
+// reaches zero comes or goes.
+func (o *semiJoinOp) processRight(kind types.RowKind, row []types.Value, keep bool, ls int32, lok bool, rs int32, rok bool, out Emitter) error {
 	left, right := o.sides[0], o.sides[1]
 	retract := kind.IsRetraction()
-	if retract {
+	if retract && keep {
 		if err := right.remove(rs, rok, row); err != nil {
 			return err
 		}
@@ -241,10 +250,31 @@ func (o *semiJoinOp) processRight(kind types.RowKind, row []types.Value, ls int3
 			left.st.Changed(ls)
 		}
 	}
-	if !retract {
+	if !retract && keep {
 		right.insert(o.kr, rs, rok, row, 0)
 	}
 	return nil
+}
+
+// EndInput implements InputEndOperator: once input port has ended, the
+// other side's rows are dropped (in memory and in the state store) and
+// its arriving rows are no longer kept, as the regular join does
+// (joinOp.EndInput): a left row's matches can no longer change once the
+// right input ended, and a right row can no longer match a new left row
+// once the left input ended. The ended side's rows stay, the left rows
+// with their match counts.
+func (o *semiJoinOp) EndInput(port int, out Emitter) error {
+	if port != 0 && port != 1 {
+		return fmt.Errorf("semi join: input port %d", port)
+	}
+	if o.ended[port] {
+		return nil
+	}
+	o.ended[port] = true
+	if err := o.sides[1-port].clear(); err != nil {
+		return err
+	}
+	return o.flush(out)
 }
 
 // Finish implements Operator: a semi join holds nothing back.

@@ -77,6 +77,15 @@ type task struct {
 	stores     []*statestore.Store // by operator index; nil if stateless
 	replay     []message           // released from hold, to offer before the inbox
 	alignStart time.Time           // when the first barrier of the aligning checkpoint came
+
+	// stopped says that the task's input did not end but was stopped: a
+	// source task stopped (Job.Stop, a stop with savepoint) rather than
+	// at the end of its input, or an input channel ended stopped. Its end
+	// of input goes downstream so marked (message.stopped).
+	stopped bool
+	// endStopped is, by channel, whether it ended stopped: its port's
+	// operator never hears of its end (InputEndOperator).
+	endStopped []bool
 }
 
 // taskID names the task for the checkpoint coordinator.
@@ -92,6 +101,15 @@ type chainError struct {
 
 func (e *chainError) Error() string { return e.who + ": " + e.err.Error() }
 func (e *chainError) Unwrap() error { return e.err }
+
+// attributeOp is attribute("operator "+name, err), building the name only
+// for an error: it runs for every batch.
+func attributeOp(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return attribute("operator "+name, err)
+}
 
 // attribute wraps err with who unless it is already attributed.
 func attribute(who string, err error) error {
@@ -117,7 +135,7 @@ func (e *opEmitter) Emit(b *types.Batch) error {
 	if b.Len() == 0 {
 		return nil
 	}
-	return attribute("operator "+e.name, e.op.Process(0, b, e.next))
+	return attributeOp(e.name, e.op.Process(0, b, e.next))
 }
 
 // sinkEmitter writes to the sink writer.
@@ -260,7 +278,7 @@ func (t *task) push(port int, b *types.Batch) error {
 	if len(t.ops) == 0 {
 		return t.tail.Emit(b)
 	}
-	return attribute("operator "+t.v.Operators[0].Name, t.ops[0].Process(port, b, t.emitters[0]))
+	return attributeOp(t.v.Operators[0].Name, t.ops[0].Process(port, b, t.emitters[0]))
 }
 
 // flush emits what the operators hold back, in chain order, and sends
@@ -270,7 +288,7 @@ func (t *task) flush() error {
 	for i, op := range t.ops {
 		if b, ok := op.(bufferingOperator); ok && b.hasPending() {
 			if err := b.emitPending(); err != nil {
-				return attribute("operator "+t.v.Operators[i].Name, err)
+				return attributeOp(t.v.Operators[i].Name, err)
 			}
 		}
 	}
@@ -310,6 +328,7 @@ func (t *task) runSource() error {
 	defer t.alignEnd()
 	for {
 		if stop, err := t.sourceEvents(nil, nil); stop || err != nil {
+			t.stopped = stop
 			return err
 		}
 		if err := ctx.Err(); err != nil {
@@ -317,6 +336,7 @@ func (t *task) runSource() error {
 		}
 		if t.align != nil {
 			if stop, err := t.alignPause(); stop || err != nil {
+				t.stopped = stop
 				return err
 			}
 		}
@@ -521,7 +541,17 @@ func (t *task) handle(m message) error {
 		return t.channelWatermark(m)
 	case gateEnded, gateAllEnded:
 		l.release(t.job, m)
+		if m.stopped {
+			t.stopped = true
+			for len(t.endStopped) <= int(m.ch) {
+				t.endStopped = append(t.endStopped, false)
+			}
+			t.endStopped[m.ch] = true
+		}
 		if err := t.afterValve(t.valve.End(int(m.ch))); err != nil {
+			return err
+		}
+		if err := t.endInput(int(m.ch)); err != nil {
 			return err
 		}
 		if t.gate.AlignedAfterEnd() {
@@ -550,6 +580,27 @@ func (t *task) handle(m message) error {
 	return nil
 }
 
+// endInput tells the first operator, if it is an InputEndOperator, that
+// the input port of channel ch has ended when ch, just ended, was the
+// last of the port's channels to end, and none of them ended stopped
+// (its input did not end: a stop, after which a restore goes on with it).
+func (t *task) endInput(ch int) error {
+	if len(t.ops) == 0 {
+		return nil
+	}
+	eo, ok := t.ops[0].(InputEndOperator)
+	if !ok {
+		return nil
+	}
+	port := t.ports[ch]
+	for c, p := range t.ports {
+		if p == port && (!t.gate.Ended(c) || c < len(t.endStopped) && t.endStopped[c]) {
+			return nil
+		}
+	}
+	return attributeOp(t.v.Operators[0].Name, eo.EndInput(port, t.emitters[0]))
+}
+
 // aligned runs when the barriers of a checkpoint have arrived on every open
 // input: snapshot, forward the barrier, ack, then process what was held.
 func (t *task) aligned() error {
@@ -568,7 +619,7 @@ func (t *task) aligned() error {
 func (t *task) finish() error {
 	for i, op := range t.ops {
 		if err := op.Finish(t.emitters[i]); err != nil {
-			return attribute("operator "+t.v.Operators[i].Name, err)
+			return attributeOp(t.v.Operators[i].Name, err)
 		}
 	}
 	if t.writer != nil {
@@ -577,7 +628,7 @@ func (t *task) finish() error {
 		}
 	}
 	if t.x != nil {
-		if err := t.x.endOfInput(); err != nil {
+		if err := t.x.endOfInput(t.stopped); err != nil {
 			return err
 		}
 	}

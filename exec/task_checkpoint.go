@@ -238,7 +238,7 @@ func (t *task) snapshot(id int64) (*taskSnapshot, error) {
 	for i, op := range t.ops {
 		if f, ok := op.(barrierFlusher); ok {
 			if err := f.flushBeforeBarrier(t.emitters[i]); err != nil {
-				return nil, &stateWriteError{id: id, err: fmt.Errorf("flush before the barrier: %w", attribute("operator "+t.v.Operators[i].Name, err))}
+				return nil, &stateWriteError{id: id, err: fmt.Errorf("flush before the barrier: %w", attributeOp(t.v.Operators[i].Name, err))}
 			}
 		}
 	}

@@ -27,7 +27,7 @@ func (t *task) emitWatermark(wm int64) error {
 	if len(t.ops) == 0 {
 		return ForwardWatermark(t.tail, wm)
 	}
-	return attribute("operator "+t.v.Operators[0].Name, processWatermark(t.ops[0], t.keyed[0], wm, t.emitters[0]))
+	return attributeOp(t.v.Operators[0].Name, processWatermark(t.ops[0], t.keyed[0], wm, t.emitters[0]))
 }
 
 // processWatermark runs watermark wm through operator op, whose output goes
@@ -100,7 +100,7 @@ func (t *task) inputWatermark(ch int) error {
 		return nil
 	}
 	t.portWM[port] = wm
-	return attribute("operator "+t.v.Operators[0].Name, iw.ProcessInputWatermark(port, wm))
+	return attributeOp(t.v.Operators[0].Name, iw.ProcessInputWatermark(port, wm))
 }
 
 // active tells downstream that the task, idle before, is active again.
@@ -213,7 +213,7 @@ func (t *task) endWatermark() error {
 
 // EmitWatermark implements WatermarkEmitter: the next operator sees wm.
 func (e *opEmitter) EmitWatermark(wm int64) error {
-	return attribute("operator "+e.name, processWatermark(e.op, e.keyed, wm, e.next))
+	return attributeOp(e.name, processWatermark(e.op, e.keyed, wm, e.next))
 }
 
 // EmitWatermark implements WatermarkEmitter.

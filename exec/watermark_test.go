@@ -189,7 +189,7 @@ func (h *wmHarness) end(src int) {
 	if err := s.endWatermark(); err != nil {
 		h.t.Fatal(err)
 	}
-	if err := s.x.endOfInput(); err != nil {
+	if err := s.x.endOfInput(false); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -392,7 +392,7 @@ func TestWatermarkPropagation(t *testing.T) {
 	if !h.w.gate.AllEnded() {
 		t.Fatal("W's inputs did not all end")
 	}
-	if err := h.w.x.endOfInput(); err != nil {
+	if err := h.w.x.endOfInput(false); err != nil {
 		t.Fatal(err)
 	}
 	step("+inf at the end", h.output(), "wm +inf | end")

@@ -74,6 +74,10 @@ type Aggregate struct {
 	Keys  []int
 	Aggs  []aggfunc.Call
 	Names []string
+	// partial and final mark the inner and the outer aggregate of a split
+	// distinct aggregation (lowerSplit): the inner's keys end with the
+	// buckets; the outer merges the inner's per-bucket results.
+	partial, final bool
 }
 
 // Union is UNION ALL of inputs with equal schemas (the first one's names).
@@ -232,10 +236,17 @@ func (n *Aggregate) groupAggDesc() string {
 			sel = append(sel, a.Name+" AS "+name)
 		}
 	}
-	if len(keys) == 0 {
-		return "GroupAggregate(select=[" + strings.Join(sel, ", ") + "])"
+	attrs := ""
+	if len(keys) > 0 {
+		attrs = "groupBy=[" + strings.Join(keys, ", ") + "], "
 	}
-	return "GroupAggregate(groupBy=[" + strings.Join(keys, ", ") + "], select=[" + strings.Join(sel, ", ") + "])"
+	switch {
+	case n.partial:
+		attrs += "partialFinalType=[PARTIAL], "
+	case n.final:
+		attrs += "partialFinalType=[FINAL], "
+	}
+	return "GroupAggregate(" + attrs + "select=[" + strings.Join(sel, ", ") + "])"
 }
 
 // Children returns the inputs.

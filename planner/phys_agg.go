@@ -40,6 +40,13 @@ func (x *Aggregate) lower(b *physBuilder, kids []physNode) (physNode, error) {
 	if err := checkRetracts(x.Aggs, inMode); err != nil {
 		return nil, parser.Errorf(b.pos, "%s: %s", x.groupAggDesc(), err.Error())
 	}
+	buckets, err := b.splitBuckets()
+	if err != nil {
+		return nil, err
+	}
+	if buckets > 0 && inMode.IsInsertOnly() && !x.partial && !x.final && splittable(x.Aggs) {
+		return x.lowerSplit(b, kids[0], buckets)
+	}
 	twoPhase, err := b.twoPhaseGroup(inMode)
 	if err != nil {
 		return nil, err
@@ -55,8 +62,14 @@ func (x *Aggregate) lower(b *physBuilder, kids []physNode) (physNode, error) {
 	}
 	ex := newExchange(in, part, par)
 	keys := leadingKey(len(x.Keys))
+	mode := aggMode(inMode)
+	if x.final {
+		// The inner aggregate's input is insert-only: it never deletes a
+		// group, so neither does the outer (NewFinalGroupAgg).
+		mode = aggMode(connector.ModeOf(types.Insert))
+	}
 	return &aggNode{
-		physBase: physBase{kids: []physNode{ex}, tr: traits{schema: x.Schema(), mode: aggMode(inMode),
+		physBase: physBase{kids: []physNode{ex}, tr: traits{schema: x.Schema(), mode: mode,
 			uniqueKeys: keys, upsertKeys: keys, parallelism: par}},
 		agg: x, global: twoPhase,
 	}, nil
@@ -159,6 +172,12 @@ func (p *aggNode) canon() string {
 // aggCanon describes x by its key positions and calls.
 func (x *Aggregate) aggCanon() string {
 	var b strings.Builder
+	switch {
+	case x.partial:
+		b.WriteString("partial ")
+	case x.final:
+		b.WriteString("final ")
+	}
 	fmt.Fprintf(&b, "groupagg keys=%v", x.Keys)
 	for _, c := range x.Aggs {
 		fmt.Fprintf(&b, " | %d distinct=%v arg=%d %s -> %s", c.Func.Kind, c.Distinct, c.Arg, c.ArgType, c.Type)
@@ -176,6 +195,9 @@ func (p *aggNode) addTo(b *graphBuilder, id string, ins [][]outlet) ([]outlet, e
 	}
 	if p.global {
 		newOp = exec.NewGlobalGroupAgg(len(p.agg.Keys), aggCalls(p.agg))
+	}
+	if p.agg.final {
+		newOp = exec.NewFinalGroupAgg(p.agg.Keys, aggCalls(p.agg))
 	}
 	return b.chain(p, ins[0], exec.OperatorSpec{Name: p.desc(), ID: id, OutWidth: p.tr.schema.Len(),
 		New: newOp}), nil

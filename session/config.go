@@ -35,6 +35,8 @@ const (
 	KeyLocalTimeZone      = planner.KeyLocalTimeZone
 	KeyAggPhaseStrategy   = planner.KeyAggPhaseStrategy
 	KeyJoinInputPruning   = planner.KeyJoinInputPruning
+	KeyDistinctAggSplit   = planner.KeyDistinctAggSplit
+	KeyDistinctAggBuckets = planner.KeyDistinctAggBuckets
 	// KeyResultMode is the shell's result display (table, changelog, tableau).
 	KeyResultMode = "sql-client.execution.result-mode"
 )
@@ -71,6 +73,8 @@ var setKeys = map[string]func(string) error{
 	KeyLocalTimeZone:                                          checkTimeZone,
 	KeyAggPhaseStrategy:                                       checkChoice("AUTO", "ONE_PHASE", "TWO_PHASE"),
 	KeyJoinInputPruning:                                       checkBool,
+	KeyDistinctAggSplit:                                       checkBool,
+	KeyDistinctAggBuckets:                                     checkWholeNumber(1),
 }
 
 // flinkPrefixes are the prefixes of Flink's configuration keys. SET accepts
@@ -95,6 +99,7 @@ var setChoices = map[string][]string{
 	KeyIgnoreUnclaimed:      {"true", "false"},
 	KeyAllowDuplicateOutput: {"true", "false"},
 	KeyJoinInputPruning:     {"true", "false"},
+	KeyDistinctAggSplit:     {"true", "false"},
 }
 
 // SetValueChoices returns the values key takes when they are a few (such

@@ -42,29 +42,42 @@ const (
 // key.
 func HashKey(key []byte) uint64 { return xxhash.Sum64(key) }
 
+// intTags is the encoding's tag of each kind stored as a 64-bit integer
+// (0 for the other kinds), so that HashIntKey stays small enough to inline.
+var intTags = [256]uint8{
+	types.KindInt:          tagInt,
+	types.KindBigInt:       tagInt,
+	types.KindTimestamp:    tagTimestamp,
+	types.KindTimestampLTZ: tagTimestamp,
+	types.KindInterval:     tagInterval,
+}
+
 // HashIntKey returns HashKey(AppendValue(nil, v)) for a value v of kind
 // INT, BIGINT, TIMESTAMP, TIMESTAMP_LTZ or INTERVAL with v.Int() == n, without encoding
 // it; ok is false for other kinds. The encoding is 9 bytes (tag, then n
 // with its sign bit flipped, big-endian), and this is xxhash64 (seed 0)
-// specialised to that input, for the hash exchange's hot path.
+// specialised to that input. A hot loop inlines IntKeyTag and HashIntTag
+// instead (HashIntKey itself is too big to inline).
 func HashIntKey(kind types.Kind, n int64) (h uint64, ok bool) {
-	var tag uint64
-	switch kind {
-	case types.KindInt, types.KindBigInt:
-		tag = uint64(tagInt)
-	case types.KindTimestamp, types.KindTimestampLTZ:
-		tag = uint64(tagTimestamp)
-	case types.KindInterval:
-		tag = uint64(tagInterval)
-	default:
+	tag := IntKeyTag(kind)
+	if tag == 0 {
 		return 0, false
 	}
+	return HashIntTag(tag, n), true
+}
+
+// IntKeyTag is the encoding's tag of a kind stored as a 64-bit integer,
+// 0 for the other kinds: HashIntKey's first half.
+func IntKeyTag(kind types.Kind) uint8 { return intTags[kind] }
+
+// HashIntTag is HashIntKey's second half: the hash of the integer n
+// under the tag IntKeyTag gave (not 0).
+func HashIntTag(tag uint8, n int64) uint64 {
 	u := uint64(n) ^ signBit
 	// The first 8 bytes, read little-endian: the tag, then the 7 high
 	// bytes of u, most significant first; the 9th byte is u's lowest.
-	lane := tag | bits.ReverseBytes64(u)<<8
-	h = prime5 + 9
-	h ^= bits.RotateLeft64(lane*prime2, 31) * prime1
+	h := prime5 + 9
+	h ^= bits.RotateLeft64((uint64(tag)|bits.ReverseBytes64(u)<<8)*prime2, 31) * prime1
 	h = bits.RotateLeft64(h, 27)*prime1 + prime4
 	h ^= (u & 0xFF) * prime5
 	h = bits.RotateLeft64(h, 11) * prime1
@@ -73,7 +86,7 @@ func HashIntKey(kind types.Kind, n int64) (h uint64, ok bool) {
 	h ^= h >> 29
 	h *= prime3
 	h ^= h >> 32
-	return h, true
+	return h
 }
 
 // KeyGroupOfHash is the key group of a key whose HashKey is h.

@@ -89,6 +89,21 @@ func (x *KeyIndex) Find(row []types.Value) (int32, bool) {
 	return s, ok
 }
 
+// PeekInt is Find for an index of one integer-stored key column
+// (IntKeyed), given the key's value, without remembering it (Key and
+// Insert do not see it): for an operator that reads ahead the slots of
+// the rows it is about to look up. A NULL finds nothing.
+func (x *KeyIndex) PeekInt(v types.Value) (int32, bool) {
+	if x.intCol < 0 || !IntStored(v.Kind()) {
+		return 0, false
+	}
+	return x.ints.Get(v.Int())
+}
+
+// IntKeyed reports whether the keys are one integer-stored column, held
+// in an IntTable (see PeekInt).
+func (x *KeyIndex) IntKeyed() bool { return x.intCol >= 0 }
+
 // Key returns the encoded key of the row of the last Find (valid until the
 // next call of the index).
 func (x *KeyIndex) Key() []byte {

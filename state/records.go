@@ -1308,6 +1308,90 @@ func (r *Records) Spill() error {
 	return nil
 }
 
+// Clear forgets every record, in memory and in the store: the operator
+// has no use for any of them again (a join side once the other input has
+// ended). The operator's in-memory records go (DropRecords), and so do
+// the stored records with their parts, deltas, generation marks and TTL
+// index entries; Records is then as if new, not backed. For Exclusive
+// records the operator's key range is deleted in one step (a range
+// deletion); otherwise the keys under each of the state's names are
+// scanned and deleted, key group by key group. A snapshot after Clear
+// holds none of the records.
+func (r *Records) Clear() error {
+	r.src.DropRecords()
+	r.wt, r.expq, r.unstamped = r.wt[:0], r.expq[:0], r.unstamped[:0]
+	clear(r.pend)
+	clear(r.queued)
+	r.queued = r.queued[:0]
+	r.kgs, r.stored, r.storedTotal = r.kgs[:0], r.stored[:0], 0
+	clear(r.dslot)
+	clear(r.dsaved)
+	r.dslot, r.dsaved, r.nDelta = r.dslot[:0], r.dsaved[:0], 0
+	clear(r.live)
+	clear(r.changed)
+	clear(r.touched)
+	r.live, r.changed, r.touched = r.live[:0], r.changed[:0], r.touched[:0]
+	r.nLive, r.nChange, r.nTouched = 0, 0, 0
+	r.pend2, r.dead, r.unidx, r.unb = r.pend2[:0], r.dead[:0], r.unidx[:0], r.unb[:0]
+	r.dkeys, r.dall, r.dnone = nil, false, nil
+	clear(r.dkg)
+	r.dgone, r.dgbuf = r.dgone[:0], r.dgbuf[:0]
+	r.tmin = nil
+	r.filter = keyFilter{}
+	r.backed, r.filterOK = false, true
+	if r.sp == nil {
+		return nil
+	}
+	if err := r.deleteAll(); err != nil {
+		return fmt.Errorf("state %s: clear: %w", r.opts.Name, err)
+	}
+	return nil
+}
+
+// deleteAll deletes every stored key of the state (Clear).
+func (r *Records) deleteAll() error {
+	if r.opts.Exclusive {
+		// Nothing written before the commit: the range is deleted.
+		if err := r.sp.ReplaceAll(); err != nil {
+			return err
+		}
+		return r.sp.CommitThrough()
+	}
+	names := [][]byte{r.prefix}
+	if r.parted != nil {
+		names = append(names, r.pprefix)
+	}
+	if r.delta != nil {
+		names = append(names, r.dprefix, r.gprefix)
+	}
+	if r.ttl > 0 {
+		names = append(names, r.tprefix)
+	}
+	var keys []byte
+	var lens []int
+	for kg := r.first; kg <= r.last; kg++ {
+		keys, lens = keys[:0], lens[:0]
+		for _, name := range names {
+			err := r.sp.Scan(kg, name, prefixEnd(nil, name), false, func(k, _ []byte) (bool, error) {
+				keys = append(keys, k...)
+				lens = append(lens, len(k))
+				return true, nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		off := 0
+		for _, n := range lens {
+			if err := r.sp.DeleteUncached(kg, keys[off:off+n]); err != nil {
+				return err
+			}
+			off += n
+		}
+	}
+	return nil
+}
+
 // dropCold has the operator drop the records in memory not read since
 // the last spill, the delta records, and the read ones past half of the
 // records, after a snapshot wrote them.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // TestPutThrough checks that writes that bypass the cache stay coherent
@@ -243,5 +245,76 @@ func TestDeleteUncached(t *testing.T) {
 	}
 	if len(got) != 2 || got["b"] != "again" || got["c"] != "through" {
 		t.Fatalf("restored %v, want b=again c=through", got)
+	}
+}
+
+// TestReplaceWritesNoFilter: the sstable of a replace run (a whole
+// operator's state, kept in memory by its owner) carries no Bloom filter,
+// while an ordinary ascending run's ingested sstable keeps the one every
+// level of the database has; both read back whole.
+func TestReplaceWritesNoFilter(t *testing.T) {
+	s := openTest(t, Options{CacheBytes: 1 << 20, MaxParallelism: 8})
+	defer s.Close()
+	s.through.minIngest = 4
+	filters := func() map[string]bool {
+		t.Helper()
+		tables, err := s.db.SSTables(pebble.WithProperties())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{} // smallest user key's operator -> has a filter
+		for _, level := range tables {
+			for _, tb := range level {
+				got[string(tb.Smallest.UserKey)] = tb.Properties.FilterPolicyName != ""
+			}
+		}
+		return got
+	}
+	write := func(sp *Space, n int) {
+		t.Helper()
+		for i := range n {
+			if err := sp.PutThrough(1, fmt.Appendf(nil, "k%04d", i), []byte("v")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.CommitThrough(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := s.Space("rep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.ReplaceAll(); err != nil {
+		t.Fatal(err)
+	}
+	write(rep, 100)
+	plain, err := s.Space("plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(plain, 100)
+	var withFilter, without int
+	for _, has := range filters() {
+		if has {
+			withFilter++
+		} else {
+			without++
+		}
+	}
+	if withFilter != 1 || without != 1 {
+		t.Fatalf("%d sstables with a filter and %d without, want 1 and 1 (the plain run's and the replace run's)", withFilter, without)
+	}
+	for _, sp := range []*Space{rep, plain} {
+		n := 0
+		if err := sp.Scan(1, nil, nil, false, func(k, v []byte) (bool, error) {
+			n++
+			return true, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if n != 100 {
+			t.Fatalf("read back %d keys, want 100", n)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -28,6 +29,77 @@ func TestJoinRandomKills(t *testing.T) {
 // and rescales carry the deltas and their generations.
 func TestJoinSpillRandomKills(t *testing.T) {
 	joinRandomKills(t, "kill_join_spill.sql", "TestJoinSpillRandomKills", sinkRows, sinkKeys)
+}
+
+// TestJoinBoundedRandomKills is TestJoinRandomKills with a bounded
+// input (testdata/kill_join_bounded.sql): the join drops the other side's
+// rows when dim ends and keeps none after, kills come before and after
+// that end, and a restored dim ends again (at each parallelism).
+func TestJoinBoundedRandomKills(t *testing.T) {
+	joinRandomKills(t, "kill_join_bounded.sql", "TestJoinBoundedRandomKills", sinkRows, sinkKeys)
+}
+
+// TestJoinBoundedSpillRandomKills is TestJoinBoundedRandomKills with a
+// state budget of 64 KiB (testdata/kill_join_bounded_spill.sql): the rows
+// dropped at dim's end were spilled, partly as deltas.
+func TestJoinBoundedSpillRandomKills(t *testing.T) {
+	joinRandomKills(t, "kill_join_bounded_spill.sql", "TestJoinBoundedSpillRandomKills", sinkRows, sinkKeys)
+}
+
+// TestJoinStopRestore stops a run of testdata/kill_join.sql (a join of
+// two unbounded, rate-limited inputs) with SIGTERM after two checkpoints:
+// the stop sends end of input down the job and a final checkpoint is
+// taken, but the inputs did not end, so the join must keep both sides'
+// rows (EndInput only for an input that ended, not for a stopped one).
+// It then restores that final checkpoint at parallelism 3 and lets the
+// job finish: the committed output must equal the batch answer, exactly
+// once, and the restore must have been from the stopped run's final
+// checkpoint.
+func TestJoinStopRestore(t *testing.T) {
+	needBinary(t)
+	e := newSinkEnv(t)
+	sql, err := os.ReadFile(filepath.Join("testdata", "kill_join.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.dir, sinkJob+".sql"), sql, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := make(map[int64]sumRow, sinkKeys)
+	for id := range int64(sinkRows) {
+		r := want[id%sinkKeys]
+		r.sum += id
+		r.count++
+		want[id%sinkKeys] = r
+	}
+	p := e.start("")
+	from := 0
+	for range 2 {
+		i, _ := waitLine(t, p, from, completeLine, firstCheckpointDeadline)
+		from = i + 1
+	}
+	signalProc(t, p, syscall.SIGTERM)
+	if st := p.waitDeadline(t, runDeadline); !st.Success() {
+		t.Fatalf("%s: %v after SIGTERM, want exit code 0\nstderr:\n%s", p.label, st, p.log.text())
+	}
+	if !p.log.has(stoppedLine) {
+		t.Fatalf("%s: stderr does not say the job stopped:\n%s", p.label, p.log.text())
+	}
+	ids := p.completedIDs()
+	last := slices.Max(ids)
+	c := checkJoinOutput(t, e.outDir(), want, 2*sinkRows, false)
+	t.Logf("stopped after checkpoints %v; %d records committed", ids, c.records)
+	sql = bytes.Replace(sql, []byte(sinkParSet), []byte("SET 'parallelism.default' = '3';"), 1)
+	if err := os.WriteFile(filepath.Join(e.dir, sinkJob+".sql"), sql, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p = e.start("", "--restore", "latest")
+	waitLine(t, p, 0, restoreLine, firstCheckpointDeadline)
+	if got := p.restoredID(); got != last {
+		t.Fatalf("restored checkpoint %d, want the stopped run's final checkpoint %d", got, last)
+	}
+	e.finish(p)
+	checkJoinOutput(t, e.outDir(), want, 2*sinkRows, true)
 }
 
 // The constants of testdata/kill_interval.sql.
