@@ -116,10 +116,12 @@ type rowMeta struct {
 	cnt  int64
 }
 
-// n returns the number of rows.
+// n returns the number of rows. A list that its head holds is told by
+// the head alone: a probe reads the head's slices (and warm reads them
+// ahead), not more, which lies in another cache line.
 func (l *rowList) n() int {
-	if len(l.more) == 0 {
-		return len(l.head.meta)
+	if n := len(l.head.meta); n < rowBlockRows || len(l.more) == 0 {
+		return n
 	}
 	return len(l.more)<<rowBlockShift + len(l.more[len(l.more)-1].meta)
 }
