@@ -1741,10 +1741,10 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 	koffs := slices.Grow(r.koffs[:0], n+1)
 	voffs := slices.Grow(r.voffs[:0], n+1)
 	ents := slices.Grow(r.ents[:0], n)
-	if r.hint != nil {
+	if r.hint != nil && len(r.kgBytes) >= end {
 		// Room for the chunk's records (part 0 and the parts written,
-		// or a delta), by the hints chunks summed, with their write
-		// times, made at once.
+		// or a delta), by the hints chunks summed (weigh), with their
+		// write times, made at once.
 		size := 0
 		if r.ttl > 0 {
 			size = 9 * n
