@@ -339,7 +339,7 @@ func (o *joinOp) eachMatch(side int, row []types.Value, other *joinRows, os int3
 		if !ok {
 			continue
 		}
-		c := l.meta[j].cnt
+		c := l.metaAt(j).cnt
 		matched += c
 		ch, err := fn(l, j, r, c)
 		if err != nil {
@@ -363,12 +363,12 @@ func (o *joinOp) accumulate(side int, me, other *joinRows, kind types.RowKind, r
 	keep bool, ms int32, mok bool, os int32, ook bool, out Emitter) error {
 	matched, err := o.eachMatch(side, row, other, os, ook, func(l *rowList, j int, r []types.Value, c int64) (bool, error) {
 		if other.track {
-			if l.assoc[j] == 0 {
+			if *l.assocAt(j) == 0 {
 				if err := o.emitRow(types.Delete, 1-side, r, nil, c, out); err != nil {
 					return false, err
 				}
 			}
-			l.assoc[j]++
+			*l.assocAt(j)++
 		}
 		return other.track, o.emitRow(kind, side, row, r, c, out)
 	})
@@ -402,7 +402,7 @@ func (o *joinOp) retract(side int, me, other *joinRows, kind types.RowKind, row 
 		if !other.track {
 			return false, nil
 		}
-		switch l.assoc[j] {
+		switch *l.assocAt(j) {
 		case 0: // its state expired; never below zero
 			return false, nil
 		case 1:
@@ -410,7 +410,7 @@ func (o *joinOp) retract(side int, me, other *joinRows, kind types.RowKind, row 
 				return false, err
 			}
 		}
-		l.assoc[j]--
+		*l.assocAt(j)--
 		return true, nil
 	})
 	if err != nil {

@@ -60,21 +60,27 @@ func joinSpaceSuffix(side int) string { return [...]string{"/L", "/R"}[side] }
 // rows).
 const joinRecordVersion = 2
 
-// rowList is one join key's rows of one side: n rows of w values in vals,
-// with their identity hashes and counts (side by side: a row found by its
-// hash has its count in the same cache line) and match counts (assoc,
-// when tracked).
+// rowList is one join key's rows of one side: per row its w values, its
+// identity hash and count (side by side: a row found by its hash has its
+// count in the same cache line) and its match count (assoc, when
+// tracked). The first rowBlockRows rows are in head, whose slices double
+// as rows come; the rows after them are in more, blocks of rowBlockRows
+// rows each made whole at once. So a key of many rows grows without
+// copying its rows (doubling copied them all at each step, and left up
+// to half of its memory idle), at an allocation per rowBlockRows rows.
 type rowList struct {
-	vals []types.Value
-	meta []rowMeta
 	// delta says the list is a delta record (state.DeltaSource): not
 	// the key's rows but the writes to them since the last snapshot, in
 	// order, each a row with its count +1 (inserted, with its match
-	// count) or -1 (taken out). It is next to vals and meta: a probe
-	// reads the three (find, eachMatch), and a list spans three cache
-	// lines.
+	// count) or -1 (taken out). It is next to the head's vals and meta:
+	// a probe reads the three (find, eachMatch, warm).
 	delta bool
-	assoc []int64
+	head  rowBlock
+	// more holds the rows from rowBlockRows on: block b has rows
+	// (b+1)*rowBlockRows to (b+2)*rowBlockRows-1. Every block but the
+	// last is full, and the last holds a row. Blocks past len(more) are
+	// empty, kept for the rows to come until the list is reset.
+	more []rowBlock
 	// idx is nil for a list of up to idxMinRows rows; otherwise an
 	// open-addressing table (linear probing, at most half full) of row
 	// numbers by identity hash, -1 when empty.
@@ -87,23 +93,77 @@ type rowList struct {
 	want int
 }
 
+// rowBlock is up to rowBlockRows rows of a rowList: their values, w a
+// row, their metadata and, when tracked, their match counts.
+type rowBlock struct {
+	vals  []types.Value
+	meta  []rowMeta
+	assoc []int64
+}
+
+// rowBlockShift gives the rows of a block: rowBlockRows.
+const (
+	rowBlockShift = 6
+	rowBlockRows  = 1 << rowBlockShift
+)
+
+// A list without a hash table is its head block (indexOf scans it).
+var _ [rowBlockRows - idxMinRows]struct{}
+
 // rowMeta is a kept row's identity hash and count.
 type rowMeta struct {
 	hash uint64
 	cnt  int64
 }
 
-// n returns the number of rows.
-func (l *rowList) n() int { return len(l.meta) }
+// n returns the number of rows. A list that its head holds is told by
+// the head alone: a probe reads the head's slices (and warm reads them
+// ahead), not more, which lies in another cache line.
+func (l *rowList) n() int {
+	if n := len(l.head.meta); n < rowBlockRows || len(l.more) == 0 {
+		return n
+	}
+	return len(l.more)<<rowBlockShift + len(l.more[len(l.more)-1].meta)
+}
+
+// block returns the block of row j and j's place in it.
+func (l *rowList) block(j int) (*rowBlock, int) {
+	if j < rowBlockRows {
+		return &l.head, j
+	}
+	return &l.more[j>>rowBlockShift-1], j & (rowBlockRows - 1)
+}
 
 // row returns row j of a list of w-wide rows.
-func (l *rowList) row(j, w int) []types.Value { return l.vals[j*w : (j+1)*w : (j+1)*w] }
+func (l *rowList) row(j, w int) []types.Value {
+	b, k := l.block(j)
+	return b.vals[k*w : (k+1)*w : (k+1)*w]
+}
 
-// reset empties the list, keeping its rows' memory for the slot's next
-// key.
+// metaAt returns row j's hash and count.
+func (l *rowList) metaAt(j int) *rowMeta {
+	b, k := l.block(j)
+	return &b.meta[k]
+}
+
+// assocAt returns row j's match count (a tracked list's).
+func (l *rowList) assocAt(j int) *int64 {
+	b, k := l.block(j)
+	return &b.assoc[k]
+}
+
+// empty empties the block, keeping its memory.
+func (b *rowBlock) empty() {
+	clear(b.vals) // they may hold strings
+	b.vals, b.meta, b.assoc = b.vals[:0], b.meta[:0], b.assoc[:0]
+}
+
+// reset empties the list, keeping its head block's memory for the
+// slot's next key and letting the other blocks go (a slot whose key had
+// many rows would hold them idle).
 func (l *rowList) reset() {
-	clear(l.vals) // they may hold strings
-	l.vals, l.meta, l.assoc = l.vals[:0], l.meta[:0], l.assoc[:0]
+	l.head.empty()
+	l.more = nil
 	l.idx, l.want, l.delta = nil, 0, false
 	clear(l.dirty)
 }
@@ -141,7 +201,7 @@ func (l *rowList) idxBuild() {
 // idxPut enters row j into the table.
 func (l *rowList) idxPut(j int32) {
 	mask := len(l.idx) - 1
-	p := int(l.meta[j].hash) & mask
+	p := int(l.metaAt(int(j)).hash) & mask
 	for l.idx[p] >= 0 {
 		p = (p + 1) & mask
 	}
@@ -151,7 +211,7 @@ func (l *rowList) idxPut(j int32) {
 // idxPos returns where the table holds row j.
 func (l *rowList) idxPos(j int32) int {
 	mask := len(l.idx) - 1
-	p := int(l.meta[j].hash) & mask
+	p := int(l.metaAt(int(j)).hash) & mask
 	for l.idx[p] != j {
 		p = (p + 1) & mask
 	}
@@ -172,7 +232,7 @@ func (l *rowList) idxDel(p int) {
 				return
 			}
 			// e may fill the hole if the hole lies between its home and q.
-			if home := int(l.meta[e].hash) & mask; (q-p)&mask <= (q-home)&mask {
+			if home := int(l.metaAt(int(e)).hash) & mask; (q-p)&mask <= (q-home)&mask {
 				l.idx[p] = e
 				p = q
 				break
@@ -193,28 +253,29 @@ func (l *rowList) drop(j, w int, shift uint) {
 	}
 	l.mark(j, shift)
 	l.mark(last, shift)
+	lb, k := l.block(last)
 	if j != last {
-		copy(l.row(j, w), l.row(last, w))
-		l.meta[j] = l.meta[last]
-		if l.assoc != nil {
-			l.assoc[j] = l.assoc[last]
+		b, i := l.block(j)
+		copy(b.vals[i*w:(i+1)*w], lb.vals[k*w:(k+1)*w])
+		b.meta[i] = lb.meta[k]
+		if b.assoc != nil {
+			b.assoc[i] = lb.assoc[k]
 		}
 	}
-	clear(l.vals[last*w:])
-	l.vals, l.meta = l.vals[:last*w], l.meta[:last]
-	if l.assoc != nil {
-		l.assoc = l.assoc[:last]
+	clear(lb.vals[k*w:])
+	lb.vals, lb.meta = lb.vals[:k*w], lb.meta[:k]
+	if lb.assoc != nil {
+		lb.assoc = lb.assoc[:k]
+	}
+	if k == 0 && lb != &l.head {
+		l.more = l.more[:len(l.more)-1] // kept for the rows to come
 	}
 }
 
 // add appends row with its counts (not marking it: a load adds rows that
 // are stored).
 func (l *rowList) add(row []types.Value, cnt, assoc int64, h uint64, track bool) {
-	l.vals = append(l.vals, row...)
-	l.meta = append(l.meta, rowMeta{hash: h, cnt: cnt})
-	if track {
-		l.assoc = append(l.assoc, assoc)
-	}
+	l.push(row, rowMeta{hash: h, cnt: cnt}, assoc, track)
 	switch {
 	case l.idx != nil && 2*l.n()+2 > len(l.idx):
 		l.idxBuild()
@@ -222,6 +283,50 @@ func (l *rowList) add(row []types.Value, cnt, assoc int64, h uint64, track bool)
 		l.idxPut(int32(l.n() - 1))
 	case l.n() > idxMinRows:
 		l.idxBuild()
+	}
+}
+
+// push appends row with its metadata and, if track, its match count: to
+// the head block, doubled up to rowBlockRows rows, then to the last block
+// of more, or a new one when it is full.
+func (l *rowList) push(row []types.Value, m rowMeta, assoc int64, track bool) {
+	b := &l.head
+	switch n := l.n(); {
+	case n < rowBlockRows:
+		if len(b.meta) == cap(b.meta) {
+			b.grow(min(max(2*cap(b.meta), 1), rowBlockRows), len(row), track)
+		}
+	case n&(rowBlockRows-1) == 0:
+		if len(l.more) < cap(l.more) {
+			l.more = l.more[:len(l.more)+1]
+		} else {
+			l.more = append(l.more, rowBlock{})
+		}
+		b = &l.more[len(l.more)-1]
+		if cap(b.meta) < rowBlockRows || (track && cap(b.assoc) < rowBlockRows) || cap(b.vals) < rowBlockRows*len(row) {
+			b.grow(rowBlockRows, len(row), track)
+		}
+	default:
+		b = &l.more[len(l.more)-1]
+	}
+	b.vals = append(b.vals, row...)
+	b.meta = append(b.meta, m)
+	if track {
+		b.assoc = append(b.assoc, assoc)
+	}
+}
+
+// grow gives the block room for rows rows of w values, keeping its rows.
+func (b *rowBlock) grow(rows, w int, track bool) {
+	vals := make([]types.Value, len(b.vals), rows*w)
+	copy(vals, b.vals)
+	meta := make([]rowMeta, len(b.meta), rows)
+	copy(meta, b.meta)
+	b.vals, b.meta = vals, meta
+	if track {
+		assoc := make([]int64, len(b.assoc), rows)
+		copy(assoc, b.assoc)
+		b.assoc = assoc
 	}
 }
 
@@ -260,6 +365,7 @@ type joinRows struct {
 
 var (
 	_ state.DeltaSource   = (*joinRows)(nil)
+	_ state.SizeHinter    = (*joinRows)(nil)
 	_ state.RecordDropper = (*joinRows)(nil)
 )
 
@@ -389,8 +495,8 @@ func (s *joinRows) warm(b *types.Batch, col, from, to int) {
 	sink := 0
 	for _, slot := range slots {
 		l := s.list(slot)
-		if !l.delta && len(l.meta) > 0 && len(l.vals) > 0 {
-			sink += int(l.meta[0].cnt) + int(l.vals[0].Kind())
+		if h := &l.head; !l.delta && len(h.meta) > 0 && len(h.vals) > 0 {
+			sink += int(h.meta[0].cnt) + int(h.vals[0].Kind())
 		}
 	}
 	s.warmSlots, s.warmSink = slots, s.warmSink+sink
@@ -450,9 +556,9 @@ func (s *joinRows) sameIdent(a, b []types.Value) bool {
 // or -1.
 func (s *joinRows) indexOf(l *rowList, row []types.Value, h uint64) int {
 	if l.idx == nil {
-		for j := range l.meta {
+		for j := range l.head.meta {
 			s.probes++
-			if l.meta[j].hash == h && s.sameIdent(l.row(j, s.w), row) {
+			if l.head.meta[j].hash == h && s.sameIdent(l.row(j, s.w), row) {
 				return j
 			}
 		}
@@ -465,7 +571,7 @@ func (s *joinRows) indexOf(l *rowList, row []types.Value, h uint64) int {
 		if e < 0 {
 			return -1
 		}
-		if l.meta[e].hash == h && s.sameIdent(l.row(int(e), s.w), row) {
+		if l.metaAt(int(e)).hash == h && s.sameIdent(l.row(int(e), s.w), row) {
 			return int(e)
 		}
 	}
@@ -493,11 +599,7 @@ func (s *joinRows) insert(kr []types.Value, slot int32, found bool, row []types.
 
 // addOp appends a write to a delta list (rowList.delta).
 func (l *rowList) addOp(row []types.Value, cnt, assoc int64, track bool) {
-	l.vals = append(l.vals, row...)
-	l.meta = append(l.meta, rowMeta{cnt: cnt})
-	if track {
-		l.assoc = append(l.assoc, assoc)
-	}
+	l.push(row, rowMeta{cnt: cnt}, assoc, track)
 }
 
 // put adds row, matched by assoc rows of the other side, to the rows l
@@ -515,9 +617,9 @@ func (s *joinRows) put(l *rowList, row []types.Value, assoc int64) {
 		h := s.identHash(row)
 		if j = s.indexOf(l, row, h); j >= 0 {
 			copy(l.row(j, s.w), row)
-			l.meta[j].cnt = 1
+			l.metaAt(j).cnt = 1
 			if s.track {
-				l.assoc[j] = assoc
+				*l.assocAt(j) = assoc
 			}
 		} else {
 			l.add(row, 1, assoc, h, s.track)
@@ -525,7 +627,7 @@ func (s *joinRows) put(l *rowList, row []types.Value, assoc int64) {
 	default:
 		h := s.identHash(row)
 		if j = s.indexOf(l, row, h); j >= 0 {
-			l.meta[j].cnt++
+			l.metaAt(j).cnt++
 		} else {
 			l.add(row, 1, assoc, h, s.track)
 		}
@@ -578,8 +680,8 @@ func (s *joinRows) take(l *rowList, row []types.Value) bool {
 	if j < 0 {
 		return false
 	}
-	if s.spec.Layout == NoUniqueKey && l.meta[j].cnt > 1 {
-		l.meta[j].cnt--
+	if m := l.metaAt(j); s.spec.Layout == NoUniqueKey && m.cnt > 1 {
+		m.cnt--
 		l.mark(j, s.shift)
 	} else {
 		l.drop(j, s.w, s.shift)
@@ -625,7 +727,7 @@ func (s *joinRows) appendRows(dst []byte, l *rowList, p int) []byte {
 	from, to := p<<s.shift, min(l.n(), (p+1)<<s.shift)
 	s.encoded += int64(max(to-from, 0))
 	for j := from; j < to; j++ {
-		dst = s.appendRow(binary.AppendUvarint(dst, uint64(l.meta[j].cnt)), l, j)
+		dst = s.appendRow(binary.AppendUvarint(dst, uint64(l.metaAt(j).cnt)), l, j)
 	}
 	return dst
 }
@@ -634,12 +736,70 @@ func (s *joinRows) appendRows(dst []byte, l *rowList, p int) []byte {
 // tracked, then its values (appendJoinValue each). decodeRow reads it.
 func (s *joinRows) appendRow(dst []byte, l *rowList, j int) []byte {
 	if s.track {
-		dst = binary.AppendUvarint(dst, uint64(l.assoc[j]))
+		dst = binary.AppendUvarint(dst, uint64(*l.assocAt(j)))
 	}
 	for _, v := range l.row(j, s.w) {
 		dst = appendJoinValue(dst, v)
 	}
 	return dst
+}
+
+// EncodedSize implements state.SizeHinter: the length of part (0,
+// AppendRecord; p >= 1, AppendRecordPart; state.DeltaPart, AppendDelta;
+// the parts ChangedParts returns, state.ChangedPartsHint and
+// state.AllPartsHint) of slot's rows.
+func (s *joinRows) EncodedSize(slot int32, part int32) int {
+	l := s.list(slot)
+	switch part {
+	case state.DeltaPart:
+		n := state.UvarintSize(uint64(l.n()))
+		for j := range l.n() {
+			n += state.VarintSize(l.metaAt(j).cnt) + s.rowSize(l, j)
+		}
+		return n
+	case state.AllPartsHint:
+		n := 0
+		for p := 1; p<<s.shift < l.n(); p++ {
+			n += s.partSize(l, p)
+		}
+		return n
+	case state.ChangedPartsHint:
+		n, np := 0, (l.n()+1<<s.shift-1)>>s.shift
+		for w, word := range l.dirty {
+			for word != 0 {
+				p := w<<6 | bits.TrailingZeros64(word)
+				word &= word - 1
+				if p >= 1 && p < np {
+					n += s.partSize(l, p)
+				}
+			}
+		}
+		return n
+	case 0:
+		return 1 + state.UvarintSize(uint64(l.n())) + s.partSize(l, 0)
+	}
+	return s.partSize(l, int(part))
+}
+
+// partSize returns the length appendRows appends for part p of l.
+func (s *joinRows) partSize(l *rowList, p int) int {
+	n := 0
+	for j, to := p<<s.shift, min(l.n(), (p+1)<<s.shift); j < to; j++ {
+		n += state.UvarintSize(uint64(l.metaAt(j).cnt)) + s.rowSize(l, j)
+	}
+	return n
+}
+
+// rowSize returns the length appendRow appends for row j of l.
+func (s *joinRows) rowSize(l *rowList, j int) int {
+	n := 0
+	if s.track {
+		n = state.UvarintSize(uint64(*l.assocAt(j)))
+	}
+	for _, v := range l.row(j, s.w) {
+		n += joinValueSize(v)
+	}
+	return n
 }
 
 // decodeRow reads what appendRow wrote from rec into s.row and returns
@@ -737,7 +897,7 @@ func (s *joinRows) AppendDelta(dst []byte, slot int32) []byte {
 	l := s.list(slot)
 	dst = binary.AppendUvarint(dst, uint64(l.n()))
 	for j := range l.n() {
-		dst = s.appendRow(binary.AppendVarint(dst, l.meta[j].cnt), l, j)
+		dst = s.appendRow(binary.AppendVarint(dst, l.metaAt(j).cnt), l, j)
 	}
 	s.encoded += int64(l.n())
 	s.rows -= int64(l.n())
@@ -750,9 +910,8 @@ func (s *joinRows) AppendDelta(dst []byte, slot int32) []byte {
 // list move to s.held, and the list is empty.
 func (s *joinRows) BeginMerge(slot int32) {
 	l, h := s.list(slot), &s.held
-	h.vals, l.vals = l.vals, h.vals[:0]
-	h.meta, l.meta = l.meta, h.meta[:0]
-	h.assoc, l.assoc = l.assoc, h.assoc[:0]
+	h.head, l.head = l.head, h.head
+	h.more, l.more = l.more, h.more
 	s.rows -= int64(h.n())
 	l.reset()
 }
@@ -803,9 +962,9 @@ func (s *joinRows) EndMerge(slot int32) error {
 	for j := range h.n() {
 		var assoc int64
 		if s.track {
-			assoc = h.assoc[j]
+			assoc = *h.assocAt(j)
 		}
-		s.apply(l, h.row(j, s.w), h.meta[j].cnt, assoc)
+		s.apply(l, h.row(j, s.w), h.metaAt(j).cnt, assoc)
 	}
 	h.reset()
 	l.delta = false
@@ -1105,6 +1264,14 @@ func appendJoinValue(dst []byte, v types.Value) []byte {
 		return binary.AppendVarint(append(dst, byte(v.Kind())), v.Int())
 	}
 	return types.AppendKey(dst, v)
+}
+
+// joinValueSize returns the length appendJoinValue appends for v.
+func joinValueSize(v types.Value) int {
+	if state.IntStored(v.Kind()) {
+		return 1 + state.VarintSize(v.Int())
+	}
+	return types.KeySize(v)
 }
 
 // decodeJoinValue reads a value appendJoinValue wrote.

@@ -38,7 +38,6 @@ type rankMemOp struct {
 	full  []bool
 
 	sk      []byte
-	enc     []byte // a row being encoded for a snapshot
 	matched []bool
 	// RANK and DENSE_RANK (insertRanked): a partition's list before and
 	// after a row enters it, and their ranks.
@@ -56,6 +55,7 @@ type rankPart struct {
 var (
 	_ StatefulOperator   = (*rankMemOp)(nil)
 	_ state.RecordSource = (*rankMemOp)(nil)
+	_ state.SizeHinter   = (*rankMemOp)(nil)
 	_ expiringOperator   = (*rankMemOp)(nil)
 )
 
@@ -450,11 +450,22 @@ func (o *rankMemOp) AppendRecord(dst []byte, slot int32) []byte {
 	for j, sk := range p.sks {
 		dst = binary.AppendUvarint(dst, uint64(len(sk)))
 		dst = append(dst, sk...)
-		o.enc = state.Values{}.Append(o.enc[:0], p.rows[j])
-		dst = binary.AppendUvarint(dst, uint64(len(o.enc)))
-		dst = append(dst, o.enc...)
+		dst = binary.AppendUvarint(dst, uint64(state.ValuesSize(p.rows[j])))
+		dst = state.Values{}.Append(dst, p.rows[j])
 	}
 	return dst
+}
+
+// EncodedSize implements state.SizeHinter: the length of AppendRecord's
+// record (the only part).
+func (o *rankMemOp) EncodedSize(slot int32, _ int32) int {
+	p := o.part(slot)
+	n := 0
+	for j, sk := range p.sks {
+		rs := state.ValuesSize(p.rows[j])
+		n += state.UvarintSize(uint64(len(sk))) + len(sk) + state.UvarintSize(uint64(rs)) + rs
+	}
+	return n
 }
 
 // LoadRecord implements state.RecordSource.

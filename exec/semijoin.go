@@ -176,7 +176,7 @@ func (o *semiJoinOp) processLeft(kind types.RowKind, row []types.Value, keep boo
 				return err
 			}
 			if ok {
-				matched += l.meta[j].cnt
+				matched += l.metaAt(j).cnt
 			}
 		}
 	}
@@ -224,25 +224,25 @@ func (o *semiJoinOp) processRight(kind types.RowKind, row []types.Value, keep bo
 				continue
 			}
 			if !retract {
-				if l.assoc[j] == 0 {
-					if err := o.emit(appear, lr, l.meta[j].cnt, out); err != nil {
+				if *l.assocAt(j) == 0 {
+					if err := o.emit(appear, lr, l.metaAt(j).cnt, out); err != nil {
 						return err
 					}
 				}
-				l.assoc[j]++
+				*l.assocAt(j)++
 				l.mark(j, left.shift)
 				changed = true
 				continue
 			}
-			switch l.assoc[j] {
+			switch *l.assocAt(j) {
 			case 0:
 				continue // its state expired; never below zero
 			case 1:
-				if err := o.emit(vanish, lr, l.meta[j].cnt, out); err != nil {
+				if err := o.emit(vanish, lr, l.metaAt(j).cnt, out); err != nil {
 					return err
 				}
 			}
-			l.assoc[j]--
+			*l.assocAt(j)--
 			l.mark(j, left.shift)
 			changed = true
 		}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
+	"strings"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -154,15 +156,49 @@ func AppendInt64(dst []byte, i int64) []byte {
 // AppendString appends the encoding of VARCHAR s.
 func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, tagString)
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0 {
-			dst = append(dst, 0, 0xFF)
-		} else {
-			dst = append(dst, s[i])
+	for {
+		i := strings.IndexByte(s, 0)
+		if i < 0 {
+			break
 		}
+		dst = append(append(dst, s[:i]...), 0, 0xFF)
+		s = s[i+1:]
 	}
-	return append(dst, 0, 1)
+	return append(append(dst, s...), 0, 1)
 }
+
+// ValueSize returns the number of bytes AppendValue appends for v.
+func ValueSize(v types.Value) int {
+	switch v.Kind() {
+	case types.KindNull:
+		return 1
+	case types.KindBoolean:
+		return 2
+	case types.KindDecimal:
+		return 18
+	case types.KindVarchar, types.KindBytes, types.KindRow, types.KindArray, types.KindMap:
+		s := v.Str()
+		return 3 + len(s) + strings.Count(s, "\x00")
+	}
+	return 9
+}
+
+// ValuesSize returns the number of bytes Values.Append appends for row.
+func ValuesSize(row []types.Value) int {
+	n := 0
+	for _, v := range row {
+		n += ValueSize(v)
+	}
+	return n
+}
+
+// UvarintSize returns the number of bytes binary.AppendUvarint appends
+// for x.
+func UvarintSize(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
+
+// VarintSize returns the number of bytes binary.AppendVarint appends for
+// x.
+func VarintSize(x int64) int { return UvarintSize(uint64(x<<1) ^ uint64(x>>63)) }
 
 func complement(b []byte) {
 	for i := range b {

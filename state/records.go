@@ -71,6 +71,7 @@ type Records struct {
 	// A PartedSource's records: the second name's prefix, under which parts
 	// 1.. live, and per slot how many parts the store holds.
 	parted  PartedSource
+	hint    SizeHinter // the source, if it tells its records' sizes
 	pprefix []byte
 	stored  []int32
 	// storedTotal is the sum of stored over the slots.
@@ -128,6 +129,7 @@ type Records struct {
 	ents    []recEnt // one chunk of entries
 	spare   []recEnt // a second buffer of entries (dealing by key group, the radix sort)
 	cur     []int32  // per key group of the chunk: where its next entry goes in ents
+	kgBytes []int64  // per key group: the hinted size of its records to write (chunks)
 	kbuf    []byte   // the chunk's encoded keys (without the state's prefix)
 	vbuf    []byte   // the chunk's encoded records
 	koffs   []uint32 // per entry in encoding order: where its key starts in kbuf; then len(kbuf)
@@ -285,6 +287,42 @@ type RecordDropper interface {
 	DropRecord(slot int32)
 }
 
+// SizeHinter is a RecordSource that tells how many bytes it will append
+// for a record: a snapshot then ends its chunks at chunkBytes of records
+// (a join key's record is kilobytes) and makes room for a chunk's records
+// at once (reserve), rather than letting the records' appends grow its
+// buffer a quarter at a time (append's growth past a few hundred bytes),
+// each time copying the whole buffer.
+type SizeHinter interface {
+	RecordSource
+	// EncodedSize returns the exact number of bytes AppendRecord (part
+	// 0), AppendRecordPart (part p >= 1) or, for a DeltaSource,
+	// AppendDelta (part DeltaPart) appends for slot's record now; for a
+	// PartedSource, with part ChangedPartsHint or AllPartsHint, the bytes
+	// of the parts >= 1 that ChangedParts(slot, false) or (slot, true)
+	// would return now.
+	EncodedSize(slot int32, part int32) int
+}
+
+// The parts for which SizeHinter.EncodedSize tells the length of
+// AppendDelta's writes, and of the parts >= 1 a snapshot writes.
+const (
+	DeltaPart        int32 = -1
+	ChangedPartsHint int32 = -2
+	AllPartsHint     int32 = -3
+)
+
+// reserve returns b with room for n more bytes: b itself if it has it,
+// else a copy with at least twice b's capacity, so that the copies made
+// while a buffer grows add up to less than its final length.
+func reserve(b []byte, n int) []byte {
+	if cap(b)-len(b) >= n {
+		return b
+	}
+	grow := max(len(b)+n, 2*cap(b), 4096) - len(b)
+	return slices.Grow(b, grow)
+}
+
 // PartSuffix ends the name under which a PartedSource's parts >= 1 live.
 const PartSuffix = "+p"
 
@@ -408,6 +446,9 @@ func NewRecords(opts RecordOptions, src RecordSource) (*Records, error) {
 	r := &Records{opts: opts, src: src, prefix: namePrefix(opts.Name), chunk: chunkEntries}
 	if ps, ok := src.(PartedSource); ok {
 		r.parted, r.pprefix = ps, namePrefix(opts.Name+PartSuffix)
+	}
+	if h, ok := src.(SizeHinter); ok {
+		r.hint = h
 	}
 	if opts.TTL > 0 {
 		r.ttl = max(opts.TTL.Milliseconds(), 1)
@@ -1154,7 +1195,7 @@ func (r *Records) Complete(slot int32) error {
 func (r *Records) bufferBytes() int64 {
 	const entBytes = int64(unsafe.Sizeof(recEnt{}))
 	return int64(cap(r.kgs))*2 + int64(cap(r.live)+cap(r.changed))*8 +
-		int64(cap(r.starts)+cap(r.bounds)+cap(r.pos)+cap(r.slots)+cap(r.cur)+cap(r.koffs)+cap(r.voffs))*4 + int64(cap(r.kgChunk))*2 +
+		int64(cap(r.kgBytes))*8 + int64(cap(r.starts)+cap(r.bounds)+cap(r.pos)+cap(r.slots)+cap(r.cur)+cap(r.koffs)+cap(r.voffs))*4 + int64(cap(r.kgChunk))*2 +
 		int64(cap(r.ents)+cap(r.spare))*entBytes +
 		int64(cap(r.wt)+cap(r.queued))*8 + int64(cap(r.expq))*16 + int64(cap(r.stored))*4 +
 		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf)) + r.filter.bytes() +
@@ -1401,6 +1442,13 @@ func (r *Records) dropCold(d RecordDropper) {
 // CPU per record in 8 chunks as in 4).
 const chunkEntries = 1 << 17
 
+// chunkBytes is the encoded size, by a SizeHinter's hints (hintedSize),
+// past which a snapshot's chunk ends even with fewer than
+// chunkEntries records: a join key's record is kilobytes, and a chunk of
+// them took buffers of tens of MiB (the records, then gathered), made
+// afresh at each spill, where chunks of this size reuse theirs.
+const chunkBytes = 8 << 20
+
 // Snapshot writes the records changed since the last call into the store
 // in state-key order (deletions went to the store in Removed). When every
 // record is in memory, the records are the operator's only state
@@ -1443,7 +1491,7 @@ func (r *Records) snapshot() error {
 	}
 	r.all = all
 	r.usedK, r.usedV, r.usedG, r.usedE = 0, 0, 0, 0
-	if err := r.chunks(bitsOf, r.writeChunk); err != nil {
+	if err := r.chunks(bitsOf, true, r.writeChunk); err != nil {
 		return fmt.Errorf("state %s: %w", r.opts.Name, err)
 	}
 	r.trimBuffers()
@@ -1537,22 +1585,50 @@ func (r *Records) trimBuffers() {
 	}
 }
 
+// hintedSize returns the bytes a snapshot writes for slot by its
+// source's hints: its delta, or part 0 and the parts >= 1 it writes
+// (all of them when the snapshot writes all).
+func (r *Records) hintedSize(slot int32) int {
+	if r.nDelta > 0 && r.IsDelta(slot) {
+		return r.hint.EncodedSize(slot, DeltaPart)
+	}
+	n := r.hint.EncodedSize(slot, 0)
+	switch {
+	case r.parted == nil:
+	case r.all:
+		n += r.hint.EncodedSize(slot, AllPartsHint)
+	default:
+		n += r.hint.EncodedSize(slot, ChangedPartsHint)
+	}
+	return n
+}
+
 // chunks calls fn for the records whose bit is set in set, a chunk of
 // whole key groups [first, end) at a time, in ascending key-group order:
-// each chunk holds at least chunkEntries records, or the rest. fn gets the
-// chunk's slots in ascending slot order. It walks the bit set twice
-// whatever the number of chunks: once to count the records per key group
-// (starts), which gives the chunks, and once to deal each slot to its
-// chunk.
-func (r *Records) chunks(set []uint64, fn func(slots []int32, first, end int) error) error {
+// each chunk holds at least chunkEntries records, or chunkBytes of
+// records by the source's size hints when weigh (SizeHinter), or the rest.
+// fn gets the chunk's slots in ascending slot order. It walks the bit set
+// twice whatever the number of chunks: once to count the records per key
+// group (starts), which gives the chunks, and once to deal each slot to
+// its chunk.
+func (r *Records) chunks(set []uint64, weigh bool, fn func(slots []int32, first, end int) error) error {
 	maxPar := r.opts.MaxParallelism
 	r.starts = slices.Grow(r.starts[:0], maxPar+1)[:maxPar+1]
 	clear(r.starts)
+	weigh = weigh && r.hint != nil
+	if weigh {
+		r.kgBytes = slices.Grow(r.kgBytes[:0], maxPar)[:maxPar]
+		clear(r.kgBytes)
+	}
 	for w, word := range set {
 		for word != 0 {
 			slot := w<<6 | bits.TrailingZeros64(word)
 			word &= word - 1
-			r.starts[r.kgs[slot]+1]++
+			kg := r.kgs[slot]
+			r.starts[kg+1]++
+			if weigh {
+				r.kgBytes[kg] += int64(r.hintedSize(int32(slot)))
+			}
 		}
 	}
 	for i := 1; i <= maxPar; i++ {
@@ -1567,7 +1643,14 @@ func (r *Records) chunks(set []uint64, fn func(slots []int32, first, end int) er
 	r.bounds, r.pos = r.bounds[:0], r.pos[:0]
 	for kg := 0; kg < maxPar; {
 		end := kg + 1
-		for end < maxPar && int(r.starts[end]-r.starts[kg]) < r.chunk {
+		var size int64
+		if weigh {
+			size = r.kgBytes[kg]
+		}
+		for end < maxPar && int(r.starts[end]-r.starts[kg]) < r.chunk && size < chunkBytes {
+			if weigh {
+				size += r.kgBytes[end]
+			}
 			end++
 		}
 		c := uint16(len(r.bounds))
@@ -1658,6 +1741,19 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 	koffs := slices.Grow(r.koffs[:0], n+1)
 	voffs := slices.Grow(r.voffs[:0], n+1)
 	ents := slices.Grow(r.ents[:0], n)
+	if r.hint != nil && len(r.kgBytes) >= end {
+		// Room for the chunk's records (part 0 and the parts written,
+		// or a delta), by the hints chunks summed (weigh), with their
+		// write times, made at once.
+		size := 0
+		if r.ttl > 0 {
+			size = 9 * n
+		}
+		for kg := first; kg < end; kg++ {
+			size += int(r.kgBytes[kg])
+		}
+		vb = reserve(vb, size)
+	}
 	bucketed := r.parted == nil
 	klen := -1 // the length of every key so far; -2 once two differ or one is long
 	for _, slot := range slots {

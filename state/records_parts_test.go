@@ -403,7 +403,7 @@ func TestRecordsPartsWriteOrder(t *testing.T) {
 		sort.Slice(want, func(i, j int) bool { return bytes.Compare(want[i], want[j]) < 0 })
 		rec.all = true // every part of every record
 		var got [][]byte
-		err = rec.chunks(rec.live, func(slots []int32, first, end int) error {
+		err = rec.chunks(rec.live, false, func(slots []int32, first, end int) error {
 			ents, fixed, err := rec.sortedChunk(slots, first, end)
 			for i, e := range ents {
 				key, _ := rec.entry(ents, i, fixed)

@@ -187,7 +187,7 @@ func TestRecordsWriteOrder(t *testing.T) {
 			}
 			sort.Slice(ref, func(i, j int) bool { return bytes.Compare(ref[i], ref[j]) < 0 })
 			n := 0
-			err = rec.chunks(rec.changed, func(slots []int32, first, end int) error {
+			err = rec.chunks(rec.changed, false, func(slots []int32, first, end int) error {
 				for i, slot := range slots {
 					if kg := int(rec.kgs[slot]); kg < first || kg >= end || (i > 0 && slots[i-1] >= slot) {
 						return fmt.Errorf("chunk [%d, %d): slot %d of key group %d at %d, after slot %d", first, end, slot, kg, i, slots[max(i-1, 0)])

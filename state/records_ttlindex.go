@@ -93,7 +93,7 @@ func (r *Records) indexDropped() error {
 	if err := r.sp.CommitThrough(); err != nil {
 		return fmt.Errorf("state %s: %w", r.opts.Name, err)
 	}
-	err := r.chunks(r.live, func(slots []int32, _, _ int) error {
+	err := r.chunks(r.live, false, func(slots []int32, _, _ int) error {
 		r.unidx, r.unb = r.unidx[:0], r.unb[:0]
 		for _, slot := range slots {
 			if int(slot) >= len(r.wt) || r.wt[slot] < 0 {

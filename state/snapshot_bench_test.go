@@ -76,7 +76,7 @@ func BenchmarkRecordsSortChunks(b *testing.B) {
 		}
 		b.StartTimer()
 		c0 := cputime.Process()
-		err := rec.chunks(rec.live, func(slots []int32, first, end int) error {
+		err := rec.chunks(rec.live, false, func(slots []int32, first, end int) error {
 			ents, fixed, err := rec.sortedChunk(slots, first, end)
 			for i := range ents { // what writeChunk reads
 				k, v := rec.entry(ents, i, fixed)

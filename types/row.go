@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"strings"
 	"time"
 
@@ -188,6 +189,22 @@ func AppendKey(dst []byte, v Value) []byte {
 		dst = binary.LittleEndian.AppendUint64(dst, v.n)
 	}
 	return dst
+}
+
+// KeySize returns the number of bytes AppendKey appends for v.
+func KeySize(v Value) int {
+	switch v.k {
+	case KindNull:
+		return 1
+	case KindVarchar, KindBytes, KindRow, KindArray, KindMap:
+		return 1 + (bits.Len64(uint64(len(v.s))|1)+6)/7 + len(v.s)
+	case KindDecimal:
+		if v.s != "" {
+			return 3 + len(v.s)
+		}
+		return 11
+	}
+	return 9
 }
 
 // ErrBadKey reports a key encoding that DecodeKey cannot read.

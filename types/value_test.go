@@ -2,6 +2,8 @@ package types
 
 import (
 	"math"
+	"math/big"
+	"strings"
 	"testing"
 )
 
@@ -84,6 +86,25 @@ func TestKeyRoundTrip(t *testing.T) {
 	// 0 and -0 group together.
 	if string(AppendKey(nil, DoubleValue(0))) != string(AppendKey(nil, DoubleValue(math.Copysign(0, -1)))) {
 		t.Error("0.0 and -0.0 encode differently")
+	}
+}
+
+// TestKeySize checks KeySize against AppendKey for every kind, strings
+// across the varint lengths and both decimal forms.
+func TestKeySize(t *testing.T) {
+	wide, err := DecimalFromBig(new(big.Int).Lsh(big.NewInt(1), 100), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := []Value{NullValue(), BoolValue(false), IntValue(-3), BigIntValue(1 << 50), DoubleValue(-0.0),
+		FloatValue(1.5), StringValue(""), StringValue(strings.Repeat("x", 127)), StringValue(strings.Repeat("\x00", 128)),
+		BytesValue(strings.Repeat("y", 20000)), TimestampValue(123), TimestampLTZValue(-9), IntervalValue(-5),
+		DateValue(19000), TimeValue(1000), TinyIntValue(7), SmallIntValue(-300), DecimalValue(-12345, 2), wide,
+		RowValue(IntValue(1), StringValue("a")), ArrayValue(BigIntValue(2), BigIntValue(3))}
+	for _, v := range vals {
+		if got, want := KeySize(v), len(AppendKey(nil, v)); got != want {
+			t.Errorf("KeySize(%v) = %d, AppendKey appends %d", v, got, want)
+		}
 	}
 }
 
