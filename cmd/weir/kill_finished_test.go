@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/weir-sql/weir/checkpoint"
@@ -59,9 +60,7 @@ func TestFinishedBranchKills(t *testing.T) {
 	// A fact may be joined with each MAX its key had while dim ran.
 	maxAfters := int64(finFacts) * (finDim/finKeys + 1)
 
-	// dimEnded reports whether checkpoint id's every dim subtask had read
-	// dim to its end.
-	dimEnded := func(id int64) bool {
+	load := func(id int64) *checkpoint.Checkpoint {
 		dirs, err := filepath.Glob(filepath.Join(e.dir, "ckpts", "*", "chk-"+strconv.FormatInt(id, 10)))
 		if err != nil || len(dirs) != 1 {
 			t.Fatalf("checkpoint %d's folder: %v %v", id, dirs, err)
@@ -70,6 +69,12 @@ func TestFinishedBranchKills(t *testing.T) {
 		if err != nil {
 			t.Fatalf("load checkpoint %d: %v", id, err)
 		}
+		return cp
+	}
+	// dimEnded reports whether checkpoint id's every dim subtask had read
+	// dim to its end.
+	dimEnded := func(id int64) bool {
+		cp := load(id)
 		n, ended := 0, 0
 		for _, sp := range cp.Meta.Sources {
 			if sp.Table == "dim" {
@@ -80,6 +85,19 @@ func TestFinishedBranchKills(t *testing.T) {
 			}
 		}
 		return n > 0 && ended == n
+	}
+	// checkGroupState checks that checkpoint id holds the state of dim's
+	// GROUP BY, finished before it, for each of its par subtasks.
+	checkGroupState := func(id int64, par int) {
+		for _, o := range load(id).Meta.Operators {
+			if strings.HasPrefix(o.Name, "GroupAggregate") {
+				if o.Parallelism != par || len(o.Subtasks) != par {
+					t.Fatalf("checkpoint %d: %s has %d subtasks' state at parallelism %d, want %d", id, o.Name, len(o.Subtasks), o.Parallelism, par)
+				}
+				return
+			}
+		}
+		t.Fatalf("checkpoint %d has no state of the GROUP BY", id)
 	}
 	// waitCheckpoints waits for n checkpoints to complete from line from
 	// on, and returns the line after the last and that checkpoint's id.
@@ -118,6 +136,7 @@ func TestFinishedBranchKills(t *testing.T) {
 	if !dimEnded(id) {
 		t.Fatalf("checkpoint %d after checkpoint %d does not have dim ended", id, ended)
 	}
+	checkGroupState(id, 2)
 	t.Logf("run 0: dim ended in checkpoint %d; checkpoints went on to %d", ended, id)
 	killRun(p, 0, 2)
 	last := slices.Max(p.completedIDs())
@@ -132,6 +151,7 @@ func TestFinishedBranchKills(t *testing.T) {
 	if !dimEnded(id) {
 		t.Fatalf("run 1: checkpoint %d does not have dim ended", id)
 	}
+	checkGroupState(id, 2)
 	killRun(p, 1, 2)
 
 	// Run 2: parallelism 3, to the end.
