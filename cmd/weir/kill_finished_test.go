@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/weir-sql/weir/checkpoint"
@@ -32,7 +33,8 @@ const afterEnd = 3
 // for afterEnd more checkpoints to complete, and is SIGKILLed; the second
 // restores the latest at the same parallelism, in which dim and its GROUP
 // BY end again at once, completes afterEnd checkpoints and is killed; the
-// third restores at parallelism 3 and finishes. The committed output must
+// third restores at parallelism 3 and finishes. The second also takes a
+// savepoint (SIGUSR1) after the end. The committed output must
 // be the batch join computed in Go, each row exactly once, and a restored
 // GROUP BY must not emit its final results a second time.
 func TestFinishedBranchKills(t *testing.T) {
@@ -147,11 +149,16 @@ func TestFinishedBranchKills(t *testing.T) {
 	if got := p.restoredID(); got != last {
 		t.Fatalf("run 1 restored checkpoint %d, want %d", got, last)
 	}
-	_, id = waitCheckpoints(p, from, afterEnd)
+	from, id = waitCheckpoints(p, from, afterEnd)
 	if !dimEnded(id) {
 		t.Fatalf("run 1: checkpoint %d does not have dim ended", id)
 	}
 	checkGroupState(id, 2)
+	// A savepoint asked for (SIGUSR1) after the GROUP BY finished
+	// completes too, and the job goes on.
+	signalProc(t, p, syscall.SIGUSR1)
+	from, _ = waitLine(t, p, from, savepointLine, firstCheckpointDeadline)
+	waitLine(t, p, from+1, completeLine, firstCheckpointDeadline)
 	killRun(p, 1, 2)
 
 	// Run 2: parallelism 3, to the end.

@@ -10,6 +10,7 @@ SET 'parallelism.default' = '2';
 SET 'execution.checkpointing.interval' = '100ms';
 SET 'state.checkpoints.dir' = 'ckpts';
 SET 'state.checkpoints.num-retained' = '1000';
+SET 'state.savepoints.dir' = 'savepoints';
 SET 'restart-strategy.type' = 'none';
 
 CREATE TABLE facts (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence',
