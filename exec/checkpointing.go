@@ -142,6 +142,7 @@ type checkpointer struct {
 
 	triggers map[coordinator.TaskID]chan triggerMsg
 	ctls     []chan ctlMsg
+	ctlOf    map[coordinator.TaskID]chan ctlMsg
 	started  map[int64]time.Time
 
 	savepoints chan savepointRequest // from Job.Savepoint
@@ -170,6 +171,7 @@ func newCheckpointer(j *Job, opts *CheckpointOptions, tasks []*task, firstID int
 		writers:    map[int64]int{},
 		doomed:     map[int64]*checkpoint.Pending{},
 		triggers:   map[coordinator.TaskID]chan triggerMsg{},
+		ctlOf:      map[coordinator.TaskID]chan ctlMsg{},
 		started:    map[int64]time.Time{},
 		savepoints: make(chan savepointRequest),
 		inFlight:   map[int64]savepointRequest{},
@@ -179,6 +181,7 @@ func newCheckpointer(j *Job, opts *CheckpointOptions, tasks []*task, firstID int
 		id := t.taskID()
 		t.ctl = make(chan ctlMsg, 64)
 		c.ctls = append(c.ctls, t.ctl)
+		c.ctlOf[id] = t.ctl
 		if t.v.Source != nil {
 			sources = append(sources, id)
 			t.trigger = make(chan triggerMsg, 8)
@@ -313,6 +316,8 @@ func (c *checkpointer) do(actions []coordinator.Action) {
 			actions = append(actions, c.trigger(a, false)...)
 		case coordinator.TriggerFinal:
 			actions = append(actions, c.triggerFinal(a)...)
+		case coordinator.SnapshotFinished:
+			actions = append(actions, c.snapshotFinished(a.ID, a.Task)...)
 		case coordinator.WriteMetadata:
 			actions = append(actions, c.write(a)...)
 		case coordinator.NotifyComplete:
@@ -334,7 +339,26 @@ func (c *checkpointer) trigger(a coordinator.Action, stop bool) []coordinator.Ac
 			c.j.opts.logf("checkpoint %d: source %s has triggers queued; skipped", a.ID, id)
 		}
 	}
+	// Non-source tasks that finished get no barrier any more: they
+	// snapshot their final state when asked.
+	for _, t := range c.coord.FinishedTasks() {
+		if acts := c.snapshotFinished(a.ID, t); len(acts) > 0 {
+			return acts
+		}
+	}
 	return nil
+}
+
+// snapshotFinished asks task, a non-source task that finished and waits
+// for the final checkpoint, to snapshot its final state for checkpoint id.
+// If its control channel is full the checkpoint is declined for it.
+func (c *checkpointer) snapshotFinished(id int64, task coordinator.TaskID) []coordinator.Action {
+	select {
+	case c.ctlOf[task] <- ctlMsg{kind: ctlSnapshot, id: id}:
+		return nil
+	default:
+		return c.coord.Declined(time.Now(), id, task, "its control channel is full")
+	}
 }
 
 // begin creates checkpoint a.ID's folder.

@@ -199,3 +199,43 @@ func TestGroupAggStateSpillAndRestore(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupAggFinishAfterRestore checks what a restored task that had
+// finished relies on (a non-source task snapshots its final state for the
+// checkpoints after its end, and after a restore its inputs end at once
+// and it runs Finish again): a GroupAgg restored from a snapshot taken
+// after Finish emits nothing at its second Finish, spilled or in memory.
+func TestGroupAggFinishAfterRestore(t *testing.T) {
+	batches := stateInput(11, 3000, 20000)
+	for _, budget := range []int64{1, 64 << 20} {
+		t.Run(fmt.Sprintf("budget %d", budget), func(t *testing.T) {
+			dir := t.TempDir()
+			st := openAggStore(t, filepath.Join(dir, "work"))
+			agg := openAgg(t, st, false, budget)
+			var first recorder
+			for _, b := range batches {
+				if err := agg.Process(0, b, &first); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := agg.Finish(&first); err != nil {
+				t.Fatal(err)
+			}
+			if len(first.rows) == 0 {
+				t.Fatal("the first run emitted nothing")
+			}
+			snap := filepath.Join(dir, "snap")
+			checkpointAgg(t, agg, st, snap)
+			restored := restoreAggStore(t, snap, filepath.Join(dir, "work2"))
+			defer restored.Close()
+			agg2 := openAgg(t, restored, true, budget)
+			var again recorder
+			if err := agg2.Finish(&again); err != nil {
+				t.Fatal(err)
+			}
+			if len(again.rows) != 0 {
+				t.Fatalf("the restored finished GroupAgg emitted %d rows at Finish, e.g. %s", len(again.rows), again.rows[0])
+			}
+		})
+	}
+}

@@ -326,10 +326,13 @@ func (t *task) snapshot(id int64) (*taskSnapshot, error) {
 }
 
 // finishCheckpointing tells the coordinator that the task ended: a source
-// with its final position (so later checkpoints need not wait for it),
-// another task so that no new checkpoint starts. With a final checkpoint the
-// task then waits: it snapshots its final state when asked, and ends when
-// that checkpoint is complete (and its sink committed).
+// with its final position (so later checkpoints need not wait for it). With
+// a final checkpoint the task then waits: a source snapshots at each
+// trigger, another task when the coordinator asks (ctlSnapshot: its inputs
+// ended, no barrier comes), so that checkpoints go on while the rest of the
+// job runs; both snapshot the final checkpoint and end when it is complete
+// (and their sinks committed). Without a final checkpoint a non-source
+// task leaves no snapshot and no new checkpoint starts.
 func (t *task) finishCheckpointing() error {
 	ck := t.job.ck
 	if ck == nil {
@@ -393,6 +396,10 @@ const (
 	ctlComplete ctlKind = iota
 	// ctlFinal: snapshot the final state for checkpoint id (the task has finished).
 	ctlFinal
+	// ctlSnapshot: snapshot the final state for checkpoint id, which is not
+	// the final checkpoint: a non-source task that finished gets no
+	// barriers, and other tasks still run (coordinator.SnapshotFinished).
+	ctlSnapshot
 )
 
 // triggerMsg starts a checkpoint at a source task; stop ends the source
@@ -407,6 +414,8 @@ func (t *task) control(m ctlMsg) error {
 	switch m.kind {
 	case ctlFinal:
 		t.finalID = m.id
+		return t.checkpoint(m.id, 0, false)
+	case ctlSnapshot:
 		return t.checkpoint(m.id, 0, false)
 	case ctlComplete:
 		if err := t.commit(m.id); err != nil {

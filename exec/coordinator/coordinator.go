@@ -61,6 +61,11 @@ const (
 	// TriggerFinal: every task has finished; ask every task to snapshot its
 	// final state for checkpoint ID (no barriers flow any more).
 	TriggerFinal
+	// SnapshotFinished: ask Task, a non-source task that has finished (and
+	// waits for the final checkpoint), to snapshot its final state for
+	// checkpoint ID: no barrier reaches it any more. The runtime also asks
+	// every task of FinishedTasks at each trigger.
+	SnapshotFinished
 )
 
 func (k ActionKind) String() string {
@@ -75,6 +80,8 @@ func (k ActionKind) String() string {
 		return "abort"
 	case TriggerFinal:
 		return "trigger-final"
+	case SnapshotFinished:
+		return "snapshot-finished"
 	}
 	return "unknown"
 }
@@ -86,6 +93,7 @@ type Action struct {
 	Time   time.Time // when the checkpoint was triggered
 	Acks   []Ack     // for WriteMetadata: one per task, sorted by task
 	Reason string    // for Abort
+	Task   TaskID    // for SnapshotFinished
 }
 
 // Coordinator decides when checkpoints start, complete and abort.
@@ -94,7 +102,11 @@ type Coordinator struct {
 	tasks    map[TaskID]bool // every task that must ack; value: still running
 	sources  map[TaskID]bool
 	finished map[TaskID]Ack // finished sources' final acks
-	draining bool           // a non-source task finished: no new checkpoints
+	// ended holds the non-source tasks that finished. With a final
+	// checkpoint they wait for it and snapshot their final state for every
+	// checkpoint until then (SnapshotFinished), so checkpoints go on.
+	ended    map[TaskID]bool
+	draining bool // without a final checkpoint, a non-source task finished: no new checkpoints
 	done     map[TaskID]bool
 	final    int64 // id of the final checkpoint, once triggered
 
@@ -122,6 +134,7 @@ func New(cfg Config, tasks, sources []TaskID, firstID int64) *Coordinator {
 		tasks:    map[TaskID]bool{},
 		sources:  map[TaskID]bool{},
 		finished: map[TaskID]Ack{},
+		ended:    map[TaskID]bool{},
 		done:     map[TaskID]bool{},
 		nextID:   firstID,
 	}
@@ -276,24 +289,62 @@ func (c *Coordinator) SourceFinished(ack Ack) []Action {
 	return nil
 }
 
-// TaskFinished records that a non-source task ended (all its inputs ended):
-// the job is draining and no new checkpoint starts. A pending checkpoint that
-// still needs this task's ack is aborted.
+// TaskFinished records that a non-source task ended (all its inputs ended).
+//
+// With a final checkpoint (Config.Final) the task waits for it, as a
+// finished source does, and checkpoints go on: the task snapshots its final
+// state for each of them when asked (it gets no barriers any more), and
+// for the pending one, if it has not acked it, now (SnapshotFinished). Its
+// state no longer changes, so that snapshot is consistent with every
+// later cut: all its inputs ended before their barriers.
+//
+// Without one the task is gone and left no snapshot: the job is draining,
+// no new checkpoint starts, and a pending checkpoint that still needs this
+// task's ack is aborted.
 func (c *Coordinator) TaskFinished(now time.Time, task TaskID) []Action {
 	if c.sources[task] {
 		return nil
 	}
-	c.draining = true
+	if _, known := c.tasks[task]; !known {
+		return nil
+	}
 	c.done[task] = true
 	var out []Action
-	if p := c.pending; p != nil && !p.writing && p.id != c.final {
-		if _, ok := p.acks[task]; !ok {
-			out = append(out, c.abort(now, fmt.Sprintf("task %s finished before acking checkpoint %d", task, p.id)))
+	if c.cfg.Final {
+		c.ended[task] = true
+		if p := c.pending; p != nil && !p.writing && p.id != c.final {
+			if _, ok := p.acks[task]; !ok {
+				out = append(out, Action{Kind: SnapshotFinished, ID: p.id, Time: p.time, Task: task})
+			}
+		}
+	} else {
+		c.draining = true
+		if p := c.pending; p != nil && !p.writing {
+			if _, ok := p.acks[task]; !ok {
+				out = append(out, c.abort(now, fmt.Sprintf("task %s finished before acking checkpoint %d", task, p.id)))
+			}
 		}
 	}
 	if a, ok := c.maybeFinal(); ok {
 		out = append(out, a...)
 	}
+	return out
+}
+
+// FinishedTasks returns the non-source tasks that have finished and wait
+// for the final checkpoint: each checkpoint triggered must ask them for a
+// snapshot (they get no barrier), sorted by task.
+func (c *Coordinator) FinishedTasks() []TaskID {
+	out := make([]TaskID, 0, len(c.ended))
+	for t := range c.ended {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Vertex != out[j].Vertex {
+			return out[i].Vertex < out[j].Vertex
+		}
+		return out[i].Subtask < out[j].Subtask
+	})
 	return out
 }
 

@@ -167,8 +167,36 @@ func formatAction(a Action) string {
 		}
 		s += " [" + strings.Join(ts, " ") + "]"
 	}
+	if a.Kind == SnapshotFinished {
+		s += " " + a.Task.String()
+	}
 	if a.Reason != "" {
 		s += ": " + a.Reason
 	}
 	return s
+}
+
+// TestFinishedTasks checks that a non-source task that finished is listed
+// for the snapshots of later checkpoints only with a final checkpoint
+// (without one it left no snapshot and the job drains).
+func TestFinishedTasks(t *testing.T) {
+	for _, final := range []bool{true, false} {
+		c := New(Config{Interval: time.Second, Final: final}, []TaskID{{1, 0}, {1, 1}, {2, 0}}, []TaskID{{0, 0}}, 1)
+		now := time.Unix(1_700_000_000, 0)
+		c.Tick(now)
+		c.TaskFinished(now, TaskID{1, 1})
+		c.TaskFinished(now, TaskID{1, 0})
+		c.TaskFinished(now, TaskID{0, 0}) // a source: not a finished task
+		got := c.FinishedTasks()
+		if final && (len(got) != 2 || got[0] != (TaskID{1, 0}) || got[1] != (TaskID{1, 1})) {
+			t.Errorf("final: FinishedTasks = %v, want [1/0 1/1]", got)
+		}
+		if !final && len(got) != 0 {
+			t.Errorf("no final: FinishedTasks = %v, want none", got)
+		}
+		acts := c.Tick(now.Add(time.Second))
+		if triggered := len(acts) == 1 && acts[0].Kind == TriggerSources; triggered != final {
+			t.Errorf("final=%v: tick after a task finished = %v", final, acts)
+		}
+	}
 }
