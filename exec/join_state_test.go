@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -217,9 +218,16 @@ func maps2(m map[string]int) map[string]int {
 // TestJoinStateRestoreRescaleSpill checks regular, semi and anti joins
 // over random changelogs through a snapshot and a restore at another
 // parallelism, with the state in memory and spilled (a 4 KiB budget).
+// The seed is the clock's, or WEIR_TEST_SEED to repeat a run; sub-case
+// (si, ki, bi) runs with seed + si*1000 + ki*100 + bi.
 func TestJoinStateRestoreRescaleSpill(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	if v := os.Getenv("WEIR_TEST_SEED"); v != "" {
+		if _, err := fmt.Sscan(v, &seed); err != nil {
+			t.Fatalf("WEIR_TEST_SEED=%q: %v", v, err)
+		}
+	}
+	t.Logf("seed %d (repeat with WEIR_TEST_SEED=%d)", seed, seed)
 	kinds := []types.Kind{types.KindInt, types.KindBigInt, types.KindBigInt}
 	sides := []struct{ left, right JoinSide }{
 		{JoinSide{Keys: []int{0}, Kinds: kinds}, JoinSide{Keys: []int{0}, Kinds: kinds, Layout: JoinKeyContainsUniqueKey}},
