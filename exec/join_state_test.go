@@ -222,13 +222,7 @@ func maps2(m map[string]int) map[string]int {
 // (si, ki, bi) runs with seed + si*1000 + ki*100 + bi, and with the seeds
 // pinned for it, regressions found before.
 func TestJoinStateRestoreRescaleSpill(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv("WEIR_TEST_SEED"); v != "" {
-		if _, err := fmt.Sscan(v, &seed); err != nil {
-			t.Fatalf("WEIR_TEST_SEED=%q: %v", v, err)
-		}
-	}
-	t.Logf("seed %d (repeat with WEIR_TEST_SEED=%d)", seed, seed)
+	seed := testSeed(t)
 	// pinned holds per sub-case the seeds (as its messages give them) it
 	// runs besides its own.
 	pinned := map[string][]uint64{
@@ -305,6 +299,20 @@ func maxLiveKeys(steps []joinStep) int {
 		most = max(most, len(m))
 	}
 	return most
+}
+
+// testSeed returns the seed of a randomized test: WEIR_TEST_SEED if set
+// (to repeat a run), else the clock's. It logs it with how to repeat it.
+func testSeed(t *testing.T) uint64 {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv("WEIR_TEST_SEED"); v != "" {
+		if _, err := fmt.Sscan(v, &seed); err != nil {
+			t.Fatalf("WEIR_TEST_SEED=%q: %v", v, err)
+		}
+	}
+	t.Logf("seed %d (repeat with WEIR_TEST_SEED=%d)", seed, seed)
+	return seed
 }
 
 // joinTestKinds are the kinds of the randomized join tests: JoinType 0
