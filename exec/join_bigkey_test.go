@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/weir-sql/weir/types"
 )
@@ -63,10 +62,10 @@ func skewedJoinSides() (many, few []JoinSide) {
 // over random changelogs (duplicates, retractions, updates of a unique
 // key) whose 3 hot keys hold thousands of rows on one side, through a
 // snapshot and a restore at another parallelism, in memory and spilled (a
-// 4 KiB budget), against the batch join of the applied inputs.
+// 4 KiB budget), against the batch join of the applied inputs. The seed
+// is the clock's or WEIR_TEST_SEED (testSeed).
 func TestJoinHotKeysRestoreRescaleSpill(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testSeed(t)
 	manyLayouts, fewLayouts := skewedJoinSides()
 	residual := joinTestResidual(t)
 	pairs := [][2]int{{1, 3}, {2, 1}}

@@ -3,9 +3,7 @@ package exec
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"testing"
-	"time"
 
 	"github.com/weir-sql/weir/types"
 )
@@ -41,13 +39,7 @@ func (c *joinCluster) blindWrites() int64 {
 // to repeat a run) and with the seeds pinned for it, regressions found
 // before.
 func TestJoinBlindWritesRestoreRescaleSpill(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv("WEIR_TEST_SEED"); v != "" {
-		if _, err := fmt.Sscan(v, &seed); err != nil {
-			t.Fatalf("WEIR_TEST_SEED=%q: %v", v, err)
-		}
-	}
-	t.Logf("seed %d (repeat with WEIR_TEST_SEED=%d)", seed, seed)
+	seed := testSeed(t)
 	// pinned holds per subtest the seeds (as its messages give them) it
 	// runs besides its random one.
 	pinned := map[string][]uint64{

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -217,9 +218,20 @@ func maps2(m map[string]int) map[string]int {
 // TestJoinStateRestoreRescaleSpill checks regular, semi and anti joins
 // over random changelogs through a snapshot and a restore at another
 // parallelism, with the state in memory and spilled (a 4 KiB budget).
+// The seed is the clock's, or WEIR_TEST_SEED to repeat a run; sub-case
+// (si, ki, bi) runs with seed + si*1000 + ki*100 + bi, and with the seeds
+// pinned for it, regressions found before.
 func TestJoinStateRestoreRescaleSpill(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testSeed(t)
+	// pinned holds per sub-case the seeds (as its messages give them) it
+	// runs besides its own.
+	pinned := map[string][]uint64{
+		// With 6,000 steps the subtask at parallelism 1 held at most
+		// 1,012 left and 1,023 right keys up to the snapshot and the 20
+		// steps past it, not more than state.MinRecords, so (rightly)
+		// did not spill.
+		"right/sides0/budget4096/p1-to-p3/residual=false": {1796122257721140190},
+	}
 	kinds := []types.Kind{types.KindInt, types.KindBigInt, types.KindBigInt}
 	sides := []struct{ left, right JoinSide }{
 		{JoinSide{Keys: []int{0}, Kinds: kinds}, JoinSide{Keys: []int{0}, Kinds: kinds, Layout: JoinKeyContainsUniqueKey}},
@@ -236,15 +248,71 @@ func TestJoinStateRestoreRescaleSpill(t *testing.T) {
 			withResidual := ki%2 == 1
 			name := fmt.Sprintf("%s/sides%d/budget%d/p%d-to-p%d/residual=%v", kind, si, budget, pp[0], pp[1], withResidual)
 			t.Run(name, func(t *testing.T) {
-				s := seed + uint64(si*1000+ki*100+bi)
-				r := rand.New(rand.NewPCG(s, 16))
-				// At parallelism 1 each side holds more than
-				// state.MinRecords keys.
-				steps, live := genJoinSteps(r, 6000, 4000, sd.left, sd.right)
-				checkJoinRestore(t, s, ki, kind, sd.left, sd.right, residual, withResidual, steps, live, pp, budget)
+				for _, s := range append([]uint64{seed + uint64(si*1000+ki*100+bi)}, pinned[name]...) {
+					t.Run(fmt.Sprint("seed=", s), func(t *testing.T) {
+						r := rand.New(rand.NewPCG(s, 16))
+						steps, live := genJoinSteps(r, joinStateSteps, 4000, sd.left, sd.right)
+						if n := maxLiveKeys(steps[:len(steps)/2]); pp[0] == 1 && n <= state.MinRecords {
+							// The spilling budget needs more keys of a
+							// side in a subtask than state.MinRecords.
+							t.Fatalf("seed %d: the changelogs before the snapshot hold at most %d keys of a side, want more than %d",
+								s, n, state.MinRecords)
+						}
+						checkJoinRestore(t, s, ki, kind, sd.left, sd.right, residual, withResidual, steps, live, pp, budget)
+					})
+				}
 			})
 		}
 	}
+}
+
+// joinStateSteps is how many steps TestJoinStateRestoreRescaleSpill
+// generates (over 4,000 keys). A join spills only a side holding more
+// than state.MinRecords keys, and the half before the snapshot, all at
+// parallelism 1 for the spilling budget, must reach that: with 6,000
+// steps a side peaked there at about 1,000 to 1,200 keys and in about one
+// run in a hundred neither side passed 1,024, so the join did not spill;
+// with 8,000 the lowest peak of 1,000 runs was 1,234.
+const joinStateSteps = 8000
+
+// maxLiveKeys returns the most distinct non-NULL keys (column 0) that
+// either side's applied changes held at once over steps.
+func maxLiveKeys(steps []joinStep) int {
+	live := [2]map[int64]int{{}, {}}
+	most := 0
+	for _, s := range steps {
+		m := live[s.side]
+		for i := range s.b.Len() {
+			k := s.b.Row(i)[0]
+			if k.IsNull() {
+				continue
+			}
+			switch s.b.Kinds[i] {
+			case types.Insert, types.UpdateAfter:
+				m[k.Int()]++
+			default:
+				if m[k.Int()]--; m[k.Int()] == 0 {
+					delete(m, k.Int())
+				}
+			}
+		}
+		most = max(most, len(m))
+	}
+	return most
+}
+
+// testSeed returns the seed of a randomized test: WEIR_TEST_SEED if set
+// (to repeat a run), else the clock's. It logs it with how to repeat it.
+func testSeed(t *testing.T) uint64 {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv("WEIR_TEST_SEED"); v != "" {
+		if _, err := fmt.Sscan(v, &seed); err != nil {
+			t.Fatalf("WEIR_TEST_SEED=%q: %v", v, err)
+		}
+	}
+	t.Logf("seed %d (repeat with WEIR_TEST_SEED=%d)", seed, seed)
+	return seed
 }
 
 // joinTestKinds are the kinds of the randomized join tests: JoinType 0
@@ -461,5 +529,56 @@ func TestJoinBudgetCountsRows(t *testing.T) {
 	}
 	if n != keys*perKey || len(out.rows) != keys*perKey {
 		t.Fatalf("%d output rows (%d distinct), want %d pairs", n, len(out.rows), keys*perKey)
+	}
+}
+
+// TestJoinSpillsPastMinRecords: a side spills only when it holds more
+// than state.MinRecords keys, however small the budget. With a 4 KiB
+// budget a subtask holding state.MinRecords keys on each side stays in
+// memory; one more key spills it, and the join still pairs every row of a
+// key, the spilled ones looked up in the store.
+func TestJoinSpillsPastMinRecords(t *testing.T) {
+	kinds := []types.Kind{types.KindInt, types.KindBigInt, types.KindBigInt}
+	side := JoinSide{Keys: []int{0}, Kinds: kinds}
+	c := newJoinCluster(t, NewJoin(JoinSpec{Type: InnerJoin, Left: side, Right: side}), 1, 4<<10, nil)
+	out := &collectEmitter{t: t, rows: map[string]int{}}
+	var rows [2][][]types.Value
+	send := func(sd int, keys ...int) {
+		t.Helper()
+		b := types.NewBatch(3, len(keys))
+		for _, k := range keys {
+			row := []types.Value{types.IntValue(int64(k)), types.BigIntValue(int64(len(rows[sd]))), types.BigIntValue(int64(sd))}
+			rows[sd] = append(rows[sd], row)
+			b.Append(types.Insert, row)
+		}
+		if err := c.process(joinStep{side: sd, b: b}, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := make([]int, state.MinRecords)
+	for i := range keys {
+		keys[i] = i
+	}
+	send(0, keys...)
+	send(1, keys...)
+	if c.spilled() {
+		t.Fatalf("%d keys a side spilled", state.MinRecords)
+	}
+	send(0, state.MinRecords)
+	if !c.spilled() {
+		t.Fatalf("%d keys on the left did not spill", state.MinRecords+1)
+	}
+	send(1, state.MinRecords, 0, 7, state.MinRecords-1)
+	send(0, 7, 1)
+	want := map[string]int{}
+	for _, l := range rows[0] {
+		for _, r := range rows[1] {
+			if l[0] == r[0] {
+				want[fmt.Sprint(append(slices.Clone(l), r...))]++
+			}
+		}
+	}
+	if !equalMultiset(out.rows, want) {
+		t.Fatalf("%d distinct rows, want %d\n got  %v\n want %v", len(out.rows), len(want), head(keysOf(out.rows)), head(keysOf(want)))
 	}
 }
