@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // lastLineWith returns the last line the user sees that contains want and
@@ -17,6 +18,26 @@ func (p *ptyShell) lastLineWith(want string, not ...string) string {
 		}
 	}
 	return ""
+}
+
+// waitLineWith waits until the screen, as a terminal shows it, has a line
+// holding want and none of not, and returns the last such line: output
+// that announced the line (waitFor on the stream) may still be redrawn
+// (readline draws a completion list and then its prompt again).
+func (p *ptyShell) waitLineWith(t *testing.T, want string, not ...string) string {
+	t.Helper()
+	deadline := time.NewTimer(30 * time.Second)
+	defer deadline.Stop()
+	for {
+		if line := p.lastLineWith(want, not...); line != "" {
+			return line
+		}
+		select {
+		case <-p.scr.more:
+		case <-deadline.C:
+			t.Fatalf("timed out waiting for a line with %q; screen:\n%s", want, strings.Join(p.seen(), "\n"))
+		}
+	}
 }
 
 // since returns what the shell wrote to the terminal from offset at on,
@@ -66,7 +87,7 @@ func TestCompletionInQuotesOnPseudoTerminal(t *testing.T) {
 	connectors := []string{"'blackhole'", "'datagen'", "'filesystem'", "'kafka'", "'nexmark'", "'print'", "'upsert-kafka'"}
 	p.typeIn("CREATE TABLE c (x INT) WITH ('connector' = '\t\t")
 	at = p.scr.waitFor(t, at, "upsert-kafka")
-	list := p.lastLineWith("'blackhole'", "CREATE")
+	list := p.waitLineWith(t, "'blackhole'", "CREATE")
 	if got := strings.Fields(list); !slices.Equal(got, connectors) {
 		t.Errorf("completion list after 'connector' = ': %q, want %q", got, connectors)
 	}
@@ -87,7 +108,7 @@ func TestCompletionInQuotesOnPseudoTerminal(t *testing.T) {
 	at = p.scr.waitFor(t, at, Prompt)
 	p.typeIn("SET 'execution.checkpointing.\t\t")
 	at = p.scr.waitFor(t, at, "timeout'")
-	list = p.lastLineWith("'execution.checkpointing.interval'", Prompt)
+	list = p.waitLineWith(t, "'execution.checkpointing.interval'", Prompt)
 	want := []string{"'execution.checkpointing.interval'", "'execution.checkpointing.min-pause'", "'execution.checkpointing.timeout'"}
 	if got := strings.Fields(list); !slices.Equal(got, want) {
 		t.Errorf("completion list after SET 'execution.checkpointing.: %q, want %q", got, want)
