@@ -203,7 +203,7 @@ func formatBytes(n int64) string {
 
 // writeSources writes the sources section: per source (its table and
 // connector when recorded) each subtask's position, described by the
-// connector when opts can, else as hex, its first line marked "(ended: …)" when the subtask
+// connector when opts can, else as hex, with a last line "(ended: …)" when the subtask
 // had read its input to the end (SourcePosition.Ended).
 func writeSources(b *strings.Builder, m *Metadata, opts InspectOptions) {
 	if len(m.Sources) == 0 {
@@ -232,12 +232,9 @@ func writeSources(b *strings.Builder, m *Metadata, opts InspectOptions) {
 			}
 		}
 		if s.Ended {
-			// After the first line: the connector's own words come first.
-			first, rest, multi := strings.Cut(text, "\n")
-			text = first + " (ended: stays ended after a restore)"
-			if multi {
-				text += "\n" + rest
-			}
+			// A line of its own, after the connector's words (which may
+			// take a line per split).
+			text += "\n(ended: reads nothing after a restore)"
 		}
 		prefix := fmt.Sprintf("    [%d] ", s.Subtask)
 		for k, line := range strings.Split(text, "\n") {

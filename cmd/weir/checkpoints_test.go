@@ -254,8 +254,8 @@ CREATE TABLE o3 (k BIGINT, s BIGINT) WITH ('connector' = 'blackhole');
 	out, _ = cmd(0, "checkpoints", "inspect", filepath.Join(root, "files"))
 	lines = strings.Split(out, "\n")
 	has("f ('connector' = 'filesystem')  id " + sourceID(t, out, "f"))
-	has("[0] subtask 0 of 2: finished: all its files read (1 file) (ended: stays ended after a restore)")
-	has("[1] subtask 1 of 2: finished: all its files read (1 file) (ended: stays ended after a restore)")
+	has("[0] subtask 0 of 2: finished: all its files read (1 file)")
+	has("[1] subtask 1 of 2: finished: all its files read (1 file)")
 	has("statement 1 (feeds o1): INSERT INTO o1 SELECT k, SUM(v) FROM f GROUP BY k;")
 
 	// A job folder lists its checkpoints as before.
