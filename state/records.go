@@ -1291,6 +1291,15 @@ func (r *Records) Spill() error {
 			return err
 		}
 	}
+	r.forgetMemory()
+	r.backed = true
+	return nil
+}
+
+// forgetMemory drops every record held in memory with the bookkeeping of
+// them (slots, key groups, parts stored, delta slots, live and changed
+// bits, expiry queues): what a spill of all and Clear share.
+func (r *Records) forgetMemory() {
 	r.src.DropRecords()
 	r.wt, r.expq, r.unstamped = r.wt[:0], r.expq[:0], r.unstamped[:0]
 	clear(r.pend)
@@ -1304,8 +1313,6 @@ func (r *Records) Spill() error {
 	clear(r.touched)
 	r.live, r.changed, r.touched = r.live[:0], r.changed[:0], r.touched[:0]
 	r.nLive, r.nChange, r.nTouched = 0, 0, 0
-	r.backed = true
-	return nil
 }
 
 // Clear forgets every record, in memory and in the store: the operator
@@ -1318,20 +1325,9 @@ func (r *Records) Spill() error {
 // scanned and deleted, key group by key group. A snapshot after Clear
 // holds none of the records.
 func (r *Records) Clear() error {
-	r.src.DropRecords()
-	r.wt, r.expq, r.unstamped = r.wt[:0], r.expq[:0], r.unstamped[:0]
-	clear(r.pend)
-	clear(r.queued)
-	r.queued = r.queued[:0]
-	r.kgs, r.stored, r.storedTotal = r.kgs[:0], r.stored[:0], 0
-	clear(r.dslot)
+	r.forgetMemory()
 	clear(r.dsaved)
-	r.dslot, r.dsaved, r.nDelta = r.dslot[:0], r.dsaved[:0], 0
-	clear(r.live)
-	clear(r.changed)
-	clear(r.touched)
-	r.live, r.changed, r.touched = r.live[:0], r.changed[:0], r.touched[:0]
-	r.nLive, r.nChange, r.nTouched = 0, 0, 0
+	r.dsaved = r.dsaved[:0]
 	r.pend2, r.dead, r.unidx, r.unb = r.pend2[:0], r.dead[:0], r.unidx[:0], r.unb[:0]
 	r.dkeys, r.dall, r.dnone = nil, false, nil
 	clear(r.dkg)
