@@ -153,9 +153,6 @@ type joinOp struct {
 	joinOutput
 	retain [2]*retention // per side, if it has a retention bound
 	inWM   [2]int64      // per input port, its watermark (ProcessInputWatermark)
-	// ended says, per input port, that the input ended (EndInput): the
-	// other side's rows are no longer kept.
-	ended [2]bool
 }
 
 var (
@@ -430,18 +427,10 @@ func (o *joinOp) retract(side int, me, other *joinRows, kind types.RowKind, row 
 // pads and takes back its NULL-padded rows as the other side's rows come
 // and go. Whatever the join type, the output does not change.
 func (o *joinOp) EndInput(port int, out Emitter) error {
-	if port != 0 && port != 1 {
-		return fmt.Errorf("join: input port %d", port)
-	}
-	if o.ended[port] {
-		return nil
-	}
-	o.ended[port] = true
-	side := 1 - port
-	if err := o.sides[side].clear(); err != nil {
+	if first, err := o.endInput(port); !first || err != nil {
 		return err
 	}
-	if r := o.retain[side]; r != nil {
+	if r := o.retain[1-port]; r != nil {
 		r.minDue = math.MaxInt64 // nothing kept to sweep
 	}
 	return o.flush(out)

@@ -1060,6 +1060,23 @@ type joinState struct {
 	sides  [2]*joinRows
 	kr     []types.Value // the join key of the row at hand
 	budget int64         // the state budget, shared by the sides
+	// ended says, per input port, that the input ended (endInput): the
+	// other side's rows are no longer kept.
+	ended [2]bool
+}
+
+// endInput is the end of input port, once: the other side's rows are
+// dropped, in memory and stored (no row of port can come to match them);
+// it reports false if port had ended before.
+func (j *joinState) endInput(port int) (bool, error) {
+	if port != 0 && port != 1 {
+		return false, fmt.Errorf("%s: input port %d", j.name, port)
+	}
+	if j.ended[port] {
+		return false, nil
+	}
+	j.ended[port] = true
+	return true, j.sides[1-port].clear()
 }
 
 // open makes the sides' rows; track says which sides count their matches.

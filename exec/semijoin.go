@@ -40,9 +40,6 @@ type semiJoinOp struct {
 	wl     int
 	out    *types.Batch
 	joined []types.Value // left ++ right, for the residual
-	// ended says, per input port, that the input ended (EndInput): the
-	// other side's rows are no longer kept.
-	ended [2]bool
 }
 
 var (
@@ -264,14 +261,7 @@ func (o *semiJoinOp) processRight(kind types.RowKind, row []types.Value, keep bo
 // once the left input ended. The ended side's rows stay, the left rows
 // with their match counts.
 func (o *semiJoinOp) EndInput(port int, out Emitter) error {
-	if port != 0 && port != 1 {
-		return fmt.Errorf("semi join: input port %d", port)
-	}
-	if o.ended[port] {
-		return nil
-	}
-	o.ended[port] = true
-	if err := o.sides[1-port].clear(); err != nil {
+	if first, err := o.endInput(port); !first || err != nil {
 		return err
 	}
 	return o.flush(out)
