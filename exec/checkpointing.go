@@ -28,7 +28,10 @@ type CheckpointOptions struct {
 	// Retain is the number of complete checkpoints kept (at least 1).
 	Retain int
 	// StateCacheBytes is the memory budget of each stateful operator
-	// subtask's in-memory state and of its store's write-back cache.
+	// subtask's in-memory state and of its store's write-back cache; 0
+	// sizes it from the process's memory (a quarter of Options.MemoryBytes
+	// split over the job's stateful subtasks, at least
+	// statestore.DefaultCacheBytes: state.cache.size 'auto').
 	StateCacheBytes int64
 	// WorkDir holds the working state databases while the job runs. It must
 	// be on the same filesystem as Storage (snapshots hard-link sstables).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weir-sql/weir/checkpoint"
 	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/internal/sysmem"
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
 )
@@ -46,6 +47,9 @@ type Job struct {
 	sourcesLeft           atomic.Int64     // source subtasks still reading
 
 	ck *checkpointer // nil when checkpointing is off
+	// budget is the memory budget of each stateful operator subtask
+	// (stateBudgetFor).
+	budget int64
 }
 
 // fault calls Options.Fault at a named fault point.
@@ -60,11 +64,52 @@ func (j *Job) fault(point string) error {
 }
 
 // stateBudget is the memory budget of each stateful operator subtask.
-func (j *Job) stateBudget() int64 {
-	if c := j.opts.Checkpoint; c != nil && c.StateCacheBytes > 0 {
+func (j *Job) stateBudget() int64 { return j.budget }
+
+// autoStateShare is the share of the process's memory (sysmem.Total) that
+// an automatic state budget gives a job's keyed state: a quarter, split
+// evenly over its stateful operator subtasks. The Go heap can reach about
+// twice its live data before a collection, so the state's peak stays near
+// half of the memory, with the rest for the buffers between tasks,
+// Pebble's block caches and memtables, and other jobs.
+const autoStateShare = 4
+
+// stateBudgetFor returns the memory budget of each stateful operator
+// subtask of g: the configured CheckpointOptions.StateCacheBytes, or, when
+// it is 0 (state.cache.size 'auto'), memory/autoStateShare split over the
+// job's stateful subtasks, never below statestore.DefaultCacheBytes (also
+// the budget when memory is unknown).
+func stateBudgetFor(g *JobGraph, c *CheckpointOptions, memory int64) int64 {
+	if c != nil && c.StateCacheBytes > 0 {
 		return c.StateCacheBytes
 	}
-	return statestore.DefaultCacheBytes
+	n := int64(statefulSubtasks(g))
+	if memory <= 0 || n == 0 {
+		return statestore.DefaultCacheBytes
+	}
+	return max(memory/autoStateShare/n, statestore.DefaultCacheBytes)
+}
+
+// statefulSubtasks counts the subtasks of g whose operators keep state in
+// a store (StatefulOperator or KeyedOperator), one per such operator and
+// subtask. It builds one instance of each operator to ask: OperatorSpec.New
+// only constructs (operators do their work in Open).
+func statefulSubtasks(g *JobGraph) int {
+	n := 0
+	for _, v := range g.Vertices {
+		for _, spec := range v.Operators {
+			if spec.New == nil {
+				continue
+			}
+			op := spec.New()
+			_, stateful := op.(StatefulOperator)
+			_, keyed := op.(KeyedOperator)
+			if stateful || keyed {
+				n += v.Parallelism
+			}
+		}
+	}
+	return n
 }
 
 // Metrics are a job's live counters.
@@ -137,6 +182,11 @@ func newJob(ctx context.Context, g *JobGraph, opts Options) (*Job, []*task, erro
 		vertexLate: make([]atomic.Int64, len(g.Vertices)),
 		vertexOut:  make([]atomic.Int64, len(g.Vertices)),
 	}
+	memory := opts.MemoryBytes
+	if memory == 0 {
+		memory = sysmem.Total()
+	}
+	j.budget = stateBudgetFor(g, opts.Checkpoint, memory)
 	tasks := j.buildTasks(widths)
 	alignGroups(tasks)
 	var restore *checkpoint.Checkpoint

@@ -34,6 +34,11 @@ type Options struct {
 	// scan, and is never read once expired (Flink's 'table.exec.state.ttl',
 	// OnCreateAndWrite, NeverReturnExpired). 0 keeps state forever.
 	StateTTL time.Duration
+	// MemoryBytes is the memory an automatic state budget
+	// (CheckpointOptions.StateCacheBytes 0) is sized from; 0 means the
+	// process's (sysmem.Total: its cgroup limit or the machine's memory);
+	// negative means unknown (the budget is then statestore.DefaultCacheBytes).
+	MemoryBytes int64
 	// Logf, if set, receives the runtime's log lines.
 	Logf func(format string, args ...any)
 	// Checkpoint, if set, turns checkpointing on (and restores from

@@ -26,7 +26,7 @@ func (t *task) restore() error {
 	}
 	t.stateful = make([]StatefulOperator, len(t.ops))
 	t.stores = make([]*statestore.Store, len(t.ops))
-	sopts := statestore.Options{CacheBytes: ck.StateCacheBytes, MaxParallelism: t.job.maxPar}
+	sopts := statestore.Options{CacheBytes: t.job.stateBudget(), MaxParallelism: t.job.maxPar}
 	for i, op := range t.ops {
 		so, ok := op.(StatefulOperator)
 		ko, keyed := op.(KeyedOperator)

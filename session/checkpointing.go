@@ -14,7 +14,6 @@ import (
 	"github.com/weir-sql/weir/checkpoint"
 	"github.com/weir-sql/weir/exec"
 	"github.com/weir-sql/weir/planner"
-	"github.com/weir-sql/weir/statestore"
 )
 
 // Defaults of the checkpointing configuration.
@@ -54,8 +53,8 @@ func (s *Session) checkpointing(plan *planner.Plan, query string, opts RunOption
 			return nil, fmt.Errorf("SET '%s' = '%s': expected a whole number of at least 1", KeyNumRetained, v)
 		}
 	}
-	cache := int64(statestore.DefaultCacheBytes)
-	if v, ok := s.Config[KeyStateCacheSize]; ok {
+	var cache int64 // 'auto': sized by the runtime from the memory (exec.CheckpointOptions)
+	if v, ok := s.Config[KeyStateCacheSize]; ok && !isAuto(v) {
 		if cache, err = confval.MemorySize(v); err != nil {
 			return nil, fmt.Errorf("SET '%s': %w", KeyStateCacheSize, err)
 		}

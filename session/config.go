@@ -52,7 +52,7 @@ var setKeys = map[string]func(string) error{
 	KeyCheckpointMinPause:                   checkDuration,
 	KeyCheckpointDir:                        checkNonEmpty,
 	KeyNumRetained:                          checkWholeNumber(1),
-	KeyStateCacheSize:                       checkMemorySize,
+	KeyStateCacheSize:                       checkMemorySizeOrAuto,
 	KeySavepointPath:                        nil,
 	KeySavepointDir:                         checkNonEmpty,
 	KeySavepointOnStop:                      checkBool,
@@ -203,6 +203,20 @@ func checkMemorySize(v string) error {
 	}
 	return nil
 }
+
+// checkMemorySizeOrAuto accepts a memory size or 'auto'.
+func checkMemorySizeOrAuto(v string) error {
+	if isAuto(v) {
+		return nil
+	}
+	if _, err := confval.MemorySize(v); err != nil {
+		return fmt.Errorf("expected 'auto' or a memory size such as '256mb' or '1 gb': %s", reason(v, err))
+	}
+	return nil
+}
+
+// isAuto reports whether a setting's value is 'auto' (any case).
+func isAuto(v string) bool { return strings.EqualFold(strings.TrimSpace(v), "auto") }
 
 // reason is a confval error without the value it starts with (the SET
 // error shows the value already).
