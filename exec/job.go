@@ -74,38 +74,32 @@ func (j *Job) stateBudget() int64 { return j.budget }
 // Pebble's block caches and memtables, and other jobs.
 const autoStateShare = 4
 
-// stateBudgetFor returns the memory budget of each stateful operator
-// subtask of g: the configured CheckpointOptions.StateCacheBytes, or, when
-// it is 0 (state.cache.size 'auto'), memory/autoStateShare split over the
-// job's stateful subtasks, never below statestore.DefaultCacheBytes (also
-// the budget when memory is unknown).
-func stateBudgetFor(g *JobGraph, c *CheckpointOptions, memory int64) int64 {
+// stateBudgetFor returns the memory budget of each of a job's stateful
+// operator subtasks, of which it has stateful: the configured
+// CheckpointOptions.StateCacheBytes, or, when it is 0 (state.cache.size
+// 'auto'), memory/autoStateShare split over them, never below
+// statestore.DefaultCacheBytes (also the budget when memory is unknown).
+func stateBudgetFor(stateful int, c *CheckpointOptions, memory int64) int64 {
 	if c != nil && c.StateCacheBytes > 0 {
 		return c.StateCacheBytes
 	}
-	n := int64(statefulSubtasks(g))
-	if memory <= 0 || n == 0 {
+	if memory <= 0 || stateful == 0 {
 		return statestore.DefaultCacheBytes
 	}
-	return max(memory/autoStateShare/n, statestore.DefaultCacheBytes)
+	return max(memory/autoStateShare/int64(stateful), statestore.DefaultCacheBytes)
 }
 
-// statefulSubtasks counts the subtasks of g whose operators keep state in
-// a store (StatefulOperator or KeyedOperator), one per such operator and
-// subtask. It builds one instance of each operator to ask: OperatorSpec.New
-// only constructs (operators do their work in Open).
-func statefulSubtasks(g *JobGraph) int {
+// statefulSubtasks counts the operators of tasks that keep state in a
+// store (StatefulOperator or KeyedOperator): one per such operator and
+// subtask.
+func statefulSubtasks(tasks []*task) int {
 	n := 0
-	for _, v := range g.Vertices {
-		for _, spec := range v.Operators {
-			if spec.New == nil {
-				continue
-			}
-			op := spec.New()
+	for _, t := range tasks {
+		for _, op := range t.ops {
 			_, stateful := op.(StatefulOperator)
 			_, keyed := op.(KeyedOperator)
 			if stateful || keyed {
-				n += v.Parallelism
+				n++
 			}
 		}
 	}
@@ -182,12 +176,12 @@ func newJob(ctx context.Context, g *JobGraph, opts Options) (*Job, []*task, erro
 		vertexLate: make([]atomic.Int64, len(g.Vertices)),
 		vertexOut:  make([]atomic.Int64, len(g.Vertices)),
 	}
+	tasks := j.buildTasks(widths)
 	memory := opts.MemoryBytes
 	if memory == 0 {
 		memory = sysmem.Total()
 	}
-	j.budget = stateBudgetFor(g, opts.Checkpoint, memory)
-	tasks := j.buildTasks(widths)
+	j.budget = stateBudgetFor(statefulSubtasks(tasks), opts.Checkpoint, memory)
 	alignGroups(tasks)
 	var restore *checkpoint.Checkpoint
 	if c := opts.Checkpoint; c != nil {
@@ -271,6 +265,11 @@ func (j *Job) buildTasks(widths []int) []*task {
 	for vi, v := range g.Vertices {
 		for s := range v.Parallelism {
 			t := &task{job: j, v: v, vi: vi, subtask: s, outWidth: widths[vi]}
+			// The operators are built here, and opened by the task: the
+			// state budget depends on how many of them are stateful.
+			for _, spec := range v.Operators {
+				t.ops = append(t.ops, spec.New())
+			}
 			if v.Source != nil {
 				t.sourceIdx = nSources
 				nSources++

@@ -1,29 +1,30 @@
 package exec
 
 import (
+	"context"
 	"testing"
 
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
 )
 
-// TestStateBudgetAuto checks the state budget per stateful subtask: the
-// configured size, or with state.cache.size 'auto' (StateCacheBytes 0) a
-// quarter of the memory split over the job's stateful subtasks (here a
-// GROUP BY at parallelism 2 and a deduplication at 3: 5), never below
-// statestore.DefaultCacheBytes; stateless operators (a Calc) take none.
+// TestStateBudgetAuto checks the state budget per stateful subtask that a
+// job gives its operators: the configured size, or with state.cache.size
+// 'auto' (StateCacheBytes 0) a quarter of the memory split over the job's
+// stateful subtasks (here a GROUP BY at parallelism 2 and a deduplication
+// at 3: 5; the Calc keeps no state), never below
+// statestore.DefaultCacheBytes.
 func TestStateBudgetAuto(t *testing.T) {
 	sum := []AggCall{{Func: AggSum, Arg: 1, ArgType: types.BigInt, Type: types.BigInt}}
 	g := &JobGraph{Name: "budget", Vertices: []*Vertex{
-		{Name: "S", Parallelism: 1},
-		{Name: "Calc -> GroupAggregate", Parallelism: 2, Inputs: []Input{{From: 0}},
-			Operators: []OperatorSpec{{Name: "Calc", New: NewCalc(nil, nil)}, {Name: "GroupAggregate", New: NewGroupAgg([]int{0}, sum)}}},
-		{Name: "Deduplicate", Parallelism: 3, Inputs: []Input{{From: 1}},
-			Operators: []OperatorSpec{{Name: "Deduplicate", New: NewDedup(DedupSpec{Keys: []int{0}})}}},
+		{ID: "s", Name: "S", Parallelism: 1, Source: &sliceSource{width: 2}, SourceWidth: 2, SourceName: "s"},
+		{Name: "Calc -> GroupAggregate", Parallelism: 2, Inputs: []Input{{From: 0, Partition: Partitioning{Kind: Hash, Keys: []int{0}}}},
+			Operators: []OperatorSpec{{Name: "Calc", ID: "calc", OutWidth: 2, New: NewCalc(nil, nil)},
+				{Name: "GroupAggregate", ID: "agg", OutWidth: 2, New: NewGroupAgg([]int{0}, sum)}}},
+		{Name: "Deduplicate", Parallelism: 3, Inputs: []Input{{From: 1, Partition: Partitioning{Kind: Hash, Keys: []int{0}}}},
+			Operators: []OperatorSpec{{Name: "Deduplicate", ID: "dedup", OutWidth: 2, New: NewDedup(DedupSpec{Keys: []int{0}})}},
+			Sink:      &collectSink{}, SinkName: "out"},
 	}}
-	if n := statefulSubtasks(g); n != 5 {
-		t.Fatalf("statefulSubtasks = %d, want 5", n)
-	}
 	const gib = int64(1) << 30
 	cases := []struct {
 		name       string
@@ -38,15 +39,21 @@ func TestStateBudgetAuto(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := stateBudgetFor(g, &CheckpointOptions{StateCacheBytes: c.configured}, c.memory)
-			if got != c.want {
-				t.Errorf("stateBudgetFor = %d, want %d", got, c.want)
+			ck := testCheckpointing(t, t.TempDir(), "budget", nil, c.configured)
+			j, tasks, err := newJob(context.Background(), g, Options{MemoryBytes: c.memory, Checkpoint: ck})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.cancel()
+			if n := statefulSubtasks(tasks); n != 5 {
+				t.Fatalf("statefulSubtasks = %d, want 5", n)
+			}
+			if got := j.stateBudget(); got != c.want {
+				t.Errorf("stateBudget = %d, want %d", got, c.want)
 			}
 		})
 	}
-	stateless := &JobGraph{Name: "calc", Vertices: []*Vertex{{Name: "S", Parallelism: 2},
-		{Name: "Calc", Parallelism: 2, Inputs: []Input{{From: 0}}, Operators: []OperatorSpec{{Name: "Calc", New: NewCalc(nil, nil)}}}}}
-	if got := stateBudgetFor(stateless, nil, 40*gib); got != statestore.DefaultCacheBytes {
-		t.Errorf("stateless job: stateBudgetFor = %d, want %d", got, statestore.DefaultCacheBytes)
+	if got := stateBudgetFor(0, nil, 40*gib); got != statestore.DefaultCacheBytes {
+		t.Errorf("no stateful operator: stateBudgetFor = %d, want %d", got, statestore.DefaultCacheBytes)
 	}
 }

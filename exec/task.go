@@ -222,9 +222,8 @@ func (t *task) open() error {
 	default:
 		t.tail = &discardEmitter{t: t}
 	}
-	for _, spec := range t.v.Operators {
-		op := spec.New()
-		t.ops = append(t.ops, op)
+	for i, spec := range t.v.Operators {
+		op := t.ops[i] // built by buildTasks
 		ctx := &OpContext{Subtask: t.subtask, Parallelism: par, MaxParallelism: j.maxPar, Name: spec.Name, ID: spec.ID, StateBudget: j.stateBudget(), Dropped: &j.dropped, Watermark: t.wmMetric,
 			Late: &j.vertexLate[t.vi], StateTTL: j.opts.StateTTL}
 		if err := op.Open(ctx); err != nil {
