@@ -109,6 +109,37 @@ func TestCancelAfterSourcesFinished(t *testing.T) {
 	checkNoLeak(t, base)
 }
 
+// TestCancelFloodIntoChainedSink cancels a job whose operator emits
+// without end into a sink in its own chain, where no channel blocks: the
+// sink's end of the chain notices the cancellation (an operator that emits
+// at length in one call, as a join key of many rows, stopped only when it
+// was done before).
+func TestCancelFloodIntoChainedSink(t *testing.T) {
+	base := runtime.NumGoroutine()
+	finishing := make(chan struct{}, 4)
+	sink := &countSink{want: 100_000, reached: make(chan struct{})}
+	g := &JobGraph{Name: "cancel-chained", Vertices: []*Vertex{
+		{Name: "Source", Parallelism: 1, Source: &sliceSource{width: 2, rows: testRows(3, 1000, 50, 100)}, SourceWidth: 2},
+		{Name: "Flood -> Sink", Parallelism: 2, Inputs: []Input{{From: 0, Partition: Partitioning{Kind: Hash, Keys: []int{0}}}},
+			Operators: []OperatorSpec{{Name: "Flood", OutWidth: 2, New: func() Operator { return &floodOp{finishing: finishing} }}},
+			Sink:      sink},
+	}}
+	j, err := Start(context.Background(), g, Options{BatchSize: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sink.reached:
+	case <-j.Done():
+		t.Fatalf("the job ended before the flood reached the sink: %v", j.Wait())
+	}
+	j.Cancel()
+	if err := j.Wait(); !errors.Is(err, ErrCancelled) {
+		t.Fatalf("Wait after Cancel: %v, want ErrCancelled", err)
+	}
+	checkNoLeak(t, base)
+}
+
 // TestSourcesFinishedWhileReading: SourcesFinished stays false while a
 // source still reads, and is set when a bounded job ends.
 func TestSourcesFinishedWhileReading(t *testing.T) {

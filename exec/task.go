@@ -153,6 +153,9 @@ func (e *sinkEmitter) Emit(b *types.Batch) error {
 	if n == 0 {
 		return nil
 	}
+	if err := e.t.cancelled(); err != nil {
+		return err
+	}
 	if err := e.t.writer.Write(b); err != nil {
 		return attribute("sink "+e.t.v.SinkName, err)
 	}
@@ -172,12 +175,29 @@ func (e *sinkEmitter) EmitWatermark(wm int64) error {
 	return nil
 }
 
+// cancelled returns the job's context error once it is cancelled. The
+// ends of a chain that never block (a sink, nothing) ask it at every
+// batch, so that an operator emitting at length in one call (a join key
+// matching many rows) stops when the job is cancelled; an exchange sees
+// the cancellation when its channel is full.
+func (t *task) cancelled() error {
+	select {
+	case <-t.job.ctx.Done():
+		return t.job.ctx.Err()
+	default:
+		return nil
+	}
+}
+
 // discardEmitter ends a chain that feeds nothing.
 type discardEmitter struct {
 	t *task
 }
 
 func (e *discardEmitter) Emit(b *types.Batch) error {
+	if err := e.t.cancelled(); err != nil {
+		return err
+	}
 	e.t.job.vertexOut[e.t.vi].Add(int64(b.Len()))
 	return nil
 }
