@@ -264,6 +264,9 @@ func (o *joinOp) Process(input int, b *types.Batch, out Emitter) error {
 		return fmt.Errorf("join: input port %d", input)
 	}
 	me, other := o.sides[input], o.sides[1-input]
+	if other.pt != nil && o.ended[1-input] {
+		return o.processProbe(input, b, out)
+	}
 	outer := me.track
 	warm := other.keys.IntKeyed() && other.keys.Len() > 0
 	for i := range b.Len() {
@@ -425,7 +428,9 @@ func (o *joinOp) retract(side int, me, other *joinRows, kind types.RowKind, row 
 // its arriving rows are matched and emitted but never kept (Process). The
 // ended input's rows stay, with their match counts: an outer join still
 // pads and takes back its NULL-padded rows as the other side's rows come
-// and go. Whatever the join type, the output does not change.
+// and go. Whatever the join type, the output does not change. When it
+// may, the ended input's rows get a probe table (probeTable) for the
+// other side's probes.
 func (o *joinOp) EndInput(port int, out Emitter) error {
 	if first, err := o.endInput(port); !first || err != nil {
 		return err
@@ -433,6 +438,7 @@ func (o *joinOp) EndInput(port int, out Emitter) error {
 	if r := o.retain[1-port]; r != nil {
 		r.minDue = math.MaxInt64 // nothing kept to sweep
 	}
+	o.probeAfterEnd(port)
 	return o.flush(out)
 }
 
