@@ -195,22 +195,18 @@ func (j *joinOutput) open(wl, wr int) {
 // emitRow appends a joined row (side's row with other, NULL-padded when
 // other is nil) of the given kind n times, emitting full batches.
 func (j *joinOutput) emitRow(kind types.RowKind, side int, row, other []types.Value, n int64, out Emitter) error {
+	l, r := row, other
+	if side == 1 {
+		l, r = other, row
+	}
+	if l == nil {
+		l = j.nulls[:j.wl]
+	}
+	if r == nil {
+		r = j.nulls[j.wl:]
+	}
 	for range n {
-		dst := j.out.AppendEmpty(kind)
-		l, r := row, other
-		if side == 1 {
-			l, r = other, row
-		}
-		if l == nil {
-			copy(dst[:j.wl], j.nulls)
-		} else {
-			copy(dst[:j.wl], l)
-		}
-		if r == nil {
-			copy(dst[j.wl:], j.nulls)
-		} else {
-			copy(dst[j.wl:], r)
-		}
+		j.appendJoined(kind, l, r)
 		if j.out.Len() >= 1024 {
 			if err := j.flush(out); err != nil {
 				return err
@@ -218,6 +214,34 @@ func (j *joinOutput) emitRow(kind types.RowKind, side int, row, other []types.Va
 		}
 	}
 	return nil
+}
+
+// appendJoined appends the row l ++ r of the given kind to the output
+// batch. It assigns the values one by one into room made without
+// clearing it: for rows of a few values that costs less than clearing
+// them (AppendEmpty) and copying each part (a runtime call each, as
+// values hold strings).
+func (j *joinOutput) appendJoined(kind types.RowKind, l, r []types.Value) {
+	b := j.out
+	n, w := len(b.Vals), b.Width
+	if cap(b.Vals)-n < w {
+		dst := b.AppendEmpty(kind)
+		copy(dst, l)
+		copy(dst[len(l):], r)
+		return
+	}
+	b.Kinds = append(b.Kinds, kind)
+	b.Vals = b.Vals[:n+w]
+	dst := b.Vals[n : n+len(l)]
+	l = l[:len(dst)]
+	for i := range dst {
+		dst[i] = l[i]
+	}
+	dst = b.Vals[n+len(l) : n+w]
+	r = r[:len(dst)]
+	for i := range dst {
+		dst[i] = r[i]
+	}
 }
 
 // flush emits the batched rows.

@@ -12,16 +12,23 @@ import (
 // probes the dimension's rows once the dimension input ended). In the
 // regular state a probe reads the key's index entry (state.IntTable),
 // then its rowList in the slab, then the list's metadata and values, each
-// a separate allocation and a cache miss after the one before. The probe
-// table holds, per join key, a run {first row, number of rows} of one
-// flat slice of all the side's rows, w values each, so that a probe
-// costs two cache misses: the run and the row. A side whose keys are
-// dense integers (their span at most probeDenseSpan times their number,
-// as serial ids are) has its runs in an array indexed by key - base, with
-// no hashing and no key to compare; other integer keys have them in an
-// open-addressing table. Counts other than 1 (duplicate rows of a side
-// without a unique key) are in their own slice, nil when every count is
-// 1.
+// a separate allocation and a cache miss after the one before. A probe
+// table holds the side's rows in one flat slice, w values each, in one of
+// four layouts (probeLayout):
+//
+//   - a side with one row per key, each of count 1 (a unique key within
+//     the join key, W9's dimension), has its rows in place: key k's row
+//     is row k - base when the keys are dense (their span at most
+//     probeDenseSpan times their number, as serial ids are), else in an
+//     open-addressing table of rows (linear probing by the key, at most
+//     half full); a place whose key column is NULL is empty. A probe
+//     costs one cache miss, the row.
+//   - any other side has its rows grouped by key, and per key a run
+//     {first row, number of rows}, in an array indexed by k - base when
+//     the keys are dense, else in an open-addressing table of runs. A
+//     probe costs two misses, the run and the row. Counts other than 1
+//     (duplicate rows of a side without a unique key) are in their own
+//     slice, nil when every count is 1.
 //
 // It is a cache derived from the regular state, which stays the state's
 // source of truth (snapshots, spills, restores): it is never written to
@@ -34,18 +41,23 @@ import (
 // fits in the state budget with the state. After a restore the end of the
 // input comes again (as a finished source's does) and builds it anew.
 type probeTable struct {
-	w int
-	// dense, for keys base to base+len(dense)-1: the run of key k is
-	// dense[k-base] (n == 0: no row).
-	dense []probeRun
-	base  int64
-	// slots, if dense is nil: an open-addressing table (linear probing,
-	// at most half full) of the runs by key; shift is 64 - log2(len).
-	slots []probeSlot
-	shift uint
-	vals  []types.Value // the rows, w values each, a key's rows together
-	cnts  []int64       // per row its count; nil when every count is 1
-	keys  int           // the number of keys
+	probeLayout
+	w, kc int           // the row width and the key column
+	vals  []types.Value // the rows, w values each
+	cnts  []int64       // per row its count (runs only); nil when every count is 1
+	runs  []probeRun    // dense runs: key k's is runs[k-base]
+	slots []probeSlot   // hashed runs
+}
+
+// probeLayout is how a probe table finds a key's rows (see probeTable).
+type probeLayout struct {
+	inPlace bool  // rows in place, else runs
+	dense   bool  // indexed by key - base, else hashed
+	base    int64 // the smallest key, if dense
+	size    int   // places (rows in place) or runs or slots
+	shift   uint  // 64 - log2(size), if hashed
+	keys    int   // the number of keys
+	rows    int   // the number of rows
 }
 
 // probeRun is a key's rows in a probeTable: rows off to off+n-1.
@@ -60,30 +72,59 @@ type probeSlot struct {
 }
 
 // probeDenseSpan is how many times the number of keys their span (the
-// largest minus the smallest, plus one) may be for the dense array: it
-// then takes at most 8*probeDenseSpan bytes a key, as much as the
-// hashed slots (16 bytes each, at most half full) take at worst.
+// largest minus the smallest, plus one) may be for a dense layout: its
+// array then has up to probeDenseSpan places a key, as a hashed table (at
+// most half full, doubled as it grows) has at worst.
 const probeDenseSpan = 4
 
 // probeChunk is how many arriving rows the probe resolves at a time: it
-// looks up their runs, then reads their rows' first values, then joins
-// them, so that the cache misses of different rows overlap.
+// looks up their rows, then reads their matches' first values, then
+// joins them, so that the cache misses of different rows overlap.
 const probeChunk = 64
 
-// home returns the slot where k's probe starts (Fibonacci hashing).
-func (t *probeTable) home(k int64) int {
-	return int((uint64(k) * 0x9e3779b97f4a7c15) >> t.shift)
+// bytes returns the memory of a table of layout l for rows of w values.
+func (l probeLayout) bytes(w int) int64 {
+	if l.inPlace {
+		return int64(l.size) * int64(w) * 32
+	}
+	n := int64(l.rows)*int64(w)*32 + int64(l.rows)*8 // counts at worst
+	if l.dense {
+		return n + int64(l.size)*8
+	}
+	return n + int64(l.size)*16
 }
 
-// find returns key k's run (n == 0 if the side has no row of k).
+// home returns the place where k's probe starts (Fibonacci hashing).
+func (l *probeLayout) home(k int64) int {
+	return int((uint64(k) * 0x9e3779b97f4a7c15) >> l.shift)
+}
+
+// find returns key k's rows (n == 0 if the side has no row of k).
 func (t *probeTable) find(k int64) probeRun {
-	if t.dense != nil {
-		if i := uint64(k) - uint64(t.base); i < uint64(len(t.dense)) {
-			return t.dense[i]
+	switch {
+	case t.inPlace && t.dense:
+		if i := uint64(k) - uint64(t.base); i < uint64(t.size) && t.vals[int(i)*t.w+t.kc].Kind() != types.KindNull {
+			return probeRun{off: int32(i), n: 1}
+		}
+		return probeRun{}
+	case t.inPlace:
+		mask := t.size - 1
+		for i := t.home(k); ; i = (i + 1) & mask {
+			v := t.vals[i*t.w+t.kc]
+			if v.Kind() == types.KindNull {
+				return probeRun{}
+			}
+			if v.Int() == k {
+				return probeRun{off: int32(i), n: 1}
+			}
+		}
+	case t.dense:
+		if i := uint64(k) - uint64(t.base); i < uint64(t.size) {
+			return t.runs[i]
 		}
 		return probeRun{}
 	}
-	mask := len(t.slots) - 1
+	mask := t.size - 1
 	for i := t.home(k); ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.n == 0 || s.key == k {
@@ -108,16 +149,7 @@ func (t *probeTable) count(j int32) int64 {
 
 // bytes returns the table's memory.
 func (t *probeTable) bytes() int64 {
-	return int64(cap(t.dense))*8 + int64(cap(t.slots))*16 + int64(cap(t.vals))*32 + int64(cap(t.cnts))*8
-}
-
-// probeTableBytes returns what buildProbe's table of s will take at most
-// (its counts included): the side's rows and keys are known, the span of
-// the keys is not, so its runs are taken at the hashed table's size.
-func (s *joinRows) probeTableBytes() int64 {
-	keys := int64(s.keys.Len())
-	slots := int64(1) << bits.Len64(uint64(2*keys+1))
-	return slots*16 + s.rows*int64(s.w)*32 + s.rows*8
+	return int64(cap(t.runs))*8 + int64(cap(t.slots))*16 + int64(cap(t.vals))*32 + int64(cap(t.cnts))*8
 }
 
 // probeable reports whether a probe table may stand for the side's rows
@@ -129,14 +161,17 @@ func (s *joinRows) probeable() bool {
 	return s.keys.IntKeyed() && !s.track && !s.st.Backed() && !s.st.HasTTL()
 }
 
-// buildProbe makes the side's probe table from its rows in memory.
-func (s *joinRows) buildProbe() {
-	keys := s.keys.Len()
-	t := &probeTable{w: s.w, keys: keys, vals: make([]types.Value, 0, int(s.rows)*s.w)}
+// probeLayout returns the layout of a probe table of the side's rows in
+// memory (see probeTable).
+func (s *joinRows) probeLayout() probeLayout {
+	l := probeLayout{keys: s.keys.Len(), rows: int(s.rows), inPlace: true}
 	lo, hi := int64(0), int64(-1)
 	for slot := range s.keys.Cap() {
 		if !s.keys.Used(slot) {
 			continue
+		}
+		if ls := s.list(slot); ls.n() != 1 || ls.metaAt(0).cnt != 1 {
+			l.inPlace = false
 		}
 		k := s.keys.IntKey(slot)
 		if hi < lo {
@@ -146,43 +181,68 @@ func (s *joinRows) buildProbe() {
 		}
 	}
 	// d is the span less one (it may not overflow).
-	if d := uint64(hi) - uint64(lo); keys > 0 && d < 1<<31 && (d+1)/probeDenseSpan < uint64(keys) {
-		t.dense, t.base = make([]probeRun, d+1), lo
+	if d := uint64(hi) - uint64(lo); l.keys > 0 && d < 1<<31 && (d+1)/probeDenseSpan < uint64(l.keys) {
+		l.dense, l.base, l.size = true, lo, int(d+1)
+		return l
+	}
+	l.size = 64
+	for l.size < 2*l.keys+2 {
+		l.size <<= 1
+	}
+	l.shift = uint(64 - bits.TrailingZeros(uint(l.size)))
+	return l
+}
+
+// buildProbe makes the side's probe table of layout l from its rows in
+// memory.
+func (s *joinRows) buildProbe(l probeLayout) {
+	t := &probeTable{probeLayout: l, w: s.w, kc: s.spec.Keys[0]}
+	if l.inPlace {
+		t.vals = make([]types.Value, l.size*s.w)
 	} else {
-		size := 64
-		for size < 2*keys+2 {
-			size <<= 1
+		t.vals = make([]types.Value, 0, l.rows*s.w)
+		if l.dense {
+			t.runs = make([]probeRun, l.size)
+		} else {
+			t.slots = make([]probeSlot, l.size)
 		}
-		t.slots = make([]probeSlot, size)
-		t.shift = uint(64 - bits.TrailingZeros(uint(size)))
 	}
 	for slot := range s.keys.Cap() {
 		if !s.keys.Used(slot) {
 			continue
 		}
-		l := s.list(slot)
-		run := probeRun{off: int32(len(t.vals) / s.w), n: int32(l.n())}
-		for j := range l.n() {
-			t.vals = append(t.vals, l.row(j, s.w)...)
-			if c := l.metaAt(j).cnt; c != 1 && t.cnts == nil {
-				t.cnts = make([]int64, int(run.off)+j, s.rows)
+		ls, k := s.list(slot), s.keys.IntKey(slot)
+		if l.inPlace {
+			i := int(uint64(k) - uint64(l.base))
+			if !l.dense {
+				mask := l.size - 1
+				for i = t.home(k); t.vals[i*s.w+t.kc].Kind() != types.KindNull; i = (i + 1) & mask {
+				}
+			}
+			copy(t.vals[i*s.w:(i+1)*s.w], ls.row(0, s.w))
+			continue
+		}
+		run := probeRun{off: int32(len(t.vals) / s.w), n: int32(ls.n())}
+		for j := range ls.n() {
+			t.vals = append(t.vals, ls.row(j, s.w)...)
+			if c := ls.metaAt(j).cnt; c != 1 && t.cnts == nil {
+				t.cnts = make([]int64, int(run.off)+j, l.rows)
 				for i := range t.cnts {
 					t.cnts[i] = 1
 				}
 			}
 			if t.cnts != nil {
-				t.cnts = append(t.cnts, l.metaAt(j).cnt)
+				t.cnts = append(t.cnts, ls.metaAt(j).cnt)
 			}
 		}
 		if run.n == 0 {
 			continue
 		}
-		k := s.keys.IntKey(slot)
-		if t.dense != nil {
-			t.dense[uint64(k)-uint64(t.base)] = run
+		if l.dense {
+			t.runs[uint64(k)-uint64(l.base)] = run
 			continue
 		}
-		mask := len(t.slots) - 1
+		mask := l.size - 1
 		i := t.home(k)
 		for t.slots[i].n != 0 {
 			i = (i + 1) & mask
@@ -203,14 +263,14 @@ func (o *joinOp) probeAfterEnd(side int) {
 	if o.noProbe || o.retain[side] != nil || !s.probeable() {
 		return
 	}
+	l := s.probeLayout()
 	if s.st.Persisted() {
-		used := s.probeTableBytes() + o.sides[0].bytes() + o.sides[1].bytes()
-		if used > o.budget {
+		if l.bytes(s.w)+o.sides[0].bytes()+o.sides[1].bytes() > o.budget {
 			s.probeSkipped++
 			return
 		}
 	}
-	s.buildProbe()
+	s.buildProbe(l)
 }
 
 // processProbe is Process for rows of input once the other side has a

@@ -72,18 +72,25 @@ func (c *joinCluster) checkProbeTable(seed uint64, side int, want probeWant, whe
 }
 
 // probeStats returns, over the subtasks, the rows probed through side's
-// probe tables, how many tables are dense and how many hashed.
-func (c *joinCluster) probeStats(side int) (probed int64, dense, hashed int) {
+// probe tables, how many tables are dense and how many hashed, and how
+// many hold their rows in place.
+func (c *joinCluster) probeStats(side int) (probed int64, dense, hashed, inPlace int) {
 	for _, op := range c.ops {
 		s := op.(*joinOp).sides[side]
 		probed += s.probed
-		if s.pt != nil && s.pt.dense != nil {
+		switch {
+		case s.pt == nil:
+			continue
+		case s.pt.dense:
 			dense++
-		} else if s.pt != nil {
+		default:
 			hashed++
 		}
+		if s.pt.inPlace {
+			inPlace++
+		}
 	}
-	return probed, dense, hashed
+	return probed, dense, hashed, inPlace
 }
 
 // withoutProbe returns newOp with its joins' probe tables off.
@@ -100,9 +107,9 @@ func withoutProbe(newOp func() Operator) func() Operator {
 // multiples of 1,000,003: a hashed one), each side pair of joinEndLayouts (the
 // ended side with one row per key, or with duplicate rows), with and
 // without the residual, on two subtasks, with the probe table and
-// without it: the applied output equals the batch join, and the rows that
+// without it: the applied output equals the batch join, the rows that
 // came after the end went through the probe table where the side may
-// have one.
+// have one, and a side with one row per key had its rows in place.
 func TestJoinProbeTable(t *testing.T) {
 	seed := testSeed(t)
 	residual := joinTestResidual(t)
@@ -145,7 +152,7 @@ func TestJoinProbeTable(t *testing.T) {
 								t.Fatalf("seed %d: probe %v: %d distinct rows, want %d\n got  %v\n want %v", s, probe, len(out.rows), len(want),
 									head(keysOf(out.rows)), head(keysOf(want)))
 							}
-							probed, dense, hashed := c.probeStats(endPort)
+							probed, dense, hashed, inPlace := c.probeStats(endPort)
 							switch {
 							case probe && !joinTracks(typ, endPort):
 								if probed == 0 {
@@ -153,6 +160,12 @@ func TestJoinProbeTable(t *testing.T) {
 								}
 								if sparse && dense > 0 || !sparse && hashed > 0 {
 									t.Fatalf("seed %d: sparse %v: %d dense and %d hashed tables", s, sparse, dense, hashed)
+								}
+								// A side with one row per key has its rows
+								// in place; one with duplicates has runs.
+								unique := [2]JoinSide{sd.left, sd.right}[endPort].Layout == JoinKeyContainsUniqueKey
+								if unique && inPlace != dense+hashed || !unique && sd.left.Layout == NoUniqueKey && endPort == 0 && inPlace > 0 {
+									t.Fatalf("seed %d: %d of %d tables with rows in place", s, inPlace, dense+hashed)
 								}
 							case probed > 0 || dense+hashed > 0:
 								t.Fatalf("seed %d: probe %v: %d rows through %d probe tables", s, probe, probed, dense+hashed)
@@ -309,7 +322,7 @@ func TestJoinProbeTableBudget(t *testing.T) {
 		}
 		most = max(most, o.sides[0].bytes()+o.sides[1].bytes())
 	}
-	table := o.sides[1].probeTableBytes()
+	table := o.sides[1].probeLayout().bytes(o.sides[1].w)
 	if o.sides[1].keys.Len() <= 100 {
 		t.Fatalf("seed %d: the right side has only %d keys", seed, o.sides[1].keys.Len())
 	}
