@@ -217,30 +217,19 @@ func (j *joinOutput) emitRow(kind types.RowKind, side int, row, other []types.Va
 }
 
 // appendJoined appends the row l ++ r of the given kind to the output
-// batch. It assigns the values one by one into room made without
-// clearing it: for rows of a few values that costs less than clearing
-// them (AppendEmpty) and copying each part (a runtime call each, as
-// values hold strings).
+// batch, value by value into room not cleared first (growRow): for rows of
+// a few values that costs less than clearing them and copying each part
+// (a runtime call each, as values hold strings).
 func (j *joinOutput) appendJoined(kind types.RowKind, l, r []types.Value) {
-	b := j.out
-	n, w := len(b.Vals), b.Width
-	if cap(b.Vals)-n < w {
-		dst := b.AppendEmpty(kind)
-		copy(dst, l)
-		copy(dst[len(l):], r)
-		return
+	dst := growRow(j.out, kind)
+	d := dst[:len(l)]
+	for i := range d {
+		d[i] = l[i]
 	}
-	b.Kinds = append(b.Kinds, kind)
-	b.Vals = b.Vals[:n+w]
-	dst := b.Vals[n : n+len(l)]
-	l = l[:len(dst)]
-	for i := range dst {
-		dst[i] = l[i]
-	}
-	dst = b.Vals[n+len(l) : n+w]
-	r = r[:len(dst)]
-	for i := range dst {
-		dst[i] = r[i]
+	d = dst[len(l):]
+	r = r[:len(d)]
+	for i := range d {
+		d[i] = r[i]
 	}
 }
 
