@@ -393,3 +393,73 @@ func TestJoinProbeTableBudget(t *testing.T) {
 		}
 	})
 }
+
+// TestJoinProbeTableRestore checks the probe table through a checkpoint
+// taken after the end and a restore at another parallelism (2 to 3, 3 to
+// 1): for each regular join type whose ended side may have one (inner,
+// LEFT with the right input ended, RIGHT with the left one ended), over
+// sides of one row per key and of duplicates, the restored join probes
+// its restored state until the end comes again, then builds the table
+// and probes it; the output before the checkpoint and after the restore,
+// applied, equals the batch join, exactly once.
+func TestJoinProbeTableRestore(t *testing.T) {
+	seed := testSeed(t)
+	residual := joinTestResidual(t)
+	const n1, n2 = 3000, 3000
+	cases := []struct {
+		typ     JoinType
+		endPort int
+	}{{InnerJoin, 0}, {InnerJoin, 1}, {LeftOuterJoin, 1}, {RightOuterJoin, 0}}
+	for ci, cs := range cases {
+		for li := range joinEndLayouts() {
+			pp := [][2]int{{2, 3}, {3, 1}}[(ci+li)%2]
+			withResidual := ci%2 == 1
+			name := fmt.Sprintf("type%d/end%d/sides%d/p%d-to-p%d/residual=%v", cs.typ, cs.endPort, li, pp[0], pp[1], withResidual)
+			t.Run(name, func(t *testing.T) {
+				s := seed + uint64(ci*10+li)
+				r := rand.New(rand.NewPCG(s, 14))
+				sd := joinEndLayouts()[li]
+				steps, live := genEndSteps(r, n1, n2, 400, sd.left, sd.right, cs.endPort)
+				newOp, want := newTestJoin(int(cs.typ), joinTestKinds[cs.typ], sd.left, sd.right, residual, withResidual, live)
+				cut := n1 + n2/3
+				reEnd := cut + 1 + r.IntN(50) // the end comes again this step after the restore
+				out := &collectEmitter{t: t, rows: map[string]int{}}
+				a := newJoinCluster(t, newOp, pp[0], 1<<30, nil)
+				for i, st := range steps[:cut] {
+					if i == n1 {
+						a.endInput(cs.endPort, out)
+						a.checkProbeTable(s, cs.endPort, probeMust, "at the end")
+					}
+					if err := a.process(st, out); err != nil {
+						t.Fatalf("seed %d: step %d: %v", s, i, err)
+					}
+				}
+				snaps := a.snapshot()
+				lost := &collectEmitter{t: t, rows: maps2(out.rows)}
+				for i, st := range steps[cut : cut+20] {
+					if err := a.process(st, lost); err != nil {
+						t.Fatalf("seed %d: step %d after the checkpoint: %v", s, cut+i, err)
+					}
+				}
+				b := newJoinCluster(t, newOp, pp[1], 1<<30, snaps)
+				b.checkProbeTable(s, cs.endPort, probeNever, "after the restore")
+				for i := cut; i < len(steps); i++ {
+					if i == reEnd {
+						b.endInput(cs.endPort, out)
+						b.checkProbeTable(s, cs.endPort, probeMust, "at the end after the restore")
+					}
+					if err := b.process(steps[i], out); err != nil {
+						t.Fatalf("seed %d: step %d after the restore: %v", s, i, err)
+					}
+				}
+				if probed, _, _, _ := b.probeStats(cs.endPort); probed == 0 {
+					t.Fatalf("seed %d: no row went through the probe table after the restore", s)
+				}
+				if !equalMultiset(out.rows, want) {
+					t.Fatalf("seed %d: %d distinct rows, want %d\n got  %v\n want %v", s, len(out.rows), len(want),
+						head(keysOf(out.rows)), head(keysOf(want)))
+				}
+			})
+		}
+	}
+}
