@@ -195,22 +195,18 @@ func (j *joinOutput) open(wl, wr int) {
 // emitRow appends a joined row (side's row with other, NULL-padded when
 // other is nil) of the given kind n times, emitting full batches.
 func (j *joinOutput) emitRow(kind types.RowKind, side int, row, other []types.Value, n int64, out Emitter) error {
+	l, r := row, other
+	if side == 1 {
+		l, r = other, row
+	}
+	if l == nil {
+		l = j.nulls[:j.wl]
+	}
+	if r == nil {
+		r = j.nulls[j.wl:]
+	}
 	for range n {
-		dst := j.out.AppendEmpty(kind)
-		l, r := row, other
-		if side == 1 {
-			l, r = other, row
-		}
-		if l == nil {
-			copy(dst[:j.wl], j.nulls)
-		} else {
-			copy(dst[:j.wl], l)
-		}
-		if r == nil {
-			copy(dst[j.wl:], j.nulls)
-		} else {
-			copy(dst[j.wl:], r)
-		}
+		j.appendJoined(kind, l, r)
 		if j.out.Len() >= 1024 {
 			if err := j.flush(out); err != nil {
 				return err
@@ -218,6 +214,23 @@ func (j *joinOutput) emitRow(kind types.RowKind, side int, row, other []types.Va
 		}
 	}
 	return nil
+}
+
+// appendJoined appends the row l ++ r of the given kind to the output
+// batch, value by value into room not cleared first (growRow): for rows of
+// a few values that costs less than clearing them and copying each part
+// (a runtime call each, as values hold strings).
+func (j *joinOutput) appendJoined(kind types.RowKind, l, r []types.Value) {
+	dst := growRow(j.out, kind)
+	d := dst[:len(l)]
+	for i := range d {
+		d[i] = l[i]
+	}
+	d = dst[len(l):]
+	r = r[:len(d)]
+	for i := range d {
+		d[i] = r[i]
+	}
 }
 
 // flush emits the batched rows.
@@ -264,6 +277,9 @@ func (o *joinOp) Process(input int, b *types.Batch, out Emitter) error {
 		return fmt.Errorf("join: input port %d", input)
 	}
 	me, other := o.sides[input], o.sides[1-input]
+	if other.pt != nil && o.ended[1-input] {
+		return o.processProbe(input, b, out)
+	}
 	outer := me.track
 	warm := other.keys.IntKeyed() && other.keys.Len() > 0
 	for i := range b.Len() {
@@ -425,7 +441,9 @@ func (o *joinOp) retract(side int, me, other *joinRows, kind types.RowKind, row 
 // its arriving rows are matched and emitted but never kept (Process). The
 // ended input's rows stay, with their match counts: an outer join still
 // pads and takes back its NULL-padded rows as the other side's rows come
-// and go. Whatever the join type, the output does not change.
+// and go. Whatever the join type, the output does not change. When it
+// may, the ended input's rows get a probe table (probeTable) for the
+// other side's probes.
 func (o *joinOp) EndInput(port int, out Emitter) error {
 	if first, err := o.endInput(port); !first || err != nil {
 		return err
@@ -433,6 +451,7 @@ func (o *joinOp) EndInput(port int, out Emitter) error {
 	if r := o.retain[1-port]; r != nil {
 		r.minDue = math.MaxInt64 // nothing kept to sweep
 	}
+	o.probeAfterEnd(port)
 	return o.flush(out)
 }
 

@@ -25,9 +25,15 @@ import (
 // on input 1-endPort only (endPort has ended), with the live rows of each
 // side at the end.
 func genEndSteps(r *rand.Rand, n1, n2, keys int, left, right JoinSide, endPort int) ([]joinStep, [2][][]types.Value) {
+	return genEndStepsScaled(r, n1, n2, keys, 1, left, right, endPort)
+}
+
+// genEndStepsScaled is genEndSteps with the keys drawn multiplied by
+// scale.
+func genEndStepsScaled(r *rand.Rand, n1, n2, keys int, scale int64, left, right JoinSide, endPort int) ([]joinStep, [2][][]types.Value) {
 	gens := [2]*changelogGen{
-		{r: r, keys: keys, unique: left.Layout != NoUniqueKey, keyUnique: left.Layout == JoinKeyContainsUniqueKey},
-		{r: r, keys: keys, unique: right.Layout != NoUniqueKey, keyUnique: right.Layout == JoinKeyContainsUniqueKey},
+		{r: r, keys: keys, scale: scale, unique: left.Layout != NoUniqueKey, keyUnique: left.Layout == JoinKeyContainsUniqueKey},
+		{r: r, keys: keys, scale: scale, unique: right.Layout != NoUniqueKey, keyUnique: right.Layout == JoinKeyContainsUniqueKey},
 	}
 	steps := make([]joinStep, n1+n2)
 	for i := range steps {
@@ -137,6 +143,7 @@ func TestJoinEndInput(t *testing.T) {
 							}
 							c.endInput(endPort, out)
 							c.checkSideEmpty(s, 1-endPort, "at the end")
+							c.checkProbeTable(s, endPort, probeExpected(typ, endPort, budget), "at the end")
 						}
 						if err := c.process(st, out); err != nil {
 							t.Fatalf("seed %d: step %d: %v", s, i, err)
@@ -148,6 +155,7 @@ func TestJoinEndInput(t *testing.T) {
 					// Checkpoints keep nothing of the side either.
 					c.snapshot()
 					c.checkSideEmpty(s, 1-endPort, "after a snapshot")
+					c.checkProbeTable(s, endPort, probeExpected(typ, endPort, budget), "after a snapshot")
 					if rows, _, _ := c.sideRows(endPort); rows == 0 && len(live[endPort]) > 0 {
 						t.Fatalf("seed %d: the ended side %d keeps nothing", s, endPort)
 					}
@@ -224,6 +232,7 @@ func TestJoinEndInputRestore(t *testing.T) {
 							}
 							b.endInput(endPort, out)
 							b.checkSideEmpty(s, 1-endPort, "at the end after the restore")
+							b.checkProbeTable(s, endPort, probeExpected(typ, endPort, budget), "at the end after the restore")
 						}
 						if err := b.process(steps[i], out); err != nil {
 							t.Fatalf("seed %d: step %d after the restore: %v", s, i, err)

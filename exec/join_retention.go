@@ -119,6 +119,7 @@ func (o *joinOp) ProcessInputWatermark(port int, wm int64) error {
 // without rows.
 func (o *joinOp) sweep(side int, wm int64) error {
 	r, s := o.retain[side], o.sides[side]
+	s.unprobe() // (a side with retention has none)
 	col, off := r.spec.TimeCol, r.spec.Offset
 	next := int64(math.MaxInt64)
 	for slot := range s.keys.Cap() {

@@ -357,10 +357,17 @@ type joinRows struct {
 	warmSlots []int32
 	warmSink  int
 
+	// pt is the side's probe table once its input ended, if it may
+	// have one (probeTable), else nil: any change to the rows drops it
+	// (unprobe).
+	pt *probeTable
+
 	// Work counters, for tests: rows examined to find a row, rows
-	// decoded from the store and rows encoded for it, and writes taken
-	// blind by keys not in memory.
+	// decoded from the store and rows encoded for it, writes taken
+	// blind by keys not in memory, rows of the other side probed through
+	// the probe table, and probe tables not built for the budget.
 	probes, decoded, encoded, blind int64
+	probed, probeSkipped            int64
 }
 
 var (
@@ -504,6 +511,7 @@ func (s *joinRows) warm(b *types.Batch, col, from, to int) {
 
 // newSlot gives key row kr an empty slot.
 func (s *joinRows) newSlot(kr []types.Value) int32 {
+	s.unprobe()
 	slot := s.keys.Insert(kr)
 	s.lists.Grow(s.keys.Cap())
 	return slot
@@ -580,6 +588,7 @@ func (s *joinRows) indexOf(l *rowList, row []types.Value, h uint64) int {
 // insert adds row, matched by assoc rows of the other side, under key row
 // kr (slot, if found).
 func (s *joinRows) insert(kr []types.Value, slot int32, found bool, row []types.Value, assoc int64) {
+	s.unprobe()
 	if !found {
 		slot = s.newSlot(kr)
 		s.keys.Added(s.st, slot)
@@ -644,6 +653,7 @@ func (s *joinRows) remove(slot int32, found bool, row []types.Value) error {
 	if !found {
 		return nil
 	}
+	s.unprobe()
 	l := s.list(slot)
 	if l.delta {
 		l.addOp(row, -1, 0, s.track)
@@ -691,6 +701,7 @@ func (s *joinRows) take(l *rowList, row []types.Value) bool {
 
 // removeSlot forgets slot's key and rows.
 func (s *joinRows) removeSlot(slot int32) error {
+	s.unprobe()
 	if err := s.st.Removed(slot); err != nil {
 		return fmt.Errorf("%s: %w", s.what, err)
 	}
@@ -894,6 +905,7 @@ func (s *joinRows) LoadBase(slot int32, rec []byte) error {
 // per write its count (+1 or -1, a zigzag varint), its match count if
 // tracked and its row's values.
 func (s *joinRows) AppendDelta(dst []byte, slot int32) []byte {
+	s.unprobe()
 	l := s.list(slot)
 	dst = binary.AppendUvarint(dst, uint64(l.n()))
 	for j := range l.n() {
@@ -909,6 +921,7 @@ func (s *joinRows) AppendDelta(dst []byte, slot int32) []byte {
 // BeginMerge implements state.DeltaSource: the writes of slot's delta
 // list move to s.held, and the list is empty.
 func (s *joinRows) BeginMerge(slot int32) {
+	s.unprobe()
 	l, h := s.list(slot), &s.held
 	h.head, l.head = l.head, h.head
 	h.more, l.more = l.more, h.more
@@ -919,6 +932,7 @@ func (s *joinRows) BeginMerge(slot int32) {
 // LoadDelta implements state.DeltaSource: it applies a stored delta's
 // writes to slot's rows.
 func (s *joinRows) LoadDelta(slot int32, rec []byte) error {
+	s.unprobe()
 	n, k := binary.Uvarint(rec)
 	if k <= 0 || n > math.MaxInt32 {
 		return fmt.Errorf("%s: %w: bad delta length", s.what, errJoinRecord)
@@ -958,6 +972,7 @@ func (s *joinRows) apply(l *rowList, row []types.Value, cnt, assoc int64) {
 // EndMerge implements state.DeltaSource: the writes BeginMerge set aside
 // are applied after the stored ones.
 func (s *joinRows) EndMerge(slot int32) error {
+	s.unprobe()
 	l, h := s.list(slot), &s.held
 	for j := range h.n() {
 		var assoc int64
@@ -988,6 +1003,7 @@ func (s *joinRows) LoadRecordPart(slot int32, p int32, rec []byte) error {
 // loadRows adds to l the rows of one stored part: all of l.want, or a
 // full part.
 func (s *joinRows) loadRows(l *rowList, rec []byte) error {
+	s.unprobe()
 	k := min(l.want, 1<<s.shift)
 	for range k {
 		cnt, m := binary.Uvarint(rec)
@@ -1017,6 +1033,7 @@ func (s *joinRows) loadRows(l *rowList, rec []byte) error {
 // DropRecord implements state.RecordDropper: it forgets slot's key and
 // rows (written to the store).
 func (s *joinRows) DropRecord(slot int32) {
+	s.unprobe()
 	l := s.list(slot)
 	s.rows -= int64(l.n())
 	l.reset()
@@ -1026,6 +1043,7 @@ func (s *joinRows) DropRecord(slot int32) {
 // clear forgets every row of the side, in memory and in the state store
 // (state.Records.Clear): the rows can never be matched again.
 func (s *joinRows) clear() error {
+	s.unprobe()
 	if err := s.st.Clear(); err != nil {
 		return fmt.Errorf("%s: %w", s.what, err)
 	}
@@ -1047,6 +1065,7 @@ func (s *joinRows) bigAfterSpill() {
 // DropRecords implements state.RecordSource: it forgets every in-memory
 // key (they were written to the store).
 func (s *joinRows) DropRecords() {
+	s.unprobe()
 	s.keys.Reset()
 	s.lists.Clear()
 	s.rows, s.big = 0, 0
@@ -1060,6 +1079,8 @@ type joinState struct {
 	sides  [2]*joinRows
 	kr     []types.Value // the join key of the row at hand
 	budget int64         // the state budget, shared by the sides
+	// noProbe, for tests, keeps the join from building probe tables.
+	noProbe bool
 	// ended says, per input port, that the input ended (endInput): the
 	// other side's rows are no longer kept.
 	ended [2]bool
@@ -1218,8 +1239,7 @@ func (j *joinState) spillIfOver() error {
 		if !s.st.Persisted() {
 			return nil
 		}
-		s.st.SetExtraBytes(s.rows * s.rowBytes)
-		used[i] = s.st.Bytes()
+		used[i] = s.bytes()
 	}
 	if used[0]+used[1] <= j.budget {
 		return nil

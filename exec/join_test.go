@@ -58,6 +58,8 @@ type changelogGen struct {
 	// keyUnique keeps the join key unique among live rows (a side whose
 	// unique key is the join key): NULL keys, then, only as new rows.
 	keyUnique bool
+	// scale, if > 1, multiplies the keys drawn (sparse keys).
+	scale int64
 }
 
 // freeKey returns a key no live row has, or false.
@@ -78,10 +80,11 @@ func (g *changelogGen) key() types.Value {
 	if g.r.IntN(10) == 0 {
 		return types.Value{}
 	}
+	n := g.keys
 	if g.hot > 0 && g.r.IntN(2) == 0 {
-		return types.IntValue(int64(g.r.IntN(g.hot)))
+		n = g.hot
 	}
-	return types.IntValue(int64(g.r.IntN(g.keys)))
+	return types.IntValue(int64(g.r.IntN(n)) * max(g.scale, 1))
 }
 
 // next appends one change (two rows for an update) to b.

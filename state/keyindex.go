@@ -171,6 +171,9 @@ func (x *KeyIndex) AppendKey(dst []byte, s int32) []byte {
 	return append(dst, x.keyStr[s]...)
 }
 
+// IntKey returns slot s's key (of an IntKeyed index).
+func (x *KeyIndex) IntKey(s int32) int64 { return x.intKey[s] }
+
 // Remove frees slot s and forgets its key.
 func (x *KeyIndex) Remove(s int32) {
 	if !x.used[s] {
