@@ -60,6 +60,9 @@ type Records struct {
 
 	sp     *statestore.Space // nil in memory
 	backed bool              // records not in memory may be in the store
+	// bitsOnly: with a store and without a TTL, Changed only sets the
+	// slot's changed bit.
+	bitsOnly bool
 
 	// filter holds the keys of the records in the store once Records is
 	// backed (those in memory at the first Spill, those written since, and
@@ -113,9 +116,8 @@ type Records struct {
 	touched  []uint64
 	nTouched int
 	live     []uint64 // per slot: a bit set while it holds a record
-	changed  []uint64 // per slot: a bit set while it changed since the last snapshot
+	changed  []uint64 // per slot: a bit set while it changed since the last snapshot (Changed)
 	nLive    int
-	nChange  int
 	extra    int64 // memory the operator holds beyond RecordBytes a record (SetExtraBytes)
 
 	// Snapshot buffers, kept between snapshots and counted in the budget;
@@ -490,6 +492,7 @@ func (r *Records) attach(store *statestore.Store, restored bool) error {
 		return errors.New("state: records attached to a store after records were added")
 	}
 	r.sp, r.backed = sp, restored
+	r.bitsOnly = r.ttl == 0
 	if !restored {
 		r.filterOK = true // a store not restored holds none of its records
 		return nil
@@ -834,18 +837,41 @@ func (r *Records) setKG(slot int32, kg int) {
 }
 
 // Changed records that slot's record changed since the last snapshot.
+//
+// It is small enough to inline: an operator calls it for every record a
+// batch changes first, and with a store and no TTL (bitsOnly) it only sets
+// the slot's changed bit (the snapshot counts them).
 func (r *Records) Changed(slot int32) {
+	if r.bitsOnly {
+		r.changed[slot>>6] |= 1 << (slot & 63)
+		return
+	}
+	r.changedSlow(slot)
+}
+
+// changedSlow is Changed without a store (nothing to record but a TTL's
+// write time) or with a TTL (the write also restamps the record). Not
+// inlined, so that Changed is.
+//
+//go:noinline
+func (r *Records) changedSlow(slot int32) {
 	if r.ttl > 0 {
 		r.written(slot)
 	}
-	if r.sp == nil {
-		return
+	if r.sp != nil {
+		r.changed[slot>>6] |= 1 << (slot & 63)
 	}
-	w, bit := &r.changed[slot>>6], uint64(1)<<(slot&63)
-	if *w&bit == 0 {
-		*w |= bit
-		r.nChange++
+}
+
+// changedCount returns the number of records changed since the last
+// snapshot: the changed bits set, counted here rather than kept up to
+// date by Changed, which runs for every record a batch changes.
+func (r *Records) changedCount() int {
+	n := 0
+	for _, w := range r.changed {
+		n += bits.OnesCount64(w)
 	}
+	return n
 }
 
 // Removed tells Records that slot's record is gone (call it while
@@ -863,10 +889,7 @@ func (r *Records) Removed(slot int32) error {
 		return nil
 	}
 	w, bit := int(slot>>6), uint64(1)<<(slot&63)
-	if r.changed[w]&bit != 0 {
-		r.changed[w] &^= bit
-		r.nChange--
-	}
+	r.changed[w] &^= bit
 	if r.live[w]&bit != 0 {
 		r.live[w] &^= bit
 		r.nLive--
@@ -1312,7 +1335,7 @@ func (r *Records) forgetMemory() {
 	clear(r.changed)
 	clear(r.touched)
 	r.live, r.changed, r.touched = r.live[:0], r.changed[:0], r.touched[:0]
-	r.nLive, r.nChange, r.nTouched = 0, 0, 0
+	r.nLive, r.nTouched = 0, 0
 }
 
 // Clear forgets every record, in memory and in the store: the operator
@@ -1467,13 +1490,14 @@ func (r *Records) snapshot() error {
 	if r.sp == nil {
 		return nil
 	}
-	all := r.opts.Exclusive && !r.backed && r.nChange > 0 && 2*r.nChange >= r.nLive
+	nChange := r.changedCount()
+	all := r.opts.Exclusive && !r.backed && nChange > 0 && 2*nChange >= r.nLive
 	if r.parted != nil && r.storedTotal > 4*int64(r.nLive) {
 		// Long records: half the records changed says little of how many
 		// of their parts did.
 		all = false
 	}
-	if r.nChange == 0 && !all {
+	if nChange == 0 && !all {
 		return r.deltasDone()
 	}
 	if all {
@@ -1492,7 +1516,6 @@ func (r *Records) snapshot() error {
 	}
 	r.trimBuffers()
 	clear(r.changed)
-	r.nChange = 0
 	return r.deltasDone()
 }
 
@@ -2159,10 +2182,7 @@ func (r *Records) Forget(slot int32) {
 		return
 	}
 	w, bit := int(slot>>6), uint64(1)<<(slot&63)
-	if r.changed[w]&bit != 0 {
-		r.changed[w] &^= bit
-		r.nChange--
-	}
+	r.changed[w] &^= bit
 	if r.live[w]&bit != 0 {
 		r.live[w] &^= bit
 		r.nLive--
