@@ -524,12 +524,14 @@ func (g *groupAggOp) emitChanges(out Emitter) error {
 	o := g.out
 	o.Reset()
 	na := len(g.calls)
+	before, scratch := g.before, g.scratch
 	for i, gi := range g.touched {
-		g.heads[gi].dirty = false
+		h := &g.heads[gi] // removeGroup leaves heads where it is
+		h.dirty = false
 		keys := g.groupKey(gi)
-		last := g.before[i*na : (i+1)*na]
-		if g.heads[gi].count == 0 {
-			if g.heads[gi].emitted {
+		last := before[i*na : (i+1)*na : (i+1)*na]
+		if h.count == 0 {
+			if h.emitted {
 				g.appendRow(o, types.Delete, keys, last)
 			}
 			if err := g.removeGroup(gi); err != nil {
@@ -538,15 +540,15 @@ func (g *groupAggOp) emitChanges(out Emitter) error {
 			continue
 		}
 		for a, acc := range g.accs {
-			g.scratch[a] = acc.result(gi)
+			scratch[a] = acc.result(gi)
 		}
 		switch {
-		case !g.heads[gi].emitted:
-			g.appendRow(o, types.Insert, keys, g.scratch)
-			g.heads[gi].emitted = true
-		case !equalValues(last, g.scratch):
+		case !h.emitted:
+			g.appendRow(o, types.Insert, keys, scratch)
+			h.emitted = true
+		case !equalValues(last, scratch):
 			g.appendRow(o, types.UpdateBefore, keys, last)
-			g.appendRow(o, types.UpdateAfter, keys, g.scratch)
+			g.appendRow(o, types.UpdateAfter, keys, scratch)
 		}
 	}
 	g.touched = g.touched[:0]
