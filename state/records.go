@@ -138,6 +138,7 @@ type Records struct {
 	voffs   []uint32 // per entry in encoding order: where its record starts in vbuf; then len(vbuf)
 	gbuf    []byte   // the chunk's records (with their prefixed keys unless fixed) in sorted order (gather)
 	key     []byte   // prefix | key for a store call
+	fkey    []byte   // prefix | a fixed key of a snapshot's chunk (entry)
 	hb      []byte   // keys encoded for hashing
 	// The most of each snapshot buffer one chunk of this snapshot used.
 	usedK, usedV, usedG, usedE int
@@ -446,6 +447,7 @@ func NewRecords(opts RecordOptions, src RecordSource) (*Records, error) {
 		return nil, fmt.Errorf("state: negative TTL %v", opts.TTL)
 	}
 	r := &Records{opts: opts, src: src, prefix: namePrefix(opts.Name), chunk: chunkEntries}
+	r.fkey = append(make([]byte, 0, len(r.prefix)+9), r.prefix...)
 	if ps, ok := src.(PartedSource); ok {
 		r.parted, r.pprefix = ps, namePrefix(opts.Name+PartSuffix)
 	}
@@ -1724,7 +1726,8 @@ func (r *Records) writeChunk(slots []int32, first, end int) error {
 
 // entry returns the key (with the state's prefix) and the record of entry
 // i of sortedChunk's result, with its fixed key length; the key is valid
-// until the next call.
+// until the next call. A fixed key is rebuilt after the prefix in r.fkey,
+// which holds the prefix from NewRecords on.
 func (r *Records) entry(ents []recEnt, i, fixed int) (key, rec []byte) {
 	e := &ents[i]
 	start := uint32(0)
@@ -1732,8 +1735,8 @@ func (r *Records) entry(ents []recEnt, i, fixed int) (key, rec []byte) {
 		start = ents[i-1].idx
 	}
 	if fixed >= 0 {
-		r.key = appendFixedKey(append(r.key[:0], r.prefix...), e.hi, e.num, fixed)
-		return r.key, r.gbuf[start:e.idx]
+		r.fkey = appendFixedKey(r.fkey[:len(r.prefix)], e.hi, e.num, fixed)
+		return r.fkey, r.gbuf[start:e.idx]
 	}
 	return r.gbuf[start:e.num], r.gbuf[e.num:e.idx]
 }
