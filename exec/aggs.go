@@ -96,7 +96,7 @@ func newAccumulator(call AggCall) (accumulator, error) {
 		case call.ArgType.Kind == types.KindDecimal:
 			acc = &decSumAcc{typ: call.Type, argScale: int(call.ArgType.S)}
 		case call.ArgType.Kind.IsInteger():
-			acc = &sumAcc{typ: call.Type}
+			acc = &sumAcc{typ: call.Type, bigint: call.Type.Kind == types.KindBigInt && !call.Type.NotNull}
 		case call.ArgType.Kind.IsFloat():
 			acc = &sumAcc{typ: call.Type, floatIn: true}
 		default:
@@ -228,7 +228,10 @@ type sumAcc struct {
 	typ     types.Type
 	floatIn bool // the sum is a float64 (its bits), else an int64
 	avg     bool
-	s       []sumState
+	// bigint: a SUM of integers typed BIGINT (nullable), the common case,
+	// whose result takes no conversion.
+	bigint bool
+	s      []sumState
 }
 
 type sumState struct {
@@ -264,14 +267,42 @@ func (a *sumAcc) apply(g int32, v *types.Value, retract bool) {
 func (a *sumAcc) add(g int32, v types.Value)     { a.apply(g, &v, false) }
 func (a *sumAcc) retract(g int32, v types.Value) { a.apply(g, &v, true) }
 func (a *sumAcc) update(gis []int32, b *types.Batch, col int) {
+	if a.floatIn {
+		for i, g := range gis {
+			if g >= 0 {
+				a.apply(g, &b.Vals[i*b.Width+col], b.Kinds[i].IsRetraction())
+			}
+		}
+		return
+	}
+	// apply's integer cases written out: no call per row.
+	sums := a.s
 	for i, g := range gis {
-		if g >= 0 {
-			a.apply(g, &b.Vals[i*b.Width+col], b.Kinds[i].IsRetraction())
+		if g < 0 {
+			continue
+		}
+		v := &b.Vals[i*b.Width+col]
+		if v.IsNull() {
+			continue
+		}
+		s := &sums[g]
+		if b.Kinds[i].IsRetraction() {
+			s.sum -= uint64(v.Int())
+			s.n--
+		} else {
+			s.sum += uint64(v.Int())
+			s.n++
 		}
 	}
 }
 func (a *sumAcc) result(g int32) types.Value {
 	s := a.s[g]
+	if a.bigint {
+		if s.n == 0 {
+			return types.NullValue()
+		}
+		return types.BigIntValue(int64(s.sum))
+	}
 	switch {
 	case s.n == 0 && a.typ.NotNull && !a.avg:
 		// A SUM typed NOT NULL (the sum of counts of a split distinct

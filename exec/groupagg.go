@@ -205,27 +205,10 @@ func (g *groupAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 		}
 	}
 	first := len(g.touched)
-	for i, gi := range gis {
-		if gi < 0 {
-			continue
-		}
-		h := &g.heads[gi]
-		if !h.dirty {
-			g.touch(gi)
-		}
-		switch k := b.Kinds[i]; {
-		case g.pairedUpdates && k == types.UpdateAfter:
-			// Its -U left the count as it was (a group the -U did
-			// not find counts from this row).
-			h.count = max(h.count, 1)
-		case g.pairedUpdates && k == types.UpdateBefore && h.count > 0:
-		case !k.IsRetraction():
-			h.count++
-		case h.count > 0:
-			h.count--
-		default:
-			gis[i] = -1 // nothing to retract
-		}
+	if g.pairedUpdates {
+		g.countPaired(gis, b)
+	} else {
+		g.count(gis, b)
 	}
 	g.recordBefore(first)
 	for a, acc := range g.accs {
@@ -237,6 +220,64 @@ func (g *groupAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 		}
 	}
 	return g.afterBatch(b, out)
+}
+
+// count counts the batch's rows into their groups (gis), touching each
+// group at its first change since the last emit, and sets gis[i] to -1 for
+// a retraction whose group has no rows (nothing to retract). The loop is
+// written out (touch's work inline, no pairedUpdates cases) as this is
+// where each row first reads its group's head: with many keys nearly every
+// row misses the cache here, and the fewer instructions an iteration has,
+// the more rows' misses the CPU overlaps.
+func (g *groupAggOp) count(gis []int32, b *types.Batch) {
+	heads, touched, st := g.heads, g.touched, g.st
+	for i, gi := range gis {
+		if gi < 0 {
+			continue
+		}
+		h := &heads[gi]
+		if !h.dirty {
+			h.dirty = true
+			touched = append(touched, gi)
+			st.Changed(gi)
+		}
+		switch {
+		case !b.Kinds[i].IsRetraction():
+			h.count++
+		case h.count > 0:
+			h.count--
+		default:
+			gis[i] = -1 // nothing to retract
+		}
+	}
+	g.touched = touched
+}
+
+// countPaired is count for input whose updates come as -U/+U pairs
+// (pairedUpdates), which leave a group's row count as it was.
+func (g *groupAggOp) countPaired(gis []int32, b *types.Batch) {
+	for i, gi := range gis {
+		if gi < 0 {
+			continue
+		}
+		h := &g.heads[gi]
+		if !h.dirty {
+			g.touch(gi)
+		}
+		switch k := b.Kinds[i]; {
+		case k == types.UpdateAfter:
+			// Its -U left the count as it was (a group the -U did
+			// not find counts from this row).
+			h.count = max(h.count, 1)
+		case k == types.UpdateBefore && h.count > 0:
+		case !k.IsRetraction():
+			h.count++
+		case h.count > 0:
+			h.count--
+		default:
+			gis[i] = -1 // nothing to retract
+		}
+	}
 }
 
 // afterBatch emits the changes unless mini-batch holds them, and spills
@@ -483,12 +524,14 @@ func (g *groupAggOp) emitChanges(out Emitter) error {
 	o := g.out
 	o.Reset()
 	na := len(g.calls)
+	before, scratch := g.before, g.scratch
 	for i, gi := range g.touched {
-		g.heads[gi].dirty = false
+		h := &g.heads[gi] // removeGroup leaves heads where it is
+		h.dirty = false
 		keys := g.groupKey(gi)
-		last := g.before[i*na : (i+1)*na]
-		if g.heads[gi].count == 0 {
-			if g.heads[gi].emitted {
+		last := before[i*na : (i+1)*na : (i+1)*na]
+		if h.count == 0 {
+			if h.emitted {
 				g.appendRow(o, types.Delete, keys, last)
 			}
 			if err := g.removeGroup(gi); err != nil {
@@ -497,15 +540,15 @@ func (g *groupAggOp) emitChanges(out Emitter) error {
 			continue
 		}
 		for a, acc := range g.accs {
-			g.scratch[a] = acc.result(gi)
+			scratch[a] = acc.result(gi)
 		}
 		switch {
-		case !g.heads[gi].emitted:
-			g.appendRow(o, types.Insert, keys, g.scratch)
-			g.heads[gi].emitted = true
-		case !equalValues(last, g.scratch):
+		case !h.emitted:
+			g.appendRow(o, types.Insert, keys, scratch)
+			h.emitted = true
+		case !equalValues(last, scratch):
 			g.appendRow(o, types.UpdateBefore, keys, last)
-			g.appendRow(o, types.UpdateAfter, keys, g.scratch)
+			g.appendRow(o, types.UpdateAfter, keys, scratch)
 		}
 	}
 	g.touched = g.touched[:0]

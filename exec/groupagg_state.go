@@ -151,16 +151,20 @@ func (g *groupAggOp) AppendRecordKey(dst []byte, gi int32) []byte {
 
 // AppendRecord implements state.RecordSource: group gi's record.
 func (g *groupAggOp) AppendRecord(dst []byte, gi int32) []byte {
-	var ints, ltz uint64
-	if h := &g.heads[gi]; h.inInts {
-		// One key column, of kind keyKind: no key values to make.
+	h := &g.heads[gi]
+	if h.inInts {
+		// One key column, of kind keyKind: no key values to make, and
+		// each mask is 0 or 1, a uvarint of one byte.
+		var ints, ltz byte
 		switch h.keyKind {
 		case types.KindInt:
 			ints = 1
 		case types.KindTimestampLTZ:
 			ltz = 1
 		}
+		dst = append(dst, groupStateVersion, ints, ltz)
 	} else {
+		var ints, ltz uint64
 		for i, v := range g.groupKey(gi) {
 			switch v.Kind() {
 			case types.KindInt:
@@ -169,11 +173,11 @@ func (g *groupAggOp) AppendRecord(dst []byte, gi int32) []byte {
 				ltz |= 1 << i
 			}
 		}
+		dst = append(dst, groupStateVersion)
+		dst = binary.AppendUvarint(dst, ints)
+		dst = binary.AppendUvarint(dst, ltz)
 	}
-	dst = append(dst, groupStateVersion)
-	dst = binary.AppendUvarint(dst, ints)
-	dst = binary.AppendUvarint(dst, ltz)
-	dst = binary.AppendVarint(dst, g.heads[gi].count)
+	dst = binary.AppendVarint(dst, h.count)
 	for _, acc := range g.accs {
 		dst = acc.save(gi, dst)
 	}

@@ -60,6 +60,9 @@ type Records struct {
 
 	sp     *statestore.Space // nil in memory
 	backed bool              // records not in memory may be in the store
+	// bitsOnly: with a store and without a TTL, Changed only sets the
+	// slot's changed bit.
+	bitsOnly bool
 
 	// filter holds the keys of the records in the store once Records is
 	// backed (those in memory at the first Spill, those written since, and
@@ -113,9 +116,8 @@ type Records struct {
 	touched  []uint64
 	nTouched int
 	live     []uint64 // per slot: a bit set while it holds a record
-	changed  []uint64 // per slot: a bit set while it changed since the last snapshot
+	changed  []uint64 // per slot: a bit set while it changed since the last snapshot (Changed)
 	nLive    int
-	nChange  int
 	extra    int64 // memory the operator holds beyond RecordBytes a record (SetExtraBytes)
 
 	// Snapshot buffers, kept between snapshots and counted in the budget;
@@ -136,6 +138,7 @@ type Records struct {
 	voffs   []uint32 // per entry in encoding order: where its record starts in vbuf; then len(vbuf)
 	gbuf    []byte   // the chunk's records (with their prefixed keys unless fixed) in sorted order (gather)
 	key     []byte   // prefix | key for a store call
+	fkey    []byte   // prefix | a fixed key of a snapshot's chunk (entry)
 	hb      []byte   // keys encoded for hashing
 	// The most of each snapshot buffer one chunk of this snapshot used.
 	usedK, usedV, usedG, usedE int
@@ -444,6 +447,7 @@ func NewRecords(opts RecordOptions, src RecordSource) (*Records, error) {
 		return nil, fmt.Errorf("state: negative TTL %v", opts.TTL)
 	}
 	r := &Records{opts: opts, src: src, prefix: namePrefix(opts.Name), chunk: chunkEntries}
+	r.fkey = append(make([]byte, 0, len(r.prefix)+9), r.prefix...)
 	if ps, ok := src.(PartedSource); ok {
 		r.parted, r.pprefix = ps, namePrefix(opts.Name+PartSuffix)
 	}
@@ -490,6 +494,7 @@ func (r *Records) attach(store *statestore.Store, restored bool) error {
 		return errors.New("state: records attached to a store after records were added")
 	}
 	r.sp, r.backed = sp, restored
+	r.bitsOnly = r.ttl == 0
 	if !restored {
 		r.filterOK = true // a store not restored holds none of its records
 		return nil
@@ -834,18 +839,41 @@ func (r *Records) setKG(slot int32, kg int) {
 }
 
 // Changed records that slot's record changed since the last snapshot.
+//
+// It is small enough to inline: an operator calls it for every record a
+// batch changes first, and with a store and no TTL (bitsOnly) it only sets
+// the slot's changed bit (the snapshot counts them).
 func (r *Records) Changed(slot int32) {
+	if r.bitsOnly {
+		r.changed[slot>>6] |= 1 << (slot & 63)
+		return
+	}
+	r.changedSlow(slot)
+}
+
+// changedSlow is Changed without a store (nothing to record but a TTL's
+// write time) or with a TTL (the write also restamps the record). Not
+// inlined, so that Changed is.
+//
+//go:noinline
+func (r *Records) changedSlow(slot int32) {
 	if r.ttl > 0 {
 		r.written(slot)
 	}
-	if r.sp == nil {
-		return
+	if r.sp != nil {
+		r.changed[slot>>6] |= 1 << (slot & 63)
 	}
-	w, bit := &r.changed[slot>>6], uint64(1)<<(slot&63)
-	if *w&bit == 0 {
-		*w |= bit
-		r.nChange++
+}
+
+// changedCount returns the number of records changed since the last
+// snapshot: the changed bits set, counted here rather than kept up to
+// date by Changed, which runs for every record a batch changes.
+func (r *Records) changedCount() int {
+	n := 0
+	for _, w := range r.changed {
+		n += bits.OnesCount64(w)
 	}
+	return n
 }
 
 // Removed tells Records that slot's record is gone (call it while
@@ -863,10 +891,7 @@ func (r *Records) Removed(slot int32) error {
 		return nil
 	}
 	w, bit := int(slot>>6), uint64(1)<<(slot&63)
-	if r.changed[w]&bit != 0 {
-		r.changed[w] &^= bit
-		r.nChange--
-	}
+	r.changed[w] &^= bit
 	if r.live[w]&bit != 0 {
 		r.live[w] &^= bit
 		r.nLive--
@@ -1312,7 +1337,7 @@ func (r *Records) forgetMemory() {
 	clear(r.changed)
 	clear(r.touched)
 	r.live, r.changed, r.touched = r.live[:0], r.changed[:0], r.touched[:0]
-	r.nLive, r.nChange, r.nTouched = 0, 0, 0
+	r.nLive, r.nTouched = 0, 0
 }
 
 // Clear forgets every record, in memory and in the store: the operator
@@ -1467,13 +1492,14 @@ func (r *Records) snapshot() error {
 	if r.sp == nil {
 		return nil
 	}
-	all := r.opts.Exclusive && !r.backed && r.nChange > 0 && 2*r.nChange >= r.nLive
+	nChange := r.changedCount()
+	all := r.opts.Exclusive && !r.backed && nChange > 0 && 2*nChange >= r.nLive
 	if r.parted != nil && r.storedTotal > 4*int64(r.nLive) {
 		// Long records: half the records changed says little of how many
 		// of their parts did.
 		all = false
 	}
-	if r.nChange == 0 && !all {
+	if nChange == 0 && !all {
 		return r.deltasDone()
 	}
 	if all {
@@ -1492,7 +1518,6 @@ func (r *Records) snapshot() error {
 	}
 	r.trimBuffers()
 	clear(r.changed)
-	r.nChange = 0
 	return r.deltasDone()
 }
 
@@ -1701,7 +1726,8 @@ func (r *Records) writeChunk(slots []int32, first, end int) error {
 
 // entry returns the key (with the state's prefix) and the record of entry
 // i of sortedChunk's result, with its fixed key length; the key is valid
-// until the next call.
+// until the next call. A fixed key is rebuilt after the prefix in r.fkey,
+// which holds the prefix from NewRecords on.
 func (r *Records) entry(ents []recEnt, i, fixed int) (key, rec []byte) {
 	e := &ents[i]
 	start := uint32(0)
@@ -1709,8 +1735,8 @@ func (r *Records) entry(ents []recEnt, i, fixed int) (key, rec []byte) {
 		start = ents[i-1].idx
 	}
 	if fixed >= 0 {
-		r.key = appendFixedKey(append(r.key[:0], r.prefix...), e.hi, e.num, fixed)
-		return r.key, r.gbuf[start:e.idx]
+		r.fkey = appendFixedKey(r.fkey[:len(r.prefix)], e.hi, e.num, fixed)
+		return r.fkey, r.gbuf[start:e.idx]
 	}
 	return r.gbuf[start:e.num], r.gbuf[e.num:e.idx]
 }
@@ -1971,27 +1997,34 @@ func leadNum(k []byte) uint64 {
 // least-significant-digit radix sort over their 9 bytes, skipping the bytes
 // that all entries share (the high bytes of small numbers, an integer
 // key's tag byte). tmp must be as long as a; the result is a or tmp.
+//
+// One pass over the entries finds the bytes in which some differ; only
+// those are counted and dealt, each in a pass of its own (the entries of a
+// key group stay in the CPU cache). Integer keys of one key group mostly
+// differ in their low two or three bytes, and counting all nine bytes of
+// every entry cost more than the passes.
 func radixSort(a, tmp []recEnt) []recEnt {
-	const digits = 9 // num's 8 bytes, hi
-	var counts [digits][256]int32
+	var diff uint64
+	var diffHi uint8
+	num0, hi0 := a[0].num, a[0].hi
 	for i := range a {
-		e := &a[i]
-		for d := range 8 {
-			counts[d][byte(e.num>>(8*d))]++
-		}
-		counts[8][e.hi]++
+		diff |= a[i].num ^ num0
+		diffHi |= a[i].hi ^ hi0
 	}
 	src, dst := a, tmp
-	for d := range digits {
-		c := &counts[d]
-		if c[digit(&src[0], d)] == int32(len(src)) {
+	for d := range 9 { // num's 8 bytes, then hi
+		if (d < 8 && byte(diff>>(8*d)) == 0) || (d == 8 && diffHi == 0) {
 			continue // every entry has this byte
 		}
 		var pos [256]int32
+		for i := range src {
+			pos[digit(&src[i], d)]++
+		}
 		var sum int32
 		for b := range 256 {
+			c := pos[b]
 			pos[b] = sum
-			sum += c[b]
+			sum += c
 		}
 		for i := range src {
 			b := digit(&src[i], d)
@@ -2159,10 +2192,7 @@ func (r *Records) Forget(slot int32) {
 		return
 	}
 	w, bit := int(slot>>6), uint64(1)<<(slot&63)
-	if r.changed[w]&bit != 0 {
-		r.changed[w] &^= bit
-		r.nChange--
-	}
+	r.changed[w] &^= bit
 	if r.live[w]&bit != 0 {
 		r.live[w] &^= bit
 		r.nLive--

@@ -239,7 +239,7 @@ func TestRecordsPartsModel(t *testing.T) {
 			rec.Changed(slot)
 			model[string(key)] = slices.Clone(own.vals[slot])
 		}
-		all := rec.opts.Exclusive && !rec.backed && 2*rec.nChange >= rec.nLive
+		all := rec.opts.Exclusive && !rec.backed && 2*rec.changedCount() >= rec.nLive
 		for slot, ps := range changedParts {
 			wantEnc++ // part 0
 			for p := range ps {

@@ -173,7 +173,7 @@ func TestRecordsWriteOrder(t *testing.T) {
 					rec.Changed(slot)
 				}
 			}
-			want := rec.nChange
+			want := rec.changedCount()
 			if want < 4000 {
 				t.Fatalf("only %d changed records", want)
 			}
@@ -415,8 +415,8 @@ func TestRecordsForget(t *testing.T) {
 	gone := add(2)
 	rec.Forget(gone)
 	own.remove(gone)
-	if rec.Len() != 1 || rec.nChange != 0 {
-		t.Fatalf("after Forget: %d records, %d changed; want 1 and 0", rec.Len(), rec.nChange)
+	if rec.Len() != 1 || rec.changedCount() != 0 {
+		t.Fatalf("after Forget: %d records, %d changed; want 1 and 0", rec.Len(), rec.changedCount())
 	}
 	if err := rec.Snapshot(); err != nil {
 		t.Fatal(err)
