@@ -451,7 +451,7 @@ func (o *joinOp) EndInput(port int, out Emitter) error {
 	if r := o.retain[1-port]; r != nil {
 		r.minDue = math.MaxInt64 // nothing kept to sweep
 	}
-	o.probeAfterEnd(port)
+	o.probeAfterEnd(port, o.retain[port] != nil)
 	return o.flush(out)
 }
 

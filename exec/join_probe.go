@@ -256,11 +256,12 @@ func (s *joinRows) buildProbe(l probeLayout) {
 func (s *joinRows) unprobe() { s.pt = nil }
 
 // probeAfterEnd builds the probe table of side (whose input ended) when
-// it may stand for its rows: see probeTable. A table that would not fit
-// in the state budget with the state is not built.
-func (o *joinOp) probeAfterEnd(side int) {
+// it may stand for its rows: see probeTable; retained says that join
+// retention drops the side's rows. A table that would not fit in the
+// state budget with the state is not built.
+func (o *joinState) probeAfterEnd(side int, retained bool) {
 	s := o.sides[side]
-	if o.noProbe || o.retain[side] != nil || !s.probeable() {
+	if o.noProbe || retained || !s.probeable() {
 		return
 	}
 	l := s.probeLayout()
@@ -341,4 +342,45 @@ func (s *joinRows) probeBytes() int64 {
 		return 0
 	}
 	return s.pt.bytes()
+}
+
+// processProbe is Process for left rows once the right input ended and
+// its rows have a probe table (the left rows are then never kept): a
+// left row goes out if the right rows of its key that match it count
+// more than zero (semi) or none (anti). The rows of a chunk are looked up
+// first, so that their cache misses overlap (joinOp.processProbe).
+func (o *semiJoinOp) processProbe(b *types.Batch, out Emitter) error {
+	right := o.sides[1]
+	pt, col := right.pt, o.sides[0].spec.Keys[0]
+	var runs [probeChunk]probeRun
+	for from := 0; from < b.Len(); from += probeChunk {
+		to := min(from+probeChunk, b.Len())
+		for i := from; i < to; i++ {
+			if v := b.Vals[i*b.Width+col]; state.IntStored(v.Kind()) {
+				runs[i-from] = pt.find(v.Int())
+			} else {
+				runs[i-from] = probeRun{} // NULL: no match
+			}
+		}
+		for i := from; i < to; i++ {
+			row, r := b.Row(i), runs[i-from]
+			var matched int64
+			for j := r.off; j < r.off+r.n; j++ {
+				ok, err := o.matches(row, pt.row(j))
+				if err != nil {
+					return err
+				}
+				if ok {
+					matched += pt.count(j)
+				}
+			}
+			if (matched > 0) != o.spec.Anti {
+				if err := o.emit(b.Kinds[i], row, 1, out); err != nil {
+					return err
+				}
+			}
+		}
+		right.probed += int64(to - from)
+	}
+	return o.flush(out)
 }

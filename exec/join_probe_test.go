@@ -29,11 +29,10 @@ const (
 
 // probeExpected returns what a join of type typ (semi and anti past
 // FullOuterJoin), whose input side ended, with state budget budget,
-// should do: a side whose match counts an outer join tracks, or of a
-// semi or anti join, has none; a side in a budget of 1 MiB or more has
-// one.
+// should do: a side whose match counts the join tracks has none; a side
+// in a budget of 1 MiB or more has one.
 func probeExpected(typ JoinType, side int, budget int64) probeWant {
-	if typ > FullOuterJoin || joinTracks(typ, side) {
+	if joinTracks(typ, side) {
 		return probeNever
 	}
 	if budget >= 1<<20 {
@@ -42,24 +41,33 @@ func probeExpected(typ JoinType, side int, budget int64) probeWant {
 	return probeEither
 }
 
-// joinTracks reports whether a join of type typ counts the matches of
-// side's rows (the side is preserved: NULL-padded without a match).
+// joinTracks reports whether a join of type typ (semi and anti past
+// FullOuterJoin) counts the matches of side's rows: the preserved side
+// of an outer join (NULL-padded without a match), the left side of a
+// semi or anti join.
 func joinTracks(typ JoinType, side int) bool {
 	if side == 0 {
-		return typ == LeftOuterJoin || typ == FullOuterJoin
+		return typ == LeftOuterJoin || typ == FullOuterJoin || typ > FullOuterJoin
 	}
 	return typ == RightOuterJoin || typ == FullOuterJoin
+}
+
+// joinStateOf returns the state of a regular, semi or anti join.
+func joinStateOf(op Operator) *joinState {
+	switch o := op.(type) {
+	case *joinOp:
+		return &o.joinState
+	case *semiJoinOp:
+		return &o.joinState
+	}
+	panic(fmt.Sprintf("%T is not a join", op))
 }
 
 // checkProbeTable fails unless side's probe tables are as want says.
 func (c *joinCluster) checkProbeTable(seed uint64, side int, want probeWant, when string) {
 	c.t.Helper()
 	for i, op := range c.ops {
-		o, ok := op.(*joinOp)
-		if !ok {
-			continue
-		}
-		s := o.sides[side]
+		s := joinStateOf(op).sides[side]
 		switch {
 		case want == probeMust && s.pt == nil && s.keys.Len() > 0:
 			c.t.Fatalf("seed %d: %s: subtask %d: side %d (%d keys) has no probe table", seed, when, i, side, s.keys.Len())
@@ -76,7 +84,7 @@ func (c *joinCluster) checkProbeTable(seed uint64, side int, want probeWant, whe
 // many hold their rows in place.
 func (c *joinCluster) probeStats(side int) (probed int64, dense, hashed, inPlace int) {
 	for _, op := range c.ops {
-		s := op.(*joinOp).sides[side]
+		s := joinStateOf(op).sides[side]
 		probed += s.probed
 		switch {
 		case s.pt == nil:
@@ -97,12 +105,13 @@ func (c *joinCluster) probeStats(side int) (probed int64, dense, hashed, inPlace
 func withoutProbe(newOp func() Operator) func() Operator {
 	return func() Operator {
 		op := newOp()
-		op.(*joinOp).noProbe = true
+		joinStateOf(op).noProbe = true
 		return op
 	}
 }
 
-// TestJoinProbeTable runs every regular join type, either input ending,
+// TestJoinProbeTable runs every join type (semi and anti included),
+// either input ending,
 // over dense keys (0 to 399: a dense table) and sparse ones (2,000
 // multiples of 1,000,003: a hashed one), each side pair of joinEndLayouts (the
 // ended side with one row per key, or with duplicate rows), with and
@@ -113,7 +122,7 @@ func withoutProbe(newOp func() Operator) func() Operator {
 func TestJoinProbeTable(t *testing.T) {
 	seed := testSeed(t)
 	residual := joinTestResidual(t)
-	for typ := InnerJoin; typ <= FullOuterJoin; typ++ {
+	for typ := InnerJoin; typ <= FullOuterJoin+2; typ++ { // then semi and anti
 		for endPort := range 2 {
 			for _, sparse := range []bool{false, true} {
 				for li := range joinEndLayouts() {
@@ -396,8 +405,9 @@ func TestJoinProbeTableBudget(t *testing.T) {
 
 // TestJoinProbeTableRestore checks the probe table through a checkpoint
 // taken after the end and a restore at another parallelism (2 to 3, 3 to
-// 1): for each regular join type whose ended side may have one (inner,
-// LEFT with the right input ended, RIGHT with the left one ended), over
+// 1): for each join type whose ended side may have one (inner, LEFT with
+// the right input ended, RIGHT with the left one ended, semi and anti
+// with the right one ended), over
 // sides of one row per key and of duplicates, the restored join probes
 // its restored state until the end comes again, then builds the table
 // and probes it; the output before the checkpoint and after the restore,
@@ -409,7 +419,7 @@ func TestJoinProbeTableRestore(t *testing.T) {
 	cases := []struct {
 		typ     JoinType
 		endPort int
-	}{{InnerJoin, 0}, {InnerJoin, 1}, {LeftOuterJoin, 1}, {RightOuterJoin, 0}}
+	}{{InnerJoin, 0}, {InnerJoin, 1}, {LeftOuterJoin, 1}, {RightOuterJoin, 0}, {FullOuterJoin + 1, 1}, {FullOuterJoin + 2, 1}}
 	for ci, cs := range cases {
 		for li := range joinEndLayouts() {
 			pp := [][2]int{{2, 3}, {3, 1}}[(ci+li)%2]

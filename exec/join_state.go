@@ -353,7 +353,8 @@ type joinRows struct {
 	shift    uint  // a stored part holds 1<<shift rows (joinChunkShift)
 
 	// warmSlots and warmSink are warm's: the slots found, and what it
-	// read (kept, so that the reads are not dropped).
+	// read (kept, so that the reads are not dropped); the probe of a
+	// probe table (processProbe) adds its reads ahead to warmSink too.
 	warmSlots []int32
 	warmSink  int
 

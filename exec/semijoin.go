@@ -109,6 +109,9 @@ func (o *semiJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 		return fmt.Errorf("semi join: input port %d", input)
 	}
 	left, right := o.sides[0], o.sides[1]
+	if input == 0 && right.pt != nil && o.ended[1] {
+		return o.processProbe(b, out)
+	}
 	for i := range b.Len() {
 		row, kind := b.Row(i), b.Kinds[i]
 		if hasNullKey(row, o.sides[input].spec.Keys) {
@@ -259,11 +262,14 @@ func (o *semiJoinOp) processRight(kind types.RowKind, row []types.Value, keep bo
 // (joinOp.EndInput): a left row's matches can no longer change once the
 // right input ended, and a right row can no longer match a new left row
 // once the left input ended. The ended side's rows stay, the left rows
-// with their match counts.
+// with their match counts. When the right input ended, its rows may get
+// a probe table (probeTable) for the left rows' probes; the left rows,
+// whose match counts change, get none.
 func (o *semiJoinOp) EndInput(port int, out Emitter) error {
 	if first, err := o.endInput(port); !first || err != nil {
 		return err
 	}
+	o.probeAfterEnd(port, false)
 	return o.flush(out)
 }
 
