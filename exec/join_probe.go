@@ -274,6 +274,18 @@ func (o *joinState) probeAfterEnd(side int, retained bool) {
 	s.buildProbe(l)
 }
 
+// findRows sets runs[j] to the run of the key in column col of b's row
+// from+j (none for NULL), for a chunk's rows at once.
+func (pt *probeTable) findRows(runs []probeRun, b *types.Batch, col, from int) {
+	for j := range runs {
+		if v := b.Vals[(from+j)*b.Width+col]; state.IntStored(v.Kind()) {
+			runs[j] = pt.find(v.Int())
+		} else {
+			runs[j] = probeRun{} // NULL: no match
+		}
+	}
+}
+
 // processProbe is Process for rows of input once the other side has a
 // probe table: they are matched with its rows and never kept (the other
 // input ended). The rows of a chunk are joined in three passes: their
@@ -287,13 +299,7 @@ func (o *joinOp) processProbe(input int, b *types.Batch, out Emitter) error {
 	sink := 0
 	for from := 0; from < b.Len(); from += probeChunk {
 		to := min(from+probeChunk, b.Len())
-		for i := from; i < to; i++ {
-			if v := b.Vals[i*b.Width+col]; state.IntStored(v.Kind()) {
-				runs[i-from] = pt.find(v.Int())
-			} else {
-				runs[i-from] = probeRun{} // NULL: no match
-			}
-		}
+		pt.findRows(runs[:to-from], b, col, from)
 		for _, r := range runs[:to-from] {
 			if r.n > 0 {
 				sink += int(pt.vals[int(r.off)*pt.w].Kind())
@@ -355,13 +361,7 @@ func (o *semiJoinOp) processProbe(b *types.Batch, out Emitter) error {
 	var runs [probeChunk]probeRun
 	for from := 0; from < b.Len(); from += probeChunk {
 		to := min(from+probeChunk, b.Len())
-		for i := from; i < to; i++ {
-			if v := b.Vals[i*b.Width+col]; state.IntStored(v.Kind()) {
-				runs[i-from] = pt.find(v.Int())
-			} else {
-				runs[i-from] = probeRun{} // NULL: no match
-			}
-		}
+		pt.findRows(runs[:to-from], b, col, from)
 		for i := from; i < to; i++ {
 			row, r := b.Row(i), runs[i-from]
 			var matched int64
