@@ -88,6 +88,10 @@ func InspectWith(fsys FS, path string, opts InspectOptions) (string, error) {
 			fmt.Fprintf(&b, "    %s\n", what)
 		}
 		for _, st := range op.Subtasks {
+			if st.Finished {
+				fmt.Fprintf(&b, "    subtask %d  finished (its inputs had ended): no state\n", st.Subtask)
+				continue
+			}
 			ssts := 0
 			for _, f := range st.Files {
 				if strings.HasSuffix(f.Name, ".sst") {

@@ -23,8 +23,10 @@ import (
 // (Metadata.SinkData) instead of inline in _metadata; older checkpoints
 // with them inline still load. Version 6 added SourcePosition.Ended (older
 // checkpoints never say that a source ended: their finished sources read
-// on from their positions after a restore).
-const FormatVersion = 6
+// on from their positions after a restore). Version 7 added
+// SubtaskState.Finished: a subtask whose inputs had all ended when the
+// checkpoint was taken writes no state (older builds would find it missing).
+const FormatVersion = 7
 
 // MetadataFile is the name of the file that completes a checkpoint.
 const MetadataFile = "_metadata"
@@ -116,9 +118,27 @@ type OperatorState struct {
 	Sinks []string `json:"sinks,omitempty"`
 }
 
+// Finished reports whether every subtask of the operator had finished
+// when the checkpoint was taken (SubtaskState.Finished): none wrote state.
+func (o *OperatorState) Finished() bool {
+	for _, st := range o.Subtasks {
+		if !st.Finished {
+			return false
+		}
+	}
+	return len(o.Subtasks) > 0
+}
+
 // SubtaskState is the state snapshot of one subtask of an operator.
 type SubtaskState struct {
 	Subtask int `json:"subtask"`
+	// Finished says that the subtask had finished when the checkpoint was
+	// taken: every input of its operators had ended for good (not stopped),
+	// so no row can reach it again and its state was not written (Dir and
+	// Files are empty). A restore gives it empty state, and only when every
+	// source above the operator is restored ended (as Flink restores a
+	// finished operator as finished, FLIP-147). Format version 7.
+	Finished bool `json:"finished,omitempty"`
 	// Dir is the state folder, relative to the checkpoint folder.
 	Dir        string `json:"dir"`
 	StateBytes int64  `json:"state_bytes"`
@@ -268,6 +288,12 @@ func (m *Metadata) check() error {
 		}
 		seen[op.ID] = true
 		for _, st := range op.Subtasks {
+			if st.Finished {
+				if st.Dir != "" || len(st.Files) > 0 {
+					return fmt.Errorf("operator %q subtask %d: finished, yet has a state folder", op.ID, st.Subtask)
+				}
+				continue
+			}
 			if err := checkRelDir(st.Dir); err != nil {
 				return fmt.Errorf("operator %q subtask %d: %v", op.ID, st.Subtask, err)
 			}

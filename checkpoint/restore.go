@@ -34,7 +34,8 @@ func (m *Metadata) CheckOperators(jobOperatorIDs []string, allowNonRestoredState
 // StateDirsForKeyGroups returns the state folders of an operator's old
 // subtasks that own any of key groups [first, last], in subtask order, for
 // statestore.RestoreKeyGroups when the parallelism changed. It returns nil
-// if the checkpoint holds no state for the operator.
+// if the checkpoint holds no state for the operator; finished subtasks
+// (SubtaskState.Finished) have none.
 func (c *Checkpoint) StateDirsForKeyGroups(operatorID string, first, last int) ([]string, error) {
 	op := c.Meta.Operator(operatorID)
 	if op == nil {
@@ -57,7 +58,9 @@ func (c *Checkpoint) StateDirsForKeyGroups(operatorID string, first, last int) (
 	var dirs []string
 	for _, st := range op.Subtasks {
 		if want[st.Subtask] {
-			dirs = append(dirs, filepath.Join(c.Path, st.Dir))
+			if !st.Finished { // a finished subtask wrote no state
+				dirs = append(dirs, filepath.Join(c.Path, st.Dir))
+			}
 			delete(want, st.Subtask)
 		}
 	}

@@ -40,6 +40,9 @@ func Savepoint(fsys FS, src *Checkpoint, dst string) (_ *Checkpoint, retErr erro
 		op := &meta.Operators[i]
 		for j := range op.Subtasks {
 			st := &op.Subtasks[j]
+			if st.Finished {
+				continue // no state to copy
+			}
 			from, to := filepath.Join(src.Path, st.Dir), filepath.Join(dst, st.Dir)
 			if err := fsys.MkdirAll(to); err != nil {
 				return nil, fmt.Errorf("savepoint to %s: %w", dst, err)

@@ -64,7 +64,7 @@ func (c *Checkpoint) SubtaskDir(operatorID string, subtask int) (string, bool) {
 		return "", false
 	}
 	for _, st := range op.Subtasks {
-		if st.Subtask == subtask {
+		if st.Subtask == subtask && !st.Finished {
 			return filepath.Join(c.Path, st.Dir), true
 		}
 	}
@@ -196,7 +196,7 @@ func completeIn(fsys FS, dir string, meta Metadata) (*Checkpoint, error) {
 		op := &meta.Operators[i]
 		for j := range op.Subtasks {
 			st := &op.Subtasks[j]
-			if st.Files != nil {
+			if st.Files != nil || st.Finished {
 				continue
 			}
 			files, total, err := listStateFiles(fsys, filepath.Join(dir, st.Dir), true)
@@ -316,6 +316,9 @@ func fileCRC(fsys FS, path string) (uint32, int64, error) {
 func verifyState(fsys FS, dir string, meta *Metadata, sums bool) error {
 	for _, op := range meta.Operators {
 		for _, st := range op.Subtasks {
+			if st.Finished {
+				continue // no state was written
+			}
 			if err := verifySubtask(fsys, filepath.Join(dir, st.Dir), st, sums); err != nil {
 				return fmt.Errorf("%w: operator %q subtask %d: %v", ErrCorruptCheckpoint, op.ID, st.Subtask, err)
 			}

@@ -105,6 +105,7 @@ type taskSnapshot struct {
 type opSnapshot struct {
 	id, name    string
 	parallelism int
+	finished    bool   // the subtask had finished: no state written (checkpoint.SubtaskState.Finished)
 	dir         string // relative to the checkpoint folder
 	info        statestore.SnapshotInfo
 }
@@ -148,6 +149,12 @@ type checkpointer struct {
 	ctlOf    map[coordinator.TaskID]chan ctlMsg
 	started  map[int64]time.Time
 
+	// parallelism is each vertex's; ended holds the tasks whose input
+	// ended for good (not stopped), from their finish events: a vertex all
+	// of whose tasks ended writes no operator state (vertexEnded).
+	parallelism map[int]int
+	ended       map[coordinator.TaskID]bool
+
 	savepoints chan savepointRequest // from Job.Savepoint
 	queued     []savepointRequest    // waiting for the pending checkpoint to end
 	inFlight   map[int64]savepointRequest
@@ -167,17 +174,19 @@ type savepointResult struct {
 
 func newCheckpointer(j *Job, opts *CheckpointOptions, tasks []*task, firstID int64) *checkpointer {
 	c := &checkpointer{
-		j:          j,
-		opts:       opts,
-		events:     make(chan ckptEvent, 4*len(tasks)+16),
-		pending:    map[int64]*checkpoint.Pending{},
-		writers:    map[int64]int{},
-		doomed:     map[int64]*checkpoint.Pending{},
-		triggers:   map[coordinator.TaskID]chan triggerMsg{},
-		ctlOf:      map[coordinator.TaskID]chan ctlMsg{},
-		started:    map[int64]time.Time{},
-		savepoints: make(chan savepointRequest),
-		inFlight:   map[int64]savepointRequest{},
+		j:           j,
+		opts:        opts,
+		events:      make(chan ckptEvent, 4*len(tasks)+16),
+		pending:     map[int64]*checkpoint.Pending{},
+		writers:     map[int64]int{},
+		doomed:      map[int64]*checkpoint.Pending{},
+		triggers:    map[coordinator.TaskID]chan triggerMsg{},
+		ctlOf:       map[coordinator.TaskID]chan ctlMsg{},
+		started:     map[int64]time.Time{},
+		parallelism: map[int]int{},
+		ended:       map[coordinator.TaskID]bool{},
+		savepoints:  make(chan savepointRequest),
+		inFlight:    map[int64]savepointRequest{},
 	}
 	var all, sources []coordinator.TaskID
 	for _, t := range tasks {
@@ -185,6 +194,7 @@ func newCheckpointer(j *Job, opts *CheckpointOptions, tasks []*task, firstID int
 		t.ctl = make(chan ctlMsg, 64)
 		c.ctls = append(c.ctls, t.ctl)
 		c.ctlOf[id] = t.ctl
+		c.parallelism[id.Vertex] = t.v.Parallelism
 		if t.v.Source != nil {
 			sources = append(sources, id)
 			t.trigger = make(chan triggerMsg, 8)
@@ -209,9 +219,6 @@ func (c *checkpointer) tell(m ctlMsg) {
 		select {
 		case ch <- m:
 		default:
-			if m.kind == ctlFinal {
-				c.j.fail(fmt.Errorf("checkpoint %d: a task's control channel is full", m.id))
-			}
 		}
 	}
 }
@@ -303,10 +310,36 @@ func (c *checkpointer) handle(ev ckptEvent) {
 	case evDecline:
 		c.do(c.coord.Declined(now, ev.id, ev.snap.task, ev.err.Error()))
 	case evSourceFinished:
+		c.noteEnded(ev.snap)
 		c.do(c.coord.SourceFinished(coordinator.Ack{Task: ev.snap.task, State: ev.snap}))
 	case evTaskFinished:
+		c.noteEnded(ev.snap)
 		c.do(c.coord.TaskFinished(now, ev.snap.task))
 	}
+}
+
+// noteEnded records a finished task whose input ended for good (snap.ended).
+func (c *checkpointer) noteEnded(snap taskSnapshot) {
+	if snap.ended {
+		c.ended[snap.task] = true
+	}
+}
+
+// vertexEnded reports whether every task of vertex v finished because its
+// input ended for good. Such a vertex's operators can never see another
+// row, so its tasks write no operator state into later checkpoints, only
+// a mark that they finished (as Flink's finished operators do, FLIP-147);
+// checkRestore then requires the sources above them to stay ended.
+// Requiring the whole vertex keeps the mark all-or-nothing for an operator,
+// so a rescale never mixes finished subtasks with live ones.
+func (c *checkpointer) vertexEnded(v int) bool {
+	n := 0
+	for t := range c.ended {
+		if t.Vertex == v {
+			n++
+		}
+	}
+	return n == c.parallelism[v]
 }
 
 // do carries out the coordinator's actions.
@@ -357,7 +390,7 @@ func (c *checkpointer) trigger(a coordinator.Action, stop bool) []coordinator.Ac
 // If its control channel is full the checkpoint is declined for it.
 func (c *checkpointer) snapshotFinished(id int64, task coordinator.TaskID) []coordinator.Action {
 	select {
-	case c.ctlOf[task] <- ctlMsg{kind: ctlSnapshot, id: id}:
+	case c.ctlOf[task] <- ctlMsg{kind: ctlSnapshot, id: id, finished: c.vertexEnded(task.Vertex)}:
 		return nil
 	default:
 		return c.coord.Declined(time.Now(), id, task, "its control channel is full")
@@ -383,7 +416,14 @@ func (c *checkpointer) triggerFinal(a coordinator.Action) []coordinator.Action {
 		c.j.fail(fmt.Errorf("final checkpoint %d: %w", a.ID, err))
 		return nil
 	}
-	c.tell(ctlMsg{kind: ctlFinal, id: a.ID})
+	for task, ch := range c.ctlOf {
+		select {
+		case ch <- ctlMsg{kind: ctlFinal, id: a.ID, finished: c.vertexEnded(task.Vertex)}:
+		default:
+			c.j.fail(fmt.Errorf("final checkpoint %d: a task's control channel is full", a.ID))
+			return nil
+		}
+	}
 	return nil
 }
 
@@ -448,6 +488,10 @@ func (c *checkpointer) write(a coordinator.Action) []coordinator.Action {
 				d := desc.ops[o.id]
 				meta.Operators = append(meta.Operators, checkpoint.OperatorState{ID: o.id, Name: o.name, Parallelism: o.parallelism,
 					Statement: d.statement, Sinks: d.sinks})
+			}
+			if o.finished {
+				meta.Operators[i].Subtasks = append(meta.Operators[i].Subtasks, checkpoint.SubtaskState{Subtask: s.task.Subtask, Finished: true})
+				continue
 			}
 			// The store computed every file's checksum as it wrote the
 			// snapshot, so completing the checkpoint reads no state file.
@@ -621,7 +665,71 @@ func checkRestore(g *JobGraph, r *checkpoint.Checkpoint, allow bool) error {
 		return fmt.Errorf("restore %s: state of %d operator(s) matches nothing in the query (changed or removed): %s; "+
 			"restore with --allow-non-restored-state to drop it", r.Path, len(problems), strings.Join(problems, "; "))
 	}
+	return checkFinished(g, r)
+}
+
+// checkFinished refuses to restore r into g when an operator that had
+// finished in r (it wrote no state, checkpoint.SubtaskState.Finished)
+// could receive rows again: every source above it in g must be restored
+// ended (every subtask of it ended in r), so that it reads nothing. A
+// query changed to feed such an operator from a new source, or from one
+// that had not ended, would run it on empty state and give wrong results;
+// Flink refuses the same change (FLIP-147).
+func checkFinished(g *JobGraph, r *checkpoint.Checkpoint) error {
+	ended := map[string]bool{} // source vertex id -> every subtask ended
+	for _, sp := range r.Meta.Sources {
+		if e, seen := ended[sp.Source]; !seen || e {
+			ended[sp.Source] = sp.Ended
+		}
+	}
+	for vi, v := range g.Vertices {
+		for _, op := range v.Operators {
+			st := r.Meta.Operator(op.ID)
+			if st == nil || !slices.ContainsFunc(st.Subtasks, func(s checkpoint.SubtaskState) bool { return s.Finished }) {
+				continue
+			}
+			for _, si := range sourcesAbove(g, vi) {
+				src := g.Vertices[si]
+				e, known := ended[src.ID]
+				if known && e {
+					continue
+				}
+				why := "had not ended"
+				if !known {
+					why = "is new to the query"
+				}
+				return fmt.Errorf("restore %s: operator %s had finished in %s %d (all its input had ended, so its state was not kept), "+
+					"but source %s above it in this query %s and would send it rows: a finished operator cannot take new input; "+
+					"run the query from the start, or restore a checkpoint taken before that operator finished",
+					r.Path, op.Name, r.Meta.Kind, r.Meta.CheckpointID, src.SourceName, why)
+			}
+		}
+	}
 	return nil
+}
+
+// sourcesAbove returns the source vertices that vertex vi reads from,
+// directly or through other vertices (vi itself if it is a source).
+func sourcesAbove(g *JobGraph, vi int) []int {
+	seen := map[int]bool{}
+	var out []int
+	var walk func(int)
+	walk = func(i int) {
+		if seen[i] {
+			return
+		}
+		seen[i] = true
+		v := g.Vertices[i]
+		if v.Source != nil {
+			out = append(out, i)
+		}
+		for _, in := range v.Inputs {
+			walk(in.From)
+		}
+	}
+	walk(vi)
+	slices.Sort(out)
+	return out
 }
 
 // sinkID returns the id of vertex vi's sink in checkpoints: its table name,

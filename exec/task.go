@@ -635,7 +635,7 @@ func (t *task) aligned() error {
 	id := t.gate.Aligning()
 	align := time.Since(t.alignStart)
 	t.alignStart = time.Time{}
-	if err := t.checkpoint(id, align, true); err != nil {
+	if err := t.checkpoint(id, align, true, false); err != nil {
 		return err
 	}
 	t.replay = append(t.gate.ReleaseAll(), t.replay...)

@@ -44,7 +44,9 @@ func (t *task) restore() error {
 			restored bool
 		)
 		if r := ck.Restore; r != nil {
-			if old := r.Meta.Operator(spec.ID); old != nil {
+			// An operator that had finished wrote no state: it starts
+			// empty (checkRestore made sure that no row can reach it).
+			if old := r.Meta.Operator(spec.ID); old != nil && !old.Finished() {
 				if err := t.job.fault(FaultDuringRestore); err != nil {
 					return err
 				}
@@ -183,19 +185,21 @@ func (t *task) sourceCheckpoint(id int64) error {
 	if err := t.job.fault(FaultSourceTrigger); err != nil {
 		return err
 	}
-	return t.checkpoint(id, 0, true)
+	return t.checkpoint(id, 0, true, false)
 }
 
 // checkpoint snapshots the task's state for checkpoint id, forwards the
 // barrier (unless this is the final checkpoint of a finished task) and acks.
+// With finished (the task's whole vertex finished at the end of its input,
+// checkpointer.vertexEnded) its operators write no state, only a mark.
 // A failure to take the snapshot declines the checkpoint and the job goes
 // on, unless the state could not be written: then the stores no longer hold
 // what the operators think is written, and the task fails, so that the job
 // restores the latest checkpoint. A failure to forward fails the task.
-func (t *task) checkpoint(id int64, alignment time.Duration, forward bool) error {
+func (t *task) checkpoint(id int64, alignment time.Duration, forward, finished bool) error {
 	ck := t.job.ck
 	start := time.Now()
-	snap, err := t.snapshot(id)
+	snap, err := t.snapshot(id, finished)
 	if err != nil {
 		var swe *stateWriteError
 		if errors.As(err, &swe) {
@@ -238,14 +242,19 @@ func (e *stateWriteError) Error() string {
 func (e *stateWriteError) Unwrap() error { return e.err }
 
 // snapshot records the source position, writes the state snapshot of
-// every stateful operator of the chain and pre-commits the sink.
+// every stateful operator of the chain and pre-commits the sink. With
+// finished, the operators write nothing and are marked finished: their
+// inputs ended for good, so no row can change their state again, and a
+// restore gives them empty state (checkRestore keeps the sources above
+// them ended). At the end of a bounded job this spares the final
+// checkpoint from writing out all the state held in memory.
 //
 // The stores write their snapshots before it returns, not in the
 // background: most of the cost is the sstable an operator streams in
 // PrepareSnapshot, and under a source that keeps every core busy a
 // background writer would share the cores with the processing and make
 // the checkpoint longer, not shorter (measured with W2).
-func (t *task) snapshot(id int64) (*taskSnapshot, error) {
+func (t *task) snapshot(id int64, finished bool) (*taskSnapshot, error) {
 	s := &taskSnapshot{task: t.taskID()}
 	// Everything the chain computed before the barrier goes out before it:
 	// output an operator holds back (a mini-batch) reaches the operators
@@ -278,6 +287,10 @@ func (t *task) snapshot(id int64) (*taskSnapshot, error) {
 			continue
 		}
 		spec := t.v.Operators[i]
+		if finished {
+			s.ops = append(s.ops, opSnapshot{id: spec.ID, name: spec.Name, parallelism: t.v.Parallelism, finished: true})
+			continue
+		}
 		// A keyed operator's state is in its store already (the store's
 		// write-back cache is flushed by Snapshot); a stateful one writes
 		// what it holds in memory.
@@ -350,7 +363,7 @@ func (t *task) finishCheckpointing() error {
 		}
 		ck.send(ckptEvent{kind: evSourceFinished, snap: snap})
 	} else {
-		ck.send(ckptEvent{kind: evTaskFinished, snap: taskSnapshot{task: t.taskID()}})
+		ck.send(ckptEvent{kind: evTaskFinished, snap: taskSnapshot{task: t.taskID(), ended: !t.stopped}})
 	}
 	if !ck.final() {
 		return nil
@@ -367,7 +380,7 @@ func (t *task) finishCheckpointing() error {
 			// that the rows its chain's sink wrote since the last
 			// checkpoint are pre-committed in it and its operators' state
 			// is in it. Its output channels have ended: no barrier.
-			if err := t.checkpoint(tr.id, 0, false); err != nil {
+			if err := t.checkpoint(tr.id, 0, false, false); err != nil {
 				return err
 			}
 		case <-t.job.ctx.Done():
@@ -375,6 +388,15 @@ func (t *task) finishCheckpointing() error {
 		}
 	}
 	return nil
+}
+
+// endedForGood reports whether the task finished because its input ended,
+// not because it was stopped (a stop, after which a restore reads on).
+func (t *task) endedForGood() bool {
+	if t.v.Source != nil {
+		return t.srcEnded
+	}
+	return !t.stopped
 }
 
 // pendingTxn is a sink transaction pre-committed for checkpoint id.
@@ -387,6 +409,9 @@ type pendingTxn struct {
 type ctlMsg struct {
 	kind ctlKind
 	id   int64
+	// finished (ctlFinal, ctlSnapshot): every task of this task's vertex
+	// finished at the end of its input; its operators write no state.
+	finished bool
 }
 
 type ctlKind uint8
@@ -414,9 +439,9 @@ func (t *task) control(m ctlMsg) error {
 	switch m.kind {
 	case ctlFinal:
 		t.finalID = m.id
-		return t.checkpoint(m.id, 0, false)
+		return t.checkpoint(m.id, 0, false, m.finished && t.endedForGood())
 	case ctlSnapshot:
-		return t.checkpoint(m.id, 0, false)
+		return t.checkpoint(m.id, 0, false, m.finished && t.endedForGood())
 	case ctlComplete:
 		if err := t.commit(m.id); err != nil {
 			return err
