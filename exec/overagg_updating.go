@@ -50,6 +50,8 @@ type overUpdOp struct {
 	sk, mk, enc, val, hi []byte
 	arena                []byte
 	before, tail         []overEntry
+	removed              overEntry // the row a retraction removes, if hasRemoved
+	hasRemoved           bool
 	vals                 []types.Value // decoded values, backing the entries' rows
 	res                  []types.Value
 	resEnc               []byte
@@ -78,7 +80,8 @@ func (o *overUpdOp) Open(ctx *OpContext) error {
 // OpenKeyed implements KeyedOperator.
 func (o *overUpdOp) OpenKeyed(k *state.Keyed) error {
 	o.k = k
-	bytesC := state.Codec[[]byte](state.Bytes{})
+	// Iterations copy what they keep into the arena (entry).
+	bytesC := state.Codec[[]byte](state.BytesView{})
 	var err error
 	if o.rows, err = state.NewSortedMapState(k, "urows", bytesC, bytesC); err != nil {
 		return err
@@ -131,6 +134,7 @@ func (o *overUpdOp) Process(_ int, b *types.Batch, out Emitter) error {
 func (o *overUpdOp) change(kind types.RowKind, row []types.Value) error {
 	o.arena = o.arena[:0]
 	o.before, o.tail = o.before[:0], o.tail[:0]
+	o.removed, o.hasRemoved = overEntry{}, false
 	o.sk = encodeSortKey(o.sk[:0], o.spec.Order, row)
 	o.enc = state.Values{}.Append(o.enc[:0], row)
 	prefixLen := len(o.sk) + len(o.enc)
@@ -144,7 +148,7 @@ func (o *overUpdOp) change(kind types.RowKind, row []types.Value) error {
 			return err
 		}
 		o.mk = binary.BigEndian.AppendUint64(append(append(o.mk[:0], o.sk...), o.enc...), uint64(n))
-	} else {
+	} else if !o.spec.Frame.IsRows {
 		// The first kept row equal to this one (equal rows are adjacent).
 		o.mk = append(append(o.mk[:0], o.sk...), o.enc...)
 		o.hi = append(append(o.hi[:0], o.mk...), 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF)
@@ -162,6 +166,40 @@ func (o *overUpdOp) change(kind types.RowKind, row []types.Value) error {
 		if !found {
 			return nil // nothing to retract (the row was never kept)
 		}
+	} else {
+		// ROWS: one scan finds the first kept row equal to this one
+		// (equal rows are adjacent) and the n rows after it.
+		o.mk = append(append(o.mk[:0], o.sk...), o.enc...)
+		f := o.spec.Frame
+		err := o.rows.AscendFrom(o.mk, func(mk, v []byte) (bool, error) {
+			if !o.hasRemoved {
+				if !bytes.HasPrefix(mk, o.mk) {
+					return false, nil // past the row's entries: never kept
+				}
+				if len(mk) != prefixLen+8 {
+					return true, nil
+				}
+				e, err := o.entry(mk, v)
+				o.removed, o.hasRemoved = e, true
+				return true, err
+			}
+			if !f.Unbounded && int64(len(o.tail)) >= f.Rows {
+				return false, nil
+			}
+			e, err := o.entry(mk, v)
+			if err != nil {
+				return false, err
+			}
+			o.tail = append(o.tail, e)
+			return true, nil
+		})
+		if err != nil {
+			return err
+		}
+		if !o.hasRemoved {
+			return nil // nothing to retract (the row was never kept)
+		}
+		o.mk = append(o.mk[:0], o.removed.mk...)
 	}
 	f := o.spec.Frame
 	// The rows before the change whose values the affected rows need: the
@@ -193,27 +231,28 @@ func (o *overUpdOp) change(kind types.RowKind, row []types.Value) error {
 	if !f.IsRows {
 		from = o.sk
 	}
-	var removed overEntry
-	hasRemoved := false
-	err = o.rows.AscendFrom(from, func(mk, v []byte) (bool, error) {
-		if !insert && !hasRemoved && bytes.Equal(mk, o.mk) {
+	if insert || !f.IsRows { // a ROWS retraction has its rows after it already
+		err = o.rows.AscendFrom(from, func(mk, v []byte) (bool, error) {
+			if !insert && !o.hasRemoved && bytes.Equal(mk, o.mk) {
+				e, err := o.entry(mk, v)
+				o.removed, o.hasRemoved = e, true
+				return true, err
+			}
+			if f.IsRows && !f.Unbounded && int64(len(o.tail)) >= f.Rows {
+				return false, nil
+			}
 			e, err := o.entry(mk, v)
-			removed, hasRemoved = e, true
-			return true, err
-		}
-		if f.IsRows && !f.Unbounded && int64(len(o.tail)) >= f.Rows {
-			return false, nil
-		}
-		e, err := o.entry(mk, v)
+			if err != nil {
+				return false, err
+			}
+			o.tail = append(o.tail, e)
+			return true, nil
+		})
 		if err != nil {
-			return false, err
+			return err
 		}
-		o.tail = append(o.tail, e)
-		return true, nil
-	})
-	if err != nil {
-		return err
 	}
+	removed, hasRemoved := o.removed, o.hasRemoved
 	if insert {
 		e := overEntry{mk: o.save(o.mk), enc: o.save(o.enc), inserted: true}
 		// In place by map key (first for ROWS; among its peers for RANGE).

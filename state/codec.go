@@ -64,6 +64,19 @@ func (Bytes) Append(dst []byte, v []byte) []byte { return append(dst, v...) }
 // Decode implements Codec.
 func (Bytes) Decode(src []byte) ([]byte, error) { return append([]byte(nil), src...), nil }
 
+// BytesView is Bytes without the copy: Decode returns the stored bytes
+// themselves, valid only until the callback that received them returns
+// (in an iteration) or until the next call on the Keyed (Get). For
+// operators that copy what they keep: it spares an allocation and a copy
+// of every key and value an iteration visits.
+type BytesView struct{}
+
+// Append implements Codec.
+func (BytesView) Append(dst []byte, v []byte) []byte { return append(dst, v...) }
+
+// Decode implements Codec.
+func (BytesView) Decode(src []byte) ([]byte, error) { return src, nil }
+
 // Values is an order-preserving, self-delimiting codec of rows of SQL
 // values (AppendValue per value). Kinds, when set, gives each position's
 // kind, so that an INT column decodes as INT rather than BIGINT, and a
