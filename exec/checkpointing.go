@@ -73,6 +73,9 @@ type CheckpointReport struct {
 	Final bool
 	// Savepoint is true for the checkpoint a savepoint was copied from.
 	Savepoint bool
+	// Finished counts the stateful operators marked finished: their input
+	// ended, so they wrote no state (checkpoint.SubtaskState.Finished).
+	Finished int
 }
 
 // Fault points of the checkpoint algorithm (DESIGN.md, Testing). Options.Fault
@@ -524,14 +527,18 @@ func (c *checkpointer) write(a coordinator.Action) []coordinator.Action {
 	}
 	if c.opts.Report != nil {
 		var size, keys int64
+		finished := 0
 		for _, o := range done.Meta.Operators {
+			if o.Finished() {
+				finished++
+			}
 			for _, st := range o.Subtasks {
 				size += st.StateBytes
 				keys += st.Keys
 			}
 		}
 		c.opts.Report(CheckpointReport{ID: a.ID, Completed: true, Path: done.Path, Duration: time.Since(a.Time),
-			Alignment: align, Sync: sync, StateSize: size, Keys: keys, Final: a.ID == c.coord.Final(), Savepoint: forSavepoint})
+			Alignment: align, Sync: sync, StateSize: size, Keys: keys, Final: a.ID == c.coord.Final(), Savepoint: forSavepoint, Finished: finished})
 	}
 	return c.coord.Written(time.Now(), a.ID)
 }

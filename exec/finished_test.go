@@ -76,9 +76,14 @@ func seqAggAnswer(n int64) []string {
 func TestFinishedOperatorsWriteNoState(t *testing.T) {
 	sink := &collectSink{}
 	ck := testCheckpointing(t, t.TempDir(), "fin", nil, 0)
+	var last CheckpointReport
+	ck.Report = func(r CheckpointReport) { last = r }
 	runJob(t, finishedAggGraph(1000, 2, sink, nil), Options{Checkpoint: ck, BatchSize: 16})
 	if got, want := applyChangelog(t, sink.rows), seqAggAnswer(1000); !slices.Equal(got, want) {
 		t.Fatalf("result %v, want %v", got, want)
+	}
+	if !last.Final || last.Finished != 1 || last.StateSize != 0 {
+		t.Errorf("the last checkpoint's report %+v, want the final one with 1 finished operator and no state", last)
 	}
 	final, _, err := ck.Storage.Latest()
 	if err != nil {

@@ -144,8 +144,15 @@ func (s *Session) reportCheckpoint(r exec.CheckpointReport) {
 	case r.Savepoint:
 		final = "for a savepoint; "
 	}
-	fmt.Fprintf(s.Env.Stderr, "weir: checkpoint %d complete in %s (%sstate %s, about %d keys, alignment %s, sync %s)\n",
-		r.ID, r.Duration.Round(time.Millisecond), final, formatBytes(r.StateSize), r.Keys, r.Alignment.Round(time.Microsecond), r.Sync.Round(time.Microsecond))
+	finished := ""
+	switch {
+	case r.Finished == 1:
+		finished = ", 1 finished operator: no state to keep"
+	case r.Finished > 1:
+		finished = fmt.Sprintf(", %d finished operators: no state to keep", r.Finished)
+	}
+	fmt.Fprintf(s.Env.Stderr, "weir: checkpoint %d complete in %s (%sstate %s, about %d keys%s, alignment %s, sync %s)\n",
+		r.ID, r.Duration.Round(time.Millisecond), final, formatBytes(r.StateSize), r.Keys, finished, r.Alignment.Round(time.Microsecond), r.Sync.Round(time.Microsecond))
 }
 
 func formatBytes(n int64) string {
