@@ -92,6 +92,14 @@ type distinctValues struct {
 	free     []int32
 	perGroup []int32 // per group: its entries in memory
 
+	// update's window of rows: their indices, values, groups and the
+	// values as integers; touched keeps PairTable.Touch's reads.
+	wrows   []int32
+	wvals   []types.Value
+	wgis    []int32
+	wkeys   []int64
+	touched int32
+
 	loadGi int32            // the group whose entry Load reads; -1: find it by key
 	byKey  map[string]int32 // groups by key, while a restore loads entries
 	key    []byte
@@ -311,6 +319,12 @@ func (d *distinctValues) loadRestored() error {
 	return d.st.LoadRestored()
 }
 
+// distinctWindow is how many rows update looks up at a time: the table
+// slots of a window's rows are read first (PairTable.Touch), so that their
+// cache misses overlap, and are still in the cache when the rows are
+// counted.
+const distinctWindow = 128
+
 // update counts column values of b's rows into their groups' entries, a
 // family at a time: per row, the value of the family's first call that
 // is not NULL (the calls' values are one value or NULL), then a count for
@@ -318,59 +332,68 @@ func (d *distinctValues) loadRestored() error {
 func (d *distinctValues) update(gis []int32, b *types.Batch) error {
 	w := b.Width
 	for _, f := range d.fams {
-		for i, gi := range gis {
-			if gi < 0 {
-				continue
-			}
-			row := b.Vals[i*w : (i+1)*w]
-			var v types.Value
-			found := false
-			for _, a := range f.args {
-				if x := row[a]; !x.IsNull() {
-					v, found = x, true
-					break
-				}
-			}
-			if !found {
-				continue
-			}
-			retract := b.Kinds[i].IsRetraction()
-			slot, ok, err := d.find(f, gi, v.Int(), !retract)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				continue // a value never added: nothing to retract
-			}
-			at := int(slot) * d.width
-			cs := d.counts(slot)[:len(f.calls)]
-			live := false
-			for m, a := range f.args {
-				if row[a].IsNull() {
-					live = live || cs[m] > 0
+		for lo := 0; lo < len(gis); lo += distinctWindow {
+			rows, vals, groups, keys := d.wrows[:0], d.wvals[:0], d.wgis[:0], d.wkeys[:0]
+			for i := lo; i < min(lo+distinctWindow, len(gis)); i++ {
+				gi := gis[i]
+				if gi < 0 {
 					continue
 				}
-				switch {
-				case !retract:
-					if d.inc(&cs[m], at+m) {
-						f.inner[m].add(gi, v)
-					}
-				case cs[m] > 0:
-					if d.dec(&cs[m], at+m) {
-						f.inner[m].retract(gi, v)
+				row := b.Vals[i*w : (i+1)*w]
+				for _, a := range f.args {
+					if x := row[a]; !x.IsNull() {
+						rows, vals = append(rows, int32(i)), append(vals, x)
+						groups, keys = append(groups, gi), append(keys, x.Int())
+						break
 					}
 				}
-				live = live || cs[m] > 0
 			}
-			if !live {
-				if err := d.remove(slot); err != nil {
+			d.wrows, d.wvals, d.wgis, d.wkeys = rows, vals, groups, keys
+			d.touched += f.index.Touch(groups, keys)
+			for k, i := range rows {
+				if err := d.count1(f, groups[k], vals[k], b.Vals[int(i)*w:(int(i)+1)*w], b.Kinds[i].IsRetraction()); err != nil {
 					return err
 				}
-				continue
 			}
-			d.st.Changed(slot)
 		}
 	}
+	return nil
+}
+
+// count1 counts value v of family f in one row of group gi: a count for
+// each call whose argument is not NULL in row.
+func (d *distinctValues) count1(f *distinctFamily, gi int32, v types.Value, row []types.Value, retract bool) error {
+	slot, ok, err := d.find(f, gi, v.Int(), !retract)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return nil // a value never added: nothing to retract
+	}
+	at := int(slot) * d.width
+	cs := d.counts(slot)[:len(f.calls)]
+	live := false
+	for m, a := range f.args {
+		if row[a].IsNull() {
+			live = live || cs[m] > 0
+			continue
+		}
+		switch {
+		case !retract:
+			if d.inc(&cs[m], at+m) {
+				f.inner[m].add(gi, v)
+			}
+		case cs[m] > 0:
+			if d.dec(&cs[m], at+m) {
+				f.inner[m].retract(gi, v)
+			}
+		}
+		live = live || cs[m] > 0
+	}
+	if !live {
+		return d.remove(slot)
+	}
+	d.st.Changed(slot)
 	return nil
 }
 
