@@ -206,6 +206,16 @@ func TestPairTableAgainstMap(t *testing.T) {
 				if _, ok := tab.Get(tc.groups, 7); ok {
 					t.Fatalf("seed %d: found a pair never put", seed)
 				}
+				// Touch reads only: pairs in and out of the table, and
+				// the table is unchanged.
+				as, bs := []int32{tc.groups, 0}, []int64{7, tc.vals}
+				for p := range want {
+					as, bs = append(as, p.a), append(bs, p.b)
+				}
+				tab.Touch(as, bs)
+				if tab.Len() != len(want) {
+					t.Fatalf("seed %d: Touch changed the table", seed)
+				}
 			}
 		}
 	}

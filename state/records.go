@@ -1845,11 +1845,13 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 	if !bucketed {
 		klen = -2 // sorted by compareEnts
 	}
+	onlyRecords := true // no delta among the entries: all of one name
 	if klen < 0 {
-		// Compare by the keys' first 8 bytes, then whole.
+		// Compare by the keys' first 9 bytes (hi and num), then whole.
 		for i := range ents {
 			e := &ents[i]
-			e.hi, e.num = 0, leadNum(kb[koffs[e.idx]:koffs[e.idx+1]])
+			e.hi, e.num = leadKey(kb[koffs[e.idx]:koffs[e.idx+1]])
+			onlyRecords = onlyRecords && e.part == entRecord
 		}
 	}
 	if !bucketed {
@@ -1876,8 +1878,16 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 			seg := ents[lo:hi]
 			switch {
 			case len(seg) < 2:
-			case klen < 0:
+			case klen < 0 && (len(seg) < radixMin || !onlyRecords):
 				slices.SortFunc(seg, r.compareEnts)
+			case klen < 0:
+				// By the first 9 bytes without comparisons, then the
+				// runs that share them (one value of many groups: a
+				// DISTINCT entry's key) by their whole keys.
+				if s := radixSort(seg, r.spare[lo:hi]); &s[0] != &seg[0] {
+					copy(seg, s)
+				}
+				r.sortTies(seg)
 			case len(seg) < radixMin:
 				slices.SortFunc(seg, compareFixed)
 			default:
@@ -1918,13 +1928,16 @@ func compareFixed(a, b recEnt) int {
 
 // compareEnts orders entries by state key: key group, the record or its
 // parts (the second name, which sorts after the first: its length byte is
-// larger), then the key, first by its leading 8 bytes (num), then whole.
+// larger), then the key, first by its leading 9 bytes (hi, num: leadKey),
+// then whole.
 func (r *Records) compareEnts(a, b recEnt) int {
 	switch {
 	case a.kg != b.kg:
 		return int(a.kg) - int(b.kg)
 	case a.part != b.part:
 		return int(a.part) - int(b.part)
+	case a.hi != b.hi:
+		return int(a.hi) - int(b.hi)
 	case a.num != b.num:
 		return cmp.Compare(a.num, b.num)
 	}
@@ -1983,6 +1996,30 @@ func appendFixedKey(dst []byte, hi uint8, num uint64, n int) []byte {
 	var b [8]byte
 	binary.BigEndian.PutUint64(b[:], num)
 	return append(dst, b[:n]...)
+}
+
+// leadKey returns the first 9 bytes of k (padded with zeros) as a high
+// byte and a number: keys whose pairs differ order as the pairs do.
+func leadKey(k []byte) (hi uint8, num uint64) {
+	if len(k) == 0 {
+		return 0, 0
+	}
+	return k[0], leadNum(k[1:])
+}
+
+// sortTies sorts by whole keys each run of entries that radixSort left in
+// place because they share their first 9 bytes (hi, num).
+func (r *Records) sortTies(seg []recEnt) {
+	for i := 0; i < len(seg); {
+		j := i + 1
+		for j < len(seg) && seg[j].num == seg[i].num && seg[j].hi == seg[i].hi {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(seg[i:j], r.compareEnts)
+		}
+		i = j
+	}
 }
 
 // leadNum returns the first 8 bytes of k (padded with zeros) big-endian:

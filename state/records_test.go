@@ -140,6 +140,21 @@ func TestRecordsWriteOrder(t *testing.T) {
 		{"long common prefix", func(int) []types.Value {
 			return []types.Value{types.StringValue("a-long-common-prefix-" + fmt.Sprint(r.Int64N(1<<20)))}
 		}},
+		// An integer (a tag and 8 bytes: the first 9 bytes) of a few
+		// values, then a string: many keys of a key group share their
+		// first 9 bytes (a DISTINCT entry's value, then its group).
+		{"9-byte lead shared", func(int) []types.Value {
+			return []types.Value{types.BigIntValue(r.Int64N(40) - 20), types.StringValue(strings.Repeat("c", r.IntN(12)) + fmt.Sprint(r.Int64N(1000)))}
+		}},
+		// Strings of 0 to 12 bytes over three letters: keys shorter and
+		// longer than 9 bytes, many prefixes of others.
+		{"mixed lengths around 9", func(int) []types.Value {
+			b := make([]byte, r.IntN(13))
+			for i := range b {
+				b[i] = "abc"[r.IntN(3)]
+			}
+			return []types.Value{types.StringValue(string(b))}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
