@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -132,7 +133,10 @@ type windowJoinOp struct {
 	late  *atomic.Int64
 	rows  [2][][]types.Value
 	hit   []bool
-	semi  *types.Batch // the output of a semi or anti join
+	// The key and window end whose timer the last row registered.
+	timerKey []byte
+	timerEnd int64
+	semi     *types.Batch // the output of a semi or anti join
 	joinOutput
 }
 
@@ -188,8 +192,15 @@ func (o *windowJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 		if err := o.lists[input].Add(row); err != nil {
 			return err
 		}
-		if err := o.k.RegisterTimer(state.EventTime, end.Int()-1, nil); err != nil {
-			return err
+		// A window's rows come together (a window aggregate fires a
+		// window at a time): its timer is registered once per run of
+		// them. It stays until the watermark passes it, and rows after
+		// that are late, so skipping the registration is safe.
+		if e := end.Int(); e != o.timerEnd || !bytes.Equal(o.k.CurrentKey(), o.timerKey) {
+			if err := o.k.RegisterTimer(state.EventTime, e-1, nil); err != nil {
+				return err
+			}
+			o.timerEnd, o.timerKey = e, append(o.timerKey[:0], o.k.CurrentKey()...)
 		}
 	}
 	return nil
