@@ -133,6 +133,7 @@ type windowJoinOp struct {
 	late  *atomic.Int64
 	rows  [2][][]types.Value
 	hit   []bool
+	arena []types.Value // the values of the rows OnTimer decodes
 	// The key and window end whose timer the last row registered.
 	timerKey []byte
 	timerEnd int64
@@ -158,7 +159,7 @@ func (o *windowJoinOp) OpenKeyed(k *state.Keyed) error {
 	o.k = k
 	for i, side := range []JoinSide{o.spec.Left, o.spec.Right} {
 		var err error
-		if o.lists[i], err = state.NewListState[[]types.Value](k, []string{"left", "right"}[i], state.Values{Kinds: side.Kinds}); err != nil {
+		if o.lists[i], err = state.NewListState[[]types.Value](k, []string{"left", "right"}[i], state.ValuesIn{Values: state.Values{Kinds: side.Kinds}, Arena: &o.arena}); err != nil {
 			return fmt.Errorf("window join: %w", err)
 		}
 	}
@@ -212,6 +213,14 @@ func (o *windowJoinOp) OnTimer(tm state.Timer, out Emitter) error {
 	if tm.Domain != state.EventTime {
 		return nil
 	}
+	// The rows decode into o.arena, which the output copies from; an
+	// arena grown past 64K values by a large window is let go after it.
+	o.arena = o.arena[:0]
+	defer func() {
+		if cap(o.arena) > 1<<16 {
+			o.arena, o.rows = nil, [2][][]types.Value{}
+		}
+	}()
 	for i := range 2 {
 		o.rows[i] = o.rows[i][:0]
 		err := o.lists[i].Get(func(r []types.Value) (bool, error) {
