@@ -213,12 +213,12 @@ func (o *windowJoinOp) OnTimer(tm state.Timer, out Emitter) error {
 	if tm.Domain != state.EventTime {
 		return nil
 	}
-	// The rows decode into o.arena, which the output copies from; an
-	// arena grown past 64K values by a large window is let go after it.
+	// The rows decode into the blocks of o.arena (the output copies
+	// them); the rows of a large window are let go after it.
 	o.arena = o.arena[:0]
 	defer func() {
-		if cap(o.arena) > 1<<16 {
-			o.arena, o.rows = nil, [2][][]types.Value{}
+		if len(o.rows[0])+len(o.rows[1]) > 1<<12 {
+			o.rows = [2][][]types.Value{}
 		}
 	}()
 	for i := range 2 {
