@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -132,7 +133,11 @@ type windowJoinOp struct {
 	late  *atomic.Int64
 	rows  [2][][]types.Value
 	hit   []bool
-	semi  *types.Batch // the output of a semi or anti join
+	arena []types.Value // the values of the rows OnTimer decodes
+	// The key and window end whose timer the last row registered.
+	timerKey []byte
+	timerEnd int64
+	semi     *types.Batch // the output of a semi or anti join
 	joinOutput
 }
 
@@ -154,7 +159,7 @@ func (o *windowJoinOp) OpenKeyed(k *state.Keyed) error {
 	o.k = k
 	for i, side := range []JoinSide{o.spec.Left, o.spec.Right} {
 		var err error
-		if o.lists[i], err = state.NewListState[[]types.Value](k, []string{"left", "right"}[i], state.Values{Kinds: side.Kinds}); err != nil {
+		if o.lists[i], err = state.NewListState[[]types.Value](k, []string{"left", "right"}[i], state.ValuesIn{Values: state.Values{Kinds: side.Kinds}, Arena: &o.arena}); err != nil {
 			return fmt.Errorf("window join: %w", err)
 		}
 	}
@@ -188,8 +193,15 @@ func (o *windowJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 		if err := o.lists[input].Add(row); err != nil {
 			return err
 		}
-		if err := o.k.RegisterTimer(state.EventTime, end.Int()-1, nil); err != nil {
-			return err
+		// A window's rows come together (a window aggregate fires a
+		// window at a time): its timer is registered once per run of
+		// them. It stays until the watermark passes it, and rows after
+		// that are late, so skipping the registration is safe.
+		if e := end.Int(); e != o.timerEnd || !bytes.Equal(o.k.CurrentKey(), o.timerKey) {
+			if err := o.k.RegisterTimer(state.EventTime, e-1, nil); err != nil {
+				return err
+			}
+			o.timerEnd, o.timerKey = e, append(o.timerKey[:0], o.k.CurrentKey()...)
 		}
 	}
 	return nil
@@ -201,6 +213,14 @@ func (o *windowJoinOp) OnTimer(tm state.Timer, out Emitter) error {
 	if tm.Domain != state.EventTime {
 		return nil
 	}
+	// The rows decode into the blocks of o.arena (the output copies
+	// them); the rows of a large window are let go after it.
+	o.arena = o.arena[:0]
+	defer func() {
+		if len(o.rows[0])+len(o.rows[1]) > 1<<12 {
+			o.rows = [2][][]types.Value{}
+		}
+	}()
 	for i := range 2 {
 		o.rows[i] = o.rows[i][:0]
 		err := o.lists[i].Get(func(r []types.Value) (bool, error) {

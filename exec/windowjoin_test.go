@@ -2,8 +2,10 @@ package exec
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/state"
+	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -74,14 +77,38 @@ func TestWindowJoinRandom(t *testing.T) {
 					if residual {
 						s++
 					}
-					runRandomWindowJoin(t, s, spec, kd.typ, kd.semi, kd.anti, residual)
+					runRandomWindowJoin(t, s, spec, kd.typ, kd.semi, kd.anti, residual, 0)
 				})
 			}
 		}
 	}
 }
 
-func runRandomWindowJoin(t *testing.T, seed uint64, spec WindowSpec, typ JoinType, semi, anti, residual bool) {
+// TestWindowJoinRestore is TestWindowJoinRandom over a store, with
+// checkpoints and restores at random batch boundaries (the output and the
+// reference go back to the checkpoint's), its cache large (the window
+// rows are lists kept whole in memory) or small (spilled to Pebble).
+func TestWindowJoinRestore(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	for i, spec := range []WindowSpec{
+		{Kind: WindowTumble, Size: 10_000, TimeCol: 1},
+		{Kind: WindowHop, Size: 10_000, Slide: 5_000, TimeCol: 1},
+	} {
+		for j, typ := range []JoinType{InnerJoin, FullOuterJoin} {
+			for _, cache := range []int64{64 << 20, 4 << 10} {
+				t.Run(fmt.Sprintf("%s/type%d/cache=%d", spec.Kind, typ, cache), func(t *testing.T) {
+					runRandomWindowJoin(t, seed+uint64(i*10+j), spec, typ, false, false, true, cache)
+				})
+			}
+		}
+	}
+}
+
+// runRandomWindowJoin runs the window join on random rows and compares its
+// output with a join computed here; with cache > 0 its state is on a store
+// of that cache, checkpointed and restored at random.
+func runRandomWindowJoin(t *testing.T, seed uint64, spec WindowSpec, typ JoinType, semi, anti, residual bool, cache int64) {
 	r := rand.New(rand.NewPCG(seed, 16))
 	const delay = 2_000
 	// Events in time order, then shuffled locally: a row arrives up to
@@ -109,18 +136,51 @@ func runRandomWindowJoin(t *testing.T, seed uint64, spec WindowSpec, typ JoinTyp
 	var late atomic.Int64
 	ctx := &OpContext{MaxParallelism: 128, Late: &late}
 	assign := [2]Operator{NewWindowAssign(spec)(), NewWindowAssign(spec)()}
-	join := NewWindowJoin(js)().(*windowJoinOp)
-	for _, op := range []Operator{assign[0], assign[1], join} {
+	for _, op := range assign {
 		if err := op.Open(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	k, err := state.NewMemory(state.Options{})
-	if err != nil {
-		t.Fatal(err)
+	var (
+		join  *windowJoinOp
+		k     *state.Keyed
+		store *statestore.Store
+		gen   int
+	)
+	dir := t.TempDir()
+	// open makes the join operator afresh, over the checkpoint in from.
+	open := func(from string) {
+		join = NewWindowJoin(js)().(*windowJoinOp)
+		if err := join.Open(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if cache == 0 {
+			k, err = state.NewMemory(state.Options{})
+		} else {
+			gen++
+			work := filepath.Join(dir, fmt.Sprint("work", gen))
+			sopts := statestore.Options{CacheBytes: cache, MaxParallelism: 128}
+			if from == "" {
+				store, err = statestore.Open(work, sopts)
+			} else {
+				store, err = statestore.Restore(from, work, sopts)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, err = state.Open(store, state.Options{OperatorID: "wj", MaxParallelism: 128})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := join.OpenKeyed(k); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := join.OpenKeyed(k); err != nil {
-		t.Fatal(err)
+	open("")
+	if cache > 0 {
+		defer func() { _ = store.Close() }()
 	}
 	got := map[string]int{}
 	var sinkErr error
@@ -147,7 +207,39 @@ func runRandomWindowJoin(t *testing.T, seed uint64, spec WindowSpec, typ JoinTyp
 	var wantLate int64
 	wm := int64(math.MinInt64)
 	maxTS := int64(math.MinInt64)
+	// The last checkpoint: its folder and what the test had then.
+	type checkpoint struct {
+		dir            string
+		i              int
+		wm, maxTS      int64
+		wantLate, late int64
+		kept           [2][]wrow
+		got            map[string]int
+	}
+	var ck *checkpoint
+	cks, restores := 0, 0
 	for i := 0; i < len(evs); {
+		if cache > 0 && r.IntN(6) == 0 {
+			cks++
+			ck = &checkpoint{dir: filepath.Join(dir, fmt.Sprint("chk", cks)), i: i, wm: wm, maxTS: maxTS,
+				wantLate: wantLate, late: late.Load(), kept: [2][]wrow{slices.Clip(kept[0]), slices.Clip(kept[1])}, got: maps.Clone(got)}
+			if _, err := store.Snapshot(ck.dir); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if ck != nil && r.IntN(10) == 0 {
+			// A failure: the operator goes, and comes back from the
+			// checkpoint with the watermark it had.
+			restores++
+			if err := store.Close(); err != nil {
+				t.Fatal(err)
+			}
+			open(ck.dir)
+			i, wm, maxTS, wantLate = ck.i, ck.wm, ck.maxTS, ck.wantLate
+			late.Store(ck.late)
+			kept, got = ck.kept, maps.Clone(ck.got)
+			fire(wm)
+		}
 		n := 1 + r.IntN(5)
 		for side := range 2 {
 			b := types.NewBatch(3, n)
@@ -179,6 +271,9 @@ func runRandomWindowJoin(t *testing.T, seed uint64, spec WindowSpec, typ JoinTyp
 		}
 	}
 	fire(math.MaxInt64)
+	if cache > 0 {
+		t.Logf("%d checkpoints, %d restores", cks, restores)
+	}
 	if sinkErr != nil {
 		t.Fatal(sinkErr)
 	}

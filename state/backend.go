@@ -80,6 +80,7 @@ type memBackend struct {
 	// far more often than scanned (a join side's rows) skips the tree.
 	pending []*memEntry
 	key, hi []byte
+	lk      []byte // a list element's key (writeList)
 
 	track bool        // keep dirty entries in dirty, and deleted ones until written
 	dirty []*memEntry // entries changed since the last takeDirty
@@ -99,6 +100,7 @@ const (
 type memEntry struct {
 	key   string // key group (2 bytes, big-endian) | key
 	val   []byte
+	list  *memList // a ListState list kept as one entry (memlist.go); val is then nil
 	flags uint8
 }
 
@@ -106,7 +108,13 @@ type memEntry struct {
 // value: the entry, its map slot and its B-tree slot.
 const memEntryBytes = 112
 
-func (e *memEntry) size() int64 { return int64(len(e.key)+cap(e.val)) + memEntryBytes }
+func (e *memEntry) size() int64 {
+	n := int64(len(e.key)+cap(e.val)) + memEntryBytes
+	if e.list != nil {
+		n += e.list.bytes()
+	}
+	return n
+}
 
 func newMemBackend() *memBackend {
 	return &memBackend{
@@ -281,7 +289,7 @@ func (m *memBackend) writeDirty(sp *statestore.Space) error {
 	d := m.dirty[:0]
 	for i, e := range m.dirty {
 		m.dirty[i] = nil
-		if e.flags&(memDeleted|memStored) == memDeleted {
+		if e.flags&(memDeleted|memStored) == memDeleted && (e.list == nil || e.list.stored == 0) {
 			e.flags &^= memDirty
 			continue
 		}
@@ -294,6 +302,10 @@ func (m *memBackend) writeDirty(sp *statestore.Space) error {
 		kg := int(binary.BigEndian.Uint16(unsafeBytes(e.key)))
 		key := unsafeBytes(e.key)[2:]
 		switch {
+		case e.list != nil:
+			if err := m.writeList(sp, e, kg, key); err != nil {
+				return err
+			}
 		case e.flags&memDeleted == 0:
 			if err := sp.PutThrough(kg, key, e.val); err != nil {
 				return err
@@ -401,6 +413,36 @@ func (h *hybridBackend) del(kg int, key []byte, ordered bool) error {
 		return h.st.del(kg, key, ordered)
 	}
 	return h.mem.del(kg, key, ordered)
+}
+
+// listAdd, listGet and listClear keep ListState lists as memList entries
+// while the state is in memory (see memBackend.listAdd); ok is false once
+// spilled or for a generic list.
+func (h *hybridBackend) listAdd(kg int, key, value []byte) (ok bool, err error) {
+	if h.mem == nil {
+		return false, nil
+	}
+	if ok, err := h.mem.listAdd(kg, key, value); !ok || err != nil {
+		return ok, err
+	}
+	if h.mem.bytes > h.budget {
+		return true, h.spill()
+	}
+	return true, nil
+}
+
+func (h *hybridBackend) listGet(kg int, key []byte, fn func(val []byte) (bool, error)) (bool, error) {
+	if h.mem == nil {
+		return false, nil
+	}
+	return h.mem.listGet(kg, key, fn)
+}
+
+func (h *hybridBackend) listClear(kg int, key []byte) (bool, error) {
+	if h.mem == nil {
+		return false, nil
+	}
+	return h.mem.listClear(kg, key)
 }
 
 func (h *hybridBackend) scan(kg int, lower, upper []byte, reverse bool, limit int, c *chunk) error {

@@ -116,6 +116,46 @@ func (c Values) Decode(src []byte) ([]types.Value, error) {
 	return row, nil
 }
 
+// ValuesIn is Values decoding into the caller's arena: Decode appends the
+// row's values to *Arena, or, when they do not fit, to a new block of
+// ValuesInBlock values that becomes *Arena, and returns them (capacity
+// clipped, so appending to a row never writes over the next). Decoding
+// many rows then allocates a block per thousand or so, never copies them,
+// and keeps no more than they hold. The caller reuses the last block
+// (*Arena = (*Arena)[:0]) once it no longer uses the rows decoded.
+type ValuesIn struct {
+	Values
+	Arena *[]types.Value
+}
+
+// ValuesInBlock is the number of values of a ValuesIn arena block.
+const ValuesInBlock = 4096
+
+// Decode implements Codec.
+func (c ValuesIn) Decode(src []byte) ([]types.Value, error) {
+	a := *c.Arena
+	if n := max(len(c.Kinds), 1); len(a)+n > cap(a) {
+		a = make([]types.Value, 0, max(ValuesInBlock, n))
+	}
+	start := len(a)
+	for i := 0; len(src) > 0; i++ {
+		v, rest, err := DecodeValue(src)
+		if err != nil {
+			return nil, fmt.Errorf("state: value %d of a row: %w", i, err)
+		}
+		if i < len(c.Kinds) {
+			v = WithColumnKind(v, c.Kinds[i])
+		}
+		a = append(a, v)
+		src = rest
+	}
+	if c.Kinds != nil && len(a)-start != len(c.Kinds) {
+		return nil, fmt.Errorf("state: row of %d values, want %d", len(a)-start, len(c.Kinds))
+	}
+	*c.Arena = a
+	return a[start:len(a):len(a)], nil
+}
+
 // WithColumnKind gives a decoded value the kind of its column where the
 // encoding does not tell it: INT (decoded as BIGINT) and TIMESTAMP_LTZ
 // (decoded as TIMESTAMP). Other values are returned as they are.

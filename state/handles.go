@@ -287,7 +287,9 @@ func (s *SortedMapState[K, V]) edge(reverse bool) (key K, v V, ok bool, err erro
 }
 
 // ListState is a list per key, in the spirit of Flink's ListState. Add is
-// O(1): each element is its own entry, numbered by a per-key counter.
+// O(1): each element is its own entry, numbered by a per-key counter. In
+// memory a list is one entry holding its elements back to back (memList),
+// written to the store in that layout at checkpoints.
 type ListState[T any] struct {
 	k      *Keyed
 	prefix []byte
@@ -315,6 +317,12 @@ func (s *ListState[T]) Add(v T) error {
 			return err
 		}
 	}
+	k.vb = s.codec.Append(k.vb[:0], v)
+	if lb, ok := k.be.(listBackend); ok {
+		if ok, err := lb.listAdd(k.kg, k.stateKey(s.prefix, nil), k.vb); ok || err != nil {
+			return err
+		}
+	}
 	// The counter is at prefix | key; elements at prefix | key | seq.
 	var seq uint64
 	b, ok, err := k.be.get(k.kg, k.stateKey(s.prefix, nil))
@@ -332,7 +340,6 @@ func (s *ListState[T]) Add(v T) error {
 		return err
 	}
 	binary.BigEndian.PutUint64(s.sb[:], seq)
-	k.vb = s.codec.Append(k.vb[:0], v)
 	return k.be.put(k.kg, k.stateKey(s.prefix, s.sb[:]), k.vb, true)
 }
 
@@ -346,6 +353,18 @@ func (s *ListState[T]) Get(fn func(T) (bool, error)) error {
 		}
 	}
 	p := k.stateKey(s.prefix, nil)
+	if lb, ok := k.be.(listBackend); ok {
+		ok, err := lb.listGet(k.kg, p, func(val []byte) (bool, error) {
+			v, err := s.codec.Decode(val)
+			if err != nil {
+				return false, fmt.Errorf("state %s: %w", s.prefix[1:], err)
+			}
+			return fn(v)
+		})
+		if ok || err != nil {
+			return err
+		}
+	}
 	s.eb = prefixEnd(s.eb, p)
 	s.pb = append(append(s.pb[:0], p...), 0) // after the counter
 	return k.scan(k.kg, s.pb, s.eb, false, func(_, val []byte) (bool, error) {
@@ -374,6 +393,12 @@ func (s *ListState[T]) Update(vs []T) error {
 func (s *ListState[T]) Clear() error { return s.clearKey() }
 
 func (s *ListState[T]) clearKey() error {
+	k := s.k
+	if lb, ok := k.be.(listBackend); ok {
+		if ok, err := lb.listClear(k.kg, k.stateKey(s.prefix, nil)); ok || err != nil {
+			return err
+		}
+	}
 	s.pb = append(s.pb[:0], s.k.stateKey(s.prefix, nil)...)
 	return s.k.clearPrefix(s.pb)
 }

@@ -288,6 +288,10 @@ func (k *Keyed) MemoryStats() (entries int, bytes int64, ok bool) {
 	for key, e := range m.points {
 		entries++
 		bytes += int64(len(key) + len(e.val))
+		if e.list != nil { // its counter, then its elements
+			entries += len(e.list.ends)
+			bytes += int64(len(e.list.buf))
+		}
 	}
 	return entries, bytes, true
 }

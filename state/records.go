@@ -119,6 +119,11 @@ type Records struct {
 	changed  []uint64 // per slot: a bit set while it changed since the last snapshot (Changed)
 	nLive    int
 	extra    int64 // memory the operator holds beyond RecordBytes a record (SetExtraBytes)
+	// fresh has a bit per slot whose record was added while not backed
+	// and never written to the store since (no snapshot wrote it): its
+	// Removed writes no deletion (windows that open and fire between two
+	// checkpoints).
+	fresh []uint64
 
 	// Snapshot buffers, kept between snapshots and counted in the budget;
 	// trimBuffers releases those that one snapshot used less than half of.
@@ -774,6 +779,7 @@ func (r *Records) AddedKey(slot int32, key []byte) {
 		return
 	}
 	r.setKG(slot, KeyGroup(key, r.opts.MaxParallelism))
+	r.setFresh(slot)
 }
 
 // AddedInt is AddedKey for a single-column key of an integer kind (INT,
@@ -791,6 +797,7 @@ func (r *Records) AddedInt(slot int32, kind types.Kind, n int64) {
 		h = HashKey(r.hb)
 	}
 	r.setKG(slot, KeyGroupOfHash(h, r.opts.MaxParallelism))
+	r.setFresh(slot)
 }
 
 // AddedInKeyGroup is AddedKey for a record that lives in key group kg
@@ -805,6 +812,31 @@ func (r *Records) AddedInKeyGroup(slot int32, kg int) {
 		return
 	}
 	r.setKG(slot, kg)
+	r.setFresh(slot)
+}
+
+// setFresh notes that slot's new record is not in the store: all the
+// records are in memory (not backed), so the store holds none of its key.
+// Records with parts or a TTL keep their bookkeeping of the store and are
+// left out.
+func (r *Records) setFresh(slot int32) {
+	if r.backed || r.parted != nil || r.ttl > 0 {
+		return
+	}
+	if w := int(slot>>6) + 1; w > len(r.fresh) {
+		r.fresh = append(r.fresh, make([]uint64, w-len(r.fresh))...)
+	}
+	r.fresh[slot>>6] |= 1 << (slot & 63)
+}
+
+// takeFresh reports whether the record of slot (word w, bit) is fresh
+// (setFresh), and clears the bit.
+func (r *Records) takeFresh(w int, bit uint64) bool {
+	if w >= len(r.fresh) || r.fresh[w]&bit == 0 {
+		return false
+	}
+	r.fresh[w] &^= bit
+	return true
 }
 
 // KeyGroupOf returns the key group of slot's record (with a store; 0
@@ -897,6 +929,9 @@ func (r *Records) Removed(slot int32) error {
 		r.nLive--
 	}
 	r.untouch(w, bit)
+	if r.takeFresh(w, bit) && !r.backed {
+		return nil // never written: nothing to delete
+	}
 	r.key = r.src.AppendRecordKey(append(r.key[:0], r.prefix...), slot)
 	kg := int(r.kgs[slot])
 	if r.IsDelta(slot) {
@@ -1219,7 +1254,7 @@ func (r *Records) Complete(slot int32) error {
 // bufferBytes is the memory of Records' bookkeeping and snapshot buffers.
 func (r *Records) bufferBytes() int64 {
 	const entBytes = int64(unsafe.Sizeof(recEnt{}))
-	return int64(cap(r.kgs))*2 + int64(cap(r.live)+cap(r.changed))*8 +
+	return int64(cap(r.kgs))*2 + int64(cap(r.live)+cap(r.changed)+cap(r.fresh))*8 +
 		int64(cap(r.kgBytes))*8 + int64(cap(r.starts)+cap(r.bounds)+cap(r.pos)+cap(r.slots)+cap(r.cur)+cap(r.koffs)+cap(r.voffs))*4 + int64(cap(r.kgChunk))*2 +
 		int64(cap(r.ents)+cap(r.spare))*entBytes +
 		int64(cap(r.wt)+cap(r.queued))*8 + int64(cap(r.expq))*16 + int64(cap(r.stored))*4 +
@@ -1336,7 +1371,8 @@ func (r *Records) forgetMemory() {
 	clear(r.live)
 	clear(r.changed)
 	clear(r.touched)
-	r.live, r.changed, r.touched = r.live[:0], r.changed[:0], r.touched[:0]
+	clear(r.fresh)
+	r.live, r.changed, r.touched, r.fresh = r.live[:0], r.changed[:0], r.touched[:0], r.fresh[:0]
 	r.nLive, r.nTouched = 0, 0
 }
 
@@ -1517,6 +1553,9 @@ func (r *Records) snapshot() error {
 		return fmt.Errorf("state %s: %w", r.opts.Name, err)
 	}
 	r.trimBuffers()
+	for w := range min(len(r.fresh), len(bitsOf)) {
+		r.fresh[w] &^= bitsOf[w]
+	}
 	clear(r.changed)
 	return r.deltasDone()
 }
@@ -2235,6 +2274,7 @@ func (r *Records) Forget(slot int32) {
 		r.nLive--
 	}
 	r.untouch(w, bit)
+	r.takeFresh(w, bit)
 	if r.parted != nil {
 		r.setStored(slot, 0)
 	}
