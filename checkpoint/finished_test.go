@@ -64,6 +64,20 @@ func TestFinishedSubtasks(t *testing.T) {
 		t.Errorf("inspect does not show the finished subtasks as such:\n%s", report)
 	}
 
+	// A checkpoint in which every operator finished (the usual final
+	// one) is valid, not mistaken for one without checksums.
+	p2, err := st.Begin(4)
+	must(t, err)
+	m2 := testMeta(4)
+	m2.Operators = []OperatorState{{ID: "join", Name: "Join", Parallelism: 1, Subtasks: []SubtaskState{{Subtask: 0, Finished: true}}}}
+	c2, err := p2.Complete(m2)
+	must(t, err)
+	report, err = Inspect(OSFS{}, c2.Path)
+	must(t, err)
+	if !strings.Contains(report, "status:          valid\n") {
+		t.Errorf("inspect of a checkpoint whose operators all finished:\n%s", report)
+	}
+
 	bad := m
 	bad.FormatVersion, bad.Kind = FormatVersion, KindCheckpoint
 	bad.Operators = ownSubtasks(m.Operators)

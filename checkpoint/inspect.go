@@ -43,7 +43,7 @@ func InspectWith(fsys FS, path string, opts InspectOptions) (string, error) {
 		status = err.Error()
 	} else if err := readSinkData(fsys, path, m, true); err != nil {
 		status = err.Error()
-	} else if !hasChecksums(m) && len(m.Operators) > 0 {
+	} else if m.FormatVersion < 2 && !hasChecksums(m) && len(m.Operators) > 0 {
 		status = "valid (format version 1: state files checked by size only, no checksums)"
 	}
 	var b strings.Builder

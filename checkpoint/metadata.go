@@ -118,15 +118,17 @@ type OperatorState struct {
 	Sinks []string `json:"sinks,omitempty"`
 }
 
-// Finished reports whether every subtask of the operator had finished
-// when the checkpoint was taken (SubtaskState.Finished): none wrote state.
+// Finished reports whether the operator had finished when the checkpoint
+// was taken (SubtaskState.Finished): it wrote no state. A checkpoint marks
+// all of an operator's subtasks or none; one mark is enough, since a
+// subtask is marked only once every subtask's input had ended.
 func (o *OperatorState) Finished() bool {
 	for _, st := range o.Subtasks {
-		if !st.Finished {
-			return false
+		if st.Finished {
+			return true
 		}
 	}
-	return len(o.Subtasks) > 0
+	return false
 }
 
 // SubtaskState is the state snapshot of one subtask of an operator.

@@ -321,6 +321,23 @@ func (c *checkpointer) handle(ev ckptEvent) {
 	}
 }
 
+// markFinished marks every subtask of an operator finished when one of
+// its subtasks is: that subtask was told that every task of its vertex had
+// ended for good, so the state a sibling wrote for the same checkpoint (it
+// was asked before the last of them ended) can never change again either.
+// A checkpoint thus marks an operator whole or not at all; the folders of
+// the state it drops stay unreferenced until the checkpoint is deleted.
+func markFinished(ops []checkpoint.OperatorState) {
+	for i := range ops {
+		if !ops[i].Finished() {
+			continue
+		}
+		for k := range ops[i].Subtasks {
+			ops[i].Subtasks[k] = checkpoint.SubtaskState{Subtask: ops[i].Subtasks[k].Subtask, Finished: true}
+		}
+	}
+}
+
 // noteEnded records a finished task whose input ended for good (snap.ended).
 func (c *checkpointer) noteEnded(snap taskSnapshot) {
 	if snap.ended {
@@ -506,6 +523,7 @@ func (c *checkpointer) write(a coordinator.Action) []coordinator.Action {
 				Subtask: s.task.Subtask, Dir: o.dir, StateBytes: o.info.Bytes, Keys: o.info.Keys, Files: files})
 		}
 	}
+	markFinished(meta.Operators)
 	done, err := p.Complete(meta)
 	if err != nil {
 		return c.coord.WriteFailed(now, a.ID, err)
@@ -691,8 +709,7 @@ func checkFinished(g *JobGraph, r *checkpoint.Checkpoint) error {
 	}
 	for vi, v := range g.Vertices {
 		for _, op := range v.Operators {
-			st := r.Meta.Operator(op.ID)
-			if st == nil || !slices.ContainsFunc(st.Subtasks, func(s checkpoint.SubtaskState) bool { return s.Finished }) {
+			if st := r.Meta.Operator(op.ID); st == nil || !st.Finished() {
 				continue
 			}
 			for _, si := range sourcesAbove(g, vi) {

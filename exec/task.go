@@ -66,17 +66,21 @@ type task struct {
 	wmMetric   *atomic.Int64    // the task's watermark, for Metrics
 
 	// Checkpointing (nil/empty when off).
-	trigger    chan triggerMsg     // source tasks: checkpoints to start
-	ctl        chan ctlMsg         // from the checkpointer: completed checkpoints, final snapshot
-	txns       []pendingTxn        // a transactional sink's pre-committed transactions
-	positions  []pendingTxn        // a connector.CheckpointListener's positions of checkpoints not yet complete
-	stopping   bool                // a source took a stop-with-savepoint checkpoint
-	finalID    int64               // the final checkpoint this finished task snapshots for
-	finalDone  bool                // the final checkpoint completed (and was committed)
-	stateful   []StatefulOperator  // by operator index; nil if stateless
-	stores     []*statestore.Store // by operator index; nil if stateless
-	replay     []message           // released from hold, to offer before the inbox
-	alignStart time.Time           // when the first barrier of the aligning checkpoint came
+	trigger   chan triggerMsg     // source tasks: checkpoints to start
+	ctl       chan ctlMsg         // from the checkpointer: completed checkpoints, final snapshot
+	txns      []pendingTxn        // a transactional sink's pre-committed transactions
+	positions []pendingTxn        // a connector.CheckpointListener's positions of checkpoints not yet complete
+	stopping  bool                // a source took a stop-with-savepoint checkpoint
+	finalID   int64               // the final checkpoint this finished task snapshots for
+	finalDone bool                // the final checkpoint completed (and was committed)
+	stateful  []StatefulOperator  // by operator index; nil if stateless
+	stores    []*statestore.Store // by operator index; nil if stateless
+	// restoredFinished is, by operator index, whether the operator was
+	// restored from a checkpoint in which it had finished: its snapshots
+	// only mark it finished (see restore).
+	restoredFinished []bool
+	replay           []message // released from hold, to offer before the inbox
+	alignStart       time.Time // when the first barrier of the aligning checkpoint came
 
 	// stopped says that the task's input did not end but was stopped: a
 	// source task stopped (Job.Stop, a stop with savepoint) rather than

@@ -26,6 +26,7 @@ func (t *task) restore() error {
 	}
 	t.stateful = make([]StatefulOperator, len(t.ops))
 	t.stores = make([]*statestore.Store, len(t.ops))
+	t.restoredFinished = make([]bool, len(t.ops))
 	sopts := statestore.Options{CacheBytes: t.job.stateBudget(), MaxParallelism: t.job.maxPar}
 	for i, op := range t.ops {
 		so, ok := op.(StatefulOperator)
@@ -45,8 +46,16 @@ func (t *task) restore() error {
 		)
 		if r := ck.Restore; r != nil {
 			// An operator that had finished wrote no state: it starts
-			// empty (checkRestore made sure that no row can reach it).
-			if old := r.Meta.Operator(spec.ID); old != nil && !old.Finished() {
+			// empty (checkRestore made sure that no row can reach it) and
+			// stays finished: every checkpoint of this run marks it so,
+			// whatever path it takes (FLIP-147's "finished on restore"),
+			// or a later restore into a query that feeds it new rows would
+			// be let through.
+			old := r.Meta.Operator(spec.ID)
+			if old != nil && old.Finished() {
+				t.restoredFinished[i] = true
+			}
+			if old != nil && !old.Finished() {
 				if err := t.job.fault(FaultDuringRestore); err != nil {
 					return err
 				}
@@ -287,7 +296,7 @@ func (t *task) snapshot(id int64, finished bool) (*taskSnapshot, error) {
 			continue
 		}
 		spec := t.v.Operators[i]
-		if finished {
+		if finished || t.restoredFinished[i] {
 			s.ops = append(s.ops, opSnapshot{id: spec.ID, name: spec.Name, parallelism: t.v.Parallelism, finished: true})
 			continue
 		}
