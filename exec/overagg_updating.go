@@ -170,7 +170,6 @@ func (o *overUpdOp) change(kind types.RowKind, row []types.Value) error {
 		// ROWS: one scan finds the first kept row equal to this one
 		// (equal rows are adjacent) and the n rows after it.
 		o.mk = append(append(o.mk[:0], o.sk...), o.enc...)
-		f := o.spec.Frame
 		err := o.rows.AscendFrom(o.mk, func(mk, v []byte) (bool, error) {
 			if !o.hasRemoved {
 				if !bytes.HasPrefix(mk, o.mk) {
@@ -183,15 +182,7 @@ func (o *overUpdOp) change(kind types.RowKind, row []types.Value) error {
 				o.removed, o.hasRemoved = e, true
 				return true, err
 			}
-			if !f.Unbounded && int64(len(o.tail)) >= f.Rows {
-				return false, nil
-			}
-			e, err := o.entry(mk, v)
-			if err != nil {
-				return false, err
-			}
-			o.tail = append(o.tail, e)
-			return true, nil
+			return o.addTail(mk, v)
 		})
 		if err != nil {
 			return err
@@ -238,15 +229,7 @@ func (o *overUpdOp) change(kind types.RowKind, row []types.Value) error {
 				o.removed, o.hasRemoved = e, true
 				return true, err
 			}
-			if f.IsRows && !f.Unbounded && int64(len(o.tail)) >= f.Rows {
-				return false, nil
-			}
-			e, err := o.entry(mk, v)
-			if err != nil {
-				return false, err
-			}
-			o.tail = append(o.tail, e)
-			return true, nil
+			return o.addTail(mk, v)
 		})
 		if err != nil {
 			return err
@@ -280,6 +263,21 @@ func (o *overUpdOp) change(kind types.RowKind, row []types.Value) error {
 		}
 	}
 	return o.recompute()
+}
+
+// addTail appends the stored row (mk, v) to the tail, unless the tail
+// already holds the n rows after the change (ROWS n); it returns whether
+// the scan goes on.
+func (o *overUpdOp) addTail(mk, v []byte) (bool, error) {
+	if f := o.spec.Frame; f.IsRows && !f.Unbounded && int64(len(o.tail)) >= f.Rows {
+		return false, nil
+	}
+	e, err := o.entry(mk, v)
+	if err != nil {
+		return false, err
+	}
+	o.tail = append(o.tail, e)
+	return true, nil
 }
 
 // decodeAll decodes the rows of before and tail.
