@@ -99,6 +99,13 @@ func (c Values) Decode(src []byte) ([]types.Value, error) {
 	if c.Kinds != nil {
 		row = make([]types.Value, 0, len(c.Kinds))
 	}
+	return c.appendRow(row, src)
+}
+
+// appendRow appends the values of the row encoded in src to dst, with
+// their columns' kinds, and returns dst.
+func (c Values) appendRow(dst []types.Value, src []byte) ([]types.Value, error) {
+	start := len(dst)
 	for i := 0; len(src) > 0; i++ {
 		v, rest, err := DecodeValue(src)
 		if err != nil {
@@ -107,13 +114,13 @@ func (c Values) Decode(src []byte) ([]types.Value, error) {
 		if i < len(c.Kinds) {
 			v = WithColumnKind(v, c.Kinds[i])
 		}
-		row = append(row, v)
+		dst = append(dst, v)
 		src = rest
 	}
-	if c.Kinds != nil && len(row) != len(c.Kinds) {
-		return nil, fmt.Errorf("state: row of %d values, want %d", len(row), len(c.Kinds))
+	if c.Kinds != nil && len(dst)-start != len(c.Kinds) {
+		return nil, fmt.Errorf("state: row of %d values, want %d", len(dst)-start, len(c.Kinds))
 	}
-	return row, nil
+	return dst, nil
 }
 
 // ValuesIn is Values decoding into the caller's arena: Decode appends the
@@ -138,19 +145,9 @@ func (c ValuesIn) Decode(src []byte) ([]types.Value, error) {
 		a = make([]types.Value, 0, max(ValuesInBlock, n))
 	}
 	start := len(a)
-	for i := 0; len(src) > 0; i++ {
-		v, rest, err := DecodeValue(src)
-		if err != nil {
-			return nil, fmt.Errorf("state: value %d of a row: %w", i, err)
-		}
-		if i < len(c.Kinds) {
-			v = WithColumnKind(v, c.Kinds[i])
-		}
-		a = append(a, v)
-		src = rest
-	}
-	if c.Kinds != nil && len(a)-start != len(c.Kinds) {
-		return nil, fmt.Errorf("state: row of %d values, want %d", len(a)-start, len(c.Kinds))
+	a, err := c.appendRow(a, src)
+	if err != nil {
+		return nil, err
 	}
 	*c.Arena = a
 	return a[start:len(a):len(a)], nil
