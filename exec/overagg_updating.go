@@ -257,7 +257,7 @@ func (o *overUpdOp) change(kind types.RowKind, row []types.Value) error {
 		if err := o.rows.Remove(removed.mk); err != nil {
 			return err
 		}
-		r := o.out.AppendEmpty(types.Delete)
+		r := growRow(o.out, types.Delete) // emitInto writes every value
 		if err := o.emitInto(r, removed.enc, removed.res); err != nil {
 			return err
 		}
@@ -416,15 +416,15 @@ func (o *overUpdOp) result(e *overEntry) error {
 	}
 	w := len(o.spec.Kinds)
 	if e.inserted {
-		r := o.out.AppendEmpty(types.Insert)
+		r := growRow(o.out, types.Insert) // row and results: every value
 		copy(r, e.row)
 		copy(r[w:], o.res)
 	} else {
-		r := o.out.AppendEmpty(types.UpdateBefore)
+		r := growRow(o.out, types.UpdateBefore)
 		if err := o.emitInto(r, e.enc, e.res); err != nil {
 			return err
 		}
-		r = o.out.AppendEmpty(types.UpdateAfter)
+		r = growRow(o.out, types.UpdateAfter)
 		copy(r, e.row)
 		copy(r[w:], o.res)
 	}

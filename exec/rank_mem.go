@@ -432,8 +432,9 @@ func sameRow(a, b []types.Value) bool {
 
 // emitRow appends row (and its rank, position r + 1) to the output.
 func (o *rankMemOp) emitRow(kind types.RowKind, row []types.Value, r int) {
-	dst := o.out.AppendEmpty(kind)
-	copy(dst, row)
+	dst := growRow(o.out, kind) // every value written below, not cleared first
+	n := copy(dst, row)
+	clear(dst[n:o.w])
 	if o.spec.OutputRank {
 		dst[o.w] = types.BigIntValue(int64(r + 1))
 	}
