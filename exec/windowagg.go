@@ -615,7 +615,7 @@ func (o *windowAggOp) fireSession(t state.Timer, end int64) error {
 
 // emit appends the window's row, from group 1, to o.out.
 func (o *windowAggOp) emit(key []byte, start, end int64) error {
-	row := o.out.AppendEmpty(types.Insert)
+	row := growRow(o.out, types.Insert) // keys, times and results: every value
 	for i := range o.keys {
 		v, rest, err := types.DecodeKey(key)
 		if err != nil {

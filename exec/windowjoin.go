@@ -70,7 +70,7 @@ func (o *windowAssignOp) Process(_ int, b *types.Batch, out Emitter) error {
 			continue
 		}
 		err := o.spec.windowEnds(o.spec.SliceEnd(tv.Int()), func(end int64) error {
-			dst := o.out.AppendEmpty(types.Insert)
+			dst := growRow(o.out, types.Insert) // the row and its window: every value
 			copy(dst, row)
 			dst[o.w], dst[o.w+1], dst[o.w+2] = ts(o.spec.WindowStart(end)), ts(end), ts(end-1)
 			if o.out.Len() >= 1024 {
