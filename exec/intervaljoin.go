@@ -124,6 +124,9 @@ type intervalJoinOp struct {
 	out     *types.Batch
 	joined  []types.Value // left ++ right, for the residual
 	tmp     ijKey         // a stored record decoded for its due times
+	// warmSink sums the reads ahead (warmSweeps, warmRows), so that the
+	// compiler keeps them.
+	warmSink int64
 }
 
 var (
@@ -312,49 +315,89 @@ func (o *intervalJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 		return fmt.Errorf("interval join: input port %d", input)
 	}
 	cols, tc := o.keyCols[input], o.times[input]
-	for i := range b.Len() {
-		if b.Kinds[i] != types.Insert {
-			return fmt.Errorf("interval join: %s row on an insert-only input", b.Kinds[i])
+	for from := 0; from < b.Len(); from += ijWarmRows {
+		to := min(from+ijWarmRows, b.Len())
+		if len(cols) == 1 && o.keys.IntKeyed() {
+			o.warmRows(b, input, cols[0], from, to)
 		}
-		row := b.Row(i)
-		tv := row[tc]
-		if tv.IsNull() || tv.Int() < o.wm {
-			o.drop() // late, or no time
-			continue
-		}
-		null := false
-		for j, c := range cols {
-			v := row[c]
-			null = null || v.IsNull()
-			o.keyRow[j] = v
-		}
-		if null {
-			if o.outer[input] {
-				o.emit(input, row, nil)
-				if err := o.flushFull(out); err != nil {
-					return err
+		for i := from; i < to; i++ {
+			if b.Kinds[i] != types.Insert {
+				return fmt.Errorf("interval join: %s row on an insert-only input", b.Kinds[i])
+			}
+			row := b.Row(i)
+			tv := row[tc]
+			if tv.IsNull() || tv.Int() < o.wm {
+				o.drop() // late, or no time
+				continue
+			}
+			null := false
+			for j, c := range cols {
+				v := row[c]
+				null = null || v.IsNull()
+				o.keyRow[j] = v
+			}
+			if null {
+				if o.outer[input] {
+					o.emit(input, row, nil)
+					if err := o.flushFull(out); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			s, ok := o.keys.Find(o.keyRow)
+			if !ok && o.st.Backed() {
+				var err error
+				if s, ok, err = o.st.Load(o.keys.Key()); err != nil {
+					return fmt.Errorf("state of %s: %w", o.name, err)
 				}
 			}
-			continue
-		}
-		s, ok := o.keys.Find(o.keyRow)
-		if !ok && o.st.Backed() {
-			var err error
-			if s, ok, err = o.st.Load(o.keys.Key()); err != nil {
-				return fmt.Errorf("state of %s: %w", o.name, err)
+			if !ok {
+				s = o.newSlot()
 			}
-		}
-		if !ok {
-			s = o.newSlot()
-		}
-		if err := o.add(s, input, tv.Int(), row, out); err != nil {
-			return err
+			if err := o.add(s, input, tv.Int(), row, out); err != nil {
+				return err
+			}
 		}
 	}
 	if err := o.flush(out); err != nil {
 		return err
 	}
 	return o.spillIfOver()
+}
+
+// ijWarmRows is how many arriving rows Process reads ahead (warmRows) at a
+// time.
+const ijWarmRows = 64
+
+// warmRows reads ahead, for rows from to to of b (of input, whose join key
+// is their column col), what adding them will read: the key's entry in the
+// index, then its record and the first row of the other input and the last
+// of its own. As in warmSweeps, the reads of different rows overlap their
+// cache misses. Only for an index of one integer key (KeyIndex.PeekInt).
+func (o *intervalJoinOp) warmRows(b *types.Batch, input, col, from, to int) {
+	var slots [ijWarmRows]int32
+	n := 0
+	for i := from; i < to; i++ {
+		if s, ok := o.keys.PeekInt(b.Vals[i*b.Width+col]); ok {
+			slots[n] = s
+			n++
+		}
+	}
+	sink := int64(0)
+	for _, s := range slots[:n] {
+		sink += int64(len(o.rec(s).side[1-input]))
+	}
+	for _, s := range slots[:n] {
+		k := o.rec(s)
+		if r := k.side[1-input]; len(r) > 0 {
+			sink += int64(r[0].Kind())
+		}
+		if r := k.side[input]; len(r) > 0 {
+			sink += int64(r[len(r)-1].Kind())
+		}
+	}
+	o.warmSink += sink
 }
 
 // newSlot gives the key in keyRow a slot with no rows.
@@ -548,13 +591,48 @@ func (o *intervalJoinOp) sweep(out Emitter) error {
 	if err != nil {
 		return fmt.Errorf("state of %s: %w", o.name, err)
 	}
-	return o.queue.due(o.wm, func(e ijSweep) error {
-		if !o.keys.Used(e.slot) || o.rec(e.slot).qat[e.side] != e.at {
-			return nil // stale
+	return o.queue.due(o.wm, func(es []ijSweep) error {
+		o.warmSweeps(es)
+		for _, e := range es {
+			if !o.keys.Used(e.slot) || o.rec(e.slot).qat[e.side] != e.at {
+				continue // stale
+			}
+			o.rec(e.slot).qat[e.side] = math.MaxInt64
+			if err := o.sweepSlot(e.slot, int(e.side), out); err != nil {
+				return err
+			}
 		}
-		o.rec(e.slot).qat[e.side] = math.MaxInt64
-		return o.sweepSlot(e.slot, int(e.side), out)
+		return nil
 	})
+}
+
+// warmSweeps reads ahead what the sweeps es will read: each slot's record,
+// then its first row of the side and, when the key has no row of the
+// other side (the sweep will likely remove it), its entry in the index. A
+// sweep of a slot not in the CPU's caches costs a few misses one after
+// another (the record gives the rows); here the reads of different slots
+// do not depend on each other, so the CPU overlaps their misses, and the
+// sweeps that follow find them in its caches.
+func (o *intervalJoinOp) warmSweeps(es []ijSweep) {
+	sink := int64(0)
+	for _, e := range es {
+		if o.keys.Used(e.slot) {
+			sink += o.rec(e.slot).qat[e.side]
+		}
+	}
+	for _, e := range es {
+		if !o.keys.Used(e.slot) {
+			continue
+		}
+		k := o.rec(e.slot)
+		if r := k.side[e.side]; len(r) > 0 {
+			sink += int64(r[0].Kind())
+		}
+		if len(k.side[1-e.side]) == 0 {
+			sink += int64(o.keys.Touch(e.slot))
+		}
+	}
+	o.warmSink += sink
 }
 
 // sweepSlot drops slot s's rows of side that expired, emitting the
@@ -891,8 +969,13 @@ func (b *sweepBucket) block(k int) []ijSweep {
 	return b.blocks[k][:]
 }
 
-// due calls fn for every sweep at or before wm (fn may push more).
-func (q *sweepQueue) due(wm int64, fn func(ijSweep) error) error {
+// sweepChunk is the most sweeps due hands fn at a time.
+const sweepChunk = 64
+
+// due calls fn for every sweep at or before wm, up to sweepChunk at a
+// time (fn may push more; the slice is due's, valid during the call).
+func (q *sweepQueue) due(wm int64, fn func([]ijSweep) error) error {
+	var chunk [sweepChunk]ijSweep
 	for {
 		if len(q.b0) > 64 {
 			// Taken from the end: by ascending slot, so that the slots'
@@ -900,10 +983,16 @@ func (q *sweepQueue) due(wm int64, fn func(ijSweep) error) error {
 			slices.SortFunc(q.b0, func(x, y ijSweep) int { return cmp.Compare(y.slot, x.slot) })
 		}
 		for len(q.b0) > 0 {
-			e := q.b0[len(q.b0)-1]
-			q.b0 = q.b0[:len(q.b0)-1]
-			q.n--
-			if err := fn(e); err != nil {
+			// A chunk from the end, in the order taken, copied out: fn
+			// may push to b0.
+			n := min(len(q.b0), sweepChunk)
+			c := chunk[:n]
+			for i := range c {
+				c[i] = q.b0[len(q.b0)-1-i]
+			}
+			q.b0 = q.b0[:len(q.b0)-n]
+			q.n -= n
+			if err := fn(c); err != nil {
 				return err
 			}
 		}

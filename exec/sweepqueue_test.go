@@ -50,13 +50,18 @@ func TestSweepQueue(t *testing.T) {
 		}
 		wm += r.Int64N(span)
 		var got []ijSweep
-		err := q.due(wm, func(e ijSweep) error {
-			if k := len(got); k > 0 && e.at < got[k-1].at {
-				t.Fatalf("round %d: sweep at %d after one at %d", round, e.at, got[k-1].at)
+		err := q.due(wm, func(es []ijSweep) error {
+			if len(es) == 0 || len(es) > sweepChunk {
+				t.Fatalf("round %d: a chunk of %d sweeps", round, len(es))
 			}
-			got = append(got, e)
-			if r.IntN(4) == 0 {
-				push(wm + 1 + r.Int64N(span)) // a sweep's next row
+			for _, e := range es {
+				if k := len(got); k > 0 && e.at < got[k-1].at {
+					t.Fatalf("round %d: sweep at %d after one at %d", round, e.at, got[k-1].at)
+				}
+				got = append(got, e)
+				if r.IntN(4) == 0 {
+					push(wm + 1 + r.Int64N(span)) // a sweep's next row
+				}
 			}
 			return nil
 		})
