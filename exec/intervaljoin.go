@@ -64,14 +64,11 @@ const ijoinRecVersion = 1
 // by time, each a meta value (its time, and whether it joined a row: see
 // ijMeta) and then its w values, in one slice, so that a key's rows are
 // one block of memory; and the expiry time of each input's entry in the
-// sweep queue (math.MaxInt64: none).
+// sweep queue (math.MaxInt64: none). It is 64 bytes, one cache line in
+// the slab's pages: a sweep or an arriving row reads one line of it.
 type ijKey struct {
 	side [2][]types.Value
 	qat  [2]int64
-	// born is the snapshot generation in which the key was added (-1:
-	// loaded from the store): a key removed in the generation it was born
-	// in was never written, so the store need not delete it.
-	born int64
 }
 
 // ijMeta is a row's meta value: its time, as a BIGINT when the row has not
@@ -124,6 +121,11 @@ type intervalJoinOp struct {
 	out     *types.Batch
 	joined  []types.Value // left ++ right, for the residual
 	tmp     ijKey         // a stored record decoded for its due times
+	// born holds per slot the snapshot generation in which its key was
+	// added (-1: loaded from the store): a key removed in the generation
+	// it was born in was never written, so the store need not delete it.
+	// Apart from ijKey, which it would take past a cache line.
+	born []int64
 	// warmSink sums the reads ahead (warmSweeps, warmRows), so that the
 	// compiler keeps them.
 	warmSink int64
@@ -403,17 +405,26 @@ func (o *intervalJoinOp) warmRows(b *types.Batch, input, col, from, to int) {
 // newSlot gives the key in keyRow a slot with no rows.
 func (o *intervalJoinOp) newSlot() int32 {
 	s := o.keys.Insert(o.keyRow)
-	o.recs.Grow(o.keys.Cap())
+	o.grow()
 	k := o.rec(s)
 	o.reuse(k)
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
-	k.born = o.gen
+	o.born[s] = o.gen
 	o.keys.Added(o.st, s)
 	o.mem += keyOverhead
 	return s
 }
 
 func (o *intervalJoinOp) rec(s int32) *ijKey { return &o.recs.At(s)[0] }
+
+// grow makes the records of every slot below the index's Cap addressable.
+func (o *intervalJoinOp) grow() {
+	n := int(o.keys.Cap())
+	o.recs.Grow(int32(n))
+	if n > len(o.born) {
+		o.born = append(o.born, make([]int64, n-len(o.born))...)
+	}
+}
 
 // add joins row (of side, at time t) with the other side's rows of slot s
 // in its interval, and keeps it.
@@ -629,7 +640,7 @@ func (o *intervalJoinOp) warmSweeps(es []ijSweep) {
 			sink += int64(r[0].Kind())
 		}
 		if len(k.side[1-e.side]) == 0 {
-			sink += int64(o.keys.Touch(e.slot))
+			sink += int64(o.keys.Touch(e.slot)) + o.born[e.slot]
 		}
 	}
 	o.warmSink += sink
@@ -670,7 +681,7 @@ func (o *intervalJoinOp) sweepSlot(s int32, side int, out Emitter) error {
 // removeSlot forgets slot s (it has no rows), in memory and in the store.
 func (o *intervalJoinOp) removeSlot(s int32) error {
 	k := o.rec(s)
-	if k.born == o.gen {
+	if o.born[s] == o.gen {
 		o.st.Forget(s) // never written
 	} else if err := o.st.Removed(s); err != nil {
 		return fmt.Errorf("state of %s: %w", o.name, err)
@@ -837,11 +848,11 @@ func (o *intervalJoinOp) LoadRecord(key, rec []byte) (int32, error) {
 		return 0, err
 	}
 	s := o.keys.Insert(o.keyRow)
-	o.recs.Grow(o.keys.Cap())
+	o.grow()
 	k := o.rec(s)
 	o.reuse(k)
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
-	k.born = -1
+	o.born[s] = -1
 	if err := o.decodeRecord(k, rec); err != nil {
 		o.keys.Remove(s)
 		for i, r := range k.side {
@@ -901,11 +912,14 @@ const sweepBlockLen = 256
 type sweepBlock [sweepBlockLen]ijSweep
 
 // sweepBucket is a bucket's sweeps, in blocks, all full but the last
-// (tail, with room for room more); no blocks when empty.
+// (tail, with room for room more); no blocks when empty. min is the
+// earliest time of its sweeps (math.MaxInt64 when empty), so that due
+// learns whether the bucket is due without reading it.
 type sweepBucket struct {
 	blocks []*sweepBlock
 	tail   *sweepBlock
 	room   int
+	min    int64
 }
 
 // bucket returns the bucket of time at.
@@ -923,10 +937,13 @@ func (q *sweepQueue) push(e ijSweep) {
 		q.b0 = append(q.b0, e)
 		return
 	}
-	q.add(&q.b[i], e)
+	b := &q.b[i]
+	q.add(b, e)
+	b.min = min(b.min, e.at)
 }
 
-// add appends e to bucket b.
+// add appends e to bucket b; the caller lowers b.min to e.at (not here,
+// so that add is inlined).
 func (q *sweepQueue) add(b *sweepBucket, e ijSweep) {
 	if b.room == 0 {
 		q.grow(b)
@@ -948,6 +965,9 @@ func (q *sweepQueue) grow(b *sweepBucket) {
 	} else {
 		blk = new(sweepBlock)
 		q.blocks++
+	}
+	if len(b.blocks) == 0 {
+		b.min = math.MaxInt64
 	}
 	b.blocks = append(b.blocks, blk)
 	b.tail, b.room = blk, sweepBlockLen
@@ -1004,12 +1024,7 @@ func (q *sweepQueue) due(wm int64, fn func([]ijSweep) error) error {
 			return nil
 		}
 		b := &q.b[i]
-		m := b.blocks[0][0].at
-		for k := range b.blocks {
-			for _, e := range b.block(k) {
-				m = min(m, e.at)
-			}
-		}
+		m := b.min
 		if m > wm {
 			return nil
 		}
@@ -1021,7 +1036,9 @@ func (q *sweepQueue) due(wm int64, fn func([]ijSweep) error) error {
 				if j := q.bucket(e.at); j == 0 {
 					q.b0 = append(q.b0, e)
 				} else {
-					q.add(&q.b[j], e)
+					bj := &q.b[j]
+					q.add(bj, e)
+					bj.min = min(bj.min, e.at)
 				}
 			}
 			q.free = append(q.free, blk)

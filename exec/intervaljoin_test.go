@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/statestore"
@@ -736,4 +737,13 @@ func openKeyTimeIntervalJoin(tb testing.TB, lower int64) *intervalJoinOp {
 		tb.Fatal(err)
 	}
 	return op
+}
+
+// TestIntervalJoinRecordIsOneLine checks that a key's record (ijKey) fills
+// one 64-byte cache line, so that the slab's pages (whose size is a
+// multiple of 64) hold each record in one line.
+func TestIntervalJoinRecordIsOneLine(t *testing.T) {
+	if n := unsafe.Sizeof(ijKey{}); n != 64 {
+		t.Fatalf("ijKey is %d bytes, want 64", n)
+	}
 }
