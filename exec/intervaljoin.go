@@ -1,13 +1,11 @@
 package exec
 
 import (
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"math/bits"
-	"slices"
 	"sync/atomic"
 
 	"github.com/weir-sql/weir/state"
@@ -881,8 +879,9 @@ func (o *intervalJoinOp) DropRecords() {
 
 // sweepQueue is a monotone priority queue of sweeps (a radix heap): the
 // sweeps due at a watermark are taken out together, and the watermark only
-// advances. Bucket 0 holds the sweeps at or before last, the latest time
-// taken out (never after the watermark, so they are due); bucket i > 0
+// advances. Bucket 0 holds the sweeps at or before last (never after the
+// watermark, so they are due; see nextLast for how it advances); bucket
+// i > 0
 // those whose time differs from last first in bit i-1 (counting from the
 // lowest; times of the same sign order as unsigned, and bit 63 separates
 // the signs), so a sweep moves to lower buckets a few times at most, each
@@ -997,11 +996,6 @@ const sweepChunk = 64
 func (q *sweepQueue) due(wm int64, fn func([]ijSweep) error) error {
 	var chunk [sweepChunk]ijSweep
 	for {
-		if len(q.b0) > 64 {
-			// Taken from the end: by ascending slot, so that the slots'
-			// records are read in memory order.
-			slices.SortFunc(q.b0, func(x, y ijSweep) int { return cmp.Compare(y.slot, x.slot) })
-		}
 		for len(q.b0) > 0 {
 			// A chunk from the end, in the order taken, copied out: fn
 			// may push to b0.
@@ -1029,8 +1023,12 @@ func (q *sweepQueue) due(wm int64, fn func([]ijSweep) error) error {
 			return nil
 		}
 		// Every sweep of bucket i moves to a lower bucket: the blocks are
-		// read before they go back to the pool.
-		q.last = m
+		// read before they go back to the pool. last goes to the
+		// watermark, or to the bucket's highest time if lower: any time
+		// from m to that keeps the bits of last from bit i on, which place
+		// the sweeps of the buckets above, and every sweep of bucket i
+		// that is due goes to bucket 0 in this one move.
+		q.last = q.nextLast(i, wm)
 		for k, blk := range b.blocks {
 			for _, e := range b.block(k) {
 				if j := q.bucket(e.at); j == 0 {
@@ -1047,6 +1045,18 @@ func (q *sweepQueue) due(wm int64, fn func([]ijSweep) error) error {
 		b.blocks = b.blocks[:0]
 		b.tail, b.room = nil, 0
 	}
+}
+
+// nextLast returns the time last may advance to when bucket i, the lowest
+// holding sweeps, is due at wm: wm, or the highest time bucket i can hold
+// (last's bits from bit i on, then ones) if lower. Bucket 64 (the times
+// of the other sign than last: last < 0 <= them) goes on to MaxInt64.
+func (q *sweepQueue) nextLast(i int, wm int64) int64 {
+	if i >= 64 {
+		return wm
+	}
+	mask := uint64(1)<<uint(i) - 1
+	return min(wm, int64(uint64(q.last)&^mask|mask))
 }
 
 // reset empties the queue.
