@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sync/atomic"
 
 	"github.com/weir-sql/weir/state"
@@ -466,8 +467,16 @@ func (o *intervalJoinOp) add(s int32, side int, t int64, row []types.Value, out 
 	for i > 0 && mine[i-stride].Int() > t {
 		i -= stride
 	}
-	mine = append(mine, ijMeta(t, matched))
-	mine = append(mine, row...)
+	if n+stride > cap(mine) {
+		mine = slices.Grow(mine, stride)
+	}
+	// Stored value by value: append or copy of a few values costs more in
+	// the calls of the typed copy than it copies.
+	mine = mine[:n+stride]
+	mine[n] = ijMeta(t, matched)
+	for j, v := range row {
+		mine[n+1+j] = v
+	}
 	if i < n {
 		copy(mine[i+stride:], mine[i:n])
 		mine[i] = ijMeta(t, matched)
@@ -661,8 +670,13 @@ func (o *intervalJoinOp) sweepSlot(s int32, side int, out Emitter) error {
 		n += stride
 	}
 	if n > 0 {
-		m := copy(rows, rows[n:])
-		clear(rows[m:]) // drop references
+		m := len(rows) - n
+		if m > 0 {
+			copy(rows, rows[n:])
+		}
+		for j := m; j < len(rows); j++ {
+			rows[j] = types.Value{} // drop references
+		}
 		k.side[side] = rows[:m]
 		o.mem -= int64(n) * valueBytes
 	}
@@ -686,7 +700,9 @@ func (o *intervalJoinOp) removeSlot(s int32) error {
 	}
 	o.keys.Remove(s)
 	for i, r := range k.side {
-		clear(r)
+		if len(r) > 0 {
+			clear(r)
+		}
 		k.side[i] = r[:0]
 		if cap(r) > 4*(o.w[i]+1) {
 			// Room for a few rows is kept for the slot's next key; a key
