@@ -374,18 +374,32 @@ const ijWarmRows = 64
 // warmRows reads ahead, for rows from to to of b (of input, whose join key
 // is their column col), what adding them will read: the key's entry in the
 // index, then its record and the first row of the other input and the last
-// of its own. As in warmSweeps, the reads of different rows overlap their
+// of its own; for a key not in the index, the record of the free slot it
+// will likely take and the room for rows that slot kept. As in warmSweeps, the reads of different rows overlap their
 // cache misses. Only for an index of one integer key (KeyIndex.PeekInt).
 func (o *intervalJoinOp) warmRows(b *types.Batch, input, col, from, to int) {
 	var slots [ijWarmRows]int32
-	n := 0
+	n, fresh := 0, 0
 	for i := from; i < to; i++ {
 		if s, ok := o.keys.PeekInt(b.Vals[i*b.Width+col]); ok {
 			slots[n] = s
 			n++
+		} else {
+			fresh++
 		}
 	}
 	sink := int64(0)
+	// The keys not found take free slots, in the order NextFree gives
+	// them: their records, and the room kept in them for rows of input.
+	for j := range fresh {
+		s, ok := o.keys.NextFree(j)
+		if !ok {
+			break
+		}
+		if r := o.rec(s).side[input]; cap(r) > 0 {
+			sink += int64(r[:1][0].Kind())
+		}
+	}
 	for _, s := range slots[:n] {
 		sink += int64(len(o.rec(s).side[1-input]))
 	}
@@ -486,7 +500,7 @@ func (o *intervalJoinOp) add(s int32, side int, t int64, row []types.Value, out 
 	o.mem += int64(stride) * valueBytes
 	o.st.Changed(s)
 	if i == 0 {
-		o.enqueue(s, side)
+		o.enqueueAt(k, s, side, o.expiry(side, t))
 	}
 	return nil
 }
@@ -570,7 +584,12 @@ func (o *intervalJoinOp) enqueue(s int32, side int) {
 	if len(r) == 0 {
 		return
 	}
-	at := o.expiry(side, r[0].Int())
+	o.enqueueAt(k, s, side, o.expiry(side, r[0].Int()))
+}
+
+// enqueueAt is enqueue given the expiry at of slot s's (record k's) first
+// row of side.
+func (o *intervalJoinOp) enqueueAt(k *ijKey, s int32, side int, at int64) {
 	if at >= k.qat[side] {
 		return
 	}

@@ -100,6 +100,16 @@ func (x *KeyIndex) PeekInt(v types.Value) (int32, bool) {
 	return x.ints.Get(v.Int())
 }
 
+// NextFree returns the slot that the j-th next Insert (from 0) takes if it
+// reuses a freed slot (no Remove in between), for an operator that reads
+// ahead the records of keys it is about to add.
+func (x *KeyIndex) NextFree(j int) (int32, bool) {
+	if j < 0 || j >= len(x.free) {
+		return 0, false
+	}
+	return x.free[len(x.free)-1-j], true
+}
+
 // Touch reads the index's entry of slot s's key (an integer key: the home
 // slot of its probe in the table) and returns what it read, so that an
 // operator about to remove or look up keys can read their entries ahead
