@@ -259,14 +259,20 @@ func TestIntervalJoinRandom(t *testing.T) {
 }
 
 func runRandomIntervalJoin(t *testing.T, seed uint64, h *ijHarness, at func(step int)) {
+	runRandomIntervalJoinSized(t, seed, h, at, 5, 3, 600)
+}
+
+// runRandomIntervalJoinSized is runRandomIntervalJoin with rows of keys
+// keys (0 to keys-1), batches of 1 to maxBatch rows and steps steps.
+func runRandomIntervalJoinSized(t *testing.T, seed uint64, h *ijHarness, at func(step int), keys, maxBatch, steps int) {
 	r := rand.New(rand.NewPCG(seed, 10))
 	spec := h.spec
 	var kept [2][][]types.Value
 	var wantDropped int64
 	wm := int64(NoWatermark)
 	clock := int64(0)
-	b := types.NewBatch(3, 8)
-	for step := range 600 {
+	b := types.NewBatch(3, maxBatch)
+	for step := range steps {
 		at(step)
 		if r.IntN(8) == 0 {
 			if next := clock - int64(r.IntN(15)); next > wm {
@@ -280,8 +286,8 @@ func runRandomIntervalJoin(t *testing.T, seed uint64, h *ijHarness, at func(step
 		clock += int64(r.IntN(3))
 		side := r.IntN(2)
 		b.Reset()
-		for range 1 + r.IntN(3) {
-			row := []types.Value{types.IntValue(int64(r.IntN(5))), types.TimestampValue(clock - int64(r.IntN(25))), types.BigIntValue(int64(step))}
+		for range 1 + r.IntN(maxBatch) {
+			row := []types.Value{types.IntValue(int64(r.IntN(keys))), types.TimestampValue(clock - int64(r.IntN(25))), types.BigIntValue(int64(step))}
 			if r.IntN(15) == 0 {
 				row[0] = types.Value{}
 			}
@@ -367,6 +373,52 @@ func ijDiff(got, want map[string]int) []string {
 	}
 	sort.Strings(ks)
 	return ks[:min(len(ks), 20)]
+}
+
+// TestIntervalJoinRandomWide is TestIntervalJoinRandom with 300 keys and
+// batches of up to 200 rows, so that the reads ahead of the arriving rows
+// (64 at a time, new keys taking freed slots) and of the due sweeps (up to
+// sweepChunk at a time, hundreds due at a watermark) cross their chunks'
+// ends; the outer types (whose unmatched rows the sweeps emit), in memory
+// and over stores with a snapshot and restore at another parallelism
+// (once with every batch spilling). The output must equal the answer
+// computed in the test.
+func TestIntervalJoinRandomWide(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	kinds := []types.Kind{types.KindInt, types.KindTimestamp, types.KindBigInt}
+	modes := []struct {
+		name      string
+		par, par2 int
+		store     bool
+		budget    int64
+	}{
+		{name: "memory-p1", par: 1, par2: 1},
+		{name: "store-p2-to-p3", par: 2, par2: 3, store: true, budget: 64 << 20},
+		{name: "spill-p3-to-p1", par: 3, par2: 1, store: true, budget: 1},
+	}
+	for _, typ := range []JoinType{InnerJoin, LeftOuterJoin, FullOuterJoin} {
+		for mi, m := range modes {
+			t.Run(fmt.Sprintf("type%d/%s", typ, m.name), func(t *testing.T) {
+				s := seed + uint64(typ)*100 + uint64(mi)
+				spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: typ,
+					Left:  JoinSide{Keys: []int{0}, Kinds: kinds},
+					Right: JoinSide{Keys: []int{0}, Kinds: kinds}},
+					LeftTime: 1, RightTime: 1, Lower: -5, Upper: 20}
+				dir := ""
+				if m.store {
+					dir = t.TempDir()
+				}
+				out := &ijCollect{rows: map[string]int{}}
+				h := newIJHarness(t, spec, m.par, m.budget, dir, nil, out)
+				runRandomIntervalJoinSized(t, s, h, func(step int) {
+					if m.store && step == 150 {
+						h.snapshotRestore(m.par2)
+					}
+				}, 300, 200, 300)
+			})
+		}
+	}
 }
 
 // TestIntervalJoinSpillKeepsSweeps checks that rows spilled to the store
