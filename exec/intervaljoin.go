@@ -751,14 +751,20 @@ func (o *intervalJoinOp) reuse(k *ijKey) {
 	}
 }
 
-// trimFree releases the row slices of every free slot.
+// trimFree releases the row slices of the free slots that new keys will
+// take last (the deepest in the index's free list) until at most half as
+// many free slots as keys keep them: the slots taken next keep theirs, so
+// a number of keys that rises and falls (W10's, between two watermarks)
+// does not make every new key allocate its rows' slice after each trim.
 func (o *intervalJoinOp) trimFree() {
-	for s := range o.keys.Cap() {
-		if !o.keys.Used(s) {
-			o.rec(s).side = [2][]types.Value{}
+	keep := o.keys.Len() / 2
+	for j := o.keys.FreeLen() - 1; j >= 0 && o.retained > keep; j-- {
+		s, _ := o.keys.NextFree(j)
+		if k := o.rec(s); k.side[0] != nil || k.side[1] != nil {
+			k.side = [2][]types.Value{}
+			o.retained--
 		}
 	}
-	o.retained = 0
 }
 
 // spillIfOver writes every key's rows to the store and drops them from

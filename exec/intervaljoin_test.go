@@ -799,3 +799,66 @@ func TestIntervalJoinRecordIsOneLine(t *testing.T) {
 		t.Fatalf("ijKey is %d bytes, want 64", n)
 	}
 }
+
+// TestIntervalJoinTrimKeepsNextSlots lets the number of keys rise and fall
+// (as W10's does between watermarks) and checks after every watermark
+// that the free slots keeping row slices are exactly those counted
+// (retained), never more than the keys held plus retainSlack, and that a
+// trim released the slices of the slots the next keys take last: the
+// slots NextFree gives first keep theirs.
+func TestIntervalJoinTrimKeepsNextSlots(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 21))
+	op := openKeyTimeIntervalJoin(t, -10)
+	discard := ijEmitFunc(func(*types.Batch) error { return nil })
+	keeps := func(s int32) bool { k := op.rec(s); return k.side[0] != nil || k.side[1] != nil }
+	b := types.NewBatch(2, 1000)
+	ts, key := int64(0), int64(0)
+	trimmed := 0
+	for round := range 200 {
+		for range 1 + r.IntN(8) {
+			b.Reset()
+			for range 1 + r.IntN(1000) {
+				b.Append(types.Insert, []types.Value{types.BigIntValue(key), types.TimestampValue(ts)})
+				key++ // a new key each row: every row takes a slot
+			}
+			if err := op.Process(r.IntN(2), b, discard); err != nil {
+				t.Fatal(err)
+			}
+			ts += int64(r.IntN(3))
+		}
+		if err := op.ProcessWatermark(ts-int64(r.IntN(5)), discard); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for s := range op.keys.Cap() {
+			if !op.keys.Used(s) && keeps(s) {
+				n++
+			}
+		}
+		if n != op.retained {
+			t.Fatalf("round %d: %d free slots keep row slices, %d counted", round, n, op.retained)
+		}
+		if n > op.keys.Len()+retainSlack {
+			t.Fatalf("round %d: %d free slots keep row slices for %d keys", round, n, op.keys.Len())
+		}
+		// The slots that keep slices come first in the free list (here
+		// only a trim leaves a slot bare: every key has one small row).
+		seenBare := false
+		for j := range op.keys.FreeLen() {
+			s, _ := op.keys.NextFree(j)
+			if !keeps(s) {
+				seenBare = true
+			} else if seenBare {
+				t.Fatalf("round %d: free slot %d (the %d-th taken) keeps its slices behind one that does not", round, s, j)
+			}
+		}
+		if seenBare {
+			trimmed++
+		}
+	}
+	if trimmed == 0 {
+		t.Fatal("no trim happened")
+	}
+}

@@ -110,6 +110,10 @@ func (x *KeyIndex) NextFree(j int) (int32, bool) {
 	return x.free[len(x.free)-1-j], true
 }
 
+// FreeLen returns the number of freed slots that Inserts will reuse
+// (NextFree(0) to NextFree(FreeLen()-1)).
+func (x *KeyIndex) FreeLen() int { return len(x.free) }
+
 // Touch reads the index's entry of slot s's key (an integer key: the home
 // slot of its probe in the table) and returns what it read, so that an
 // operator about to remove or look up keys can read their entries ahead

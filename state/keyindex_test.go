@@ -146,8 +146,8 @@ func TestKeyIndexNextFree(t *testing.T) {
 		}
 		want = append(want, s)
 	}
-	if len(want) != 3 {
-		t.Fatalf("NextFree gave %d slots, want 3", len(want))
+	if len(want) != 3 || x.FreeLen() != 3 {
+		t.Fatalf("NextFree gave %d slots, FreeLen %d, want 3", len(want), x.FreeLen())
 	}
 	for j, s := range want {
 		if got := x.Insert([]types.Value{types.BigIntValue(int64(100 + j))}); got != s {
