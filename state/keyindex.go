@@ -30,11 +30,8 @@ type KeyIndex struct {
 
 	ints   *IntTable
 	strs   map[string]int32
-	keyStr []string     // per slot: its encoded key when in strs
-	intKey []int64      // per slot: its integer key when in ints
-	kind   []types.Kind // per slot: its integer key's kind when in ints
-	inInts []bool       // per slot: keyed in ints
-	used   []bool       // per slot: holds a key
+	keyStr []string   // per slot: its encoded key when in strs
+	slots  []slotInfo // per slot: the rest, together (one cache line)
 	free   []int32
 	n      int
 
@@ -42,6 +39,17 @@ type KeyIndex struct {
 	kb      []byte
 	kbValid bool
 	last    []types.Value
+}
+
+// slotInfo is what a KeyIndex knows of a slot besides a string key: its
+// integer key and that key's kind when in ints, whether it is (inInts),
+// and whether the slot holds a key; 16 bytes, so that adding or removing
+// a key reads one line of them.
+type slotInfo struct {
+	intKey int64
+	kind   types.Kind
+	inInts bool
+	used   bool
 }
 
 // NewKeyIndex returns an empty index of the keys made of columns cols of
@@ -120,10 +128,10 @@ func (x *KeyIndex) FreeLen() int { return len(x.free) }
 // (their cache misses overlapping) and keep the reads with a sum. Nothing
 // changes.
 func (x *KeyIndex) Touch(s int32) int32 {
-	if !x.inInts[s] {
-		return 0
+	if i := &x.slots[s]; i.inInts {
+		return x.ints.Touch(i.intKey)
 	}
-	return x.ints.Touch(x.intKey[s])
+	return 0
 }
 
 // IntKeyed reports whether the keys are one integer-stored column, held
@@ -157,32 +165,29 @@ func (x *KeyIndex) Insert(row []types.Value) int32 {
 		s = x.free[k-1]
 		x.free = x.free[:k-1]
 	} else {
-		s = int32(len(x.used))
+		s = int32(len(x.slots))
 		x.keyStr = append(x.keyStr, "")
-		x.intKey = append(x.intKey, 0)
-		x.kind = append(x.kind, 0)
-		x.inInts = append(x.inInts, false)
-		x.used = append(x.used, false)
+		x.slots = append(x.slots, slotInfo{})
 	}
-	x.used[s] = true
+	x.slots[s].used = true
 	x.n++
 	if n, ok := x.intOf(row); ok {
 		x.ints.Put(n, s)
-		x.inInts[s], x.intKey[s], x.kind[s] = true, n, row[x.intCol].Kind()
+		x.slots[s] = slotInfo{intKey: n, kind: row[x.intCol].Kind(), inInts: true, used: true}
 		return s
 	}
 	x.kb = x.AppendKeyOf(x.kb[:0], row)
 	x.kbValid, x.last = true, row
 	k := string(x.kb)
 	x.strs[k] = s
-	x.inInts[s], x.keyStr[s] = false, k
+	x.slots[s].inInts, x.keyStr[s] = false, k
 	return s
 }
 
 // Added tells st that slot s holds a new record of the key Insert gave it.
 func (x *KeyIndex) Added(st *Records, s int32) {
-	if x.inInts[s] {
-		st.AddedInt(s, x.kind[s], x.intKey[s])
+	if i := &x.slots[s]; i.inInts {
+		st.AddedInt(s, i.kind, i.intKey)
 		return
 	}
 	st.AddedKey(s, unsafeBytes(x.keyStr[s]))
@@ -191,47 +196,47 @@ func (x *KeyIndex) Added(st *Records, s int32) {
 // AppendKey appends slot s's key in the order-preserving encoding (for
 // RecordSource.AppendRecordKey).
 func (x *KeyIndex) AppendKey(dst []byte, s int32) []byte {
-	if x.inInts[s] {
-		return AppendValue(dst, types.BigIntValue(x.intKey[s]).WithKind(x.kind[s]))
+	if i := &x.slots[s]; i.inInts {
+		return AppendValue(dst, types.BigIntValue(i.intKey).WithKind(i.kind))
 	}
 	return append(dst, x.keyStr[s]...)
 }
 
 // IntKey returns slot s's key (of an IntKeyed index).
-func (x *KeyIndex) IntKey(s int32) int64 { return x.intKey[s] }
+func (x *KeyIndex) IntKey(s int32) int64 { return x.slots[s].intKey }
 
 // Remove frees slot s and forgets its key.
 func (x *KeyIndex) Remove(s int32) {
-	if !x.used[s] {
+	i := &x.slots[s]
+	if !i.used {
 		return
 	}
-	if x.inInts[s] {
-		x.ints.Del(x.intKey[s])
+	if i.inInts {
+		x.ints.Del(i.intKey)
 	} else {
 		delete(x.strs, x.keyStr[s])
 		x.keyStr[s] = ""
 	}
-	x.used[s] = false
+	i.used = false
 	x.n--
 	x.free = append(x.free, s)
 }
 
 // Used reports whether slot s holds a key.
-func (x *KeyIndex) Used(s int32) bool { return int(s) < len(x.used) && x.used[s] }
+func (x *KeyIndex) Used(s int32) bool { return int(s) < len(x.slots) && x.slots[s].used }
 
 // Len returns the number of keys.
 func (x *KeyIndex) Len() int { return x.n }
 
 // Cap returns the number of slots handed out so far, free or not: every
 // slot is below it.
-func (x *KeyIndex) Cap() int32 { return int32(len(x.used)) }
+func (x *KeyIndex) Cap() int32 { return int32(len(x.slots)) }
 
 // Reset forgets every key and slot (Records.Spill dropped the records).
 func (x *KeyIndex) Reset() {
 	x.ints = NewIntTable()
 	x.strs = map[string]int32{}
-	x.keyStr, x.intKey, x.kind = x.keyStr[:0], x.intKey[:0], x.kind[:0]
-	x.inInts, x.used, x.free = x.inInts[:0], x.used[:0], x.free[:0]
+	x.keyStr, x.slots, x.free = x.keyStr[:0], x.slots[:0], x.free[:0]
 	x.n, x.kbValid, x.last = 0, false, nil
 }
 
