@@ -375,8 +375,9 @@ const ijWarmRows = 64
 // is their column col), what adding them will read: the key's entry in the
 // index, then its record and the first row of the other input and the last
 // of its own; for a key not in the index, the record of the free slot it
-// will likely take and the room for rows that slot kept. As in warmSweeps, the reads of different rows overlap their
-// cache misses. Only for an index of one integer key (KeyIndex.PeekInt).
+// will likely take and the room for rows that slot kept. As in
+// warmSweeps, the reads of different rows overlap their cache misses.
+// Only for an index of one integer key (KeyIndex.PeekInt).
 func (o *intervalJoinOp) warmRows(b *types.Batch, input, col, from, to int) {
 	var slots [ijWarmRows]int32
 	n, fresh := 0, 0
@@ -922,8 +923,7 @@ func (o *intervalJoinOp) DropRecords() {
 // sweeps due at a watermark are taken out together, and the watermark only
 // advances. Bucket 0 holds the sweeps at or before last (never after the
 // watermark, so they are due; see nextLast for how it advances); bucket
-// i > 0
-// those whose time differs from last first in bit i-1 (counting from the
+// i > 0 those whose time differs from last first in bit i-1 (counting from the
 // lowest; times of the same sign order as unsigned, and bit 63 separates
 // the signs), so a sweep moves to lower buckets a few times at most, each
 // move sequential in memory, where a binary heap costs log(n) scattered
@@ -953,7 +953,7 @@ type sweepBlock [sweepBlockLen]ijSweep
 
 // sweepBucket is a bucket's sweeps, in blocks, all full but the last
 // (tail, with room for room more); no blocks when empty. min is the
-// earliest time of its sweeps (math.MaxInt64 when empty), so that due
+// earliest time of its sweeps (meaningful while it has blocks), so that due
 // learns whether the bucket is due without reading it.
 type sweepBucket struct {
 	blocks []*sweepBlock
