@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -64,14 +63,11 @@ const ijoinRecVersion = 1
 // by time, each a meta value (its time, and whether it joined a row: see
 // ijMeta) and then its w values, in one slice, so that a key's rows are
 // one block of memory; and the expiry time of each input's entry in the
-// sweep queue (math.MaxInt64: none).
+// sweep queue (math.MaxInt64: none). It is 64 bytes, one cache line in
+// the slab's pages: a sweep or an arriving row reads one line of it.
 type ijKey struct {
 	side [2][]types.Value
 	qat  [2]int64
-	// born is the snapshot generation in which the key was added (-1:
-	// loaded from the store): a key removed in the generation it was born
-	// in was never written, so the store need not delete it.
-	born int64
 }
 
 // ijMeta is a row's meta value: its time, as a BIGINT when the row has not
@@ -124,6 +120,14 @@ type intervalJoinOp struct {
 	out     *types.Batch
 	joined  []types.Value // left ++ right, for the residual
 	tmp     ijKey         // a stored record decoded for its due times
+	// born holds per slot the snapshot generation in which its key was
+	// added (-1: loaded from the store): a key removed in the generation
+	// it was born in was never written, so the store need not delete it.
+	// Apart from ijKey, which it would take past a cache line.
+	born []int64
+	// warmSink sums the reads ahead (warmSweeps, warmRows), so that the
+	// compiler keeps them.
+	warmSink int64
 }
 
 var (
@@ -312,43 +316,49 @@ func (o *intervalJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 		return fmt.Errorf("interval join: input port %d", input)
 	}
 	cols, tc := o.keyCols[input], o.times[input]
-	for i := range b.Len() {
-		if b.Kinds[i] != types.Insert {
-			return fmt.Errorf("interval join: %s row on an insert-only input", b.Kinds[i])
+	for from := 0; from < b.Len(); from += ijWarmRows {
+		to := min(from+ijWarmRows, b.Len())
+		if len(cols) == 1 && o.keys.IntKeyed() {
+			o.warmRows(b, input, cols[0], from, to)
 		}
-		row := b.Row(i)
-		tv := row[tc]
-		if tv.IsNull() || tv.Int() < o.wm {
-			o.drop() // late, or no time
-			continue
-		}
-		null := false
-		for j, c := range cols {
-			v := row[c]
-			null = null || v.IsNull()
-			o.keyRow[j] = v
-		}
-		if null {
-			if o.outer[input] {
-				o.emit(input, row, nil)
-				if err := o.flushFull(out); err != nil {
-					return err
+		for i := from; i < to; i++ {
+			if b.Kinds[i] != types.Insert {
+				return fmt.Errorf("interval join: %s row on an insert-only input", b.Kinds[i])
+			}
+			row := b.Row(i)
+			tv := row[tc]
+			if tv.IsNull() || tv.Int() < o.wm {
+				o.drop() // late, or no time
+				continue
+			}
+			null := false
+			for j, c := range cols {
+				v := row[c]
+				null = null || v.IsNull()
+				o.keyRow[j] = v
+			}
+			if null {
+				if o.outer[input] {
+					o.emit(input, row, nil)
+					if err := o.flushFull(out); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			s, ok := o.keys.Find(o.keyRow)
+			if !ok && o.st.Backed() {
+				var err error
+				if s, ok, err = o.st.Load(o.keys.Key()); err != nil {
+					return fmt.Errorf("state of %s: %w", o.name, err)
 				}
 			}
-			continue
-		}
-		s, ok := o.keys.Find(o.keyRow)
-		if !ok && o.st.Backed() {
-			var err error
-			if s, ok, err = o.st.Load(o.keys.Key()); err != nil {
-				return fmt.Errorf("state of %s: %w", o.name, err)
+			if !ok {
+				s = o.newSlot()
 			}
-		}
-		if !ok {
-			s = o.newSlot()
-		}
-		if err := o.add(s, input, tv.Int(), row, out); err != nil {
-			return err
+			if err := o.add(s, input, tv.Int(), row, out); err != nil {
+				return err
+			}
 		}
 	}
 	if err := o.flush(out); err != nil {
@@ -357,20 +367,78 @@ func (o *intervalJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 	return o.spillIfOver()
 }
 
+// ijWarmRows is how many arriving rows Process reads ahead (warmRows) at a
+// time.
+const ijWarmRows = 64
+
+// warmRows reads ahead, for rows from to to of b (of input, whose join key
+// is their column col), what adding them will read: the key's entry in the
+// index, then its record and the first row of the other input and the last
+// of its own; for a key not in the index, the record of the free slot it
+// will likely take and the room for rows that slot kept. As in
+// warmSweeps, the reads of different rows overlap their cache misses.
+// Only for an index of one integer key (KeyIndex.PeekInt).
+func (o *intervalJoinOp) warmRows(b *types.Batch, input, col, from, to int) {
+	var slots [ijWarmRows]int32
+	n, fresh := 0, 0
+	for i := from; i < to; i++ {
+		if s, ok := o.keys.PeekInt(b.Vals[i*b.Width+col]); ok {
+			slots[n] = s
+			n++
+		} else {
+			fresh++
+		}
+	}
+	sink := int64(0)
+	// The keys not found take free slots, in the order NextFree gives
+	// them: their records, and the room kept in them for rows of input.
+	for j := range fresh {
+		s, ok := o.keys.NextFree(j)
+		if !ok {
+			break
+		}
+		if r := o.rec(s).side[input]; cap(r) > 0 {
+			sink += int64(r[:1][0].Kind())
+		}
+	}
+	for _, s := range slots[:n] {
+		sink += int64(len(o.rec(s).side[1-input]))
+	}
+	for _, s := range slots[:n] {
+		k := o.rec(s)
+		if r := k.side[1-input]; len(r) > 0 {
+			sink += int64(r[0].Kind())
+		}
+		if r := k.side[input]; len(r) > 0 {
+			sink += int64(r[len(r)-1].Kind())
+		}
+	}
+	o.warmSink += sink
+}
+
 // newSlot gives the key in keyRow a slot with no rows.
 func (o *intervalJoinOp) newSlot() int32 {
 	s := o.keys.Insert(o.keyRow)
-	o.recs.Grow(o.keys.Cap())
+	o.grow()
 	k := o.rec(s)
 	o.reuse(k)
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
-	k.born = o.gen
+	o.born[s] = o.gen
 	o.keys.Added(o.st, s)
 	o.mem += keyOverhead
 	return s
 }
 
 func (o *intervalJoinOp) rec(s int32) *ijKey { return &o.recs.At(s)[0] }
+
+// grow makes the records of every slot below the index's Cap addressable.
+func (o *intervalJoinOp) grow() {
+	n := int(o.keys.Cap())
+	o.recs.Grow(int32(n))
+	if n > len(o.born) {
+		o.born = append(o.born, make([]int64, n-len(o.born))...)
+	}
+}
 
 // add joins row (of side, at time t) with the other side's rows of slot s
 // in its interval, and keeps it.
@@ -414,8 +482,16 @@ func (o *intervalJoinOp) add(s int32, side int, t int64, row []types.Value, out 
 	for i > 0 && mine[i-stride].Int() > t {
 		i -= stride
 	}
-	mine = append(mine, ijMeta(t, matched))
-	mine = append(mine, row...)
+	if n+stride > cap(mine) {
+		mine = slices.Grow(mine, stride)
+	}
+	// Stored value by value: append or copy of a few values costs more in
+	// the calls of the typed copy than it copies.
+	mine = mine[:n+stride]
+	mine[n] = ijMeta(t, matched)
+	for j, v := range row {
+		mine[n+1+j] = v
+	}
 	if i < n {
 		copy(mine[i+stride:], mine[i:n])
 		mine[i] = ijMeta(t, matched)
@@ -425,7 +501,7 @@ func (o *intervalJoinOp) add(s int32, side int, t int64, row []types.Value, out 
 	o.mem += int64(stride) * valueBytes
 	o.st.Changed(s)
 	if i == 0 {
-		o.enqueue(s, side)
+		o.enqueueAt(k, s, side, o.expiry(side, t))
 	}
 	return nil
 }
@@ -509,7 +585,12 @@ func (o *intervalJoinOp) enqueue(s int32, side int) {
 	if len(r) == 0 {
 		return
 	}
-	at := o.expiry(side, r[0].Int())
+	o.enqueueAt(k, s, side, o.expiry(side, r[0].Int()))
+}
+
+// enqueueAt is enqueue given the expiry at of slot s's (record k's) first
+// row of side.
+func (o *intervalJoinOp) enqueueAt(k *ijKey, s int32, side int, at int64) {
 	if at >= k.qat[side] {
 		return
 	}
@@ -548,13 +629,48 @@ func (o *intervalJoinOp) sweep(out Emitter) error {
 	if err != nil {
 		return fmt.Errorf("state of %s: %w", o.name, err)
 	}
-	return o.queue.due(o.wm, func(e ijSweep) error {
-		if !o.keys.Used(e.slot) || o.rec(e.slot).qat[e.side] != e.at {
-			return nil // stale
+	return o.queue.due(o.wm, func(es []ijSweep) error {
+		o.warmSweeps(es)
+		for _, e := range es {
+			if !o.keys.Used(e.slot) || o.rec(e.slot).qat[e.side] != e.at {
+				continue // stale
+			}
+			o.rec(e.slot).qat[e.side] = math.MaxInt64
+			if err := o.sweepSlot(e.slot, int(e.side), out); err != nil {
+				return err
+			}
 		}
-		o.rec(e.slot).qat[e.side] = math.MaxInt64
-		return o.sweepSlot(e.slot, int(e.side), out)
+		return nil
 	})
+}
+
+// warmSweeps reads ahead what the sweeps es will read: each slot's record,
+// then its first row of the side and, when the key has no row of the
+// other side (the sweep will likely remove it), its entry in the index. A
+// sweep of a slot not in the CPU's caches costs a few misses one after
+// another (the record gives the rows); here the reads of different slots
+// do not depend on each other, so the CPU overlaps their misses, and the
+// sweeps that follow find them in its caches.
+func (o *intervalJoinOp) warmSweeps(es []ijSweep) {
+	sink := int64(0)
+	for _, e := range es {
+		if o.keys.Used(e.slot) {
+			sink += o.rec(e.slot).qat[e.side]
+		}
+	}
+	for _, e := range es {
+		if !o.keys.Used(e.slot) {
+			continue
+		}
+		k := o.rec(e.slot)
+		if r := k.side[e.side]; len(r) > 0 {
+			sink += int64(r[0].Kind())
+		}
+		if len(k.side[1-e.side]) == 0 {
+			sink += int64(o.keys.Touch(e.slot)) + o.born[e.slot]
+		}
+	}
+	o.warmSink += sink
 }
 
 // sweepSlot drops slot s's rows of side that expired, emitting the
@@ -574,8 +690,13 @@ func (o *intervalJoinOp) sweepSlot(s int32, side int, out Emitter) error {
 		n += stride
 	}
 	if n > 0 {
-		m := copy(rows, rows[n:])
-		clear(rows[m:]) // drop references
+		m := len(rows) - n
+		if m > 0 {
+			copy(rows, rows[n:])
+		}
+		for j := m; j < len(rows); j++ {
+			rows[j] = types.Value{} // drop references
+		}
 		k.side[side] = rows[:m]
 		o.mem -= int64(n) * valueBytes
 	}
@@ -592,14 +713,16 @@ func (o *intervalJoinOp) sweepSlot(s int32, side int, out Emitter) error {
 // removeSlot forgets slot s (it has no rows), in memory and in the store.
 func (o *intervalJoinOp) removeSlot(s int32) error {
 	k := o.rec(s)
-	if k.born == o.gen {
+	if o.born[s] == o.gen {
 		o.st.Forget(s) // never written
 	} else if err := o.st.Removed(s); err != nil {
 		return fmt.Errorf("state of %s: %w", o.name, err)
 	}
 	o.keys.Remove(s)
 	for i, r := range k.side {
-		clear(r)
+		if len(r) > 0 {
+			clear(r)
+		}
 		k.side[i] = r[:0]
 		if cap(r) > 4*(o.w[i]+1) {
 			// Room for a few rows is kept for the slot's next key; a key
@@ -629,14 +752,20 @@ func (o *intervalJoinOp) reuse(k *ijKey) {
 	}
 }
 
-// trimFree releases the row slices of every free slot.
+// trimFree releases the row slices of the free slots that new keys will
+// take last (the deepest in the index's free list) until at most half as
+// many free slots as keys keep them: the slots taken next keep theirs, so
+// a number of keys that rises and falls (W10's, between two watermarks)
+// does not make every new key allocate its rows' slice after each trim.
 func (o *intervalJoinOp) trimFree() {
-	for s := range o.keys.Cap() {
-		if !o.keys.Used(s) {
-			o.rec(s).side = [2][]types.Value{}
+	keep := o.keys.Len() / 2
+	for j := o.keys.FreeLen() - 1; j >= 0 && o.retained > keep; j-- {
+		s, _ := o.keys.NextFree(j)
+		if k := o.rec(s); k.side[0] != nil || k.side[1] != nil {
+			k.side = [2][]types.Value{}
+			o.retained--
 		}
 	}
-	o.retained = 0
 }
 
 // spillIfOver writes every key's rows to the store and drops them from
@@ -759,11 +888,11 @@ func (o *intervalJoinOp) LoadRecord(key, rec []byte) (int32, error) {
 		return 0, err
 	}
 	s := o.keys.Insert(o.keyRow)
-	o.recs.Grow(o.keys.Cap())
+	o.grow()
 	k := o.rec(s)
 	o.reuse(k)
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
-	k.born = -1
+	o.born[s] = -1
 	if err := o.decodeRecord(k, rec); err != nil {
 		o.keys.Remove(s)
 		for i, r := range k.side {
@@ -792,9 +921,9 @@ func (o *intervalJoinOp) DropRecords() {
 
 // sweepQueue is a monotone priority queue of sweeps (a radix heap): the
 // sweeps due at a watermark are taken out together, and the watermark only
-// advances. Bucket 0 holds the sweeps at or before last, the latest time
-// taken out (never after the watermark, so they are due); bucket i > 0
-// those whose time differs from last first in bit i-1 (counting from the
+// advances. Bucket 0 holds the sweeps at or before last (never after the
+// watermark, so they are due; see nextLast for how it advances); bucket
+// i > 0 those whose time differs from last first in bit i-1 (counting from the
 // lowest; times of the same sign order as unsigned, and bit 63 separates
 // the signs), so a sweep moves to lower buckets a few times at most, each
 // move sequential in memory, where a binary heap costs log(n) scattered
@@ -823,11 +952,14 @@ const sweepBlockLen = 256
 type sweepBlock [sweepBlockLen]ijSweep
 
 // sweepBucket is a bucket's sweeps, in blocks, all full but the last
-// (tail, with room for room more); no blocks when empty.
+// (tail, with room for room more); no blocks when empty. min is the
+// earliest time of its sweeps (meaningful while it has blocks), so that due
+// learns whether the bucket is due without reading it.
 type sweepBucket struct {
 	blocks []*sweepBlock
 	tail   *sweepBlock
 	room   int
+	min    int64
 }
 
 // bucket returns the bucket of time at.
@@ -845,10 +977,13 @@ func (q *sweepQueue) push(e ijSweep) {
 		q.b0 = append(q.b0, e)
 		return
 	}
-	q.add(&q.b[i], e)
+	b := &q.b[i]
+	q.add(b, e)
+	b.min = min(b.min, e.at)
 }
 
-// add appends e to bucket b.
+// add appends e to bucket b; the caller lowers b.min to e.at (not here,
+// so that add is inlined).
 func (q *sweepQueue) add(b *sweepBucket, e ijSweep) {
 	if b.room == 0 {
 		q.grow(b)
@@ -871,6 +1006,9 @@ func (q *sweepQueue) grow(b *sweepBucket) {
 		blk = new(sweepBlock)
 		q.blocks++
 	}
+	if len(b.blocks) == 0 {
+		b.min = math.MaxInt64
+	}
 	b.blocks = append(b.blocks, blk)
 	b.tail, b.room = blk, sweepBlockLen
 }
@@ -891,19 +1029,25 @@ func (b *sweepBucket) block(k int) []ijSweep {
 	return b.blocks[k][:]
 }
 
-// due calls fn for every sweep at or before wm (fn may push more).
-func (q *sweepQueue) due(wm int64, fn func(ijSweep) error) error {
+// sweepChunk is the most sweeps due hands fn at a time.
+const sweepChunk = 64
+
+// due calls fn for every sweep at or before wm, up to sweepChunk at a
+// time (fn may push more; the slice is due's, valid during the call).
+func (q *sweepQueue) due(wm int64, fn func([]ijSweep) error) error {
+	var chunk [sweepChunk]ijSweep
 	for {
-		if len(q.b0) > 64 {
-			// Taken from the end: by ascending slot, so that the slots'
-			// records are read in memory order.
-			slices.SortFunc(q.b0, func(x, y ijSweep) int { return cmp.Compare(y.slot, x.slot) })
-		}
 		for len(q.b0) > 0 {
-			e := q.b0[len(q.b0)-1]
-			q.b0 = q.b0[:len(q.b0)-1]
-			q.n--
-			if err := fn(e); err != nil {
+			// A chunk from the end, in the order taken, copied out: fn
+			// may push to b0.
+			n := min(len(q.b0), sweepChunk)
+			c := chunk[:n]
+			for i := range c {
+				c[i] = q.b0[len(q.b0)-1-i]
+			}
+			q.b0 = q.b0[:len(q.b0)-n]
+			q.n -= n
+			if err := fn(c); err != nil {
 				return err
 			}
 		}
@@ -915,24 +1059,25 @@ func (q *sweepQueue) due(wm int64, fn func(ijSweep) error) error {
 			return nil
 		}
 		b := &q.b[i]
-		m := b.blocks[0][0].at
-		for k := range b.blocks {
-			for _, e := range b.block(k) {
-				m = min(m, e.at)
-			}
-		}
+		m := b.min
 		if m > wm {
 			return nil
 		}
 		// Every sweep of bucket i moves to a lower bucket: the blocks are
-		// read before they go back to the pool.
-		q.last = m
+		// read before they go back to the pool. last goes to the
+		// watermark, or to the bucket's highest time if lower: any time
+		// from m to that keeps the bits of last from bit i on, which place
+		// the sweeps of the buckets above, and every sweep of bucket i
+		// that is due goes to bucket 0 in this one move.
+		q.last = q.nextLast(i, wm)
 		for k, blk := range b.blocks {
 			for _, e := range b.block(k) {
 				if j := q.bucket(e.at); j == 0 {
 					q.b0 = append(q.b0, e)
 				} else {
-					q.add(&q.b[j], e)
+					bj := &q.b[j]
+					q.add(bj, e)
+					bj.min = min(bj.min, e.at)
 				}
 			}
 			q.free = append(q.free, blk)
@@ -941,6 +1086,18 @@ func (q *sweepQueue) due(wm int64, fn func(ijSweep) error) error {
 		b.blocks = b.blocks[:0]
 		b.tail, b.room = nil, 0
 	}
+}
+
+// nextLast returns the time last may advance to when bucket i, the lowest
+// holding sweeps, is due at wm: wm, or the highest time bucket i can hold
+// (last's bits from bit i on, then ones) if lower. Bucket 64 (the times
+// of the other sign than last: last < 0 <= them) goes on to MaxInt64.
+func (q *sweepQueue) nextLast(i int, wm int64) int64 {
+	if i >= 64 {
+		return wm
+	}
+	mask := uint64(1)<<uint(i) - 1
+	return min(wm, int64(uint64(q.last)&^mask|mask))
 }
 
 // reset empties the queue.

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/statestore"
@@ -258,14 +259,20 @@ func TestIntervalJoinRandom(t *testing.T) {
 }
 
 func runRandomIntervalJoin(t *testing.T, seed uint64, h *ijHarness, at func(step int)) {
+	runRandomIntervalJoinSized(t, seed, h, at, 5, 3, 600)
+}
+
+// runRandomIntervalJoinSized is runRandomIntervalJoin with rows of keys
+// keys (0 to keys-1), batches of 1 to maxBatch rows and steps steps.
+func runRandomIntervalJoinSized(t *testing.T, seed uint64, h *ijHarness, at func(step int), keys, maxBatch, steps int) {
 	r := rand.New(rand.NewPCG(seed, 10))
 	spec := h.spec
 	var kept [2][][]types.Value
 	var wantDropped int64
 	wm := int64(NoWatermark)
 	clock := int64(0)
-	b := types.NewBatch(3, 8)
-	for step := range 600 {
+	b := types.NewBatch(3, maxBatch)
+	for step := range steps {
 		at(step)
 		if r.IntN(8) == 0 {
 			if next := clock - int64(r.IntN(15)); next > wm {
@@ -279,8 +286,8 @@ func runRandomIntervalJoin(t *testing.T, seed uint64, h *ijHarness, at func(step
 		clock += int64(r.IntN(3))
 		side := r.IntN(2)
 		b.Reset()
-		for range 1 + r.IntN(3) {
-			row := []types.Value{types.IntValue(int64(r.IntN(5))), types.TimestampValue(clock - int64(r.IntN(25))), types.BigIntValue(int64(step))}
+		for range 1 + r.IntN(maxBatch) {
+			row := []types.Value{types.IntValue(int64(r.IntN(keys))), types.TimestampValue(clock - int64(r.IntN(25))), types.BigIntValue(int64(step))}
 			if r.IntN(15) == 0 {
 				row[0] = types.Value{}
 			}
@@ -366,6 +373,52 @@ func ijDiff(got, want map[string]int) []string {
 	}
 	sort.Strings(ks)
 	return ks[:min(len(ks), 20)]
+}
+
+// TestIntervalJoinRandomWide is TestIntervalJoinRandom with 300 keys and
+// batches of up to 200 rows, so that the reads ahead of the arriving rows
+// (64 at a time, new keys taking freed slots) and of the due sweeps (up to
+// sweepChunk at a time, hundreds due at a watermark) cross their chunks'
+// ends; the outer types (whose unmatched rows the sweeps emit), in memory
+// and over stores with a snapshot and restore at another parallelism
+// (once with every batch spilling). The output must equal the answer
+// computed in the test.
+func TestIntervalJoinRandomWide(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	kinds := []types.Kind{types.KindInt, types.KindTimestamp, types.KindBigInt}
+	modes := []struct {
+		name      string
+		par, par2 int
+		store     bool
+		budget    int64
+	}{
+		{name: "memory-p1", par: 1, par2: 1},
+		{name: "store-p2-to-p3", par: 2, par2: 3, store: true, budget: 64 << 20},
+		{name: "spill-p3-to-p1", par: 3, par2: 1, store: true, budget: 1},
+	}
+	for _, typ := range []JoinType{InnerJoin, LeftOuterJoin, FullOuterJoin} {
+		for mi, m := range modes {
+			t.Run(fmt.Sprintf("type%d/%s", typ, m.name), func(t *testing.T) {
+				s := seed + uint64(typ)*100 + uint64(mi)
+				spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: typ,
+					Left:  JoinSide{Keys: []int{0}, Kinds: kinds},
+					Right: JoinSide{Keys: []int{0}, Kinds: kinds}},
+					LeftTime: 1, RightTime: 1, Lower: -5, Upper: 20}
+				dir := ""
+				if m.store {
+					dir = t.TempDir()
+				}
+				out := &ijCollect{rows: map[string]int{}}
+				h := newIJHarness(t, spec, m.par, m.budget, dir, nil, out)
+				runRandomIntervalJoinSized(t, s, h, func(step int) {
+					if m.store && step == 150 {
+						h.snapshotRestore(m.par2)
+					}
+				}, 300, 200, 300)
+			})
+		}
+	}
 }
 
 // TestIntervalJoinSpillKeepsSweeps checks that rows spilled to the store
@@ -736,4 +789,76 @@ func openKeyTimeIntervalJoin(tb testing.TB, lower int64) *intervalJoinOp {
 		tb.Fatal(err)
 	}
 	return op
+}
+
+// TestIntervalJoinRecordIsOneLine checks that a key's record (ijKey) fills
+// one 64-byte cache line, so that the slab's pages (whose size is a
+// multiple of 64) hold each record in one line.
+func TestIntervalJoinRecordIsOneLine(t *testing.T) {
+	if n := unsafe.Sizeof(ijKey{}); n != 64 {
+		t.Fatalf("ijKey is %d bytes, want 64", n)
+	}
+}
+
+// TestIntervalJoinTrimKeepsNextSlots lets the number of keys rise and fall
+// (as W10's does between watermarks) and checks after every watermark
+// that the free slots keeping row slices are exactly those counted
+// (retained), never more than the keys held plus retainSlack, and that a
+// trim released the slices of the slots the next keys take last: the
+// slots NextFree gives first keep theirs.
+func TestIntervalJoinTrimKeepsNextSlots(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 21))
+	op := openKeyTimeIntervalJoin(t, -10)
+	discard := ijEmitFunc(func(*types.Batch) error { return nil })
+	keeps := func(s int32) bool { k := op.rec(s); return k.side[0] != nil || k.side[1] != nil }
+	b := types.NewBatch(2, 1000)
+	ts, key := int64(0), int64(0)
+	trimmed := 0
+	for round := range 200 {
+		for range 1 + r.IntN(8) {
+			b.Reset()
+			for range 1 + r.IntN(1000) {
+				b.Append(types.Insert, []types.Value{types.BigIntValue(key), types.TimestampValue(ts)})
+				key++ // a new key each row: every row takes a slot
+			}
+			if err := op.Process(r.IntN(2), b, discard); err != nil {
+				t.Fatal(err)
+			}
+			ts += int64(r.IntN(3))
+		}
+		if err := op.ProcessWatermark(ts-int64(r.IntN(5)), discard); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for s := range op.keys.Cap() {
+			if !op.keys.Used(s) && keeps(s) {
+				n++
+			}
+		}
+		if n != op.retained {
+			t.Fatalf("round %d: %d free slots keep row slices, %d counted", round, n, op.retained)
+		}
+		if n > op.keys.Len()+retainSlack {
+			t.Fatalf("round %d: %d free slots keep row slices for %d keys", round, n, op.keys.Len())
+		}
+		// The slots that keep slices come first in the free list (here
+		// only a trim leaves a slot bare: every key has one small row).
+		seenBare := false
+		for j := range op.keys.FreeLen() {
+			s, _ := op.keys.NextFree(j)
+			if !keeps(s) {
+				seenBare = true
+			} else if seenBare {
+				t.Fatalf("round %d: free slot %d (the %d-th taken) keeps its slices behind one that does not", round, s, j)
+			}
+		}
+		if seenBare {
+			trimmed++
+		}
+	}
+	if trimmed == 0 {
+		t.Fatal("no trim happened")
+	}
 }

@@ -12,7 +12,8 @@ import (
 // TestSweepQueue pushes sweeps at random times ahead of an advancing
 // watermark (some behind it, as a loaded record's, and some pushed while
 // due hands sweeps out, as a sweep's next row) and checks that due hands
-// out exactly the sweeps at or before each watermark, ascending by time,
+// out exactly the sweeps at or before each watermark (in chunks of at
+// most sweepChunk, in no particular order of time),
 // against a list kept here. Event time runs on for 2^44 ms in jumps, so
 // that sweeps pass through every bucket, while at most a few thousand are
 // queued: the blocks the queue made stay within what its peak number of
@@ -50,13 +51,18 @@ func TestSweepQueue(t *testing.T) {
 		}
 		wm += r.Int64N(span)
 		var got []ijSweep
-		err := q.due(wm, func(e ijSweep) error {
-			if k := len(got); k > 0 && e.at < got[k-1].at {
-				t.Fatalf("round %d: sweep at %d after one at %d", round, e.at, got[k-1].at)
+		err := q.due(wm, func(es []ijSweep) error {
+			if len(es) == 0 || len(es) > sweepChunk {
+				t.Fatalf("round %d: a chunk of %d sweeps", round, len(es))
 			}
-			got = append(got, e)
-			if r.IntN(4) == 0 {
-				push(wm + 1 + r.Int64N(span)) // a sweep's next row
+			for _, e := range es {
+				if e.at > wm {
+					t.Fatalf("round %d: sweep at %d handed out at watermark %d", round, e.at, wm)
+				}
+				got = append(got, e)
+				if r.IntN(4) == 0 {
+					push(wm + 1 + r.Int64N(span)) // a sweep's next row
+				}
 			}
 			return nil
 		})

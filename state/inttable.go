@@ -57,6 +57,10 @@ func (t *IntTable) Get(k int64) (int32, bool) {
 	}
 }
 
+// Touch returns the value in k's home slot: a read ahead of a Get or Del
+// of k (see KeyIndex.Touch).
+func (t *IntTable) Touch(k int64) int32 { return t.slots[t.home(k)].val }
+
 // Put maps k, which must not be in the table, to slot g (>= 0).
 func (t *IntTable) Put(k int64, g int32) {
 	if 4*(t.n+1) > 3*len(t.slots) {

@@ -30,11 +30,8 @@ type KeyIndex struct {
 
 	ints   *IntTable
 	strs   map[string]int32
-	keyStr []string     // per slot: its encoded key when in strs
-	intKey []int64      // per slot: its integer key when in ints
-	kind   []types.Kind // per slot: its integer key's kind when in ints
-	inInts []bool       // per slot: keyed in ints
-	used   []bool       // per slot: holds a key
+	keyStr []string   // per slot: its encoded key when in strs
+	slots  []slotInfo // per slot: the rest, together (one cache line)
 	free   []int32
 	n      int
 
@@ -42,6 +39,17 @@ type KeyIndex struct {
 	kb      []byte
 	kbValid bool
 	last    []types.Value
+}
+
+// slotInfo is what a KeyIndex knows of a slot besides a string key: its
+// integer key and that key's kind when in ints, whether it is (inInts),
+// and whether the slot holds a key; 16 bytes, so that adding or removing
+// a key reads one line of them.
+type slotInfo struct {
+	intKey int64
+	kind   types.Kind
+	inInts bool
+	used   bool
 }
 
 // NewKeyIndex returns an empty index of the keys made of columns cols of
@@ -100,6 +108,32 @@ func (x *KeyIndex) PeekInt(v types.Value) (int32, bool) {
 	return x.ints.Get(v.Int())
 }
 
+// NextFree returns the slot that the j-th next Insert (from 0) takes if it
+// reuses a freed slot (no Remove in between), for an operator that reads
+// ahead the records of keys it is about to add.
+func (x *KeyIndex) NextFree(j int) (int32, bool) {
+	if j < 0 || j >= len(x.free) {
+		return 0, false
+	}
+	return x.free[len(x.free)-1-j], true
+}
+
+// FreeLen returns the number of freed slots that Inserts will reuse
+// (NextFree(0) to NextFree(FreeLen()-1)).
+func (x *KeyIndex) FreeLen() int { return len(x.free) }
+
+// Touch reads the index's entry of slot s's key (an integer key: the home
+// slot of its probe in the table) and returns what it read, so that an
+// operator about to remove or look up keys can read their entries ahead
+// (their cache misses overlapping) and keep the reads with a sum. Nothing
+// changes.
+func (x *KeyIndex) Touch(s int32) int32 {
+	if i := &x.slots[s]; i.inInts {
+		return x.ints.Touch(i.intKey)
+	}
+	return 0
+}
+
 // IntKeyed reports whether the keys are one integer-stored column, held
 // in an IntTable (see PeekInt).
 func (x *KeyIndex) IntKeyed() bool { return x.intCol >= 0 }
@@ -131,32 +165,29 @@ func (x *KeyIndex) Insert(row []types.Value) int32 {
 		s = x.free[k-1]
 		x.free = x.free[:k-1]
 	} else {
-		s = int32(len(x.used))
+		s = int32(len(x.slots))
 		x.keyStr = append(x.keyStr, "")
-		x.intKey = append(x.intKey, 0)
-		x.kind = append(x.kind, 0)
-		x.inInts = append(x.inInts, false)
-		x.used = append(x.used, false)
+		x.slots = append(x.slots, slotInfo{})
 	}
-	x.used[s] = true
+	x.slots[s].used = true
 	x.n++
 	if n, ok := x.intOf(row); ok {
 		x.ints.Put(n, s)
-		x.inInts[s], x.intKey[s], x.kind[s] = true, n, row[x.intCol].Kind()
+		x.slots[s] = slotInfo{intKey: n, kind: row[x.intCol].Kind(), inInts: true, used: true}
 		return s
 	}
 	x.kb = x.AppendKeyOf(x.kb[:0], row)
 	x.kbValid, x.last = true, row
 	k := string(x.kb)
 	x.strs[k] = s
-	x.inInts[s], x.keyStr[s] = false, k
+	x.slots[s].inInts, x.keyStr[s] = false, k
 	return s
 }
 
 // Added tells st that slot s holds a new record of the key Insert gave it.
 func (x *KeyIndex) Added(st *Records, s int32) {
-	if x.inInts[s] {
-		st.AddedInt(s, x.kind[s], x.intKey[s])
+	if i := &x.slots[s]; i.inInts {
+		st.AddedInt(s, i.kind, i.intKey)
 		return
 	}
 	st.AddedKey(s, unsafeBytes(x.keyStr[s]))
@@ -165,47 +196,47 @@ func (x *KeyIndex) Added(st *Records, s int32) {
 // AppendKey appends slot s's key in the order-preserving encoding (for
 // RecordSource.AppendRecordKey).
 func (x *KeyIndex) AppendKey(dst []byte, s int32) []byte {
-	if x.inInts[s] {
-		return AppendValue(dst, types.BigIntValue(x.intKey[s]).WithKind(x.kind[s]))
+	if i := &x.slots[s]; i.inInts {
+		return AppendValue(dst, types.BigIntValue(i.intKey).WithKind(i.kind))
 	}
 	return append(dst, x.keyStr[s]...)
 }
 
 // IntKey returns slot s's key (of an IntKeyed index).
-func (x *KeyIndex) IntKey(s int32) int64 { return x.intKey[s] }
+func (x *KeyIndex) IntKey(s int32) int64 { return x.slots[s].intKey }
 
 // Remove frees slot s and forgets its key.
 func (x *KeyIndex) Remove(s int32) {
-	if !x.used[s] {
+	i := &x.slots[s]
+	if !i.used {
 		return
 	}
-	if x.inInts[s] {
-		x.ints.Del(x.intKey[s])
+	if i.inInts {
+		x.ints.Del(i.intKey)
 	} else {
 		delete(x.strs, x.keyStr[s])
 		x.keyStr[s] = ""
 	}
-	x.used[s] = false
+	i.used = false
 	x.n--
 	x.free = append(x.free, s)
 }
 
 // Used reports whether slot s holds a key.
-func (x *KeyIndex) Used(s int32) bool { return int(s) < len(x.used) && x.used[s] }
+func (x *KeyIndex) Used(s int32) bool { return int(s) < len(x.slots) && x.slots[s].used }
 
 // Len returns the number of keys.
 func (x *KeyIndex) Len() int { return x.n }
 
 // Cap returns the number of slots handed out so far, free or not: every
 // slot is below it.
-func (x *KeyIndex) Cap() int32 { return int32(len(x.used)) }
+func (x *KeyIndex) Cap() int32 { return int32(len(x.slots)) }
 
 // Reset forgets every key and slot (Records.Spill dropped the records).
 func (x *KeyIndex) Reset() {
 	x.ints = NewIntTable()
 	x.strs = map[string]int32{}
-	x.keyStr, x.intKey, x.kind = x.keyStr[:0], x.intKey[:0], x.kind[:0]
-	x.inInts, x.used, x.free = x.inInts[:0], x.used[:0], x.free[:0]
+	x.keyStr, x.slots, x.free = x.keyStr[:0], x.slots[:0], x.free[:0]
 	x.n, x.kbValid, x.last = 0, false, nil
 }
 

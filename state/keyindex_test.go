@@ -119,3 +119,50 @@ func TestSlab(t *testing.T) {
 		t.Fatalf("after Clear: %v", v)
 	}
 }
+
+// TestKeyIndexNextFree checks that NextFree foretells the slots that the
+// next Inserts take (freed slots, last freed first), and that Touch reads
+// a key's entry without changing the index.
+func TestKeyIndexNextFree(t *testing.T) {
+	x := NewKeyIndex([]int{0}, []types.Kind{types.KindBigInt})
+	var slots []int32
+	for k := range 10 {
+		slots = append(slots, x.Insert([]types.Value{types.BigIntValue(int64(k))}))
+	}
+	if _, ok := x.NextFree(0); ok {
+		t.Fatal("NextFree(0) found a slot with none freed")
+	}
+	for _, k := range []int{3, 7, 1} {
+		if x.Touch(slots[k]) == 0 {
+			t.Fatalf("Touch of key %d's slot read an empty entry", k)
+		}
+		x.Remove(slots[k])
+	}
+	var want []int32
+	for j := 0; ; j++ {
+		s, ok := x.NextFree(j)
+		if !ok {
+			break
+		}
+		want = append(want, s)
+	}
+	if len(want) != 3 || x.FreeLen() != 3 {
+		t.Fatalf("NextFree gave %d slots, FreeLen %d, want 3", len(want), x.FreeLen())
+	}
+	for j, s := range want {
+		if got := x.Insert([]types.Value{types.BigIntValue(int64(100 + j))}); got != s {
+			t.Fatalf("insert %d took slot %d, NextFree(%d) said %d", j, got, j, s)
+		}
+	}
+	if x.Len() != 10 {
+		t.Fatalf("%d keys, want 10", x.Len())
+	}
+	for k := range 10 {
+		if k == 1 || k == 3 || k == 7 {
+			continue
+		}
+		if s, ok := x.Find([]types.Value{types.BigIntValue(int64(k))}); !ok || s != slots[k] {
+			t.Fatalf("key %d: slot %d, %v after Touch and reuse, want %d", k, s, ok, slots[k])
+		}
+	}
+}
