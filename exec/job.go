@@ -48,9 +48,28 @@ type Job struct {
 
 	ck *checkpointer // nil when checkpointing is off
 	// budget is the memory budget of each stateful operator subtask
-	// (stateBudgetFor).
-	budget int64
+	// (stateBudgetFor); budgetInfo describes it (StateBudget).
+	budget     int64
+	budgetInfo StateBudget
 }
+
+// StateBudget describes the memory a job gives its keyed state.
+type StateBudget struct {
+	// PerSubtask is how many bytes of state each stateful operator
+	// subtask keeps in memory before it spills to its store.
+	PerSubtask int64
+	// Subtasks counts the job's stateful operator subtasks.
+	Subtasks int
+	// Auto says that PerSubtask is the automatic budget (state.cache.size
+	// 'auto'): a quarter of Memory split over Subtasks, at least
+	// statestore.DefaultCacheBytes.
+	Auto bool
+	// Memory is the memory the process may use (0: unknown).
+	Memory int64
+}
+
+// StateBudget returns the memory budget of the job's keyed state.
+func (j *Job) StateBudget() StateBudget { return j.budgetInfo }
 
 // fault calls Options.Fault at a named fault point.
 func (j *Job) fault(point string) error {
@@ -75,13 +94,14 @@ func (j *Job) stateBudget() int64 { return j.budget }
 const autoStateShare = 4
 
 // stateBudgetFor returns the memory budget of each of a job's stateful
-// operator subtasks, of which it has stateful: the configured
-// CheckpointOptions.StateCacheBytes, or, when it is 0 (state.cache.size
-// 'auto'), memory/autoStateShare split over them, never below
+// operator subtasks, of which it has stateful: the configured size
+// (CheckpointOptions.StateCacheBytes), or, when it is 0 (state.cache.size
+// 'auto'),
+// memory/autoStateShare split over them, never below
 // statestore.DefaultCacheBytes (also the budget when memory is unknown).
-func stateBudgetFor(stateful int, c *CheckpointOptions, memory int64) int64 {
-	if c != nil && c.StateCacheBytes > 0 {
-		return c.StateCacheBytes
+func stateBudgetFor(stateful int, configured, memory int64) int64 {
+	if configured > 0 {
+		return configured
 	}
 	if memory <= 0 || stateful == 0 {
 		return statestore.DefaultCacheBytes
@@ -181,7 +201,13 @@ func newJob(ctx context.Context, g *JobGraph, opts Options) (*Job, []*task, erro
 	if memory == 0 {
 		memory = sysmem.Total()
 	}
-	j.budget = stateBudgetFor(statefulSubtasks(tasks), opts.Checkpoint, memory)
+	stateful := statefulSubtasks(tasks)
+	var configured int64 // state.cache.size; 0 is auto
+	if c := opts.Checkpoint; c != nil {
+		configured = c.StateCacheBytes
+	}
+	j.budget = stateBudgetFor(stateful, configured, memory)
+	j.budgetInfo = StateBudget{PerSubtask: j.budget, Subtasks: stateful, Memory: max(memory, 0), Auto: configured <= 0}
 	alignGroups(tasks)
 	var restore *checkpoint.Checkpoint
 	if c := opts.Checkpoint; c != nil {

@@ -53,7 +53,7 @@ func TestStateBudgetAuto(t *testing.T) {
 			}
 		})
 	}
-	if got := stateBudgetFor(0, nil, 40*gib); got != statestore.DefaultCacheBytes {
+	if got := stateBudgetFor(0, 0, 40*gib); got != statestore.DefaultCacheBytes {
 		t.Errorf("no stateful operator: stateBudgetFor = %d, want %d", got, statestore.DefaultCacheBytes)
 	}
 }

@@ -155,6 +155,22 @@ func (s *Session) reportCheckpoint(r exec.CheckpointReport) {
 		r.ID, r.Duration.Round(time.Millisecond), final, formatBytes(r.StateSize), r.Keys, finished, r.Alignment.Round(time.Microsecond), r.Sync.Round(time.Microsecond))
 }
 
+// reportStateBudget tells how much state a job with stateful operators
+// keeps in memory before it spills, and where the figure comes from.
+func (s *Session) reportStateBudget(job string, b exec.StateBudget) {
+	if b.Subtasks == 0 {
+		return
+	}
+	from := "set by 'state.cache.size'"
+	if b.Auto && b.Memory > 0 {
+		from = fmt.Sprintf("'state.cache.size' auto: a quarter of %s", formatBytes(b.Memory))
+	} else if b.Auto {
+		from = "'state.cache.size' auto, memory unknown"
+	}
+	fmt.Fprintf(s.Env.Stderr, "weir: job %s: state in memory up to %s per stateful operator subtask (%d of them; %s)\n",
+		job, formatBytes(b.PerSubtask), b.Subtasks, from)
+}
+
 func formatBytes(n int64) string {
 	switch {
 	case n >= 1<<30:

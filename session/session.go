@@ -459,6 +459,7 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 	// Until this run completes a checkpoint, a restart restores what the
 	// first attempt did (a savepoint, or nothing), not the latest
 	// checkpoint in the job's folder, which an earlier run may have left.
+	budgetShown := false // the state budget line, once per run
 	var completedInRun atomic.Bool
 	var firstCompleted atomic.Int64 // the run's first completed checkpoint
 	for {
@@ -499,6 +500,10 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 		job, err := exec.Start(context.WithoutCancel(ctx), plan.Graph, eopts)
 		if err != nil {
 			return fmt.Errorf("start job %s: %w", plan.Graph.Name, err)
+		}
+		if !budgetShown && ck != nil { // without checkpointing state stays in memory, unbounded
+			budgetShown = true
+			s.reportStateBudget(plan.Graph.Name, job.StateBudget())
 		}
 		err = s.superviseJob(ctx, job, opts)
 		m := job.Metrics()
