@@ -501,7 +501,9 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 		if err != nil {
 			return fmt.Errorf("start job %s: %w", plan.Graph.Name, err)
 		}
-		if !budgetShown && ck != nil { // without checkpointing state stays in memory, unbounded
+		// Without checkpointing state stays in memory, unbounded; the
+		// shell's jobs (Quiet) do not report their checkpoints either.
+		if !budgetShown && ck != nil && !opts.Quiet {
 			budgetShown = true
 			s.reportStateBudget(plan.Graph.Name, job.StateBudget())
 		}
