@@ -167,6 +167,9 @@ func Start(ctx context.Context, g *JobGraph, opts Options) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Built != nil {
+		opts.Built(j)
+	}
 	j.launch(ctx, tasks)
 	return j, nil
 }

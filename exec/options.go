@@ -51,6 +51,10 @@ type Options struct {
 	AllowDuplicateOutput bool
 	// Notice, if set, receives warnings for the user (one line each).
 	Notice func(msg string)
+	// Built, if set, is called by Start with the job once it is built and
+	// before anything of it runs (so what it writes comes before any of
+	// the job's reports), e.g. to tell its StateBudget.
+	Built func(*Job)
 	// Fault, if set, is called at each named fault point (FaultSourceTrigger
 	// and the other Fault* constants); an error it returns fails the job
 	// there. Tests use it to crash the job at exact moments.

@@ -497,15 +497,18 @@ func (s *Session) runJob(ctx context.Context, plan *planner.Plan, query string, 
 			}
 			eopts.Checkpoint = &c
 		}
+		// Without checkpointing state stays in memory, unbounded; the
+		// shell's jobs (Quiet) do not report their checkpoints either.
+		// Told before the job runs: its checkpoint lines come after.
+		if !budgetShown && ck != nil && !opts.Quiet {
+			eopts.Built = func(j *exec.Job) {
+				budgetShown = true
+				s.reportStateBudget(plan.Graph.Name, j.StateBudget())
+			}
+		}
 		job, err := exec.Start(context.WithoutCancel(ctx), plan.Graph, eopts)
 		if err != nil {
 			return fmt.Errorf("start job %s: %w", plan.Graph.Name, err)
-		}
-		// Without checkpointing state stays in memory, unbounded; the
-		// shell's jobs (Quiet) do not report their checkpoints either.
-		if !budgetShown && ck != nil && !opts.Quiet {
-			budgetShown = true
-			s.reportStateBudget(plan.Graph.Name, job.StateBudget())
 		}
 		err = s.superviseJob(ctx, job, opts)
 		m := job.Metrics()
