@@ -130,32 +130,12 @@ func TestFinishedOperatorsWriteNoState(t *testing.T) {
 // applied result equals the batch answer over all rows read.
 func TestStoppedOperatorsKeepState(t *testing.T) {
 	sink := &collectSink{firstWrite: make(chan struct{})}
-	ck := testCheckpointing(t, t.TempDir(), "fin", nil, 0)
-	j, err := Start(context.Background(), finishedAggGraph(1<<40, 2, sink, nil), Options{Checkpoint: ck, BatchSize: 16})
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-sink.firstWrite
-	j.Stop()
-	if err := j.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	final, _, err := ck.Storage.Latest()
-	if err != nil {
-		t.Fatal(err)
-	}
+	final := stopAfterFirstWrite(t, finishedAggGraph(1<<40, 2, sink, nil), sink, testCheckpointing(t, t.TempDir(), "fin", nil, 0), 16)
 	op := final.Meta.Operator("agg")
 	if op == nil || len(op.Subtasks) != 2 || slices.ContainsFunc(op.Subtasks, func(s checkpoint.SubtaskState) bool { return s.Finished }) {
 		t.Fatalf("the checkpoint after a stop has aggregate state %+v, want two subtasks with state", op)
 	}
-	var most int64
-	for _, sp := range final.Meta.Sources {
-		_, _, next, err := decodeSeq(sp.Position)
-		if err != nil {
-			t.Fatal(err)
-		}
-		most = max(most, next+200)
-	}
+	most := seqEndPast(t, final, 200)
 	sink2 := &collectSink{}
 	ck2 := testCheckpointing(t, t.TempDir(), "fin", final, 0)
 	runJob(t, finishedAggGraph(most, 3, sink2, nil), Options{Checkpoint: ck2, BatchSize: 16})

@@ -178,9 +178,7 @@ func (o *overUpdOp) change(kind types.RowKind, row []types.Value) error {
 				if len(mk) != prefixLen+8 {
 					return true, nil
 				}
-				e, err := o.entry(mk, v)
-				o.removed, o.hasRemoved = e, true
-				return true, err
+				return o.takeRemoved(mk, v)
 			}
 			return o.addTail(mk, v)
 		})
@@ -225,9 +223,7 @@ func (o *overUpdOp) change(kind types.RowKind, row []types.Value) error {
 	if insert || !f.IsRows { // a ROWS retraction has its rows after it already
 		err = o.rows.AscendFrom(from, func(mk, v []byte) (bool, error) {
 			if !insert && !o.hasRemoved && bytes.Equal(mk, o.mk) {
-				e, err := o.entry(mk, v)
-				o.removed, o.hasRemoved = e, true
-				return true, err
+				return o.takeRemoved(mk, v)
 			}
 			return o.addTail(mk, v)
 		})
@@ -263,6 +259,14 @@ func (o *overUpdOp) change(kind types.RowKind, row []types.Value) error {
 		}
 	}
 	return o.recompute()
+}
+
+// takeRemoved keeps the stored row (mk, v) as the row a retraction
+// removes; the scan goes on to the rows after it.
+func (o *overUpdOp) takeRemoved(mk, v []byte) (bool, error) {
+	e, err := o.entry(mk, v)
+	o.removed, o.hasRemoved = e, true
+	return true, err
 }
 
 // addTail appends the stored row (mk, v) to the tail, unless the tail

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/weir-sql/weir/checkpoint"
 	"io"
 	"slices"
 	"testing"
@@ -169,20 +170,7 @@ func TestStoppedSourceNotEnded(t *testing.T) {
 	sink := &collectSink{firstWrite: make(chan struct{})}
 	g := &JobGraph{Name: "stopped", Vertices: []*Vertex{{ID: "src", Name: "Source", Parallelism: 2,
 		Source: &seqSource{rows: 1 << 40}, SourceWidth: 2, SourceName: "seq", Sink: sink, SinkName: "out"}}}
-	ck := testCheckpointing(t, t.TempDir(), "stopped", nil, 0)
-	j, err := Start(context.Background(), g, Options{Checkpoint: ck, BatchSize: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-sink.firstWrite
-	j.Stop()
-	if err := j.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	final, _, err := ck.Storage.Latest()
-	if err != nil {
-		t.Fatal(err)
-	}
+	final := stopAfterFirstWrite(t, g, sink, testCheckpointing(t, t.TempDir(), "stopped", nil, 0), 8)
 	if len(final.Meta.Sources) != 2 {
 		t.Fatalf("the final checkpoint has %d source positions, want 2", len(final.Meta.Sources))
 	}
@@ -196,18 +184,11 @@ func TestStoppedSourceNotEnded(t *testing.T) {
 		seen[r]++
 	}
 	// The restored run's input ends 100 rows past the furthest subtask.
-	var most int64
-	for _, sp := range final.Meta.Sources {
-		_, _, next, err := decodeSeq(sp.Position)
-		if err != nil {
-			t.Fatal(err)
-		}
-		most = max(most, next+100)
-	}
+	most := seqEndPast(t, final, 100)
 	sink2 := &collectSink{}
 	g.Vertices[0].Source, g.Vertices[0].Sink = &seqSource{rows: most}, sink2
 	ck2 := testCheckpointing(t, t.TempDir(), "stopped", final, 0)
-	j, err = Start(context.Background(), g, Options{Checkpoint: ck2, BatchSize: 8})
+	j, err := Start(context.Background(), g, Options{Checkpoint: ck2, BatchSize: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,4 +207,40 @@ func TestStoppedSourceNotEnded(t *testing.T) {
 	if len(seen) != int(most) {
 		t.Fatalf("%d distinct rows, want %d", len(seen), most)
 	}
+}
+
+// stopAfterFirstWrite starts g with checkpointing ck, stops it (Job.Stop)
+// once sink saw its first write, and returns the job's latest checkpoint:
+// the one its stop took.
+func stopAfterFirstWrite(t *testing.T, g *JobGraph, sink *collectSink, ck *CheckpointOptions, batch int) *checkpoint.Checkpoint {
+	t.Helper()
+	j, err := Start(context.Background(), g, Options{Checkpoint: ck, BatchSize: batch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-sink.firstWrite
+	j.Stop()
+	if err := j.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	final, _, err := ck.Storage.Latest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return final
+}
+
+// seqEndPast returns the row count that ends a seqSource extra rows past
+// the furthest position c holds for it.
+func seqEndPast(t *testing.T, c *checkpoint.Checkpoint, extra int64) int64 {
+	t.Helper()
+	var most int64
+	for _, sp := range c.Meta.Sources {
+		_, _, next, err := decodeSeq(sp.Position)
+		if err != nil {
+			t.Fatal(err)
+		}
+		most = max(most, next+extra)
+	}
+	return most
 }
