@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"math/bits"
 	"regexp"
 	"regexp/syntax"
 	"strings"
@@ -30,8 +31,29 @@ type fastRegexp struct {
 	first     [256]bool
 	anyFirst  bool // any position may begin a match (no filter)
 	beginText bool // every match begins at position 0
+	info      []instInfo
 	pool      sync.Pool
 }
+
+// instInfo is what the matcher precomputes about one instruction.
+type instInfo struct {
+	ascii asciiSet // a rune instruction: the ASCII bytes it matches
+	// lit: a run of single-ASCII-rune instructions starting here, each
+	// after the first reachable only from the one before it, matched by
+	// one comparison; litOut follows the run. "" none.
+	lit    string
+	litOut uint32
+	// loop: a greedy loop (this Alt's Out is a rune instruction whose Out
+	// is this Alt, reachable from it only) run as one scan over the bytes
+	// it consumes.
+	loop bool
+}
+
+// asciiSet is a set of ASCII bytes.
+type asciiSet [2]uint64
+
+func (a *asciiSet) add(b byte)      { a[b>>6] |= 1 << (b & 63) }
+func (a *asciiSet) has(b byte) bool { return a[b>>6]&(1<<(b&63)) != 0 }
 
 // maxFastBits bounds the visited bitmap (instructions × input positions);
 // longer inputs use Go's regexp.
@@ -41,9 +63,14 @@ const maxFastBits = 1 << 18
 // to restore to pos on backtracking.
 type reJob struct {
 	pc   uint32
-	slot int32
+	slot int32 // >= 0 a capture slot; -1 a thread; exitRange threads at lo..pos
 	pos  int
+	lo   int
 }
+
+// exitRange marks a job standing for the threads (pc, p) for p from pos
+// down to lo: the exits of a greedy loop that consumed ASCII bytes lo..pos.
+const exitRange = -2
 
 type reScratch struct {
 	visited []uint64
@@ -70,7 +97,59 @@ func newFastRegexp(pattern string) (*fastRegexp, error) {
 	f.lit, f.litAt = requiredLiteral(tree)
 	f.pool.New = func() any { return &reScratch{} }
 	f.firstBytes()
+	f.analyze()
 	return f, nil
+}
+
+// analyze fills f.info: the ASCII sets of the rune instructions, the
+// literal runs and the greedy single-rune loops.
+func (f *fastRegexp) analyze() {
+	insts := f.prog.Inst
+	f.info = make([]instInfo, len(insts))
+	refs := make([]int, len(insts))
+	refs[f.prog.Start]++
+	for pc := range insts {
+		in := &insts[pc]
+		switch in.Op {
+		case syntax.InstMatch, syntax.InstFail:
+			continue
+		case syntax.InstAlt, syntax.InstAltMatch:
+			refs[in.Arg]++
+		}
+		refs[in.Out]++
+	}
+	ascii1 := func(in *syntax.Inst) bool {
+		return in.Op == syntax.InstRune1 && in.Rune[0] < utf8.RuneSelf
+	}
+	for pc := range insts {
+		in := &insts[pc]
+		inf := &f.info[pc]
+		switch in.Op {
+		case syntax.InstRune1, syntax.InstRune, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+			for b := 0; b < utf8.RuneSelf; b++ {
+				if in.MatchRune(rune(b)) {
+					inf.ascii.add(byte(b))
+				}
+			}
+		}
+		if ascii1(in) {
+			run := []byte{byte(in.Rune[0])}
+			next := in.Out
+			for ascii1(&insts[next]) && refs[next] == 1 && next != uint32(pc) {
+				run = append(run, byte(insts[next].Rune[0]))
+				next = insts[next].Out
+			}
+			if len(run) > 1 {
+				inf.lit, inf.litOut = string(run), next
+			}
+		}
+		if in.Op == syntax.InstAlt {
+			switch r := &insts[in.Out]; r.Op {
+			case syntax.InstRune1, syntax.InstRune, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+				inf.loop = r.Out == uint32(pc) && refs[in.Out] == 1
+			}
+		}
+	}
 }
 
 // requiredLiteral returns the longest case-sensitive literal that is a
@@ -319,6 +398,9 @@ func (f *fastRegexp) try(sc *reScratch, s string, start int) bool {
 			sc.caps[j.slot] = j.pos
 			continue
 		}
+		if j.slot == exitRange && j.pos > j.lo {
+			jobs = append(jobs, reJob{pc: j.pc, slot: exitRange, pos: j.pos - 1, lo: j.lo})
+		}
 		pc, pos := j.pc, j.pos
 	thread:
 		for {
@@ -332,6 +414,28 @@ func (f *fastRegexp) try(sc *reScratch, s string, start int) bool {
 			case syntax.InstFail:
 				break thread
 			case syntax.InstAlt, syntax.InstAltMatch:
+				if inf := &f.info[pc]; inf.loop {
+					// Consume the loop's ASCII bytes at once; the exits at
+					// each position wait in one job, longest first.
+					end, ok := f.loopScan(sc, s, pc, pos, width)
+					if !ok {
+						// The loop was here before: this thread ends.
+						jobs = append(jobs, reJob{pc: in.Arg, slot: exitRange, pos: end, lo: pos})
+						break thread
+					}
+					if end < len(s) && s[end] >= utf8.RuneSelf {
+						// A rune beyond ASCII: the loop goes on one
+						// instruction at a time from here.
+						jobs = append(jobs, reJob{pc: in.Arg, slot: exitRange, pos: end, lo: pos})
+						pos, pc = end, in.Out
+						continue
+					}
+					if end > pos {
+						jobs = append(jobs, reJob{pc: in.Arg, slot: exitRange, pos: end - 1, lo: pos})
+					}
+					pc, pos = in.Arg, end
+					continue
+				}
 				jobs = append(jobs, reJob{pc: in.Arg, slot: -1, pos: pos})
 				pc = in.Out
 			case syntax.InstNop:
@@ -357,10 +461,24 @@ func (f *fastRegexp) try(sc *reScratch, s string, start int) bool {
 				if pos >= len(s) {
 					break thread
 				}
-				r, n := rune(s[pos]), 1
-				if r >= utf8.RuneSelf {
-					r, n = utf8.DecodeRuneInString(s[pos:])
+				inf := &f.info[pc]
+				if inf.lit != "" {
+					if !strings.HasPrefix(s[pos:], inf.lit) {
+						break thread
+					}
+					pos += len(inf.lit)
+					pc = inf.litOut
+					continue
 				}
+				if c := s[pos]; c < utf8.RuneSelf {
+					if !inf.ascii.has(c) {
+						break thread
+					}
+					pos++
+					pc = in.Out
+					continue
+				}
+				r, n := utf8.DecodeRuneInString(s[pos:])
 				switch in.Op {
 				case syntax.InstRune1:
 					if r != in.Rune[0] {
@@ -382,6 +500,36 @@ func (f *fastRegexp) try(sc *reScratch, s string, start int) bool {
 	}
 	sc.jobs = jobs[:0]
 	return false
+}
+
+// loopScan runs the greedy loop at Alt pc from pos (already visited):
+// it consumes the ASCII bytes the loop's rune instruction matches and
+// marks the Alt visited at each position after pos. It returns the end
+// position; or, when the Alt had been visited at a position (the thread
+// ends there), the one before it and false. The rune instruction is
+// reachable from the Alt only, so it needs no marks of its own.
+func (f *fastRegexp) loopScan(sc *reScratch, s string, pc uint32, pos, width int) (int, bool) {
+	set := &f.info[f.prog.Inst[pc].Out].ascii
+	end := pos
+	for end < len(s) && s[end] < utf8.RuneSelf && set.has(s[end]) {
+		end++
+	}
+	// Marks (pc, pos+1..end): stop at the first already set.
+	base := int(pc) * width
+	for p := pos + 1; p <= end; {
+		bit := base + p
+		w, off := bit>>6, uint(bit&63)
+		n := min(64-int(off), end-p+1) // bits of this word in range
+		mask := (^uint64(0) >> (64 - uint(n))) << off
+		if seen := sc.visited[w] & mask; seen != 0 {
+			first := bits.TrailingZeros64(seen) - int(off) + p
+			sc.visited[w] |= mask & (1<<uint(first-p+int(off)) - 1)
+			return first - 1, false
+		}
+		sc.visited[w] |= mask
+		p += n
+	}
+	return end, true
 }
 
 // emptyContext returns the empty-width assertions that hold at pos of s.

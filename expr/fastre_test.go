@@ -144,3 +144,39 @@ func TestRegexpExtractAllocs(t *testing.T) {
 		t.Errorf("%v allocations per match, want 0", n)
 	}
 }
+
+// TestFastRegexpLoops compares patterns whose greedy loops run as one
+// scan (and meet positions an earlier thread already tried) with Go's
+// regexp, on random inputs of the loops' bytes.
+func TestFastRegexpLoops(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 2))
+	patterns := []string{
+		`(&|^)channel_id=([^&]*)`, `([^&]*)*x`, `(a|[a-c]*)*c`, `[a-c]*[a-c]*b`, `(a*)(a*)(b)`,
+		`((ab)*|[^b]*)b`, `x([^x]*)x([^x]*)$`, `(.*)=(.*)`, `(?i)(k*)K`, `(é*)([^é]*)é`, `a*?b`, `(a*)+$`,
+	}
+	alphabet := []string{"a", "b", "c", "&", "=", "x", "k", "K", "é", "\xff", "channel_id=", "\n"}
+	for _, p := range patterns {
+		re := regexp.MustCompile(p)
+		f, err := newFastRegexp(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 400 {
+			var b strings.Builder
+			for range r.IntN(40) {
+				b.WriteString(alphabet[r.IntN(len(alphabet))])
+			}
+			s := b.String()
+			want := re.FindStringSubmatchIndex(s)
+			for g := 0; g <= re.NumSubexp(); g++ {
+				lo, hi, ok := f.Group(s, g)
+				wok := want != nil && want[2*g] >= 0
+				if ok != wok || ok && (lo != want[2*g] || hi != want[2*g+1]) {
+					t.Fatalf("seed %d: %q on %q group %d: (%d,%d,%v), Go %v", seed, p, s, g, lo, hi, ok, want)
+				}
+			}
+		}
+	}
+}
