@@ -28,6 +28,7 @@ type fastRegexp struct {
 	nsub      int    // capture groups, not counting the whole match
 	lit       string // a literal in every match ("" none)
 	litAt     int    // bytes a match may span before lit; < 0 unbounded
+	rare      int    // the offset in lit of its rarest byte (rareByte)
 	first     [256]bool
 	anyFirst  bool // any position may begin a match (no filter)
 	beginText bool // every match begins at position 0
@@ -95,6 +96,7 @@ func newFastRegexp(pattern string) (*fastRegexp, error) {
 	}
 	f := &fastRegexp{re: re, prog: prog, nsub: re.NumSubexp()}
 	f.lit, f.litAt = requiredLiteral(tree)
+	f.rare = rareByte(f.lit)
 	f.pool.New = func() any { return &reScratch{} }
 	f.firstBytes()
 	f.analyze()
@@ -343,11 +345,68 @@ func (f *fastRegexp) startFrom(s string) int {
 	if f.lit == "" {
 		return 0
 	}
-	i := strings.Index(s, f.lit)
+	i := f.indexLit(s)
 	if i < 0 || f.litAt < 0 {
 		return min(i, 0)
 	}
 	return max(i-f.litAt, 0)
+}
+
+// indexLit returns the first index of f.lit in s, or -1. It looks for
+// the literal's rarest byte with IndexByte and checks the literal around
+// each one found; after a few false candidates it leaves the rest to
+// strings.Index. (strings.Index compares at every position of a short
+// string: ~100 ns on a 60-byte URL, where one IndexByte is a few.)
+func (f *fastRegexp) indexLit(s string) int {
+	lit, rare := f.lit, f.rare
+	c := lit[rare]
+	from := 0
+	for tries := 0; tries < 4; tries++ {
+		if from+len(lit) > len(s) {
+			return -1
+		}
+		j := strings.IndexByte(s[from+rare:], c)
+		if j < 0 {
+			return -1
+		}
+		i := from + j // lit would start at i
+		if strings.HasPrefix(s[i:], lit) {
+			return i
+		}
+		from = i + 1
+	}
+	if i := strings.Index(s[from:], lit); i >= 0 {
+		return from + i
+	}
+	return -1
+}
+
+// rareByte returns the offset of the byte of lit least likely in text:
+// punctuation before digits before letters, rare letters before common
+// ones (a rough rank of English and URL text).
+func rareByte(lit string) int {
+	const common = "etaoinsrhldcumfpgwybvkxjqz" // most to least frequent
+	rank := func(b byte) int {
+		switch {
+		case b >= 'A' && b <= 'Z':
+			b += 'a' - 'A'
+			fallthrough
+		case b >= 'a' && b <= 'z':
+			return 100 - strings.IndexByte(common, b)
+		case b >= '0' && b <= '9':
+			return 50
+		case b == ' ' || b == '/' || b == '.':
+			return 200 // separators are everywhere
+		}
+		return 10
+	}
+	best := 0
+	for i := 1; i < len(lit); i++ {
+		if rank(lit[i]) < rank(lit[best]) {
+			best = i
+		}
+	}
+	return best
 }
 
 // search runs the backtracker from each possible start position from on,
