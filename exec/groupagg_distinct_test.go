@@ -199,7 +199,10 @@ func TestGroupAggSharedDistinctSpillRestore(t *testing.T) {
 	t.Logf("seed %d", seed)
 	for _, limit := range []int32{math.MaxInt32, 1} {
 		t.Run(fmt.Sprintf("count cap %d", limit), func(t *testing.T) {
-			defer func(c int32) { countCap = c }(countCap)
+			// Not parallel: countCap is the package's. The cases within run
+			// in parallel, so Cleanup (after them) restores it, not defer.
+			old := countCap
+			t.Cleanup(func() { countCap = old })
 			countCap = limit
 			sharedDistinctSpillRestore(t, seed)
 		})
@@ -208,86 +211,89 @@ func TestGroupAggSharedDistinctSpillRestore(t *testing.T) {
 
 func sharedDistinctSpillRestore(t *testing.T, seed uint64) {
 	for _, keys := range [][]int{{dcK}, {dcS, dcK}} {
-		r := rand.New(rand.NewPCG(seed, uint64(len(keys))))
-		batches, live := distinctInput(r, 2500, 30000)
-		want := distinctModel(live, keys)
-		half := len(batches) / 2
+		t.Run(fmt.Sprintf("keys %v", keys), func(t *testing.T) {
+			t.Parallel() // each case has its own stores
+			r := rand.New(rand.NewPCG(seed, uint64(len(keys))))
+			batches, live := distinctInput(r, 2500, 30000)
+			want := distinctModel(live, keys)
+			half := len(batches) / 2
 
-		var mem recorder
-		plain := openDistinctAgg(t, nil, false, 0, keys, 0, 1, false)
-		for _, b := range batches {
-			if err := plain.Process(0, b, &mem); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if got := finalRows(t, mem.rows); strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Fatalf("keys %v, seed %d: in memory: %d rows, want %d\n%s", keys, seed, len(got), len(want), firstDiff(got, want))
-		}
-
-		dir := t.TempDir()
-		st := openAggStore(t, filepath.Join(dir, "work"))
-		var first recorder
-		agg := openDistinctAgg(t, st, false, 1, keys, 0, 1, false)
-		for _, b := range batches[:half] {
-			if err := agg.Process(0, b, &first); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if !agg.st.Backed() || !agg.dv.st.Backed() {
-			t.Fatal("the groups and DISTINCT entries never spilled")
-		}
-		snap := filepath.Join(dir, "snap")
-		checkpointAgg(t, agg, st, snap)
-
-		for _, tc := range []struct {
-			name   string
-			budget int64
-			par    int
-		}{{"over budget", 1, 1}, {"into memory", 64 << 20, 1}, {"parallelism 2", 1, 2}} {
-			got := slices.Clone(first.rows)
-			stores := make([]*statestore.Store, tc.par)
-			aggs := make([]*groupAggOp, tc.par)
-			for s := range tc.par {
-				work := filepath.Join(dir, fmt.Sprintf("%s-%d-%d", strings.ReplaceAll(tc.name, " ", "-"), len(keys), s))
-				var rs *statestore.Store
-				if tc.par == 1 {
-					rs = restoreAggStore(t, snap, work)
-				} else {
-					lo, hi := state.KeyGroupRange(s, tc.par, 128)
-					var err error
-					if rs, err = statestore.RestoreKeyGroups([]string{snap}, work, lo, hi, statestore.Options{CacheBytes: 64 << 10}); err != nil {
-						t.Fatal(err)
-					}
-				}
-				stores[s] = rs
-				aggs[s] = openDistinctAgg(t, rs, true, tc.budget, keys, s, tc.par, false)
-			}
-			if tc.budget > 1 && (aggs[0].st.Backed() || aggs[0].dv.st.Backed()) {
-				t.Fatalf("%s: restored state did not load whole", tc.name)
-			}
-			var rec recorder
-			for _, b := range batches[half:] {
-				parts := []*types.Batch{b}
-				if tc.par > 1 {
-					parts = splitBatch(b, keys, tc.par)
-				}
-				for s, p := range parts {
-					if err := aggs[s].Process(0, p, &rec); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			for s := range tc.par {
-				if err := aggs[s].Finish(&rec); err != nil {
+			var mem recorder
+			plain := openDistinctAgg(t, nil, false, 0, keys, 0, 1, false)
+			for _, b := range batches {
+				if err := plain.Process(0, b, &mem); err != nil {
 					t.Fatal(err)
 				}
-				stores[s].Close()
 			}
-			got = append(got, rec.rows...)
-			if g := finalRows(t, got); strings.Join(g, "\n") != strings.Join(want, "\n") {
-				t.Fatalf("keys %v, seed %d, restored %s: %d rows, want %d\n%s", keys, seed, tc.name, len(g), len(want), firstDiff(g, want))
+			if got := finalRows(t, mem.rows); strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("keys %v, seed %d: in memory: %d rows, want %d\n%s", keys, seed, len(got), len(want), firstDiff(got, want))
 			}
-		}
+
+			dir := t.TempDir()
+			st := openAggStore(t, filepath.Join(dir, "work"))
+			var first recorder
+			agg := openDistinctAgg(t, st, false, 1, keys, 0, 1, false)
+			for _, b := range batches[:half] {
+				if err := agg.Process(0, b, &first); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !agg.st.Backed() || !agg.dv.st.Backed() {
+				t.Fatal("the groups and DISTINCT entries never spilled")
+			}
+			snap := filepath.Join(dir, "snap")
+			checkpointAgg(t, agg, st, snap)
+
+			for _, tc := range []struct {
+				name   string
+				budget int64
+				par    int
+			}{{"over budget", 1, 1}, {"into memory", 64 << 20, 1}, {"parallelism 2", 1, 2}} {
+				got := slices.Clone(first.rows)
+				stores := make([]*statestore.Store, tc.par)
+				aggs := make([]*groupAggOp, tc.par)
+				for s := range tc.par {
+					work := filepath.Join(dir, fmt.Sprintf("%s-%d-%d", strings.ReplaceAll(tc.name, " ", "-"), len(keys), s))
+					var rs *statestore.Store
+					if tc.par == 1 {
+						rs = restoreAggStore(t, snap, work)
+					} else {
+						lo, hi := state.KeyGroupRange(s, tc.par, 128)
+						var err error
+						if rs, err = statestore.RestoreKeyGroups([]string{snap}, work, lo, hi, statestore.Options{CacheBytes: 64 << 10}); err != nil {
+							t.Fatal(err)
+						}
+					}
+					stores[s] = rs
+					aggs[s] = openDistinctAgg(t, rs, true, tc.budget, keys, s, tc.par, false)
+				}
+				if tc.budget > 1 && (aggs[0].st.Backed() || aggs[0].dv.st.Backed()) {
+					t.Fatalf("%s: restored state did not load whole", tc.name)
+				}
+				var rec recorder
+				for _, b := range batches[half:] {
+					parts := []*types.Batch{b}
+					if tc.par > 1 {
+						parts = splitBatch(b, keys, tc.par)
+					}
+					for s, p := range parts {
+						if err := aggs[s].Process(0, p, &rec); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				for s := range tc.par {
+					if err := aggs[s].Finish(&rec); err != nil {
+						t.Fatal(err)
+					}
+					stores[s].Close()
+				}
+				got = append(got, rec.rows...)
+				if g := finalRows(t, got); strings.Join(g, "\n") != strings.Join(want, "\n") {
+					t.Fatalf("keys %v, seed %d, restored %s: %d rows, want %d\n%s", keys, seed, tc.name, len(g), len(want), firstDiff(g, want))
+				}
+			}
+		})
 	}
 }
 

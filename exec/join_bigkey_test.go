@@ -77,6 +77,7 @@ func TestJoinHotKeysRestoreRescaleSpill(t *testing.T) {
 			withResidual := (ki+bi)%3 == 0
 			name := fmt.Sprintf("%s/many=%d/layout%d/budget%d/p%d-to-p%d/residual=%v", kind, many, mi, budget, pp[0], pp[1], withResidual)
 			t.Run(name, func(t *testing.T) {
+				t.Parallel() // each case has its own stores and seed
 				s := seed + uint64(ki*100+bi)
 				r := rand.New(rand.NewPCG(s, 17))
 				sides := [2]JoinSide{manyLayouts[mi], fewLayouts[(ki+bi)%2]}

@@ -58,6 +58,7 @@ func TestJoinBlindWritesRestoreRescaleSpill(t *testing.T) {
 			withResidual := (ki+li)%3 == 1
 			name := fmt.Sprintf("%s/many=%d/layouts%d/p%d-to-p%d/residual=%v", kind, many, li, pp[0], pp[1], withResidual)
 			t.Run(name, func(t *testing.T) {
+				t.Parallel() // each case has its own stores and seed
 				for _, s := range append([]uint64{seed + uint64(ki*10+li)}, pinned[name]...) {
 					t.Run(fmt.Sprint("seed=", s), func(t *testing.T) {
 						r := rand.New(rand.NewPCG(s, 23))

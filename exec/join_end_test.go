@@ -126,6 +126,7 @@ func TestJoinEndInput(t *testing.T) {
 				withResidual := (int(typ)+bi)%2 == 1
 				name := fmt.Sprintf("type%d/end%d/budget%d/sides%d/residual=%v", typ, endPort, budget, li, withResidual)
 				t.Run(name, func(t *testing.T) {
+					t.Parallel() // each case has its own stores and seed
 					s := seed + uint64(int(typ)*100+endPort*10+bi)
 					r := rand.New(rand.NewPCG(s, 9))
 					const n1 = 5000
@@ -192,6 +193,7 @@ func TestJoinEndInputRestore(t *testing.T) {
 				pp := [][2]int{{1, 3}, {3, 1}}[(ci+bi)%2]
 				name := fmt.Sprintf("type%d/end%d/after=%v/budget%d/sides%d/p%d-to-p%d", typ, endPort, after, budget, li, pp[0], pp[1])
 				t.Run(name, func(t *testing.T) {
+					t.Parallel() // each case has its own stores and seed
 					s := seed + uint64(int(typ)*100+ci*10+bi)
 					r := rand.New(rand.NewPCG(s, 10))
 					steps, live := genEndSteps(r, n1, n2, 4000, sd.left, sd.right, endPort)

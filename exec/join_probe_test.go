@@ -129,6 +129,7 @@ func TestJoinProbeTable(t *testing.T) {
 					withResidual := (int(typ)+endPort+li)%2 == 1
 					name := fmt.Sprintf("type%d/end%d/sparse=%v/sides%d/residual=%v", typ, endPort, sparse, li, withResidual)
 					t.Run(name, func(t *testing.T) {
+						t.Parallel() // each case has its own stores and seed
 						s := seed + uint64(int(typ)*1000+endPort*100+li*10)
 						if sparse {
 							s++

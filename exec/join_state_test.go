@@ -248,6 +248,7 @@ func TestJoinStateRestoreRescaleSpill(t *testing.T) {
 			withResidual := ki%2 == 1
 			name := fmt.Sprintf("%s/sides%d/budget%d/p%d-to-p%d/residual=%v", kind, si, budget, pp[0], pp[1], withResidual)
 			t.Run(name, func(t *testing.T) {
+				t.Parallel() // each case has its own stores and seed
 				for _, s := range append([]uint64{seed + uint64(si*1000+ki*100+bi)}, pinned[name]...) {
 					t.Run(fmt.Sprint("seed=", s), func(t *testing.T) {
 						r := rand.New(rand.NewPCG(s, 16))
