@@ -2,6 +2,7 @@ package exec
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -114,6 +115,78 @@ func TestGroupAggMiniBatchRowCap(t *testing.T) {
 	}
 	if want := []string{"+I[7, 32768]"}; !slices.Equal(rec.rows, want) {
 		t.Fatalf("got %v, want %v", rec.rows, want)
+	}
+}
+
+// TestGroupAggMiniBatchGroupCap checks when a mini-batch is emitted for
+// its touched groups (emitDue): at miniBatchGroups when keys do not repeat;
+// held past it while a quarter of the rows fell on touched groups, until
+// miniBatchMaxGroups; and that every emit carries each group's net count,
+// as a map of the rows counts them.
+func TestGroupAggMiniBatchGroupCap(t *testing.T) {
+	type input struct {
+		name string
+		key  func(i int) int64 // the key of the i-th row
+		// emitted after how many rows: the batches are of 64 rows
+		wantFirst int
+	}
+	for _, tc := range []input{
+		{"distinct keys", func(i int) int64 { return int64(i) }, miniBatchGroups},
+		// Every third row falls on key 0: a third of the rows repeat, so
+		// the batch is held until it has miniBatchMaxGroups groups, at
+		// the batch that brings the 16384th other key (24576 rows).
+		{"a hot key", func(i int) int64 {
+			if i%3 == 0 {
+				return 0
+			}
+			return int64(i)
+		}, 24576},
+		// One row in eight repeats: fewer than a quarter, so it is
+		// emitted at the batch that passes miniBatchGroups groups
+		// (2073 groups after 2368 rows).
+		{"few repeats", func(i int) int64 {
+			if i%8 == 0 {
+				return 0
+			}
+			return int64(i)
+		}, 2368},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			op := newGroupAggOp([]int{0}, []AggCall{{Func: AggCountStar, Arg: -1, Type: types.BigInt}})
+			if err := op.Open(&OpContext{Parallelism: 1, MaxParallelism: 128}); err != nil {
+				t.Fatal(err)
+			}
+			op.enableMiniBatch()
+			rec := &recorder{}
+			counts := map[int64]int64{}
+			emittedAt := -1
+			for i := 0; i < miniBatchRows && emittedAt < 0; i += 64 {
+				b := types.NewBatch(1, 64)
+				for j := i; j < i+64; j++ {
+					k := tc.key(j)
+					counts[k]++
+					b.Append(types.Insert, []types.Value{types.BigIntValue(k)})
+				}
+				if err := op.Process(0, b, rec); err != nil {
+					t.Fatal(err)
+				}
+				if len(rec.rows) > 0 {
+					emittedAt = i + 64
+				}
+			}
+			if emittedAt != tc.wantFirst {
+				t.Fatalf("first emitted after %d rows, want %d", emittedAt, tc.wantFirst)
+			}
+			if len(rec.rows) != len(counts) {
+				t.Fatalf("emitted %d rows for %d groups", len(rec.rows), len(counts))
+			}
+			for k, n := range counts {
+				want := "+I[" + strconv.FormatInt(k, 10) + ", " + strconv.FormatInt(n, 10) + "]"
+				if !slices.Contains(rec.rows, want) {
+					t.Fatalf("no %s among the emitted rows", want)
+				}
+			}
+		})
 	}
 }
 
