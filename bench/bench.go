@@ -34,6 +34,12 @@ type Config struct {
 	Dir string
 	// Progress, if set, receives rows/s once a second while a workload runs.
 	Progress io.Writer
+	// HeapProfile, if set, names the in-use heap profiles written while
+	// each run goes on: HeapProfile.30s at memoryMark into a longer run,
+	// and HeapProfile just before the run stops (each run of a workload
+	// overwrites the last one's). With the peaks at 30 s and at the end
+	// they show what holds memory that grows.
+	HeapProfile string
 }
 
 // Result is what one workload measured: the median over its runs of each
@@ -227,7 +233,7 @@ func (s *suite) once(ctx context.Context, name string) (*Result, error) {
 
 func (s *suite) spec(name, script string, interval, d time.Duration) jobSpec {
 	return jobSpec{name: "bench-" + strings.ToLower(name), script: script, interval: interval,
-		dir: s.dir, duration: d, progress: s.cfg.Progress, label: name}
+		dir: s.dir, duration: d, progress: s.cfg.Progress, label: name, heapProfile: s.cfg.HeapProfile}
 }
 
 func (s *suite) reference(ctx context.Context, d time.Duration) *Result {
