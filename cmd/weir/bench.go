@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -43,6 +44,11 @@ func runBench(args []string, env connector.Env) int {
 	cfg := bench.Config{Duration: *duration, Runs: *runs, Dir: *dir, Progress: env.Stderr, HeapProfile: *heapProfile}
 	if *workloads != "" {
 		cfg.Workloads = strings.Split(*workloads, ",")
+	}
+	if *heapProfile != "" {
+		// One sample per 64 KiB allocated rather than 512 KiB: the
+		// profiles name what holds a few MiB without sampling noise.
+		runtime.MemProfileRate = 64 << 10
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
