@@ -691,13 +691,23 @@ func (o *intervalJoinOp) sweepSlot(s int32, side int, out Emitter) error {
 	}
 	if n > 0 {
 		m := len(rows) - n
-		if m > 0 {
-			copy(rows, rows[n:])
+		if c := cap(rows); c > ijShrinkRows*stride && 4*m < c {
+			// Most of the room is empty: a key that buffered many rows
+			// and keeps a few gives the rest back, so that a key living
+			// on holds memory for its rows, not for its peak.
+			k.side[side] = nil
+			if m > 0 {
+				k.side[side] = append(make([]types.Value, 0, 2*m), rows[n:]...)
+			}
+		} else {
+			if m > 0 {
+				copy(rows, rows[n:])
+			}
+			for j := m; j < len(rows); j++ {
+				rows[j] = types.Value{} // drop references
+			}
+			k.side[side] = rows[:m]
 		}
-		for j := m; j < len(rows); j++ {
-			rows[j] = types.Value{} // drop references
-		}
-		k.side[side] = rows[:m]
 		o.mem -= int64(n) * valueBytes
 	}
 	if len(k.side[0]) == 0 && len(k.side[1]) == 0 {
@@ -724,9 +734,12 @@ func (o *intervalJoinOp) removeSlot(s int32) error {
 			clear(r)
 		}
 		k.side[i] = r[:0]
-		if cap(r) > 4*(o.w[i]+1) {
-			// Room for a few rows is kept for the slot's next key; a key
-			// that buffered more gives its memory back.
+		if cap(r) >= 2*(o.w[i]+1) {
+			// Room for one row, what most new keys take, is kept for the
+			// slot's next key; a key that buffered more gives its memory
+			// back. Keeping room for a few rows let every slot's room
+			// creep up to the most any of its keys ever held (W10: the
+			// row slices 5.7 MiB after 30 s, 11.9 MiB after 5 minutes).
 			k.side[i] = nil
 		}
 	}
@@ -744,6 +757,10 @@ func (o *intervalJoinOp) removeSlot(s int32) error {
 // retainSlack is how many more free slots than keys may keep their row
 // slices.
 const retainSlack = 1024
+
+// ijShrinkRows is the room, in rows, above which a key's row slice that a
+// sweep leaves three quarters empty is reallocated to fit (sweepSlot).
+const ijShrinkRows = 8
 
 // reuse takes slot record k, free until now, for a new key.
 func (o *intervalJoinOp) reuse(k *ijKey) {
@@ -935,15 +952,19 @@ func (o *intervalJoinOp) DropRecords() {
 // differ from last, and as event time runs on, every higher bit's bucket
 // once), so buckets that kept their own slices would each keep room for
 // the peak number of sweeps (W10: 28 buckets, 7 MB a subtask for 40,000
-// sweeps); the pool keeps room for the peak once.
+// sweeps); the pool keeps room for the sweeps queued now, once, and due
+// gives back what it holds beyond that (trim).
 type sweepQueue struct {
 	last int64
 	b0   []ijSweep // bucket 0
 	b    [65]sweepBucket
 	n    int
 	free []*sweepBlock // blocks no bucket holds
-	// blocks counts the blocks made so far (held by buckets or free).
+	// blocks counts the blocks held by buckets or free.
 	blocks int
+	// spare is the room of a bucket's block list that due took out of
+	// it, for the next bucket due empties.
+	spare []*sweepBlock
 }
 
 // sweepBlockLen is the number of sweeps in a block (4 KiB).
@@ -1036,6 +1057,7 @@ const sweepChunk = 64
 // time (fn may push more; the slice is due's, valid during the call).
 func (q *sweepQueue) due(wm int64, fn func([]ijSweep) error) error {
 	var chunk [sweepChunk]ijSweep
+	defer q.trim()
 	for {
 		for len(q.b0) > 0 {
 			// A chunk from the end, in the order taken, copied out: fn
@@ -1059,34 +1081,77 @@ func (q *sweepQueue) due(wm int64, fn func([]ijSweep) error) error {
 			return nil
 		}
 		b := &q.b[i]
-		m := b.min
-		if m > wm {
+		if b.min > wm {
 			return nil
 		}
-		// Every sweep of bucket i moves to a lower bucket: the blocks are
-		// read before they go back to the pool. last goes to the
+		// Every sweep of bucket i moves to a lower bucket, those due
+		// straight to fn in chunks (not through b0, whose room would
+		// grow to the most sweeps ever due at once). last goes to the
 		// watermark, or to the bucket's highest time if lower: any time
-		// from m to that keeps the bits of last from bit i on, which place
-		// the sweeps of the buckets above, and every sweep of bucket i
-		// that is due goes to bucket 0 in this one move.
+		// from the bucket's min to that keeps the bits of last from bit
+		// i on, which place the sweeps of the buckets above, and every
+		// sweep of bucket i that is due goes to bucket 0 in this one
+		// move. fn may push to bucket i again, so its blocks are taken
+		// out of it first; each goes back to the pool once read.
 		q.last = q.nextLast(i, wm)
-		for k, blk := range b.blocks {
-			for _, e := range b.block(k) {
-				if j := q.bucket(e.at); j == 0 {
-					q.b0 = append(q.b0, e)
-				} else {
+		blocks, tail := b.blocks, sweepBlockLen-b.room
+		b.blocks, q.spare = q.spare[:0], nil
+		b.tail, b.room = nil, 0
+		n := 0
+		for k, blk := range blocks {
+			es := blk[:]
+			if k == len(blocks)-1 {
+				es = blk[:tail]
+			}
+			for _, e := range es {
+				j := q.bucket(e.at)
+				if j != 0 {
 					bj := &q.b[j]
 					q.add(bj, e)
 					bj.min = min(bj.min, e.at)
+					continue
+				}
+				chunk[n] = e
+				if n++; n == sweepChunk {
+					q.n -= n
+					if err := fn(chunk[:n]); err != nil {
+						return err
+					}
+					n = 0
 				}
 			}
 			q.free = append(q.free, blk)
-			b.blocks[k] = nil
+			blocks[k] = nil
 		}
-		b.blocks = b.blocks[:0]
-		b.tail, b.room = nil, 0
+		q.spare = blocks[:0]
+		if n > 0 {
+			q.n -= n
+			if err := fn(chunk[:n]); err != nil {
+				return err
+			}
+		}
 	}
 }
+
+// trim gives blocks of the pool back to the garbage collector while it
+// holds more than the buckets do (plus a few), half the excess at a time:
+// the pool follows the sweeps queued now, not the most ever queued.
+func (q *sweepQueue) trim() {
+	held := q.blocks - len(q.free)
+	excess := len(q.free) - held - sweepPoolSlack
+	if excess <= 0 {
+		return
+	}
+	drop := (excess + 1) / 2
+	k := len(q.free) - drop
+	clear(q.free[k:])
+	q.free = q.free[:k]
+	q.blocks -= drop
+}
+
+// sweepPoolSlack is how many more free blocks than blocks in buckets the
+// pool keeps.
+const sweepPoolSlack = 16
 
 // nextLast returns the time last may advance to when bucket i, the lowest
 // holding sweeps, is due at wm: wm, or the highest time bucket i can hold
