@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"slices"
 	"sync/atomic"
 
 	"github.com/weir-sql/weir/state"
@@ -114,6 +113,14 @@ type intervalJoinOp struct {
 	// next key (removeSlot); trimFree releases them when they outnumber
 	// the keys, so that memory follows the keys held, not their peak.
 	retained int
+	// pool holds per input the emptied row slices of room for 2, 4 and 8
+	// rows (class c: 1<<c rows, c >= 1; a free slot keeps room for one
+	// row itself), for the keys that grow next (rowRoom): a key's rows
+	// live a while and go, so that growing keys reuse the room of the keys
+	// gone rather than allocate. Each class keeps at most (keys +
+	// retainSlack) >> c slices (trimPools), so memory follows the keys
+	// held, not their peak.
+	pool [2][ijClasses][][]types.Value
 
 	keyRow  []types.Value // a row's key columns, for the index
 	keyKind []types.Kind
@@ -483,7 +490,7 @@ func (o *intervalJoinOp) add(s int32, side int, t int64, row []types.Value, out 
 		i -= stride
 	}
 	if n+stride > cap(mine) {
-		mine = slices.Grow(mine, stride)
+		mine = o.rowRoom(side, mine, n+stride)
 	}
 	// Stored value by value: append or copy of a few values costs more in
 	// the calls of the typed copy than it copies.
@@ -610,6 +617,7 @@ func (o *intervalJoinOp) ProcessWatermark(wm int64, out Emitter) error {
 		if err := o.sweep(out); err != nil {
 			return err
 		}
+		o.trimPools()
 	}
 	if err := o.flush(out); err != nil {
 		return err
@@ -695,9 +703,10 @@ func (o *intervalJoinOp) sweepSlot(s int32, side int, out Emitter) error {
 			// Most of the room is empty: a key that buffered many rows
 			// and keeps a few gives the rest back, so that a key living
 			// on holds memory for its rows, not for its peak.
+			// (The old room, past the classes, is not pooled.)
 			k.side[side] = nil
 			if m > 0 {
-				k.side[side] = append(make([]types.Value, 0, 2*m), rows[n:]...)
+				k.side[side] = append(o.take(side, m, 2*m), rows[n:]...)
 			}
 		} else {
 			if m > 0 {
@@ -736,10 +745,12 @@ func (o *intervalJoinOp) removeSlot(s int32) error {
 		k.side[i] = r[:0]
 		if cap(r) >= 2*(o.w[i]+1) {
 			// Room for one row, what most new keys take, is kept for the
-			// slot's next key; a key that buffered more gives its memory
-			// back. Keeping room for a few rows let every slot's room
-			// creep up to the most any of its keys ever held (W10: the
-			// row slices 5.7 MiB after 30 s, 11.9 MiB after 5 minutes).
+			// slot's next key; more goes to the pool, for keys that grow.
+			// Keeping room for a few rows in the slot let every slot's
+			// room creep up to the most any of its keys ever held (W10:
+			// the row slices 5.7 MiB after 30 s, 11.9 MiB after 5
+			// minutes).
+			o.release(i, r)
 			k.side[i] = nil
 		}
 	}
@@ -761,6 +772,69 @@ const retainSlack = 1024
 // ijShrinkRows is the room, in rows, above which a key's row slice that a
 // sweep leaves three quarters empty is reallocated to fit (sweepSlot).
 const ijShrinkRows = 8
+
+// ijClasses bounds the pool's classes: room for 2, 4 and 8 rows.
+const ijClasses = 4
+
+// rowRoom returns rows (of side) moved to room for at least need values
+// (take); rows' room goes to the pool (release).
+func (o *intervalJoinOp) rowRoom(side int, rows []types.Value, need int) []types.Value {
+	dst := append(o.take(side, need, 2*cap(rows)), rows...)
+	o.release(side, rows)
+	return dst
+}
+
+// take returns an empty slice with room for at least need values of side:
+// the smallest class that fits, from the pool if it has one (room for one
+// row is always new); past the classes a new one with room for need or
+// more (at least least).
+func (o *intervalJoinOp) take(side, need, least int) []types.Value {
+	stride := o.w[side] + 1
+	c := 0
+	for c < ijClasses && stride<<c < need {
+		c++
+	}
+	if c == ijClasses {
+		return make([]types.Value, 0, max(need, least))
+	}
+	p := o.pool[side][c]
+	if len(p) == 0 {
+		return make([]types.Value, 0, stride<<c)
+	}
+	dst := p[len(p)-1]
+	p[len(p)-1] = nil
+	o.pool[side][c] = p[:len(p)-1]
+	return dst
+}
+
+// release gives room rows (of side), which no key uses any more, to the
+// pool, its values cleared, if it is of the size of a class >= 1 and the
+// class has room; the garbage collector takes it otherwise.
+func (o *intervalJoinOp) release(side int, rows []types.Value) {
+	stride := o.w[side] + 1
+	c := 1
+	for c < ijClasses && stride<<c < cap(rows) {
+		c++
+	}
+	if c == ijClasses || stride<<c != cap(rows) || len(o.pool[side][c]) >= (o.keys.Len()+retainSlack)>>c {
+		return
+	}
+	clear(rows[:cap(rows)])
+	o.pool[side][c] = append(o.pool[side][c], rows[:0])
+}
+
+// trimPools drops the pooled room each class holds beyond its share of
+// the keys held now ((keys + retainSlack) >> c slices).
+func (o *intervalJoinOp) trimPools() {
+	for side := range o.pool {
+		for c, p := range o.pool[side] {
+			if limit := (o.keys.Len() + retainSlack) >> c; len(p) > limit {
+				clear(p[limit:])
+				o.pool[side][c] = p[:limit]
+			}
+		}
+	}
+}
 
 // reuse takes slot record k, free until now, for a new key.
 func (o *intervalJoinOp) reuse(k *ijKey) {
@@ -932,6 +1006,7 @@ func (o *intervalJoinOp) DropRecords() {
 	o.queue.reset()
 	o.keys.Reset()
 	o.recs.Clear()
+	o.pool = [2][ijClasses][][]types.Value{}
 	o.retained = 0
 	o.mem = 0
 }
