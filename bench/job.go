@@ -52,6 +52,8 @@ type jobRun struct {
 	peakRSS     uint64
 	peakGoMark  uint64 // the peaks over the first memoryMark of a longer run
 	peakRSSMark uint64
+	peakGoLast  uint64 // the peaks over the last memoryMark of a run of twice that or more
+	peakRSSLast uint64
 	firstRow    time.Duration // from the call to the first row at a bench sink
 	latency     *histogram
 }
@@ -61,11 +63,12 @@ func runJob(ctx context.Context, spec jobSpec) (*jobRun, error) {
 	mem := startMemSampler(20 * time.Millisecond)
 	col := &collector{clock: clock{base: time.Now()}}
 	run, err := runJobWith(ctx, spec, col)
-	peakGo, peakRSS, goMark, rssMark := mem.finish()
+	peaks := mem.finish()
 	if err != nil {
 		return nil, err
 	}
-	run.peakGo, run.peakRSS, run.peakGoMark, run.peakRSSMark = peakGo, peakRSS, goMark, rssMark
+	run.peakGo, run.peakRSS, run.peakGoMark, run.peakRSSMark = peaks.goB, peaks.rss, peaks.goMark, peaks.rssMark
+	run.peakGoLast, run.peakRSSLast = peaks.goLast, peaks.rssLast
 	return run, nil
 }
 
