@@ -34,6 +34,12 @@ type Config struct {
 	Dir string
 	// Progress, if set, receives rows/s once a second while a workload runs.
 	Progress io.Writer
+	// HeapProfile, if set, names the in-use heap profiles written while
+	// each run goes on: HeapProfile.30s at memoryMark into a longer run,
+	// and HeapProfile just before the run stops (each run of a workload
+	// overwrites the last one's). With the peaks at 30 s and at the end
+	// they show what holds memory that grows.
+	HeapProfile string
 }
 
 // Result is what one workload measured: the median over its runs of each
@@ -69,6 +75,12 @@ type Result struct {
 	// whether memory keeps growing (W6's criterion: within 10% after 5 min).
 	PeakGo30s  uint64 `json:"peak_go_30s_bytes,omitempty"`
 	PeakRSS30s uint64 `json:"peak_rss_30s_bytes,omitempty"`
+	// PeakGoLast30s and PeakRSSLast30s are the peaks over the last 30 s
+	// of a run of a minute or more (0 otherwise): against PeakGo30s and
+	// PeakRSS30s they tell memory that still grows from a spike that the
+	// whole run's peak took in.
+	PeakGoLast30s  uint64 `json:"peak_go_last_30s_bytes,omitempty"`
+	PeakRSSLast30s uint64 `json:"peak_rss_last_30s_bytes,omitempty"`
 	// Restore (W4): from the call to the first output row after restore.
 	Restore time.Duration `json:"restore_ns,omitempty"`
 	// Latency (W5): source stamp to sink.
@@ -227,7 +239,7 @@ func (s *suite) once(ctx context.Context, name string) (*Result, error) {
 
 func (s *suite) spec(name, script string, interval, d time.Duration) jobSpec {
 	return jobSpec{name: "bench-" + strings.ToLower(name), script: script, interval: interval,
-		dir: s.dir, duration: d, progress: s.cfg.Progress, label: name}
+		dir: s.dir, duration: d, progress: s.cfg.Progress, label: name, heapProfile: s.cfg.HeapProfile}
 }
 
 func (s *suite) reference(ctx context.Context, d time.Duration) *Result {
@@ -317,6 +329,9 @@ func (r *jobRun) result(name string) *Result {
 		PeakRSS:     r.peakRSS,
 		PeakGo30s:   r.peakGoMark,
 		PeakRSS30s:  r.peakRSSMark,
+
+		PeakGoLast30s:  r.peakGoLast,
+		PeakRSSLast30s: r.peakRSSLast,
 	}
 	if r.aborted > 0 {
 		res.Note = fmt.Sprintf("%d checkpoint(s) aborted", r.aborted)
@@ -375,6 +390,8 @@ func medianResult(name string, runs []*Result) *Result {
 	r.PeakRSS = uint64(med(func(x *Result) float64 { return float64(x.PeakRSS) }))
 	r.PeakGo30s = uint64(med(func(x *Result) float64 { return float64(x.PeakGo30s) }))
 	r.PeakRSS30s = uint64(med(func(x *Result) float64 { return float64(x.PeakRSS30s) }))
+	r.PeakGoLast30s = uint64(med(func(x *Result) float64 { return float64(x.PeakGoLast30s) }))
+	r.PeakRSSLast30s = uint64(med(func(x *Result) float64 { return float64(x.PeakRSSLast30s) }))
 	r.Restore = medD(func(x *Result) time.Duration { return x.Restore })
 	r.LatP50 = medD(func(x *Result) time.Duration { return x.LatP50 })
 	r.LatP99 = medD(func(x *Result) time.Duration { return x.LatP99 })

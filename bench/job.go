@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"sync"
 	"time"
 
@@ -31,6 +33,9 @@ type jobSpec struct {
 	init string
 	// functions are the Go functions CREATE FUNCTION can bind.
 	functions *udf.Registry
+	// heapProfile, if set, is where in-use heap profiles go while the
+	// run goes on (Config.HeapProfile).
+	heapProfile string
 }
 
 // jobRun is what a run measured.
@@ -47,6 +52,8 @@ type jobRun struct {
 	peakRSS     uint64
 	peakGoMark  uint64 // the peaks over the first memoryMark of a longer run
 	peakRSSMark uint64
+	peakGoLast  uint64 // the peaks over the last memoryMark of a run of twice that or more
+	peakRSSLast uint64
 	firstRow    time.Duration // from the call to the first row at a bench sink
 	latency     *histogram
 }
@@ -56,11 +63,12 @@ func runJob(ctx context.Context, spec jobSpec) (*jobRun, error) {
 	mem := startMemSampler(20 * time.Millisecond)
 	col := &collector{clock: clock{base: time.Now()}}
 	run, err := runJobWith(ctx, spec, col)
-	peakGo, peakRSS, goMark, rssMark := mem.finish()
+	peaks := mem.finish()
 	if err != nil {
 		return nil, err
 	}
-	run.peakGo, run.peakRSS, run.peakGoMark, run.peakRSSMark = peakGo, peakRSS, goMark, rssMark
+	run.peakGo, run.peakRSS, run.peakGoMark, run.peakRSSMark = peaks.goB, peaks.rss, peaks.goMark, peaks.rssMark
+	run.peakGoLast, run.peakRSSLast = peaks.goLast, peaks.rssLast
 	return run, nil
 }
 
@@ -120,7 +128,7 @@ func runJobWith(ctx context.Context, spec jobSpec, col *collector) (*jobRun, err
 	if err != nil {
 		return nil, fmt.Errorf("%s: start: %w", spec.label, err)
 	}
-	stopped := watch(ctx, job, spec, col, start)
+	stopped, profErr := watch(ctx, job, spec, col, start)
 	err = job.Wait()
 	run.rows, run.elapsed, run.cpu = stopped.rows, stopped.at.Sub(start), stopped.cpu-cpu0
 	if first := col.firstRow.Load(); first > 0 {
@@ -128,6 +136,9 @@ func runJobWith(ctx context.Context, spec jobSpec, col *collector) (*jobRun, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", spec.label, err)
+	}
+	if profErr != nil {
+		return nil, fmt.Errorf("%s: %w", spec.label, profErr)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -146,39 +157,51 @@ type stopPoint struct {
 // SIGTERM) it cancels the job at once, without draining: a benchmark run
 // cut short measures nothing, and Stop alone would not end a job whose
 // sources have finished while its operators still work. It returns when
-// the job is stopped or cancelled.
-func watch(ctx context.Context, job *exec.Job, spec jobSpec, col *collector, start time.Time) stopPoint {
+// the job is stopped or cancelled, with the error of writing a heap
+// profile (spec.heapProfile), if any.
+func watch(ctx context.Context, job *exec.Job, spec jobSpec, col *collector, start time.Time) (stopPoint, error) {
 	deadline := time.NewTimer(spec.duration)
 	defer deadline.Stop()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	var poll <-chan time.Time
+	var poll, mark <-chan time.Time
 	if spec.stopAtFirstRow {
 		p := time.NewTicker(time.Millisecond)
 		defer p.Stop()
 		poll = p.C
 	}
+	var profErr error
+	if spec.heapProfile != "" && spec.duration > memoryMark {
+		m := time.NewTimer(memoryMark)
+		defer m.Stop()
+		mark = m.C
+	}
 	var last progress
 	last.at = start
 	stop := func() stopPoint {
 		sp := stopPoint{rows: job.Metrics().RowsRead, at: time.Now(), cpu: cputime.Process()}
+		if spec.heapProfile != "" && profErr == nil {
+			profErr = writeHeapProfile(spec.heapProfile)
+		}
 		job.Stop()
 		return sp
 	}
 	for {
 		select {
 		case <-job.Done():
-			return stopPoint{rows: job.Metrics().RowsRead, at: time.Now(), cpu: cputime.Process()}
+			return stopPoint{rows: job.Metrics().RowsRead, at: time.Now(), cpu: cputime.Process()}, profErr
 		case <-ctx.Done():
 			sp := stopPoint{rows: job.Metrics().RowsRead, at: time.Now(), cpu: cputime.Process()}
 			job.Cancel()
-			return sp
+			return sp, profErr
 		case <-deadline.C:
-			return stop()
+			return stop(), profErr
 		case <-poll:
 			if col.firstRow.Load() > 0 {
-				return stop()
+				return stop(), profErr
 			}
+		case <-mark:
+			profErr = writeHeapProfile(spec.heapProfile + ".30s")
 		case now := <-tick.C:
 			cur := takeProgress(job.Metrics(), now)
 			if spec.progress != nil {
@@ -187,6 +210,23 @@ func watch(ctx context.Context, job *exec.Job, spec jobSpec, col *collector, sta
 			last = cur
 		}
 	}
+}
+
+// writeHeapProfile writes the in-use heap profile (as of the last garbage
+// collection) to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("heap profile %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	return nil
 }
 
 // progress is a sample of a job's counters for the progress lines.

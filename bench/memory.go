@@ -19,7 +19,10 @@ import (
 //     heap when cgo is on). 0 where /proc is unavailable.
 //
 // It also keeps the peaks as they were at memoryMark into the run, so that
-// a long run shows whether memory still grows after the first half minute.
+// a long run shows whether memory still grows after the first half minute,
+// and the peaks over the run's last memoryMark: a peak over the whole run
+// takes in every spike of its minutes, the last half minute's tells
+// memory that still grows from spikes that come and go.
 type memSampler struct {
 	stop chan struct{}
 	done chan struct{}
@@ -40,6 +43,16 @@ type peakTracker struct {
 	// markRS are then the peaks of the samples before it.
 	marked         bool
 	markGo, markRS uint64
+	// recent holds the peaks of the samples of each of the last seconds
+	// of the run, by second (its second since the start, mod len).
+	recent [30]secondPeak
+	latest int64 // the second of the latest sample
+}
+
+// secondPeak is the peaks of the samples of one second of a run.
+type secondPeak struct {
+	sec     int64
+	goB, rs uint64
 }
 
 // observe takes a sample taken at elapsed into the run.
@@ -49,6 +62,32 @@ func (p *peakTracker) observe(elapsed time.Duration, goBytes, rss uint64) {
 	}
 	p.peakGo = max(p.peakGo, goBytes)
 	p.peakRS = max(p.peakRS, rss)
+	sec, n := int64(elapsed/time.Second), int64(len(p.recent))
+	if sec <= p.latest-n {
+		return // before the last seconds (samples come in order)
+	}
+	r := &p.recent[sec%n]
+	if r.sec != sec {
+		*r = secondPeak{sec: sec}
+	}
+	r.goB, r.rs = max(r.goB, goBytes), max(r.rs, rss)
+	p.latest = max(p.latest, sec)
+}
+
+// last returns the peaks over the samples of the last len(recent) seconds
+// (to the latest sample's), or zeros if the run was shorter than twice
+// mark (the window would overlap the first one).
+func (p *peakTracker) last() (goBytes, rss uint64) {
+	n := int64(len(p.recent))
+	if time.Duration(p.latest+1)*time.Second < 2*p.mark {
+		return 0, 0
+	}
+	for _, r := range p.recent {
+		if r.sec > p.latest-n {
+			goBytes, rss = max(goBytes, r.goB), max(rss, r.rs)
+		}
+	}
+	return goBytes, rss
 }
 
 // atMark returns the peaks before the mark, or zeros if no sample reached
@@ -95,15 +134,24 @@ func startMemSampler(interval time.Duration) *memSampler {
 	return m
 }
 
-// finish stops sampling and returns the peaks (Go runtime, RSS) in bytes,
-// over the run and over its first memoryMark (zeros for a shorter run).
-func (m *memSampler) finish() (goBytes, rssBytes, goMark, rssMark uint64) {
+// memPeaks are the peaks (Go runtime, RSS) in bytes a memSampler took.
+type memPeaks struct {
+	goB, rss        uint64 // over the run
+	goMark, rssMark uint64 // over its first memoryMark (zeros for a shorter run)
+	goLast, rssLast uint64 // over its last memoryMark (zeros for a run under twice that)
+}
+
+// finish stops sampling and returns the peaks.
+func (m *memSampler) finish() memPeaks {
 	close(m.stop)
 	<-m.done
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	goMark, rssMark = m.peaks.atMark()
-	return m.peaks.peakGo, m.peaks.peakRS, goMark, rssMark
+	var r memPeaks
+	r.goB, r.rss = m.peaks.peakGo, m.peaks.peakRS
+	r.goMark, r.rssMark = m.peaks.atMark()
+	r.goLast, r.rssLast = m.peaks.last()
+	return r
 }
 
 // readRSS returns the resident set size from /proc/self/statm, or 0.

@@ -34,8 +34,15 @@ func WriteTable(w io.Writer, results []Result) error {
 		}
 		note := r.Note
 		if r.PeakRSS30s > 0 && r.PeakGo30s > 0 {
-			note = strings.TrimSpace(fmt.Sprintf("%s peak at 30 s: Go %s (end %+.1f%%), RSS %s (end %+.1f%%)", note,
-				mem(r.PeakGo30s), growth(r.PeakGo30s, r.PeakGo), mem(r.PeakRSS30s), growth(r.PeakRSS30s, r.PeakRSS)))
+			last := func(early, late uint64) string {
+				if late == 0 {
+					return ""
+				}
+				return fmt.Sprintf(", last 30 s %+.1f%%", growth(early, late))
+			}
+			note = strings.TrimSpace(fmt.Sprintf("%s peak at 30 s: Go %s (end %+.1f%%%s), RSS %s (end %+.1f%%%s)", note,
+				mem(r.PeakGo30s), growth(r.PeakGo30s, r.PeakGo), last(r.PeakGo30s, r.PeakGoLast30s),
+				mem(r.PeakRSS30s), growth(r.PeakRSS30s, r.PeakRSS), last(r.PeakRSS30s, r.PeakRSSLast30s)))
 		}
 		if r.StateKeys > 0 {
 			note = strings.TrimSpace(fmt.Sprintf("%s %d keys in state", note, r.StateKeys))

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"slices"
 	"sync/atomic"
 
 	"github.com/weir-sql/weir/state"
@@ -114,6 +113,14 @@ type intervalJoinOp struct {
 	// next key (removeSlot); trimFree releases them when they outnumber
 	// the keys, so that memory follows the keys held, not their peak.
 	retained int
+	// pool holds per input the emptied row slices of room for 2, 4 and 8
+	// rows (class c: 1<<c rows, c >= 1; a free slot keeps room for one
+	// row itself), for the keys that grow next (rowRoom): a key's rows
+	// live a while and go, so that growing keys reuse the room of the keys
+	// gone rather than allocate. Each class keeps at most (keys +
+	// retainSlack) >> c slices (trimPools), so memory follows the keys
+	// held, not their peak.
+	pool [2][ijClasses][][]types.Value
 
 	keyRow  []types.Value // a row's key columns, for the index
 	keyKind []types.Kind
@@ -483,7 +490,7 @@ func (o *intervalJoinOp) add(s int32, side int, t int64, row []types.Value, out 
 		i -= stride
 	}
 	if n+stride > cap(mine) {
-		mine = slices.Grow(mine, stride)
+		mine = o.rowRoom(side, mine, n+stride)
 	}
 	// Stored value by value: append or copy of a few values costs more in
 	// the calls of the typed copy than it copies.
@@ -610,6 +617,7 @@ func (o *intervalJoinOp) ProcessWatermark(wm int64, out Emitter) error {
 		if err := o.sweep(out); err != nil {
 			return err
 		}
+		o.trimPools()
 	}
 	if err := o.flush(out); err != nil {
 		return err
@@ -691,13 +699,24 @@ func (o *intervalJoinOp) sweepSlot(s int32, side int, out Emitter) error {
 	}
 	if n > 0 {
 		m := len(rows) - n
-		if m > 0 {
-			copy(rows, rows[n:])
+		if c := cap(rows); c > ijShrinkRows*stride && 4*m < c {
+			// Most of the room is empty: a key that buffered many rows
+			// and keeps a few gives the rest back, so that a key living
+			// on holds memory for its rows, not for its peak.
+			// (The old room, past the classes, is not pooled.)
+			k.side[side] = nil
+			if m > 0 {
+				k.side[side] = append(o.take(side, m, 2*m), rows[n:]...)
+			}
+		} else {
+			if m > 0 {
+				copy(rows, rows[n:])
+			}
+			for j := m; j < len(rows); j++ {
+				rows[j] = types.Value{} // drop references
+			}
+			k.side[side] = rows[:m]
 		}
-		for j := m; j < len(rows); j++ {
-			rows[j] = types.Value{} // drop references
-		}
-		k.side[side] = rows[:m]
 		o.mem -= int64(n) * valueBytes
 	}
 	if len(k.side[0]) == 0 && len(k.side[1]) == 0 {
@@ -724,9 +743,14 @@ func (o *intervalJoinOp) removeSlot(s int32) error {
 			clear(r)
 		}
 		k.side[i] = r[:0]
-		if cap(r) > 4*(o.w[i]+1) {
-			// Room for a few rows is kept for the slot's next key; a key
-			// that buffered more gives its memory back.
+		if cap(r) >= 2*(o.w[i]+1) {
+			// Room for one row, what most new keys take, is kept for the
+			// slot's next key; more goes to the pool, for keys that grow.
+			// Keeping room for a few rows in the slot let every slot's
+			// room creep up to the most any of its keys ever held (W10:
+			// the row slices 5.7 MiB after 30 s, 11.9 MiB after 5
+			// minutes).
+			o.release(i, r)
 			k.side[i] = nil
 		}
 	}
@@ -744,6 +768,73 @@ func (o *intervalJoinOp) removeSlot(s int32) error {
 // retainSlack is how many more free slots than keys may keep their row
 // slices.
 const retainSlack = 1024
+
+// ijShrinkRows is the room, in rows, above which a key's row slice that a
+// sweep leaves three quarters empty is reallocated to fit (sweepSlot).
+const ijShrinkRows = 8
+
+// ijClasses bounds the pool's classes: room for 2, 4 and 8 rows.
+const ijClasses = 4
+
+// rowRoom returns rows (of side) moved to room for at least need values
+// (take); rows' room goes to the pool (release).
+func (o *intervalJoinOp) rowRoom(side int, rows []types.Value, need int) []types.Value {
+	dst := append(o.take(side, need, 2*cap(rows)), rows...)
+	o.release(side, rows)
+	return dst
+}
+
+// take returns an empty slice with room for at least need values of side:
+// the smallest class that fits, from the pool if it has one (room for one
+// row is always new); past the classes a new one with room for need or
+// more (at least least).
+func (o *intervalJoinOp) take(side, need, least int) []types.Value {
+	stride := o.w[side] + 1
+	c := 0
+	for c < ijClasses && stride<<c < need {
+		c++
+	}
+	if c == ijClasses {
+		return make([]types.Value, 0, max(need, least))
+	}
+	p := o.pool[side][c]
+	if len(p) == 0 {
+		return make([]types.Value, 0, stride<<c)
+	}
+	dst := p[len(p)-1]
+	p[len(p)-1] = nil
+	o.pool[side][c] = p[:len(p)-1]
+	return dst
+}
+
+// release gives room rows (of side), which no key uses any more, to the
+// pool, its values cleared, if it is of the size of a class >= 1 and the
+// class has room; the garbage collector takes it otherwise.
+func (o *intervalJoinOp) release(side int, rows []types.Value) {
+	stride := o.w[side] + 1
+	c := 1
+	for c < ijClasses && stride<<c < cap(rows) {
+		c++
+	}
+	if c == ijClasses || stride<<c != cap(rows) || len(o.pool[side][c]) >= (o.keys.Len()+retainSlack)>>c {
+		return
+	}
+	clear(rows[:cap(rows)])
+	o.pool[side][c] = append(o.pool[side][c], rows[:0])
+}
+
+// trimPools drops the pooled room each class holds beyond its share of
+// the keys held now ((keys + retainSlack) >> c slices).
+func (o *intervalJoinOp) trimPools() {
+	for side := range o.pool {
+		for c, p := range o.pool[side] {
+			if limit := (o.keys.Len() + retainSlack) >> c; len(p) > limit {
+				clear(p[limit:])
+				o.pool[side][c] = p[:limit]
+			}
+		}
+	}
+}
 
 // reuse takes slot record k, free until now, for a new key.
 func (o *intervalJoinOp) reuse(k *ijKey) {
@@ -915,6 +1006,7 @@ func (o *intervalJoinOp) DropRecords() {
 	o.queue.reset()
 	o.keys.Reset()
 	o.recs.Clear()
+	o.pool = [2][ijClasses][][]types.Value{}
 	o.retained = 0
 	o.mem = 0
 }
@@ -935,15 +1027,19 @@ func (o *intervalJoinOp) DropRecords() {
 // differ from last, and as event time runs on, every higher bit's bucket
 // once), so buckets that kept their own slices would each keep room for
 // the peak number of sweeps (W10: 28 buckets, 7 MB a subtask for 40,000
-// sweeps); the pool keeps room for the peak once.
+// sweeps); the pool keeps room for the sweeps queued now, once, and due
+// gives back what it holds beyond that (trim).
 type sweepQueue struct {
 	last int64
 	b0   []ijSweep // bucket 0
 	b    [65]sweepBucket
 	n    int
 	free []*sweepBlock // blocks no bucket holds
-	// blocks counts the blocks made so far (held by buckets or free).
+	// blocks counts the blocks held by buckets or free.
 	blocks int
+	// spare is the room of a bucket's block list that due took out of
+	// it, for the next bucket due empties.
+	spare []*sweepBlock
 }
 
 // sweepBlockLen is the number of sweeps in a block (4 KiB).
@@ -1036,6 +1132,7 @@ const sweepChunk = 64
 // time (fn may push more; the slice is due's, valid during the call).
 func (q *sweepQueue) due(wm int64, fn func([]ijSweep) error) error {
 	var chunk [sweepChunk]ijSweep
+	defer q.trim()
 	for {
 		for len(q.b0) > 0 {
 			// A chunk from the end, in the order taken, copied out: fn
@@ -1059,34 +1156,77 @@ func (q *sweepQueue) due(wm int64, fn func([]ijSweep) error) error {
 			return nil
 		}
 		b := &q.b[i]
-		m := b.min
-		if m > wm {
+		if b.min > wm {
 			return nil
 		}
-		// Every sweep of bucket i moves to a lower bucket: the blocks are
-		// read before they go back to the pool. last goes to the
+		// Every sweep of bucket i moves to a lower bucket, those due
+		// straight to fn in chunks (not through b0, whose room would
+		// grow to the most sweeps ever due at once). last goes to the
 		// watermark, or to the bucket's highest time if lower: any time
-		// from m to that keeps the bits of last from bit i on, which place
-		// the sweeps of the buckets above, and every sweep of bucket i
-		// that is due goes to bucket 0 in this one move.
+		// from the bucket's min to that keeps the bits of last from bit
+		// i on, which place the sweeps of the buckets above, and every
+		// sweep of bucket i that is due goes to bucket 0 in this one
+		// move. fn may push to bucket i again, so its blocks are taken
+		// out of it first; each goes back to the pool once read.
 		q.last = q.nextLast(i, wm)
-		for k, blk := range b.blocks {
-			for _, e := range b.block(k) {
-				if j := q.bucket(e.at); j == 0 {
-					q.b0 = append(q.b0, e)
-				} else {
+		blocks, tail := b.blocks, sweepBlockLen-b.room
+		b.blocks, q.spare = q.spare[:0], nil
+		b.tail, b.room = nil, 0
+		n := 0
+		for k, blk := range blocks {
+			es := blk[:]
+			if k == len(blocks)-1 {
+				es = blk[:tail]
+			}
+			for _, e := range es {
+				j := q.bucket(e.at)
+				if j != 0 {
 					bj := &q.b[j]
 					q.add(bj, e)
 					bj.min = min(bj.min, e.at)
+					continue
+				}
+				chunk[n] = e
+				if n++; n == sweepChunk {
+					q.n -= n
+					if err := fn(chunk[:n]); err != nil {
+						return err
+					}
+					n = 0
 				}
 			}
 			q.free = append(q.free, blk)
-			b.blocks[k] = nil
+			blocks[k] = nil
 		}
-		b.blocks = b.blocks[:0]
-		b.tail, b.room = nil, 0
+		q.spare = blocks[:0]
+		if n > 0 {
+			q.n -= n
+			if err := fn(chunk[:n]); err != nil {
+				return err
+			}
+		}
 	}
 }
+
+// trim gives blocks of the pool back to the garbage collector while it
+// holds more than the buckets do (plus a few), half the excess at a time:
+// the pool follows the sweeps queued now, not the most ever queued.
+func (q *sweepQueue) trim() {
+	held := q.blocks - len(q.free)
+	excess := len(q.free) - held - sweepPoolSlack
+	if excess <= 0 {
+		return
+	}
+	drop := (excess + 1) / 2
+	k := len(q.free) - drop
+	clear(q.free[k:])
+	q.free = q.free[:k]
+	q.blocks -= drop
+}
+
+// sweepPoolSlack is how many more free blocks than blocks in buckets the
+// pool keeps.
+const sweepPoolSlack = 16
 
 // nextLast returns the time last may advance to when bucket i, the lowest
 // holding sweeps, is due at wm: wm, or the highest time bucket i can hold

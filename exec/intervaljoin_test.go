@@ -774,6 +774,188 @@ func TestIntervalJoinFreesPeakMemory(t *testing.T) {
 	}
 }
 
+// TestIntervalJoinRoomFollowsRows checks that the room for rows follows
+// the rows held, not what a slot or a key once held: 2,000 keys buffer
+// one to four rows each and expire, after which no free slot keeps room
+// for more than one row (what a new key takes first; more is pooled,
+// within the pool's bounds: checkRowPool); then one key buffers 10,000
+// rows and the watermark expires all but the last 10, after which its
+// slice has room for at most 20 rows, and a row arriving matches exactly
+// those 10 (their times computed here).
+func TestIntervalJoinRoomFollowsRows(t *testing.T) {
+	op := openKeyTimeIntervalJoin(t, -10)
+	discard := ijEmitFunc(func(*types.Batch) error { return nil })
+	b := types.NewBatch(2, 1024)
+	feed := func(side int, key, ts int64) {
+		b.Append(types.Insert, []types.Value{types.BigIntValue(key), types.TimestampValue(ts)})
+		if b.Len() == 1024 {
+			if err := op.Process(side, b, discard); err != nil {
+				t.Fatal(err)
+			}
+			b.Reset()
+		}
+	}
+	flush := func(side int) {
+		if b.Len() > 0 {
+			if err := op.Process(side, b, discard); err != nil {
+				t.Fatal(err)
+			}
+			b.Reset()
+		}
+	}
+	for i := range int64(4) {
+		for key := range int64(2000) {
+			if i <= key%4 { // one to four rows a key
+				feed(0, key, 100+i)
+			}
+		}
+	}
+	flush(0)
+	if err := op.ProcessWatermark(1000, discard); err != nil {
+		t.Fatal(err)
+	}
+	if op.keys.Len() != 0 {
+		t.Fatalf("%d keys left", op.keys.Len())
+	}
+	for s := range op.keys.Cap() {
+		k := op.rec(s)
+		for side, r := range k.side {
+			if stride := op.w[side] + 1; cap(r) >= 2*stride {
+				t.Fatalf("free slot %d keeps room for %d values of input %d, more than one row (%d)", s, cap(r), side, stride)
+			}
+		}
+	}
+
+	checkRowPool(t, op)
+
+	const n, kept, key = 10_000, 10, 7
+	for ts := range int64(n) {
+		feed(1, key, 2000+ts)
+	}
+	flush(1)
+	// A right row at ts expires at ts + 11 (lower bound -10).
+	last := int64(2000 + n - 1)
+	if err := op.ProcessWatermark(last-kept+11, discard); err != nil { // expires all but the last 10
+		t.Fatal(err)
+	}
+	s, ok := op.keys.Find([]types.Value{types.BigIntValue(key)})
+	if !ok {
+		t.Fatal("the key is gone")
+	}
+	rows, stride := op.rec(s).side[1], op.w[1]+1
+	if len(rows) != kept*stride || cap(rows) > 2*kept*stride {
+		t.Fatalf("the key holds %d values with room for %d, want %d values and room for at most %d", len(rows), cap(rows), kept*stride, 2*kept*stride)
+	}
+	var got []int64
+	collect := ijEmitFunc(func(out *types.Batch) error {
+		for i := range out.Len() {
+			got = append(got, out.Row(i)[3].Int())
+		}
+		return nil
+	})
+	// At the watermark (not late), it matches the right rows from 10 ms
+	// before it on.
+	wm := last - kept + 11
+	b.Append(types.Insert, []types.Value{types.BigIntValue(key), types.TimestampValue(wm)})
+	if err := op.Process(0, b, collect); err != nil {
+		t.Fatal(err)
+	}
+	var want []int64
+	for ts := wm - 10; ts <= last; ts++ {
+		want = append(want, ts)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("the row matched right rows at %v, want %v", got, want)
+	}
+}
+
+// checkRowPool checks the interval join's pool of row slices against its
+// bounds: per input and class c at most (keys + retainSlack) >> c
+// slices, each empty with room for exactly 1<<c rows, its values cleared
+// (no references kept), none in class 0; and that a free slot keeps room
+// for one row at most.
+func checkRowPool(t *testing.T, op *intervalJoinOp) {
+	t.Helper()
+	for side := range op.pool {
+		stride := op.w[side] + 1
+		for c, p := range op.pool[side] {
+			if limit := (op.keys.Len() + retainSlack) >> c; len(p) > limit {
+				t.Fatalf("input %d class %d: %d pooled slices for %d keys, at most %d allowed", side, c, len(p), op.keys.Len(), limit)
+			}
+			if c == 0 && len(p) > 0 {
+				t.Fatalf("input %d: %d pooled slices of room for one row (the free slots keep those)", side, len(p))
+			}
+			for _, r := range p {
+				if len(r) != 0 || cap(r) != stride<<c {
+					t.Fatalf("input %d class %d: a pooled slice of %d values with room for %d, want 0 and %d", side, c, len(r), cap(r), stride<<c)
+				}
+				for _, v := range r[:cap(r)] {
+					if v != (types.Value{}) {
+						t.Fatalf("input %d class %d: a pooled slice keeps value %v", side, c, v)
+					}
+				}
+			}
+		}
+	}
+	for s := range op.keys.Cap() {
+		if op.keys.Used(s) {
+			continue
+		}
+		for side, r := range op.rec(s).side {
+			if stride := op.w[side] + 1; cap(r) >= 2*stride || len(r) != 0 {
+				t.Fatalf("free slot %d keeps %d values of input %d with room for %d, want none and room for one row (%d) at most", s, len(r), side, cap(r), stride)
+			}
+		}
+	}
+}
+
+// TestIntervalJoinPoolFollowsKeys lets the number of keys rise and fall
+// (as W10's does between watermarks), keys holding one to a dozen rows,
+// and checks after every watermark that the pool of row slices keeps
+// within its share of the keys held, holds only emptied slices of its
+// classes' sizes, and that freed slots keep no room (checkRowPool); at the
+// end nothing is held. Randomized, the seed is printed.
+func TestIntervalJoinPoolFollowsKeys(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 21))
+	op := openKeyTimeIntervalJoin(t, -10)
+	discard := ijEmitFunc(func(*types.Batch) error { return nil })
+	b := types.NewBatch(2, 1000)
+	ts, key := int64(0), int64(0)
+	for range 200 {
+		for range 1 + r.IntN(8) {
+			b.Reset()
+			for range 1 + r.IntN(1000) {
+				// Mostly new keys; some rows on a recent key, which grows.
+				k := key
+				if r.IntN(4) == 0 && key > 0 {
+					k = key - 1 - r.Int64N(min(key, 50))
+				} else {
+					key++
+				}
+				b.Append(types.Insert, []types.Value{types.BigIntValue(k), types.TimestampValue(ts)})
+			}
+			if err := op.Process(r.IntN(2), b, discard); err != nil {
+				t.Fatal(err)
+			}
+			ts += int64(r.IntN(3))
+		}
+		if err := op.ProcessWatermark(ts-int64(r.IntN(5)), discard); err != nil {
+			t.Fatal(err)
+		}
+		checkRowPool(t, op)
+	}
+	if err := op.ProcessWatermark(ts+100, discard); err != nil {
+		t.Fatal(err)
+	}
+	if op.keys.Len() != 0 || op.mem != 0 {
+		t.Fatalf("after the final watermark: %d keys, %d bytes", op.keys.Len(), op.mem)
+	}
+	checkRowPool(t, op)
+}
+
 // openKeyTimeIntervalJoin opens an inner interval join of two inputs of
 // (BIGINT key, TIMESTAMP time), joining a left row with the right rows of
 // the same key within [lower, 0] ms of its time, state in memory.

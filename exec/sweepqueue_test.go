@@ -83,9 +83,26 @@ func TestSweepQueue(t *testing.T) {
 			t.Fatalf("round %d (watermark %d): due handed out %d sweeps, want %d", round, wm, len(got), len(due))
 		}
 	}
-	t.Logf("at most %d sweeps queued, %d blocks made", peak, q.blocks)
+	t.Logf("at most %d sweeps queued, %d blocks kept", peak, q.blocks)
 	if limit := peak/sweepBlockLen + len(q.b); q.blocks > limit {
-		t.Fatalf("the queue made %d blocks for at most %d sweeps queued, want at most %d", q.blocks, peak, limit)
+		t.Fatalf("the queue keeps %d blocks for at most %d sweeps queued, want at most %d", q.blocks, peak, limit)
+	}
+	// Due hands sweeps out of the buckets' blocks, not through bucket 0,
+	// which holds only the sweeps pushed behind the watermark (one a
+	// round at most, taken out in the same round).
+	if cap(q.b0) > 16 {
+		t.Fatalf("bucket 0 has room for %d sweeps", cap(q.b0))
+	}
+	// Once the sweeps are all due, the pool gives back what it holds
+	// beyond sweepPoolSlack blocks, half the excess at each due.
+	wm = math.MaxInt64
+	for range 20 {
+		if err := q.due(wm, func([]ijSweep) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if q.n != 0 || q.blocks > sweepPoolSlack || len(q.free) != q.blocks {
+		t.Fatalf("after every sweep was due: %d sweeps, %d blocks kept (%d free), want at most %d", q.n, q.blocks, len(q.free), sweepPoolSlack)
 	}
 	q.reset()
 	if q.n != 0 || len(q.free) != q.blocks {

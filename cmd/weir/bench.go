@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -15,7 +16,7 @@ import (
 	"github.com/weir-sql/weir/connector"
 )
 
-const benchUsage = "usage: weir bench [--duration D] [--runs N] [--workloads W1,W2,...] [--json] [--dir DIR] [--cpuprofile FILE] [--memprofile FILE]"
+const benchUsage = "usage: weir bench [--duration D] [--runs N] [--workloads W1,W2,...] [--json] [--dir DIR] [--cpuprofile FILE] [--memprofile FILE] [--heapprofile FILE]"
 
 // runBench runs the benchmark suite: progress on stderr, the results table
 // (or JSON) on stdout.
@@ -31,6 +32,7 @@ func runBench(args []string, env connector.Env) int {
 	dir := fs.String("dir", "", "scratch folder `DIR` for checkpoints (default: a temporary folder)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE`")
 	memProfile := fs.String("memprofile", "", "write a heap profile at the end to `FILE`")
+	heapProfile := fs.String("heapprofile", "", "write in-use heap profiles while each run goes on: `FILE`.30s at 30 s into a longer run, FILE just before it stops")
 	rest, code, done := parseArgs(fs, args, benchUsage+"\n       weir bench nexmark --help (the Nexmark queries)\n\nRuns the benchmark workloads (README, Benchmarks): progress on stderr,\nthe results table (or JSON) on stdout.", env.Stdout, env.Stderr)
 	if done {
 		return code
@@ -39,9 +41,14 @@ func runBench(args []string, env connector.Env) int {
 		fmt.Fprintln(env.Stderr, benchUsage)
 		return 2
 	}
-	cfg := bench.Config{Duration: *duration, Runs: *runs, Dir: *dir, Progress: env.Stderr}
+	cfg := bench.Config{Duration: *duration, Runs: *runs, Dir: *dir, Progress: env.Stderr, HeapProfile: *heapProfile}
 	if *workloads != "" {
 		cfg.Workloads = strings.Split(*workloads, ",")
+	}
+	if *heapProfile != "" {
+		// One sample per 64 KiB allocated rather than 512 KiB: the
+		// profiles name what holds a few MiB without sampling noise.
+		runtime.MemProfileRate = 64 << 10
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)

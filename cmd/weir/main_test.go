@@ -49,7 +49,7 @@ INSERT INTO o SELECT k, SUM(v) FROM t GROUP BY k;`)
 		// Each subcommand's help exits 0 and lists every flag.
 		{[]string{"run", "--help"}, 0, []string{"usage: weir run [flags] FILE.sql", "--quiet", "--restore latest|PATH", "--allow-non-restored-state",
 			"--stop-with-savepoint", "--allow-duplicate-output", "\n  -i INIT.sql ", "\n  --init INIT.sql "}, nil, nil},
-		{[]string{"bench", "-h"}, 0, []string{"usage: weir bench", "--duration", "--runs", "--workloads LIST", "--json", "--dir DIR", "--cpuprofile FILE", "--memprofile FILE"}, nil, nil},
+		{[]string{"bench", "-h"}, 0, []string{"usage: weir bench", "--duration", "--runs", "--workloads LIST", "--json", "--dir DIR", "--cpuprofile FILE", "--memprofile FILE", "--heapprofile FILE"}, nil, nil},
 		{[]string{"explain", "--help"}, 0, []string{"usage: weir explain FILE.sql"}, nil, nil},
 		{[]string{"kafka", "serve", "--help"}, 0, []string{"usage: weir kafka serve", "\n  --partitions N ", "\n  --port N "}, nil, nil},
 		{[]string{"kafka", "serve", "--bogus"}, 2, nil, []string{"flag provided but not defined: -bogus", "usage: weir kafka serve"}, nil},
