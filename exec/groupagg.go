@@ -60,6 +60,7 @@ type groupAggOp struct {
 	partBuf   []byte // partial: a partial row's accumulators' state
 
 	miniBatch   bool    // hold changes across batches (bufferingOperator)
+	batchRows   int     // with miniBatch: the input rows whose changes it holds at most (emitDue)
 	pendingRows int     // input rows since the last emit
 	lastOut     Emitter // the emitter of the last Process call, for emitPending
 }
@@ -316,7 +317,7 @@ func (g *groupAggOp) afterBatch(b *types.Batch, out Emitter) error {
 func (g *groupAggOp) emitDue() bool {
 	n := len(g.touched)
 	switch {
-	case !g.miniBatch || g.pendingRows >= miniBatchRows:
+	case !g.miniBatch || g.pendingRows >= g.batchRows:
 		return true
 	case n < miniBatchGroups:
 		return false
@@ -397,7 +398,13 @@ func (g *groupAggOp) recordBefore(first int) {
 }
 
 // enableMiniBatch implements bufferingOperator.
-func (g *groupAggOp) enableMiniBatch() { g.miniBatch = true }
+func (g *groupAggOp) enableMiniBatch(size int) {
+	g.miniBatch = true
+	g.batchRows = miniBatchRows
+	if size > 0 {
+		g.batchRows = size
+	}
+}
 
 // hasPending implements bufferingOperator.
 func (g *groupAggOp) hasPending() bool { return len(g.touched) > 0 }

@@ -400,6 +400,7 @@ func TestIntervalJoinRandomWide(t *testing.T) {
 	for _, typ := range []JoinType{InnerJoin, LeftOuterJoin, FullOuterJoin} {
 		for mi, m := range modes {
 			t.Run(fmt.Sprintf("type%d/%s", typ, m.name), func(t *testing.T) {
+				t.Parallel() // each case has its own stores and seed
 				s := seed + uint64(typ)*100 + uint64(mi)
 				spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: typ,
 					Left:  JoinSide{Keys: []int{0}, Kinds: kinds},

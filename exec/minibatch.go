@@ -5,8 +5,10 @@ package exec
 // when its input is idle, every FlushInterval, before a checkpoint
 // barrier (in PrepareSnapshot) and at the end of input (in Finish).
 type bufferingOperator interface {
-	// enableMiniBatch, called after Open, lets the operator hold back output.
-	enableMiniBatch()
+	// enableMiniBatch, called after Open, lets the operator hold back
+	// output; size > 0 bounds the input rows whose changes it holds
+	// (Options.MiniBatchSize).
+	enableMiniBatch(size int)
 	// hasPending reports whether output is held back.
 	hasPending() bool
 	// emitPending emits what is held back, to the emitter of the last

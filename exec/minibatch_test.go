@@ -1,11 +1,14 @@
 package exec
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
@@ -56,7 +59,7 @@ func TestGroupAggMiniBatch(t *testing.T) {
 			if err := op.InitState(st, false); err != nil {
 				t.Fatal(err)
 			}
-			op.enableMiniBatch()
+			op.enableMiniBatch(0)
 			rec := &recorder{}
 			for i, s := range tc.steps {
 				rec.rows = nil
@@ -96,7 +99,7 @@ func TestGroupAggMiniBatchRowCap(t *testing.T) {
 	if err := op.Open(&OpContext{Parallelism: 1, MaxParallelism: 128}); err != nil {
 		t.Fatal(err)
 	}
-	op.enableMiniBatch()
+	op.enableMiniBatch(0)
 	rec := &recorder{}
 	b := types.NewBatch(1, 1024)
 	for range 1024 {
@@ -156,7 +159,7 @@ func TestGroupAggMiniBatchGroupCap(t *testing.T) {
 			if err := op.Open(&OpContext{Parallelism: 1, MaxParallelism: 128}); err != nil {
 				t.Fatal(err)
 			}
-			op.enableMiniBatch()
+			op.enableMiniBatch(0)
 			rec := &recorder{}
 			counts := map[int64]int64{}
 			emittedAt := -1
@@ -251,3 +254,113 @@ func TestCalcColumnProjection(t *testing.T) {
 		})
 	}
 }
+
+// TestMiniBatchAllowLatency checks Options.MiniBatchLatency and
+// MiniBatchSize ('table.exec.mini-batch.allow-latency', '.size'): with a
+// latency longer than the run, the aggregate holds every change to the end
+// of input (one insert per key, no update, though its input goes idle
+// between batches); with a size, it emits each time that many rows are
+// held; and a held change comes out once the latency passed while the
+// input is idle and has not ended (the task's timer, not new input).
+func TestMiniBatchAllowLatency(t *testing.T) {
+	rows := testRows(7, 20000, 300, 1000)
+	sums, seen := map[int64]int64{}, map[int64]bool{}
+	for _, r := range rows {
+		seen[r[0].Int()] = true
+		if !r[1].IsNull() {
+			sums[r[0].Int()] += r[1].Int()
+		}
+	}
+	var want [][]types.Value
+	for k := range seen {
+		want = append(want, []types.Value{types.BigIntValue(k), types.BigIntValue(sums[k])})
+	}
+	sum := []AggCall{{Func: AggSum, Arg: 1, ArgType: types.BigInt, Type: types.BigInt}}
+	for _, tc := range []struct {
+		name    string
+		size    int
+		updates bool
+	}{{"held to the end", 0, false}, {"size 1000", 1000, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			sink := &collectSink{}
+			g := &JobGraph{Name: "latency", Vertices: []*Vertex{
+				{Name: "Source", Parallelism: 2, Source: &sliceSource{width: 2, rows: rows}, SourceWidth: 2},
+				{Name: "Sum -> Sink", Parallelism: 2,
+					Inputs:    []Input{{From: 0, Partition: Partitioning{Kind: Hash, Keys: []int{0}}}},
+					Operators: []OperatorSpec{{Name: "GroupAggregate", OutWidth: 2, New: NewGroupAgg([]int{0}, sum)}},
+					Sink:      sink},
+			}}
+			runJob(t, g, Options{BatchSize: 64, ChannelBuffer: 1, MiniBatch: true, MiniBatchLatency: time.Hour, MiniBatchSize: tc.size})
+			if got, w := applyChangelog(t, sink.rows), sortedRows(want); !slices.Equal(got, w) {
+				t.Fatalf("final result differs: got %d rows, want %d", len(got), len(w))
+			}
+			updates := 0
+			for _, r := range sink.rows {
+				if !strings.HasPrefix(r, "+I") {
+					updates++
+				}
+			}
+			if tc.updates != (updates > 0) || !tc.updates && len(sink.rows) != len(want) {
+				t.Fatalf("%d rows, %d of them updates (want %d keys, updates %v)", len(sink.rows), updates, len(want), tc.updates)
+			}
+		})
+	}
+
+	t.Run("due while idle", func(t *testing.T) {
+		first := make(chan struct{})
+		sink := &collectSink{firstWrite: first}
+		keys := [][]types.Value{bigints(1, 10), bigints(2, 20), bigints(1, 5), bigints(3, 7)}
+		g := &JobGraph{Name: "idle", Vertices: []*Vertex{
+			{Name: "Source", Parallelism: 1, Source: &idleSource{rows: keys}, SourceWidth: 2},
+			{Name: "Sum -> Sink", Parallelism: 1,
+				Inputs:    []Input{{From: 0, Partition: Partitioning{Kind: Hash, Keys: []int{0}}}},
+				Operators: []OperatorSpec{{Name: "GroupAggregate", OutWidth: 2, New: NewGroupAgg([]int{0}, sum)}},
+				Sink:      sink},
+		}}
+		j, err := Start(context.Background(), g, Options{MiniBatch: true, MiniBatchLatency: 20 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-first:
+		case <-time.After(time.Minute):
+			t.Error("the held changes never came out while the input was idle")
+		}
+		j.Cancel()
+		_ = j.Wait()
+		if sink.firstLen != 3 {
+			t.Errorf("first write of %d rows, want the 3 keys' sums at once", sink.firstLen)
+		}
+	})
+}
+
+// idleSource emits its rows in one batch, then finds nothing (a poll of a
+// millisecond each) until cancelled: an input that goes idle without ending.
+type idleSource struct{ rows [][]types.Value }
+
+func (s *idleSource) Bounded() bool { return false }
+func (s *idleSource) Open(int, int) (connector.SourceReader, error) {
+	return &idleReader{rows: s.rows}, nil
+}
+
+type idleReader struct{ rows [][]types.Value }
+
+func (r *idleReader) Next(ctx context.Context, b *types.Batch, _ int) error {
+	if len(r.rows) == 0 {
+		// A poll that finds nothing, as a broker's does after its timeout.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+			return nil
+		}
+	}
+	for _, row := range r.rows {
+		b.Append(types.Insert, row)
+	}
+	r.rows = nil
+	return nil
+}
+func (r *idleReader) Position() ([]byte, error) { return nil, nil }
+func (r *idleReader) Seek([]byte) error         { return nil }
+func (r *idleReader) Close() error              { return nil }

@@ -19,6 +19,17 @@ type Options struct {
 	// barrier, end of input): fewer, later updates for hot keys (Flink's
 	// 'table.exec.mini-batch.enabled'). Off, they emit once per batch.
 	MiniBatch bool
+	// MiniBatchLatency, when positive, is how long aggregations may hold
+	// their changes (Flink's 'table.exec.mini-batch.allow-latency'): the
+	// task emits them when that much time passed since it last did, and
+	// no longer when its input is idle or every FlushInterval (output
+	// batches still go then). 0: Weir's default, idle input or
+	// FlushInterval. Barriers and the end of input emit them always.
+	MiniBatchLatency time.Duration
+	// MiniBatchSize, when positive, is the most input rows an aggregation
+	// holds the changes of before it emits them (Flink's
+	// 'table.exec.mini-batch.size'); 0: the operator's own bound.
+	MiniBatchSize int
 	// AutoWatermarkInterval is how often a source with a WATERMARK computes
 	// its watermark and sends it on when it advanced (Flink's
 	// 'pipeline.auto-watermark-interval'; default 200ms).

@@ -45,7 +45,9 @@ type task struct {
 	reader   connector.SourceReader
 	writer   connector.SinkWriter
 
-	lastFlush time.Time
+	lastFlush   time.Time
+	lastOpFlush time.Time   // operators last emitted what they held (Options.MiniBatchLatency)
+	flushTimer  *time.Timer // wakes an idle task when the held changes are due
 
 	// Keyed operators (KeyedOperator).
 	keyed     []*state.Keyed // by operator index; nil unless keyed
@@ -254,7 +256,7 @@ func (t *task) open() error {
 			return fmt.Errorf("open operator %s: %w", spec.Name, err)
 		}
 		if b, ok := op.(bufferingOperator); ok && j.opts.MiniBatch {
-			b.enableMiniBatch()
+			b.enableMiniBatch(j.opts.MiniBatchSize)
 		}
 		if e, ok := op.(expiringOperator); ok && e.expires() {
 			t.hasTTL = true
@@ -295,6 +297,7 @@ func (t *task) open() error {
 		return err
 	}
 	t.lastFlush = time.Now()
+	t.lastOpFlush = t.lastFlush
 	t.lastWMEmit, t.lastData, t.srcWM = t.lastFlush, t.lastFlush, NoWatermark
 	j.opts.logf("task %s (%d/%d): running", t.v.Name, t.subtask+1, par)
 	return nil
@@ -309,10 +312,18 @@ func (t *task) push(port int, b *types.Batch) error {
 	return attributeOp(t.v.Operators[0].Name, t.ops[0].Process(port, b, t.emitters[0]))
 }
 
-// flush emits what the operators hold back, in chain order, and sends
-// pending output batches.
+// flush emits what the operators hold back, in chain order (with
+// Options.MiniBatchLatency, only once that long passed since they last
+// did: heldDue), and sends pending output batches.
 func (t *task) flush() error {
 	t.lastFlush = time.Now()
+	if !t.heldDue(t.lastFlush) {
+		if t.x == nil {
+			return nil
+		}
+		return t.x.flush()
+	}
+	t.lastOpFlush = t.lastFlush
 	for i, op := range t.ops {
 		if b, ok := op.(bufferingOperator); ok && b.hasPending() {
 			if err := b.emitPending(); err != nil {
@@ -337,6 +348,40 @@ func (t *task) pending() bool {
 		}
 	}
 	return false
+}
+
+// heldDue reports whether the operators' held changes are due at now:
+// always without Options.MiniBatchLatency.
+func (t *task) heldDue(now time.Time) bool {
+	lat := t.job.opts.MiniBatchLatency
+	return lat <= 0 || now.Sub(t.lastOpFlush) >= lat
+}
+
+// heldWake returns a channel that receives when the changes the operators
+// hold are due (Options.MiniBatchLatency), or nil (never) when they hold
+// none or emit them at every flush.
+func (t *task) heldWake() <-chan time.Time {
+	lat := t.job.opts.MiniBatchLatency
+	if lat <= 0 {
+		return nil
+	}
+	held := false
+	for _, op := range t.ops {
+		if b, ok := op.(bufferingOperator); ok && b.hasPending() {
+			held = true
+			break
+		}
+	}
+	if !held {
+		return nil
+	}
+	d := max(time.Until(t.lastOpFlush.Add(lat)), 0)
+	if t.flushTimer == nil {
+		t.flushTimer = time.NewTimer(d)
+	} else {
+		t.flushTimer.Reset(d)
+	}
+	return t.flushTimer.C
 }
 
 // maybeFlush flushes when output has waited FlushInterval.
@@ -508,6 +553,8 @@ func (t *task) runInputs() error {
 					return err
 				}
 				continue
+			case <-t.heldWake():
+				continue // the loop's idle branch flushes them
 			case <-ctx.Done():
 				return ctx.Err()
 			}

@@ -381,7 +381,7 @@ func (o *localWindowAggOp) emitPending() error {
 
 // enableMiniBatch implements bufferingOperator: the local group aggregate
 // always holds partials until the task flushes.
-func (o *localWindowAggOp) enableMiniBatch() {}
+func (o *localWindowAggOp) enableMiniBatch(int) {}
 
 // ProcessWatermark implements WatermarkOperator: the slices whose first
 // window the watermark completes go out before the watermark does.

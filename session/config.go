@@ -28,6 +28,8 @@ const (
 	KeyIgnoreUnclaimed    = "execution.savepoint.ignore-unclaimed-state"
 	KeyRestartType        = "restart-strategy.type"
 	KeyMiniBatch          = "table.exec.mini-batch.enabled"
+	KeyMiniBatchLatency   = "table.exec.mini-batch.allow-latency"
+	KeyMiniBatchSize      = "table.exec.mini-batch.size"
 	KeyWatermarkInterval  = "pipeline.auto-watermark-interval"
 	KeySourceIdleTimeout  = "table.exec.source.idle-timeout"
 	KeyStateTTL           = "table.exec.state.ttl"
@@ -64,6 +66,8 @@ var setKeys = map[string]func(string) error{
 	"restart-strategy.failure-rate.failure-rate-interval":     checkDuration,
 	"restart-strategy.failure-rate.delay":                     checkDuration,
 	KeyMiniBatch:                                              checkBool,
+	KeyMiniBatchLatency:                                       checkDuration,
+	KeyMiniBatchSize:                                          checkWholeNumber(1),
 	KeyWatermarkInterval:                                      checkPositiveDuration,
 	KeySourceIdleTimeout:                                      checkDuration,
 	KeyStateTTL:                                               checkDuration,
@@ -284,11 +288,20 @@ func (s *Session) EventTimeOptions(o *exec.Options) {
 }
 
 // JobOptions returns base with the session's runtime settings of a job:
-// mini-batch ('table.exec.mini-batch.enabled') and the event-time options
+// mini-batch ('table.exec.mini-batch.enabled', '.allow-latency', '.size')
+// and the event-time options
 // (EventTimeOptions). weir run and weir bench build their jobs' options
 // through it, so that a benchmark runs a script as weir run does.
 func (s *Session) JobOptions(base exec.Options) exec.Options {
 	base.MiniBatch = s.MiniBatchEnabled()
+	if base.MiniBatch {
+		if d, err := confval.Duration(s.Config[KeyMiniBatchLatency]); err == nil && d > 0 {
+			base.MiniBatchLatency = d
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(s.Config[KeyMiniBatchSize])); err == nil && n > 0 {
+			base.MiniBatchSize = n
+		}
+	}
 	s.EventTimeOptions(&base)
 	return base
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/exec"
 )
 
 func TestRestartStrategies(t *testing.T) {
@@ -84,6 +85,10 @@ func TestCheckSet(t *testing.T) {
 		{key: "execution.savepoint.on-stop", value: "TRUE"},
 		{"execution.savepoint.on-stop", "yes", []string{"expected one of 'true', 'false'"}, ""},
 		{"table.exec.mini-batch.enabled", "on", []string{"expected one of 'true', 'false'"}, ""},
+		{key: "table.exec.mini-batch.allow-latency", value: "2s"},
+		{"table.exec.mini-batch.allow-latency", "soon", []string{"expected a duration"}, ""},
+		{key: "table.exec.mini-batch.size", value: "50000"},
+		{"table.exec.mini-batch.size", "0", []string{"at least 1"}, ""},
 		{key: "restart-strategy.type", value: "Fixed-Delay"},
 		{"restart-strategy.type", "exponential-delay", []string{"expected one of 'none', 'fixed-delay', 'failure-rate'"}, ""},
 		{"restart-strategy.fixed-delay.attempts", "-1", []string{"at least 0"}, ""},
@@ -204,6 +209,31 @@ func TestReset(t *testing.T) {
 		err := CheckReset(tc.key, config)
 		if (tc.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("RESET '%s': %v, want %q", tc.key, err, tc.err)
+		}
+	}
+}
+
+// TestJobOptionsMiniBatch checks that the mini-batch keys reach a job's
+// options, and that the latency and size count only with mini-batch on.
+func TestJobOptionsMiniBatch(t *testing.T) {
+	for _, tc := range []struct {
+		set     map[string]string
+		mini    bool
+		latency time.Duration
+		size    int
+	}{
+		{map[string]string{}, true, 0, 0},
+		{map[string]string{KeyMiniBatchLatency: "2 s", KeyMiniBatchSize: "50000"}, true, 2 * time.Second, 50000},
+		{map[string]string{KeyMiniBatch: "false", KeyMiniBatchLatency: "2 s", KeyMiniBatchSize: "50000"}, false, 0, 0},
+		{map[string]string{KeyMiniBatchLatency: "0 ms"}, true, 0, 0},
+	} {
+		s := New(connector.Env{})
+		for k, v := range tc.set {
+			s.Config[k] = v
+		}
+		o := s.JobOptions(exec.Options{})
+		if o.MiniBatch != tc.mini || o.MiniBatchLatency != tc.latency || o.MiniBatchSize != tc.size {
+			t.Errorf("%v: mini-batch %v, latency %v, size %d; want %v, %v, %d", tc.set, o.MiniBatch, o.MiniBatchLatency, o.MiniBatchSize, tc.mini, tc.latency, tc.size)
 		}
 	}
 }
