@@ -507,7 +507,11 @@ func (h *harness) advanceProc(now int64) {
 		for _, name := range []string{"v", "m", "s", "sd", "l", ttlName} {
 			n := 0
 			p := st.k.stateKey(namePrefix(name), nil)
-			must(h.t, st.k.scan(st.k.kg, p, prefixEnd(nil, p), false, func(_, _ []byte) (bool, error) { n++; return true, nil }))
+			idx := globalIndex
+			if name == "m" || name == "s" || name == "sd" {
+				idx = index(len(p)) // a map's group
+			}
+			must(h.t, st.k.scan(st.k.kg, p, prefixEnd(nil, p), idx, false, func(_, _ []byte) (bool, error) { n++; return true, nil }))
 			if n > 0 {
 				h.t.Fatalf("processing time %d: expired key %v still has %d entries in %s", now, k, n, name)
 			}
@@ -580,7 +584,7 @@ func (h *harness) storedTimers(st *subtask, d TimeDomain) []timerID {
 	idx := st.k.timers[d]
 	var out []timerID
 	for kg := st.k.first; kg <= st.k.last; kg++ {
-		must(h.t, st.k.scan(kg, idx.prefix, prefixEnd(nil, idx.prefix), false, func(key, val []byte) (bool, error) {
+		must(h.t, st.k.scan(kg, idx.prefix, prefixEnd(nil, idx.prefix), globalIndex, false, func(key, val []byte) (bool, error) {
 			ts, err := timerTS(idx, key)
 			if err != nil {
 				return false, err

@@ -10,9 +10,9 @@ type countingBackend struct {
 	copied int
 }
 
-func (b *countingBackend) scan(kg int, lower, upper []byte, reverse bool, limit int, c *chunk) error {
+func (b *countingBackend) scan(kg int, lower, upper []byte, idx index, reverse bool, limit int, c *chunk) error {
 	before := len(c.ents)
-	err := b.backend.scan(kg, lower, upper, reverse, limit, c)
+	err := b.backend.scan(kg, lower, upper, idx, reverse, limit, c)
 	b.copied += len(c.ents) - before
 	return err
 }

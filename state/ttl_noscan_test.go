@@ -21,9 +21,9 @@ func (c *readCounter) get(kg int, key []byte) ([]byte, bool, error) {
 	return c.backend.get(kg, key)
 }
 
-func (c *readCounter) scan(kg int, lower, upper []byte, reverse bool, limit int, ch *chunk) error {
+func (c *readCounter) scan(kg int, lower, upper []byte, idx index, reverse bool, limit int, ch *chunk) error {
 	n := len(ch.ents)
-	err := c.backend.scan(kg, lower, upper, reverse, limit, ch)
+	err := c.backend.scan(kg, lower, upper, idx, reverse, limit, ch)
 	c.read += len(ch.ents) - n
 	return err
 }
