@@ -42,17 +42,51 @@ const (
 )
 
 // chunk is a page of scanned entries, copied so that the caller may change
-// state while it goes through them.
+// state while it goes through them. A memory group's scan (memGroup.scan)
+// copies nothing: it lists the entries in mem, whose keys are immutable,
+// and at copies an entry's value when the caller reaches it.
 type chunk struct {
 	buf  []byte
 	ents []chunkEntry
+	mem  []*memEntry
 	// lower, upper are the bounds of the scan that fills this chunk.
 	lower, upper []byte
 }
 
 type chunkEntry struct{ k0, k1, v1 int }
 
-func (c *chunk) reset() { c.buf, c.ents = c.buf[:0], c.ents[:0] }
+func (c *chunk) reset() {
+	c.buf, c.ents = c.buf[:0], c.ents[:0]
+	clear(c.mem)
+	c.mem = c.mem[:0]
+}
+
+// len returns the number of entries in the chunk.
+func (c *chunk) len() int { return len(c.ents) + len(c.mem) }
+
+// at returns entry i of a chunk filled by one scan, valid until the next
+// call; ok is false for an entry of mem deleted since the scan (a change
+// the caller made ahead of its position). An entry of mem is read as it
+// is now: with the changes the caller made to it since the scan.
+func (c *chunk) at(i int) (key, val []byte, ok bool) {
+	if len(c.mem) == 0 {
+		return c.key(i), c.val(i), true
+	}
+	e := c.mem[i]
+	if e.flags&memDeleted != 0 {
+		return nil, nil, false
+	}
+	c.buf = append(c.buf[:0], e.val...)
+	return unsafeBytes(e.key)[2:], c.buf, true
+}
+
+// lastKey returns the key of the chunk's last entry, deleted or not.
+func (c *chunk) lastKey() []byte {
+	if n := len(c.mem); n > 0 {
+		return unsafeBytes(c.mem[n-1].key)[2:]
+	}
+	return c.key(len(c.ents) - 1)
+}
 
 func (c *chunk) add(k, v []byte) {
 	k0 := len(c.buf)
@@ -216,13 +250,13 @@ func (g *memGroup) remove(e *memEntry) {
 	}
 }
 
-// scan adds to c the group's entries with lo <= suffix < hi (no upper
-// bound without hasHi), up to c's limit.
+// scan adds to c.mem the group's entries with lo <= suffix < hi (no upper
+// bound without hasHi), until c.mem has limit entries.
 func (g *memGroup) scan(lo, hi string, hasHi, reverse bool, limit int, c *chunk) {
 	if g.tree != nil {
 		yield := func(_ string, e *memEntry) bool {
-			c.add(unsafeBytes(e.key)[2:], e.val)
-			return len(c.ents) < limit
+			c.mem = append(c.mem, e)
+			return len(c.mem) < limit
 		}
 		up := btreemap.Max[string]()
 		if hasHi {
@@ -240,15 +274,13 @@ func (g *memGroup) scan(lo, hi string, hasHi, reverse bool, limit int, c *chunk)
 		if hasHi {
 			j = g.search(hi)
 		}
-		for j--; j >= 0 && g.sufs[j] >= lo && len(c.ents) < limit; j-- {
-			e := g.ents[j]
-			c.add(unsafeBytes(e.key)[2:], e.val)
+		for j--; j >= 0 && g.sufs[j] >= lo && len(c.mem) < limit; j-- {
+			c.mem = append(c.mem, g.ents[j])
 		}
 		return
 	}
-	for i := g.search(lo); i < len(g.sufs) && (!hasHi || g.sufs[i] < hi) && len(c.ents) < limit; i++ {
-		e := g.ents[i]
-		c.add(unsafeBytes(e.key)[2:], e.val)
+	for i := g.search(lo); i < len(g.sufs) && (!hasHi || g.sufs[i] < hi) && len(c.mem) < limit; i++ {
+		c.mem = append(c.mem, g.ents[i])
 	}
 }
 
@@ -465,7 +497,7 @@ func (m *memBackend) del(kg int, key []byte, _ index) error {
 }
 
 func (m *memBackend) scan(kg int, lower, upper []byte, idx index, reverse bool, limit int, c *chunk) error {
-	limit += len(c.ents)
+	limit += c.len()
 	if idx > 0 {
 		n := int(idx)
 		g := m.group(m.memKey(kg, lower[:n]))

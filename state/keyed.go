@@ -222,9 +222,13 @@ func (k *Keyed) scan(kg int, lower, upper []byte, idx index, reverse bool, fn fu
 		if err := k.be.scan(kg, c.lower, up, idx, reverse, size, c); err != nil {
 			return err
 		}
-		n := len(c.ents)
+		n := c.len()
 		for i := range n {
-			more, err := fn(c.key(i), c.val(i))
+			key, val, ok := c.at(i)
+			if !ok {
+				continue
+			}
+			more, err := fn(key, val)
 			if err != nil || !more {
 				return err
 			}
@@ -233,7 +237,7 @@ func (k *Keyed) scan(kg int, lower, upper []byte, idx index, reverse bool, fn fu
 			return nil
 		}
 		size = min(2*size, chunkSize)
-		last := c.key(n - 1)
+		last := c.lastKey()
 		if reverse {
 			c.upper = append(c.upper[:0], last...)
 			hasUpper = true

@@ -11,9 +11,9 @@ type countingBackend struct {
 }
 
 func (b *countingBackend) scan(kg int, lower, upper []byte, idx index, reverse bool, limit int, c *chunk) error {
-	before := len(c.ents)
+	before := c.len()
 	err := b.backend.scan(kg, lower, upper, idx, reverse, limit, c)
-	b.copied += len(c.ents) - before
+	b.copied += c.len() - before
 	return err
 }
 

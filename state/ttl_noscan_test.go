@@ -22,9 +22,9 @@ func (c *readCounter) get(kg int, key []byte) ([]byte, bool, error) {
 }
 
 func (c *readCounter) scan(kg int, lower, upper []byte, idx index, reverse bool, limit int, ch *chunk) error {
-	n := len(ch.ents)
+	n := ch.len()
 	err := c.backend.scan(kg, lower, upper, idx, reverse, limit, ch)
-	c.read += len(ch.ents) - n
+	c.read += ch.len() - n
 	return err
 }
 
