@@ -326,7 +326,17 @@ func (m *memBackend) changed(e *memEntry) {
 
 func (m *memBackend) put(kg int, key, value []byte, idx index) error {
 	k := m.memKey(kg, key)
-	if e := m.points[string(k)]; e != nil {
+	var e *memEntry
+	if idx > 0 {
+		// Through the group: a short prefix to hash, then a search among
+		// entries the caller has usually just scanned (in cache), where
+		// the points map would hash the whole key and miss the cache.
+		e = m.inGroup(k, int(idx))
+	}
+	if e == nil {
+		e = m.points[string(k)]
+	}
+	if e != nil {
 		before := e.size()
 		e.val = append(e.val[:0], value...)
 		if e.flags&memDeleted != 0 {
@@ -337,7 +347,7 @@ func (m *memBackend) put(kg int, key, value []byte, idx index) error {
 		m.changed(e)
 		return nil
 	}
-	e := m.newEntry(string(k))
+	e = m.newEntry(string(k))
 	e.val = append([]byte(nil), value...)
 	m.points[e.key] = e
 	m.bytes += e.size()
@@ -361,6 +371,25 @@ func (m *memBackend) index(e *memEntry, idx index) {
 		}
 		g.insert(e, m.treeAt)
 	}
+}
+
+// inGroup returns the entry of k (kg | key) in the group of its first
+// 2+n bytes, or nil if there is none (no such group, a new key, or one
+// not in its group: deleted, or loaded and not yet taken by its group).
+func (m *memBackend) inGroup(k []byte, n int) *memEntry {
+	g := m.groups[string(k[:2+n])]
+	if g == nil {
+		return nil
+	}
+	s := unsafeString(k[2+n:])
+	if g.tree != nil {
+		_, e, _ := g.tree.Get(s)
+		return e
+	}
+	if i := g.search(s); i < len(g.sufs) && g.sufs[i] == s {
+		return g.ents[i]
+	}
+	return nil
 }
 
 // group returns the group of prefix p (kg | group prefix), or nil if it
