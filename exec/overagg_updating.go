@@ -324,12 +324,17 @@ func (o *overUpdOp) emitInto(r []types.Value, enc, res []byte) error {
 	if err := o.decodeRow(r[:w], enc); err != nil {
 		return err
 	}
+	return o.decodeResults(r[w:], res)
+}
+
+// decodeResults fills r with the results encoded in res.
+func (o *overUpdOp) decodeResults(r []types.Value, res []byte) error {
 	for i, c := range o.spec.Calls {
 		v, rest, err := state.DecodeValue(res)
 		if err != nil {
 			return fmt.Errorf("OverAggregate state: results: %w", err)
 		}
-		r[w+i] = state.WithColumnKind(v, c.Type.Kind)
+		r[i] = state.WithColumnKind(v, c.Type.Kind)
 		res = rest
 	}
 	return nil
@@ -424,8 +429,9 @@ func (o *overUpdOp) result(e *overEntry) error {
 		copy(r, e.row)
 		copy(r[w:], o.res)
 	} else {
-		r := growRow(o.out, types.UpdateBefore)
-		if err := o.emitInto(r, e.enc, e.res); err != nil {
+		r := growRow(o.out, types.UpdateBefore) // the row (decoded already) and its old results
+		copy(r, e.row)
+		if err := o.decodeResults(r[w:], e.res); err != nil {
 			return err
 		}
 		r = growRow(o.out, types.UpdateAfter)

@@ -15,30 +15,78 @@ import (
 
 // backend stores the bytes of one operator subtask's keyed state: keys are
 // (key group, key) with the key laid out by Keyed. Values returned by get
-// are valid until the next call. ordered says whether the key belongs to a
-// state that is scanned (maps, lists, sorted maps, timers): the in-memory
-// backend indexes only those in order.
+// are valid until the next call. idx says how a key is scanned (see
+// index): the in-memory backend orders only the keys that are.
 type backend interface {
 	get(kg int, key []byte) ([]byte, bool, error)
-	put(kg int, key, value []byte, ordered bool) error
-	del(kg int, key []byte, ordered bool) error
+	put(kg int, key, value []byte, idx index) error
+	del(kg int, key []byte, idx index) error
 	// scan adds to c up to limit entries of key group kg with lower <= key
-	// < upper, ascending (descending with reverse).
-	scan(kg int, lower, upper []byte, reverse bool, limit int, c *chunk) error
+	// < upper, ascending (descending with reverse). With idx a group (> 0),
+	// the scan stays within the group of lower[:idx]: upper is nil, in that
+	// group, or the end of its prefix.
+	scan(kg int, lower, upper []byte, idx index, reverse bool, limit int, c *chunk) error
 }
 
+// index says how the keys of a state are scanned: never (pointIndex:
+// values), across keys of the key group (globalIndex: timers, lists), or
+// within a group of keys sharing a prefix, the one of a map state and a
+// current key (a positive index is the length of that prefix). The memory
+// backend keeps each group in its own small ordered container, found by
+// one hash lookup, so that seeks in it compare only map keys.
+type index int
+
+const (
+	pointIndex  index = -1
+	globalIndex index = 0
+)
+
 // chunk is a page of scanned entries, copied so that the caller may change
-// state while it goes through them.
+// state while it goes through them. A memory group's scan (memGroup.scan)
+// copies nothing: it lists the entries in mem, whose keys are immutable,
+// and at copies an entry's value when the caller reaches it.
 type chunk struct {
 	buf  []byte
 	ents []chunkEntry
+	mem  []*memEntry
 	// lower, upper are the bounds of the scan that fills this chunk.
 	lower, upper []byte
 }
 
 type chunkEntry struct{ k0, k1, v1 int }
 
-func (c *chunk) reset() { c.buf, c.ents = c.buf[:0], c.ents[:0] }
+func (c *chunk) reset() {
+	c.buf, c.ents = c.buf[:0], c.ents[:0]
+	clear(c.mem)
+	c.mem = c.mem[:0]
+}
+
+// len returns the number of entries in the chunk.
+func (c *chunk) len() int { return len(c.ents) + len(c.mem) }
+
+// at returns entry i of a chunk filled by one scan, valid until the next
+// call; ok is false for an entry of mem deleted since the scan (a change
+// the caller made ahead of its position). An entry of mem is read as it
+// is now: with the changes the caller made to it since the scan.
+func (c *chunk) at(i int) (key, val []byte, ok bool) {
+	if len(c.mem) == 0 {
+		return c.key(i), c.val(i), true
+	}
+	e := c.mem[i]
+	if e.flags&memDeleted != 0 {
+		return nil, nil, false
+	}
+	c.buf = append(c.buf[:0], e.val...)
+	return unsafeBytes(e.key)[2:], c.buf, true
+}
+
+// lastKey returns the key of the chunk's last entry, deleted or not.
+func (c *chunk) lastKey() []byte {
+	if n := len(c.mem); n > 0 {
+		return unsafeBytes(c.mem[n-1].key)[2:]
+	}
+	return c.key(len(c.ents) - 1)
+}
 
 func (c *chunk) add(k, v []byte) {
 	k0 := len(c.buf)
@@ -56,10 +104,10 @@ func (c *chunk) val(i int) []byte { e := c.ents[i]; return c.buf[e.k1:e.v1] }
 type storeBackend struct{ sp *statestore.Space }
 
 func (b storeBackend) get(kg int, key []byte) ([]byte, bool, error) { return b.sp.Get(kg, key) }
-func (b storeBackend) put(kg int, key, value []byte, _ bool) error  { return b.sp.Put(kg, key, value) }
-func (b storeBackend) del(kg int, key []byte, _ bool) error         { return b.sp.Delete(kg, key) }
+func (b storeBackend) put(kg int, key, value []byte, _ index) error { return b.sp.Put(kg, key, value) }
+func (b storeBackend) del(kg int, key []byte, _ index) error        { return b.sp.Delete(kg, key) }
 
-func (b storeBackend) scan(kg int, lower, upper []byte, reverse bool, limit int, c *chunk) error {
+func (b storeBackend) scan(kg int, lower, upper []byte, _ index, reverse bool, limit int, c *chunk) error {
 	limit += len(c.ents)
 	return b.sp.Scan(kg, lower, upper, reverse, func(k, v []byte) (bool, error) {
 		c.add(k, v)
@@ -68,10 +116,11 @@ func (b storeBackend) scan(kg int, lower, upper []byte, reverse bool, limit int,
 }
 
 // memBackend keeps state in memory: a hash map serves point reads and
-// writes, and a B-tree orders the keys of the states that are scanned. On
-// its own it is the state of a job without checkpoints; in a
-// hybridBackend it also tracks what changed (track) so that the changes
-// can be written to the store at a checkpoint.
+// writes; the keys of a map state of one key (a group, see index) are
+// ordered in a container of their own (memGroup), and the other scanned
+// keys (timers, lists) in one B-tree. On its own it is the state of a job
+// without checkpoints; in a hybridBackend it also tracks what changed
+// (track) so that the changes can be written to the store at a checkpoint.
 type memBackend struct {
 	points  map[string]*memEntry
 	ordered *btreemap.BTreeMap[string, *memEntry]
@@ -79,6 +128,13 @@ type memBackend struct {
 	// B-tree (sorted, in one go) by the next scan: state that is written
 	// far more often than scanned (a join side's rows) skips the tree.
 	pending []*memEntry
+	groups  map[string]*memGroup // by kg | group prefix
+	// loose counts the entries loaded from the store (memLoose) that are
+	// still in the B-tree: the store's keys do not say where a group's
+	// prefix ends, so a group takes its loaded entries from the B-tree
+	// when it is first used (group).
+	loose   int
+	treeAt  int // a group's entries move from its slice to a B-tree beyond this many
 	key, hi []byte
 	lk      []byte // a list element's key (writeList)
 
@@ -95,18 +151,20 @@ const (
 	memDeleted                   // a deletion not yet written to the store (track only)
 	memStored                    // the store holds the key (track only)
 	memPending                   // in pending: not in the B-tree yet
+	memLoose                     // loaded from the store, in the B-tree, maybe of a group
 )
 
 type memEntry struct {
 	key   string // key group (2 bytes, big-endian) | key
 	val   []byte
-	list  *memList // a ListState list kept as one entry (memlist.go); val is then nil
+	list  *memList  // a ListState list kept as one entry (memlist.go); val is then nil
+	grp   *memGroup // the group whose container holds the entry, if any
 	flags uint8
 }
 
 // memEntryBytes approximates the memory of an entry beyond its key and
-// value: the entry, its map slot and its B-tree slot.
-const memEntryBytes = 112
+// value: the entry, its map slot and its B-tree or group slot.
+const memEntryBytes = 120
 
 func (e *memEntry) size() int64 {
 	n := int64(len(e.key)+cap(e.val)) + memEntryBytes
@@ -116,10 +174,122 @@ func (e *memEntry) size() int64 {
 	return n
 }
 
+// memGroupBytes approximates the memory of a group beyond its entries:
+// the group, its map slot and its slices' spare room.
+const memGroupBytes = 160
+
+// defaultTreeAt is the size beyond which a group keeps its entries in a
+// B-tree: inserting into a sorted slice moves half of it.
+const defaultTreeAt = 256
+
+// memGroup orders the entries of one group (the keys with prefix): in
+// sorted slices of their key suffixes (after prefix) and entries while
+// the group is small, in a B-tree by suffix beyond the backend's treeAt.
+// The suffixes are substrings of the entries' keys.
+type memGroup struct {
+	prefix string // kg | group prefix
+	sufs   []string
+	ents   []*memEntry
+	tree   *btreemap.BTreeMap[string, *memEntry]
+}
+
+func (g *memGroup) len() int {
+	if g.tree != nil {
+		return g.tree.Len()
+	}
+	return len(g.sufs)
+}
+
+// search returns the position of the first suffix >= s in the slices.
+func (g *memGroup) search(s string) int {
+	lo, hi := 0, len(g.sufs)
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if g.sufs[h] < s {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	return lo
+}
+
+// insert adds e, whose key has the group's prefix and is not in it.
+func (g *memGroup) insert(e *memEntry, treeAt int) {
+	s := e.key[len(g.prefix):]
+	e.grp = g
+	if g.tree != nil {
+		g.tree.ReplaceOrInsert(s, e)
+		return
+	}
+	if len(g.sufs) >= treeAt {
+		g.tree = btreemap.New[string, *memEntry](16, strings.Compare)
+		for i, x := range g.ents {
+			g.tree.ReplaceOrInsert(g.sufs[i], x)
+		}
+		g.sufs, g.ents = nil, nil
+		g.tree.ReplaceOrInsert(s, e)
+		return
+	}
+	i := g.search(s)
+	g.sufs = slices.Insert(g.sufs, i, s)
+	g.ents = slices.Insert(g.ents, i, e)
+}
+
+// remove takes e out of the group.
+func (g *memGroup) remove(e *memEntry) {
+	s := e.key[len(g.prefix):]
+	e.grp = nil
+	if g.tree != nil {
+		g.tree.Delete(s)
+		return
+	}
+	if i := g.search(s); i < len(g.sufs) && g.ents[i] == e {
+		g.sufs = slices.Delete(g.sufs, i, i+1)
+		g.ents = slices.Delete(g.ents, i, i+1)
+	}
+}
+
+// scan adds to c.mem the group's entries with lo <= suffix < hi (no upper
+// bound without hasHi), until c.mem has limit entries.
+func (g *memGroup) scan(lo, hi string, hasHi, reverse bool, limit int, c *chunk) {
+	if g.tree != nil {
+		yield := func(_ string, e *memEntry) bool {
+			c.mem = append(c.mem, e)
+			return len(c.mem) < limit
+		}
+		up := btreemap.Max[string]()
+		if hasHi {
+			up = btreemap.LT(hi)
+		}
+		if reverse {
+			g.tree.DescendFunc(up, btreemap.GE(lo), yield)
+		} else {
+			g.tree.AscendFunc(btreemap.GE(lo), up, yield)
+		}
+		return
+	}
+	if reverse {
+		j := len(g.sufs)
+		if hasHi {
+			j = g.search(hi)
+		}
+		for j--; j >= 0 && g.sufs[j] >= lo && len(c.mem) < limit; j-- {
+			c.mem = append(c.mem, g.ents[j])
+		}
+		return
+	}
+	for i := g.search(lo); i < len(g.sufs) && (!hasHi || g.sufs[i] < hi) && len(c.mem) < limit; i++ {
+		c.mem = append(c.mem, g.ents[i])
+	}
+}
+
 func newMemBackend() *memBackend {
 	return &memBackend{
 		points:  make(map[string]*memEntry),
 		ordered: btreemap.New[string, *memEntry](16, strings.Compare),
+		groups:  make(map[string]*memGroup),
+		treeAt:  defaultTreeAt,
 	}
 }
 
@@ -154,30 +324,137 @@ func (m *memBackend) changed(e *memEntry) {
 	}
 }
 
-func (m *memBackend) put(kg int, key, value []byte, ordered bool) error {
+func (m *memBackend) put(kg int, key, value []byte, idx index) error {
 	k := m.memKey(kg, key)
-	if e := m.points[string(k)]; e != nil {
+	var e *memEntry
+	if idx > 0 {
+		// Through the group: a short prefix to hash, then a search among
+		// entries the caller has usually just scanned (in cache), where
+		// the points map would hash the whole key and miss the cache.
+		e = m.inGroup(k, int(idx))
+	}
+	if e == nil {
+		e = m.points[string(k)]
+	}
+	if e != nil {
 		before := e.size()
 		e.val = append(e.val[:0], value...)
 		if e.flags&memDeleted != 0 {
 			e.flags &^= memDeleted
-			if ordered {
-				m.addOrdered(e)
-			}
+			m.index(e, idx)
 		}
 		m.bytes += e.size() - before
 		m.changed(e)
 		return nil
 	}
-	e := m.newEntry(string(k))
+	e = m.newEntry(string(k))
 	e.val = append([]byte(nil), value...)
 	m.points[e.key] = e
-	if ordered {
-		m.addOrdered(e)
-	}
 	m.bytes += e.size()
+	m.index(e, idx)
 	m.changed(e)
 	return nil
+}
+
+// index puts e, a new or deleted entry, in the ordered index of idx.
+func (m *memBackend) index(e *memEntry, idx index) {
+	switch {
+	case idx == globalIndex:
+		m.addOrdered(e)
+	case idx > 0:
+		p := e.key[:2+int(idx)]
+		g := m.group(unsafeBytes(p))
+		if g == nil {
+			g = &memGroup{prefix: p}
+			m.groups[p] = g
+			m.bytes += memGroupBytes
+		}
+		g.insert(e, m.treeAt)
+	}
+}
+
+// inGroup returns the entry of k (kg | key) in the group of its first
+// 2+n bytes, or nil if there is none (no such group, a new key, or one
+// not in its group: deleted, or loaded and not yet taken by its group).
+func (m *memBackend) inGroup(k []byte, n int) *memEntry {
+	g := m.groups[string(k[:2+n])]
+	if g == nil {
+		return nil
+	}
+	s := unsafeString(k[2+n:])
+	if g.tree != nil {
+		_, e, _ := g.tree.Get(s)
+		return e
+	}
+	if i := g.search(s); i < len(g.sufs) && g.sufs[i] == s {
+		return g.ents[i]
+	}
+	return nil
+}
+
+// group returns the group of prefix p (kg | group prefix), or nil if it
+// has no entries. A group that is not there yet takes the entries loaded
+// from the store under p out of the B-tree: these are its entries, as
+// the keys Keyed lays out are prefix-free (a group's prefix ends with the
+// current key's self-delimiting encodings).
+func (m *memBackend) group(p []byte) *memGroup {
+	if g := m.groups[string(p)]; g != nil {
+		return g
+	}
+	if m.loose == 0 {
+		return nil
+	}
+	m.flushPending()
+	var g *memGroup
+	var moved []*memEntry
+	lo := btreemap.GE(unsafeString(p))
+	hi := btreemap.Max[string]()
+	if end := prefixEnd(m.hi, p); end != nil {
+		m.hi = end
+		hi = btreemap.LT(unsafeString(m.hi))
+	}
+	m.ordered.AscendFunc(lo, hi, func(k string, e *memEntry) bool {
+		moved = append(moved, e)
+		return true
+	})
+	for _, e := range moved {
+		if e.flags&memLoose == 0 {
+			continue // not loaded: not a group's (cannot happen with prefix-free keys)
+		}
+		m.ordered.Delete(e.key)
+		e.flags &^= memInTree | memLoose
+		m.loose--
+		if g == nil {
+			g = &memGroup{prefix: e.key[:len(p)]}
+			m.groups[g.prefix] = g
+			m.bytes += memGroupBytes
+		}
+		g.insert(e, m.treeAt)
+	}
+	return g
+}
+
+// unindex takes e out of its ordered index.
+func (m *memBackend) unindex(e *memEntry) {
+	if e.flags&memInTree != 0 {
+		if e.flags&memPending != 0 {
+			e.flags &^= memPending // skipped by flushPending
+		} else {
+			m.ordered.Delete(e.key)
+		}
+		if e.flags&memLoose != 0 {
+			e.flags &^= memLoose
+			m.loose--
+		}
+		e.flags &^= memInTree
+	}
+	if g := e.grp; g != nil {
+		g.remove(e)
+		if g.len() == 0 {
+			delete(m.groups, g.prefix)
+			m.bytes -= memGroupBytes
+		}
+	}
 }
 
 // addOrdered puts e in the ordered index, through pending.
@@ -212,30 +489,25 @@ func (m *memBackend) flushPending() {
 	m.pending = m.pending[:0]
 }
 
-// load adds an entry read from the store (unchanged, ordered).
+// load adds an entry read from the store (unchanged, ordered: in the
+// B-tree until a group takes it).
 func (m *memBackend) load(k, value []byte) {
 	e := m.newEntry(string(k))
 	e.val = append([]byte(nil), value...)
-	e.flags = memInTree | memStored
+	e.flags = memInTree | memStored | memLoose
+	m.loose++
 	m.points[e.key] = e
 	m.ordered.ReplaceOrInsert(e.key, e)
 	m.bytes += e.size()
 }
 
-func (m *memBackend) del(kg int, key []byte, _ bool) error {
+func (m *memBackend) del(kg int, key []byte, _ index) error {
 	k := m.memKey(kg, key)
 	e := m.points[string(k)]
 	if e == nil || e.flags&memDeleted != 0 {
 		return nil
 	}
-	if e.flags&memInTree != 0 {
-		if e.flags&memPending != 0 {
-			e.flags &^= memPending // skipped by flushPending
-		} else {
-			m.ordered.Delete(e.key)
-		}
-		e.flags &^= memInTree
-	}
+	m.unindex(e)
 	if m.track && e.flags&memStored != 0 {
 		// Kept until the deletion is written to the store.
 		e.flags |= memDeleted
@@ -253,7 +525,22 @@ func (m *memBackend) del(kg int, key []byte, _ bool) error {
 	return nil
 }
 
-func (m *memBackend) scan(kg int, lower, upper []byte, reverse bool, limit int, c *chunk) error {
+func (m *memBackend) scan(kg int, lower, upper []byte, idx index, reverse bool, limit int, c *chunk) error {
+	limit += c.len()
+	if idx > 0 {
+		n := int(idx)
+		g := m.group(m.memKey(kg, lower[:n]))
+		if g == nil {
+			return nil
+		}
+		hasHi := upper != nil && len(upper) >= n && string(upper[:n]) == string(lower[:n])
+		var hi string
+		if hasHi {
+			hi = unsafeString(upper[n:])
+		}
+		g.scan(unsafeString(lower[n:]), hi, hasHi, reverse, limit, c)
+		return nil
+	}
 	m.flushPending()
 	lo := m.memKey(kg, lower)
 	// The bounds alias buffers that do not change during the call.
@@ -266,7 +553,6 @@ func (m *memBackend) scan(kg int, lower, upper []byte, reverse bool, limit int, 
 		m.hi = binary.BigEndian.AppendUint16(m.hi[:0], uint16(kg+1))
 		hi = btreemap.LT(unsafeString(m.hi))
 	}
-	limit += len(c.ents)
 	yield := func(k string, e *memEntry) bool {
 		c.add(unsafeBytes(k)[2:], e.val)
 		return len(c.ents) < limit
@@ -395,11 +681,11 @@ func (h *hybridBackend) get(kg int, key []byte) ([]byte, bool, error) {
 	return h.mem.get(kg, key)
 }
 
-func (h *hybridBackend) put(kg int, key, value []byte, ordered bool) error {
+func (h *hybridBackend) put(kg int, key, value []byte, idx index) error {
 	if h.mem == nil {
-		return h.st.put(kg, key, value, ordered)
+		return h.st.put(kg, key, value, idx)
 	}
-	if err := h.mem.put(kg, key, value, ordered); err != nil {
+	if err := h.mem.put(kg, key, value, idx); err != nil {
 		return err
 	}
 	if h.mem.bytes > h.budget {
@@ -408,11 +694,11 @@ func (h *hybridBackend) put(kg int, key, value []byte, ordered bool) error {
 	return nil
 }
 
-func (h *hybridBackend) del(kg int, key []byte, ordered bool) error {
+func (h *hybridBackend) del(kg int, key []byte, idx index) error {
 	if h.mem == nil {
-		return h.st.del(kg, key, ordered)
+		return h.st.del(kg, key, idx)
 	}
-	return h.mem.del(kg, key, ordered)
+	return h.mem.del(kg, key, idx)
 }
 
 // listAdd, listGet and listClear keep ListState lists as memList entries
@@ -445,11 +731,11 @@ func (h *hybridBackend) listClear(kg int, key []byte) (bool, error) {
 	return h.mem.listClear(kg, key)
 }
 
-func (h *hybridBackend) scan(kg int, lower, upper []byte, reverse bool, limit int, c *chunk) error {
+func (h *hybridBackend) scan(kg int, lower, upper []byte, idx index, reverse bool, limit int, c *chunk) error {
 	if h.mem == nil {
-		return h.st.scan(kg, lower, upper, reverse, limit, c)
+		return h.st.scan(kg, lower, upper, idx, reverse, limit, c)
 	}
-	return h.mem.scan(kg, lower, upper, reverse, limit, c)
+	return h.mem.scan(kg, lower, upper, idx, reverse, limit, c)
 }
 
 // spill writes every change back and drops the memory.

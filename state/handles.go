@@ -52,14 +52,14 @@ func (s *ValueState[T]) Update(v T) error {
 		}
 	}
 	k.vb = s.codec.Append(k.vb[:0], v)
-	return k.be.put(k.kg, k.stateKey(s.prefix, nil), k.vb, false)
+	return k.be.put(k.kg, k.stateKey(s.prefix, nil), k.vb, pointIndex)
 }
 
 // Clear removes the current key's value.
 func (s *ValueState[T]) Clear() error { return s.clearKey() }
 
 func (s *ValueState[T]) clearKey() error {
-	return s.k.be.del(s.k.kg, s.k.stateKey(s.prefix, nil), false)
+	return s.k.be.del(s.k.kg, s.k.stateKey(s.prefix, nil), pointIndex)
 }
 
 // mapState is the map of MapState and SortedMapState: entries at
@@ -106,7 +106,7 @@ func (s *mapState[K, V]) put(key K, v V) error {
 		}
 	}
 	k.vb = s.vc.Append(k.vb[:0], v)
-	return k.be.put(k.kg, s.entryKey(key), k.vb, true)
+	return k.be.put(k.kg, s.entryKey(key), k.vb, s.group())
 }
 
 func (s *mapState[K, V]) remove(key K) error {
@@ -116,13 +116,16 @@ func (s *mapState[K, V]) remove(key K) error {
 			return err
 		}
 	}
-	return k.be.del(k.kg, s.entryKey(key), true)
+	return k.be.del(k.kg, s.entryKey(key), s.group())
 }
 
 func (s *mapState[K, V]) clearKey() error {
 	s.pb = append(s.pb[:0], s.k.stateKey(s.prefix, nil)...)
-	return s.k.clearPrefix(s.pb)
+	return s.k.clearPrefix(s.pb, s.group())
 }
+
+// group is the index of the current key's entries: their own group.
+func (s *mapState[K, V]) group() index { return index(len(s.prefix) + len(s.k.cur)) }
 
 // iterate calls fn for the current key's entries with map keys in [lo, hi)
 // (nil: unbounded), in map key order or reversed.
@@ -151,7 +154,7 @@ func (s *mapState[K, V]) iterate(lo, hi []byte, hasLo, hasHi, reverse bool, fn f
 	if upper != nil {
 		s.eb = upper
 	}
-	return k.scan(k.kg, lower, upper, reverse, func(key, val []byte) (bool, error) {
+	return k.scan(k.kg, lower, upper, index(n), reverse, func(key, val []byte) (bool, error) {
 		// key is in the scan's chunk, valid during fn.
 		mk, err := s.kc.Decode(key[n:])
 		if err != nil {
@@ -336,11 +339,11 @@ func (s *ListState[T]) Add(v T) error {
 		seq = binary.BigEndian.Uint64(b)
 	}
 	binary.BigEndian.PutUint64(s.sb[:], seq+1)
-	if err := k.be.put(k.kg, k.kb, s.sb[:], true); err != nil {
+	if err := k.be.put(k.kg, k.kb, s.sb[:], globalIndex); err != nil {
 		return err
 	}
 	binary.BigEndian.PutUint64(s.sb[:], seq)
-	return k.be.put(k.kg, k.stateKey(s.prefix, s.sb[:]), k.vb, true)
+	return k.be.put(k.kg, k.stateKey(s.prefix, s.sb[:]), k.vb, globalIndex)
 }
 
 // Get calls fn for the current key's elements in the order they were
@@ -367,7 +370,7 @@ func (s *ListState[T]) Get(fn func(T) (bool, error)) error {
 	}
 	s.eb = prefixEnd(s.eb, p)
 	s.pb = append(append(s.pb[:0], p...), 0) // after the counter
-	return k.scan(k.kg, s.pb, s.eb, false, func(_, val []byte) (bool, error) {
+	return k.scan(k.kg, s.pb, s.eb, globalIndex, false, func(_, val []byte) (bool, error) {
 		v, err := s.codec.Decode(val)
 		if err != nil {
 			return false, fmt.Errorf("state %s: %w", s.prefix[1:], err)
@@ -400,5 +403,5 @@ func (s *ListState[T]) clearKey() error {
 		}
 	}
 	s.pb = append(s.pb[:0], s.k.stateKey(s.prefix, nil)...)
-	return s.k.clearPrefix(s.pb)
+	return s.k.clearPrefix(s.pb, globalIndex)
 }

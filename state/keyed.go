@@ -197,11 +197,12 @@ func (k *Keyed) stateKey(prefix, suffix []byte) []byte {
 }
 
 // scan calls fn for the entries of key group kg with keys in [lower,
-// upper) (nil upper: to the end of the key group), ascending or descending.
+// upper) (nil upper: to the end of the key group), ascending or descending;
+// idx is the keys' index (a group: the range is within it, see backend).
 // It copies entries a chunk at a time, so fn may read and change any state
 // (it sees changes to keys it has not reached yet). The slices passed to fn
 // are valid during the call. fn returns false to stop.
-func (k *Keyed) scan(kg int, lower, upper []byte, reverse bool, fn func(key, val []byte) (bool, error)) error {
+func (k *Keyed) scan(kg int, lower, upper []byte, idx index, reverse bool, fn func(key, val []byte) (bool, error)) error {
 	if k.depth == len(k.chunks) {
 		k.chunks = append(k.chunks, &chunk{})
 	}
@@ -218,12 +219,16 @@ func (k *Keyed) scan(kg int, lower, upper []byte, reverse bool, fn func(key, val
 		if hasUpper {
 			up = c.upper
 		}
-		if err := k.be.scan(kg, c.lower, up, reverse, size, c); err != nil {
+		if err := k.be.scan(kg, c.lower, up, idx, reverse, size, c); err != nil {
 			return err
 		}
-		n := len(c.ents)
+		n := c.len()
 		for i := range n {
-			more, err := fn(c.key(i), c.val(i))
+			key, val, ok := c.at(i)
+			if !ok {
+				continue
+			}
+			more, err := fn(key, val)
 			if err != nil || !more {
 				return err
 			}
@@ -232,7 +237,7 @@ func (k *Keyed) scan(kg int, lower, upper []byte, reverse bool, fn func(key, val
 			return nil
 		}
 		size = min(2*size, chunkSize)
-		last := c.key(n - 1)
+		last := c.lastKey()
 		if reverse {
 			c.upper = append(c.upper[:0], last...)
 			hasUpper = true
@@ -256,13 +261,14 @@ func prefixEnd(dst, p []byte) []byte {
 }
 
 // clearPrefix deletes every entry of the current key group whose key
-// starts with p.
-func (k *Keyed) clearPrefix(p []byte) error {
+// starts with p, a state's prefix and current key; idx is their index (a
+// map state's group, len(p), or globalIndex).
+func (k *Keyed) clearPrefix(p []byte, idx index) error {
 	var end [256]byte
 	hi := prefixEnd(end[:0], p)
 	kg := k.kg
-	return k.scan(kg, p, hi, false, func(key, _ []byte) (bool, error) {
-		return true, k.be.del(kg, key, true)
+	return k.scan(kg, p, hi, idx, false, func(key, _ []byte) (bool, error) {
+		return true, k.be.del(kg, key, idx)
 	})
 }
 

@@ -129,6 +129,9 @@ type variant struct {
 	pebble     bool
 	cacheBytes int64
 	ttl        time.Duration
+	// treeAt, when positive, is the size beyond which the memory
+	// backend's groups use a B-tree (small: both forms are exercised).
+	treeAt int
 }
 
 func TestModel(t *testing.T) {
@@ -144,7 +147,9 @@ func TestModel(t *testing.T) {
 	variants := []variant{
 		{name: "memory"},
 		{name: "memory-ttl", ttl: 40 * time.Millisecond},
+		{name: "memory-group-trees", treeAt: 3},
 		{name: "pebble", pebble: true, cacheBytes: 64 << 20},
+		{name: "pebble-group-trees", pebble: true, cacheBytes: 64 << 20, treeAt: 3},
 		{name: "pebble-small-cache", pebble: true, cacheBytes: 4 << 10},
 		{name: "pebble-small-cache-ttl", pebble: true, cacheBytes: 2 << 10, ttl: 40 * time.Millisecond},
 	}
@@ -255,7 +260,9 @@ func (h *harness) open(par int, from []string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		must(t, err)
+		if h.v.treeAt > 0 {
+			setTreeAt(st.k, h.v.treeAt)
+		}
 		st.v, err = NewValueState(st.k, "v", Int64{})
 		must(t, err)
 		st.m, err = NewMapState(st.k, "m", String{}, Int64{})
@@ -267,6 +274,19 @@ func (h *harness) open(par int, from []string) {
 		st.l, err = NewListState(st.k, "l", Int64{})
 		must(t, err)
 		h.subs = append(h.subs, st)
+	}
+}
+
+// setTreeAt sets the group size beyond which k's memory backend orders a
+// group in a B-tree.
+func setTreeAt(k *Keyed, n int) {
+	switch be := k.be.(type) {
+	case *memBackend:
+		be.treeAt = n
+	case *hybridBackend:
+		if be.mem != nil {
+			be.mem.treeAt = n
+		}
 	}
 }
 
@@ -507,7 +527,11 @@ func (h *harness) advanceProc(now int64) {
 		for _, name := range []string{"v", "m", "s", "sd", "l", ttlName} {
 			n := 0
 			p := st.k.stateKey(namePrefix(name), nil)
-			must(h.t, st.k.scan(st.k.kg, p, prefixEnd(nil, p), false, func(_, _ []byte) (bool, error) { n++; return true, nil }))
+			idx := globalIndex
+			if name == "m" || name == "s" || name == "sd" {
+				idx = index(len(p)) // a map's group
+			}
+			must(h.t, st.k.scan(st.k.kg, p, prefixEnd(nil, p), idx, false, func(_, _ []byte) (bool, error) { n++; return true, nil }))
 			if n > 0 {
 				h.t.Fatalf("processing time %d: expired key %v still has %d entries in %s", now, k, n, name)
 			}
@@ -580,7 +604,7 @@ func (h *harness) storedTimers(st *subtask, d TimeDomain) []timerID {
 	idx := st.k.timers[d]
 	var out []timerID
 	for kg := st.k.first; kg <= st.k.last; kg++ {
-		must(h.t, st.k.scan(kg, idx.prefix, prefixEnd(nil, idx.prefix), false, func(key, val []byte) (bool, error) {
+		must(h.t, st.k.scan(kg, idx.prefix, prefixEnd(nil, idx.prefix), globalIndex, false, func(key, val []byte) (bool, error) {
 			ts, err := timerTS(idx, key)
 			if err != nil {
 				return false, err
@@ -669,6 +693,20 @@ func (h *harness) verifyKey(key modelKey, what string) {
 	}
 	if !slices.Equal(gotR, wantR) {
 		fail("range [%d, %d) %v want %v", lo, hi, gotR, wantR)
+	}
+	var gotF, wantF, gotB, wantB []int64
+	must(t, st.s.AscendFrom(lo, func(k int64, _ string) (bool, error) { gotF = append(gotF, k); return true, nil }))
+	must(t, st.s.DescendBelow(hi, func(k int64, _ string) (bool, error) { gotB = append(gotB, k); return true, nil }))
+	for i, k := range wantS {
+		if k >= lo {
+			wantF = append(wantF, k)
+		}
+		if k := rev[i]; k < hi {
+			wantB = append(wantB, k)
+		}
+	}
+	if !slices.Equal(gotF, wantF) || !slices.Equal(gotB, wantB) {
+		fail("from %d %v want %v; below %d %v want %v", lo, gotF, wantF, hi, gotB, wantB)
 	}
 	fk, _, fok, err := st.s.First()
 	must(t, err)

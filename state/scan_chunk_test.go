@@ -10,10 +10,10 @@ type countingBackend struct {
 	copied int
 }
 
-func (b *countingBackend) scan(kg int, lower, upper []byte, reverse bool, limit int, c *chunk) error {
-	before := len(c.ents)
-	err := b.backend.scan(kg, lower, upper, reverse, limit, c)
-	b.copied += len(c.ents) - before
+func (b *countingBackend) scan(kg int, lower, upper []byte, idx index, reverse bool, limit int, c *chunk) error {
+	before := c.len()
+	err := b.backend.scan(kg, lower, upper, idx, reverse, limit, c)
+	b.copied += c.len() - before
 	return err
 }
 

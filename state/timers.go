@@ -110,7 +110,7 @@ func (k *Keyed) RegisterTimer(d TimeDomain, ts int64, ns []byte) error {
 func (k *Keyed) registerTimer(t *timerIndex, ts int64, ns []byte) error {
 	key := k.timerKey(t, ts, ns)
 	var lb [binary.MaxVarintLen64]byte
-	if err := k.be.put(k.kg, key, binary.AppendUvarint(lb[:0], uint64(len(k.cur))), true); err != nil {
+	if err := k.be.put(k.kg, key, binary.AppendUvarint(lb[:0], uint64(len(k.cur))), globalIndex); err != nil {
 		return err
 	}
 	h := &t.heads[k.kg-k.first]
@@ -130,7 +130,7 @@ func (k *Keyed) DeleteTimer(d TimeDomain, ts int64, ns []byte) error {
 	if err != nil {
 		return err
 	}
-	return k.be.del(k.kg, k.timerKey(k.timers[i], ts, ns), true)
+	return k.be.del(k.kg, k.timerKey(k.timers[i], ts, ns), globalIndex)
 }
 
 // Watermark returns the last watermark passed to AdvanceWatermark
@@ -207,7 +207,7 @@ func (k *Keyed) firstTimer(t *timerIndex, kg int, from int64) (int64, error) {
 	f.flo = lower
 	f.fhi = prefixEnd(f.fhi, t.prefix)
 	ts := int64(math.MaxInt64)
-	err := k.scan(kg, lower, f.fhi, false, func(key, _ []byte) (bool, error) {
+	err := k.scan(kg, lower, f.fhi, globalIndex, false, func(key, _ []byte) (bool, error) {
 		var err error
 		ts, err = timerTS(t, key)
 		return false, err
@@ -340,7 +340,7 @@ func (k *Keyed) fireUpTo(t *timerIndex, d TimeDomain, upTo int64, fire func(Time
 			if h != math.MinInt64 {
 				f.lo = binary.BigEndian.AppendUint64(f.lo, uint64(h)^signBit)
 			}
-			if err := k.be.scan(kg, f.lo, f.hi, false, timersPerGroup, &f.c); err != nil {
+			if err := k.be.scan(kg, f.lo, f.hi, globalIndex, false, timersPerGroup, &f.c); err != nil {
 				return err
 			}
 			n := len(f.c.ents) - before
@@ -425,7 +425,7 @@ func (k *Keyed) fireUpTo(t *timerIndex, d TimeDomain, upTo int64, fire func(Time
 			} else if !ok {
 				continue
 			}
-			if err := k.be.del(kg, key, true); err != nil {
+			if err := k.be.del(kg, key, globalIndex); err != nil {
 				return err
 			}
 			rest := key[len(t.prefix)+8:]

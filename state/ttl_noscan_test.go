@@ -21,10 +21,10 @@ func (c *readCounter) get(kg int, key []byte) ([]byte, bool, error) {
 	return c.backend.get(kg, key)
 }
 
-func (c *readCounter) scan(kg int, lower, upper []byte, reverse bool, limit int, ch *chunk) error {
-	n := len(ch.ents)
-	err := c.backend.scan(kg, lower, upper, reverse, limit, ch)
-	c.read += len(ch.ents) - n
+func (c *readCounter) scan(kg int, lower, upper []byte, idx index, reverse bool, limit int, ch *chunk) error {
+	n := ch.len()
+	err := c.backend.scan(kg, lower, upper, idx, reverse, limit, ch)
+	c.read += ch.len() - n
 	return err
 }
 
