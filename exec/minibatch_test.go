@@ -198,17 +198,7 @@ func TestGroupAggMiniBatchGroupCap(t *testing.T) {
 // that both end with the batch answer.
 func TestPipelineMiniBatch(t *testing.T) {
 	rows := testRows(3, 20000, 300, 1000)
-	sums, seen := map[int64]int64{}, map[int64]bool{}
-	for _, r := range rows {
-		seen[r[0].Int()] = true
-		if !r[1].IsNull() {
-			sums[r[0].Int()] += r[1].Int()
-		}
-	}
-	var want [][]types.Value
-	for k := range seen {
-		want = append(want, []types.Value{types.BigIntValue(k), types.BigIntValue(sums[k])})
-	}
+	want := sumsByKey(rows)
 	for _, mini := range []bool{false, true} {
 		sink := &collectSink{}
 		g := &JobGraph{Name: "mini", Vertices: []*Vertex{
@@ -265,17 +255,7 @@ func TestCalcColumnProjection(t *testing.T) {
 // input is idle and has not ended (the task's timer, not new input).
 func TestMiniBatchAllowLatency(t *testing.T) {
 	rows := testRows(7, 20000, 300, 1000)
-	sums, seen := map[int64]int64{}, map[int64]bool{}
-	for _, r := range rows {
-		seen[r[0].Int()] = true
-		if !r[1].IsNull() {
-			sums[r[0].Int()] += r[1].Int()
-		}
-	}
-	var want [][]types.Value
-	for k := range seen {
-		want = append(want, []types.Value{types.BigIntValue(k), types.BigIntValue(sums[k])})
-	}
+	want := sumsByKey(rows)
 	sum := []AggCall{{Func: AggSum, Arg: 1, ArgType: types.BigInt, Type: types.BigInt}}
 	for _, tc := range []struct {
 		name    string
