@@ -154,7 +154,7 @@ func (t *task) alignPause() (stop bool, err error) {
 		return false, nil
 	}
 	// Paused: what was computed goes out first.
-	if err := t.flush(); err != nil {
+	if err := t.flushAll(); err != nil {
 		return false, err
 	}
 	if a.onPause != nil {

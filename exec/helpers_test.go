@@ -328,3 +328,20 @@ func testCheckpointing(t *testing.T, dir, job string, restore *checkpoint.Checkp
 	}
 	return &CheckpointOptions{Storage: st, Retain: 3, WorkDir: filepath.Join(dir, job, "_work"), Restore: restore, StateCacheBytes: cache}
 }
+
+// sumsByKey is the batch answer of SELECT k, SUM(v) GROUP BY k over rows
+// (k, v) with BIGINT columns: a row per key seen, NULL values skipped.
+func sumsByKey(rows [][]types.Value) [][]types.Value {
+	sums, seen := map[int64]int64{}, map[int64]bool{}
+	for _, r := range rows {
+		seen[r[0].Int()] = true
+		if !r[1].IsNull() {
+			sums[r[0].Int()] += r[1].Int()
+		}
+	}
+	var want [][]types.Value
+	for k := range seen {
+		want = append(want, []types.Value{types.BigIntValue(k), types.BigIntValue(sums[k])})
+	}
+	return want
+}

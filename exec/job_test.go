@@ -105,18 +105,7 @@ func TestPipelineGroupAgg(t *testing.T) {
 
 func TestPipelineUnion(t *testing.T) {
 	a, b := testRows(1, 5000, 50, 100), testRows(2, 3000, 80, 100)
-	sums := map[int64]int64{}
-	seen := map[int64]bool{}
-	for _, r := range slices.Concat(a, b) {
-		seen[r[0].Int()] = true
-		if !r[1].IsNull() {
-			sums[r[0].Int()] += r[1].Int()
-		}
-	}
-	var want [][]types.Value
-	for k := range seen {
-		want = append(want, []types.Value{types.BigIntValue(k), types.BigIntValue(sums[k])})
-	}
+	want := sumsByKey(slices.Concat(a, b))
 	sink := &collectSink{}
 	g := &JobGraph{Name: "union", Vertices: []*Vertex{
 		{Name: "A", Parallelism: 2, Source: &sliceSource{width: 2, rows: a}, SourceWidth: 2},

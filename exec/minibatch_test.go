@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -197,17 +198,7 @@ func TestGroupAggMiniBatchGroupCap(t *testing.T) {
 // that both end with the batch answer.
 func TestPipelineMiniBatch(t *testing.T) {
 	rows := testRows(3, 20000, 300, 1000)
-	sums, seen := map[int64]int64{}, map[int64]bool{}
-	for _, r := range rows {
-		seen[r[0].Int()] = true
-		if !r[1].IsNull() {
-			sums[r[0].Int()] += r[1].Int()
-		}
-	}
-	var want [][]types.Value
-	for k := range seen {
-		want = append(want, []types.Value{types.BigIntValue(k), types.BigIntValue(sums[k])})
-	}
+	want := sumsByKey(rows)
 	for _, mini := range []bool{false, true} {
 		sink := &collectSink{}
 		g := &JobGraph{Name: "mini", Vertices: []*Vertex{
@@ -264,17 +255,7 @@ func TestCalcColumnProjection(t *testing.T) {
 // input is idle and has not ended (the task's timer, not new input).
 func TestMiniBatchAllowLatency(t *testing.T) {
 	rows := testRows(7, 20000, 300, 1000)
-	sums, seen := map[int64]int64{}, map[int64]bool{}
-	for _, r := range rows {
-		seen[r[0].Int()] = true
-		if !r[1].IsNull() {
-			sums[r[0].Int()] += r[1].Int()
-		}
-	}
-	var want [][]types.Value
-	for k := range seen {
-		want = append(want, []types.Value{types.BigIntValue(k), types.BigIntValue(sums[k])})
-	}
+	want := sumsByKey(rows)
 	sum := []AggCall{{Func: AggSum, Arg: 1, ArgType: types.BigInt, Type: types.BigInt}}
 	for _, tc := range []struct {
 		name    string
@@ -332,6 +313,88 @@ func TestMiniBatchAllowLatency(t *testing.T) {
 			t.Errorf("first write of %d rows, want the 3 keys' sums at once", sink.firstLen)
 		}
 	})
+}
+
+// TestMiniBatchLatencyWatermark checks that with a latency longer than the
+// run, the aggregate's held changes still go out before a watermark that
+// follows them (as Flink finishes a mini-batch at a watermark): the
+// operator after it sees the sums, then the watermark.
+func TestMiniBatchLatencyWatermark(t *testing.T) {
+	var seq []string
+	var mu sync.Mutex
+	sawWM := make(chan struct{})
+	var once sync.Once
+	rows := [][]types.Value{
+		{types.BigIntValue(1), types.TimestampValue(1000)}, {types.BigIntValue(2), types.TimestampValue(2000)},
+		{types.BigIntValue(1), types.TimestampValue(3000)},
+	}
+	rec := func() Operator {
+		return &seqRecorder{seq: &seq, mu: &mu, wm: func() { once.Do(func() { close(sawWM) }) }}
+	}
+	count := []AggCall{{Func: AggCountStar, Arg: -1, Type: types.BigInt}}
+	ts := expr.NewColumn(1, types.Timestamp, "ts")
+	g := &JobGraph{Name: "wm", Vertices: []*Vertex{
+		{Name: "Source", Parallelism: 1, Source: &idleSource{rows: rows}, SourceWidth: 2,
+			Watermark: &WatermarkSpec{Column: 1, Expr: ts}},
+		{Name: "Count -> Recorder -> Sink", Parallelism: 1,
+			Inputs: []Input{{From: 0, Partition: Partitioning{Kind: Hash, Keys: []int{0}}}},
+			Operators: []OperatorSpec{{Name: "GroupAggregate", OutWidth: 2, New: NewGroupAgg([]int{0}, count)},
+				{Name: "Recorder", OutWidth: 2, New: rec}},
+			Sink: &collectSink{}},
+	}}
+	j, err := Start(context.Background(), g, Options{MiniBatch: true, MiniBatchLatency: time.Hour, AutoWatermarkInterval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sawWM:
+	case <-time.After(time.Minute):
+		t.Error("no watermark of the last row reached the operator after the aggregate")
+	}
+	j.Cancel()
+	_ = j.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	// The first watermark at the last row's time must come after both sums.
+	rowsBefore := 0
+	for _, e := range seq {
+		if strings.HasPrefix(e, "wm") {
+			break
+		}
+		rowsBefore++
+	}
+	if rowsBefore != 2 {
+		t.Errorf("%d rows before the watermark of the last row, want the 2 keys' counts: %v", rowsBefore, seq)
+	}
+}
+
+// seqRecorder passes rows on and records rows and the watermarks at or past
+// 3 s (the last row's time) in their order; wm is called at the first such.
+type seqRecorder struct {
+	seq *[]string
+	mu  *sync.Mutex
+	wm  func()
+}
+
+func (r *seqRecorder) Open(*OpContext) error { return nil }
+func (r *seqRecorder) Process(_ int, b *types.Batch, out Emitter) error {
+	r.mu.Lock()
+	for i := range b.Len() {
+		*r.seq = append(*r.seq, types.FormatRow(b.Kinds[i], b.Row(i)))
+	}
+	r.mu.Unlock()
+	return out.Emit(b)
+}
+func (r *seqRecorder) Finish(Emitter) error { return nil }
+func (r *seqRecorder) Close() error         { return nil }
+func (r *seqRecorder) ProcessWatermark(wm int64, out Emitter) error {
+	if wm >= 3000 {
+		r.mu.Lock()
+		*r.seq = append(*r.seq, "wm "+fmtWM(wm))
+		r.mu.Unlock()
+		r.wm()
+	}
+	return ForwardWatermark(out, wm)
 }
 
 // idleSource emits its rows in one batch, then finds nothing (a poll of a

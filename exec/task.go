@@ -350,6 +350,14 @@ func (t *task) pending() bool {
 	return false
 }
 
+// flushAll is flush with the operators' held changes due whatever
+// Options.MiniBatchLatency: before a watermark, a barrier, an idle or
+// paused source's wait (Flink also finishes a mini-batch at a watermark).
+func (t *task) flushAll() error {
+	t.lastOpFlush = time.Time{}
+	return t.flush()
+}
+
 // heldDue reports whether the operators' held changes are due at now:
 // always without Options.MiniBatchLatency.
 func (t *task) heldDue(now time.Time) bool {

@@ -276,7 +276,7 @@ func (t *task) snapshot(id int64, finished bool) (*taskSnapshot, error) {
 			}
 		}
 	}
-	if err := t.flush(); err != nil {
+	if err := t.flushAll(); err != nil {
 		// The operators let go of what they flushed: declining would go on
 		// without it, so the task fails and the job restores.
 		return nil, &stateWriteError{id: id, err: fmt.Errorf("flush before the barrier: %w", err)}

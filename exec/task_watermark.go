@@ -21,7 +21,7 @@ import (
 // sends it on every output channel.
 func (t *task) emitWatermark(wm int64) error {
 	t.wmMetric.Store(wm)
-	if err := t.flush(); err != nil {
+	if err := t.flushAll(); err != nil {
 		return err
 	}
 	if len(t.ops) == 0 {
@@ -156,7 +156,7 @@ func (t *task) sourceTime(now time.Time, hadData bool) error {
 	}
 	if opts.SourceIdleTimeout > 0 && !t.srcIdle && now.Sub(t.lastData) >= opts.SourceIdleTimeout {
 		t.srcIdle = true
-		if err := t.flush(); err != nil {
+		if err := t.flushAll(); err != nil {
 			return err
 		}
 		if t.x != nil {

@@ -429,7 +429,9 @@ func (f *fastRegexp) search(s string, g, from int) (lo, hi int, ok bool) {
 	for i := range sc.caps {
 		sc.caps[i] = -1
 	}
-	for pos := from; pos <= len(s); pos++ {
+	// Start positions step a rune at a time, as Go's regexp does: a
+	// match never begins inside a character.
+	for pos := runeStartAtOrAfter(s, from); pos <= len(s); pos += runeWidth(s, pos) {
 		if pos > 0 && f.beginText {
 			break
 		}
@@ -442,6 +444,38 @@ func (f *fastRegexp) search(s string, g, from int) (lo, hi int, ok bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// runeWidth returns the bytes of the rune at pos as Go decodes s (1 for
+// an invalid byte), and 1 at the end of s.
+func runeWidth(s string, pos int) int {
+	if pos >= len(s) || s[pos] < utf8.RuneSelf {
+		return 1
+	}
+	_, w := utf8.DecodeRuneInString(s[pos:])
+	return w
+}
+
+// runeStartAtOrAfter returns the first position at or after from that
+// decoding s rune by rune from 0 reaches (where Go's regexp tries a
+// match). A byte that is not a continuation byte is always such a
+// position (a valid rune spans only continuation bytes after its first),
+// so it decodes forward from the nearest one at most 3 bytes back.
+func runeStartAtOrAfter(s string, from int) int {
+	if from >= len(s) || utf8.RuneStart(s[from]) {
+		return from
+	}
+	p := from
+	for p > 0 && from-p < utf8.UTFMax-1 && !utf8.RuneStart(s[p]) {
+		p--
+	}
+	if !utf8.RuneStart(s[p]) {
+		return from // no rune could span from: it begins one
+	}
+	for p < from {
+		p += runeWidth(s, p)
+	}
+	return p
 }
 
 // try runs the threads from start position start in priority order and

@@ -11,7 +11,7 @@ import (
 // randPattern builds a random pattern over a small alphabet, with groups,
 // alternation, classes, anchors and quantifiers (greedy and lazy).
 func randPattern(r *rand.Rand, depth int) string {
-	atoms := []string{"a", "b", "&", "=", "c", "é", ".", "[^&]", "[a-c]", "[^a]", `\b`, "^", "$", "(?i)A", "x", `\d`, "ab", "channel_id="}
+	atoms := []string{"a", "b", "&", "=", "c", "é", ".", "[^&]", "[^é]", `\P{L}`, "[a-c]", "[^a]", `\b`, "^", "$", "(?i)A", "x", `\d`, "ab", "channel_id="}
 	var b strings.Builder
 	n := 1 + r.IntN(4)
 	for range n {
@@ -176,6 +176,36 @@ func TestFastRegexpLoops(t *testing.T) {
 				if ok != wok || ok && (lo != want[2*g] || hi != want[2*g+1]) {
 					t.Fatalf("seed %d: %q on %q group %d: (%d,%d,%v), Go %v", seed, p, s, g, lo, hi, ok, want)
 				}
+			}
+		}
+	}
+}
+
+// TestFastRegexpRuneStarts checks that a match never begins inside a
+// multi-byte character (Go's regexp tries rune starts only): patterns
+// that fail on the character but match the invalid byte a continuation
+// byte decodes to, also after a literal that sets the search's start.
+func TestFastRegexpRuneStarts(t *testing.T) {
+	cases := []struct{ pattern, input string }{
+		{`[^é]`, "é"}, {`\P{L}`, "é"}, {`[^é]$`, "aé"}, {`[^é]`, "éé"}, {`[^€]x`, "€x"},
+		{`[^é]`, "\xe2\x82"}, {`[^é]`, "\x80\x80é"}, {`a.?[^€]b`, "a€b"}, {`(.)=b`, "€=b"},
+		{`[^€]=`, "€="}, {`(?:x|[^é])yz`, "éyz"}, {`[^é]*$`, "aé"},
+	}
+	for _, c := range cases {
+		re := regexp.MustCompile(c.pattern)
+		f, err := newFastRegexp(c.pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := re.FindStringSubmatchIndex(c.input)
+		if got := f.MatchString(c.input); got != (want != nil) {
+			t.Errorf("%q on %q: match %v, Go %v", c.pattern, c.input, got, want)
+		}
+		for g := 0; g <= re.NumSubexp(); g++ {
+			lo, hi, ok := f.Group(c.input, g)
+			wok := want != nil && want[2*g] >= 0
+			if ok != wok || ok && (lo != want[2*g] || hi != want[2*g+1]) {
+				t.Errorf("%q on %q group %d: (%d,%d,%v), Go %v", c.pattern, c.input, g, lo, hi, ok, want)
 			}
 		}
 	}
