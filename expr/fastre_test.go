@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"regexp"
 	"strings"
@@ -76,17 +77,9 @@ func TestFastRegexpMatchesGo(t *testing.T) {
 		}
 		for range 20 {
 			s := randInput(r)
-			want := re.FindStringSubmatchIndex(s)
 			for _, f := range []*fastRegexp{f, slow} {
-				if got := f.MatchString(s); got != (want != nil) {
-					t.Fatalf("seed %d: %q on %q: match %v, Go %v", seed, p, s, got, want != nil)
-				}
-				for g := 0; g <= re.NumSubexp(); g++ {
-					lo, hi, ok := f.Group(s, g)
-					wok := want != nil && want[2*g] >= 0
-					if ok != wok || ok && (lo != want[2*g] || hi != want[2*g+1]) {
-						t.Fatalf("seed %d: %q on %q group %d: (%d,%d,%v), Go %v", seed, p, s, g, lo, hi, ok, want)
-					}
+				if d := diffGo(f, re, s); d != "" {
+					t.Fatalf("seed %d: %s", seed, d)
 				}
 			}
 		}
@@ -168,14 +161,8 @@ func TestFastRegexpLoops(t *testing.T) {
 			for range r.IntN(40) {
 				b.WriteString(alphabet[r.IntN(len(alphabet))])
 			}
-			s := b.String()
-			want := re.FindStringSubmatchIndex(s)
-			for g := 0; g <= re.NumSubexp(); g++ {
-				lo, hi, ok := f.Group(s, g)
-				wok := want != nil && want[2*g] >= 0
-				if ok != wok || ok && (lo != want[2*g] || hi != want[2*g+1]) {
-					t.Fatalf("seed %d: %q on %q group %d: (%d,%d,%v), Go %v", seed, p, s, g, lo, hi, ok, want)
-				}
+			if d := diffGo(f, re, b.String()); d != "" {
+				t.Fatalf("seed %d: %s", seed, d)
 			}
 		}
 	}
@@ -197,16 +184,25 @@ func TestFastRegexpRuneStarts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := re.FindStringSubmatchIndex(c.input)
-		if got := f.MatchString(c.input); got != (want != nil) {
-			t.Errorf("%q on %q: match %v, Go %v", c.pattern, c.input, got, want)
-		}
-		for g := 0; g <= re.NumSubexp(); g++ {
-			lo, hi, ok := f.Group(c.input, g)
-			wok := want != nil && want[2*g] >= 0
-			if ok != wok || ok && (lo != want[2*g] || hi != want[2*g+1]) {
-				t.Errorf("%q on %q group %d: (%d,%d,%v), Go %v", c.pattern, c.input, g, lo, hi, ok, want)
-			}
+		if d := diffGo(f, re, c.input); d != "" {
+			t.Error(d)
 		}
 	}
+}
+
+// diffGo compares f's match and groups on s with Go's regexp re; it
+// returns how they differ, or "" when they agree.
+func diffGo(f *fastRegexp, re *regexp.Regexp, s string) string {
+	want := re.FindStringSubmatchIndex(s)
+	if got := f.MatchString(s); got != (want != nil) {
+		return fmt.Sprintf("%q on %q: match %v, Go %v", re, s, got, want)
+	}
+	for g := 0; g <= re.NumSubexp(); g++ {
+		lo, hi, ok := f.Group(s, g)
+		wok := want != nil && want[2*g] >= 0
+		if ok != wok || ok && (lo != want[2*g] || hi != want[2*g+1]) {
+			return fmt.Sprintf("%q on %q group %d: (%d,%d,%v), Go %v", re, s, g, lo, hi, ok, want)
+		}
+	}
+	return ""
 }
