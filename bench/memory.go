@@ -45,7 +45,7 @@ type peakTracker struct {
 	markGo, markRS uint64
 	// recent holds the peaks of the samples of each of the last seconds
 	// of the run, by second (its second since the start, mod len).
-	recent [30]secondPeak
+	recent [memoryMark / time.Second]secondPeak
 	latest int64 // the second of the latest sample
 }
 

@@ -16,7 +16,7 @@ import (
 // on (Options.MiniBatch) once per mini-batch: changes accumulate over several
 // input batches and are emitted when the task flushes (its input is idle,
 // FlushInterval passed, a barrier comes, the input ends) or when
-// miniBatchRows rows are pending or enough groups are touched (emitDue), so
+// batchRows rows are pending or enough groups are touched (emitDue), so
 // a hot key yields one update per mini-batch rather than one per input
 // batch.
 type groupAggOp struct {
@@ -310,10 +310,11 @@ func (g *groupAggOp) afterBatch(b *types.Batch, out Emitter) error {
 }
 
 // emitDue reports whether the held changes are to be emitted after a
-// batch: always without mini-batch; with it, at miniBatchRows pending
-// rows, or at miniBatchGroups touched groups unless at least a quarter of
-// the pending rows fell on groups already touched (each such row saves an
-// output row), and then at miniBatchMaxGroups (fewer for many calls).
+// batch: always without mini-batch; with it, at batchRows pending rows
+// (miniBatchRows, or 'table.exec.mini-batch.size'), or at miniBatchGroups
+// touched groups unless at least a quarter of the pending rows fell on
+// groups already touched (each such row saves an output row), and then at
+// miniBatchMaxGroups (fewer for many calls).
 func (g *groupAggOp) emitDue() bool {
 	n := len(g.touched)
 	switch {

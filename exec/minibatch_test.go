@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -298,17 +299,8 @@ func TestMiniBatchAllowLatency(t *testing.T) {
 				Operators: []OperatorSpec{{Name: "GroupAggregate", OutWidth: 2, New: NewGroupAgg([]int{0}, sum)}},
 				Sink:      sink},
 		}}
-		j, err := Start(context.Background(), g, Options{MiniBatch: true, MiniBatchLatency: 20 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-first:
-		case <-time.After(time.Minute):
-			t.Error("the held changes never came out while the input was idle")
-		}
-		j.Cancel()
-		_ = j.Wait()
+		runUntil(t, g, Options{MiniBatch: true, MiniBatchLatency: 20 * time.Millisecond}, first,
+			"the held changes never came out while the input was idle")
 		if sink.firstLen != 3 {
 			t.Errorf("first write of %d rows, want the 3 keys' sums at once", sink.firstLen)
 		}
@@ -342,17 +334,8 @@ func TestMiniBatchLatencyWatermark(t *testing.T) {
 				{Name: "Recorder", OutWidth: 2, New: rec}},
 			Sink: &collectSink{}},
 	}}
-	j, err := Start(context.Background(), g, Options{MiniBatch: true, MiniBatchLatency: time.Hour, AutoWatermarkInterval: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-sawWM:
-	case <-time.After(time.Minute):
-		t.Error("no watermark of the last row reached the operator after the aggregate")
-	}
-	j.Cancel()
-	_ = j.Wait()
+	runUntil(t, g, Options{MiniBatch: true, MiniBatchLatency: time.Hour, AutoWatermarkInterval: time.Millisecond}, sawWM,
+		"no watermark of the last row reached the operator after the aggregate")
 	mu.Lock()
 	defer mu.Unlock()
 	// The first watermark at the last row's time must come after both sums.
@@ -395,6 +378,26 @@ func (r *seqRecorder) ProcessWatermark(wm int64, out Emitter) error {
 		r.wm()
 	}
 	return ForwardWatermark(out, wm)
+}
+
+// runUntil runs g until event happens (failing with what if it has not
+// within a minute), then cancels it: the job must end cancelled, not
+// failed.
+func runUntil(t *testing.T, g *JobGraph, opts Options, event <-chan struct{}, what string) {
+	t.Helper()
+	j, err := Start(context.Background(), g, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-event:
+	case <-time.After(time.Minute):
+		t.Error(what)
+	}
+	j.Cancel()
+	if err := j.Wait(); !errors.Is(err, ErrCancelled) {
+		t.Errorf("job ended with %v, want cancelled", err)
+	}
 }
 
 // idleSource emits its rows in one batch, then finds nothing (a poll of a

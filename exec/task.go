@@ -316,14 +316,26 @@ func (t *task) push(port int, b *types.Batch) error {
 // Options.MiniBatchLatency, only once that long passed since they last
 // did: heldDue), and sends pending output batches.
 func (t *task) flush() error {
-	t.lastFlush = time.Now()
-	if !t.heldDue(t.lastFlush) {
+	now := time.Now()
+	return t.flushAt(now, t.heldDue(now))
+}
+
+// flushAll is flush with the operators' held changes due whatever
+// Options.MiniBatchLatency: before a watermark, a barrier, an idle or
+// paused source's wait (Flink also finishes a mini-batch at a watermark).
+func (t *task) flushAll() error { return t.flushAt(time.Now(), true) }
+
+// flushAt flushes at now: the operators' held changes if held, then the
+// pending output batches.
+func (t *task) flushAt(now time.Time, held bool) error {
+	t.lastFlush = now
+	if !held {
 		if t.x == nil {
 			return nil
 		}
 		return t.x.flush()
 	}
-	t.lastOpFlush = t.lastFlush
+	t.lastOpFlush = now
 	for i, op := range t.ops {
 		if b, ok := op.(bufferingOperator); ok && b.hasPending() {
 			if err := b.emitPending(); err != nil {
@@ -339,23 +351,17 @@ func (t *task) flush() error {
 
 // pending reports whether output waits in an operator or the exchange.
 func (t *task) pending() bool {
-	if t.x != nil && t.x.dirty {
-		return true
-	}
+	return t.x != nil && t.x.dirty || t.holding()
+}
+
+// holding reports whether an operator holds back output.
+func (t *task) holding() bool {
 	for _, op := range t.ops {
 		if b, ok := op.(bufferingOperator); ok && b.hasPending() {
 			return true
 		}
 	}
 	return false
-}
-
-// flushAll is flush with the operators' held changes due whatever
-// Options.MiniBatchLatency: before a watermark, a barrier, an idle or
-// paused source's wait (Flink also finishes a mini-batch at a watermark).
-func (t *task) flushAll() error {
-	t.lastOpFlush = time.Time{}
-	return t.flush()
 }
 
 // heldDue reports whether the operators' held changes are due at now:
@@ -370,17 +376,7 @@ func (t *task) heldDue(now time.Time) bool {
 // none or emit them at every flush.
 func (t *task) heldWake() <-chan time.Time {
 	lat := t.job.opts.MiniBatchLatency
-	if lat <= 0 {
-		return nil
-	}
-	held := false
-	for _, op := range t.ops {
-		if b, ok := op.(bufferingOperator); ok && b.hasPending() {
-			held = true
-			break
-		}
-	}
-	if !held {
+	if lat <= 0 || !t.holding() {
 		return nil
 	}
 	d := max(time.Until(t.lastOpFlush.Add(lat)), 0)
