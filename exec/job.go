@@ -94,10 +94,9 @@ func (j *Job) stateBudget() int64 { return j.budget }
 const autoStateShare = 4
 
 // stateBudgetFor returns the memory budget of each of a job's stateful
-// operator subtasks, of which it has stateful: the configured size
+// operator subtasks (stateful counts them): the configured size
 // (CheckpointOptions.StateCacheBytes), or, when it is 0 (state.cache.size
-// 'auto'),
-// memory/autoStateShare split over them, never below
+// 'auto'), memory/autoStateShare split over them, never below
 // statestore.DefaultCacheBytes (also the budget when memory is unknown).
 func stateBudgetFor(stateful int, configured, memory int64) int64 {
 	if configured > 0 {
