@@ -686,7 +686,7 @@ func TestIntervalJoinStateFollowsWatermark(t *testing.T) {
 		for s := range op.keys.Cap() {
 			if op.keys.Used(s) {
 				k := op.rec(s)
-				n += len(k.side[0])/(op.w[0]+1) + len(k.side[1])/(op.w[1]+1)
+				n += len(k.side[0])/(op.lay[0].stride) + len(k.side[1])/(op.lay[1].stride)
 			}
 		}
 		return n
@@ -821,7 +821,7 @@ func TestIntervalJoinRoomFollowsRows(t *testing.T) {
 	for s := range op.keys.Cap() {
 		k := op.rec(s)
 		for side, r := range k.side {
-			if stride := op.w[side] + 1; cap(r) >= 2*stride {
+			if stride := op.lay[side].stride; cap(r) >= 2*stride {
 				t.Fatalf("free slot %d keeps room for %d values of input %d, more than one row (%d)", s, cap(r), side, stride)
 			}
 		}
@@ -843,7 +843,7 @@ func TestIntervalJoinRoomFollowsRows(t *testing.T) {
 	if !ok {
 		t.Fatal("the key is gone")
 	}
-	rows, stride := op.rec(s).side[1], op.w[1]+1
+	rows, stride := op.rec(s).side[1], op.lay[1].stride
 	if len(rows) != kept*stride || cap(rows) > 2*kept*stride {
 		t.Fatalf("the key holds %d values with room for %d, want %d values and room for at most %d", len(rows), cap(rows), kept*stride, 2*kept*stride)
 	}
@@ -879,7 +879,7 @@ func TestIntervalJoinRoomFollowsRows(t *testing.T) {
 func checkRowPool(t *testing.T, op *intervalJoinOp) {
 	t.Helper()
 	for side := range op.pool {
-		stride := op.w[side] + 1
+		stride := op.lay[side].stride
 		for c, p := range op.pool[side] {
 			if limit := (op.keys.Len() + retainSlack) >> c; len(p) > limit {
 				t.Fatalf("input %d class %d: %d pooled slices for %d keys, at most %d allowed", side, c, len(p), op.keys.Len(), limit)
@@ -904,7 +904,7 @@ func checkRowPool(t *testing.T, op *intervalJoinOp) {
 			continue
 		}
 		for side, r := range op.rec(s).side {
-			if stride := op.w[side] + 1; cap(r) >= 2*stride || len(r) != 0 {
+			if stride := op.lay[side].stride; cap(r) >= 2*stride || len(r) != 0 {
 				t.Fatalf("free slot %d keeps %d values of input %d with room for %d, want none and room for one row (%d) at most", s, len(r), side, cap(r), stride)
 			}
 		}
