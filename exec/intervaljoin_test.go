@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
@@ -265,6 +266,22 @@ func runRandomIntervalJoin(t *testing.T, seed uint64, h *ijHarness, at func(step
 // runRandomIntervalJoinSized is runRandomIntervalJoin with rows of keys
 // keys (0 to keys-1), batches of 1 to maxBatch rows and steps steps.
 func runRandomIntervalJoinSized(t *testing.T, seed uint64, h *ijHarness, at func(step int), keys, maxBatch, steps int) {
+	runRandomIntervalJoinOpts(t, seed, h, at, ijRandOpts{keys: keys, maxBatch: maxBatch, steps: steps})
+}
+
+// ijRandOpts shapes runRandomIntervalJoinOpts' rows: keys 0 to keys-1,
+// batches of 1 to maxBatch rows, steps steps; mutate (if set) may change a
+// row made at step before it is sent (not its key's number nor its time),
+// and residual (if set) is the join's residual condition, computed in Go.
+type ijRandOpts struct {
+	keys, maxBatch, steps int
+	mutate                func(step int, row []types.Value)
+	residual              func(l, r []types.Value) bool
+}
+
+// runRandomIntervalJoinOpts is runRandomIntervalJoin shaped by opts.
+func runRandomIntervalJoinOpts(t *testing.T, seed uint64, h *ijHarness, at func(step int), opts ijRandOpts) {
+	keys, maxBatch, steps := opts.keys, opts.maxBatch, opts.steps
 	r := rand.New(rand.NewPCG(seed, 10))
 	spec := h.spec
 	var kept [2][][]types.Value
@@ -288,6 +305,9 @@ func runRandomIntervalJoinSized(t *testing.T, seed uint64, h *ijHarness, at func
 		b.Reset()
 		for range 1 + r.IntN(maxBatch) {
 			row := []types.Value{types.IntValue(int64(r.IntN(keys))), types.TimestampValue(clock - int64(r.IntN(25))), types.BigIntValue(int64(step))}
+			if opts.mutate != nil {
+				opts.mutate(step, row)
+			}
 			if r.IntN(15) == 0 {
 				row[0] = types.Value{}
 			}
@@ -318,6 +338,9 @@ func runRandomIntervalJoinSized(t *testing.T, seed uint64, h *ijHarness, at func
 				continue
 			}
 			if d := rr[1].Int() - l[1].Int(); d < spec.Lower || d > spec.Upper {
+				continue
+			}
+			if opts.residual != nil && !opts.residual(l, rr) {
 				continue
 			}
 			want[fmt.Sprint(append(slices.Clone(l), rr...))]++
@@ -1043,5 +1066,104 @@ func TestIntervalJoinTrimKeepsNextSlots(t *testing.T) {
 	}
 	if trimmed == 0 {
 		t.Fatal("no trim happened")
+	}
+}
+
+// TestIntervalJoinLayouts checks the rows' layouts (ijLayout): a row of
+// (k INT, ts TIMESTAMP, v BIGINT) is stored as its meta value and v, the
+// key and time made again for the output, the residual (here on both
+// times, left out) and the records written at snapshots. Rows whose key or
+// time is of another kind than the column's (a SMALLINT key, from step
+// 200 on; TIMESTAMP_LTZ times) widen the input's layout to every column
+// while keys hold rows, in memory, and on restore from records (the new
+// subtasks start compact). Every output must equal the answer computed in
+// Go, kinds included. Randomized: prints its seed.
+func TestIntervalJoinLayouts(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	kinds := []types.Kind{types.KindInt, types.KindTimestamp, types.KindBigInt}
+	tsDiffer, err := expr.NewCompare("<>", expr.NewColumn(1, types.Timestamp, "lts"), expr.NewColumn(4, types.Timestamp, "rts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Key 3 is SMALLINT from step 200 on (4 before), on both inputs.
+	smallKey := func(step int, row []types.Value) {
+		if row[0].Int() == 3 {
+			if step < 200 {
+				row[0] = types.IntValue(4)
+			} else {
+				row[0] = types.SmallIntValue(3)
+			}
+		}
+	}
+	cases := []struct {
+		name      string
+		typ       JoinType
+		par, par2 int
+		store     bool
+		budget    int64
+		residual  bool
+		ltz       bool // some times TIMESTAMP_LTZ from step 250 on
+		small     bool // smallKey
+		wide      bool // the layouts end wide
+	}{
+		{name: "compact-residual-memory", typ: FullOuterJoin, par: 1, par2: 1, residual: true},
+		{name: "compact-residual-store", typ: LeftOuterJoin, par: 2, par2: 3, store: true, budget: 64 << 20, residual: true},
+		{name: "widen-memory", typ: FullOuterJoin, par: 1, par2: 1, ltz: true, small: true, wide: true},
+		{name: "widen-memory-p3", typ: InnerJoin, par: 3, par2: 3, ltz: true, small: true, wide: true},
+		{name: "widen-store", typ: FullOuterJoin, par: 2, par2: 3, store: true, budget: 64 << 20, small: true, wide: true},
+		{name: "widen-spill", typ: RightOuterJoin, par: 3, par2: 1, store: true, budget: 1, small: true, wide: true},
+	}
+	for ci, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := seed + uint64(ci)
+			spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: c.typ,
+				Left:  JoinSide{Keys: []int{0}, Kinds: kinds},
+				Right: JoinSide{Keys: []int{0}, Kinds: kinds}},
+				LeftTime: 1, RightTime: 1, Lower: -5, Upper: 20}
+			opts := ijRandOpts{keys: 8, maxBatch: 30, steps: 600}
+			if c.residual {
+				spec.Residual = tsDiffer
+				opts.residual = func(l, r []types.Value) bool { return l[1].Int() != r[1].Int() }
+			}
+			ltz := rand.New(rand.NewPCG(s, 11))
+			opts.mutate = func(step int, row []types.Value) {
+				if c.small {
+					smallKey(step, row)
+				}
+				if c.ltz && step >= 250 && ltz.IntN(10) == 0 {
+					row[1] = types.TimestampLTZValue(row[1].Int())
+				}
+			}
+			dir := ""
+			if c.store {
+				dir = t.TempDir()
+			}
+			out := &ijCollect{rows: map[string]int{}}
+			h := newIJHarness(t, spec, c.par, c.budget, dir, nil, out)
+			for _, op := range h.ops {
+				if op.lay[0].stride != 2 || op.lay[1].stride != 2 {
+					t.Fatalf("rows of (k, ts, v) take %d and %d values, want 2 (meta, v)", op.lay[0].stride, op.lay[1].stride)
+				}
+			}
+			widened := [2]bool{}
+			runRandomIntervalJoinOpts(t, s, h, func(step int) {
+				if c.store && (step == 300 || step == 450) {
+					par := c.par2
+					if step == 450 {
+						par = c.par
+					}
+					h.snapshotRestore(par)
+				}
+				for _, op := range h.ops {
+					for side := range 2 {
+						widened[side] = widened[side] || op.lay[side].stride == 4
+					}
+				}
+			}, opts)
+			if widened != [2]bool{c.wide, c.wide} {
+				t.Fatalf("seed %d: inputs widened %v, want both %v", s, widened, c.wide)
+			}
+		})
 	}
 }
