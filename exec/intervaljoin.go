@@ -157,6 +157,9 @@ type intervalJoinOp struct {
 	// it was born in was never written, so the store need not delete it.
 	// Apart from ijKey, which it would take past a cache line.
 	born []int64
+	// peek holds per row of the chunk warmRows read ahead the slot
+	// KeyIndex.PeekInt found for its key, or -1 (not found then: Find).
+	peek [ijWarmRows]int32
 	// warmSink sums the reads ahead (warmSweeps, warmRows), so that the
 	// compiler keeps them.
 	warmSink int64
@@ -353,9 +356,10 @@ func (o *intervalJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 		return fmt.Errorf("interval join: input port %d", input)
 	}
 	cols, tc := o.keyCols[input], o.times[input]
+	peeked := len(cols) == 1 && o.keys.IntKeyed()
 	for from := 0; from < b.Len(); from += ijWarmRows {
 		to := min(from+ijWarmRows, b.Len())
-		if len(cols) == 1 && o.keys.IntKeyed() {
+		if peeked {
 			o.warmRows(b, input, cols[0], from, to)
 		}
 		for i := from; i < to; i++ {
@@ -383,7 +387,14 @@ func (o *intervalJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 				}
 				continue
 			}
-			s, ok := o.keys.Find(o.keyRow)
+			var s int32
+			var ok bool
+			if p := o.peek[i-from]; peeked && p >= 0 {
+				// Found ahead (warmRows); the chunk's rows remove no key.
+				s, ok = p, true
+			} else {
+				s, ok = o.keys.Find(o.keyRow)
+			}
 			if !ok && o.st.Backed() {
 				var err error
 				if s, ok, err = o.st.Load(o.keys.Key()); err != nil {
@@ -410,7 +421,8 @@ const ijWarmRows = 64
 
 // warmRows reads ahead, for rows from to to of b (of input, whose join key
 // is their column col), what adding them will read: the key's entry in the
-// index, then its record and the first row of the other input and the last
+// index (its slot kept in peek, so that Process need not look it up
+// again), then its record and the first row of the other input and the last
 // of its own; for a key not in the index, the record of the free slot it
 // will likely take and the room for rows that slot kept. As in
 // warmSweeps, the reads of different rows overlap their cache misses.
@@ -421,8 +433,10 @@ func (o *intervalJoinOp) warmRows(b *types.Batch, input, col, from, to int) {
 	for i := from; i < to; i++ {
 		if s, ok := o.keys.PeekInt(b.Vals[i*b.Width+col]); ok {
 			slots[n] = s
+			o.peek[i-from] = s
 			n++
 		} else {
+			o.peek[i-from] = -1
 			fresh++
 		}
 	}
@@ -468,6 +482,15 @@ func (o *intervalJoinOp) newSlot() int32 {
 
 func (o *intervalJoinOp) rec(s int32) *ijKey { return &o.recs.At(s)[0] }
 
+// intKey returns slot s's key as an integer, for expand (0 unless the
+// index is of one integer key and the key is held as one).
+func (o *intervalJoinOp) intKey(s int32) int64 {
+	if o.keys.IntKeyed() {
+		return o.keys.IntKey(s)
+	}
+	return 0
+}
+
 // layout returns the layout of side's rows, whose columns have kinds:
 // with compact, leaving out the key (an index of one integer key, the
 // column of an integer-stored kind) and the time (of an integer-stored
@@ -498,13 +521,14 @@ func (l *ijLayout) fits(row []types.Value) bool {
 }
 
 // expand writes a row stored in layout l (its meta value and the columns
-// kept) of slot s into dst, every column.
-func (o *intervalJoinOp) expand(l *ijLayout, s int32, stored, dst []types.Value) {
+// kept) of a key key (its integer, when l leaves the key out) into dst,
+// every column.
+func (o *intervalJoinOp) expand(l *ijLayout, key int64, stored, dst []types.Value) {
 	for j, c := range l.kept {
 		dst[c] = stored[1+j]
 	}
 	if l.key >= 0 {
-		dst[l.key] = types.BigIntValue(o.keys.IntKey(s)).WithKind(l.keyKind)
+		dst[l.key] = types.BigIntValue(key).WithKind(l.keyKind)
 	}
 	if l.time >= 0 {
 		dst[l.time] = types.BigIntValue(stored[0].Int()).WithKind(l.timeKind)
@@ -544,7 +568,7 @@ func (o *intervalJoinOp) widen(side int) {
 		for i := range n {
 			stored := rows[i*old.stride : (i+1)*old.stride]
 			wide[i*stride] = stored[0]
-			o.expand(&old, s, stored, wide[i*stride+1:(i+1)*stride])
+			o.expand(&old, o.keys.IntKey(s), stored, wide[i*stride+1:(i+1)*stride])
 		}
 		k.side[side] = wide
 		o.mem += int64(n*(stride-old.stride)) * valueBytes
@@ -572,6 +596,13 @@ func (o *intervalJoinOp) add(s int32, side int, t int64, row []types.Value, out 
 	other := 1 - side
 	rows := k.side[other]
 	stride := o.lay[other].stride
+	// The key, for the other side's rows that leave it out: row found
+	// their slot by it (rows whose key is not a plain integer widened
+	// their input's layout, see fits).
+	key := int64(0)
+	if o.lay[other].key >= 0 {
+		key = row[o.keyCols[side][0]].Int()
+	}
 	matched := false
 	for j := lowerBound(rows, stride, lo); j < len(rows); j += stride {
 		meta := rows[j]
@@ -579,7 +610,7 @@ func (o *intervalJoinOp) add(s int32, side int, t int64, row []types.Value, out 
 			break
 		}
 		orow := rows[j : j+stride : j+stride]
-		ok, err := o.matches(side, row, s, orow)
+		ok, err := o.matches(side, row, key, orow)
 		if err != nil {
 			return err
 		}
@@ -590,7 +621,7 @@ func (o *intervalJoinOp) add(s int32, side int, t int64, row []types.Value, out 
 		if !ijMatched(meta) {
 			rows[j] = ijMeta(meta.Int(), true)
 		}
-		o.emit(side, row, s, orow)
+		o.emit(side, row, key, orow)
 		if err := o.flushFull(out); err != nil {
 			return err
 		}
@@ -641,12 +672,12 @@ func lowerBound(rows []types.Value, stride int, t int64) int {
 }
 
 // matches reports whether row (of side) and the other side's row stored
-// in slot s meet the residual condition.
-func (o *intervalJoinOp) matches(side int, row []types.Value, s int32, stored []types.Value) (bool, error) {
+// for the key key meet the residual condition.
+func (o *intervalJoinOp) matches(side int, row []types.Value, key int64, stored []types.Value) (bool, error) {
 	if o.spec.Residual == nil {
 		return true, nil
 	}
-	o.joinInto(o.joined, side, row, s, stored)
+	o.joinInto(o.joined, side, row, key, stored)
 	v, err := o.spec.Residual.Eval(o.joined)
 	if err != nil {
 		return false, fmt.Errorf("join condition %s: %w", o.spec.Residual, err)
@@ -655,27 +686,27 @@ func (o *intervalJoinOp) matches(side int, row []types.Value, s int32, stored []
 }
 
 // joinInto writes row (of side) joined with the other side's row stored
-// in slot s into dst (left ++ right).
-func (o *intervalJoinOp) joinInto(dst []types.Value, side int, row []types.Value, s int32, stored []types.Value) {
+// for the key key (expand) into dst (left ++ right).
+func (o *intervalJoinOp) joinInto(dst []types.Value, side int, row []types.Value, key int64, stored []types.Value) {
 	wl := o.w[0]
 	if side == 0 {
 		copy(dst[:wl], row)
-		o.expand(&o.lay[1], s, stored, dst[wl:])
+		o.expand(&o.lay[1], key, stored, dst[wl:])
 	} else {
-		o.expand(&o.lay[0], s, stored, dst[:wl])
+		o.expand(&o.lay[0], key, stored, dst[:wl])
 		copy(dst[wl:], row)
 	}
 }
 
-// emit appends row (of side) joined with the other side's row stored in
-// slot s.
-func (o *intervalJoinOp) emit(side int, row []types.Value, s int32, stored []types.Value) {
-	o.joinInto(o.out.AppendEmpty(types.Insert), side, row, s, stored)
+// emit appends row (of side) joined with the other side's row stored for
+// the key key.
+func (o *intervalJoinOp) emit(side int, row []types.Value, key int64, stored []types.Value) {
+	o.joinInto(o.out.AppendEmpty(types.Insert), side, row, key, stored)
 }
 
 // emitPadded appends side's row, NULL-padded: row, or when nil the row
-// stored in slot s.
-func (o *intervalJoinOp) emitPadded(side int, row []types.Value, s int32, stored []types.Value) {
+// stored for the key key.
+func (o *intervalJoinOp) emitPadded(side int, row []types.Value, key int64, stored []types.Value) {
 	dst := o.out.AppendEmpty(types.Insert)
 	wl := o.w[0]
 	mine, pad := dst[:wl], dst[wl:]
@@ -686,7 +717,7 @@ func (o *intervalJoinOp) emitPadded(side int, row []types.Value, s int32, stored
 	if row != nil {
 		copy(mine, row)
 	} else {
-		o.expand(&o.lay[side], s, stored, mine)
+		o.expand(&o.lay[side], key, stored, mine)
 	}
 }
 
@@ -813,7 +844,7 @@ func (o *intervalJoinOp) sweepSlot(s int32, side int, out Emitter) error {
 	n := 0
 	for n < len(rows) && o.expiry(side, rows[n].Int()) <= o.wm {
 		if o.outer[side] && !ijMatched(rows[n]) {
-			o.emitPadded(side, nil, s, rows[n:n+stride:n+stride])
+			o.emitPadded(side, nil, o.intKey(s), rows[n:n+stride:n+stride])
 			if err := o.flushFull(out); err != nil {
 				return err
 			}
@@ -1012,6 +1043,7 @@ func (o *intervalJoinOp) AppendRecordKey(dst []byte, slot int32) []byte {
 // and values (state.AppendValue each), in time order.
 func (o *intervalJoinOp) AppendRecord(dst []byte, slot int32) []byte {
 	k := o.rec(slot)
+	key := o.intKey(slot)
 	dst = append(dst, ijoinRecVersion)
 	for side := range 2 {
 		rows := k.side[side]
@@ -1024,7 +1056,7 @@ func (o *intervalJoinOp) AppendRecord(dst []byte, slot int32) []byte {
 				f = 1
 			}
 			dst = append(dst, f)
-			o.expand(l, slot, rows[j:j+l.stride], full)
+			o.expand(l, key, rows[j:j+l.stride], full)
 			for _, v := range full {
 				dst = state.AppendValue(dst, v)
 			}
