@@ -60,7 +60,8 @@ const ijoinRecVersion = 1
 
 // ijKey is a slot's record: per input, the key's buffered rows ascending
 // by time, each a meta value (its time, and whether it joined a row: see
-// ijMeta) and then its w values, in one slice, so that a key's rows are
+// ijMeta) and then its values but the ones the input's layout leaves out
+// (ijLayout), in one slice, so that a key's rows are
 // one block of memory; and the expiry time of each input's entry in the
 // sweep queue (math.MaxInt64: none). It is 64 bytes, one cache line in
 // the slab's pages: a sweep or an arriving row reads one line of it.
@@ -89,12 +90,34 @@ type ijSweep struct {
 	side uint8
 }
 
+// ijLayout is how an input's buffered rows are stored: a meta value, then
+// the columns kept, in order. A column whose value can be made again
+// exactly is left out: the join key of an index of one integer key
+// (key: the slot's key, as keyKind) and the time (time: the meta's time,
+// as timeKind). W10's rows (k, ts) so take one value, not three. A row
+// whose values in these columns are not plain values of the column's kind
+// (plainInt) turns the input's layout to every column (widen).
+type ijLayout struct {
+	stride            int   // values a row takes: 1 + len(kept)
+	kept              []int // the columns stored after the meta value
+	key, time         int   // the columns left out, or -1
+	keyKind, timeKind types.Kind
+}
+
+// plainInt reports whether v is the value that k and v.Int() make again
+// (types.BigIntValue(v.Int()).WithKind(k)), so that a layout may leave it
+// out.
+func plainInt(v types.Value, k types.Kind) bool {
+	return v == types.BigIntValue(v.Int()).WithKind(k)
+}
+
 type intervalJoinOp struct {
 	spec    IntervalJoinSpec
 	name    string
 	keyCols [2][]int
 	times   [2]int
 	w       [2]int
+	lay     [2]ijLayout
 	outer   [2]bool
 	dropped *atomic.Int64
 	delay   int64
@@ -127,11 +150,16 @@ type intervalJoinOp struct {
 	out     *types.Batch
 	joined  []types.Value // left ++ right, for the residual
 	tmp     ijKey         // a stored record decoded for its due times
+	full    []types.Value // a stored row with every column (AppendRecord)
+	dec     []types.Value // an input's rows of a record, decoded (decodeRecord)
 	// born holds per slot the snapshot generation in which its key was
 	// added (-1: loaded from the store): a key removed in the generation
 	// it was born in was never written, so the store need not delete it.
 	// Apart from ijKey, which it would take past a cache line.
 	born []int64
+	// peek holds per row of the chunk warmRows read ahead the slot
+	// KeyIndex.PeekInt found for its key, or -1 (not found then: Find).
+	peek [ijWarmRows]int32
 	// warmSink sums the reads ahead (warmSweeps, warmRows), so that the
 	// compiler keeps them.
 	warmSink int64
@@ -178,10 +206,15 @@ func (o *intervalJoinOp) Open(ctx *OpContext) error {
 		cols[i] = i
 	}
 	o.keys = state.NewKeyIndex(cols, o.keyKind)
+	kinds := [2][]types.Kind{s.Left.Kinds, s.Right.Kinds}
+	for side := range 2 {
+		o.lay[side] = o.layout(side, kinds[side], true)
+	}
 	o.recs = state.NewSlab[ijKey](1)
 	o.queue.last = math.MinInt64
 	o.out = types.NewBatch(o.w[0]+o.w[1], 256)
 	o.joined = make([]types.Value, o.w[0]+o.w[1])
+	o.full = make([]types.Value, max(o.w[0], o.w[1]))
 	maxPar := ctx.MaxParallelism
 	if maxPar <= 0 {
 		maxPar = types.DefaultMaxParallelism
@@ -264,7 +297,7 @@ func (o *intervalJoinOp) StoredDues(_, rec []byte, dues []int64) error {
 		clear(k.side[i])
 		k.side[i] = k.side[i][:0]
 	}
-	if err := o.decodeRecord(k, rec); err != nil {
+	if err := o.decodeRecord(k, rec, -1); err != nil {
 		return err
 	}
 	o.rowDues(k, dues)
@@ -323,9 +356,10 @@ func (o *intervalJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 		return fmt.Errorf("interval join: input port %d", input)
 	}
 	cols, tc := o.keyCols[input], o.times[input]
+	peeked := len(cols) == 1 && o.keys.IntKeyed()
 	for from := 0; from < b.Len(); from += ijWarmRows {
 		to := min(from+ijWarmRows, b.Len())
-		if len(cols) == 1 && o.keys.IntKeyed() {
+		if peeked {
 			o.warmRows(b, input, cols[0], from, to)
 		}
 		for i := from; i < to; i++ {
@@ -346,14 +380,21 @@ func (o *intervalJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 			}
 			if null {
 				if o.outer[input] {
-					o.emit(input, row, nil)
+					o.emitPadded(input, row, 0, nil)
 					if err := o.flushFull(out); err != nil {
 						return err
 					}
 				}
 				continue
 			}
-			s, ok := o.keys.Find(o.keyRow)
+			var s int32
+			var ok bool
+			if p := o.peek[i-from]; peeked && p >= 0 {
+				// Found ahead (warmRows); the chunk's rows remove no key.
+				s, ok = p, true
+			} else {
+				s, ok = o.keys.Find(o.keyRow)
+			}
 			if !ok && o.st.Backed() {
 				var err error
 				if s, ok, err = o.st.Load(o.keys.Key()); err != nil {
@@ -380,7 +421,8 @@ const ijWarmRows = 64
 
 // warmRows reads ahead, for rows from to to of b (of input, whose join key
 // is their column col), what adding them will read: the key's entry in the
-// index, then its record and the first row of the other input and the last
+// index (its slot kept in peek, so that Process need not look it up
+// again), then its record and the first row of the other input and the last
 // of its own; for a key not in the index, the record of the free slot it
 // will likely take and the room for rows that slot kept. As in
 // warmSweeps, the reads of different rows overlap their cache misses.
@@ -391,8 +433,10 @@ func (o *intervalJoinOp) warmRows(b *types.Batch, input, col, from, to int) {
 	for i := from; i < to; i++ {
 		if s, ok := o.keys.PeekInt(b.Vals[i*b.Width+col]); ok {
 			slots[n] = s
+			o.peek[i-from] = s
 			n++
 		} else {
+			o.peek[i-from] = -1
 			fresh++
 		}
 	}
@@ -438,6 +482,100 @@ func (o *intervalJoinOp) newSlot() int32 {
 
 func (o *intervalJoinOp) rec(s int32) *ijKey { return &o.recs.At(s)[0] }
 
+// intKey returns slot s's key as an integer, for expand (0 unless the
+// index is of one integer key and the key is held as one).
+func (o *intervalJoinOp) intKey(s int32) int64 {
+	if o.keys.IntKeyed() {
+		return o.keys.IntKey(s)
+	}
+	return 0
+}
+
+// layout returns the layout of side's rows, whose columns have kinds:
+// with compact, leaving out the key (an index of one integer key, the
+// column of an integer-stored kind) and the time (of an integer-stored
+// kind, not the key) where it can; every column otherwise.
+func (o *intervalJoinOp) layout(side int, kinds []types.Kind, compact bool) ijLayout {
+	l := ijLayout{key: -1, time: -1}
+	if compact {
+		if kc := o.keyCols[side]; len(kc) == 1 && o.keys.IntKeyed() && state.IntStored(kinds[kc[0]]) {
+			l.key, l.keyKind = kc[0], kinds[kc[0]]
+		}
+		if tc := o.times[side]; tc != l.key && state.IntStored(kinds[tc]) {
+			l.time, l.timeKind = tc, kinds[tc]
+		}
+	}
+	for c := range kinds {
+		if c != l.key && c != l.time {
+			l.kept = append(l.kept, c)
+		}
+	}
+	l.stride = 1 + len(l.kept)
+	return l
+}
+
+// fits reports whether row's values in the columns that l leaves out are
+// made again exactly (plainInt).
+func (l *ijLayout) fits(row []types.Value) bool {
+	return (l.key < 0 || plainInt(row[l.key], l.keyKind)) && (l.time < 0 || plainInt(row[l.time], l.timeKind))
+}
+
+// expand writes a row stored in layout l (its meta value and the columns
+// kept) of a key key (its integer, when l leaves the key out) into dst,
+// every column.
+func (o *intervalJoinOp) expand(l *ijLayout, key int64, stored, dst []types.Value) {
+	for j, c := range l.kept {
+		dst[c] = stored[1+j]
+	}
+	if l.key >= 0 {
+		dst[l.key] = types.BigIntValue(key).WithKind(l.keyKind)
+	}
+	if l.time >= 0 {
+		dst[l.time] = types.BigIntValue(stored[0].Int()).WithKind(l.timeKind)
+	}
+}
+
+// store writes row's meta value (time t, matched) and the columns side's
+// layout keeps into dst (stride values).
+func (o *intervalJoinOp) store(side int, t int64, matched bool, row, dst []types.Value) {
+	dst[0] = ijMeta(t, matched)
+	for j, c := range o.lay[side].kept {
+		dst[1+j] = row[c]
+	}
+}
+
+// widen turns side's layout to every column: each key's rows of side are
+// written again in full, and the pooled room, of the old stride, goes.
+// A row whose left-out values would not be made again exactly (a value
+// of another kind than its column's) calls it, once: rows of the planner's
+// kinds never do.
+func (o *intervalJoinOp) widen(side int) {
+	old := o.lay[side]
+	kinds := [2][]types.Kind{o.spec.Left.Kinds, o.spec.Right.Kinds}
+	o.lay[side] = o.layout(side, kinds[side], false)
+	stride := o.lay[side].stride
+	if old.stride == stride {
+		return
+	}
+	for s := range o.keys.Cap() {
+		k := o.rec(s)
+		rows := k.side[side]
+		if !o.keys.Used(s) || len(rows) == 0 {
+			continue
+		}
+		n := len(rows) / old.stride
+		wide := make([]types.Value, n*stride)
+		for i := range n {
+			stored := rows[i*old.stride : (i+1)*old.stride]
+			wide[i*stride] = stored[0]
+			o.expand(&old, o.keys.IntKey(s), stored, wide[i*stride+1:(i+1)*stride])
+		}
+		k.side[side] = wide
+		o.mem += int64(n*(stride-old.stride)) * valueBytes
+	}
+	o.pool[side] = [ijClasses][][]types.Value{}
+}
+
 // grow makes the records of every slot below the index's Cap addressable.
 func (o *intervalJoinOp) grow() {
 	n := int(o.keys.Cap())
@@ -457,15 +595,22 @@ func (o *intervalJoinOp) add(s int32, side int, t int64, row []types.Value, out 
 	}
 	other := 1 - side
 	rows := k.side[other]
-	stride := o.w[other] + 1
+	stride := o.lay[other].stride
+	// The key, for the other side's rows that leave it out: row found
+	// their slot by it (rows whose key is not a plain integer widened
+	// their input's layout, see fits).
+	key := int64(0)
+	if o.lay[other].key >= 0 {
+		key = row[o.keyCols[side][0]].Int()
+	}
 	matched := false
 	for j := lowerBound(rows, stride, lo); j < len(rows); j += stride {
 		meta := rows[j]
 		if meta.Int() > hi {
 			break
 		}
-		orow := rows[j+1 : j+stride : j+stride]
-		ok, err := o.matches(side, row, orow)
+		orow := rows[j : j+stride : j+stride]
+		ok, err := o.matches(side, row, key, orow)
 		if err != nil {
 			return err
 		}
@@ -476,14 +621,17 @@ func (o *intervalJoinOp) add(s int32, side int, t int64, row []types.Value, out 
 		if !ijMatched(meta) {
 			rows[j] = ijMeta(meta.Int(), true)
 		}
-		o.emit(side, row, orow)
+		o.emit(side, row, key, orow)
 		if err := o.flushFull(out); err != nil {
 			return err
 		}
 	}
 	// Keep the row, in time order (usually at the end).
+	if !o.lay[side].fits(row) {
+		o.widen(side)
+	}
 	mine := k.side[side]
-	stride = o.w[side] + 1
+	stride = o.lay[side].stride
 	n := len(mine)
 	i := n
 	for i > 0 && mine[i-stride].Int() > t {
@@ -495,15 +643,10 @@ func (o *intervalJoinOp) add(s int32, side int, t int64, row []types.Value, out 
 	// Stored value by value: append or copy of a few values costs more in
 	// the calls of the typed copy than it copies.
 	mine = mine[:n+stride]
-	mine[n] = ijMeta(t, matched)
-	for j, v := range row {
-		mine[n+1+j] = v
-	}
 	if i < n {
 		copy(mine[i+stride:], mine[i:n])
-		mine[i] = ijMeta(t, matched)
-		copy(mine[i+1:i+stride], row)
 	}
+	o.store(side, t, matched, row, mine[i:i+stride])
 	k.side[side] = mine
 	o.mem += int64(stride) * valueBytes
 	o.st.Changed(s)
@@ -528,18 +671,13 @@ func lowerBound(rows []types.Value, stride int, t int64) int {
 	return lo * stride
 }
 
-func (o *intervalJoinOp) matches(side int, row, other []types.Value) (bool, error) {
+// matches reports whether row (of side) and the other side's row stored
+// for the key key meet the residual condition.
+func (o *intervalJoinOp) matches(side int, row []types.Value, key int64, stored []types.Value) (bool, error) {
 	if o.spec.Residual == nil {
 		return true, nil
 	}
-	wl := o.w[0]
-	if side == 0 {
-		copy(o.joined[:wl], row)
-		copy(o.joined[wl:], other)
-	} else {
-		copy(o.joined[:wl], other)
-		copy(o.joined[wl:], row)
-	}
+	o.joinInto(o.joined, side, row, key, stored)
 	v, err := o.spec.Residual.Eval(o.joined)
 	if err != nil {
 		return false, fmt.Errorf("join condition %s: %w", o.spec.Residual, err)
@@ -547,23 +685,39 @@ func (o *intervalJoinOp) matches(side int, row, other []types.Value) (bool, erro
 	return !v.IsNull() && v.Bool(), nil
 }
 
-// emit appends side's row joined with other (NULL-padded when nil).
-func (o *intervalJoinOp) emit(side int, row, other []types.Value) {
-	dst := o.out.AppendEmpty(types.Insert)
-	l, r := row, other
-	if side == 1 {
-		l, r = other, row
-	}
+// joinInto writes row (of side) joined with the other side's row stored
+// for the key key (expand) into dst (left ++ right).
+func (o *intervalJoinOp) joinInto(dst []types.Value, side int, row []types.Value, key int64, stored []types.Value) {
 	wl := o.w[0]
-	if l == nil {
-		clear(dst[:wl])
+	if side == 0 {
+		copy(dst[:wl], row)
+		o.expand(&o.lay[1], key, stored, dst[wl:])
 	} else {
-		copy(dst[:wl], l)
+		o.expand(&o.lay[0], key, stored, dst[:wl])
+		copy(dst[wl:], row)
 	}
-	if r == nil {
-		clear(dst[wl:])
+}
+
+// emit appends row (of side) joined with the other side's row stored for
+// the key key.
+func (o *intervalJoinOp) emit(side int, row []types.Value, key int64, stored []types.Value) {
+	o.joinInto(o.out.AppendEmpty(types.Insert), side, row, key, stored)
+}
+
+// emitPadded appends side's row, NULL-padded: row, or when nil the row
+// stored for the key key.
+func (o *intervalJoinOp) emitPadded(side int, row []types.Value, key int64, stored []types.Value) {
+	dst := o.out.AppendEmpty(types.Insert)
+	wl := o.w[0]
+	mine, pad := dst[:wl], dst[wl:]
+	if side == 1 {
+		mine, pad = dst[wl:], dst[:wl]
+	}
+	clear(pad)
+	if row != nil {
+		copy(mine, row)
 	} else {
-		copy(dst[wl:], r)
+		o.expand(&o.lay[side], key, stored, mine)
 	}
 }
 
@@ -686,11 +840,11 @@ func (o *intervalJoinOp) warmSweeps(es []ijSweep) {
 func (o *intervalJoinOp) sweepSlot(s int32, side int, out Emitter) error {
 	k := o.rec(s)
 	rows := k.side[side]
-	stride := o.w[side] + 1
+	stride := o.lay[side].stride
 	n := 0
 	for n < len(rows) && o.expiry(side, rows[n].Int()) <= o.wm {
 		if o.outer[side] && !ijMatched(rows[n]) {
-			o.emit(side, rows[n+1:n+stride:n+stride], nil)
+			o.emitPadded(side, nil, o.intKey(s), rows[n:n+stride:n+stride])
 			if err := o.flushFull(out); err != nil {
 				return err
 			}
@@ -743,7 +897,7 @@ func (o *intervalJoinOp) removeSlot(s int32) error {
 			clear(r)
 		}
 		k.side[i] = r[:0]
-		if cap(r) >= 2*(o.w[i]+1) {
+		if cap(r) >= 2*o.lay[i].stride {
 			// Room for one row, what most new keys take, is kept for the
 			// slot's next key; more goes to the pool, for keys that grow.
 			// Keeping room for a few rows in the slot let every slot's
@@ -789,7 +943,7 @@ func (o *intervalJoinOp) rowRoom(side int, rows []types.Value, need int) []types
 // row is always new); past the classes a new one with room for need or
 // more (at least least).
 func (o *intervalJoinOp) take(side, need, least int) []types.Value {
-	stride := o.w[side] + 1
+	stride := o.lay[side].stride
 	c := 0
 	for c < ijClasses && stride<<c < need {
 		c++
@@ -811,7 +965,7 @@ func (o *intervalJoinOp) take(side, need, least int) []types.Value {
 // pool, its values cleared, if it is of the size of a class >= 1 and the
 // class has room; the garbage collector takes it otherwise.
 func (o *intervalJoinOp) release(side int, rows []types.Value) {
-	stride := o.w[side] + 1
+	stride := o.lay[side].stride
 	c := 1
 	for c < ijClasses && stride<<c < cap(rows) {
 		c++
@@ -889,18 +1043,21 @@ func (o *intervalJoinOp) AppendRecordKey(dst []byte, slot int32) []byte {
 // and values (state.AppendValue each), in time order.
 func (o *intervalJoinOp) AppendRecord(dst []byte, slot int32) []byte {
 	k := o.rec(slot)
+	key := o.intKey(slot)
 	dst = append(dst, ijoinRecVersion)
 	for side := range 2 {
 		rows := k.side[side]
-		stride := o.w[side] + 1
-		dst = binary.AppendUvarint(dst, uint64(len(rows)/stride))
-		for j := 0; j < len(rows); j += stride {
+		l := &o.lay[side]
+		full := o.full[:o.w[side]]
+		dst = binary.AppendUvarint(dst, uint64(len(rows)/l.stride))
+		for j := 0; j < len(rows); j += l.stride {
 			f := byte(0)
 			if ijMatched(rows[j]) {
 				f = 1
 			}
 			dst = append(dst, f)
-			for _, v := range rows[j+1 : j+stride] {
+			o.expand(l, key, rows[j:j+l.stride], full)
+			for _, v := range full {
 				dst = state.AppendValue(dst, v)
 			}
 		}
@@ -908,8 +1065,10 @@ func (o *intervalJoinOp) AppendRecord(dst []byte, slot int32) []byte {
 	return dst
 }
 
-// decodeRecord decodes a stored record into k's rows (appended).
-func (o *intervalJoinOp) decodeRecord(k *ijKey, rec []byte) error {
+// decodeRecord decodes a stored record into k's rows (appended): slot's,
+// in the inputs' layouts (widened if a row does not fit one), or with
+// slot < 0 (StoredDues: only the first row's meta is read) every column.
+func (o *intervalJoinOp) decodeRecord(k *ijKey, rec []byte, slot int32) error {
 	if len(rec) == 0 || rec[0] != ijoinRecVersion {
 		return fmt.Errorf("interval join record of unknown version (want %d)", ijoinRecVersion)
 	}
@@ -921,8 +1080,12 @@ func (o *intervalJoinOp) decodeRecord(k *ijKey, rec []byte) error {
 			return errors.New("malformed row count")
 		}
 		rec = rec[m:]
-		rows := k.side[side]
+		rows := o.dec[:0]
+		if slot < 0 {
+			rows = k.side[side]
+		}
 		last := int64(math.MinInt64)
+		fits := true
 		for range n {
 			if len(rec) == 0 {
 				return errors.New("truncated row")
@@ -948,14 +1111,41 @@ func (o *intervalJoinOp) decodeRecord(k *ijKey, rec []byte) error {
 			}
 			last = tv.Int()
 			rows[at] = ijMeta(last, matched)
+			if l := &o.lay[side]; slot >= 0 && fits {
+				row := rows[at+1:]
+				fits = l.fits(row) && (l.key < 0 || row[l.key].Int() == o.keys.IntKey(slot))
+			}
 		}
-		k.side[side] = rows
+		if slot < 0 {
+			k.side[side] = rows
+			continue
+		}
+		o.dec = rows
+		if !fits {
+			o.widen(side)
+		}
+		w := o.w[side]
+		dst := k.side[side]
+		for j := 0; j < len(rows); j += w + 1 {
+			at := len(dst)
+			dst = append(dst, make([]types.Value, o.lay[side].stride)...)
+			o.store(side, rows[j].Int(), ijMatched(rows[j]), rows[j+1:j+1+w], dst[at:])
+		}
+		clear(rows)
+		if cap(rows) > ijDecKeep {
+			o.dec = nil // a key of many rows: its room is not kept
+		}
+		k.side[side] = dst
 	}
 	if len(rec) != 0 {
 		return fmt.Errorf("%d bytes after the rows", len(rec))
 	}
 	return nil
 }
+
+// ijDecKeep is the most values of room decodeRecord keeps for the next
+// record.
+const ijDecKeep = 4096
 
 // decodeKey decodes an encoded key into keyRow.
 func (o *intervalJoinOp) decodeKey(key []byte) error {
@@ -984,7 +1174,7 @@ func (o *intervalJoinOp) LoadRecord(key, rec []byte) (int32, error) {
 	o.reuse(k)
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
 	o.born[s] = -1
-	if err := o.decodeRecord(k, rec); err != nil {
+	if err := o.decodeRecord(k, rec, s); err != nil {
 		o.keys.Remove(s)
 		for i, r := range k.side {
 			clear(r)

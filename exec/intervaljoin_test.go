@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -14,6 +16,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
@@ -265,6 +268,22 @@ func runRandomIntervalJoin(t *testing.T, seed uint64, h *ijHarness, at func(step
 // runRandomIntervalJoinSized is runRandomIntervalJoin with rows of keys
 // keys (0 to keys-1), batches of 1 to maxBatch rows and steps steps.
 func runRandomIntervalJoinSized(t *testing.T, seed uint64, h *ijHarness, at func(step int), keys, maxBatch, steps int) {
+	runRandomIntervalJoinOpts(t, seed, h, at, ijRandOpts{keys: keys, maxBatch: maxBatch, steps: steps})
+}
+
+// ijRandOpts shapes runRandomIntervalJoinOpts' rows: keys 0 to keys-1,
+// batches of 1 to maxBatch rows, steps steps; mutate (if set) may change a
+// row made at step before it is sent (not its key's number nor its time),
+// and residual (if set) is the join's residual condition, computed in Go.
+type ijRandOpts struct {
+	keys, maxBatch, steps int
+	mutate                func(step int, row []types.Value)
+	residual              func(l, r []types.Value) bool
+}
+
+// runRandomIntervalJoinOpts is runRandomIntervalJoin shaped by opts.
+func runRandomIntervalJoinOpts(t *testing.T, seed uint64, h *ijHarness, at func(step int), opts ijRandOpts) {
+	keys, maxBatch, steps := opts.keys, opts.maxBatch, opts.steps
 	r := rand.New(rand.NewPCG(seed, 10))
 	spec := h.spec
 	var kept [2][][]types.Value
@@ -288,6 +307,9 @@ func runRandomIntervalJoinSized(t *testing.T, seed uint64, h *ijHarness, at func
 		b.Reset()
 		for range 1 + r.IntN(maxBatch) {
 			row := []types.Value{types.IntValue(int64(r.IntN(keys))), types.TimestampValue(clock - int64(r.IntN(25))), types.BigIntValue(int64(step))}
+			if opts.mutate != nil {
+				opts.mutate(step, row)
+			}
 			if r.IntN(15) == 0 {
 				row[0] = types.Value{}
 			}
@@ -318,6 +340,9 @@ func runRandomIntervalJoinSized(t *testing.T, seed uint64, h *ijHarness, at func
 				continue
 			}
 			if d := rr[1].Int() - l[1].Int(); d < spec.Lower || d > spec.Upper {
+				continue
+			}
+			if opts.residual != nil && !opts.residual(l, rr) {
 				continue
 			}
 			want[fmt.Sprint(append(slices.Clone(l), rr...))]++
@@ -686,7 +711,7 @@ func TestIntervalJoinStateFollowsWatermark(t *testing.T) {
 		for s := range op.keys.Cap() {
 			if op.keys.Used(s) {
 				k := op.rec(s)
-				n += len(k.side[0])/(op.w[0]+1) + len(k.side[1])/(op.w[1]+1)
+				n += len(k.side[0])/(op.lay[0].stride) + len(k.side[1])/(op.lay[1].stride)
 			}
 		}
 		return n
@@ -821,7 +846,7 @@ func TestIntervalJoinRoomFollowsRows(t *testing.T) {
 	for s := range op.keys.Cap() {
 		k := op.rec(s)
 		for side, r := range k.side {
-			if stride := op.w[side] + 1; cap(r) >= 2*stride {
+			if stride := op.lay[side].stride; cap(r) >= 2*stride {
 				t.Fatalf("free slot %d keeps room for %d values of input %d, more than one row (%d)", s, cap(r), side, stride)
 			}
 		}
@@ -843,7 +868,7 @@ func TestIntervalJoinRoomFollowsRows(t *testing.T) {
 	if !ok {
 		t.Fatal("the key is gone")
 	}
-	rows, stride := op.rec(s).side[1], op.w[1]+1
+	rows, stride := op.rec(s).side[1], op.lay[1].stride
 	if len(rows) != kept*stride || cap(rows) > 2*kept*stride {
 		t.Fatalf("the key holds %d values with room for %d, want %d values and room for at most %d", len(rows), cap(rows), kept*stride, 2*kept*stride)
 	}
@@ -879,7 +904,7 @@ func TestIntervalJoinRoomFollowsRows(t *testing.T) {
 func checkRowPool(t *testing.T, op *intervalJoinOp) {
 	t.Helper()
 	for side := range op.pool {
-		stride := op.w[side] + 1
+		stride := op.lay[side].stride
 		for c, p := range op.pool[side] {
 			if limit := (op.keys.Len() + retainSlack) >> c; len(p) > limit {
 				t.Fatalf("input %d class %d: %d pooled slices for %d keys, at most %d allowed", side, c, len(p), op.keys.Len(), limit)
@@ -904,7 +929,7 @@ func checkRowPool(t *testing.T, op *intervalJoinOp) {
 			continue
 		}
 		for side, r := range op.rec(s).side {
-			if stride := op.w[side] + 1; cap(r) >= 2*stride || len(r) != 0 {
+			if stride := op.lay[side].stride; cap(r) >= 2*stride || len(r) != 0 {
 				t.Fatalf("free slot %d keeps %d values of input %d with room for %d, want none and room for one row (%d) at most", s, len(r), side, cap(r), stride)
 			}
 		}
@@ -1043,5 +1068,186 @@ func TestIntervalJoinTrimKeepsNextSlots(t *testing.T) {
 	}
 	if trimmed == 0 {
 		t.Fatal("no trim happened")
+	}
+}
+
+// TestIntervalJoinLayouts checks the rows' layouts (ijLayout): a row of
+// (k INT, ts TIMESTAMP, v BIGINT) is stored as its meta value and v, the
+// key and time made again for the output, the residual (here on both
+// times, left out) and the records written at snapshots. Rows whose key or
+// time is of another kind than the column's (a SMALLINT key, from step
+// 200 on; TIMESTAMP_LTZ times) widen the input's layout to every column
+// while keys hold rows, in memory, and on restore from records (the new
+// subtasks start compact). Every output must equal the answer computed in
+// Go, kinds included. Randomized: prints its seed.
+func TestIntervalJoinLayouts(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	kinds := []types.Kind{types.KindInt, types.KindTimestamp, types.KindBigInt}
+	tsDiffer, err := expr.NewCompare("<>", expr.NewColumn(1, types.Timestamp, "lts"), expr.NewColumn(4, types.Timestamp, "rts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Key 3 is SMALLINT from step 200 on (4 before), on both inputs.
+	smallKey := func(step int, row []types.Value) {
+		if row[0].Int() == 3 {
+			if step < 200 {
+				row[0] = types.IntValue(4)
+			} else {
+				row[0] = types.SmallIntValue(3)
+			}
+		}
+	}
+	cases := []struct {
+		name      string
+		typ       JoinType
+		par, par2 int
+		store     bool
+		budget    int64
+		residual  bool
+		ltz       bool // some times TIMESTAMP_LTZ from step 250 on
+		small     bool // smallKey
+		wide      bool // the layouts end wide
+	}{
+		{name: "compact-residual-memory", typ: FullOuterJoin, par: 1, par2: 1, residual: true},
+		{name: "compact-residual-store", typ: LeftOuterJoin, par: 2, par2: 3, store: true, budget: 64 << 20, residual: true},
+		{name: "widen-memory", typ: FullOuterJoin, par: 1, par2: 1, ltz: true, small: true, wide: true},
+		{name: "widen-memory-p3", typ: InnerJoin, par: 3, par2: 3, ltz: true, small: true, wide: true},
+		{name: "widen-store", typ: FullOuterJoin, par: 2, par2: 3, store: true, budget: 64 << 20, small: true, wide: true},
+		{name: "widen-spill", typ: RightOuterJoin, par: 3, par2: 1, store: true, budget: 1, small: true, wide: true},
+	}
+	for ci, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := seed + uint64(ci)
+			spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: c.typ,
+				Left:  JoinSide{Keys: []int{0}, Kinds: kinds},
+				Right: JoinSide{Keys: []int{0}, Kinds: kinds}},
+				LeftTime: 1, RightTime: 1, Lower: -5, Upper: 20}
+			opts := ijRandOpts{keys: 8, maxBatch: 30, steps: 600}
+			if c.residual {
+				spec.Residual = tsDiffer
+				opts.residual = func(l, r []types.Value) bool { return l[1].Int() != r[1].Int() }
+			}
+			ltz := rand.New(rand.NewPCG(s, 11))
+			opts.mutate = func(step int, row []types.Value) {
+				if c.small {
+					smallKey(step, row)
+				}
+				if c.ltz && step >= 250 && ltz.IntN(10) == 0 {
+					row[1] = types.TimestampLTZValue(row[1].Int())
+				}
+			}
+			dir := ""
+			if c.store {
+				dir = t.TempDir()
+			}
+			out := &ijCollect{rows: map[string]int{}}
+			h := newIJHarness(t, spec, c.par, c.budget, dir, nil, out)
+			for _, op := range h.ops {
+				if op.lay[0].stride != 2 || op.lay[1].stride != 2 {
+					t.Fatalf("rows of (k, ts, v) take %d and %d values, want 2 (meta, v)", op.lay[0].stride, op.lay[1].stride)
+				}
+			}
+			widened := [2]bool{}
+			runRandomIntervalJoinOpts(t, s, h, func(step int) {
+				if c.store && (step == 300 || step == 450) {
+					par := c.par2
+					if step == 450 {
+						par = c.par
+					}
+					h.snapshotRestore(par)
+				}
+				for _, op := range h.ops {
+					for side := range 2 {
+						widened[side] = widened[side] || op.lay[side].stride == 4
+					}
+				}
+			}, opts)
+			if widened != [2]bool{c.wide, c.wide} {
+				t.Fatalf("seed %d: inputs widened %v, want both %v", s, widened, c.wide)
+			}
+		})
+	}
+}
+
+// TestIntervalJoinRecordBytes checks that the records written at
+// checkpoints keep their format whatever the rows' layout: per key, the
+// version byte, then per input the row count and each row's matched flag
+// and every column's value in time order, as encoded here in Go from the
+// rows fed (a row is matched when a row of the other input of its key is
+// within the bounds; no watermark comes). Rows of (k BIGINT, ts TIMESTAMP,
+// v BIGINT), out of order; then again after a TIMESTAMP_LTZ time widened
+// the left input. Randomized: prints its seed.
+func TestIntervalJoinRecordBytes(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	kinds := []types.Kind{types.KindBigInt, types.KindTimestamp, types.KindBigInt}
+	for _, widen := range []bool{false, true} {
+		r := rand.New(rand.NewPCG(seed, 12))
+		spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: InnerJoin,
+			Left:  JoinSide{Keys: []int{0}, Kinds: kinds},
+			Right: JoinSide{Keys: []int{0}, Kinds: kinds}},
+			LeftTime: 1, RightTime: 1, Lower: -5, Upper: 5}
+		op := NewIntervalJoin(spec)().(*intervalJoinOp)
+		if err := op.Open(&OpContext{ID: "ij", Name: "IntervalJoin", Parallelism: 1, MaxParallelism: ijMaxPar}); err != nil {
+			t.Fatal(err)
+		}
+		discard := ijEmitFunc(func(*types.Batch) error { return nil })
+		var fed [2][][]types.Value
+		ltz := false
+		b := types.NewBatch(3, 8)
+		for i := range 400 {
+			side := r.IntN(2)
+			row := []types.Value{types.BigIntValue(int64(r.IntN(10))), types.TimestampValue(int64(r.IntN(200))), types.BigIntValue(int64(i))}
+			if widen && side == 0 && i >= 200 && !ltz {
+				row[1] = types.TimestampLTZValue(row[1].Int())
+				ltz = true
+			}
+			fed[side] = append(fed[side], row)
+			b.Reset()
+			b.Append(types.Insert, row)
+			if err := op.Process(side, b, discard); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if want := [2]int{2, 2}; widen {
+			if op.lay[0].stride != 4 || op.lay[1].stride != 2 {
+				t.Fatalf("strides %d and %d, want 4 (widened) and 2", op.lay[0].stride, op.lay[1].stride)
+			}
+		} else if [2]int{op.lay[0].stride, op.lay[1].stride} != want {
+			t.Fatalf("strides %d and %d, want 2 and 2", op.lay[0].stride, op.lay[1].stride)
+		}
+		for key := range int64(10) {
+			want := []byte{ijoinRecVersion}
+			for side := range 2 {
+				var rows [][]types.Value
+				for _, row := range fed[side] {
+					if row[0].Int() == key {
+						rows = append(rows, row)
+					}
+				}
+				sort.SliceStable(rows, func(i, j int) bool { return rows[i][1].Int() < rows[j][1].Int() })
+				want = binary.AppendUvarint(want, uint64(len(rows)))
+				for _, row := range rows {
+					f := byte(0)
+					for _, o := range fed[1-side] {
+						if d := row[1].Int() - o[1].Int(); o[0].Int() == key && (side == 0 && -d >= spec.Lower && -d <= spec.Upper || side == 1 && d >= spec.Lower && d <= spec.Upper) {
+							f = 1
+						}
+					}
+					want = append(want, f)
+					for _, v := range row {
+						want = state.AppendValue(want, v)
+					}
+				}
+			}
+			s, ok := op.keys.Find([]types.Value{types.BigIntValue(key)})
+			if !ok {
+				t.Fatalf("seed %d: key %d not held", seed, key)
+			}
+			if got := op.AppendRecord(nil, s); !bytes.Equal(got, want) {
+				t.Fatalf("seed %d, widen %v: key %d's record\n%x\nwant\n%x", seed, widen, key, got, want)
+			}
+		}
 	}
 }
