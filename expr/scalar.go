@@ -115,6 +115,11 @@ type Scalar struct {
 	// state precompiled by prepare (a regular expression, a JSON path),
 	// read-only once built.
 	state any
+	// consts holds the values of the literal arguments of an eval3
+	// function (a pattern, a separator, an index), so that Eval evaluates
+	// only the others: the bits of varying.
+	consts  [3]types.Value
+	varying uint8
 }
 
 var _ Node = (*Scalar)(nil)
@@ -165,6 +170,13 @@ func newScalar(name string, def *scalarDef, args []Expr) (*Scalar, error) {
 		}
 	}
 	s.t = t
+	for i, a := range args {
+		if l, ok := a.(*Literal); ok && !l.V.IsNull() && i < len(s.consts) {
+			s.consts[i] = l.V
+		} else {
+			s.varying |= 1 << i
+		}
+	}
 	if def.prepare != nil {
 		if err := def.prepare(s); err != nil {
 			return nil, err
@@ -198,8 +210,11 @@ func (s *Scalar) Eval(row []types.Value) (types.Value, error) {
 	if s.def.evalN != nil {
 		return s.def.evalN(s, row)
 	}
-	var v [3]types.Value
+	v := s.consts
 	for i, a := range s.Args {
+		if s.varying&(1<<i) == 0 {
+			continue
+		}
 		x, err := a.Eval(row)
 		if err != nil || x.IsNull() {
 			return types.Value{}, err

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"math/bits"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -190,6 +191,9 @@ func evalSplitIndex(_ *Scalar, a, b, c types.Value) (types.Value, error) {
 		}
 		return types.StringValue(f[idx]), nil
 	}
+	if len(sep) == 1 {
+		return splitIndexByte(s, sep[0], idx), nil
+	}
 	for ; idx > 0; idx-- {
 		i := strings.Index(s, sep)
 		if i < 0 {
@@ -201,6 +205,51 @@ func evalSplitIndex(_ *Scalar, a, b, c types.Value) (types.Value, error) {
 		s = s[:i]
 	}
 	return types.StringValue(s), nil
+}
+
+// splitIndexByte is SPLIT_INDEX(s, string(c), idx) for idx >= 0: one
+// pass over s up to the end of piece idx, returning a substring of s.
+// It finds the separators eight bytes at a time (a URL's pieces are a
+// few bytes each: a call of strings.IndexByte per separator costs more).
+func splitIndexByte(s string, c byte, idx int64) types.Value {
+	const low7 = 0x7f7f7f7f7f7f7f7f
+	pat := 0x0101010101010101 * uint64(c)
+	start, i := 0, 0
+	for ; i+8 <= len(s); i += 8 {
+		w := load64(s, i) ^ pat // zero bytes are separators
+		// The high bit of each zero byte of w, exactly (no carries
+		// between bytes).
+		m := ^((w&low7 + low7) | w | low7)
+		for ; m != 0; m &= m - 1 {
+			j := i + bits.TrailingZeros64(m)/8
+			if idx == 0 {
+				return types.StringValue(s[start:j])
+			}
+			idx--
+			start = j + 1
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] != c {
+			continue
+		}
+		if idx == 0 {
+			return types.StringValue(s[start:i])
+		}
+		idx--
+		start = i + 1
+	}
+	if idx == 0 {
+		return types.StringValue(s[start:])
+	}
+	return types.Value{}
+}
+
+// load64 returns the eight bytes of s from i, little-endian (one load).
+func load64(s string, i int) uint64 {
+	b := s[i : i+8]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
 // evalPad is LPAD (left) or RPAD as Flink computes them.
