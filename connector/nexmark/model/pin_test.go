@@ -88,3 +88,24 @@ func (h *hasher) event(e *Event) {
 		h.bid(&e.Bid)
 	}
 }
+
+// BenchmarkBidChannelText is a bid and a read of its channel's and url's
+// text, as q21 and q22 do (the text of the 10,000 channels spans more
+// than the L1 and L2 caches).
+func BenchmarkBidChannelText(b *testing.B) {
+	g := testGen(nil)
+	var bid Bid
+	n := int64(4)
+	sum := 0
+	for b.Loop() {
+		g.BidPrefix(n, &bid, BidChannel)
+		sum += int(bid.Channel[len(bid.Channel)-1]) + int(bid.URL[30])
+		n++
+		if n%50 == 0 {
+			n += 4
+		}
+	}
+	if sum == 0 {
+		b.Fatal("no text read")
+	}
+}
