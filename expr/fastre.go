@@ -541,7 +541,9 @@ func (f *fastRegexp) try(sc *reScratch, s string, start int) bool {
 			case syntax.InstNop:
 				pc = in.Out
 			case syntax.InstCapture:
-				if int(in.Arg) < len(sc.caps) {
+				// Only group g's slots (the last two) are tracked: no
+				// other group changes whether or where a thread matches.
+				if int(in.Arg)>>1 == len(sc.caps)/2-1 {
 					jobs = append(jobs, reJob{slot: int32(in.Arg), pos: sc.caps[in.Arg]})
 					sc.caps[in.Arg] = pos
 				}
