@@ -2,6 +2,7 @@ package expr
 
 import (
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -110,6 +111,63 @@ func BenchmarkSplitIndexURL(b *testing.B) {
 			if _, err := e.Eval(row); err != nil {
 				b.Fatal(err)
 			}
+		}
+	}
+}
+
+// TestRegexpExtractCall evaluates REGEXP_EXTRACT(s, re [, i]) as a call
+// with a literal pattern and group (the one-argument path) and with the
+// pattern or group from a column, against Go's regexp on random URLs.
+func TestRegexpExtractCall(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 8))
+	const pattern = `(&|^)channel_id=([^&]*)`
+	re := regexp.MustCompile(pattern)
+	str := types.Type{Kind: types.KindVarchar}
+	s, p, g := &Column{Index: 0, T: str}, &Column{Index: 1, T: str}, &Column{Index: 2, T: types.Type{Kind: types.KindBigInt}}
+	parts := []string{"&", "channel_id=", "a", "1", "=", "/", "é"}
+	for range 3000 {
+		i := int64(r.IntN(4)) - 1
+		var args []Expr
+		switch r.IntN(4) {
+		case 0:
+			args = []Expr{s, sv(pattern)} // group 0
+			i = 0
+		case 1:
+			args = []Expr{s, sv(pattern), iv(i)}
+		case 2:
+			args = []Expr{s, p, iv(i)}
+		default:
+			args = []Expr{s, sv(pattern), g}
+		}
+		e, err := NewCall("REGEXP_EXTRACT", args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, litPattern := args[1].(*Literal)
+		_, litGroup := args[len(args)-1].(*Literal)
+		if want := litPattern && litGroup; e.(*Scalar).first != want {
+			t.Fatalf("%s: one-argument path %v, want %v", e, !want, want)
+		}
+		var b strings.Builder
+		for range r.IntN(12) {
+			b.WriteString(parts[r.IntN(len(parts))])
+		}
+		in := b.String()
+		v, err := e.Eval([]types.Value{types.StringValue(in), types.StringValue(pattern), types.BigIntValue(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := re.FindStringSubmatchIndex(in)
+		if i < 0 || i > 2 || m == nil || m[2*i] < 0 {
+			if !v.IsNull() {
+				t.Fatalf("seed %d: %s on %q, group %d: %v, want NULL", seed, e, in, i, v)
+			}
+			continue
+		}
+		if want := in[m[2*i]:m[2*i+1]]; v.IsNull() || v.Str() != want {
+			t.Fatalf("seed %d: %s on %q, group %d: %v, want %q", seed, e, in, i, v, want)
 		}
 	}
 }
