@@ -175,11 +175,13 @@ func newScalar(name string, def *scalarDef, args []Expr) (*Scalar, error) {
 		}
 	}
 	s.t = t
-	for i, a := range args {
-		if l, ok := a.(*Literal); ok && !l.V.IsNull() && i < len(s.consts) {
-			s.consts[i] = l.V
-		} else {
-			s.varying |= 1 << i
+	if def.eval3 != nil { // at most three arguments
+		for i, a := range args {
+			if l, ok := a.(*Literal); ok && !l.V.IsNull() {
+				s.consts[i] = l.V
+			} else {
+				s.varying |= 1 << i
+			}
 		}
 	}
 	s.first = s.varying == 1 && def.eval1 != nil
