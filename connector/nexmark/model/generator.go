@@ -167,7 +167,12 @@ func (t *Tables) channel(i uint32) (name, url string) {
 // packChannels returns the text of the names and urls, each name
 // followed by its url, and where each pair is in it.
 func packChannels(names, urls []string) (string, []channelRef) {
+	n := 0
+	for i := range names {
+		n += len(names[i]) + len(urls[i])
+	}
 	var b strings.Builder
+	b.Grow(n)
 	refs := make([]channelRef, len(names))
 	for i := range names {
 		refs[i] = channelRef{off: uint32(b.Len()), name: uint16(len(names[i])), url: uint16(len(urls[i]))}
