@@ -74,7 +74,12 @@ type reJob struct {
 const exitRange = -2
 
 type reScratch struct {
+	// visited has a row per instruction, a bit per position from the
+	// search's first start position (origin) on: bit pc*width +
+	// pos-origin. A search clears only the positions it can reach (a few
+	// words when the required literal places the match near the end).
 	visited []uint64
+	origin  int
 	jobs    []reJob
 	caps    []int
 }
@@ -414,7 +419,9 @@ func rareByte(lit string) int {
 func (f *fastRegexp) search(s string, g, from int) (lo, hi int, ok bool) {
 	sc := f.pool.Get().(*reScratch)
 	defer f.pool.Put(sc)
-	words := (len(f.prog.Inst)*(len(s)+1) + 63) / 64
+	first := runeStartAtOrAfter(s, from)
+	sc.origin = first
+	words := (len(f.prog.Inst)*(len(s)+1-first) + 63) / 64
 	if cap(sc.visited) < words {
 		sc.visited = make([]uint64, words)
 	} else {
@@ -431,7 +438,7 @@ func (f *fastRegexp) search(s string, g, from int) (lo, hi int, ok bool) {
 	}
 	// Start positions step a rune at a time, as Go's regexp does: a
 	// match never begins inside a character.
-	for pos := runeStartAtOrAfter(s, from); pos <= len(s); pos += runeWidth(s, pos) {
+	for pos := first; pos <= len(s); pos += runeWidth(s, pos) {
 		if pos > 0 && f.beginText {
 			break
 		}
@@ -482,7 +489,7 @@ func runeStartAtOrAfter(s string, from int) int {
 // reports whether one reaches a match (its captures left in sc.caps).
 func (f *fastRegexp) try(sc *reScratch, s string, start int) bool {
 	insts := f.prog.Inst
-	width := len(s) + 1
+	width := len(s) + 1 - sc.origin
 	jobs := append(sc.jobs[:0], reJob{pc: uint32(f.prog.Start), slot: -1, pos: start})
 	for len(jobs) > 0 {
 		j := jobs[len(jobs)-1]
@@ -497,11 +504,11 @@ func (f *fastRegexp) try(sc *reScratch, s string, start int) bool {
 		pc, pos := j.pc, j.pos
 	thread:
 		for {
-			bit := int(pc)*width + pos
-			if sc.visited[bit/64]&(1<<(bit%64)) != 0 {
+			bit := uint(int(pc)*width + pos - sc.origin)
+			if sc.visited[bit>>6]&(1<<(bit&63)) != 0 {
 				break
 			}
-			sc.visited[bit/64] |= 1 << (bit % 64)
+			sc.visited[bit>>6] |= 1 << (bit & 63)
 			in := &insts[pc]
 			switch in.Op {
 			case syntax.InstFail:
@@ -534,7 +541,9 @@ func (f *fastRegexp) try(sc *reScratch, s string, start int) bool {
 			case syntax.InstNop:
 				pc = in.Out
 			case syntax.InstCapture:
-				if int(in.Arg) < len(sc.caps) {
+				// Only group g's slots (the last two) are tracked: no
+				// other group changes whether or where a thread matches.
+				if int(in.Arg)>>1 == len(sc.caps)/2-1 {
 					jobs = append(jobs, reJob{slot: int32(in.Arg), pos: sc.caps[in.Arg]})
 					sc.caps[in.Arg] = pos
 				}
@@ -608,7 +617,7 @@ func (f *fastRegexp) loopScan(sc *reScratch, s string, pc uint32, pos, width int
 		end++
 	}
 	// Marks (pc, pos+1..end): stop at the first already set.
-	base := int(pc) * width
+	base := int(pc)*width - sc.origin
 	for p := pos + 1; p <= end; {
 		bit := base + p
 		w, off := bit>>6, uint(bit&63)

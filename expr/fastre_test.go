@@ -206,3 +206,28 @@ func diffGo(f *fastRegexp, re *regexp.Regexp, s string) string {
 	}
 	return ""
 }
+
+// TestFastRegexpVisitedOnce runs patterns whose threads meet at the same
+// (instruction, position) exponentially often on inputs that do not
+// match (and, with a literal, from a start the literal sets): only the
+// visited marks keep the search linear (a lost mark makes the test run
+// for ages, not fail), and the answers are Go's.
+func TestFastRegexpVisitedOnce(t *testing.T) {
+	long := strings.Repeat("a", 3000)
+	for _, c := range []struct{ p, s string }{
+		{`(a|aa)*b`, long},
+		{`(a*)*b`, long},
+		{`(a|a)*c`, long + "b"},
+		{`x(a|aa)*b`, "yyyx" + long},
+		{`(&|^)x=(a|aa)*([^&]*)c`, "q&x=" + long},
+	} {
+		re := regexp.MustCompile(c.p)
+		f, err := newFastRegexp(c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := diffGo(f, re, c.s); d != "" {
+			t.Fatal(d)
+		}
+	}
+}

@@ -55,29 +55,31 @@ func lowerText(e Expr) (string, bool) {
 }
 
 // equalLower reports whether strings.ToLower(s) == lit, for lit as
-// lowerText accepts, without lower-casing an ASCII s.
+// lowerText accepts, without lower-casing an ASCII s. ToLower keeps an
+// ASCII prefix of s byte for byte (upper case folded), so the first
+// ASCII byte that differs from lit decides; only a non-ASCII byte before
+// it needs the full ToLower (İ or the Kelvin sign lower to one ASCII
+// byte, shortening the text). Without one, the lengths must be equal: a
+// longer s lowers to lit and more.
 func equalLower(s, lit string) bool {
-	if len(s) == len(lit) {
-		for i := 0; i < len(s); i++ {
-			c := s[i]
-			if c >= utf8.RuneSelf {
-				return strings.ToLower(s) == lit
-			}
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != lit[i] {
-				// ToLower keeps the ASCII prefix up to here byte for byte.
-				return false
-			}
-		}
-		return true
-	}
-	// Lower-casing changes the length of non-ASCII text only.
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
+	n := min(len(s), len(lit))
+	for i := 0; i < n; i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
 			return strings.ToLower(s) == lit
 		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lit[i] {
+			return false
+		}
 	}
+	if len(s) <= len(lit) {
+		// All of s matched (ASCII): equal when lit has no more.
+		return len(s) == len(lit)
+	}
+	// ToLower works rune by rune: ToLower(s) is lit followed by the
+	// lowered rest of s, which is not empty.
 	return false
 }

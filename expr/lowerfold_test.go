@@ -97,3 +97,48 @@ func TestLowerComparisonAllocs(t *testing.T) {
 		t.Errorf("%v allocations per row, want 0", n)
 	}
 }
+
+// TestEqualLower compares equalLower with strings.ToLower on random
+// strings around each literal: shorter, longer, a mismatch at any byte,
+// İ and the Kelvin sign (lowered to one ASCII byte: "baİdu" lowers to
+// "baidu"), other non-ASCII and invalid UTF-8 anywhere.
+func TestEqualLower(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 6))
+	lits := []string{"", "a", "k", "ki", "baidu", "apple", "facebook", "channel-1"}
+	parts := []string{"a", "B", "i", "I", "İ", "k", "K", "\u212a", "é", "É", "\xff", "\xc4", "-", "1", "u", "D", "d"}
+	for range 200000 {
+		lit := lits[r.IntN(len(lits))]
+		var b strings.Builder
+		switch r.IntN(3) {
+		case 0: // lit's text, mixed case, with a part replaced or added
+			for _, c := range lit {
+				s := string(c)
+				if r.IntN(2) == 0 {
+					s = strings.ToUpper(s)
+				}
+				if r.IntN(6) == 0 {
+					s = parts[r.IntN(len(parts))]
+				}
+				b.WriteString(s)
+			}
+			if r.IntN(3) == 0 {
+				b.WriteString(parts[r.IntN(len(parts))])
+			}
+		default:
+			for range r.IntN(10) {
+				b.WriteString(parts[r.IntN(len(parts))])
+			}
+		}
+		s := b.String()
+		if got, want := equalLower(s, lit), strings.ToLower(s) == lit; got != want {
+			t.Fatalf("seed %d: equalLower(%q, %q) = %v, want %v", seed, s, lit, got, want)
+		}
+	}
+	for _, c := range [][2]string{{"baİdu", "baidu"}, {"\u212aI", "ki"}, {"BAIDU", "baidu"}} {
+		if !equalLower(c[0], c[1]) {
+			t.Errorf("equalLower(%q, %q) = false, want true", c[0], c[1])
+		}
+	}
+}

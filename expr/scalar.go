@@ -57,6 +57,10 @@ type scalarDef struct {
 	// eval3 evaluates a strict function of at most three arguments:
 	// called only when none is NULL, with the missing ones NULL.
 	eval3 func(s *Scalar, a, b, c types.Value) (types.Value, error)
+	// eval1, optional, is eval3 for a call whose arguments after the
+	// first are literals (not NULL), read from s.consts: SPLIT_INDEX(url,
+	// '/', 3) passes one value instead of three.
+	eval1 func(s *Scalar, a types.Value) (types.Value, error)
 	// evalN evaluates the function itself (non-strict or variadic).
 	evalN func(s *Scalar, row []types.Value) (types.Value, error)
 	// prepare checks and precompiles constant arguments (a regular
@@ -115,6 +119,12 @@ type Scalar struct {
 	// state precompiled by prepare (a regular expression, a JSON path),
 	// read-only once built.
 	state any
+	// consts holds the values of the literal arguments of an eval3
+	// function (a pattern, a separator, an index), so that Eval evaluates
+	// only the others: the bits of varying.
+	consts  [3]types.Value
+	varying uint8
+	first   bool // only the first argument varies and def.eval1 is set
 }
 
 var _ Node = (*Scalar)(nil)
@@ -165,6 +175,16 @@ func newScalar(name string, def *scalarDef, args []Expr) (*Scalar, error) {
 		}
 	}
 	s.t = t
+	if def.eval3 != nil { // at most three arguments
+		for i, a := range args {
+			if l, ok := a.(*Literal); ok && !l.V.IsNull() {
+				s.consts[i] = l.V
+			} else {
+				s.varying |= 1 << i
+			}
+		}
+	}
+	s.first = s.varying == 1 && def.eval1 != nil
 	if def.prepare != nil {
 		if err := def.prepare(s); err != nil {
 			return nil, err
@@ -195,11 +215,21 @@ func (s *Scalar) Volatile() bool { return s.def.volatile }
 
 // Eval calls the function.
 func (s *Scalar) Eval(row []types.Value) (types.Value, error) {
+	if s.first {
+		a, err := s.Args[0].Eval(row)
+		if err != nil || a.IsNull() {
+			return types.Value{}, err
+		}
+		return s.def.eval1(s, a)
+	}
 	if s.def.evalN != nil {
 		return s.def.evalN(s, row)
 	}
-	var v [3]types.Value
+	v := s.consts
 	for i, a := range s.Args {
+		if s.varying&(1<<i) == 0 {
+			continue
+		}
 		x, err := a.Eval(row)
 		if err != nil || x.IsNull() {
 			return types.Value{}, err

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"math/bits"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -29,9 +30,9 @@ func addStringFuncs(m map[string]*scalarDef) {
 		doc: "REGEXP(s, regex): TRUE if some substring of s matches regex"}
 	m["REGEXP_REPLACE"] = &scalarDef{min: 3, max: 3, args: str, prepare: prepareRegexp(1), eval3: evalRegexpReplace, nullable: true,
 		doc: "REGEXP_REPLACE(s, regex, r): s with every match of regex replaced by r ($1 names a group)"}
-	m["REGEXP_EXTRACT"] = &scalarDef{min: 2, max: 3, args: []argClass{aStr, aStr, aInt}, prepare: prepareRegexp(1), eval3: evalRegexpExtract, nullable: true,
+	m["REGEXP_EXTRACT"] = &scalarDef{min: 2, max: 3, args: []argClass{aStr, aStr, aInt}, prepare: prepareRegexp(1), eval3: evalRegexpExtract, eval1: evalRegexpExtract1, nullable: true,
 		doc: "REGEXP_EXTRACT(s, regex [, i]): group i (0: the whole match, the default) of the first match; NULL if none"}
-	m["SPLIT_INDEX"] = &scalarDef{min: 3, max: 3, args: []argClass{aStr, aStr, aInt}, eval3: evalSplitIndex, nullable: true,
+	m["SPLIT_INDEX"] = &scalarDef{min: 3, max: 3, args: []argClass{aStr, aStr, aInt}, eval3: evalSplitIndex, eval1: evalSplitIndex1, nullable: true,
 		doc: "SPLIT_INDEX(s, sep, i): the i-th (from 0) piece of s split at sep; NULL if there is none"}
 	m["REPLACE"] = &scalarDef{min: 3, max: 3, args: str, eval3: func(_ *Scalar, a, b, c types.Value) (types.Value, error) {
 		return types.StringValue(strings.ReplaceAll(a.Str(), b.Str(), c.Str())), nil
@@ -157,6 +158,12 @@ func evalRegexpReplace(s *Scalar, a, b, c types.Value) (types.Value, error) {
 	return types.StringValue(re.re.ReplaceAllString(a.Str(), c.Str())), nil
 }
 
+// evalRegexpExtract1 is REGEXP_EXTRACT with a literal pattern (and
+// group).
+func evalRegexpExtract1(s *Scalar, a types.Value) (types.Value, error) {
+	return evalRegexpExtract(s, a, s.consts[1], s.consts[2])
+}
+
 func evalRegexpExtract(s *Scalar, a, b, c types.Value) (types.Value, error) {
 	re, ok := s.regexpOf(b.Str())
 	if !ok {
@@ -177,30 +184,87 @@ func evalRegexpExtract(s *Scalar, a, b, c types.Value) (types.Value, error) {
 }
 
 func evalSplitIndex(_ *Scalar, a, b, c types.Value) (types.Value, error) {
-	idx := c.Int()
+	return splitIndex(a.Str(), b.Str(), c.Int()), nil
+}
+
+// evalSplitIndex1 is SPLIT_INDEX with a literal separator and index.
+func evalSplitIndex1(sc *Scalar, a types.Value) (types.Value, error) {
+	return splitIndex(a.Str(), sc.consts[1].Str(), sc.consts[2].Int()), nil
+}
+
+// splitIndex is SPLIT_INDEX(s, sep, idx): piece idx of s split at sep, a
+// substring of s; NULL past the end or for idx < 0.
+func splitIndex(s, sep string, idx int64) types.Value {
 	if idx < 0 {
-		return types.Value{}, nil
+		return types.Value{}
 	}
-	s, sep := a.Str(), b.Str()
 	if sep == "" {
 		// Flink (commons-lang) splits at whitespace for an empty separator.
 		f := strings.Fields(s)
 		if idx >= int64(len(f)) {
-			return types.Value{}, nil
+			return types.Value{}
 		}
-		return types.StringValue(f[idx]), nil
+		return types.StringValue(f[idx])
+	}
+	if len(sep) == 1 {
+		return splitIndexByte(s, sep[0], idx)
 	}
 	for ; idx > 0; idx-- {
 		i := strings.Index(s, sep)
 		if i < 0 {
-			return types.Value{}, nil
+			return types.Value{}
 		}
 		s = s[i+len(sep):]
 	}
 	if i := strings.Index(s, sep); i >= 0 {
 		s = s[:i]
 	}
-	return types.StringValue(s), nil
+	return types.StringValue(s)
+}
+
+// splitIndexByte is SPLIT_INDEX(s, string(c), idx) for idx >= 0: one
+// pass over s up to the end of piece idx, returning a substring of s.
+// It finds the separators eight bytes at a time (a URL's pieces are a
+// few bytes each: a call of strings.IndexByte per separator costs more).
+func splitIndexByte(s string, c byte, idx int64) types.Value {
+	const low7 = 0x7f7f7f7f7f7f7f7f
+	pat := 0x0101010101010101 * uint64(c)
+	start, i := 0, 0
+	for ; i+8 <= len(s); i += 8 {
+		w := load64(s, i) ^ pat // zero bytes are separators
+		// The high bit of each zero byte of w, exactly (no carries
+		// between bytes).
+		m := ^((w&low7 + low7) | w | low7)
+		for ; m != 0; m &= m - 1 {
+			j := i + bits.TrailingZeros64(m)/8
+			if idx == 0 {
+				return types.StringValue(s[start:j])
+			}
+			idx--
+			start = j + 1
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] != c {
+			continue
+		}
+		if idx == 0 {
+			return types.StringValue(s[start:i])
+		}
+		idx--
+		start = i + 1
+	}
+	if idx == 0 {
+		return types.StringValue(s[start:])
+	}
+	return types.Value{}
+}
+
+// load64 returns the eight bytes of s from i, little-endian (one load).
+func load64(s string, i int) uint64 {
+	b := s[i : i+8]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
 // evalPad is LPAD (left) or RPAD as Flink computes them.

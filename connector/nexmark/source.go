@@ -93,6 +93,7 @@ func (s *Source) Open(subtask, parallelism int) (connector.SourceReader, error) 
 		subtask:     subtask,
 		parallelism: parallelism,
 		quota:       -1,
+		bids:        bidPlanOf(s.cols, s.only),
 	}
 	if s.cfg.events > 0 {
 		r.quota = eventsOf(s.cfg.events, subtask, parallelism)
@@ -113,6 +114,7 @@ type Reader struct {
 	skips       seqsplit.Skips // events of earlier runs at other parallelisms
 	ev          model.Event
 	rows        types.RowBuilder // builds the ROW columns' values
+	bids        *bidPlan         // fills rows of plain bid columns; nil: fill
 	timer       *time.Timer
 }
 
@@ -158,7 +160,11 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 		}
 		if !r.skips.Emitted(n) && (only == anyKind || r.gen.KindAt(off) == only) {
 			r.generate(n)
-			fill(appendRow(b), r.src.cols, &r.ev, &r.rows)
+			if r.bids != nil {
+				fillBid(appendRow(b), r.bids, &r.ev)
+			} else {
+				fill(appendRow(b), r.src.cols, &r.ev, &r.rows)
+			}
 			emitted++
 		}
 		n += p

@@ -91,12 +91,16 @@ const textLen = 1 << 20
 // Tables are the read-only strings a generator draws from, built once per
 // source from the seed and shared by its readers.
 type Tables struct {
-	text       string // textLen random lowercase letters
-	names      []string
-	channels   []string // numChannels "channel-<i>"
-	urls       []string // their urls
-	hotURLs    [len(hotNames)]string
-	creditCard [10000]string // "%04d"
+	text  string // textLen random lowercase letters
+	names []string
+	// channelText holds the numChannels "channel-<i>", each followed by
+	// its url, and channels where each pair is: a bid's random channel
+	// reads an 8-byte entry of an 80 KB table and one stretch of text,
+	// not two string headers and two strings far apart.
+	channelText string
+	channels    []channelRef
+	hotURLs     [len(hotNames)]string
+	creditCard  [10000]string // "%04d"
 	// exp2Hi[i] = 2^(i/1024) and exp2Lo[i] = 2^(i/2^20): 2^x for x's
 	// fraction in steps of 2^-20, for prices.
 	exp2Hi, exp2Lo [1024]float64
@@ -119,8 +123,8 @@ func NewTables(seed uint64) *Tables {
 	for i := range t.hotURLs {
 		t.hotURLs[i] = baseURL(&r)
 	}
-	t.channels = make([]string, numChannels)
-	t.urls = make([]string, numChannels)
+	names := make([]string, numChannels)
+	urls := make([]string, numChannels)
 	for i := range numChannels {
 		url := baseURL(&r)
 		if r.intn(10) > 0 {
@@ -132,9 +136,10 @@ func NewTables(seed uint64) *Tables {
 			}
 			url += "&channel_id=" + strconv.FormatInt(v, 10)
 		}
-		t.channels[i] = "channel-" + strconv.Itoa(i)
-		t.urls[i] = url
+		names[i] = "channel-" + strconv.Itoa(i)
+		urls[i] = url
 	}
+	t.channelText, t.channels = packChannels(names, urls)
 	for i := range 1024 {
 		t.exp2Hi[i] = math.Exp2(float64(i) / 1024)
 		t.exp2Lo[i] = math.Exp2(float64(i) / (1 << 20))
@@ -143,6 +148,38 @@ func NewTables(seed uint64) *Tables {
 		t.creditCard[i] = string([]byte{byte('0' + i/1000), byte('0' + i/100%10), byte('0' + i/10%10), byte('0' + i%10)})
 	}
 	return t
+}
+
+// channelRef is where a channel's name and url are in the channel text:
+// the name at off, the url right after it.
+type channelRef struct {
+	off       uint32
+	name, url uint16 // lengths
+}
+
+// channel returns the name and url of channel i.
+func (t *Tables) channel(i uint32) (name, url string) {
+	c := t.channels[i]
+	at, mid := int(c.off), int(c.off)+int(c.name)
+	return t.channelText[at:mid], t.channelText[mid : mid+int(c.url)]
+}
+
+// packChannels returns the text of the names and urls, each name
+// followed by its url, and where each pair is in it.
+func packChannels(names, urls []string) (string, []channelRef) {
+	n := 0
+	for i := range names {
+		n += len(names[i]) + len(urls[i])
+	}
+	var b strings.Builder
+	b.Grow(n)
+	refs := make([]channelRef, len(names))
+	for i := range names {
+		refs[i] = channelRef{off: uint32(b.Len()), name: uint16(len(names[i])), url: uint16(len(urls[i]))}
+		b.WriteString(names[i])
+		b.WriteString(urls[i])
+	}
+	return b.String(), refs
 }
 
 func baseURL(r *rng) string {
@@ -385,7 +422,7 @@ func (g *Generator) bidUpTo(n, ts int64, b *Bid, upTo int) {
 		b.Channel, b.URL = hotNames[i], g.tab.hotURLs[i]
 	} else {
 		i := r.intn(numChannels)
-		b.Channel, b.URL = g.tab.channels[i], g.tab.urls[i]
+		b.Channel, b.URL = g.tab.channel(i)
 	}
 	if upTo < BidExtra {
 		return
