@@ -46,6 +46,9 @@ func TestSplitIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 		pieces := strings.Split(s, sep)
+		if s == "" {
+			pieces = nil // Flink: an empty string has no pieces
+		}
 		if idx < 0 || idx >= int64(len(pieces)) {
 			if !v.IsNull() {
 				t.Fatalf("seed %d: SPLIT_INDEX(%q, %q, %d) = %v, want NULL", seed, s, sep, idx, v)
@@ -54,6 +57,49 @@ func TestSplitIndex(t *testing.T) {
 		}
 		if v.IsNull() || v.Str() != pieces[idx] {
 			t.Fatalf("seed %d: SPLIT_INDEX(%q, %q, %d) = %v, want %q", seed, s, sep, idx, v, pieces[idx])
+		}
+	}
+}
+
+// TestSplitIndexWhitespace checks SPLIT_INDEX with an empty separator,
+// which splits at each of Java's whitespace characters (listed here from
+// Character.isWhitespace's definition, not from the code under test),
+// keeping empty pieces; an empty string has no pieces.
+func TestSplitIndexWhitespace(t *testing.T) {
+	javaSpace := regexp.MustCompile(`[\t\n\v\f\r\x1c-\x1f \x{1680}\x{2000}-\x{2006}\x{2008}-\x{200a}\x{2028}\x{2029}\x{205f}\x{3000}]`)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 9))
+	// The no-break spaces U+00A0, U+2007, U+202F are not whitespace to Java.
+	parts := []string{"a", "é", " ", "\t", "\n", "\x1d", "\u00a0", "\u2007", "\u202f", "\u3000", "\u2028", "\u1680", "x"}
+	col := &Column{Index: 0, T: types.Type{Kind: types.KindVarchar}}
+	for range 5000 {
+		idx := int64(r.IntN(8))
+		e, err := NewCall("SPLIT_INDEX", []Expr{col, sv(""), iv(idx)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for range r.IntN(12) {
+			b.WriteString(parts[r.IntN(len(parts))])
+		}
+		s := b.String()
+		v, err := e.Eval([]types.Value{types.StringValue(s)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pieces []string
+		if s != "" {
+			pieces = javaSpace.Split(s, -1)
+		}
+		if idx >= int64(len(pieces)) {
+			if !v.IsNull() {
+				t.Fatalf("seed %d: SPLIT_INDEX(%q, '', %d) = %v, want NULL", seed, s, idx, v)
+			}
+			continue
+		}
+		if v.IsNull() || v.Str() != pieces[idx] {
+			t.Fatalf("seed %d: SPLIT_INDEX(%q, '', %d) = %v, want %q", seed, s, idx, v, pieces[idx])
 		}
 	}
 }

@@ -193,18 +193,31 @@ func evalSplitIndex1(sc *Scalar, a types.Value) (types.Value, error) {
 }
 
 // splitIndex is SPLIT_INDEX(s, sep, idx): piece idx of s split at sep, a
-// substring of s; NULL past the end or for idx < 0.
+// substring of s; NULL past the end, for idx < 0 and for an empty s.
+// Flink splits with commons-lang's splitByWholeSeparatorPreserveAllTokens:
+// every separator ends a piece (empty pieces count), an empty string has
+// no pieces, and an empty separator splits at each whitespace character
+// (Java's Character.isWhitespace).
 func splitIndex(s, sep string, idx int64) types.Value {
-	if idx < 0 {
+	if idx < 0 || s == "" {
 		return types.Value{}
 	}
 	if sep == "" {
-		// Flink (commons-lang) splits at whitespace for an empty separator.
-		f := strings.Fields(s)
-		if idx >= int64(len(f)) {
-			return types.Value{}
+		start := 0
+		for i, r := range s {
+			if !javaWhitespace(r) {
+				continue
+			}
+			if idx == 0 {
+				return types.StringValue(s[start:i])
+			}
+			idx--
+			start = i + utf8.RuneLen(r)
 		}
-		return types.StringValue(f[idx])
+		if idx == 0 {
+			return types.StringValue(s[start:])
+		}
+		return types.Value{}
 	}
 	if len(sep) == 1 {
 		return splitIndexByte(s, sep[0], idx)
@@ -220,6 +233,19 @@ func splitIndex(s, sep string, idx int64) types.Value {
 		s = s[:i]
 	}
 	return types.StringValue(s)
+}
+
+// javaWhitespace reports whether Java's Character.isWhitespace holds for
+// r: Unicode space, line and paragraph separators other than the
+// no-break spaces, and the ASCII controls \t \n \v \f \r and 0x1c-0x1f.
+func javaWhitespace(r rune) bool {
+	switch {
+	case r == '\t' || r == '\n' || r == '\v' || r == '\f' || r == '\r' || (r >= 0x1c && r <= 0x1f):
+		return true
+	case r == '\u00a0' || r == '\u2007' || r == '\u202f':
+		return false
+	}
+	return r > 0x7f && unicode.In(r, unicode.Zs, unicode.Zl, unicode.Zp) || r == ' '
 }
 
 // splitIndexByte is SPLIT_INDEX(s, string(c), idx) for idx >= 0: one
