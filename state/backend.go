@@ -317,6 +317,20 @@ func (m *memBackend) newEntry(key string) *memEntry {
 	return e
 }
 
+// newEntryWith returns a new entry of key k and value v, both copied into
+// one allocation: the key (immutable) first, then the value, whose
+// capacity ends there (a longer value put later is a new slice).
+func (m *memBackend) newEntryWith(k, v []byte) *memEntry {
+	buf := make([]byte, len(k)+len(v))
+	copy(buf, k)
+	copy(buf[len(k):], v)
+	e := m.newEntry(unsafeString(buf[:len(k)]))
+	if len(v) > 0 {
+		e.val = buf[len(k):len(buf):len(buf)]
+	}
+	return e
+}
+
 func (m *memBackend) changed(e *memEntry) {
 	if m.track && e.flags&memDirty == 0 {
 		e.flags |= memDirty
@@ -347,8 +361,7 @@ func (m *memBackend) put(kg int, key, value []byte, idx index) error {
 		m.changed(e)
 		return nil
 	}
-	e = m.newEntry(string(k))
-	e.val = append([]byte(nil), value...)
+	e = m.newEntryWith(k, value)
 	m.points[e.key] = e
 	m.bytes += e.size()
 	m.index(e, idx)
@@ -492,8 +505,7 @@ func (m *memBackend) flushPending() {
 // load adds an entry read from the store (unchanged, ordered: in the
 // B-tree until a group takes it).
 func (m *memBackend) load(k, value []byte) {
-	e := m.newEntry(string(k))
-	e.val = append([]byte(nil), value...)
+	e := m.newEntryWith(k, value)
 	e.flags = memInTree | memStored | memLoose
 	m.loose++
 	m.points[e.key] = e
