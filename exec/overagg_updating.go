@@ -100,7 +100,9 @@ func (o *overUpdOp) Open(ctx *OpContext) error {
 // exactRetract reports whether a's retract exactly undoes its add, so
 // that its result over a frame does not depend on the adds and retracts
 // that led to it: integer sums and counts (modular int64), DECIMAL sums
-// (modular 128 bits), MIN/MAX (a multiset). Not DOUBLE sums (rounding).
+// (modular 128 bits), MIN/MAX of other than floating point (a multiset;
+// for DOUBLE, 0 and -0 are one value shown as the first added). Not
+// DOUBLE sums (rounding).
 func exactRetract(a accumulator) bool {
 	switch a := a.(type) {
 	case *countAcc, *decSumAcc:
@@ -108,7 +110,7 @@ func exactRetract(a accumulator) bool {
 	case *sumAcc:
 		return !a.floatIn
 	case *minMaxAcc:
-		return !a.insertOnly
+		return !a.insertOnly && !a.typ.Kind.IsFloat()
 	}
 	return false
 }
