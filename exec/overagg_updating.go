@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/types"
@@ -67,7 +68,6 @@ type overUpdOp struct {
 	frame                []*overEntry  // before (in order) and one version of the tail
 	at                   []int         // results: the tail index of each of frame's tail rows
 	oldRes, newRes       []types.Value // per tail entry, len(accs) results each
-	oldEnc, newEnc       []byte
 }
 
 // Open implements Operator.
@@ -441,9 +441,7 @@ func (o *overUpdOp) recompute() error {
 			copy(r, e.row)
 			copy(r[w:], cur)
 		default:
-			o.oldEnc = state.Values{}.Append(o.oldEnc[:0], old)
-			o.newEnc = state.Values{}.Append(o.newEnc[:0], cur)
-			if bytes.Equal(o.oldEnc, o.newEnc) {
+			if slices.Equal(old, cur) { // identical values (else re-emitted)
 				continue
 			}
 			r := growRow(o.out, types.UpdateBefore)
