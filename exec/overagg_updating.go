@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/types"
@@ -18,23 +19,26 @@ import (
 // result does not depend on arrival order. A +I/+U inserts its row, a
 // -U/-D removes an equal row (none: ignored, as the Retract Top-N does),
 // and every row whose frame holds the changed position has its aggregates
-// recomputed: under ROWS n PRECEDING the n rows after it, under UNBOUNDED
-// PRECEDING every later row (and, for RANGE, the changed row's peers).
-// The output is an updating changelog: the inserted row as +I, the
-// removed one as -D with its last values, and each other row whose values
-// changed as -U old / +U new. spec.Frame must be ROWS n, ROWS UNBOUNDED
-// or RANGE UNBOUNDED.
+// computed before and after the change: under ROWS n PRECEDING the n rows
+// after it, under UNBOUNDED PRECEDING every later row (and, for RANGE, the
+// changed row's peers). Results are not kept: a row's last emitted
+// results are those of its frame before the change, recomputed (the
+// computation is a function of the frame's rows in order). The output is
+// an updating changelog: the inserted row as +I, the removed one as -D
+// with its last values, and each other row whose values changed as -U old
+// / +U new. spec.Frame must be ROWS n, ROWS UNBOUNDED or RANGE UNBOUNDED.
 func NewOverAggUpdating(spec OverSpec) func() Operator {
 	return func() Operator { return &overUpdOp{spec: spec} }
 }
 
 // overEntry is one row of a partition in the order of the frame: its map
-// key, encoded row, decoded row and saved results (state.Values of the
-// calls' results; nil for a row just inserted).
+// key, its encoded row (within the key) and its decoded row (for rows
+// before the change only the columns the calls read).
 type overEntry struct {
-	mk, enc, res []byte
-	row          []types.Value
-	inserted     bool
+	mk, enc  []byte
+	row      []types.Value
+	inserted bool // the row the change inserts (no old results)
+	removed  bool // the row the change removes (no new results)
 }
 
 type overUpdOp struct {
@@ -42,9 +46,17 @@ type overUpdOp struct {
 	rk   *RowKey
 	k    *state.Keyed
 	accs []accumulator
-	out  *types.Batch
+	// exact: every accumulator's retract undoes its add exactly (integer
+	// and DECIMAL sums, counts, MIN/MAX), so a ROWS n frame slides.
+	exact bool
+	// need marks the columns the calls read; lastNeed is the last one.
+	need     []bool
+	lastNeed int
+	out      *types.Batch
 
-	rows *state.SortedMapState[[]byte, []byte] // sort key | row | seq → uvarint len | row | results
+	// sort key | row | seq → uvarint len(row). Earlier versions stored
+	// uvarint len | row | results; only the length is read.
+	rows *state.SortedMapState[[]byte, []byte]
 	seq  *state.ValueState[int64]
 
 	sk, mk, enc, val, hi []byte
@@ -53,8 +65,9 @@ type overUpdOp struct {
 	removed              overEntry // the row a retraction removes, if hasRemoved
 	hasRemoved           bool
 	vals                 []types.Value // decoded values, backing the entries' rows
-	res                  []types.Value
-	resEnc               []byte
+	frame                []*overEntry  // before (in order) and one version of the tail
+	at                   []int         // results: the tail index of each of frame's tail rows
+	oldRes, newRes       []types.Value // per tail entry, len(accs) results each
 }
 
 // Open implements Operator.
@@ -65,7 +78,9 @@ func (o *overUpdOp) Open(ctx *OpContext) error {
 	}
 	o.rk = NewRowKey(o.spec.Partition, ctx.MaxParallelism)
 	o.out = types.NewBatch(len(o.spec.Kinds)+len(o.spec.Calls), 64)
-	o.res = make([]types.Value, len(o.spec.Calls))
+	o.need = make([]bool, len(o.spec.Kinds))
+	o.lastNeed = -1
+	o.exact = true
 	for _, c := range o.spec.Calls {
 		a, err := NewAccumulator(c)
 		if err != nil {
@@ -73,8 +88,31 @@ func (o *overUpdOp) Open(ctx *OpContext) error {
 		}
 		a.grow()
 		o.accs = append(o.accs, a)
+		o.exact = o.exact && exactRetract(a)
+		if c.Arg >= 0 && c.Arg < len(o.need) {
+			o.need[c.Arg] = true
+			o.lastNeed = max(o.lastNeed, c.Arg)
+		}
 	}
 	return nil
+}
+
+// exactRetract reports whether a's retract exactly undoes its add, so
+// that its result over a frame does not depend on the adds and retracts
+// that led to it: integer sums and counts (modular int64), DECIMAL sums
+// (modular 128 bits), MIN/MAX of other than floating point (a multiset;
+// for DOUBLE, 0 and -0 are one value shown as the first added). Not
+// DOUBLE sums (rounding).
+func exactRetract(a accumulator) bool {
+	switch a := a.(type) {
+	case *countAcc, *decSumAcc:
+		return true
+	case *sumAcc:
+		return !a.floatIn
+	case *minMaxAcc:
+		return !a.insertOnly && !a.typ.Kind.IsFloat()
+	}
+	return false
 }
 
 // OpenKeyed implements KeyedOperator.
@@ -97,13 +135,16 @@ func (o *overUpdOp) save(b []byte) []byte {
 	return o.arena[n:len(o.arena):len(o.arena)]
 }
 
-// entry makes the entry of a stored map key and value.
+// entry makes the entry of a stored map key and value: the value starts
+// with the length of the encoded row, which the key holds before its
+// 8-byte arrival number.
 func (o *overUpdOp) entry(mk, v []byte) (overEntry, error) {
 	n, w := binary.Uvarint(v)
-	if w <= 0 || int(n) > len(v)-w {
+	if w <= 0 || len(mk) < 8 || n > uint64(len(mk)-8) {
 		return overEntry{}, fmt.Errorf("OverAggregate state: malformed row entry")
 	}
-	return overEntry{mk: o.save(mk), enc: o.save(v[w : w+int(n)]), res: o.save(v[w+int(n):])}, nil
+	k := o.save(mk)
+	return overEntry{mk: k, enc: k[len(k)-8-int(n) : len(k)-8]}, nil
 }
 
 // Process implements Operator.
@@ -231,34 +272,41 @@ func (o *overUpdOp) change(kind types.RowKind, row []types.Value) error {
 			return err
 		}
 	}
-	removed, hasRemoved := o.removed, o.hasRemoved
 	if insert {
-		e := overEntry{mk: o.save(o.mk), enc: o.save(o.enc), inserted: true}
-		// In place by map key (first for ROWS; among its peers for RANGE).
-		pos := len(o.tail)
-		for j := range o.tail {
-			if bytes.Compare(o.tail[j].mk, e.mk) > 0 {
-				pos = j
-				break
-			}
+		e := overEntry{mk: o.save(o.mk), inserted: true}
+		e.enc = e.mk[len(o.sk) : len(o.sk)+len(o.enc)]
+		o.place(e)
+		o.val = binary.AppendUvarint(o.val[:0], uint64(len(o.enc)))
+		if err := o.rows.Put(o.mk, o.val); err != nil {
+			return err
 		}
-		o.tail = append(o.tail, overEntry{})
-		copy(o.tail[pos+1:], o.tail[pos:])
-		o.tail[pos] = e
+	}
+	if o.hasRemoved {
+		o.removed.removed = true
+		o.place(o.removed)
+		if err := o.rows.Remove(o.removed.mk); err != nil {
+			return err
+		}
 	}
 	if err := o.decodeAll(); err != nil {
 		return err
 	}
-	if hasRemoved {
-		if err := o.rows.Remove(removed.mk); err != nil {
-			return err
-		}
-		r := growRow(o.out, types.Delete) // emitInto writes every value
-		if err := o.emitInto(r, removed.enc, removed.res); err != nil {
-			return err
+	return o.recompute()
+}
+
+// place puts e, the changed row, into the tail in map key order (first
+// for ROWS; among its peers for RANGE).
+func (o *overUpdOp) place(e overEntry) {
+	pos := len(o.tail)
+	for j := range o.tail {
+		if bytes.Compare(o.tail[j].mk, e.mk) > 0 {
+			pos = j
+			break
 		}
 	}
-	return o.recompute()
+	o.tail = append(o.tail, overEntry{})
+	copy(o.tail[pos+1:], o.tail[pos:])
+	o.tail[pos] = e
 }
 
 // takeRemoved keeps the stored row (mk, v) as the row a retraction
@@ -284,7 +332,8 @@ func (o *overUpdOp) addTail(mk, v []byte) (bool, error) {
 	return true, nil
 }
 
-// decodeAll decodes the rows of before and tail.
+// decodeAll decodes the rows of before (the columns the calls read) and
+// tail (every column: they are emitted when their results change).
 func (o *overUpdOp) decodeAll() error {
 	w := len(o.spec.Kinds)
 	n := (len(o.before) + len(o.tail)) * w
@@ -293,15 +342,37 @@ func (o *overUpdOp) decodeAll() error {
 	}
 	o.vals = o.vals[:n]
 	p := 0
-	for _, es := range [][]overEntry{o.before, o.tail} {
-		for j := range es {
-			row := o.vals[p : p+w : p+w]
-			p += w
-			if err := o.decodeRow(row, es[j].enc); err != nil {
-				return err
-			}
-			es[j].row = row
+	for j := range o.before {
+		e := &o.before[j]
+		e.row = o.vals[p : p+w : p+w]
+		p += w
+		if err := o.decodeNeeded(e.row, e.enc); err != nil {
+			return err
 		}
+	}
+	for j := range o.tail {
+		e := &o.tail[j]
+		e.row = o.vals[p : p+w : p+w]
+		p += w
+		if err := o.decodeRow(e.row, e.enc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeNeeded decodes the columns of src up to the last one a call
+// reads (the others of dst are left as they are).
+func (o *overUpdOp) decodeNeeded(dst []types.Value, src []byte) error {
+	for i := 0; i <= o.lastNeed; i++ {
+		v, rest, err := state.DecodeValue(src)
+		if err != nil {
+			return fmt.Errorf("OverAggregate state: row: %w", err)
+		}
+		if o.need[i] {
+			dst[i] = state.WithColumnKind(v, o.spec.Kinds[i])
+		}
+		src = rest
 	}
 	return nil
 }
@@ -314,28 +385,6 @@ func (o *overUpdOp) decodeRow(dst []types.Value, src []byte) error {
 		}
 		dst[i] = state.WithColumnKind(v, o.spec.Kinds[i])
 		src = rest
-	}
-	return nil
-}
-
-// emitInto fills r with the row encoded in enc and the results in res.
-func (o *overUpdOp) emitInto(r []types.Value, enc, res []byte) error {
-	w := len(o.spec.Kinds)
-	if err := o.decodeRow(r[:w], enc); err != nil {
-		return err
-	}
-	return o.decodeResults(r[w:], res)
-}
-
-// decodeResults fills r with the results encoded in res.
-func (o *overUpdOp) decodeResults(r []types.Value, res []byte) error {
-	for i, c := range o.spec.Calls {
-		v, rest, err := state.DecodeValue(res)
-		if err != nil {
-			return fmt.Errorf("OverAggregate state: results: %w", err)
-		}
-		r[i] = state.WithColumnKind(v, c.Type.Kind)
-		res = rest
 	}
 	return nil
 }
@@ -353,94 +402,132 @@ func (o *overUpdOp) add(row []types.Value) {
 	}
 }
 
+func (o *overUpdOp) retract(row []types.Value) {
+	for i, a := range o.accs {
+		a.retract(0, o.arg(i, row))
+	}
+}
+
 func (o *overUpdOp) reset() {
 	for _, a := range o.accs {
 		a.reset(0)
 	}
 }
 
-// recompute computes the tail's results and emits those that changed.
-// before is in descending order.
+// recompute computes the tail's results before the change (every entry
+// but the inserted one) and after it (every entry but the removed one),
+// and emits the differences: the removed row as -D with its old results,
+// the inserted one as +I, each other whose results changed as -U / +U.
 func (o *overUpdOp) recompute() error {
-	f := o.spec.Frame
-	nb := len(o.before)
-	at := func(i int) []types.Value { // the i-th row of before ++ tail, in order
-		if i < nb {
-			return o.before[nb-1-i].row
-		}
-		return o.tail[i-nb].row
+	nc := len(o.accs)
+	n := len(o.tail) * nc
+	if cap(o.oldRes) < n {
+		o.oldRes, o.newRes = make([]types.Value, n), make([]types.Value, n)
 	}
-	if f.Unbounded {
-		o.reset()
-		for i := range nb {
-			o.add(at(i))
-		}
-	}
-	for j := 0; j < len(o.tail); j++ {
+	o.oldRes, o.newRes = o.oldRes[:n], o.newRes[:n]
+	o.results(o.oldRes, true)
+	o.results(o.newRes, false)
+	w := len(o.spec.Kinds)
+	for j := range o.tail {
+		e := &o.tail[j]
+		old, cur := o.oldRes[j*nc:(j+1)*nc], o.newRes[j*nc:(j+1)*nc]
 		switch {
-		case f.Unbounded && f.IsRows:
-			o.add(o.tail[j].row)
-		case f.Unbounded: // RANGE: add all peers of j, then they share the result
-			end := j
-			for end < len(o.tail) && o.peer(o.tail[j].row, o.tail[end].row) {
-				o.add(o.tail[end].row)
-				end++
-			}
-			for ; j < end; j++ {
-				if err := o.result(&o.tail[j]); err != nil {
-					return err
-				}
-			}
-			j--
-			continue
+		case e.removed:
+			r := growRow(o.out, types.Delete) // row and results: every value
+			copy(r, e.row)
+			copy(r[w:], old)
+		case e.inserted:
+			r := growRow(o.out, types.Insert)
+			copy(r, e.row)
+			copy(r[w:], cur)
 		default:
-			o.reset()
-			i := nb + j
-			for q := max(0, i-int(f.Rows)); q <= i; q++ {
-				o.add(at(q))
+			if slices.Equal(old, cur) { // identical values (else re-emitted)
+				continue
 			}
-		}
-		if err := o.result(&o.tail[j]); err != nil {
-			return err
+			r := growRow(o.out, types.UpdateBefore)
+			copy(r, e.row)
+			copy(r[w:], old)
+			r = growRow(o.out, types.UpdateAfter)
+			copy(r, e.row)
+			copy(r[w:], cur)
 		}
 	}
 	return nil
 }
 
-// peer reports whether rows a and b have the same sort key.
-func (o *overUpdOp) peer(a, b []types.Value) bool {
-	o.sk = encodeSortKey(o.sk[:0], o.spec.Order, a)
-	o.hi = encodeSortKey(o.hi[:0], o.spec.Order, b)
-	return bytes.Equal(o.sk, o.hi)
+// results computes the results of the tail's entries in one version of
+// the partition, before the change (old: without the inserted row) or
+// after it (without the removed one), into dst (len(accs) per tail entry,
+// by the entry's index; an entry not in the version is left alone).
+func (o *overUpdOp) results(dst []types.Value, old bool) {
+	o.frame = o.frame[:0]
+	for j := len(o.before) - 1; j >= 0; j-- { // before is in descending order
+		o.frame = append(o.frame, &o.before[j])
+	}
+	nb := len(o.frame)
+	o.at = o.at[:0] // the tail index of each of frame[nb:]
+	for j := range o.tail {
+		if e := &o.tail[j]; !(old && e.inserted) && !(!old && e.removed) {
+			o.frame = append(o.frame, e)
+			o.at = append(o.at, j)
+		}
+	}
+	nc := len(o.accs)
+	put := func(i int) { // the results of frame[i]
+		j := o.at[i-nb]
+		for c, a := range o.accs {
+			dst[j*nc+c] = a.result(0)
+		}
+	}
+	fr := o.frame
+	f := o.spec.Frame
+	switch {
+	case f.Unbounded && f.IsRows:
+		o.reset()
+		for i, e := range fr {
+			o.add(e.row)
+			if i >= nb {
+				put(i)
+			}
+		}
+	case f.Unbounded: // RANGE: the rows before, then each group of peers together
+		o.reset()
+		for _, e := range fr[:nb] {
+			o.add(e.row)
+		}
+		for i := nb; i < len(fr); {
+			end := i
+			for end < len(fr) && o.peer(fr[i], fr[end]) {
+				o.add(fr[end].row)
+				end++
+			}
+			for ; i < end; i++ {
+				put(i)
+			}
+		}
+	default:
+		n := int(f.Rows)
+		for i := nb; i < len(fr); i++ {
+			if i == nb || !o.exact {
+				o.reset()
+				for _, e := range fr[max(0, i-n) : i+1] {
+					o.add(e.row)
+				}
+			} else {
+				if i-n-1 >= 0 {
+					o.retract(fr[i-n-1].row)
+				}
+				o.add(fr[i].row)
+			}
+			put(i)
+		}
+	}
 }
 
-// result stores and emits e's current results when they changed.
-func (o *overUpdOp) result(e *overEntry) error {
-	for i, a := range o.accs {
-		o.res[i] = a.result(0)
-	}
-	o.resEnc = state.Values{}.Append(o.resEnc[:0], o.res)
-	if !e.inserted && bytes.Equal(o.resEnc, e.res) {
-		return nil
-	}
-	w := len(o.spec.Kinds)
-	if e.inserted {
-		r := growRow(o.out, types.Insert) // row and results: every value
-		copy(r, e.row)
-		copy(r[w:], o.res)
-	} else {
-		r := growRow(o.out, types.UpdateBefore) // the row (decoded already) and its old results
-		copy(r, e.row)
-		if err := o.decodeResults(r[w:], e.res); err != nil {
-			return err
-		}
-		r = growRow(o.out, types.UpdateAfter)
-		copy(r, e.row)
-		copy(r[w:], o.res)
-	}
-	o.val = binary.AppendUvarint(o.val[:0], uint64(len(e.enc)))
-	o.val = append(append(o.val, e.enc...), o.resEnc...)
-	return o.rows.Put(e.mk, o.val)
+// peer reports whether entries a and b have the same sort key: their map
+// keys are sort key | row | seq.
+func (o *overUpdOp) peer(a, b *overEntry) bool {
+	return bytes.Equal(a.mk[:len(a.mk)-8-len(a.enc)], b.mk[:len(b.mk)-8-len(b.enc)])
 }
 
 // OnTimer implements KeyedOperator (no timers).

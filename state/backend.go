@@ -236,6 +236,14 @@ func (g *memGroup) insert(e *memEntry, treeAt int) {
 	g.ents = slices.Insert(g.ents, i, e)
 }
 
+// insertAt adds e, whose key has the group's prefix and is not in it, at
+// position i of the group's slice (where search places its suffix).
+func (g *memGroup) insertAt(e *memEntry, i int) {
+	e.grp = g
+	g.sufs = slices.Insert(g.sufs, i, e.key[len(g.prefix):])
+	g.ents = slices.Insert(g.ents, i, e)
+}
+
 // remove takes e out of the group.
 func (g *memGroup) remove(e *memEntry) {
 	s := e.key[len(g.prefix):]
@@ -317,6 +325,20 @@ func (m *memBackend) newEntry(key string) *memEntry {
 	return e
 }
 
+// newEntryWith returns a new entry of key k and value v, both copied into
+// one allocation: the key (immutable) first, then the value, whose
+// capacity ends there (a longer value put later is a new slice).
+func (m *memBackend) newEntryWith(k, v []byte) *memEntry {
+	buf := make([]byte, len(k)+len(v))
+	copy(buf, k)
+	copy(buf[len(k):], v)
+	e := m.newEntry(unsafeString(buf[:len(k)]))
+	if len(v) > 0 {
+		e.val = buf[len(k):len(buf):len(buf)]
+	}
+	return e
+}
+
 func (m *memBackend) changed(e *memEntry) {
 	if m.track && e.flags&memDirty == 0 {
 		e.flags |= memDirty
@@ -327,11 +349,13 @@ func (m *memBackend) changed(e *memEntry) {
 func (m *memBackend) put(kg int, key, value []byte, idx index) error {
 	k := m.memKey(kg, key)
 	var e *memEntry
+	var g *memGroup
+	at := -1
 	if idx > 0 {
 		// Through the group: a short prefix to hash, then a search among
 		// entries the caller has usually just scanned (in cache), where
 		// the points map would hash the whole key and miss the cache.
-		e = m.inGroup(k, int(idx))
+		e, g, at = m.inGroup(k, int(idx))
 	}
 	if e == nil {
 		e = m.points[string(k)]
@@ -347,11 +371,14 @@ func (m *memBackend) put(kg int, key, value []byte, idx index) error {
 		m.changed(e)
 		return nil
 	}
-	e = m.newEntry(string(k))
-	e.val = append([]byte(nil), value...)
+	e = m.newEntryWith(k, value)
 	m.points[e.key] = e
 	m.bytes += e.size()
-	m.index(e, idx)
+	if at >= 0 && len(g.sufs) < m.treeAt {
+		g.insertAt(e, at) // where inGroup's search found its place
+	} else {
+		m.index(e, idx)
+	}
 	m.changed(e)
 	return nil
 }
@@ -376,20 +403,23 @@ func (m *memBackend) index(e *memEntry, idx index) {
 // inGroup returns the entry of k (kg | key) in the group of its first
 // 2+n bytes, or nil if there is none (no such group, a new key, or one
 // not in its group: deleted, or loaded and not yet taken by its group).
-func (m *memBackend) inGroup(k []byte, n int) *memEntry {
-	g := m.groups[string(k[:2+n])]
+// With no entry, g is the group if there is one and, if its container
+// is a slice, at is where k's suffix belongs in it (else -1).
+func (m *memBackend) inGroup(k []byte, n int) (e *memEntry, g *memGroup, at int) {
+	g = m.groups[string(k[:2+n])]
 	if g == nil {
-		return nil
+		return nil, nil, -1
 	}
 	s := unsafeString(k[2+n:])
 	if g.tree != nil {
 		_, e, _ := g.tree.Get(s)
-		return e
+		return e, g, -1
 	}
-	if i := g.search(s); i < len(g.sufs) && g.sufs[i] == s {
-		return g.ents[i]
+	i := g.search(s)
+	if i < len(g.sufs) && g.sufs[i] == s {
+		return g.ents[i], g, -1
 	}
-	return nil
+	return nil, g, i
 }
 
 // group returns the group of prefix p (kg | group prefix), or nil if it
@@ -492,8 +522,7 @@ func (m *memBackend) flushPending() {
 // load adds an entry read from the store (unchanged, ordered: in the
 // B-tree until a group takes it).
 func (m *memBackend) load(k, value []byte) {
-	e := m.newEntry(string(k))
-	e.val = append([]byte(nil), value...)
+	e := m.newEntryWith(k, value)
 	e.flags = memInTree | memStored | memLoose
 	m.loose++
 	m.points[e.key] = e
