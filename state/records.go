@@ -1756,7 +1756,9 @@ func (r *Records) writeChunk(slots []int32, first, end int) error {
 		if r.backed && ents[i].part == 0 {
 			r.filter.add(key)
 		}
-		if err := r.sp.PutThrough(int(ents[i].kg), key, rec); err != nil {
+		// Unfiltered: Load looks up only keys r.filter may hold (filterOK),
+		// but for the moments of a restore before LoadRestored.
+		if err := r.sp.PutThroughUnfiltered(int(ents[i].kg), key, rec); err != nil {
 			return err
 		}
 	}
