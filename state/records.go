@@ -1823,10 +1823,8 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 		if r.nDelta > 0 && r.IsDelta(slot) {
 			// A delta record: its writes, under its key and the
 			// generation, beside the stored record.
-			if bucketed && klen >= 0 {
-				kb = r.unfix(kb, offs, ents, klen) // the keys left out go back in
-				k0 = len(kb)
-			}
+			// (A DeltaSource is a PartedSource: not bucketed, so every
+			// key is in kb.)
 			offs = append(offs, uint32(k0))
 			kb = r.src.AppendRecordKey(kb, slot)
 			if bit := uint64(1) << (slot & 63); r.dsaved[slot>>6]&bit == 0 {
@@ -1970,7 +1968,7 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 // unfix puts the keys of the chunk's entries so far, all of length klen,
 // which the entries hold and kb (their records, see sortedChunk) left
 // out, back before their records, once an entry comes whose key is of
-// another length or a delta. It returns the new buffer and rewrites offs;
+// another length. It returns the new buffer and rewrites offs;
 // the old buffer becomes r.gbuf (which gather overwrites), and its content
 // stays valid until then.
 func (r *Records) unfix(kb []byte, offs []uint32, ents []recEnt, klen int) []byte {
