@@ -290,8 +290,9 @@ func (w *throughWriter) close() error {
 // ingestion. Pebble's own file writable buffers 4 KiB, about one data
 // block, so that a checkpoint's sstable took a write system call per
 // block: with millions of small records (Nexmark q16's DISTINCT entries)
-// the calls cost a sixth of the time spent writing the file.
-const ingestBufferBytes = 1 << 20
+// the calls cost a sixth of the time spent writing the file. Each store
+// keeps one buffer once it wrote an sstable, so it stays modest.
+const ingestBufferBytes = 256 << 10
 
 // bufferedWritable is an objstorage.Writable over a file, like Pebble's
 // own for local files but with a buffer of ingestBufferBytes, kept by the
