@@ -137,16 +137,21 @@ type Records struct {
 	spare   []recEnt // a second buffer of entries (dealing by key group, the radix sort)
 	cur     []int32  // per key group of the chunk: where its next entry goes in ents
 	kgBytes []int64  // per key group: the hinted size of its records to write (chunks)
-	kbuf    []byte   // the chunk's encoded keys (without the state's prefix)
-	vbuf    []byte   // the chunk's encoded records
-	koffs   []uint32 // per entry in encoding order: where its key starts in kbuf; then len(kbuf)
-	voffs   []uint32 // per entry in encoding order: where its record starts in vbuf; then len(vbuf)
-	gbuf    []byte   // the chunk's records (with their prefixed keys unless fixed) in sorted order (gather)
-	key     []byte   // prefix | key for a store call
-	fkey    []byte   // prefix | a fixed key of a snapshot's chunk (entry)
-	hb      []byte   // keys encoded for hashing
+	// kbuf holds the chunk's encoded entries, each key (without the
+	// state's prefix) followed by its record; offs, per entry in encoding
+	// order, where its key and its record start, then len(kbuf) twice. An
+	// entry's key, record and offsets are each in one place, so that
+	// gather, reading the entries in sorted order, misses the cache about
+	// twice an entry rather than four times (separate buffers of keys and
+	// records and offset arrays of each).
+	kbuf []byte
+	offs []uint32
+	gbuf []byte // the chunk's records (with their prefixed keys unless fixed) in sorted order (gather)
+	key  []byte // prefix | key for a store call
+	fkey []byte // prefix | a fixed key of a snapshot's chunk (entry)
+	hb   []byte // keys encoded for hashing
 	// The most of each snapshot buffer one chunk of this snapshot used.
-	usedK, usedV, usedG, usedE int
+	usedK, usedG, usedE int
 
 	// The state TTL (RecordOptions.TTL), in memory and with a store.
 	ttl       int64    // ms; 0: records never expire
@@ -413,7 +418,7 @@ type pendingParts struct {
 // orders the chunk without comparisons and the key is rebuilt from them;
 // for other keys num holds the key's first 8 bytes, which decide most
 // comparisons. idx numbers the entry in the chunk's encoding order (its
-// key and record in kbuf and vbuf: koffs, voffs); once gathered, it is
+// key and record in kbuf: offs); once gathered, it is
 // where its record ends in gbuf, and num where its key does (not fixed).
 type recEnt struct {
 	num  uint64
@@ -1255,10 +1260,10 @@ func (r *Records) Complete(slot int32) error {
 func (r *Records) bufferBytes() int64 {
 	const entBytes = int64(unsafe.Sizeof(recEnt{}))
 	return int64(cap(r.kgs))*2 + int64(cap(r.live)+cap(r.changed)+cap(r.fresh))*8 +
-		int64(cap(r.kgBytes))*8 + int64(cap(r.starts)+cap(r.bounds)+cap(r.pos)+cap(r.slots)+cap(r.cur)+cap(r.koffs)+cap(r.voffs))*4 + int64(cap(r.kgChunk))*2 +
+		int64(cap(r.kgBytes))*8 + int64(cap(r.starts)+cap(r.bounds)+cap(r.pos)+cap(r.slots)+cap(r.cur)+cap(r.offs))*4 + int64(cap(r.kgChunk))*2 +
 		int64(cap(r.ents)+cap(r.spare))*entBytes +
 		int64(cap(r.wt)+cap(r.queued))*8 + int64(cap(r.expq))*16 + int64(cap(r.stored))*4 +
-		int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf)) + r.filter.bytes() +
+		int64(cap(r.kbuf)+cap(r.gbuf)) + r.filter.bytes() +
 		int64(cap(r.dslot)+cap(r.dsaved)+cap(r.dkg)+cap(r.touched))*8 + int64(len(r.dkeys)+len(r.dnone))*deltaKeyBytes + int64(cap(r.dgone))*int64(unsafe.Sizeof(goneDelta{})) + int64(cap(r.dgbuf)) +
 		int64(cap(r.tmin))*8 + int64(cap(r.sweep)+cap(r.unidx))*int64(unsafe.Sizeof(sweepEnt{})) + int64(cap(r.swb)+cap(r.unb)+cap(r.tk))
 }
@@ -1548,7 +1553,7 @@ func (r *Records) snapshot() error {
 		bitsOf = r.live
 	}
 	r.all = all
-	r.usedK, r.usedV, r.usedG, r.usedE = 0, 0, 0, 0
+	r.usedK, r.usedG, r.usedE = 0, 0, 0
 	if err := r.chunks(bitsOf, true, r.writeChunk); err != nil {
 		return fmt.Errorf("state %s: %w", r.opts.Name, err)
 	}
@@ -1621,9 +1626,6 @@ func (r *Records) trimBuffers() {
 	if trim(cap(r.kbuf), r.usedK) {
 		r.kbuf = nil
 	}
-	if trim(cap(r.vbuf), r.usedV) {
-		r.vbuf = nil
-	}
 	if trim(cap(r.gbuf), r.usedG) {
 		r.gbuf = nil
 	}
@@ -1636,12 +1638,9 @@ func (r *Records) trimBuffers() {
 	if trim(cap(r.slots)*4, len(r.slots)*4) {
 		r.slots = nil
 	}
-	// One offset per entry and one more.
-	if trim(cap(r.koffs)*4, (r.usedE+1)*4) {
-		r.koffs = nil
-	}
-	if trim(cap(r.voffs)*4, (r.usedE+1)*4) {
-		r.voffs = nil
+	// Two offsets per entry and two more.
+	if trim(cap(r.offs)*4, (2*r.usedE+2)*4) {
+		r.offs = nil
 	}
 }
 
@@ -1756,7 +1755,9 @@ func (r *Records) writeChunk(slots []int32, first, end int) error {
 		if r.backed && ents[i].part == 0 {
 			r.filter.add(key)
 		}
-		if err := r.sp.PutThrough(int(ents[i].kg), key, rec); err != nil {
+		// Unfiltered: Load looks up only keys r.filter may hold (filterOK),
+		// but for the moments of a restore before LoadRestored.
+		if err := r.sp.PutThroughUnfiltered(int(ents[i].kg), key, rec); err != nil {
 			return err
 		}
 	}
@@ -1781,7 +1782,7 @@ func (r *Records) entry(ents []recEnt, i, fixed int) (key, rec []byte) {
 }
 
 // sortedChunk encodes the keys and records of slots (one chunk's, of key
-// groups [first, end), see chunks) into r.kbuf and r.vbuf, sorts their
+// groups [first, end), see chunks) into r.kbuf (offs), sorts their
 // entries by state key (key group, then key), and gathers the records in
 // that order into r.gbuf (see gather). It returns the sorted entries and,
 // when every key has one length of at most 9 bytes (an integer key: the
@@ -1798,14 +1799,14 @@ func (r *Records) entry(ents []recEnt, i, fixed int) (key, rec []byte) {
 // comparisons. A snapshot needs encoding buffers for one chunk only.
 func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, error) {
 	n := len(slots)
-	kb, vb := r.kbuf[:0], r.vbuf[:0]
-	koffs := slices.Grow(r.koffs[:0], n+1)
-	voffs := slices.Grow(r.voffs[:0], n+1)
+	kb := r.kbuf[:0]
+	offs := slices.Grow(r.offs[:0], 2*n+2)
 	ents := slices.Grow(r.ents[:0], n)
 	if r.hint != nil && len(r.kgBytes) >= end {
 		// Room for the chunk's records (part 0 and the parts written,
 		// or a delta), by the hints chunks summed (weigh), with their
-		// write times, made at once.
+		// write times, made at once (and for each record before it is
+		// encoded, as the keys take room too).
 		size := 0
 		if r.ttl > 0 {
 			size = 9 * n
@@ -1813,55 +1814,79 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 		for kg := first; kg < end; kg++ {
 			size += int(r.kgBytes[kg])
 		}
-		vb = reserve(vb, size)
+		kb = reserve(kb, size)
 	}
 	bucketed := r.parted == nil
 	klen := -1 // the length of every key so far; -2 once two differ or one is long
 	for _, slot := range slots {
 		k0 := len(kb)
-		koffs = append(koffs, uint32(k0))
-		voffs = append(voffs, uint32(len(vb)))
 		if r.nDelta > 0 && r.IsDelta(slot) {
 			// A delta record: its writes, under its key and the
 			// generation, beside the stored record.
+			// (A DeltaSource is a PartedSource: not bucketed, so every
+			// key is in kb.)
+			offs = append(offs, uint32(k0))
 			kb = r.src.AppendRecordKey(kb, slot)
 			if bit := uint64(1) << (slot & 63); r.dsaved[slot>>6]&bit == 0 {
 				r.addDeltaKey(kb[k0:])
 				r.dsaved[slot>>6] |= bit
 			}
 			kb = binary.BigEndian.AppendUint64(kb, r.gen)
-			vb = r.delta.AppendDelta(vb, slot)
-			ents = append(ents, recEnt{idx: uint32(len(koffs) - 1), kg: r.kgs[slot], part: entDelta})
+			offs = append(offs, uint32(len(kb)))
+			if r.hint != nil {
+				kb = reserve(kb, r.hint.EncodedSize(slot, DeltaPart))
+			}
+			kb = r.delta.AppendDelta(kb, slot)
+			ents = append(ents, recEnt{idx: uint32(len(offs)/2 - 1), kg: r.kgs[slot], part: entDelta})
 			klen = -2
 			r.markGen(r.kgs[slot])
 			continue
 		}
 		kb = r.src.AppendRecordKey(kb, slot)
-		if r.ttl > 0 {
-			vb = binary.BigEndian.AppendUint64(append(vb, recTimeMark), uint64(r.wt[slot]))
-		}
-		vb = r.src.AppendRecord(vb, slot)
 		kg := r.kgs[slot]
-		e := recEnt{idx: uint32(len(koffs) - 1), kg: kg}
-		klen = e.setFixed(kb[k0:], klen)
+		e := recEnt{idx: uint32(len(offs) / 2), kg: kg}
+		nk := e.setFixed(kb[k0:], klen)
+		switch {
+		case bucketed && nk >= 0:
+			kb = kb[:k0] // the entry holds the key
+		case bucketed && klen >= 0:
+			// The first key of another length: the keys left out
+			// go back in.
+			old, oldK0 := kb, k0
+			kb = r.unfix(kb[:k0], offs, ents, klen)
+			k0 = len(kb)
+			kb = append(kb, old[oldK0:]...)
+		}
+		klen = nk
+		kend := len(kb)
+		offs = append(offs, uint32(k0), uint32(kend))
+		if r.ttl > 0 {
+			kb = binary.BigEndian.AppendUint64(append(kb, recTimeMark), uint64(r.wt[slot]))
+		}
+		if r.hint != nil {
+			// The keys share the buffer: room for the record itself.
+			kb = reserve(kb, r.hint.EncodedSize(slot, 0))
+		}
+		kb = r.src.AppendRecord(kb, slot)
 		ents = append(ents, e)
 		if bucketed {
 			continue
 		}
-		kend := len(kb)
 		np, changed := r.parted.ChangedParts(r.pbuf[:0], slot, r.all)
 		r.pbuf = changed
 		for _, p := range changed {
 			if p < 1 || p >= np {
 				continue
 			}
-			k1 := len(kb)
-			koffs = append(koffs, uint32(k1))
-			voffs = append(voffs, uint32(len(vb)))
+			offs = append(offs, uint32(len(kb)))
 			kb = append(kb, kb[k0:kend]...)
 			kb = binary.BigEndian.AppendUint32(kb, uint32(p))
-			vb = r.parted.AppendRecordPart(vb, slot, p)
-			ents = append(ents, recEnt{idx: uint32(len(koffs) - 1), kg: kg, part: entPart})
+			offs = append(offs, uint32(len(kb)))
+			if r.hint != nil {
+				kb = reserve(kb, r.hint.EncodedSize(slot, p))
+			}
+			kb = r.parted.AppendRecordPart(kb, slot, p)
+			ents = append(ents, recEnt{idx: uint32(len(offs)/2 - 1), kg: kg, part: entPart})
 			klen = -2
 		}
 		if !r.all && r.stored[slot] > np {
@@ -1871,11 +1896,10 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 		}
 		r.setStored(slot, np)
 	}
-	koffs = append(koffs, uint32(len(kb)))
-	voffs = append(voffs, uint32(len(vb)))
-	r.kbuf, r.vbuf, r.koffs, r.voffs, r.ents = kb, vb, koffs, voffs, ents
-	r.usedK, r.usedV, r.usedE = max(r.usedK, len(kb)), max(r.usedV, len(vb)), max(r.usedE, len(ents))
-	if len(kb)+len(vb)+len(ents)*max(len(r.prefix), len(r.pprefix), len(r.dprefix)) > math.MaxUint32 {
+	offs = append(offs, uint32(len(kb)), uint32(len(kb)))
+	r.kbuf, r.offs, r.ents = kb, offs, ents
+	r.usedK, r.usedE = max(r.usedK, len(kb)), max(r.usedE, len(ents))
+	if len(kb)+len(ents)*max(len(r.prefix), len(r.pprefix), len(r.dprefix)) > math.MaxUint32 {
 		return nil, 0, fmt.Errorf("the records of %d keys to write exceed 4 GiB", len(ents))
 	}
 	if len(ents) == 0 {
@@ -1889,7 +1913,7 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 		// Compare by the keys' first 9 bytes (hi and num), then whole.
 		for i := range ents {
 			e := &ents[i]
-			e.hi, e.num = leadKey(kb[koffs[e.idx]:koffs[e.idx+1]])
+			e.hi, e.num = leadKey(kb[offs[2*e.idx]:offs[2*e.idx+1]])
 			onlyRecords = onlyRecords && e.part == entRecord
 		}
 	}
@@ -1941,6 +1965,29 @@ func (r *Records) sortedChunk(slots []int32, first, end int) ([]recEnt, int, err
 	return ents, klen, nil
 }
 
+// unfix puts the keys of the chunk's entries so far, all of length klen,
+// which the entries hold and kb (their records, see sortedChunk) left
+// out, back before their records, once an entry comes whose key is of
+// another length. It returns the new buffer and rewrites offs;
+// the old buffer becomes r.gbuf (which gather overwrites), and its content
+// stays valid until then.
+func (r *Records) unfix(kb []byte, offs []uint32, ents []recEnt, klen int) []byte {
+	nb := slices.Grow(r.gbuf[:0], 2*(len(kb)+len(ents)*klen))
+	for i := range ents {
+		e := &ents[i]
+		rs, end := offs[2*i+1], uint32(len(kb))
+		if i+1 < len(ents) {
+			end = offs[2*i+2]
+		}
+		offs[2*i] = uint32(len(nb))
+		nb = appendFixedKey(nb, e.hi, e.num, klen)
+		offs[2*i+1] = uint32(len(nb))
+		nb = append(nb, kb[rs:end]...)
+	}
+	r.gbuf = kb[:0]
+	return nb
+}
+
 // setFixed sets hi and num from key, of a length up to 9 bytes, when klen
 // (the length of every key before, or -1 for none) is still fixed, and
 // returns the new klen: -2 once the keys are not all of one length up to 9
@@ -1980,37 +2027,43 @@ func (r *Records) compareEnts(a, b recEnt) int {
 	case a.num != b.num:
 		return cmp.Compare(a.num, b.num)
 	}
-	ko := r.koffs
-	return bytes.Compare(r.kbuf[ko[a.idx]:ko[a.idx+1]], r.kbuf[ko[b.idx]:ko[b.idx+1]])
+	of := r.offs
+	return bytes.Compare(r.kbuf[of[2*a.idx]:of[2*a.idx+1]], r.kbuf[of[2*b.idx]:of[2*b.idx+1]])
 }
 
 // gather copies the entries' records into r.gbuf in the entries' (sorted)
-// order, each preceded by its prefixed key unless fixed, and leaves in
+// order, each preceded by its prefixed key unless fixed (then r.kbuf holds
+// only the records), and leaves in
 // each entry where its record ends in r.gbuf (idx) and, unless fixed,
 // where its key does (num). In one short loop the reads of the scattered
 // entries overlap; in the write loop each would stall the sstable writer.
 func (r *Records) gather(ents []recEnt, fixed bool) {
-	kb, vb, ko, vo := r.kbuf, r.vbuf, r.koffs, r.voffs
-	size := len(vb)
+	kb, of := r.kbuf, r.offs
+	size := len(kb) // keys and records, or records (fixed: no keys)
 	if !fixed {
-		size += len(kb) + len(ents)*max(len(r.prefix), len(r.pprefix), len(r.dprefix))
+		size += len(ents) * max(len(r.prefix), len(r.pprefix), len(r.dprefix))
 	}
 	out := slices.Grow(r.gbuf[:0], size)
 	for i := range ents {
 		e := &ents[i]
-		if !fixed {
-			switch e.part {
-			case entRecord:
-				out = append(out, r.prefix...)
-			case entDelta:
-				out = append(out, r.dprefix...)
-			default:
-				out = append(out, r.pprefix...)
-			}
-			out = append(out, kb[ko[e.idx]:ko[e.idx+1]]...)
-			e.num = uint64(len(out))
+		if fixed {
+			out = append(out, kb[of[2*e.idx+1]:of[2*e.idx+2]]...)
+			e.idx = uint32(len(out))
+			continue
 		}
-		out = append(out, vb[vo[e.idx]:vo[e.idx+1]]...)
+		switch e.part {
+		case entRecord:
+			out = append(out, r.prefix...)
+		case entDelta:
+			out = append(out, r.dprefix...)
+		default:
+			out = append(out, r.pprefix...)
+		}
+		// The key and the record follow each other in kbuf.
+		j := 2 * e.idx
+		ks, rs, end := of[j], of[j+1], of[j+2]
+		out = append(out, kb[ks:end]...)
+		e.num = uint64(len(out) - int(end-rs))
 		e.idx = uint32(len(out))
 	}
 	r.gbuf = out

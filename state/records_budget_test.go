@@ -157,6 +157,6 @@ func TestRecordsSnapshotBuffersFollowChanges(t *testing.T) {
 // bufferBytes.
 func snapshotBufferBytes(r *Records) int64 {
 	const entBytes = int64(unsafe.Sizeof(recEnt{}))
-	return int64(cap(r.kbuf)+cap(r.vbuf)+cap(r.gbuf)) + int64(cap(r.ents)+cap(r.spare))*entBytes +
-		int64(cap(r.slots)+cap(r.koffs)+cap(r.voffs))*4
+	return int64(cap(r.kbuf)+cap(r.gbuf)) + int64(cap(r.ents)+cap(r.spare))*entBytes +
+		int64(cap(r.slots)+cap(r.offs))*4
 }

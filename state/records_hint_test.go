@@ -116,7 +116,7 @@ func TestRecordsSizeHint(t *testing.T) {
 				rec.Changed(slot)
 				model[string(key)] = slices.Clone(own.vals[slot])
 			}
-			rec.vbuf = nil // grow from nothing
+			rec.kbuf = nil // grow from nothing
 			if err := rec.Snapshot(); err != nil {
 				t.Fatal(err)
 			}

@@ -2,10 +2,12 @@ package state
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/weir-sql/weir/internal/cputime"
+	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -164,4 +166,68 @@ func BenchmarkRecordsSortChunksDistinct(b *testing.B) {
 	sink += evict[0]
 	b.ReportMetric(float64(cpu)/float64(count), "cpu-ns/record")
 	_ = sink
+}
+
+// BenchmarkRecordsSnapshotDistinctStore is BenchmarkRecordsSortChunksDistinct
+// written into a store, as a checkpoint does: the records sorted, written
+// through into an sstable and ingested (a fresh store each time, so that
+// no compaction runs). It reports the process's CPU per record.
+func BenchmarkRecordsSnapshotDistinctStore(b *testing.B) {
+	const n = 500_000
+	own := &keysOwner{}
+	rec, err := NewRecords(RecordOptions{Name: "distinct.v1", OperatorID: "op", Budget: 64 << 20, RecordBytes: 57, Exclusive: true, MaxParallelism: 128}, own)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	hot := []string{"Google", "Facebook", "Baidu", "Apple"}
+	seen := map[string]bool{} // the keys are unique, as the entries' are
+	for i := 0; i < n; {
+		ch := hot[r.IntN(4)]
+		if r.IntN(2) == 0 {
+			ch = fmt.Sprintf("channel-%04d", r.IntN(10000))
+		}
+		gk := AppendValue(AppendValue(nil, types.StringValue(ch)), types.StringValue("2026-01-01"))
+		k := append([]byte{byte(r.IntN(2))}, binary.BigEndian.AppendUint64(nil, uint64(r.Int64N(200_000))^1<<63)...)
+		k = append(k, gk...)
+		if seen[string(k)] {
+			continue
+		}
+		seen[string(k)] = true
+		own.keys = append(own.keys, k)
+		rec.setKG(int32(i), KeyGroup(gk, 128))
+		i++
+	}
+	var cpu int64
+	count := 0
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		store, err := statestore.Open(b.TempDir(), statestore.Options{MaxParallelism: 128})
+		if err != nil {
+			b.Fatal(err)
+		}
+		sp, err := store.Space("op")
+		if err != nil {
+			b.Fatal(err)
+		}
+		rec.sp = sp
+		b.StartTimer()
+		c0 := cputime.Process()
+		err = rec.chunks(rec.live, false, rec.writeChunk)
+		if err == nil {
+			err = sp.CommitThrough()
+		}
+		cpu += int64(cputime.Process() - c0)
+		count += n
+		b.StopTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := store.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(cpu)/float64(count), "cpu-ns/record")
 }

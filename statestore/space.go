@@ -182,7 +182,21 @@ func (sp *Space) PutThrough(keyGroup int, key, value []byte) error {
 	if err != nil {
 		return err
 	}
-	return sp.s.putThrough(k, value)
+	return sp.s.putThrough(k, value, true)
+}
+
+// PutThroughUnfiltered is PutThrough for a key that no lookup needs the
+// store's Bloom filters for: its owner keeps a filter of the keys it
+// stored and looks up no key that filter rules out (state.Records). A run
+// of such keys is ingested as an sstable without a filter, which costs
+// about a fifth of the time to write it (hashing every key); a
+// compaction that rewrites the keys adds the level's filter.
+func (sp *Space) PutThroughUnfiltered(keyGroup int, key, value []byte) error {
+	k, err := sp.encode(keyGroup, key)
+	if err != nil {
+		return err
+	}
+	return sp.s.putThrough(k, value, false)
 }
 
 // CommitThrough is Store.CommitThrough: it ends the current run of

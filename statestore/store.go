@@ -248,11 +248,11 @@ func (s *Store) replacePrefix(start []byte) error {
 // putThrough writes an encoded key straight to the write-through writer
 // (see throughWriter) unless the cache holds the key (then the cache takes
 // the write, so that it never holds a stale value).
-func (s *Store) putThrough(key, value []byte) error {
+func (s *Store) putThrough(key, value []byte, filter bool) error {
 	if s.cache.lookup(key) != nil {
 		return s.put(key, value, false)
 	}
-	if err := s.through.set(key, value); err != nil {
+	if err := s.through.set(key, value, filter); err != nil {
 		return s.fail(err)
 	}
 	return nil

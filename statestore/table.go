@@ -60,7 +60,7 @@ func (t *Table) PutThrough(keyGroup int, key, value []byte) error {
 	if err != nil {
 		return err
 	}
-	return t.s.putThrough(k, value)
+	return t.s.putThrough(k, value, true)
 }
 
 // Delete removes key from keyGroup; deleting a missing key is not an error.
