@@ -100,9 +100,10 @@ func (o *overUpdOp) Open(ctx *OpContext) error {
 // exactRetract reports whether a's retract exactly undoes its add, so
 // that its result over a frame does not depend on the adds and retracts
 // that led to it: integer sums and counts (modular int64), DECIMAL sums
-// (modular 128 bits), MIN/MAX of other than floating point (a multiset;
-// for DOUBLE, 0 and -0 are one value shown as the first added). Not
-// DOUBLE sums (rounding).
+// (modular 128 bits), MIN/MAX of other than floating point and DECIMAL
+// (a multiset shows the first added of equal values: for DOUBLE 0 and -0,
+// for DECIMAL 5.0 and 5.00, so its result would depend on where the frame
+// began sliding). Not DOUBLE sums (rounding).
 func exactRetract(a accumulator) bool {
 	switch a := a.(type) {
 	case *countAcc, *decSumAcc:
@@ -110,7 +111,7 @@ func exactRetract(a accumulator) bool {
 	case *sumAcc:
 		return !a.floatIn
 	case *minMaxAcc:
-		return !a.insertOnly && !a.typ.Kind.IsFloat()
+		return !a.insertOnly && !a.typ.Kind.IsFloat() && a.typ.Kind != types.KindDecimal
 	}
 	return false
 }

@@ -358,3 +358,60 @@ func resultsOf(c overUpdCase, rows []overUpdIn, r overUpdIn) []types.Value {
 type recordEmitter struct{ w recordWriter }
 
 func (e recordEmitter) Emit(b *types.Batch) error { return e.w.Write(b) }
+
+// TestOverUpdatingRetractsWhatItEmitted feeds MIN over ROWS 2 of a
+// DECIMAL column whose equal values differ in scale (5.0, 5.00): every
+// -U/-D the operator sends must be a row it emitted before and not yet
+// retracted. A sliding MIN would show the first added of the equal values
+// and so recompute an old result that was never emitted.
+func TestOverUpdatingRetractsWhatItEmitted(t *testing.T) {
+	dec := types.Decimal(10, 1)
+	c := aggfunc.Call{Arg: 2, ArgType: dec, Type: dec, Name: "MIN(v)"}
+	var err error
+	if c.Func, err = aggfunc.Builtins().Lookup("MIN", false); err != nil {
+		t.Fatal(err)
+	}
+	spec := OverSpec{Partition: []int{0}, Frame: OverFrame{IsRows: true, Rows: 2}, Calls: []aggfunc.Call{c},
+		Kinds: []types.Kind{types.KindBigInt, types.KindBigInt, types.KindDecimal}, Order: []SortKey{{Col: 1}}}
+	op := NewOverAggUpdating(spec)()
+	if err := op.Open(&OpContext{Parallelism: 1, MaxParallelism: 128, Name: "over"}); err != nil {
+		t.Fatal(err)
+	}
+	k, err := state.NewMemory(state.Options{MaxParallelism: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := op.(KeyedOperator).OpenKeyed(k); err != nil {
+		t.Fatal(err)
+	}
+	row := func(s, unscaled int64, scale int) []types.Value {
+		return []types.Value{types.BigIntValue(1), types.BigIntValue(s), types.DecimalValue(unscaled, scale)}
+	}
+	var live [][]types.Value
+	out := emitFunc(func(b *types.Batch) error {
+		for i := range b.Len() {
+			r := slices.Clone(b.Row(i))
+			if !b.Kinds[i].IsRetraction() {
+				live = append(live, r)
+				continue
+			}
+			j := slices.IndexFunc(live, func(x []types.Value) bool { return slices.Equal(x, r) })
+			if j < 0 {
+				t.Errorf("%s of a row never emitted: %v (emitted and live: %v)", b.Kinds[i], r, live)
+				continue
+			}
+			live = slices.Delete(live, j, j+1)
+		}
+		return nil
+	})
+	for _, r := range [][]types.Value{row(10, 50, 1), row(20, 500, 2), row(30, 50, 1), row(40, 90, 1), row(25, 70, 1), row(35, 10, 1)} {
+		b := types.NewBatch(3, 1)
+		b.Append(types.Insert, r)
+		if err := op.Process(0, b, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(live) != 6 {
+		t.Errorf("%d rows live after 6 inserts, want 6: %v", len(live), live)
+	}
+}
