@@ -34,7 +34,7 @@ func batchSemi(anti bool, left, right [][]types.Value, residual bool) map[string
 			}
 		}
 		if found != anti {
-			out[fmt.Sprint(l)]++
+			out[rowKey(l)]++
 		}
 	}
 	return out
