@@ -22,16 +22,19 @@ import (
 // right row of equal, non-NULL k (and l.v <= r.v with residual).
 func batchSemi(anti bool, left, right [][]types.Value, residual bool) map[string]int {
 	out := map[string]int{}
+	byKey := indexByKey(right)
 	for _, l := range left {
 		found := false
-		for _, r := range right {
-			if !l[0].IsNull() && !r[0].IsNull() && l[0].Int() == r[0].Int() && (!residual || l[2].Int() <= r[2].Int()) {
-				found = true
-				break
+		if !l[0].IsNull() {
+			for _, j := range byKey[l[0].Int()] {
+				if !residual || l[2].Int() <= right[j][2].Int() {
+					found = true
+					break
+				}
 			}
 		}
 		if found != anti {
-			out[fmt.Sprint(l)]++
+			out[rowKey(l)]++
 		}
 	}
 	return out
