@@ -289,12 +289,18 @@ func (h *tumbleHarness) start(g *JobGraph, opts Options, par int) {
 // sends its watermark if it advanced), and the keyed subtasks handle all of
 // it.
 func (h *tumbleHarness) emit(rows [][]types.Value) {
-	s := h.src
 	b := types.NewBatch(2, len(rows))
 	for _, r := range rows {
 		b.Append(types.Insert, r)
 	}
-	h.reader.pos += int64(len(rows))
+	h.emitBatch(b)
+}
+
+// emitBatch reads b as the source's next rows, advances the clock by one
+// watermark interval, flushes and delivers.
+func (h *tumbleHarness) emitBatch(b *types.Batch) {
+	s := h.src
+	h.reader.pos += int64(b.Len())
 	h.now = h.now.Add(wmInterval)
 	if err := s.sourceRows(b, h.now); err != nil {
 		h.t.Fatal(err)

@@ -49,17 +49,7 @@ func BenchmarkOverUpdatingTopOne(b *testing.B) {
 			bt = types.NewBatch(4, 1024)
 		}
 	}
-	op := NewOverAggUpdating(spec)()
-	if err := op.Open(&OpContext{Parallelism: 1, MaxParallelism: 128, Name: "over"}); err != nil {
-		b.Fatal(err)
-	}
-	k, err := state.NewMemory(state.Options{MaxParallelism: 128})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := op.(KeyedOperator).OpenKeyed(k); err != nil {
-		b.Fatal(err)
-	}
+	op, _ := openOverUpdMemory(b, spec)
 	out := &discardEmitter2{}
 	// Warm up: the first half of the changes.
 	for _, bt := range batches[:len(batches)/2] {

@@ -199,23 +199,11 @@ func newOverUpdHarness(t *testing.T, dir string, par int, restore *checkpoint.Ch
 
 // emitChanges is emit with the rows' kinds.
 func (h *tumbleHarness) emitChanges(kinds []types.RowKind, rows [][]types.Value) {
-	s := h.src
 	b := types.NewBatch(len(rows[0]), len(rows))
 	for i, r := range rows {
 		b.Append(kinds[i], r)
 	}
-	h.reader.pos += int64(len(rows))
-	h.now = h.now.Add(wmInterval)
-	if err := s.sourceRows(b, h.now); err != nil {
-		h.t.Fatal(err)
-	}
-	if err := s.sourceTime(h.now, true); err != nil {
-		h.t.Fatal(err)
-	}
-	if err := s.flush(); err != nil {
-		h.t.Fatal(err)
-	}
-	h.deliver()
+	h.emitBatch(b)
 }
 
 // TestOverUpdatingCheckpointRestore runs updating OVER aggregates (ROWS n
@@ -270,17 +258,7 @@ func TestOverUpdatingReadsEarlierLayout(t *testing.T) {
 	for _, c := range overUpdCases {
 		t.Run(c.name, func(t *testing.T) {
 			spec := c.spec(t)
-			op := NewOverAggUpdating(spec)()
-			if err := op.Open(&OpContext{Parallelism: 1, MaxParallelism: 128, Name: "over"}); err != nil {
-				t.Fatal(err)
-			}
-			k, err := state.NewMemory(state.Options{MaxParallelism: 128})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := op.(KeyedOperator).OpenKeyed(k); err != nil {
-				t.Fatal(err)
-			}
+			op, k := openOverUpdMemory(t, spec)
 			// The initial rows, written in the earlier layout with their
 			// results, as if emitted.
 			kinds, rows, initial := overUpdChanges(seed, 200)
@@ -373,17 +351,7 @@ func TestOverUpdatingRetractsWhatItEmitted(t *testing.T) {
 	}
 	spec := OverSpec{Partition: []int{0}, Frame: OverFrame{IsRows: true, Rows: 2}, Calls: []aggfunc.Call{c},
 		Kinds: []types.Kind{types.KindBigInt, types.KindBigInt, types.KindDecimal}, Order: []SortKey{{Col: 1}}}
-	op := NewOverAggUpdating(spec)()
-	if err := op.Open(&OpContext{Parallelism: 1, MaxParallelism: 128, Name: "over"}); err != nil {
-		t.Fatal(err)
-	}
-	k, err := state.NewMemory(state.Options{MaxParallelism: 128})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := op.(KeyedOperator).OpenKeyed(k); err != nil {
-		t.Fatal(err)
-	}
+	op, _ := openOverUpdMemory(t, spec)
 	row := func(s, unscaled int64, scale int) []types.Value {
 		return []types.Value{types.BigIntValue(1), types.BigIntValue(s), types.DecimalValue(unscaled, scale)}
 	}
@@ -414,4 +382,22 @@ func TestOverUpdatingRetractsWhatItEmitted(t *testing.T) {
 	if len(live) != 6 {
 		t.Errorf("%d rows live after 6 inserts, want 6: %v", len(live), live)
 	}
+}
+
+// openOverUpdMemory opens an updating OVER of spec alone (parallelism 1)
+// on a memory state backend.
+func openOverUpdMemory(tb testing.TB, spec OverSpec) (Operator, *state.Keyed) {
+	tb.Helper()
+	op := NewOverAggUpdating(spec)()
+	if err := op.Open(&OpContext{Parallelism: 1, MaxParallelism: 128, Name: "over"}); err != nil {
+		tb.Fatal(err)
+	}
+	k, err := state.NewMemory(state.Options{MaxParallelism: 128})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := op.(KeyedOperator).OpenKeyed(k); err != nil {
+		tb.Fatal(err)
+	}
+	return op, k
 }
