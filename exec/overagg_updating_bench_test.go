@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/weir-sql/weir/aggfunc"
-	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/types"
 )
 
