@@ -94,6 +94,12 @@ func (w *throughWriter) set(key, value []byte, filter bool) error {
 		if err := w.batch.Set(key, value, nil); err != nil {
 			return fmt.Errorf("statestore: put: %w", err)
 		}
+		// The batch commits after the sstable is ingested, so a later
+		// write of this key must not go into the sstable: the run's
+		// sstable keys go on from above it.
+		if bytes.Compare(key, w.last) > 0 {
+			w.last = append(w.last[:0], key...)
+		}
 		return nil
 	}
 	if w.ordered && (w.n == 0 || bytes.Compare(key, w.last) > 0) {
