@@ -305,13 +305,18 @@ func (f *formatter) typeName(t *TypeName) {
 }
 
 // TypeText renders a type as SQL: INT, DECIMAL(10, 2),
-// ROW<`a` INT NOT NULL, `b` ARRAY<STRING>>, MAP<STRING, INT>.
+// ROW<`a` INT NOT NULL, `b` ARRAY<STRING>>, ROW() (no fields), MAP<STRING, INT>.
 func TypeText(t *TypeName) string {
 	if t == nil {
 		return "?"
 	}
 	var b strings.Builder
 	b.WriteString(t.Name)
+	if t.Name == "ROW" && t.Fields != nil && len(t.Fields) == 0 {
+		// A ROW of no fields: "ROW<>" would lex as the operator <>.
+		b.WriteString("()")
+		return b.String()
+	}
 	if t.Fields != nil {
 		b.WriteByte('<')
 		for i, fd := range t.Fields {
