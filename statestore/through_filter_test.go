@@ -48,13 +48,7 @@ func TestPutThroughUnfiltered(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := openTest(t, Options{CacheBytes: 1 << 20, MaxParallelism: 8})
-			defer s.Close()
-			s.through.minIngest = 4
-			sp, err := s.Space("op")
-			if err != nil {
-				t.Fatal(err)
-			}
+			s, sp := openThroughTest(t, 4)
 			for i := range 100 {
 				k, v := fmt.Appendf(nil, "k%04d", i), fmt.Appendf(nil, "v%d", i)
 				put := sp.PutThroughUnfiltered
@@ -91,13 +85,7 @@ func TestPutThroughMixedModel(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
-	s := openTest(t, Options{CacheBytes: 1 << 20, MaxParallelism: 8})
-	defer s.Close()
-	s.through.minIngest = 8
-	sp, err := s.Space("op")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, sp := openThroughTest(t, 8)
 	model := map[string]string{}
 	const keys = 2000
 	for run := range 40 {
@@ -131,6 +119,7 @@ func TestPutThroughMixedModel(t *testing.T) {
 				model[key] = val
 			}
 		}
+		var err error
 		switch rng.IntN(3) {
 		case 0:
 			err = s.CommitThrough()
@@ -162,13 +151,7 @@ func TestPutThroughMixedModel(t *testing.T) {
 func TestPutThroughMixedSameKey(t *testing.T) {
 	for _, filteredFirst := range []bool{true, false} {
 		t.Run(fmt.Sprintf("filtered first %v", filteredFirst), func(t *testing.T) {
-			s := openTest(t, Options{CacheBytes: 1 << 20, MaxParallelism: 8})
-			defer s.Close()
-			s.through.minIngest = 4
-			sp, err := s.Space("op")
-			if err != nil {
-				t.Fatal(err)
-			}
+			s, sp := openThroughTest(t, 4)
 			for i := range 10 { // ascending, unfiltered: the sstable opens without a filter
 				if err := sp.PutThroughUnfiltered(1, fmt.Appendf(nil, "k%04d", i), []byte("v")); err != nil {
 					t.Fatal(err)
@@ -196,4 +179,18 @@ func TestPutThroughMixedSameKey(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openThroughTest opens a store whose write-through runs go into an
+// sstable after minIngest keys, and its space "op"; the store closes with
+// the test.
+func openThroughTest(t *testing.T, minIngest int) (*Store, *Space) {
+	t.Helper()
+	s := openTest(t, Options{CacheBytes: 1 << 20, MaxParallelism: 8})
+	s.through.minIngest = minIngest
+	sp, err := s.Space("op")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, sp
 }
