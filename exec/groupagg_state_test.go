@@ -279,7 +279,8 @@ func TestGroupAggStateSpillAndRestore(t *testing.T) {
 // finished relies on (a non-source task snapshots its final state for the
 // checkpoints after its end, and after a restore its inputs end at once
 // and it runs Finish again): a GroupAgg restored from a snapshot taken
-// after Finish emits nothing at its second Finish, spilled or in memory.
+// after Finish emits nothing at its second Finish, spilled or in memory,
+// and holds the first run's state (checked against a Go answer).
 func TestGroupAggFinishAfterRestore(t *testing.T) {
 	batches := stateInput(11, 3000, 20000)
 	for _, budget := range []int64{1, 64 << 20} {
@@ -296,8 +297,9 @@ func TestGroupAggFinishAfterRestore(t *testing.T) {
 			if err := agg.Finish(&first); err != nil {
 				t.Fatal(err)
 			}
-			if len(first.rows) == 0 {
-				t.Fatal("the first run emitted nothing")
+			want := allAggsAnswer(batches, []int{0})
+			if g := finalRows(t, first.rows); strings.Join(g, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("first run: %d rows, want %d from the Go answer", len(g), len(want))
 			}
 			snap := filepath.Join(dir, "snap")
 			checkpointAgg(t, agg, st, snap)
@@ -310,6 +312,19 @@ func TestGroupAggFinishAfterRestore(t *testing.T) {
 			}
 			if len(again.rows) != 0 {
 				t.Fatalf("the restored finished GroupAgg emitted %d rows at Finish, e.g. %s", len(again.rows), again.rows[0])
+			}
+			// The restored state is the first run's: more rows (which retract
+			// only rows of their own) end at the Go answer over all the input.
+			more := stateInput(12, 3000, 3000)
+			all := recorder{rows: slices.Clone(first.rows)}
+			for _, b := range more {
+				if err := agg2.Process(0, b, &all); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want = allAggsAnswer(append(slices.Clone(batches), more...), []int{0})
+			if g := finalRows(t, all.rows); strings.Join(g, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("after the restore: %d rows, want %d from the Go answer", len(g), len(want))
 			}
 		})
 	}
