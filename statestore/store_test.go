@@ -369,6 +369,18 @@ func TestSnapshotRestore(t *testing.T) {
 	if _, err := Restore(snap, filepath.Join(root, "work3"), Options{}); err == nil {
 		t.Error("restore into a non-empty folder: want error")
 	}
+	// snap2 holds generation 3 without key 0.
+	r3, err := Restore(filepath.Join(root, "snap2"), filepath.Join(root, "work4"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r3.Close()
+	checkAll(t, table(t, r3, "agg", "sum"), n, 128, func(i int) int {
+		if i == 0 {
+			return -1
+		}
+		return 3
+	})
 }
 
 func TestIncrementalSnapshotSharesFiles(t *testing.T) {
@@ -408,6 +420,29 @@ func TestIncrementalSnapshotSharesFiles(t *testing.T) {
 	if sstBytes == 0 || shared*10 < sstBytes*9 {
 		t.Errorf("second snapshot shares %d of %d sstable bytes; want >= 90%% (s1 %v, s2 %v)",
 			shared, sstBytes, info1.Files, info2.Files)
+	}
+	// Each snapshot restores to what the store held when it was taken:
+	// the shared files do not mix the generations.
+	for _, c := range []struct {
+		snap string
+		gen  func(int) int
+	}{
+		{"s1", func(int) int { return 1 }},
+		{"s2", func(i int) int {
+			if i < 100 {
+				return 2
+			}
+			return 1
+		}},
+	} {
+		r, err := Restore(filepath.Join(root, c.snap), filepath.Join(root, "work-"+c.snap), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkAll(t, table(t, r, "agg", "sum"), n, 128, c.gen)
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
