@@ -178,6 +178,11 @@ func (s *Sink) Open(subtask, parallelism int) (connector.SinkWriter, error) {
 			cols = append(cols, s.schema.Columns[c])
 		}
 		w.proj = types.NewBatch(len(s.data), 64)
+		w.data = s.data
+	} else {
+		for c := range s.schema.Columns {
+			w.data = append(w.data, c)
+		}
 	}
 	if s.part != nil {
 		w.slots = map[string]*partSlot{}
@@ -191,6 +196,10 @@ func (s *Sink) Open(subtask, parallelism int) (connector.SinkWriter, error) {
 		}
 	}
 	w.enc = newEncoder(s.format, cols)
+	w.rowEnc, _ = w.enc.(rowEncoder)
+	if s.part != nil && w.rowEnc == nil {
+		return nil, fmt.Errorf("filesystem sink: format '%s' cannot write a partitioned table", s.format.name)
+	}
 	return w, nil
 }
 
