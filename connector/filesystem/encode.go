@@ -114,8 +114,49 @@ func (e *csvEncoder) field(dst []byte, v types.Value) []byte {
 		return append(dst, e.f.nullLiteral...)
 	case types.KindVarchar:
 		return e.text(dst, v.Str())
+	case types.KindBigInt, types.KindInt, types.KindSmallInt, types.KindTinyInt:
+		return appendInt(dst, v.Int())
 	}
 	return e.scalarText(dst, v)
+}
+
+// digitPairs holds the two digits of 00 to 99.
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// appendInt appends n in decimal, as strconv.AppendInt(dst, n, 10) does,
+// writing the digits in place (two at a time) rather than through a
+// buffer and a copy.
+func appendInt(dst []byte, n int64) []byte {
+	u := uint64(n)
+	if n < 0 {
+		dst = append(dst, '-')
+		u = -u
+	}
+	if u < 10 {
+		return append(dst, byte('0'+u))
+	}
+	k := 2
+	for p := uint64(100); k < 20 && u >= p; p *= 10 {
+		k++
+	}
+	l := len(dst)
+	dst = append(dst, "00000000000000000000"[:k]...)
+	i := l + k - 1
+	for u >= 100 {
+		q := u / 100
+		r := (u - q*100) * 2
+		dst[i], dst[i-1] = digitPairs[r+1], digitPairs[r]
+		i -= 2
+		u = q
+	}
+	if u >= 10 {
+		dst[i], dst[i-1] = digitPairs[u*2+1], digitPairs[u*2]
+	} else {
+		dst[i] = byte('0' + u)
+	}
+	return dst
 }
 
 // text appends string s as a CSV field, quoted if it must be: it copies s

@@ -2,6 +2,7 @@ package filesystem
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -357,4 +358,31 @@ func splitRecords(text string) []string {
 		out = append(out, text[start:])
 	}
 	return out
+}
+
+// TestAppendInt compares appendInt with strconv.AppendInt on the edges
+// (every power of ten and its neighbours, both signs, the extremes) and
+// random values of every length.
+func TestAppendInt(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewSource(seed))
+	vals := []int64{0, 1, -1, 9, 10, 11, 99, 100, 101, math.MaxInt64, math.MinInt64, math.MaxInt64 - 1, math.MinInt64 + 1}
+	for p := int64(1); p <= math.MaxInt64/10; p *= 10 {
+		for _, v := range []int64{p - 1, p, p + 1, 10*p - 1} {
+			vals = append(vals, v, -v)
+		}
+	}
+	for range 100000 {
+		v := r.Int63() >> r.Intn(63)
+		if r.Intn(2) == 0 {
+			v = -v
+		}
+		vals = append(vals, v)
+	}
+	for _, v := range vals {
+		if got, want := string(appendInt([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
+			t.Fatalf("seed %d: appendInt(%d) = %q, want %q", seed, v, got, want)
+		}
+	}
 }
