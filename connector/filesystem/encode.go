@@ -137,8 +137,8 @@ func appendInt(dst []byte, n int64) []byte {
 	if u < 10 {
 		return append(dst, byte('0'+u))
 	}
-	k := 2
-	for p := uint64(100); k < 20 && u >= p; p *= 10 {
+	k := 2 // digits; u <= 1<<63 < 1e19, so p stops at 1e19 at most
+	for p := uint64(100); u >= p; p *= 10 {
 		k++
 	}
 	l := len(dst)
