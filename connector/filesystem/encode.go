@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -142,7 +143,10 @@ func appendInt(dst []byte, n int64) []byte {
 		k++
 	}
 	l := len(dst)
-	dst = append(dst, "00000000000000000000"[:k]...)
+	if cap(dst)-l < k {
+		dst = slices.Grow(dst, k)
+	}
+	dst = dst[:l+k]
 	i := l + k - 1
 	for u >= 100 {
 		q := u / 100
