@@ -195,6 +195,11 @@ func (s *Sink) Open(subtask, parallelism int) (connector.SinkWriter, error) {
 			}
 		}
 	}
+	for _, c := range w.data {
+		if s.schema.Columns[c].Type.Kind == types.KindVarchar {
+			w.textCols = append(w.textCols, c)
+		}
+	}
 	w.enc = newEncoder(s.format, cols)
 	w.rowEnc, _ = w.enc.(rowEncoder)
 	if s.part != nil && w.rowEnc == nil {
