@@ -97,6 +97,27 @@ func (w *Writer) Write(b *types.Batch) error {
 	if w.sink.part != nil {
 		return w.writePartitioned(b)
 	}
+	if w.rowEnc != nil {
+		if err := w.open(&w.part, ""); err != nil {
+			return err
+		}
+		p := w.part
+		for i := range b.Len() {
+			if i%touchRows == 0 {
+				w.touchText(b, i, min(i+touchRows, b.Len()))
+			}
+			n := len(p.buf)
+			p.buf = w.rowEnc.appendRow(p.buf, b.Row(i), w.data)
+			p.size += int64(len(p.buf) - n)
+			if len(p.buf) >= writeBufferSize {
+				if err := p.spill(); err != nil {
+					return err
+				}
+			}
+		}
+		return w.wrote(&w.part)
+	}
+	// debezium-json: by batch (an update's two rows make one event).
 	if w.proj != nil {
 		w.proj.Reset()
 		for i := range b.Len() {
