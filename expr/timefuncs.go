@@ -395,6 +395,18 @@ func fromWall(t time.Time, k types.Kind, loc *time.Location) types.Value {
 
 // Eval computes the function.
 func (c *TimeFunc) Eval(row []types.Value) (types.Value, error) {
+	if c.memo != nil {
+		// DATE_FORMAT (its format a string literal, compiled into
+		// c.df): per row, only the value to format is evaluated.
+		v, err := c.Args[0].Eval(row)
+		if err != nil || v.IsNull() {
+			return types.Value{}, err
+		}
+		if v.Kind() == types.KindVarchar {
+			return c.dateFormatText(v), nil
+		}
+		return c.dateFormat(v)
+	}
 	switch c.f {
 	case tfProctime, tfNow:
 		return types.TimestampLTZValue(time.Now().UnixMilli()), nil
@@ -455,11 +467,7 @@ func (c *TimeFunc) Eval(row []types.Value) (types.Value, error) {
 		return types.StringValue(string(c.df.Append(nil, time.Unix(v.Int(), 0).In(c.Loc)))), nil
 	case tfDateFormat:
 		if v.Kind() == types.KindVarchar {
-			ms, err := ParseTimestamp(v.Str())
-			if err != nil {
-				return types.Value{}, nil
-			}
-			return types.StringValue(string(c.df.Append(nil, time.UnixMilli(ms).UTC()))), nil
+			return c.dateFormatText(v), nil
 		}
 		return c.dateFormat(v)
 	case tfExtract:
@@ -484,9 +492,21 @@ type dfMemo struct {
 	last atomic.Pointer[dfEntry]
 }
 
+// dfEntry is a DATE_FORMAT text and the timestamps that format as it:
+// from (a multiple of the unit) to to, excluded.
 type dfEntry struct {
-	key int64 // the timestamp floored to unit
-	s   string
+	from, to int64
+	s        string
+}
+
+// dateFormatText formats a timestamp given as text by c.df; NULL if the
+// text is not a timestamp.
+func (c *TimeFunc) dateFormatText(v types.Value) types.Value {
+	ms, err := ParseTimestamp(v.Str())
+	if err != nil {
+		return types.Value{}
+	}
+	return types.StringValue(string(c.df.Append(nil, time.UnixMilli(ms).UTC())))
 }
 
 // dateFormat formats a timestamp (not text) by c.df, through the memo when
@@ -497,12 +517,16 @@ func (c *TimeFunc) dateFormat(v types.Value) (types.Value, error) {
 	if c.memo == nil || v.Kind() == types.KindTimestampLTZ && c.Loc != time.UTC {
 		return types.StringValue(string(c.df.Append(buf[:0], wall(v, c.Loc)))), nil
 	}
-	key := floorDiv(v.Int(), c.memo.unit)
-	if e := c.memo.last.Load(); e != nil && e.key == key {
+	// A range check, not the unit's number: no division per row.
+	ms := v.Int()
+	if e := c.memo.last.Load(); e != nil && e.from <= ms && ms < e.to {
 		return types.StringValue(e.s), nil
 	}
 	s := string(c.df.Append(buf[:0], wall(v, c.Loc)))
-	c.memo.last.Store(&dfEntry{key: key, s: s})
+	if u := c.memo.unit; ms >= math.MinInt64+u && ms <= math.MaxInt64-u { // from and to do not overflow
+		from := floorDiv(ms, u) * u
+		c.memo.last.Store(&dfEntry{from: from, to: from + u, s: s})
+	}
 	return types.StringValue(s), nil
 }
 

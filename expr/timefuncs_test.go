@@ -362,9 +362,8 @@ func TestDateFormatMemo(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				ms := r.Int64N(4e12) - 2e12
-				for range 2000 {
-					ms += r.Int64N(5000) * int64(1+r.IntN(3)*r.IntN(3)*1000)
+				check := func(ms int64) {
+					t.Helper()
 					v := types.TimestampValue(ms).WithKind(kind)
 					got, err := e.Eval([]types.Value{v})
 					if err != nil {
@@ -377,6 +376,21 @@ func TestDateFormatMemo(t *testing.T) {
 					if want := w.Format(layout); got.Str() != want {
 						t.Fatalf("seed %d: DATE_FORMAT(%v %d, '%s') in %v = %q, want %q", seed, kind, ms, pattern, loc, got.Str(), want)
 					}
+				}
+				ms := r.Int64N(4e12) - 2e12
+				for range 2000 {
+					ms += r.Int64N(5000) * int64(1+r.IntN(3)*r.IntN(3)*1000)
+					switch r.IntN(20) {
+					case 0:
+						ms -= r.Int64N(200_000) // late: back into an earlier unit
+					case 1:
+						// The last millisecond of an hour (of every unit),
+						// then the first of the next.
+						b := (ms/3_600_000 + 1) * 3_600_000
+						check(b - 1)
+						ms = b
+					}
+					check(ms)
 				}
 			}
 		}

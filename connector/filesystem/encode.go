@@ -2,8 +2,10 @@ package filesystem
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -14,6 +16,12 @@ import (
 // encoder appends the records of a batch to a buffer.
 type encoder interface {
 	encode(dst []byte, b *types.Batch) ([]byte, error)
+}
+
+// rowEncoder appends one inserted row's record to a buffer: of the
+// values row[cols[0]], row[cols[1]], ..., the encoder's columns.
+type rowEncoder interface {
+	appendRow(dst []byte, row []types.Value, cols []int) []byte
 }
 
 func newEncoder(f format, cols []types.Column) encoder {
@@ -42,6 +50,10 @@ type csvEncoder struct {
 	// quoted marks the bytes that make a field quoted: the delimiter, the
 	// quote and the line breaks.
 	quoted [256]bool
+	// below is one more than the highest of those bytes, if at most 128
+	// (else 0): plainText then skips 8 bytes at a time that are all at or
+	// above it.
+	below byte
 	// The text of the last second a timestamp was written in, up to its
 	// '.': rows in time order format only their milliseconds.
 	tsSec  int64
@@ -51,8 +63,13 @@ type csvEncoder struct {
 
 func newCSVEncoder(f format, cols []types.Column) csvEncoder {
 	e := csvEncoder{f: f, cols: cols}
+	var top byte
 	for _, c := range []byte{f.delim, f.quote, '\n', '\r'} {
 		e.quoted[c] = true
+		top = max(top, c)
+	}
+	if top < 128 {
+		e.below = top + 1
 	}
 	return e
 }
@@ -73,6 +90,16 @@ func (e *csvEncoder) encode(dst []byte, b *types.Batch) ([]byte, error) {
 	return dst, nil
 }
 
+func (e *csvEncoder) appendRow(dst []byte, row []types.Value, cols []int) []byte {
+	for k, c := range cols {
+		if k > 0 {
+			dst = append(dst, e.f.delim)
+		}
+		dst = e.column(dst, k, row[c])
+	}
+	return append(dst, '\n')
+}
+
 // column appends value v of column c as a CSV field.
 func (e *csvEncoder) column(dst []byte, c int, v types.Value) []byte {
 	if c < len(e.cols) && e.cols[c].Type.Comp != nil && !v.IsNull() {
@@ -87,9 +114,97 @@ func (e *csvEncoder) field(dst []byte, v types.Value) []byte {
 	case types.KindNull:
 		return append(dst, e.f.nullLiteral...)
 	case types.KindVarchar:
-		return quotedField(e, dst, v.Str())
+		return e.text(dst, v.Str())
+	case types.KindBigInt, types.KindInt, types.KindSmallInt, types.KindTinyInt:
+		return appendInt(dst, v.Int())
 	}
 	return e.scalarText(dst, v)
+}
+
+// digitPairs holds the two digits of 00 to 99.
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// appendInt appends n in decimal, as strconv.AppendInt(dst, n, 10) does,
+// writing the digits in place (two at a time) rather than through a
+// buffer and a copy.
+func appendInt(dst []byte, n int64) []byte {
+	u := uint64(n)
+	if n < 0 {
+		dst = append(dst, '-')
+		u = -u
+	}
+	if u < 10 {
+		return append(dst, byte('0'+u))
+	}
+	k := 2 // digits; u <= 1<<63 < 1e19, so p stops at 1e19 at most
+	for p := uint64(100); u >= p; p *= 10 {
+		k++
+	}
+	l := len(dst)
+	if cap(dst)-l < k {
+		dst = slices.Grow(dst, k)
+	}
+	dst = dst[:l+k]
+	i := l + k - 1
+	for u >= 100 {
+		q := u / 100
+		r := (u - q*100) * 2
+		dst[i], dst[i-1] = digitPairs[r+1], digitPairs[r]
+		i -= 2
+		u = q
+	}
+	if u >= 10 {
+		dst[i], dst[i-1] = digitPairs[u*2+1], digitPairs[u*2]
+	} else {
+		dst[i] = byte('0' + u)
+	}
+	return dst
+}
+
+// text appends string s as a CSV field, quoted if it must be: it copies s
+// and then checks the copy, which is in the cache by then (the common
+// case, text that needs no quotes, reads s once).
+func (e *csvEncoder) text(dst []byte, s string) []byte {
+	n := len(dst)
+	dst = append(dst, s...)
+	if e.plainText(dst[n:]) {
+		return dst
+	}
+	return quotedField(e, dst[:n], s)
+}
+
+// plainText reports whether text b can be written unquoted.
+func (e *csvEncoder) plainText(b []byte) bool {
+	if e.f.hasNullLiteral && string(b) == e.f.nullLiteral {
+		return false
+	}
+	if e.below != 0 {
+		// Bytes 8 at a time: a word with no byte below e.below holds
+		// none of the quoted bytes (hasLess of Bit Twiddling Hacks,
+		// exact for a bound up to 128).
+		lo := uint64(e.below) * 0x0101010101010101
+		for len(b) >= 8 {
+			w := binary.LittleEndian.Uint64(b)
+			if (w-lo)&^w&0x8080808080808080 != 0 && !e.plainBytes(b[:8]) {
+				return false
+			}
+			b = b[8:]
+		}
+	}
+	return e.plainBytes(b)
+}
+
+// plainBytes reports whether b holds none of the bytes that make a field
+// quoted.
+func (e *csvEncoder) plainBytes(b []byte) bool {
+	for _, c := range b {
+		if e.quoted[c] {
+			return false
+		}
+	}
+	return true
 }
 
 // quotedField appends text s as a CSV field, quoted if it must be.
@@ -179,14 +294,18 @@ func (e *jsonObjectEncoder) object(dst []byte, row []types.Value) []byte {
 		return append(dst, "{}"...)
 	}
 	for c, v := range row {
-		dst = append(dst, e.keys[c]...)
-		if t := e.cols[c].Type; t.Comp != nil {
-			dst = e.compositeJSON(dst, v, t)
-			continue
-		}
-		dst = e.value(dst, v)
+		dst = e.member(dst, c, v)
 	}
 	return append(dst, '}')
+}
+
+// member appends column c's key and its value v.
+func (e *jsonObjectEncoder) member(dst []byte, c int, v types.Value) []byte {
+	dst = append(dst, e.keys[c]...)
+	if t := e.cols[c].Type; t.Comp != nil {
+		return e.compositeJSON(dst, v, t)
+	}
+	return e.value(dst, v)
 }
 
 func (e *jsonObjectEncoder) value(dst []byte, v types.Value) []byte {
@@ -301,6 +420,16 @@ func (e *jsonEncoder) encode(dst []byte, b *types.Batch) ([]byte, error) {
 		dst = append(dst, '\n')
 	}
 	return dst, nil
+}
+
+func (e *jsonEncoder) appendRow(dst []byte, row []types.Value, cols []int) []byte {
+	if len(cols) == 0 {
+		return append(dst, "{}\n"...)
+	}
+	for k, c := range cols {
+		dst = e.enc.member(dst, k, row[c])
+	}
+	return append(dst, '}', '\n')
 }
 
 // debeziumEncoder writes one Debezium change event per line: +I and +U as

@@ -1,7 +1,6 @@
 package filesystem
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -10,35 +9,56 @@ import (
 
 // partFile is one in-progress part file. Its life: create, write and
 // flush, finish (synced and closed), then a commit renames it.
+//
+// The writer appends records straight into buf (no copy through a
+// bufio.Writer) and calls spill when it holds writeBufferSize bytes or
+// more, so the file gets large writes.
 type partFile struct {
 	path   string // the in-progress file
 	dir    string // its partition folder, relative to the sink's ("" for none)
 	n      int    // its number among the subtask's part files
-	size   int64  // bytes written
+	size   int64  // bytes written, those still in buf included
 	opened time.Time
 	f      *os.File
-	w      *bufio.Writer
+	buf    []byte // bytes written and not yet in f
 }
 
-func createPart(path string, n int, now time.Time) (*partFile, error) {
+// createPart creates the in-progress file path; buf is its (empty) write
+// buffer.
+func createPart(path string, n int, now time.Time, buf []byte) (*partFile, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("filesystem sink: %w", err)
 	}
-	return &partFile{path: path, n: n, opened: now, f: f, w: bufio.NewWriterSize(f, writeBufferSize)}, nil
+	return &partFile{path: path, n: n, opened: now, f: f, buf: buf[:0]}, nil
 }
 
+// write appends b to the file.
 func (p *partFile) write(b []byte) error {
-	if _, err := p.w.Write(b); err != nil {
+	p.buf = append(p.buf, b...)
+	p.size += int64(len(b))
+	if len(p.buf) >= writeBufferSize {
+		return p.spill()
+	}
+	return nil
+}
+
+// spill writes the buffered bytes into the file.
+func (p *partFile) spill() error {
+	if len(p.buf) == 0 {
+		return nil
+	}
+	_, err := p.f.Write(p.buf)
+	p.buf = p.buf[:0]
+	if err != nil {
 		return fmt.Errorf("filesystem sink: write %s: %w", p.path, err)
 	}
-	p.size += int64(len(b))
 	return nil
 }
 
 func (p *partFile) flush() error {
-	if err := p.w.Flush(); err != nil {
-		return fmt.Errorf("filesystem sink: write %s: %w", p.path, err)
+	if err := p.spill(); err != nil {
+		return err
 	}
 	if err := p.f.Sync(); err != nil {
 		return fmt.Errorf("filesystem sink: sync %s: %w", p.path, err)
@@ -58,6 +78,7 @@ func (p *partFile) finish() error {
 // discard closes the file without flushing and deletes it.
 func (p *partFile) discard() error {
 	p.f.Close() // the file is deleted: nothing to lose
+	p.buf = nil
 	if err := os.Remove(p.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("filesystem sink: %w", err)
 	}

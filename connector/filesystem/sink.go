@@ -178,6 +178,11 @@ func (s *Sink) Open(subtask, parallelism int) (connector.SinkWriter, error) {
 			cols = append(cols, s.schema.Columns[c])
 		}
 		w.proj = types.NewBatch(len(s.data), 64)
+		w.data = s.data
+	} else {
+		for c := range s.schema.Columns {
+			w.data = append(w.data, c)
+		}
 	}
 	if s.part != nil {
 		w.slots = map[string]*partSlot{}
@@ -190,7 +195,16 @@ func (s *Sink) Open(subtask, parallelism int) (connector.SinkWriter, error) {
 			}
 		}
 	}
+	for _, c := range w.data {
+		if s.schema.Columns[c].Type.Kind == types.KindVarchar {
+			w.textCols = append(w.textCols, c)
+		}
+	}
 	w.enc = newEncoder(s.format, cols)
+	w.rowEnc, _ = w.enc.(rowEncoder)
+	if s.part != nil && w.rowEnc == nil {
+		return nil, fmt.Errorf("filesystem sink: format '%s' cannot write a partitioned table", s.format.name)
+	}
 	return w, nil
 }
 

@@ -25,11 +25,17 @@ type Writer struct {
 	subtask int
 	next    int // number of the next part file
 	enc     encoder
-	buf     []byte
-	part    *partFile   // the open in-progress file; nil before a row comes
-	rolled  []*partFile // finished files not yet pre-committed
-	last    int64       // the last checkpoint pre-committed or recovered
-	closed  bool
+	rowEnc  rowEncoder // enc by row (csv and json); nil for debezium-json
+	data    []int      // the columns written into the files, by index
+	// textCols are those of them of VARCHAR (touchText reads them);
+	// touchSum is the sum of the bytes it read.
+	textCols []int
+	touchSum byte
+	part     *partFile   // the open in-progress file; nil before a row comes
+	free     [][]byte    // write buffers of finished files, for new ones
+	rolled   []*partFile // finished files not yet pre-committed
+	last     int64       // the last checkpoint pre-committed or recovered
+	closed   bool
 
 	mu      sync.Mutex
 	pending []txnFile // pre-committed files not known to be committed
@@ -42,7 +48,7 @@ type Writer struct {
 	// written and not committed yet with the time each was first written,
 	// and the watermark of the input.
 	slots   map[string]*partSlot
-	touched []*partSlot
+	touched []*partSlot // the slots this Write wrote to
 	waiting map[string]waitingPart
 	wm      int64
 	pathBuf []byte
@@ -52,9 +58,9 @@ type Writer struct {
 
 // partSlot is one partition a partitioned sink writes.
 type partSlot struct {
-	dir   string    // the partition folder, relative, slash-separated
-	file  *partFile // its open in-progress file; nil before a row comes
-	batch *types.Batch
+	dir     string    // the partition folder, relative, slash-separated
+	file    *partFile // its open in-progress file; nil before a row comes
+	touched bool      // in Writer.touched
 }
 
 var (
@@ -79,9 +85,39 @@ func (w *Writer) Write(b *types.Batch) error {
 	if w.closed {
 		return fmt.Errorf("filesystem sink: write after close")
 	}
+	if w.rowEnc != nil {
+		// csv and json take inserts only; checked before a file is
+		// created or a byte is written.
+		for _, k := range b.Kinds {
+			if k != types.Insert {
+				return appendOnly(w.sink.format, k)
+			}
+		}
+	}
 	if w.sink.part != nil {
 		return w.writePartitioned(b)
 	}
+	if w.rowEnc != nil {
+		if err := w.open(&w.part, ""); err != nil {
+			return err
+		}
+		p := w.part
+		for i := range b.Len() {
+			if i%touchRows == 0 {
+				w.touchText(b, i, min(i+touchRows, b.Len()))
+			}
+			n := len(p.buf)
+			p.buf = w.rowEnc.appendRow(p.buf, b.Row(i), w.data)
+			p.size += int64(len(p.buf) - n)
+			if len(p.buf) >= writeBufferSize {
+				if err := p.spill(); err != nil {
+					return err
+				}
+			}
+		}
+		return w.wrote(&w.part)
+	}
+	// debezium-json: by batch (an update's two rows make one event).
 	if w.proj != nil {
 		w.proj.Reset()
 		for i := range b.Len() {
@@ -92,16 +128,25 @@ func (w *Writer) Write(b *types.Batch) error {
 		}
 		b = w.proj
 	}
-	var err error
-	if w.buf, err = w.enc.encode(w.buf[:0], b); err != nil {
+	if err := w.open(&w.part, ""); err != nil {
 		return err
 	}
-	return w.writeTo(&w.part, "")
+	// Encoded straight into the file's buffer.
+	p := w.part
+	n := len(p.buf)
+	var err error
+	if p.buf, err = w.enc.encode(p.buf, b); err != nil {
+		p.buf = p.buf[:n]
+		return err
+	}
+	p.size += int64(len(p.buf) - n)
+	return w.wrote(&w.part)
 }
 
-// writeTo appends w.buf to the in-progress file *pf of partition folder
-// dir ("" for the sink's folder), rolling by the policy.
-func (w *Writer) writeTo(pf **partFile, dir string) error {
+// open makes *pf an in-progress file of partition folder dir ("" for the
+// sink's folder) to write to: a new one if there is none or the rollover
+// interval has passed since it was opened.
+func (w *Writer) open(pf **partFile, dir string) error {
 	var err error
 	if *pf != nil && w.sink.now().Sub((*pf).opened) >= w.sink.rollover {
 		if err := w.roll(pf); err != nil {
@@ -115,16 +160,32 @@ func (w *Writer) writeTo(pf **partFile, dir string) error {
 				return err
 			}
 		}
-		if *pf, err = createPart(filepath.Join(folder, inProgressName(w.subtask, w.next)), w.next, w.sink.now()); err != nil {
+		var buf []byte
+		if k := len(w.free); k > 0 {
+			buf, w.free = w.free[k-1], w.free[:k-1]
+		} else {
+			buf = make([]byte, 0, writeBufferSize+writeBufferSize/4)
+		}
+		if *pf, err = createPart(filepath.Join(folder, inProgressName(w.subtask, w.next)), w.next, w.sink.now(), buf); err != nil {
+			w.free = append(w.free, buf)
 			return err
 		}
 		(*pf).dir = dir
 		w.next++
 	}
-	if err := (*pf).write(w.buf); err != nil {
-		return err
+	return nil
+}
+
+// wrote ends a Write's writing to *pf: the buffer goes to the file if it
+// is full, and the file is finished if it reached the size limit.
+func (w *Writer) wrote(pf **partFile) error {
+	p := *pf
+	if len(p.buf) >= writeBufferSize {
+		if err := p.spill(); err != nil {
+			return err
+		}
 	}
-	if (*pf).size >= w.sink.fileSize {
+	if p.size >= w.sink.fileSize {
 		return w.roll(pf)
 	}
 	return nil
@@ -151,53 +212,98 @@ func makeFolder(root, dir string) error {
 	return nil
 }
 
-// writePartitioned splits the batch by partition, then encodes each
-// partition's rows (without the partition columns) into its file.
+// writePartitioned writes each row (without the partition columns) into
+// its partition's file. Per partition, the rows go in input order to the
+// file that was open for it when the Write began, or to a new one opened
+// at its first row (rolling by time first); after the batch, each file
+// that reached the size limit is finished, in the order of the
+// partitions' first rows, as if each partition's rows were written in
+// one piece.
 func (w *Writer) writePartitioned(b *types.Batch) error {
 	pt := w.sink.part
-	// Rows come in runs of one partition (a minute, a day): a row whose
-	// partition values equal the previous row's goes to the same slot
-	// without building its path.
-	var s *partSlot
-	var prev []types.Value
-	for i := range b.Len() {
-		row := b.Row(i)
-		if s == nil || !samePartition(pt.cols, prev, row) {
-			w.pathBuf, w.textBuf = pt.appendPath(w.pathBuf[:0], w.textBuf, row)
-			s = w.slots[string(w.pathBuf)]
-			if s == nil {
-				s = &partSlot{dir: string(w.pathBuf), batch: types.NewBatch(len(w.sink.data), 64)}
-				w.slots[s.dir] = s
+	err := func() error {
+		// Rows come in runs of one partition (a minute, a day): a row
+		// whose partition values equal the previous row's goes to the
+		// same slot without building its path.
+		var s *partSlot
+		var p *partFile
+		var prev []types.Value
+		for i := range b.Len() {
+			if i%touchRows == 0 {
+				w.touchText(b, i, min(i+touchRows, b.Len()))
 			}
-			prev = row
+			row := b.Row(i)
+			if s == nil || !samePartition(pt.cols, prev, row) {
+				w.pathBuf, w.textBuf = pt.appendPath(w.pathBuf[:0], w.textBuf, row)
+				s = w.slots[string(w.pathBuf)]
+				if s == nil {
+					s = &partSlot{dir: string(w.pathBuf)}
+					w.slots[s.dir] = s
+				}
+				if !s.touched {
+					s.touched = true
+					w.touched = append(w.touched, s)
+					if err := w.open(&s.file, s.dir); err != nil {
+						return err
+					}
+					if _, ok := w.waiting[s.dir]; !ok {
+						if err := w.wait(s.dir); err != nil {
+							return err
+						}
+					}
+				}
+				p, prev = s.file, row
+			}
+			n := len(p.buf)
+			p.buf = w.rowEnc.appendRow(p.buf, row, w.data)
+			p.size += int64(len(p.buf) - n)
+			if len(p.buf) >= writeBufferSize {
+				if err := p.spill(); err != nil {
+					return err
+				}
+			}
 		}
-		if s.batch.Len() == 0 {
-			w.touched = append(w.touched, s)
-		}
-		dst := s.batch.AppendEmpty(b.Kinds[i])
-		for j, c := range w.sink.data {
-			dst[j] = row[c]
-		}
-	}
-	for _, s := range w.touched {
-		var err error
-		w.buf, err = w.enc.encode(w.buf[:0], s.batch)
-		s.batch.Reset()
-		if err == nil {
-			err = w.writeTo(&s.file, s.dir)
-		}
-		if err != nil {
-			w.touched = w.touched[:0]
-			return err
-		}
-		if _, ok := w.waiting[s.dir]; !ok {
-			if err := w.wait(s.dir); err != nil {
+		for _, s := range w.touched {
+			if err := w.wrote(&s.file); err != nil {
 				return err
 			}
 		}
+		return nil
+	}()
+	for _, s := range w.touched {
+		s.touched = false
 	}
 	w.touched = w.touched[:0]
-	return nil
+	return err
+}
+
+// touchRows is how many rows touchText reads ahead.
+const touchRows = 128
+
+// touchText reads the text columns of rows from..to-1 of b, a byte per 64
+// (a cache line) and the last, and keeps their sum, so that the reads
+// happen. Text values point anywhere in memory (Nexmark's extra are cuts
+// of a megabyte of text): read in this short loop, many of their cache
+// misses are in flight at once, where the encoder, reading them one row
+// at a time among its other work, waits for each in turn.
+func (w *Writer) touchText(b *types.Batch, from, to int) {
+	if len(w.textCols) == 0 {
+		return
+	}
+	var sum byte
+	for i := from; i < to; i++ {
+		row := b.Row(i)
+		for _, c := range w.textCols {
+			s := row[c].Str()
+			for k := 0; k < len(s); k += 64 {
+				sum += s[k]
+			}
+			if len(s) > 0 {
+				sum += s[len(s)-1]
+			}
+		}
+	}
+	w.touchSum += sum
 }
 
 // samePartition reports whether rows a and b have the same values, so
@@ -205,8 +311,16 @@ func (w *Writer) writePartitioned(b *types.Batch) error {
 // values of different scales have different texts).
 func samePartition(cols []int, a, b []types.Value) bool {
 	for _, c := range cols {
-		x, y := a[c], b[c]
-		if x.Kind() != y.Kind() || x.Kind() == types.KindDecimal || !types.Equal(x, y) {
+		x, y := &a[c], &b[c]
+		switch k := x.Kind(); {
+		case k != y.Kind() || k == types.KindDecimal:
+			return false
+		case k == types.KindVarchar:
+			// The folder is the text's: compare it alone.
+			if x.Str() != y.Str() {
+				return false
+			}
+		case !types.Equal(*x, *y):
 			return false
 		}
 	}
@@ -218,8 +332,16 @@ func (w *Writer) roll(pf **partFile) error {
 	p := *pf
 	*pf = nil
 	w.rolled = append(w.rolled, p)
-	return p.finish()
+	err := p.finish()
+	if err == nil && len(w.free) < maxFreeBuffers {
+		w.free = append(w.free, p.buf[:0])
+	}
+	p.buf = nil
+	return err
 }
+
+// maxFreeBuffers bounds the write buffers a Writer keeps for new files.
+const maxFreeBuffers = 4
 
 // Flush writes buffered data to the in-progress files and syncs them.
 func (w *Writer) Flush() error {
