@@ -156,6 +156,11 @@ func TestOverUpdatingInput(t *testing.T) {
 		got = applyStrict(t, runRankLog(t, dir, `SELECT k, v, id, SUM(id) OVER (PARTITION BY k ORDER BY v ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM (SELECT k, v, id FROM (SELECT k, v, id, ROW_NUMBER() OVER (PARTITION BY k ORDER BY id DESC) AS rn FROM t) WHERE rn <= 4)`, par))
 		checkRows(t, "SUM OVER ROWS 1 PRECEDING over a Top-N (deletes)", par, got, overBatch(top, byV, false, 1, sumA, topText))
 
+		// The same with a column before the others that nothing reads:
+		// pruned below the OVER, whose partition, order and argument move.
+		got = applyStrict(t, runRankLog(t, dir, `SELECT k, v, id, SUM(id) OVER (PARTITION BY k ORDER BY v ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM (SELECT id * 3 AS unread, k, v, id FROM (SELECT k, v, id, ROW_NUMBER() OVER (PARTITION BY k ORDER BY id DESC) AS rn FROM t) WHERE rn <= 4)`, par))
+		checkRows(t, "SUM OVER ROWS 1 PRECEDING over a Top-N, an unread column pruned", par, got, overBatch(top, byV, false, 1, sumA, topText))
+
 		got = applyStrict(t, runRankLog(t, dir, `SELECT k, v, id, MAX(id) OVER (PARTITION BY k ORDER BY v DESC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) FROM (SELECT k, v, id FROM t)`, par))
 		checkRows(t, "MAX OVER ROWS UNBOUNDED, ORDER BY v DESC, insert-only", par, got, overBatch(all, byVDesc, false, -1, func(fr []overUpdRow) string {
 			m := fr[0].a

@@ -201,6 +201,9 @@ func (p *Planner) plan(roots []rootPlan, sinks func(*Sink, bool) (connector.Sink
 		if opt, err = p.pruneJoins(opt); err != nil {
 			return nil, err
 		}
+		if opt, err = p.pruneOvers(opt); err != nil {
+			return nil, err
+		}
 		if opt, err = p.pushIntoScans(opt); err != nil {
 			return nil, err
 		}

@@ -390,6 +390,10 @@ func TestOverAggregates(t *testing.T) {
 	for _, par := range []int{1, 2, 4} {
 		got := runRankQuery(t, dir, `SELECT k, id, SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) FROM t`, par)
 		checkRows(t, "SUM OVER ROWS 2 PRECEDING (rowtime)", par, got, overAnswer(rows, lastN(2), sumOf))
+		// The same with a column before the others that nothing reads:
+		// pruned below the OVER, whose partition, time and argument move.
+		got = runRankQuery(t, dir, `SELECT k, id, SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) FROM (SELECT v * 3 AS unread, k, v, id, ts FROM t)`, par)
+		checkRows(t, "SUM OVER ROWS 2 PRECEDING (rowtime), an unread column pruned", par, got, overAnswer(rows, lastN(2), sumOf))
 
 		got = runRankQuery(t, dir, `SELECT k, id, MAX(v) OVER w, COUNT(*) OVER w FROM t WINDOW w AS (PARTITION BY k ORDER BY ts RANGE BETWEEN INTERVAL '3' SECOND PRECEDING AND CURRENT ROW)`, par)
 		checkRows(t, "MAX, COUNT(*) OVER RANGE 3 s (rowtime)", par, got, overAnswer(rows, rangeOf(3000), func(fr []rankRow) string {

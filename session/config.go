@@ -37,6 +37,7 @@ const (
 	KeyLocalTimeZone      = planner.KeyLocalTimeZone
 	KeyAggPhaseStrategy   = planner.KeyAggPhaseStrategy
 	KeyJoinInputPruning   = planner.KeyJoinInputPruning
+	KeyOverInputPruning   = planner.KeyOverInputPruning
 	KeyDistinctAggSplit   = planner.KeyDistinctAggSplit
 	KeyDistinctAggBuckets = planner.KeyDistinctAggBuckets
 	// KeyResultMode is the shell's result display (table, changelog, tableau).
@@ -77,6 +78,7 @@ var setKeys = map[string]func(string) error{
 	KeyLocalTimeZone:                                          checkTimeZone,
 	KeyAggPhaseStrategy:                                       checkChoice("AUTO", "ONE_PHASE", "TWO_PHASE"),
 	KeyJoinInputPruning:                                       checkBool,
+	KeyOverInputPruning:                                       checkBool,
 	KeyDistinctAggSplit:                                       checkBool,
 	KeyDistinctAggBuckets:                                     checkWholeNumber(1),
 }
@@ -103,6 +105,7 @@ var setChoices = map[string][]string{
 	KeyIgnoreUnclaimed:      {"true", "false"},
 	KeyAllowDuplicateOutput: {"true", "false"},
 	KeyJoinInputPruning:     {"true", "false"},
+	KeyOverInputPruning:     {"true", "false"},
 	KeyDistinctAggSplit:     {"true", "false"},
 }
 
