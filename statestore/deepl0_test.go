@@ -85,6 +85,8 @@ func TestGrowingStateSnapshots(t *testing.T) {
 		snaps = append(snaps, dir)
 		models = append(models, maps.Clone(model))
 	}
+	m := s.db.Metrics()
+	t.Logf("level 0: %d files, %d deep; %d compactions", m.Levels[0].TablesCount, m.Levels[0].Sublevels, m.Compact.Count)
 	check := func(name string, r *Store, want map[int][]byte, lo, hi int) {
 		t.Helper()
 		rt := table(t, r, "agg", "distinct")
