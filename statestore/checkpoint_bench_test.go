@@ -75,7 +75,8 @@ var checkpointCycleCases = []struct {
 	// The write path and format before ingestion: a batch, columnar blocks.
 	{"batch+columnar", math.MaxInt, func(o *pebble.Options) { o.FormatMajorVersion = pebble.FormatNewest }},
 	{"columnar", ingestMinKeys, func(o *pebble.Options) { o.FormatMajorVersion = pebble.FormatNewest }},
-	{"L0=16", ingestMinKeys, func(o *pebble.Options) { o.L0CompactionThreshold = 16 }},
+	// The L0 compaction threshold before BenchmarkCheckpointGrowth (4 files deep).
+	{"L0=8", ingestMinKeys, func(o *pebble.Options) { o.L0CompactionThreshold = 8 }},
 	{"nocompress", ingestMinKeys, func(o *pebble.Options) {
 		for i := range o.Levels {
 			o.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.NoCompression }
