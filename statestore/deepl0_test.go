@@ -22,7 +22,7 @@ func TestGrowingStateSnapshots(t *testing.T) {
 	const maxPar = 16
 	cycles, perCycle := 10, 10_000
 	if raceEnabled {
-		cycles, perCycle = 5, 9_000
+		cycles, perCycle = 4, 9_000
 	}
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
