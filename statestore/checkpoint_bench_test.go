@@ -75,7 +75,8 @@ var checkpointCycleCases = []struct {
 	// The write path and format before ingestion: a batch, columnar blocks.
 	{"batch+columnar", math.MaxInt, func(o *pebble.Options) { o.FormatMajorVersion = pebble.FormatNewest }},
 	{"columnar", ingestMinKeys, func(o *pebble.Options) { o.FormatMajorVersion = pebble.FormatNewest }},
-	{"L0=16", ingestMinKeys, func(o *pebble.Options) { o.L0CompactionThreshold = 16 }},
+	// The L0 compaction threshold before BenchmarkCheckpointGrowth (4 files deep).
+	{"L0=8", ingestMinKeys, func(o *pebble.Options) { o.L0CompactionThreshold = 8 }},
 	{"nocompress", ingestMinKeys, func(o *pebble.Options) {
 		for i := range o.Levels {
 			o.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.NoCompression }
@@ -220,4 +221,93 @@ func openRestored(snapshotDir, workDir string, tune func(*pebble.Options)) (*Sto
 		return nil, err
 	}
 	return openTuned(workDir, Options{}, tune)
+}
+
+// BenchmarkCheckpointGrowth models the store of one q16 subtask: every
+// checkpoint adds new keys (DISTINCT entries: 300k a cycle, spread over
+// every key group, in state-key order through PutThrough, so an ingested
+// sstable) and rewrites a few thousand others out of that order (the
+// groups: the write-through batch, flushed by the snapshot), so each
+// checkpoint adds two overlapping level-0 files over a base level that
+// grows by the new keys. Compactions then rewrite the whole base level;
+// cpu-ms/cycle (process CPU, Pebble's background work included) shows how
+// often. Run it with -benchtime=24x.
+func BenchmarkCheckpointGrowth(b *testing.B) {
+	for _, c := range checkpointCycleCases {
+		b.Run(c.name, func(b *testing.B) { benchCheckpointGrowth(b, c.minIngest, c.tune) })
+	}
+}
+
+func benchCheckpointGrowth(b *testing.B, minIngest int, tune func(*pebble.Options)) {
+	const perCycle, groups = 300_000, 4_000
+	root := b.TempDir()
+	s, err := openTuned(filepath.Join(root, "work"), Options{}, tune)
+	if err != nil {
+		b.Fatal(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			_ = s.Close()
+		}
+	}()
+	s.through.minIngest = minIngest
+	opID := "0123456789abcdef"
+	entries := table(b, s, opID, "distinct")
+	grp := table(b, s, opID, "groups")
+	rng := rand.New(rand.NewPCG(1, 2))
+	keys := make([]w2Key, perCycle)
+	var key, val []byte
+	cycle := func(i int) {
+		// Keys i, i+N, i+2N, ... (N the most cycles): new each cycle, spread
+		// over the whole key range as a new bidder's entries are.
+		for j := range keys {
+			k := int64(j)*1024 + int64(i+1)
+			kb := types.AppendKey(key[:0], types.BigIntValue(k))
+			keys[j] = w2Key{kg: types.KeyGroup(types.HashKey(kb), types.DefaultMaxParallelism), k: k}
+		}
+		slices.SortFunc(keys, func(a, b w2Key) int {
+			if a.kg != b.kg {
+				return a.kg - b.kg
+			}
+			return int(a.k - b.k)
+		})
+		for _, k := range keys {
+			key = types.AppendKey(key[:0], types.BigIntValue(k.k))
+			val = append(val[:0], 1, 1, 1)
+			if err := entries.PutThrough(k.kg, key, val); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for g := range groups {
+			key = types.AppendKey(key[:0], types.BigIntValue(int64(g)))
+			val = binary.AppendVarint(append(val[:0], 1), rng.Int64N(1<<30))
+			if err := grp.PutThrough(g%types.DefaultMaxParallelism, key, val); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := s.Snapshot(filepath.Join(root, fmt.Sprintf("snap%d", i))); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.RemoveAll(filepath.Join(root, fmt.Sprintf("snap%d", i-2))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	cpu0 := cputime.Process()
+	for i := 0; i < b.N; i++ {
+		cycle(i)
+	}
+	b.StopTimer()
+	m := s.db.Metrics()
+	if os.Getenv("STATESTORE_BENCH_METRICS") != "" {
+		fmt.Fprintf(os.Stderr, "%s: %d cycles\n%s\n", b.Name(), b.N, m)
+	}
+	closed = true
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	cpu := cputime.Process() - cpu0
+	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/cycle")
+	b.ReportMetric(float64(m.Compact.Count)/float64(b.N), "compactions/cycle")
 }
