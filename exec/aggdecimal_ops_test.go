@@ -338,3 +338,131 @@ func TestDecimalSumOverRestore(t *testing.T) {
 		}
 	}
 }
+
+// newDecWindowJob is a job S (rows k, ts, v; WATERMARK ts - 7 ms) → HASH
+// on k → op at parallelism par, S possibly with chained operators.
+func newDecWindowJob(t *testing.T, par int, ck *CheckpointOptions, srcOps []OperatorSpec, op OperatorSpec) *tumbleHarness {
+	h := &tumbleHarness{t: t, reader: &posReader{}, sink: &recordSink{}}
+	g := &JobGraph{Name: "dec", Vertices: []*Vertex{
+		{ID: "s", Name: "S", Parallelism: 1, Source: posSource{h.reader}, SourceWidth: 3, SourceName: "s", Watermark: tumbleWatermark(), Operators: srcOps},
+		{Name: "Win", Parallelism: par,
+			Inputs:    []Input{{From: 0, Partition: Partitioning{Kind: Hash, Keys: []int{0}}}},
+			Operators: []OperatorSpec{op},
+			Sink:      h.sink, SinkName: "out"},
+	}}
+	h.start(g, Options{BatchSize: 16, ChannelBuffer: 64, AutoWatermarkInterval: wmInterval, Checkpoint: ck}, par)
+	return h
+}
+
+// TestDecimalSumWindowRestore: SUM(v), AVG(v) of an event-time window
+// TVF (TUMBLE and HOP, whose windows merge slices; SESSION), in one phase
+// and, for TUMBLE and HOP, in two (the local window aggregate chained to
+// S, the global one keyed), per key over values whose sums pass 2^128 in
+// the first half (then a checkpoint, so the wide state of the slices and
+// sessions is written, and a restore at another parallelism) and come back
+// in the second, or stay past 2^128 (other keys); each window's results
+// are the model's over its rows.
+func TestDecimalSumWindowRestore(t *testing.T) {
+	const keys = 6
+	specs := []WindowSpec{
+		{Kind: WindowTumble, Size: 2000, TimeCol: 1},
+		{Kind: WindowHop, Size: 2000, Slide: 1000, TimeCol: 1},
+		{Kind: WindowSession, Gap: 3000, TimeCol: 1},
+	}
+	// The first half at 100 ms, the second at 1100 ms (the same TUMBLE
+	// window and session; HOP: one window with both halves, one each).
+	const firstAt, secondAt = 100, 1100
+	windows := func(spec WindowSpec, k, ts int64) [][2]int64 {
+		if spec.Kind != WindowSession {
+			return windowsOf(spec, ts)
+		}
+		switch {
+		case k < keys: // both halves, one session
+			return [][2]int64{{firstAt, secondAt + spec.Gap}}
+		case k < keys+3: // the first half only
+			return [][2]int64{{firstAt, firstAt + spec.Gap}}
+		}
+		return [][2]int64{{secondAt, secondAt + spec.Gap}}
+	}
+	for _, scale := range []int{0, 6} {
+		calls := decCalls(2, scale)
+		for _, spec := range specs {
+			for _, twoPhase := range []bool{false, true} {
+				if twoPhase && spec.Kind == WindowSession {
+					continue
+				}
+				phase := "one phase"
+				op := OperatorSpec{Name: "WindowAggregate", ID: "win", OutWidth: 6, New: NewWindowAgg([]int{0}, spec, calls)}
+				var srcOps []OperatorSpec
+				if twoPhase {
+					phase = "two phase"
+					srcOps = []OperatorSpec{{Name: "LocalWindowAggregate", ID: "local", OutWidth: 1 + PartialWindowCols, New: NewLocalWindowAgg([]int{0}, spec, calls)}}
+					op = OperatorSpec{Name: "GlobalWindowAggregate", ID: "win", OutWidth: 6, New: NewGlobalWindowAgg(1, spec, calls)}
+				}
+				t.Run(fmt.Sprintf("scale %d/%s/%s", scale, spec.Kind, phase), func(t *testing.T) {
+					first, second := decInput(t, keys, false)
+					// More keys whose sums stay at 2^128 - k - 1 (which 128
+					// bits wrap to -k - 1): three through the checkpoint,
+					// three after it.
+					for k := int64(keys); k < keys+6; k++ {
+						var rows []decRow
+						for range 4 {
+							rows = append(rows, decRow{types.Insert, k, bigDec(t, dec2p126)})
+						}
+						rows = append(rows, decRow{types.Insert, k, big.NewInt(-k - 1)})
+						if k < keys+3 {
+							first = append(first, rows)
+						} else {
+							second = append(second, rows)
+						}
+					}
+					models := map[string]*decModel{}
+					run := func(h *tumbleHarness, perKey [][]decRow, ts int64) {
+						for _, s := range decSteps(perKey, 4) {
+							b := types.NewBatch(3, len(s))
+							for _, r := range s {
+								b.Append(types.Insert, []types.Value{types.BigIntValue(r.k), types.TimestampValue(ts), decOf(t, r.u, scale)})
+								for _, w := range windows(spec, r.k, ts) {
+									id := fmt.Sprintf("%d %s %s", r.k, types.TimestampValue(w[0]), types.TimestampValue(w[1]))
+									if models[id] == nil {
+										models[id] = newDecModel()
+									}
+									models[id].apply(r.u, false)
+								}
+							}
+							h.emitBatch(b)
+						}
+					}
+					j := newDecWindowJob(t, 2, testCheckpointing(t, t.TempDir(), "dec", nil, 1<<12), srcOps, op)
+					run(j, first, firstAt)
+					if len(j.sink.rows) != 0 {
+						t.Fatalf("windows fired before their end: %v", j.sink.rows)
+					}
+					c := j.checkpoint()
+					r := newDecWindowJob(t, 3, testCheckpointing(t, t.TempDir(), "dec", c, 1<<12), srcOps, op)
+					run(r, second, secondAt)
+					r.end()
+					var want []string
+					for id, m := range models {
+						vals := decModelVals(t, m, scale)
+						want = append(want, fmt.Sprintf("%s %s %s", id, vals[0], vals[1]))
+					}
+					var got []string
+					for _, row := range append(slices.Clone(j.sink.rows), r.sink.rows...) {
+						// +I[k, window_start, window_end, window_time, SUM, AVG]
+						f := strings.Split(strings.TrimSuffix(strings.TrimPrefix(row, "+I["), "]"), ", ")
+						if len(f) != 6 {
+							t.Fatalf("row %q: want 6 columns", row)
+						}
+						got = append(got, strings.Join([]string{f[0], f[1], f[2], f[4], f[5]}, " "))
+					}
+					slices.Sort(got)
+					slices.Sort(want)
+					if !slices.Equal(got, want) {
+						t.Fatalf("windows differ:\n got  %v\n want %v", got, want)
+					}
+				})
+			}
+		}
+	}
+}
