@@ -9,10 +9,14 @@ import (
 )
 
 // decSumAcc is SUM or AVG of a DECIMAL: per group, the exact sum of the
-// unscaled inputs (all of the argument's scale) as a 128-bit two's
-// complement integer, which holds any sum of 38-digit values the result
-// can show, and the count. A sum beyond DECIMAL(38, s) is NULL, as Flink
-// gives for an overflowing DECIMAL SUM; AVG rounds HALF_UP to its scale.
+// unscaled inputs (all of the argument's scale) as a 192-bit two's
+// complement integer, and the count. An input has at most 38 digits (less
+// than 2^127), so the sum of fewer than 2^64 adds and retracts is below
+// 2^191 and never wraps: the sum is exact whatever the order of the rows,
+// and one that went past 38 digits is exact again when retractions bring
+// it back. A SUM whose value does not fit DECIMAL(38, s), or an AVG whose
+// mean does not fit its type, is NULL (Flink's DecimalData is NULL when a
+// value overflows its precision); AVG rounds HALF_UP to its scale.
 type decSumAcc struct {
 	typ      types.Type
 	argScale int
@@ -20,13 +24,19 @@ type decSumAcc struct {
 	s        []decSumState
 }
 
+// decSumState is one group's sum and count. The sum is lo (bits 0-63), hi
+// (64-127) and top (128-191); while it fits in 128 bits, top is hi's sign
+// bit repeated, and the adds cost one more carry than a 128-bit sum.
 type decSumState struct {
-	lo, hi uint64 // the sum, 128-bit two's complement
-	n      int64  // non-NULL inputs
+	lo, hi, top uint64
+	n           int64 // non-NULL inputs
 }
 
 func (a *decSumAcc) grow()         { a.s = append(a.s, decSumState{}) }
 func (a *decSumAcc) reset(g int32) { a.s[g] = decSumState{} }
+
+// signWord returns w's sign bit repeated over 64 bits.
+func signWord(w uint64) uint64 { return uint64(int64(w) >> 63) }
 
 // unscaled128 returns DECIMAL v's unscaled integer as 128 bits.
 func unscaled128(v *types.Value) (lo, hi uint64) {
@@ -37,30 +47,41 @@ func unscaled128(v *types.Value) (lo, hi uint64) {
 	return binary.BigEndian.Uint64([]byte(b[8:16])), binary.BigEndian.Uint64([]byte(b[:8]))
 }
 
+// add192 adds the 192-bit (lo, hi, top) into s.
+func (s *decSumState) add192(lo, hi, top uint64) {
+	var c uint64
+	s.lo, c = bits.Add64(s.lo, lo, 0)
+	s.hi, c = bits.Add64(s.hi, hi, c)
+	s.top, _ = bits.Add64(s.top, top, c)
+}
+
+// sub192 subtracts the 192-bit (lo, hi, top) from s.
+func (s *decSumState) sub192(lo, hi, top uint64) {
+	var b uint64
+	s.lo, b = bits.Sub64(s.lo, lo, 0)
+	s.hi, b = bits.Sub64(s.hi, hi, b)
+	s.top, _ = bits.Sub64(s.top, top, b)
+}
+
 func (a *decSumAcc) apply(g int32, v *types.Value, retract bool) {
 	if v.IsNull() {
 		return
 	}
 	s := &a.s[g]
 	lo, hi := unscaled128(v)
-	var c uint64
 	if retract {
-		s.lo, c = bits.Sub64(s.lo, lo, 0)
-		s.hi, _ = bits.Sub64(s.hi, hi, c)
+		s.sub192(lo, hi, signWord(hi))
 		s.n--
 		return
 	}
-	s.lo, c = bits.Add64(s.lo, lo, 0)
-	s.hi, _ = bits.Add64(s.hi, hi, c)
+	s.add192(lo, hi, signWord(hi))
 	s.n++
 }
 
 // merge adds group src's sum and count into group dst (window slices).
 func (a *decSumAcc) merge(dst, src int32) {
-	d, s := &a.s[dst], a.s[src]
-	var c uint64
-	d.lo, c = bits.Add64(d.lo, s.lo, 0)
-	d.hi, _ = bits.Add64(d.hi, s.hi, c)
+	d, s := &a.s[dst], &a.s[src]
+	d.add192(s.lo, s.hi, s.top)
 	d.n += s.n
 }
 
@@ -74,16 +95,24 @@ func (a *decSumAcc) update(gis []int32, b *types.Batch, col int) {
 	}
 }
 
+// fits128 reports whether the sum fits in 128 bits (then |sum| < 2^127).
+func (s *decSumState) fits128() bool { return s.top == signWord(s.hi) }
+
+// fits64 reports whether the sum fits in an int64.
+func (s *decSumState) fits64() bool { return s.fits128() && s.hi == signWord(s.lo) }
+
+// big returns the sum as a new big.Int.
 func (s *decSumState) big() *big.Int {
-	if s.hi == uint64(int64(s.lo)>>63) {
+	if s.fits64() {
 		return big.NewInt(int64(s.lo))
 	}
-	var b [16]byte
-	binary.BigEndian.PutUint64(b[:8], s.hi)
-	binary.BigEndian.PutUint64(b[8:], s.lo)
+	var b [24]byte
+	binary.BigEndian.PutUint64(b[:8], s.top)
+	binary.BigEndian.PutUint64(b[8:16], s.hi)
+	binary.BigEndian.PutUint64(b[16:], s.lo)
 	u := new(big.Int).SetBytes(b[:])
-	if s.hi>>63 != 0 {
-		u.Sub(u, new(big.Int).Lsh(big.NewInt(1), 128))
+	if s.top>>63 != 0 {
+		u.Sub(u, new(big.Int).Lsh(big.NewInt(1), 192))
 	}
 	return u
 }
@@ -93,8 +122,13 @@ func (a *decSumAcc) result(g int32) types.Value {
 	if s.n == 0 {
 		return types.NullValue()
 	}
-	if !a.avg && s.hi == uint64(int64(s.lo)>>63) && int(a.typ.S) == a.argScale {
-		return types.DecimalValue(int64(s.lo), a.argScale)
+	if !a.avg {
+		if s.fits64() && int(a.typ.S) == a.argScale {
+			return types.DecimalValue(int64(s.lo), a.argScale)
+		}
+		if !s.fits128() {
+			return types.NullValue() // |sum| ≥ 2^127 > 10^38: beyond 38 digits
+		}
 	}
 	u := s.big()
 	scale := a.argScale
@@ -111,19 +145,49 @@ func (a *decSumAcc) result(g int32) types.Value {
 	return v
 }
 
-// save writes the sum's two words and the count.
+// The stored state of a group: the sum's low 128 bits as two
+// little-endian words (lo, hi), then, only when the sum does not fit in
+// 128 bits, the wide mark and top as a varint, then the count as a varint.
+// The mark is a varint zero written in two bytes, which AppendVarint
+// never writes, so a count cannot begin with it: the states written before
+// the sum had 192 bits (lo, hi, count: top was implied by hi) read the
+// same, and a sum that fits in 128 bits is still written that way.
+const (
+	decWideMark0 = 0x80
+	decWideMark1 = 0x00
+)
+
+// save writes group g's sum and count (see decWideMark0).
 func (a *decSumAcc) save(g int32, dst []byte) []byte {
 	s := &a.s[g]
 	dst = binary.LittleEndian.AppendUint64(dst, s.lo)
 	dst = binary.LittleEndian.AppendUint64(dst, s.hi)
+	if !s.fits128() {
+		dst = append(dst, decWideMark0, decWideMark1)
+		dst = binary.AppendVarint(dst, int64(s.top))
+	}
 	return binary.AppendVarint(dst, s.n)
 }
+
+// load reads a state written by save, of either layout.
 func (a *decSumAcc) load(g int32, src []byte) (rest []byte, err error) {
 	if len(src) < 16 {
 		return nil, errBadState
 	}
-	s := &a.s[g]
-	s.lo, s.hi = binary.LittleEndian.Uint64(src), binary.LittleEndian.Uint64(src[8:])
-	s.n, rest, err = readVarint(src[16:])
-	return rest, err
+	var st decSumState
+	st.lo, st.hi = binary.LittleEndian.Uint64(src), binary.LittleEndian.Uint64(src[8:])
+	st.top = signWord(st.hi)
+	rest = src[16:]
+	if len(rest) >= 2 && rest[0] == decWideMark0 && rest[1] == decWideMark1 {
+		var top int64
+		if top, rest, err = readVarint(rest[2:]); err != nil {
+			return nil, err
+		}
+		st.top = uint64(top)
+	}
+	if st.n, rest, err = readVarint(rest); err != nil {
+		return nil, err
+	}
+	a.s[g] = st
+	return rest, nil
 }

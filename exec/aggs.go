@@ -46,7 +46,7 @@ func accBytes(acc accumulator) int64 {
 	case *sumAcc:
 		return 16
 	case *decSumAcc:
-		return 24
+		return 32
 	case *minMaxAcc:
 		return 24 + 40
 	case *distinctAcc:

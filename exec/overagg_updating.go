@@ -100,7 +100,7 @@ func (o *overUpdOp) Open(ctx *OpContext) error {
 // exactRetract reports whether a's retract exactly undoes its add, so
 // that its result over a frame does not depend on the adds and retracts
 // that led to it: integer sums and counts (modular int64), DECIMAL sums
-// (modular 128 bits), MIN/MAX of other than floating point and DECIMAL
+// (exact in 192 bits), MIN/MAX of other than floating point and DECIMAL
 // (a multiset shows the first added of equal values: for DOUBLE 0 and -0,
 // for DECIMAL 5.0 and 5.00, so its result would depend on where the frame
 // began sliding). Not DOUBLE sums (rounding).

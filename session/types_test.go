@@ -153,3 +153,69 @@ func abs64(x int64) int64 {
 	}
 	return x
 }
+
+// TestDecimalSumPastRange runs SUM and AVG of a DECIMAL(38, 0) column read
+// from JSON, GROUP BY k and as a TUMBLE window, in one phase and with the
+// two-phase mini-batch aggregation: per key, a sum of values near 2^126
+// that passes 2^128 (which a 128-bit sum wraps into range) is NULL, one
+// that comes back (negative values) is exact, and AVG is NULL where the
+// mean does not fit DECIMAL(38, 6). The answers are worked out by hand.
+func TestDecimalSumPastRange(t *testing.T) {
+	const p126 = "85070591730234615865843651857942052864" // 2^126
+	var file strings.Builder
+	add := func(k int, v string) {
+		fmt.Fprintf(&file, `{"k":%d,"v":"%s","ts":"2026-01-01 00:00:00.%03d"}`+"\n", k, v, file.Len()%1000)
+	}
+	for range 4 { // key 1: 2^128 + 5, NULL (128 bits: 5)
+		add(1, p126)
+	}
+	add(1, "5")
+	for range 4 { // key 2: 4 × 2^126 - 3 × 2^126 + 7 = 2^126 + 7
+		add(2, p126)
+	}
+	for range 3 {
+		add(2, "-"+p126)
+	}
+	add(2, "7")
+	add(3, "12") // key 3: 12 - 2 = 10, AVG 5
+	add(3, "-2")
+	path := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(path, []byte(file.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// AVG over 8 rows of key 2: (2^126 + 7) / 8 = 10633823966279326983230456482242756608.875,
+	// beyond DECIMAL(38, 6) (32 integer digits): NULL.
+	want := []string{"[1, <NULL>, <NULL>]", "[2, 85070591730234615865843651857942052871, <NULL>]", "[3, 10, 5.000000]"}
+	for _, mode := range []struct{ name, set string }{
+		{"one phase", ""},
+		{"two phase", `SET 'table.exec.mini-batch.enabled' = 'true';
+SET 'table.exec.mini-batch.allow-latency' = '10ms';
+SET 'table.exec.mini-batch.size' = '5';
+SET 'table.optimizer.agg-phase-strategy' = 'TWO_PHASE';`},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			out := runScript(t, fmt.Sprintf(`%s
+CREATE TABLE src (k INT, v DECIMAL(38, 0), ts TIMESTAMP(3), WATERMARK FOR ts AS ts)
+  WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
+CREATE TABLE g (k INT, s DECIMAL(38, 0), a DECIMAL(38, 6)) WITH ('connector' = 'print', 'print-identifier' = 'g');
+CREATE TABLE w (k INT, s DECIMAL(38, 0), a DECIMAL(38, 6)) WITH ('connector' = 'print', 'print-identifier' = 'w');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO g SELECT k, SUM(v), AVG(v) FROM src GROUP BY k;
+INSERT INTO w SELECT k, SUM(v), AVG(v) FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '1' HOUR)) GROUP BY k, window_start, window_end;
+END;
+`, mode.set, path))
+			// Each sink's lines, by the identifier before ':' or '>'.
+			bySink := map[string]string{}
+			for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+				id := l[:strings.IndexAny(l, ":>")]
+				bySink[id] += l + "\n"
+			}
+			for _, id := range []string{"g", "w"} {
+				got := upsertByKey(t, bySink[id])
+				if strings.Join(got, "\n") != strings.Join(want, "\n") {
+					t.Fatalf("sink %s, final rows:\n%s\nwant:\n%s\noutput:\n%s", id, strings.Join(got, "\n"), strings.Join(want, "\n"), out)
+				}
+			}
+		})
+	}
+}
