@@ -212,6 +212,12 @@ func readCommitted(dir string) (committed, error) {
 	if err != nil {
 		return committed{}, err
 	}
+	return readCommittedParts(dir, parts)
+}
+
+// readCommittedParts is readCommitted over the given part files of dir
+// only, applied in the order given.
+func readCommittedParts(dir string, parts []partFile) (committed, error) {
 	c := committed{rows: map[int64]sumRow{}, files: parts}
 	counts := map[dbzRow]int{}
 	var chainErr error
@@ -277,6 +283,57 @@ func parseDbz(line []byte) (dbzRecord, error) {
 	r = dbzRecord{}
 	err := json.Unmarshal(line, &r)
 	return r, err
+}
+
+// upsertParts applies the records of the given part files of dir, in the
+// order given, by key: an after image sets its key's row, a delete removes
+// the key. Unlike readCommitted it checks no chain, so it reads a folder
+// into which output was written again on purpose (--allow-duplicate-output).
+func upsertParts(dir string, parts []partFile) (map[int64]sumRow, error) {
+	rows := map[int64]sumRow{}
+	for _, p := range parts {
+		data, err := os.ReadFile(filepath.Join(dir, p.name))
+		if err != nil {
+			return nil, err
+		}
+		for i, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+			var r dbzRecord
+			if err := json.Unmarshal(line, &r); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w: %q", p.name, i+1, err, line)
+			}
+			switch {
+			case r.Op == "d" && r.Before != nil && r.After == nil:
+				delete(rows, r.Before.K)
+			case (r.Op == "c" || r.Op == "u") && r.After != nil:
+				rows[r.After.K] = sumRow{r.After.S, r.After.C}
+			default:
+				return nil, fmt.Errorf("%s:%d: malformed record %q", p.name, i+1, line)
+			}
+		}
+	}
+	return rows, nil
+}
+
+// checkRows fails the test unless got equals want, naming what was read.
+func checkRows(t *testing.T, what string, got, want map[int64]sumRow) {
+	t.Helper()
+	var diffs []string
+	for k, w := range want {
+		if g, ok := got[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("key %d: missing, want %v", k, w))
+		} else if g != w {
+			diffs = append(diffs, fmt.Sprintf("key %d: got %v, want %v", k, g, w))
+		}
+	}
+	for k, g := range got {
+		if _, ok := want[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("key %d: got %v, want none", k, g))
+		}
+	}
+	if len(diffs) > 0 {
+		slices.Sort(diffs)
+		t.Fatalf("%s differs from the answer in %d keys, e.g.:\n%s", what, len(diffs), strings.Join(diffs[:min(len(diffs), 10)], "\n"))
+	}
 }
 
 // cutImage parses null or {"k":K,"s":S,"c":C} at the start of b.
