@@ -630,7 +630,8 @@ func TestSinkKillPoints(t *testing.T) {
 // TestStopWithSavepointResume stops the job with --stop-with-savepoint and
 // SIGTERM after a couple of checkpoints, resumes the savepoint at
 // parallelism 1 and, from a copy of the folder, at 4; and takes a savepoint
-// with SIGUSR1 while a job runs on to the end. Every committed output
+// with SIGUSR1 while a job runs on to the end, which resumes at 3 in a
+// folder holding what was committed up to it. Every committed output
 // equals the batch answer, exactly once.
 func TestStopWithSavepointResume(t *testing.T) {
 	needBinary(t)
@@ -739,8 +740,53 @@ func TestStopWithSavepointResume(t *testing.T) {
 		if out, err := inspect.CombinedOutput(); err != nil {
 			t.Fatalf("weir checkpoints inspect %s: %v\n%s", sp, err, out)
 		}
-		checkFinal(t, e.outDir())
-		t.Logf("savepoint %s while running, job finished, in %s", m[1], time.Since(start).Round(time.Millisecond))
+		c := checkFinal(t, e.outDir())
+
+		// Restore the savepoint at parallelism 3 into a folder as it was
+		// when the savepoint completed: the query, the savepoint, and the
+		// part files committed up to the savepoint's checkpoint (committed
+		// files do not change). The resumed job must finish with the
+		// batch answer, exactly once.
+		spID := savepointID(t, sp)
+		rel, err := filepath.Rel(e.dir, sp)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			t.Fatalf("savepoint %s is outside the run's folder %s (%v)", sp, e.dir, err)
+		}
+		r := &sinkEnv{t: t, dir: t.TempDir(), runs: e.runs}
+		r.faultLog = filepath.Join(r.dir, "faults.log")
+		r.setParallelism(3)
+		if err := os.CopyFS(filepath.Join(r.dir, rel), os.DirFS(sp)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(r.outDir(), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var kept int
+		for _, f := range c.files {
+			if f.checkpoint > spID {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(e.outDir(), f.name))
+			if err == nil {
+				err = os.WriteFile(filepath.Join(r.outDir(), f.name), b, 0o644)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept++
+		}
+		if kept == 0 {
+			t.Fatalf("no part file committed up to savepoint %d: %v", spID, c.files)
+		}
+		checkPrefix(t, r.outDir(), sumAnswer())
+		q := r.start("", "--restore", rel)
+		r.finish(q)
+		if ms := q.log.allMatches(restoreSPLine); len(ms) != 1 || ms[0][1] != strconv.FormatInt(spID, 10) {
+			t.Fatalf("%s: did not restore savepoint %d\nstderr:\n%s", q.label, spID, q.log.text())
+		}
+		rc := checkFinal(t, r.outDir())
+		checkSubtasks(t, rc.files, spID, 3)
+		t.Logf("savepoint %s while running, job finished, savepoint resumed at parallelism 3, in %s", m[1], time.Since(start).Round(time.Millisecond))
 	})
 }
 
