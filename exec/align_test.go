@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/weir-sql/weir/checkpoint"
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/statestore"
@@ -91,6 +93,12 @@ func (s alignSource) Open(int, int) (connector.SourceReader, error) { return s.r
 // checkpointing (no interval: savepoints only), batches of 16 rows.
 func alignJob(t *testing.T, fast, slow *alignReader, drift int64) (*Job, []*task, *collectSink) {
 	t.Helper()
+	return alignJobFrom(t, fast, slow, drift, nil)
+}
+
+// alignJobFrom is alignJob restoring restore (nil: none).
+func alignJobFrom(t *testing.T, fast, slow *alignReader, drift int64, restore *checkpoint.Checkpoint) (*Job, []*task, *collectSink) {
+	t.Helper()
 	ts := expr.NewColumn(1, types.Timestamp, "ts")
 	al := &WatermarkAlignment{Group: "g", MaxDrift: time.Duration(drift) * time.Millisecond, UpdateInterval: 50 * time.Millisecond}
 	spec := &WatermarkSpec{Column: 1, Expr: ts, Align: al}
@@ -107,7 +115,7 @@ func alignJob(t *testing.T, fast, slow *alignReader, drift int64) (*Job, []*task
 	}}
 	dir := t.TempDir()
 	opts := Options{BatchSize: 16, ChannelBuffer: 4,
-		Checkpoint: testCheckpointing(t, dir, "align", nil, statestore.DefaultCacheBytes)}
+		Checkpoint: testCheckpointing(t, dir, "align", restore, statestore.DefaultCacheBytes)}
 	j, tasks, err := newJob(context.Background(), g, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -127,6 +135,69 @@ func sourceTask(t *testing.T, tasks []*task, vi int) *task {
 	}
 	t.Fatalf("no task of vertex %d", vi)
 	return nil
+}
+
+// heldAt returns a check for r (set as r.check) and a channel closed once
+// r has returned its row of ts at (then, held there, it returns no more).
+func heldAt(at int64) (func(int64), chan struct{}) {
+	ch := make(chan struct{})
+	var once sync.Once
+	return func(maxTS int64) {
+		if maxTS >= at {
+			once.Do(func() { close(ch) })
+		}
+	}, ch
+}
+
+// checkAlignSavepoint loads the savepoint at path and checks the source
+// positions in it: fastRows rows read by the fast source s0 and 11 by the
+// slow one s1 (held at ts 10). It then restores it with fresh readers,
+// the fast one ending after 20 more rows and the slow one at 100 rows, and
+// checks that the restored job emits exactly the rows after the
+// positions, each once: (0, i*100) for i in [fastRows, fastRows+20) and
+// (1, i) for i in [11, 100).
+func checkAlignSavepoint(t *testing.T, path string, fastRows int64) {
+	t.Helper()
+	sp, err := checkpoint.Load(checkpoint.OSFS{}, path)
+	if err != nil {
+		t.Fatalf("load savepoint %s: %v", path, err)
+	}
+	want := map[string]int64{"s0": fastRows, "s1": 11}
+	got := map[string]int64{}
+	for _, p := range sp.Meta.Sources {
+		v, n := binary.Varint(p.Position)
+		if n <= 0 || p.Subtask != 0 || p.Ended {
+			t.Fatalf("savepoint %s: source %s[%d] position %x (ended %v)", path, p.Source, p.Subtask, p.Position, p.Ended)
+		}
+		got[p.Source] = v
+	}
+	if len(got) != 2 || got["s0"] != want["s0"] || got["s1"] != want["s1"] {
+		t.Fatalf("savepoint %s: source positions %v, want the rows each source read: %v", path, got, want)
+	}
+	var fastMax, slowMax atomic.Int64
+	fast := &alignReader{src: 0, step: 100, n: fastRows + 20, maxTS: &fastMax}
+	slow := &alignReader{src: 1, step: 1, n: 100, maxTS: &slowMax}
+	j, tasks, sink := alignJobFrom(t, fast, slow, 500, sp)
+	j.launch(context.Background(), tasks)
+	if err := j.Wait(); err != nil {
+		t.Fatalf("restore %s: %v", path, err)
+	}
+	var wantRows []string
+	row := func(src, ts int64) {
+		wantRows = append(wantRows, types.FormatRow(types.Insert, []types.Value{types.BigIntValue(src), types.TimestampValue(ts)}))
+	}
+	for i := fastRows; i < fastRows+20; i++ {
+		row(0, i*100)
+	}
+	for i := int64(11); i < 100; i++ {
+		row(1, i)
+	}
+	gotRows := slices.Clone(sink.rows)
+	slices.Sort(gotRows)
+	slices.Sort(wantRows)
+	if !slices.Equal(gotRows, wantRows) {
+		t.Fatalf("restored from %s: %d rows, want %d (each row after the positions once)\ngot  %v\nwant %v", path, len(gotRows), len(wantRows), gotRows, wantRows)
+	}
 }
 
 // TestAlignmentBoundsDrift runs a source whose event time advances 100
@@ -211,11 +282,15 @@ func TestAlignmentWithoutGroupRunsAhead(t *testing.T) {
 
 // TestAlignmentPausedCheckpointsAndCancel holds the slow source at 10 ms
 // so that the fast one pauses: savepoints complete while it is paused, it
-// reads nothing more, and cancelling the job ends it (no hang).
+// reads nothing more, and cancelling the job ends it (no hang). Each
+// savepoint holds the positions of the rows the sources read, and
+// restoring one emits exactly the rows after them.
 func TestAlignmentPausedCheckpointsAndCancel(t *testing.T) {
 	var fastMax, slowMax atomic.Int64
 	hold := make(chan struct{})
 	slow := &alignReader{src: 1, step: 1, n: 100, maxTS: &slowMax, holdAt: 10, hold: hold}
+	check, held := heldAt(10)
+	slow.check = check
 	fast := &alignReader{src: 0, step: 100, n: 1 << 40, maxTS: &fastMax}
 	j, tasks, _ := alignJob(t, fast, slow, 500)
 	paused := make(chan struct{})
@@ -225,11 +300,15 @@ func TestAlignmentPausedCheckpointsAndCancel(t *testing.T) {
 	defer cancel()
 	j.launch(ctx, tasks)
 	<-paused
+	<-held
 	calls := fast.calls.Load()
+	var sps []string
 	for i := range 3 {
-		if _, err := j.Savepoint(context.Background(), t.TempDir(), false); err != nil {
+		sp, err := j.Savepoint(context.Background(), t.TempDir(), false)
+		if err != nil {
 			t.Fatalf("savepoint %d while paused: %v", i, err)
 		}
+		sps = append(sps, sp)
 	}
 	if got := fast.calls.Load(); got != calls {
 		t.Fatalf("the paused source read %d more times", got-calls)
@@ -237,18 +316,26 @@ func TestAlignmentPausedCheckpointsAndCancel(t *testing.T) {
 	if m := fastMax.Load(); m > 10+500+15*100 {
 		t.Fatalf("the fast source read up to %d ms with the slow one held at 10 ms", m)
 	}
+	fastRows := fastMax.Load()/100 + 1
 	cancel()
 	<-j.Done()
 	close(hold)
+	for _, sp := range sps {
+		checkAlignSavepoint(t, sp, fastRows)
+	}
 }
 
 // TestAlignmentStopWithSavepointWhilePaused stops the job with a
-// savepoint while a source is paused.
+// savepoint while a source is paused; the savepoint holds the positions of
+// the rows the sources read, and restoring it emits exactly the rows after
+// them.
 func TestAlignmentStopWithSavepointWhilePaused(t *testing.T) {
 	var fastMax, slowMax atomic.Int64
 	hold := make(chan struct{})
 	defer close(hold)
 	slow := &alignReader{src: 1, step: 1, n: 100, maxTS: &slowMax, holdAt: 10, hold: hold}
+	check, held := heldAt(10)
+	slow.check = check
 	fast := &alignReader{src: 0, step: 100, n: 1 << 40, maxTS: &fastMax}
 	j, tasks, _ := alignJob(t, fast, slow, 500)
 	paused := make(chan struct{})
@@ -256,12 +343,15 @@ func TestAlignmentStopWithSavepointWhilePaused(t *testing.T) {
 	sourceTask(t, tasks, 0).align.onPause = func() { once.Do(func() { close(paused) }) }
 	j.launch(context.Background(), tasks)
 	<-paused
-	if _, err := j.Savepoint(context.Background(), t.TempDir(), true); err != nil {
+	<-held
+	sp, err := j.Savepoint(context.Background(), t.TempDir(), true)
+	if err != nil {
 		t.Fatalf("stop with savepoint while paused: %v", err)
 	}
 	if err := j.Wait(); err != nil {
 		t.Fatal(err)
 	}
+	checkAlignSavepoint(t, sp, fastMax.Load()/100+1)
 }
 
 // TestAlignGroupMin checks the group's smallest watermark and its wake-up.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weir-sql/weir/connector/nexmark/model"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -15,7 +16,9 @@ import (
 // flat per-kind tables, at parallelism 2: every view must return the rows
 // of its flat table, and the times must be the reference's (event n at
 // base + n ms at 1,000 events a second; n mod 50 is 0 for a person, 1-3
-// for an auction, else a bid), computed here.
+// for an auction, else a bid), computed here, and so must the ids (the
+// k-th person and auction have id 1000 + k) and every bid's fields
+// (model.Generator.Bid).
 func TestNexmarkROWTableMatchesFlat(t *testing.T) {
 	const events = 20000
 	read := func(name string) string {
@@ -39,6 +42,29 @@ func TestNexmarkROWTableMatchesFlat(t *testing.T) {
 	personCols := "id BIGINT, name VARCHAR, emailAddress VARCHAR, creditCard VARCHAR, city VARCHAR, state VARCHAR, " + ts + ", extra VARCHAR"
 	auctionCols := "id BIGINT, itemName VARCHAR, description VARCHAR, initialBid BIGINT, reserve BIGINT, " + ts + ", expires TIMESTAMP(3), seller BIGINT, category BIGINT, extra VARCHAR"
 	bidCols := "auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, " + ts + ", extra VARCHAR"
+	// The reference's ids and bids, computed here: event n (at base + n
+	// ms) is the k-th person (id 1000 + k) or auction, or a bid whose
+	// fields come from model.Generator.Bid(n).
+	cfg := model.DefaultConfig()
+	g := model.NewGenerator(cfg, model.NewTables(cfg.Seed))
+	wantID := map[string]string{} // tag and time -> id
+	wantBid := map[string]bool{}  // a bid's whole row
+	var people, auctions int64
+	for n := int64(0); n < events; n++ {
+		at := types.TimestampValue(1767225600000 + n).String()
+		switch n % 50 {
+		case 0:
+			wantID["p"+at] = fmt.Sprint(1000 + people)
+			people++
+		case 1, 2, 3:
+			wantID["a"+at] = fmt.Sprint(1000 + auctions)
+			auctions++
+		default:
+			var b model.Bid
+			g.Bid(n, &b)
+			wantBid[fmt.Sprintf("[b, %d, %d, %d, %s, %s, %s, %s]", b.Auction, b.Bidder, b.Price, b.Channel, b.URL, at, b.Extra)] = true
+		}
+	}
 	// One run per kind: one print sink per run, so that its lines never
 	// interleave with another sink's.
 	times := map[string][]string{}
@@ -57,7 +83,15 @@ func TestNexmarkROWTableMatchesFlat(t *testing.T) {
 				t.Fatalf("row %s came %d times, want twice (the view's and the flat table's)", row, n)
 			}
 			f := strings.Split(row, ", ")
-			times[k.tag] = append(times[k.tag], f[map[string]int{"p": 7, "a": 6, "b": 6}[k.tag]])
+			at := f[map[string]int{"p": 7, "a": 6, "b": 6}[k.tag]]
+			times[k.tag] = append(times[k.tag], at)
+			if k.tag == "b" {
+				if !wantBid[row] {
+					t.Fatalf("bid %s is not the reference's bid at its time", row)
+				}
+			} else if id, ok := wantID[k.tag+at]; !ok || f[1] != id {
+				t.Fatalf("%s: id %s, want %q (an event of this kind at this time: %v)", row, f[1], id, ok)
+			}
 		}
 	}
 	want := map[string][]string{}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/weir-sql/weir/internal/testseed"
 )
 
 // This file runs window joins end to end (CSV files out of order within
@@ -76,7 +78,7 @@ func wjWindows(kind string, size, step, ts int64) [][2]int64 {
 }
 
 func TestWindowJoinsMatchBatchAnswer(t *testing.T) {
-	r := rand.New(rand.NewPCG(21, 22))
+	r := rand.New(rand.NewPCG(testseed.Seed(t), 22))
 	left, lpath := writeWindowRows(t, r, "left", 150)
 	right, rpath := writeWindowRows(t, r, "right", 150)
 	ddl := func(name, path string) string {

@@ -123,6 +123,7 @@ func TestFallbackPastCommittedOutput(t *testing.T) {
 	if committed < 2 {
 		t.Fatalf("after 3 completed checkpoints the sink committed only up to checkpoint %d: %v", committed, parts)
 	}
+	checkPrefix(t, e.outDir(), sumAnswer())
 	entries, err := os.ReadDir(filepath.Join(e.dir, "ckpts", sinkJob))
 	if err != nil {
 		t.Fatal(err)
@@ -159,11 +160,45 @@ func TestFallbackPastCommittedOutput(t *testing.T) {
 	for _, p := range parts {
 		old[p.name] = true
 	}
+	var chain []partFile // the output of checkpoints up to fallback, then the new files
 	for _, p := range final {
 		if !old[p.name] && p.checkpoint <= committed {
 			t.Errorf("new part file %s is named after checkpoint %d, not above the committed %d", p.name, p.checkpoint, committed)
 		}
+		if !old[p.name] || p.checkpoint <= fallback {
+			chain = append(chain, p)
+		}
 	}
+	if !p3.log.has(regexp.MustCompile(fmt.Sprintf(`^weir: restoring checkpoint %d from`, fallback))) {
+		t.Fatalf("%s: did not restore checkpoint %d:\n%s", p3.label, fallback, p3.log.text())
+	}
+	// The run went on from checkpoint fallback: what was committed up to
+	// it and the run's new files form one exactly-once changelog, which
+	// ends at the batch answer. The whole folder, read by key as upserts
+	// (the rows of the checkpoints after fallback are in it twice), ends
+	// there too.
+	c, err := readCommittedParts(e.outDir(), chain)
+	if err != nil {
+		t.Fatalf("the output up to checkpoint %d and the new files: %v", fallback, err)
+	}
+	want := sumAnswer()
+	checkRows(t, "the output up to the restored checkpoint and the new files", c.rows, want)
+	all, err := upsertParts(e.outDir(), final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRows(t, "the whole folder read as upserts", all, want)
+}
+
+// nockAnswer is the batch answer of noCheckpointSQL: SUM(id) and COUNT(*)
+// per id % 100 over 0..9999.
+func nockAnswer() map[int64]sumRow {
+	want := map[int64]sumRow{}
+	for id := int64(0); id < 10000; id++ {
+		r := want[id%100]
+		want[id%100] = sumRow{r.sum + id, r.count + 1}
+	}
+	return want
 }
 
 // noCheckpointSQL is a bounded grouped sum into a filesystem sink, without
@@ -196,9 +231,12 @@ func TestRunAgainIntoCommittedOutput(t *testing.T) {
 	if err != nil || len(parts) == 0 {
 		t.Fatalf("first run committed %v (%v)", parts, err)
 	}
-	if c, err := readCommitted(filepath.Join(dir, "out")); err != nil || len(c.rows) != 100 {
-		t.Fatalf("first run's output: %d keys (%v), want 100", len(c.rows), err)
+	want := nockAnswer()
+	c, err := readCommitted(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatalf("first run's output: %v", err)
 	}
+	checkRows(t, "the first run's output", c.rows, want)
 
 	expectRefused(t, run(1), `sink sums: out already holds output committed by an earlier run of the job \(up to checkpoint 1\); starting from the beginning would write it all again`)
 	p := run(2, "--restore", "latest")
@@ -221,4 +259,16 @@ func TestRunAgainIntoCommittedOutput(t *testing.T) {
 			t.Errorf("second run's file %s: checkpoint %d, want 2", f.name, f.checkpoint)
 		}
 	}
+	// The second run wrote the whole answer again, as a changelog of its
+	// own; the folder read by key as upserts still ends at the answer.
+	again, err := readCommittedParts(filepath.Join(dir, "out"), all[len(parts):])
+	if err != nil {
+		t.Fatalf("second run's output: %v", err)
+	}
+	checkRows(t, "the second run's output", again.rows, want)
+	up, err := upsertParts(filepath.Join(dir, "out"), all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRows(t, "the folder read as upserts", up, want)
 }

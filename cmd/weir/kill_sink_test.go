@@ -212,6 +212,12 @@ func readCommitted(dir string) (committed, error) {
 	if err != nil {
 		return committed{}, err
 	}
+	return readCommittedParts(dir, parts)
+}
+
+// readCommittedParts is readCommitted over the given part files of dir
+// only, applied in the order given.
+func readCommittedParts(dir string, parts []partFile) (committed, error) {
 	c := committed{rows: map[int64]sumRow{}, files: parts}
 	counts := map[dbzRow]int{}
 	var chainErr error
@@ -277,6 +283,57 @@ func parseDbz(line []byte) (dbzRecord, error) {
 	r = dbzRecord{}
 	err := json.Unmarshal(line, &r)
 	return r, err
+}
+
+// upsertParts applies the records of the given part files of dir, in the
+// order given, by key: an after image sets its key's row, a delete removes
+// the key. Unlike readCommitted it checks no chain, so it reads a folder
+// into which output was written again on purpose (--allow-duplicate-output).
+func upsertParts(dir string, parts []partFile) (map[int64]sumRow, error) {
+	rows := map[int64]sumRow{}
+	for _, p := range parts {
+		data, err := os.ReadFile(filepath.Join(dir, p.name))
+		if err != nil {
+			return nil, err
+		}
+		for i, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+			var r dbzRecord
+			if err := json.Unmarshal(line, &r); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w: %q", p.name, i+1, err, line)
+			}
+			switch {
+			case r.Op == "d" && r.Before != nil && r.After == nil:
+				delete(rows, r.Before.K)
+			case (r.Op == "c" || r.Op == "u") && r.After != nil:
+				rows[r.After.K] = sumRow{r.After.S, r.After.C}
+			default:
+				return nil, fmt.Errorf("%s:%d: malformed record %q", p.name, i+1, line)
+			}
+		}
+	}
+	return rows, nil
+}
+
+// checkRows fails the test unless got equals want, naming what was read.
+func checkRows(t *testing.T, what string, got, want map[int64]sumRow) {
+	t.Helper()
+	var diffs []string
+	for k, w := range want {
+		if g, ok := got[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("key %d: missing, want %v", k, w))
+		} else if g != w {
+			diffs = append(diffs, fmt.Sprintf("key %d: got %v, want %v", k, g, w))
+		}
+	}
+	for k, g := range got {
+		if _, ok := want[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("key %d: got %v, want none", k, g))
+		}
+	}
+	if len(diffs) > 0 {
+		slices.Sort(diffs)
+		t.Fatalf("%s differs from the answer in %d keys, e.g.:\n%s", what, len(diffs), strings.Join(diffs[:min(len(diffs), 10)], "\n"))
+	}
 }
 
 // cutImage parses null or {"k":K,"s":S,"c":C} at the start of b.
@@ -573,7 +630,8 @@ func TestSinkKillPoints(t *testing.T) {
 // TestStopWithSavepointResume stops the job with --stop-with-savepoint and
 // SIGTERM after a couple of checkpoints, resumes the savepoint at
 // parallelism 1 and, from a copy of the folder, at 4; and takes a savepoint
-// with SIGUSR1 while a job runs on to the end. Every committed output
+// with SIGUSR1 while a job runs on to the end, which resumes at 3 in a
+// folder holding what was committed up to it. Every committed output
 // equals the batch answer, exactly once.
 func TestStopWithSavepointResume(t *testing.T) {
 	needBinary(t)
@@ -682,8 +740,53 @@ func TestStopWithSavepointResume(t *testing.T) {
 		if out, err := inspect.CombinedOutput(); err != nil {
 			t.Fatalf("weir checkpoints inspect %s: %v\n%s", sp, err, out)
 		}
-		checkFinal(t, e.outDir())
-		t.Logf("savepoint %s while running, job finished, in %s", m[1], time.Since(start).Round(time.Millisecond))
+		c := checkFinal(t, e.outDir())
+
+		// Restore the savepoint at parallelism 3 into a folder as it was
+		// when the savepoint completed: the query, the savepoint, and the
+		// part files committed up to the savepoint's checkpoint (committed
+		// files do not change). The resumed job must finish with the
+		// batch answer, exactly once.
+		spID := savepointID(t, sp)
+		rel, err := filepath.Rel(e.dir, sp)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			t.Fatalf("savepoint %s is outside the run's folder %s (%v)", sp, e.dir, err)
+		}
+		r := &sinkEnv{t: t, dir: t.TempDir(), runs: e.runs}
+		r.faultLog = filepath.Join(r.dir, "faults.log")
+		r.setParallelism(3)
+		if err := os.CopyFS(filepath.Join(r.dir, rel), os.DirFS(sp)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(r.outDir(), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var kept int
+		for _, f := range c.files {
+			if f.checkpoint > spID {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(e.outDir(), f.name))
+			if err == nil {
+				err = os.WriteFile(filepath.Join(r.outDir(), f.name), b, 0o644)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept++
+		}
+		if kept == 0 {
+			t.Fatalf("no part file committed up to savepoint %d: %v", spID, c.files)
+		}
+		checkPrefix(t, r.outDir(), sumAnswer())
+		q := r.start("", "--restore", rel)
+		r.finish(q)
+		if ms := q.log.allMatches(restoreSPLine); len(ms) != 1 || ms[0][1] != strconv.FormatInt(spID, 10) {
+			t.Fatalf("%s: did not restore savepoint %d\nstderr:\n%s", q.label, spID, q.log.text())
+		}
+		rc := checkFinal(t, r.outDir())
+		checkSubtasks(t, rc.files, spID, 3)
+		t.Logf("savepoint %s while running, job finished, savepoint resumed at parallelism 3, in %s", m[1], time.Since(start).Round(time.Millisecond))
 	})
 }
 

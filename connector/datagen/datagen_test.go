@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -150,8 +151,26 @@ func TestSeekReplays(t *testing.T) {
 		if !slices.Equal(rest, replay) {
 			t.Errorf("cut %d: replay differs:\n%v\n%v", cut, rest, replay)
 		}
-		if len(rest)+cut != 33 {
-			t.Errorf("cut %d: %d rows after the cut, want %d", cut, len(rest), 33-cut)
+		// Global row n (id 1+n) belongs to subtask n % 3: subtask 1's
+		// rows after the cut have ids 2+3*(cut+j), and i in [-5, 5].
+		var ids []int64
+		for _, row := range rest {
+			f := rowFields(t, row, 3)
+			id, err := strconv.ParseInt(f[0], 10, 64)
+			if err != nil {
+				t.Fatalf("row %q: id: %v", row, err)
+			}
+			if v, err := strconv.Atoi(f[1]); err != nil || v < -5 || v > 5 {
+				t.Fatalf("row %q: i not in [-5, 5] (%v)", row, err)
+			}
+			ids = append(ids, id)
+		}
+		var want []int64
+		for n := int64(1 + 3*cut); n < 100; n += 3 {
+			want = append(want, 1+n)
+		}
+		if !slices.Equal(ids, want) {
+			t.Errorf("cut %d: ids after the cut %v, want %v", cut, ids, want)
 		}
 	}
 	r, _ := s.Open(0, 3)

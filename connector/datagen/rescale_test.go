@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weir-sql/weir/connector/connectortest"
+	"github.com/weir-sql/weir/internal/testseed"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -39,16 +42,56 @@ func checkExactlyOnce(t *testing.T, name string, got, want []string) {
 	}
 }
 
+// rowFields splits a row as connectortest formats it, "+I[a, b, c]", into
+// its first n fields (the last one holding the rest).
+func rowFields(t *testing.T, row string, n int) []string {
+	t.Helper()
+	inner, ok := strings.CutPrefix(row, "+I[")
+	if !ok || !strings.HasSuffix(inner, "]") {
+		t.Fatalf("row %q is not an insert", row)
+	}
+	f := strings.SplitN(strings.TrimSuffix(inner, "]"), ", ", n)
+	if len(f) != n {
+		t.Fatalf("row %q has fewer than %d fields", row, n)
+	}
+	return f
+}
+
+// checkSequenceRows checks rows of rescaleCols against what the options
+// define: the ids are exactly 0..499, each once, and every ts lies within
+// max-past (60 s) before the source's base time.
+func checkSequenceRows(t *testing.T, rows []string) {
+	t.Helper()
+	seen := map[int64]bool{}
+	for _, row := range rows {
+		f := rowFields(t, row, 3)
+		id, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil || id < 0 || id >= 500 || seen[id] {
+			t.Fatalf("row %q: id not in 0..499 or seen twice (%v)", row, err)
+		}
+		seen[id] = true
+		if _, err := strconv.ParseInt(f[1], 10, 32); err != nil {
+			t.Fatalf("row %q: v is not an INT: %v", row, err)
+		}
+		ts, err := time.Parse("2006-01-02 15:04:05.000", f[2])
+		if err != nil || ts.After(base) || ts.Before(base.Add(-time.Minute)) {
+			t.Fatalf("row %q: ts not within 60 s before %v (%v)", row, base, err)
+		}
+	}
+	if len(seen) != 500 {
+		t.Fatalf("%d ids, want 0..499", len(seen))
+	}
+}
+
 // TestRescale reads part of the table at one parallelism and the rest
-// after restoring at others, cut at random points per subtask.
+// after restoring at others, cut at random points per subtask; the rows
+// read are those of an uninterrupted read, which holds ids 0..499 once.
 func TestRescale(t *testing.T) {
 	ctx := context.Background()
 	whole := readAll(t, mustSource(t, rescaleCols, rescaleOpts), len(rescaleCols), 1)
-	if len(whole) != 500 {
-		t.Fatalf("whole table: %d rows", len(whole))
-	}
+	checkSequenceRows(t, whole)
 	tests := [][]int{{3, 1}, {3, 2}, {3, 5}, {3, 3}, {3, 5, 2}, {2, 7, 1, 4}, {1, 1}}
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := rand.New(rand.NewPCG(testseed.Seed(t), 2))
 	for _, stages := range tests {
 		for round := range 20 {
 			name := fmt.Sprintf("%v round %d", stages, round)
@@ -67,6 +110,7 @@ func TestRescale(t *testing.T) {
 				t.Fatalf("%s: %v", name, err)
 			}
 			checkExactlyOnce(t, name+fmt.Sprint(" cuts ", cuts), got, whole)
+			checkSequenceRows(t, got)
 		}
 	}
 }

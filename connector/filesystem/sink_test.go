@@ -1,13 +1,19 @@
 package filesystem
 
 import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/connector/connectortest"
@@ -122,11 +128,221 @@ func TestSinkFormats(t *testing.T) {
 				t.Error("the final file differs from what Flush wrote")
 			}
 			checkGolden(t, tc.golden, got)
+			// The bytes, golden or not, decoded in the test, hold the
+			// batch (Debezium: with its lone -U as a delete, lone +U as
+			// a create).
+			var want []string
+			for i := range tc.batch.Len() {
+				kind := tc.batch.Kinds[i]
+				if tc.opts["format"] == "debezium-json" {
+					if kind == types.UpdateBefore && (i+1 == tc.batch.Len() || tc.batch.Kinds[i+1] != types.UpdateAfter) {
+						kind = types.Delete
+					} else if kind == types.UpdateAfter && tc.batch.Kinds[i-1] != types.UpdateBefore {
+						kind = types.Insert
+					}
+				}
+				want = append(want, canonBatchRow(kind, tc.batch.Row(i)))
+			}
+			if decoded := decodeSinkFolder(t, dir, tc.opts); !slices.Equal(decoded, want) {
+				t.Errorf("decoded in the test:\ngot  %q\nwant %q", decoded, want)
+			}
 		})
 	}
 }
 
-// TestSinkRoundTrip writes with the sink and reads back with the source.
+// canonRow renders a row of typedCols (i INT, n BIGINT, d DOUBLE, b
+// BOOLEAN, s VARCHAR, ts TIMESTAMP) as the test compares it: kind, then
+// each value as NULL, a decimal integer, a float in %g, a bool, a quoted
+// string, or a timestamp in ms since the epoch.
+func canonRow(kind string, vals []any) string {
+	parts := []string{kind}
+	for _, v := range vals {
+		switch v := v.(type) {
+		case nil:
+			parts = append(parts, "NULL")
+		case float64:
+			parts = append(parts, strconv.FormatFloat(v, 'g', -1, 64))
+		case string:
+			parts = append(parts, strconv.Quote(v))
+		case time.Time:
+			parts = append(parts, fmt.Sprintf("ts:%d", v.UnixMilli()))
+		default:
+			parts = append(parts, fmt.Sprint(v))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// canonBatchRow is canonRow of row i of b, from its Go values.
+func canonBatchRow(kind types.RowKind, row []types.Value) string {
+	vals := make([]any, len(row))
+	for c, v := range row {
+		switch {
+		case v.IsNull():
+		case c == 2:
+			vals[c] = v.Float()
+		case c == 3:
+			vals[c] = v.Bool()
+		case c == 4:
+			vals[c] = v.Str()
+		case c == 5:
+			vals[c] = time.UnixMilli(v.Int())
+		default:
+			vals[c] = v.Int()
+		}
+	}
+	return canonRow(kind.String(), vals)
+}
+
+// parseTestTime parses a timestamp as the sink writes it (SQL or ISO-8601).
+func parseTestTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	for _, layout := range []string{"2006-01-02 15:04:05.000", "2006-01-02T15:04:05.000Z"} {
+		if ts, err := time.Parse(layout, s); err == nil {
+			return ts
+		}
+	}
+	t.Fatalf("timestamp %q in neither layout", s)
+	return time.Time{}
+}
+
+// decodeJSONImage decodes a JSON object of typedCols with encoding/json.
+func decodeJSONImage(t *testing.T, raw json.RawMessage) []any {
+	t.Helper()
+	var m map[string]any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if err := d.Decode(&m); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	if len(m) != len(typedCols) {
+		t.Fatalf("%s: %d fields, want %d", raw, len(m), len(typedCols))
+	}
+	vals := make([]any, len(typedCols))
+	for c, col := range typedCols {
+		v, ok := m[col.Name]
+		if !ok {
+			t.Fatalf("%s: no field %q", raw, col.Name)
+		}
+		var err error
+		switch v := v.(type) {
+		case nil:
+		case json.Number:
+			if c == 2 {
+				vals[c], err = v.Float64()
+			} else {
+				vals[c], err = v.Int64()
+			}
+		case bool:
+			vals[c] = v
+		case string:
+			switch c {
+			case 2:
+				vals[c], err = strconv.ParseFloat(v, 64) // NaN and infinities are strings
+			case 5:
+				vals[c] = parseTestTime(t, v)
+			default:
+				vals[c] = v
+			}
+		default:
+			t.Fatalf("%s: field %q is %T", raw, col.Name, v)
+		}
+		if err != nil {
+			t.Fatalf("%s: field %q: %v", raw, col.Name, err)
+		}
+	}
+	return vals
+}
+
+// decodeSinkFolder decodes the part files in dir with encoding/json and
+// encoding/csv (not with the source) into canonRow lines, file by file.
+func decodeSinkFolder(t *testing.T, dir string, opts map[string]string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "part-*"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no part file in %s (%v)", dir, err)
+	}
+	slices.Sort(files)
+	var rows []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch opts["format"] {
+		case "csv":
+			r := csv.NewReader(bytes.NewReader(data))
+			if d := opts["csv.field-delimiter"]; d != "" {
+				r.Comma = rune(d[0])
+			}
+			recs, err := r.ReadAll()
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			for _, rec := range recs {
+				if len(rec) != len(typedCols) {
+					t.Fatalf("%s: record %q has %d fields", f, rec, len(rec))
+				}
+				vals := make([]any, len(rec))
+				for c, field := range rec {
+					if field == opts["csv.null-literal"] {
+						continue
+					}
+					var err error
+					switch c {
+					case 0, 1:
+						vals[c], err = strconv.ParseInt(field, 10, 64)
+					case 2:
+						vals[c], err = strconv.ParseFloat(field, 64)
+					case 3:
+						vals[c], err = strconv.ParseBool(field)
+					case 4:
+						vals[c] = field
+					case 5:
+						vals[c] = parseTestTime(t, field)
+					}
+					if err != nil {
+						t.Fatalf("%s: field %d of %q: %v", f, c, rec, err)
+					}
+				}
+				rows = append(rows, canonRow("+I", vals))
+			}
+		case "json":
+			for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+				rows = append(rows, canonRow("+I", decodeJSONImage(t, json.RawMessage(line))))
+			}
+		case "debezium-json":
+			for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+				var rec struct {
+					Before, After json.RawMessage
+					Op            string
+				}
+				if err := json.Unmarshal([]byte(line), &rec); err != nil {
+					t.Fatalf("%s: %q: %v", f, line, err)
+				}
+				null := func(m json.RawMessage) bool { return len(m) == 0 || string(m) == "null" }
+				switch {
+				case rec.Op == "c" && null(rec.Before) && !null(rec.After):
+					rows = append(rows, canonRow("+I", decodeJSONImage(t, rec.After)))
+				case rec.Op == "u" && !null(rec.Before) && !null(rec.After):
+					rows = append(rows, canonRow("-U", decodeJSONImage(t, rec.Before)), canonRow("+U", decodeJSONImage(t, rec.After)))
+				case rec.Op == "d" && !null(rec.Before) && null(rec.After):
+					rows = append(rows, canonRow("-D", decodeJSONImage(t, rec.Before)))
+				default:
+					t.Fatalf("%s: malformed record %q", f, line)
+				}
+			}
+		default:
+			t.Fatalf("no decoder for format %q", opts["format"])
+		}
+	}
+	return rows
+}
+
+// TestSinkRoundTrip writes with the sink, decodes the files in the test
+// (encoding/json, encoding/csv) and reads them back with the source: both
+// must give the input batch's values (a Debezium lone -U is a delete, a
+// lone +U a create).
 func TestSinkRoundTrip(t *testing.T) {
 	tests := []struct {
 		opts  map[string]string
@@ -155,7 +371,7 @@ func TestSinkRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want []string
+		var want, wantCanon []string
 		for i := range tc.batch.Len() {
 			kind := tc.batch.Kinds[i]
 			if tc.opts["format"] == "debezium-json" && (kind == types.UpdateBefore && (i+1 == tc.batch.Len() || tc.batch.Kinds[i+1] != types.UpdateAfter)) {
@@ -165,9 +381,13 @@ func TestSinkRoundTrip(t *testing.T) {
 				kind = types.Insert
 			}
 			want = append(want, types.FormatRow(kind, tc.batch.Row(i)))
+			wantCanon = append(wantCanon, canonBatchRow(kind, tc.batch.Row(i)))
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("%v:\ngot  %q\nwant %q", tc.opts, got, want)
+		}
+		if decoded := decodeSinkFolder(t, dir, tc.opts); !slices.Equal(decoded, wantCanon) {
+			t.Errorf("%v, decoded in the test:\ngot  %q\nwant %q", tc.opts, decoded, wantCanon)
 		}
 	}
 }

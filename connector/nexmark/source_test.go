@@ -11,6 +11,7 @@ import (
 
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/connector/connectortest"
+	"github.com/weir-sql/weir/connector/nexmark/model"
 	"github.com/weir-sql/weir/internal/cputime"
 	"github.com/weir-sql/weir/types"
 )
@@ -163,14 +164,79 @@ func TestPerKindTables(t *testing.T) {
 	}
 }
 
+// refBidRow is bid event n of the reference's rules as a row of bidCols
+// (mixed: of mixedCols, the person and auction fields NULL) at the default
+// rate (10,000 events a second from base): its fields from the model's
+// generator, its time base + n/10 ms.
+func refBidRow(g *model.Generator, n, base int64, mixed bool) string {
+	var b model.Bid
+	g.Bid(n, &b)
+	fields := fmt.Sprintf("%d, %d, %d, %s, %s, %s, %s]", b.Auction, b.Bidder, b.Price, b.Channel, b.URL, ts(base+n/10), b.Extra)
+	if !mixed {
+		return "+I[" + fields
+	}
+	return "+I[2, " + ts(base+n/10) + ", " + strings.Repeat("<NULL>, ", 8+10) + fields
+}
+
+// refMixedKeys returns, for each of the first events of the mixed table
+// (default rate), a key to find it by: a person's and an auction's type,
+// time and id (the k-th of its kind has id 1000 + k), a bid's whole row.
+func refMixedKeys(events int64) []string {
+	cfg := model.DefaultConfig()
+	g := model.NewGenerator(cfg, model.NewTables(cfg.Seed))
+	var keys []string
+	var people, auctions int64
+	for n := range events {
+		switch n % 50 {
+		case 0:
+			keys = append(keys, fmt.Sprintf("0|%s|%d", ts(testBase+n/10), 1000+people))
+			people++
+		case 1, 2, 3:
+			keys = append(keys, fmt.Sprintf("1|%s|%d", ts(testBase+n/10), 1000+auctions))
+			auctions++
+		default:
+			keys = append(keys, refBidRow(g, n, testBase, true))
+		}
+	}
+	return keys
+}
+
+// mixedKey is refMixedKeys's key of a row of mixedCols.
+func mixedKey(row string) string {
+	vals := strings.Split(strings.TrimSuffix(strings.TrimPrefix(row, "+I["), "]"), ", ")
+	switch vals[0] {
+	case "0":
+		return "0|" + vals[1] + "|" + vals[2]
+	case "1":
+		return "1|" + vals[1] + "|" + vals[10]
+	}
+	return row
+}
+
 // TestRestore reads part of the events, restores the positions into new
 // readers (same parallelism: Seek; others: SeekAll) and reads the rest:
-// together exactly the events of an uninterrupted read.
+// together exactly the events of an uninterrupted read, which are those
+// of the reference's rules (refMixedKeys), each once.
 func TestRestore(t *testing.T) {
 	ctx := context.Background()
 	cols := mixedCols()
 	src := mustSource(t, cols, opts("events.num", "2000"))
 	whole := readAll(t, src, len(cols), 1)
+	var keys []string
+	for _, row := range whole {
+		keys = append(keys, mixedKey(row))
+	}
+	want := refMixedKeys(2000)
+	slices.Sort(keys)
+	slices.Sort(want)
+	if !slices.Equal(keys, want) {
+		for i := range min(len(keys), len(want)) {
+			if keys[i] != want[i] {
+				t.Fatalf("uninterrupted read: %d events, want %d; first difference:\ngot  %s\nwant %s", len(keys), len(want), keys[i], want[i])
+			}
+		}
+		t.Fatalf("uninterrupted read: %d events, want %d", len(keys), len(want))
+	}
 	slices.Sort(whole)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -223,12 +289,23 @@ func TestRestoreKeepsTimeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	uninterrupted := readAll(t, first, len(bidCols), 1)
-	if got := slices.Concat(head, tail); !slices.Equal(got, uninterrupted) {
-		t.Fatalf("restored read differs from an uninterrupted one: %d vs %d rows", len(got), len(uninterrupted))
+	// The bids of the first 1000 events by the reference's rules, on the
+	// first source's timeline (base testBase).
+	cfg := model.DefaultConfig()
+	g := model.NewGenerator(cfg, model.NewTables(cfg.Seed))
+	var want []string
+	for n := range int64(1000) {
+		if n%50 >= 4 {
+			want = append(want, refBidRow(g, n, testBase, false))
+		}
 	}
-	if !strings.Contains(uninterrupted[0], ts(testBase)) {
-		t.Errorf("first bid %s not at the source's start %s", uninterrupted[0], ts(testBase))
+	if got := slices.Concat(head, tail); !slices.Equal(got, want) {
+		for i := range min(len(got), len(want)) {
+			if got[i] != want[i] {
+				t.Fatalf("restored read: %d rows, want %d; row %d:\ngot  %s\nwant %s", len(got), len(want), i, got[i], want[i])
+			}
+		}
+		t.Fatalf("restored read: %d rows, want %d", len(got), len(want))
 	}
 }
 
