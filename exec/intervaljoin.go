@@ -378,11 +378,16 @@ func (o *intervalJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 				o.drop() // late, or no time
 				continue
 			}
-			null := false
-			for j, c := range cols {
-				v := row[c]
-				null = null || v.IsNull()
-				o.keyRow[j] = v
+			var null bool
+			if len(cols) == 1 {
+				v := row[cols[0]]
+				null, o.keyRow[0] = v.IsNull(), v
+			} else {
+				for j, c := range cols {
+					v := row[c]
+					null = null || v.IsNull()
+					o.keyRow[j] = v
+				}
 			}
 			if null {
 				if o.outer[input] {
@@ -494,7 +499,7 @@ func (o *intervalJoinOp) newSlot() int32 {
 	return s
 }
 
-func (o *intervalJoinOp) rec(s int32) *ijKey { return &o.recs.At(s)[0] }
+func (o *intervalJoinOp) rec(s int32) *ijKey { return o.recs.One(s) }
 
 // intKey returns slot s's key as an integer, for expand (0 unless the
 // index is of one integer key and the key is held as one).

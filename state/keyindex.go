@@ -278,6 +278,14 @@ func (s *Slab[T]) At(i int32) []T {
 	return s.pages[p][o : o+s.w : o+s.w]
 }
 
+// One returns a pointer to slot i's value in a slab of one value a slot
+// (NewSlab(1); Grow first): At without the slice, for the operators that
+// reach a slot's record for every row.
+func (s *Slab[T]) One(i int32) *T {
+	u := uint32(i)
+	return &s.pages[u/slabPage][u%slabPage]
+}
+
 // Clear zeroes every slot (their values may hold references).
 func (s *Slab[T]) Clear() {
 	for _, p := range s.pages {
