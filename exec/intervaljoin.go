@@ -153,9 +153,15 @@ type intervalJoinOp struct {
 	full    []types.Value // a stored row with every column (AppendRecord)
 	dec     []types.Value // an input's rows of a record, decoded (decodeRecord)
 	// born holds per slot the snapshot generation in which its key was
-	// added (-1: loaded from the store): a key removed in the generation
-	// it was born in was never written, so the store need not delete it.
-	// Apart from ijKey, which it would take past a cache line.
+	// added (-1: loaded from the store), kept only while the records are
+	// backed by the store (spilled or restored without loading): a key
+	// removed in the generation it was born in was never written, so the
+	// store need not delete it. While they are not, Records knows that
+	// itself (a key added since the last snapshot is fresh: Removed
+	// writes no deletion), and a key's life reads and writes no born (a
+	// cache line a key, in W10's churn of keys). A spill drops every key
+	// from memory, so no key added while not backed is removed while
+	// backed. Apart from ijKey, which it would take past a cache line.
 	born []int64
 	// peek holds per row of the chunk warmRows read ahead the slot
 	// KeyIndex.PeekInt found for its key, or -1 (not found then: Find).
@@ -372,11 +378,16 @@ func (o *intervalJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 				o.drop() // late, or no time
 				continue
 			}
-			null := false
-			for j, c := range cols {
-				v := row[c]
-				null = null || v.IsNull()
-				o.keyRow[j] = v
+			var null bool
+			if len(cols) == 1 {
+				v := row[cols[0]]
+				null, o.keyRow[0] = v.IsNull(), v
+			} else {
+				for j, c := range cols {
+					v := row[c]
+					null = null || v.IsNull()
+					o.keyRow[j] = v
+				}
 			}
 			if null {
 				if o.outer[input] {
@@ -430,6 +441,13 @@ const ijWarmRows = 64
 func (o *intervalJoinOp) warmRows(b *types.Batch, input, col, from, to int) {
 	var slots [ijWarmRows]int32
 	n, fresh := 0, 0
+	sink := int64(0)
+	// The keys' entries in the index first, with no branch on what they
+	// hold: the lookups below branch on it (found or not, about half the
+	// rows of W10 each way), and a mispredicted branch waits on its miss.
+	for i := from; i < to; i++ {
+		sink += int64(o.keys.TouchInt(b.Vals[i*b.Width+col]))
+	}
 	for i := from; i < to; i++ {
 		if s, ok := o.keys.PeekInt(b.Vals[i*b.Width+col]); ok {
 			slots[n] = s
@@ -440,7 +458,6 @@ func (o *intervalJoinOp) warmRows(b *types.Batch, input, col, from, to int) {
 			fresh++
 		}
 	}
-	sink := int64(0)
 	// The keys not found take free slots, in the order NextFree gives
 	// them: their records, and the room kept in them for rows of input.
 	for j := range fresh {
@@ -474,13 +491,15 @@ func (o *intervalJoinOp) newSlot() int32 {
 	k := o.rec(s)
 	o.reuse(k)
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
-	o.born[s] = o.gen
+	if o.st.Backed() {
+		o.born[s] = o.gen
+	}
 	o.keys.Added(o.st, s)
 	o.mem += keyOverhead
 	return s
 }
 
-func (o *intervalJoinOp) rec(s int32) *ijKey { return &o.recs.At(s)[0] }
+func (o *intervalJoinOp) rec(s int32) *ijKey { return o.recs.One(s) }
 
 // intKey returns slot s's key as an integer, for expand (0 unless the
 // index is of one integer key and the key is held as one).
@@ -829,7 +848,10 @@ func (o *intervalJoinOp) warmSweeps(es []ijSweep) {
 			sink += int64(r[0].Kind())
 		}
 		if len(k.side[1-e.side]) == 0 {
-			sink += int64(o.keys.Touch(e.slot)) + o.born[e.slot]
+			sink += int64(o.keys.Touch(e.slot))
+			if o.st.Backed() {
+				sink += o.born[e.slot]
+			}
 		}
 	}
 	o.warmSink += sink
@@ -886,7 +908,7 @@ func (o *intervalJoinOp) sweepSlot(s int32, side int, out Emitter) error {
 // removeSlot forgets slot s (it has no rows), in memory and in the store.
 func (o *intervalJoinOp) removeSlot(s int32) error {
 	k := o.rec(s)
-	if o.born[s] == o.gen {
+	if o.st.Backed() && o.born[s] == o.gen {
 		o.st.Forget(s) // never written
 	} else if err := o.st.Removed(s); err != nil {
 		return fmt.Errorf("state of %s: %w", o.name, err)

@@ -720,6 +720,56 @@ func BenchmarkIntervalJoinW10(b *testing.B) {
 	}
 }
 
+// BenchmarkIntervalJoinW10Store is BenchmarkIntervalJoinW10 over a state
+// store, as a W10 subtask runs: each key added tells the store's records
+// (key group, fresh), each removal forgets it, and the changed keys are
+// written every 1,000,000 rows (a checkpoint a second at W10's rate per
+// subtask). Both inputs' times advance 2 ms a row (a subtask sees half of
+// each input's rows), the watermark 1 s behind the slower input after
+// every batch of 1024. It reports ns per input row.
+func BenchmarkIntervalJoinW10Store(b *testing.B) {
+	const keys, snapEvery = 50_000, 1_000_000
+	spec := openKeyTimeIntervalJoin(b, -10_000).spec
+	op := NewIntervalJoin(spec)().(*intervalJoinOp)
+	if err := op.Open(&OpContext{ID: "ij", MaxParallelism: ijMaxPar, Parallelism: 1}); err != nil {
+		b.Fatal(err)
+	}
+	st, err := statestore.Open(b.TempDir(), statestore.Options{MaxParallelism: ijMaxPar})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	if err := op.InitState(st, false); err != nil {
+		b.Fatal(err)
+	}
+	discard := ijEmitFunc(func(*types.Batch) error { return nil })
+	batch := types.NewBatch(2, 1024)
+	r := rand.New(rand.NewPCG(1, 2))
+	var n [2]int64
+	sinceSnap := 0
+	b.ResetTimer()
+	for done, side := 0, 0; done < b.N; side = 1 - side {
+		batch.Reset()
+		for range min(1024, b.N-done) {
+			batch.Append(types.Insert, []types.Value{types.BigIntValue(int64(r.IntN(keys))), types.TimestampValue(n[side])})
+			n[side] += 2
+		}
+		if err := op.Process(side, batch, discard); err != nil {
+			b.Fatal(err)
+		}
+		if err := op.ProcessWatermark(min(n[0], n[1])-1000, discard); err != nil {
+			b.Fatal(err)
+		}
+		done += batch.Len()
+		if sinceSnap += batch.Len(); sinceSnap >= snapEvery {
+			sinceSnap = 0
+			if err := op.PrepareSnapshot(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
 // TestIntervalJoinStateFollowsWatermark streams 200,000 rows of W10's
 // shape (1,000 keys, both inputs' times advancing 1 ms a row, right rows
 // within the 10 s before the left row's, the watermark 1 s behind the

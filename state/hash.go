@@ -89,5 +89,13 @@ func HashIntTag(tag uint8, n int64) uint64 {
 	return h
 }
 
-// KeyGroupOfHash is the key group of a key whose HashKey is h.
-func KeyGroupOfHash(h uint64, maxParallelism int) int { return int(h % uint64(maxParallelism)) }
+// KeyGroupOfHash is the key group of a key whose HashKey is h: h modulo
+// maxParallelism, a mask for a power of two (the default 128), where a
+// 64-bit division costs tens of cycles for every key an operator adds.
+func KeyGroupOfHash(h uint64, maxParallelism int) int {
+	m := uint64(maxParallelism)
+	if m != 0 && m&(m-1) == 0 {
+		return int(h & (m - 1))
+	}
+	return int(h % m)
+}

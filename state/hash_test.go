@@ -57,3 +57,20 @@ func TestReadsLayout(t *testing.T) {
 		t.Errorf("KeyLayout = %d: a new layout must say here and in ReadsLayout which older ones it reads", KeyLayout)
 	}
 }
+
+// TestKeyGroupOfHash checks that the key group of a hash is the hash modulo
+// the maximum parallelism, for powers of two (masked) and other values,
+// so that the fast path places keys where the stored layout has them.
+func TestKeyGroupOfHash(t *testing.T) {
+	hs := []uint64{0, 1, 127, 128, 129, math.MaxUint64, math.MaxUint64 - 1, 1 << 63}
+	for i := range 1000 {
+		hs = append(hs, uint64(i)*0xC2B2AE3D27D4EB4F)
+	}
+	for _, m := range []int{1, 2, 3, 100, 128, 255, 256, 4096, 32768} {
+		for _, h := range hs {
+			if got, want := KeyGroupOfHash(h, m), int(h%uint64(m)); got != want {
+				t.Fatalf("KeyGroupOfHash(%#x, %d) = %d, want %d", h, m, got, want)
+			}
+		}
+	}
+}

@@ -108,6 +108,18 @@ func (x *KeyIndex) PeekInt(v types.Value) (int32, bool) {
 	return x.ints.Get(v.Int())
 }
 
+// TouchInt reads the index's entry where the probe of the integer key v
+// starts (IntKeyed; 0 for a NULL or another index) and returns what it
+// read, with no branch on it: an operator about to look up a batch's keys
+// (PeekInt, Find) reads them all ahead first, so that their cache misses
+// overlap rather than wait on each probe's outcome. Nothing changes.
+func (x *KeyIndex) TouchInt(v types.Value) int32 {
+	if x.intCol < 0 || !IntStored(v.Kind()) {
+		return 0
+	}
+	return x.ints.Touch(v.Int())
+}
+
 // NextFree returns the slot that the j-th next Insert (from 0) takes if it
 // reuses a freed slot (no Remove in between), for an operator that reads
 // ahead the records of keys it is about to add.
@@ -264,6 +276,14 @@ func (s *Slab[T]) Grow(n int32) {
 func (s *Slab[T]) At(i int32) []T {
 	p, o := int(i)/slabPage, int(i)%slabPage*s.w
 	return s.pages[p][o : o+s.w : o+s.w]
+}
+
+// One returns a pointer to slot i's value in a slab of one value a slot
+// (NewSlab(1); Grow first): At without the slice, for the operators that
+// reach a slot's record for every row.
+func (s *Slab[T]) One(i int32) *T {
+	u := uint32(i)
+	return &s.pages[u/slabPage][u%slabPage]
 }
 
 // Clear zeroes every slot (their values may hold references).

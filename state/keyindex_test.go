@@ -166,3 +166,19 @@ func TestKeyIndexNextFree(t *testing.T) {
 		}
 	}
 }
+
+// TestSlabOne checks that One reaches the value At gives for slots across
+// pages, in a slab of one value a slot.
+func TestSlabOne(t *testing.T) {
+	s := NewSlab[int64](1)
+	const n = 3*slabPage + 17
+	s.Grow(n)
+	for i := range int32(n) {
+		*s.One(i) = int64(i) * 7
+	}
+	for i := range int32(n) {
+		if got := s.At(i)[0]; got != int64(i)*7 {
+			t.Fatalf("slot %d: At gives %d, want %d", i, got, int64(i)*7)
+		}
+	}
+}
