@@ -8,16 +8,16 @@ import (
 	"testing"
 )
 
-// TestDecimalSumSplitDistinctPastRange (r17-review: FAILS on main 8b5bf35)
-// runs SUM(DISTINCT v) of a DECIMAL(38, 0) with the split distinct
-// aggregation off and on (1, 2, 3 buckets). The answers are worked out by
-// hand: key 1 sums three values near 2^126 (3 × 2^126 + 3, beyond 38
-// digits: NULL, README "DECIMAL SUM and AVG at overflow"); key 2 sums
-// 2^126 + (2^126 + 1) - (2^126 + 5) = 2^126 - 4, which fits. Split, two
-// values of a key share a bucket, whose inner SUM passes 38 digits and is
-// NULL; the outer SUM skips the NULL and shows the other buckets' sum
-// (key 1: 2^126 + 2 instead of NULL; key 2: -(2^126 + 5) instead of
-// 2^126 - 4). Bucketing is MOD(HASH_CODE(v), n): deterministic.
+// TestDecimalSumSplitDistinctPastRange runs SUM(DISTINCT v) of a
+// DECIMAL(38, 0) with the split distinct aggregation off and on (1, 2, 3
+// buckets). The answers are worked out by hand: key 1 sums three values
+// near 2^126 (3 × 2^126 + 3, beyond 38 digits: NULL, README "DECIMAL SUM
+// and AVG at overflow"); key 2 sums 2^126 + (2^126 + 1) - (2^126 + 5) =
+// 2^126 - 4, which fits. Were the SUM split, two values of a key would share
+// a bucket whose inner SUM passes 38 digits and is NULL, and the outer SUM
+// would skip it (key 1: 2^126 + 2 instead of NULL; key 2: -(2^126 + 5)
+// instead of 2^126 - 4): the planner does not split a DECIMAL SUM (found in
+// review; this test failed before).
 func TestDecimalSumSplitDistinctPastRange(t *testing.T) {
 	const p126 = "85070591730234615865843651857942052864" // 2^126
 	var file strings.Builder
