@@ -8,6 +8,7 @@ import (
 
 	"github.com/weir-sql/weir/aggfunc"
 	"github.com/weir-sql/weir/expr"
+	"github.com/weir-sql/weir/types"
 )
 
 // KeyDistinctAggSplit is the SET key (Flink's) that turns on the split
@@ -56,12 +57,20 @@ func (b *physBuilder) splitBuckets() (int, error) {
 // calls: at least one COUNT or SUM DISTINCT, and only calls whose per-
 // bucket results the outer aggregate can merge (COUNT, SUM, MIN, MAX,
 // BOOL_AND, BOOL_OR; not AVG, the variances, FIRST_VALUE, LAST_VALUE or
-// LISTAGG).
+// LISTAGG). A SUM of DECIMAL is not split either: a bucket's sum can pass
+// 38 digits (NULL) where the group's does not, or the other way round, so
+// the outer SUM of the buckets' results would show a wrong value; unsplit,
+// the one exact sum decides (README, DECIMAL SUM and AVG at overflow).
 func splittable(calls []aggfunc.Call) bool {
 	split := false
 	for _, c := range calls {
 		switch c.Func.Kind {
-		case aggfunc.Count, aggfunc.Sum:
+		case aggfunc.Sum:
+			if c.ArgType.Kind == types.KindDecimal {
+				return false
+			}
+			split = split || c.Distinct
+		case aggfunc.Count:
 			split = split || c.Distinct
 		case aggfunc.CountStar, aggfunc.Min, aggfunc.Max, aggfunc.BoolAnd, aggfunc.BoolOr:
 		default:

@@ -14,10 +14,10 @@ import (
 // over many cycles: each adds new keys as an ascending write-through run
 // (an ingested sstable), rewrites and deletes some older keys out of order
 // (the write-through batch and the cache), so level 0 grows several files
-// deep between compactions (L0CompactionThreshold). Every snapshot must
-// restore to the state after its cycle, computed here in a Go map: whole,
-// and split into key-group ranges as a restore at another parallelism
-// takes it.
+// deep between compactions (L0CompactionThreshold). The middle and the
+// last snapshot must restore to the state after their cycle, computed here
+// in a Go map: whole, and (the last) split into key-group ranges as a
+// restore at another parallelism takes it.
 func TestGrowingStateSnapshots(t *testing.T) {
 	const maxPar = 16
 	cycles, perCycle := 10, 10_000

@@ -28,6 +28,7 @@ var allowed = map[string][]string{
 	"internal/filelock":       {},
 	"internal/minheap":        {},
 	"internal/sysmem":         {},
+	"internal/testseed":       {},
 	"statestore":              {"types", "internal/cputime"},
 	"state":                   {"types", "statestore", "internal/minheap"},
 	"checkpoint":              {"types"},
