@@ -2,7 +2,6 @@ package exec
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"math/big"
 	"math/rand/v2"
@@ -45,30 +44,7 @@ func newDecJob(t *testing.T, par, scale int, ck *CheckpointOptions, srcOps []Ope
 			Operators: []OperatorSpec{keyed},
 			Sink:      h.sink, SinkName: "out"},
 	}}
-	j, tasks, err := newJob(context.Background(), g, Options{BatchSize: 16, ChannelBuffer: 64, Checkpoint: ck})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.j = j
-	h.keyed = make([]*task, par)
-	for _, tk := range tasks {
-		if tk.vi == 0 {
-			h.src = tk
-		} else {
-			h.keyed[tk.subtask] = tk
-		}
-	}
-	for _, tk := range tasks {
-		if err := tk.open(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() {
-		for _, tk := range tasks {
-			_ = tk.close(nil)
-		}
-		j.cancel()
-	})
+	h.start(g, Options{BatchSize: 16, ChannelBuffer: 64, Checkpoint: ck}, par)
 	return &decJob{h: h, scale: scale}
 }
 

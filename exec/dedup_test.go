@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -123,30 +122,7 @@ func newDedupTTLHarness(t *testing.T, par int, ttl time.Duration, ck *Checkpoint
 			Operators: []OperatorSpec{{Name: "Deduplicate", ID: "dedup", OutWidth: 2, New: NewDedup(spec)}},
 			Sink:      h.sink, SinkName: "out"},
 	}}
-	j, tasks, err := newJob(context.Background(), g, Options{BatchSize: 16, ChannelBuffer: 64, StateTTL: ttl, Checkpoint: ck})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.j = j
-	h.keyed = make([]*task, par)
-	for _, tk := range tasks {
-		if tk.vi == 0 {
-			h.src = tk
-		} else {
-			h.keyed[tk.subtask] = tk
-		}
-	}
-	for _, tk := range tasks {
-		if err := tk.open(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() {
-		for _, tk := range tasks {
-			_ = tk.close(nil)
-		}
-		j.cancel()
-	})
+	h.start(g, Options{BatchSize: 16, ChannelBuffer: 64, StateTTL: ttl, Checkpoint: ck}, par)
 	return h
 }
 

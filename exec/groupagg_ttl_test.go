@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -26,30 +25,7 @@ func newGroupAggTTLHarness(t *testing.T, par int, ttl time.Duration, ck *Checkpo
 			Operators: []OperatorSpec{{Name: "GroupAggregate", ID: "agg", OutWidth: 3, New: NewGroupAgg([]int{0}, calls)}},
 			Sink:      h.sink, SinkName: "out"},
 	}}
-	j, tasks, err := newJob(context.Background(), g, Options{BatchSize: 16, ChannelBuffer: 64, StateTTL: ttl, Checkpoint: ck})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.j = j
-	h.keyed = make([]*task, par)
-	for _, tk := range tasks {
-		if tk.vi == 0 {
-			h.src = tk
-		} else {
-			h.keyed[tk.subtask] = tk
-		}
-	}
-	for _, tk := range tasks {
-		if err := tk.open(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() {
-		for _, tk := range tasks {
-			_ = tk.close(nil)
-		}
-		j.cancel()
-	})
+	h.start(g, Options{BatchSize: 16, ChannelBuffer: 64, StateTTL: ttl, Checkpoint: ck}, par)
 	return h
 }
 

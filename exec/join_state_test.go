@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/weir-sql/weir/expr"
+	"github.com/weir-sql/weir/internal/testseed"
 	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
@@ -302,18 +301,11 @@ func maxLiveKeys(steps []joinStep) int {
 	return most
 }
 
-// testSeed returns the seed of a randomized test: WEIR_TEST_SEED if set
-// (to repeat a run), else the clock's. It logs it with how to repeat it.
+// testSeed returns the seed of a randomized test (internal/testseed:
+// WEIR_TEST_SEED if set, else the clock's) and logs it.
 func testSeed(t *testing.T) uint64 {
 	t.Helper()
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv("WEIR_TEST_SEED"); v != "" {
-		if _, err := fmt.Sscan(v, &seed); err != nil {
-			t.Fatalf("WEIR_TEST_SEED=%q: %v", v, err)
-		}
-	}
-	t.Logf("seed %d (repeat with WEIR_TEST_SEED=%d)", seed, seed)
-	return seed
+	return testseed.Seed(t)
 }
 
 // joinTestKinds are the kinds of the randomized join tests: JoinType 0

@@ -78,16 +78,12 @@ type ttlHarness struct {
 	sink   *recordSink
 }
 
-func newTTLHarness(t *testing.T, par int, ttl time.Duration, ck *CheckpointOptions) *ttlHarness {
-	h := &ttlHarness{t: t, reader: &posReader{}, sink: &recordSink{}}
-	g := &JobGraph{Name: "ttl", Vertices: []*Vertex{
-		{ID: "s", Name: "S", Parallelism: 1, Source: posSource{h.reader}, SourceWidth: 2, SourceName: "s"},
-		{Name: "Sum", Parallelism: par,
-			Inputs:    []Input{{From: 0, Partition: Partitioning{Kind: Hash, Keys: []int{0}}}},
-			Operators: []OperatorSpec{{Name: "RunningSum", ID: "rs", OutWidth: 2, New: func() Operator { return &runningSum{} }}},
-			Sink:      h.sink, SinkName: "out"},
-	}}
-	j, tasks, err := newJob(context.Background(), g, Options{BatchSize: 16, ChannelBuffer: 64, StateTTL: ttl, Checkpoint: ck})
+// start makes the job of graph g (vertex 0 the source S, vertex 1 the
+// keyed vertex at parallelism par), opens its tasks and closes them when
+// the test ends.
+func (h *ttlHarness) start(g *JobGraph, opts Options, par int) {
+	t := h.t
+	j, tasks, err := newJob(context.Background(), g, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,6 +107,18 @@ func newTTLHarness(t *testing.T, par int, ttl time.Duration, ck *CheckpointOptio
 		}
 		j.cancel()
 	})
+}
+
+func newTTLHarness(t *testing.T, par int, ttl time.Duration, ck *CheckpointOptions) *ttlHarness {
+	h := &ttlHarness{t: t, reader: &posReader{}, sink: &recordSink{}}
+	g := &JobGraph{Name: "ttl", Vertices: []*Vertex{
+		{ID: "s", Name: "S", Parallelism: 1, Source: posSource{h.reader}, SourceWidth: 2, SourceName: "s"},
+		{Name: "Sum", Parallelism: par,
+			Inputs:    []Input{{From: 0, Partition: Partitioning{Kind: Hash, Keys: []int{0}}}},
+			Operators: []OperatorSpec{{Name: "RunningSum", ID: "rs", OutWidth: 2, New: func() Operator { return &runningSum{} }}},
+			Sink:      h.sink, SinkName: "out"},
+	}}
+	h.start(g, Options{BatchSize: 16, ChannelBuffer: 64, StateTTL: ttl, Checkpoint: ck}, par)
 	return h
 }
 
