@@ -84,19 +84,33 @@ var checkpointCycleCases = []struct {
 	}},
 }
 
-func benchCheckpointCycle(b *testing.B, minIngest int, tune func(*pebble.Options)) {
-	root := b.TempDir()
-	s, err := openTuned(filepath.Join(root, "work"), Options{}, tune)
+// openCycleStore opens a store tuned by tune in a temporary folder, its
+// write-through path ingesting runs of minIngest keys or more. closeStore
+// closes it (a benchmark closes it itself, so that its CPU figure waits
+// for the running compactions); the benchmark's cleanup closes it if that
+// did not happen.
+func openCycleStore(b *testing.B, minIngest int, tune func(*pebble.Options)) (s *Store, closeStore func() error) {
+	b.Helper()
+	s, err := openTuned(filepath.Join(b.TempDir(), "work"), Options{}, tune)
 	if err != nil {
 		b.Fatal(err)
 	}
-	closed := false
-	defer func() {
-		if !closed {
-			_ = s.Close()
-		}
-	}()
 	s.through.minIngest = minIngest
+	closed := false
+	closeStore = func() error {
+		if closed {
+			return nil
+		}
+		closed = true
+		return s.Close()
+	}
+	b.Cleanup(func() { _ = closeStore() })
+	return s, closeStore
+}
+
+func benchCheckpointCycle(b *testing.B, minIngest int, tune func(*pebble.Options)) {
+	s, closeStore := openCycleStore(b, minIngest, tune)
+	root := b.TempDir()
 	opID := "0123456789abcdef"
 	tb := table(b, s, opID, "groups")
 	keys := w2Keys(b, appendOperatorPrefix(nil, opID), "groups")
@@ -140,8 +154,7 @@ func benchCheckpointCycle(b *testing.B, minIngest int, tune func(*pebble.Options
 		fmt.Fprintf(os.Stderr, "%s: %d cycles\n%s\n", b.Name(), b.N, s.db.Metrics())
 	}
 	// Close waits for running compactions, whose CPU belongs to the cycles.
-	closed = true
-	if err := s.Close(); err != nil {
+	if err := closeStore(); err != nil {
 		b.Fatal(err)
 	}
 	cpu := cputime.Process() - cpu0
@@ -163,13 +176,8 @@ func BenchmarkRestoreGet(b *testing.B) {
 }
 
 func benchRestoreGet(b *testing.B, minIngest int, tune func(*pebble.Options)) {
+	s, _ := openCycleStore(b, minIngest, tune)
 	root := b.TempDir()
-	s, err := openTuned(filepath.Join(root, "work"), Options{}, tune)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	s.through.minIngest = minIngest
 	opID := "0123456789abcdef"
 	tb := table(b, s, opID, "groups")
 	keys := w2Keys(b, appendOperatorPrefix(nil, opID), "groups")
@@ -240,18 +248,8 @@ func BenchmarkCheckpointGrowth(b *testing.B) {
 
 func benchCheckpointGrowth(b *testing.B, minIngest int, tune func(*pebble.Options)) {
 	const perCycle, groups = 300_000, 4_000
+	s, closeStore := openCycleStore(b, minIngest, tune)
 	root := b.TempDir()
-	s, err := openTuned(filepath.Join(root, "work"), Options{}, tune)
-	if err != nil {
-		b.Fatal(err)
-	}
-	closed := false
-	defer func() {
-		if !closed {
-			_ = s.Close()
-		}
-	}()
-	s.through.minIngest = minIngest
 	opID := "0123456789abcdef"
 	entries := table(b, s, opID, "distinct")
 	grp := table(b, s, opID, "groups")
@@ -303,8 +301,7 @@ func benchCheckpointGrowth(b *testing.B, minIngest int, tune func(*pebble.Option
 	if os.Getenv("STATESTORE_BENCH_METRICS") != "" {
 		fmt.Fprintf(os.Stderr, "%s: %d cycles\n%s\n", b.Name(), b.N, m)
 	}
-	closed = true
-	if err := s.Close(); err != nil {
+	if err := closeStore(); err != nil {
 		b.Fatal(err)
 	}
 	cpu := cputime.Process() - cpu0
