@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/weir-sql/weir/internal/testseed"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -63,9 +64,9 @@ func skewedJoinSides() (many, few []JoinSide) {
 // key) whose 3 hot keys hold thousands of rows on one side, through a
 // snapshot and a restore at another parallelism, in memory and spilled (a
 // 4 KiB budget), against the batch join of the applied inputs. The seed
-// is the clock's or WEIR_TEST_SEED (testSeed).
+// is the clock's or WEIR_TEST_SEED (testseed.Seed).
 func TestJoinHotKeysRestoreRescaleSpill(t *testing.T) {
-	seed := testSeed(t)
+	seed := testseed.Seed(t)
 	manyLayouts, fewLayouts := skewedJoinSides()
 	residual := joinTestResidual(t)
 	pairs := [][2]int{{1, 3}, {2, 1}}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/weir-sql/weir/internal/testseed"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -39,7 +40,7 @@ func (c *joinCluster) blindWrites() int64 {
 // to repeat a run) and with the seeds pinned for it, regressions found
 // before.
 func TestJoinBlindWritesRestoreRescaleSpill(t *testing.T) {
-	seed := testSeed(t)
+	seed := testseed.Seed(t)
 	// pinned holds per subtest the seeds (as its messages give them) it
 	// runs besides its random one.
 	pinned := map[string][]uint64{

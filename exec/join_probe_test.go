@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/weir-sql/weir/internal/testseed"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -120,7 +121,7 @@ func withoutProbe(newOp func() Operator) func() Operator {
 // came after the end went through the probe table where the side may
 // have one, and a side with one row per key had its rows in place.
 func TestJoinProbeTable(t *testing.T) {
-	seed := testSeed(t)
+	seed := testseed.Seed(t)
 	residual := joinTestResidual(t)
 	for typ := InnerJoin; typ <= FullOuterJoin+2; typ++ { // then semi and anti
 		for endPort := range 2 {
@@ -194,7 +195,7 @@ func TestJoinProbeTable(t *testing.T) {
 // three per key) ended is probed with each key, its neighbours and keys
 // far off, and its output must be the matches a Go map gives.
 func TestJoinProbeTableKeys(t *testing.T) {
-	seed := testSeed(t)
+	seed := testseed.Seed(t)
 	r := rand.New(rand.NewPCG(seed, 12))
 	dense := make([]int64, 0, 3000)
 	for k := int64(-1000); k < 2000; k++ {
@@ -301,7 +302,7 @@ func TestJoinProbeTableKeys(t *testing.T) {
 // the state outgrew would make) drops it, and the rows after go through
 // the state, loaded back from the store. Both give the batch join.
 func TestJoinProbeTableBudget(t *testing.T) {
-	seed := testSeed(t)
+	seed := testseed.Seed(t)
 	sd := joinEndLayouts()[0]
 	r := rand.New(rand.NewPCG(seed, 13))
 	gens := [2]*changelogGen{{r: r, keys: 4000}, {r: r, keys: 4000, unique: true, keyUnique: true}}
@@ -414,7 +415,7 @@ func TestJoinProbeTableBudget(t *testing.T) {
 // and probes it; the output before the checkpoint and after the restore,
 // applied, equals the batch join, exactly once.
 func TestJoinProbeTableRestore(t *testing.T) {
-	seed := testSeed(t)
+	seed := testseed.Seed(t)
 	residual := joinTestResidual(t)
 	const n1, n2 = 3000, 3000
 	cases := []struct {

@@ -221,7 +221,7 @@ func maps2(m map[string]int) map[string]int {
 // (si, ki, bi) runs with seed + si*1000 + ki*100 + bi, and with the seeds
 // pinned for it, regressions found before.
 func TestJoinStateRestoreRescaleSpill(t *testing.T) {
-	seed := testSeed(t)
+	seed := testseed.Seed(t)
 	// pinned holds per sub-case the seeds (as its messages give them) it
 	// runs besides its own.
 	pinned := map[string][]uint64{
@@ -299,13 +299,6 @@ func maxLiveKeys(steps []joinStep) int {
 		most = max(most, len(m))
 	}
 	return most
-}
-
-// testSeed returns the seed of a randomized test (internal/testseed:
-// WEIR_TEST_SEED if set, else the clock's) and logs it.
-func testSeed(t *testing.T) uint64 {
-	t.Helper()
-	return testseed.Seed(t)
 }
 
 // joinTestKinds are the kinds of the randomized join tests: JoinType 0

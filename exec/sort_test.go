@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weir-sql/weir/internal/testseed"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -78,7 +79,7 @@ func TestSortJob(t *testing.T) {
 // TestSortDropsLateRows: a row whose time is not after the watermark when
 // it arrives is dropped and counted; the others come out in time order.
 func TestSortDropsLateRows(t *testing.T) {
-	r := rand.New(rand.NewPCG(testSeed(t), 2))
+	r := rand.New(rand.NewPCG(testseed.Seed(t), 2))
 	var rows [][]types.Value
 	for i := range 200 {
 		rows = append(rows, []types.Value{types.BigIntValue(int64(r.IntN(5))), types.TimestampValue(int64(100 + i*10))})
