@@ -403,20 +403,27 @@ func (o *intervalJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 			}
 			var s int32
 			var ok bool
-			if p := o.peek[i-from]; peeked && p >= 0 {
+			switch p := o.peek[i-from]; {
+			case peeked && p >= 0:
 				// Found ahead (warmRows); the chunk's rows remove no key.
 				s, ok = p, true
-			} else {
-				s, ok = o.keys.Find(o.keyRow)
-			}
-			if !ok && o.st.Backed() {
-				var err error
-				if s, ok, err = o.st.Load(o.keys.Key()); err != nil {
-					return fmt.Errorf("state of %s: %w", o.name, err)
+			case !o.st.Backed():
+				// Every key is in memory: one probe finds the key or
+				// adds it.
+				if s, ok = o.keys.FindOrInsert(o.keyRow); !ok {
+					o.initSlot(s)
 				}
-			}
-			if !ok {
-				s = o.newSlot()
+			default:
+				if s, ok = o.keys.Find(o.keyRow); !ok {
+					var err error
+					if s, ok, err = o.st.Load(o.keys.Key()); err != nil {
+						return fmt.Errorf("state of %s: %w", o.name, err)
+					}
+				}
+				if !ok {
+					s = o.keys.Insert(o.keyRow)
+					o.initSlot(s)
+				}
 			}
 			if err := o.add(s, input, tv.Int(), row, out); err != nil {
 				return err
@@ -487,9 +494,9 @@ func (o *intervalJoinOp) warmRows(b *types.Batch, input, col, from, to int) {
 	o.warmSink += sink
 }
 
-// newSlot gives the key in keyRow a slot with no rows.
-func (o *intervalJoinOp) newSlot() int32 {
-	s := o.keys.Insert(o.keyRow)
+// initSlot readies slot s, which the index just gave a new key, with no
+// rows.
+func (o *intervalJoinOp) initSlot(s int32) {
 	o.grow()
 	k := o.rec(s)
 	o.reuse(k)
@@ -499,7 +506,6 @@ func (o *intervalJoinOp) newSlot() int32 {
 	}
 	o.keys.Added(o.st, s)
 	o.mem += keyOverhead
-	return s
 }
 
 func (o *intervalJoinOp) rec(s int32) *ijKey { return o.recs.One(s) }
