@@ -63,7 +63,10 @@ const ijoinRecVersion = 1
 // ijMeta) and then its values but the ones the input's layout leaves out
 // (ijLayout), in one slice, so that a key's rows are
 // one block of memory; and the expiry time of each input's entry in the
-// sweep queue (math.MaxInt64: none). It is 64 bytes, one cache line in
+// sweep queue (math.MaxInt64: none). qat[i] is always the expiry of the
+// first row of input i, or math.MaxInt64 when it has none, so that a
+// sweep from a queue entry that is not stale knows that row expired
+// without reading it (sweepSlot). It is 64 bytes, one cache line in
 // the slab's pages: a sweep or an arriving row reads one line of it.
 type ijKey struct {
 	side [2][]types.Value
@@ -400,20 +403,27 @@ func (o *intervalJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 			}
 			var s int32
 			var ok bool
-			if p := o.peek[i-from]; peeked && p >= 0 {
+			switch p := o.peek[i-from]; {
+			case peeked && p >= 0:
 				// Found ahead (warmRows); the chunk's rows remove no key.
 				s, ok = p, true
-			} else {
-				s, ok = o.keys.Find(o.keyRow)
-			}
-			if !ok && o.st.Backed() {
-				var err error
-				if s, ok, err = o.st.Load(o.keys.Key()); err != nil {
-					return fmt.Errorf("state of %s: %w", o.name, err)
+			case !o.st.Backed():
+				// Every key is in memory: one probe finds the key or
+				// adds it.
+				if s, ok = o.keys.FindOrInsert(o.keyRow); !ok {
+					o.initSlot(s)
 				}
-			}
-			if !ok {
-				s = o.newSlot()
+			default:
+				if s, ok = o.keys.Find(o.keyRow); !ok {
+					var err error
+					if s, ok, err = o.st.Load(o.keys.Key()); err != nil {
+						return fmt.Errorf("state of %s: %w", o.name, err)
+					}
+				}
+				if !ok {
+					s = o.keys.Insert(o.keyRow)
+					o.initSlot(s)
+				}
 			}
 			if err := o.add(s, input, tv.Int(), row, out); err != nil {
 				return err
@@ -484,9 +494,9 @@ func (o *intervalJoinOp) warmRows(b *types.Batch, input, col, from, to int) {
 	o.warmSink += sink
 }
 
-// newSlot gives the key in keyRow a slot with no rows.
-func (o *intervalJoinOp) newSlot() int32 {
-	s := o.keys.Insert(o.keyRow)
+// initSlot readies slot s, which the index just gave a new key, with no
+// rows.
+func (o *intervalJoinOp) initSlot(s int32) {
 	o.grow()
 	k := o.rec(s)
 	o.reuse(k)
@@ -496,7 +506,6 @@ func (o *intervalJoinOp) newSlot() int32 {
 	}
 	o.keys.Added(o.st, s)
 	o.mem += keyOverhead
-	return s
 }
 
 func (o *intervalJoinOp) rec(s int32) *ijKey { return o.recs.One(s) }
@@ -806,7 +815,13 @@ func (o *intervalJoinOp) ProcessWatermark(wm int64, out Emitter) error {
 
 // sweep drops every row that expired at the watermark.
 func (o *intervalJoinOp) sweep(out Emitter) error {
-	err := o.dues.Due(o.wm, func(s int32, side int) error { return o.sweepSlot(s, side, out) })
+	err := o.dues.Due(o.wm, func(s int32, side int) error {
+		// The key may also be queued (it is in memory): its entry goes
+		// stale, and sweepSlot queues the key again at its first row's
+		// expiry, so that qat stays that expiry (see ijKey).
+		o.rec(s).qat[side] = math.MaxInt64
+		return o.sweepSlot(s, side, false, out)
+	})
 	if err != nil {
 		return fmt.Errorf("state of %s: %w", o.name, err)
 	}
@@ -817,7 +832,9 @@ func (o *intervalJoinOp) sweep(out Emitter) error {
 				continue // stale
 			}
 			o.rec(e.slot).qat[e.side] = math.MaxInt64
-			if err := o.sweepSlot(e.slot, int(e.side), out); err != nil {
+			// e.at is the first row's expiry (qat), at or before the
+			// watermark: that row expired.
+			if err := o.sweepSlot(e.slot, int(e.side), true, out); err != nil {
 				return err
 			}
 		}
@@ -844,7 +861,9 @@ func (o *intervalJoinOp) warmSweeps(es []ijSweep) {
 			continue
 		}
 		k := o.rec(e.slot)
-		if r := k.side[e.side]; len(r) > 0 {
+		// The rows are read only past the first one, which the sweep
+		// knows expired, or for its matched flag (see sweepSlot).
+		if r := k.side[e.side]; len(r) > o.lay[e.side].stride || (len(r) > 0 && o.outer[e.side]) {
 			sink += int64(r[0].Kind())
 		}
 		if len(k.side[1-e.side]) == 0 {
@@ -859,12 +878,16 @@ func (o *intervalJoinOp) warmSweeps(es []ijSweep) {
 
 // sweepSlot drops slot s's rows of side that expired, emitting the
 // unmatched ones of a preserved side; a key left without rows is removed.
-func (o *intervalJoinOp) sweepSlot(s int32, side int, out Emitter) error {
+// With first, the caller knows that the first row expired (a queue entry
+// at its expiry, qat), which is then not read unless its side is
+// preserved: a key of one row (most of W10's) is swept without reading
+// its rows' memory.
+func (o *intervalJoinOp) sweepSlot(s int32, side int, first bool, out Emitter) error {
 	k := o.rec(s)
 	rows := k.side[side]
 	stride := o.lay[side].stride
 	n := 0
-	for n < len(rows) && o.expiry(side, rows[n].Int()) <= o.wm {
+	for n < len(rows) && ((first && n == 0) || o.expiry(side, rows[n].Int()) <= o.wm) {
 		if o.outer[side] && !ijMatched(rows[n]) {
 			o.emitPadded(side, nil, o.intKey(s), rows[n:n+stride:n+stride])
 			if err := o.flushFull(out); err != nil {
@@ -888,9 +911,11 @@ func (o *intervalJoinOp) sweepSlot(s int32, side int, out Emitter) error {
 			if m > 0 {
 				copy(rows, rows[n:])
 			}
-			for j := m; j < len(rows); j++ {
-				rows[j] = types.Value{} // drop references
-			}
+			if stride > 1 {
+				for j := m; j < len(rows); j++ {
+					rows[j] = types.Value{} // drop references
+				}
+			} // else meta values only, which hold none
 			k.side[side] = rows[:m]
 		}
 		o.mem -= int64(n) * valueBytes
@@ -915,8 +940,8 @@ func (o *intervalJoinOp) removeSlot(s int32) error {
 	}
 	o.keys.Remove(s)
 	for i, r := range k.side {
-		if len(r) > 0 {
-			clear(r)
+		if len(r) > 0 && o.lay[i].stride > 1 {
+			clear(r) // rows of meta values only hold no references
 		}
 		k.side[i] = r[:0]
 		if cap(r) >= 2*o.lay[i].stride {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
@@ -98,7 +99,7 @@ func (h *ijHarness) open(snaps []string) {
 			h.stores = append(h.stores, st)
 		}
 		h.ops = append(h.ops, op)
-		h.batches = append(h.batches, types.NewBatch(3, 8))
+		h.batches = append(h.batches, types.NewBatch(len(h.spec.Left.Kinds), 8))
 	}
 }
 
@@ -156,6 +157,7 @@ func (h *ijHarness) process(side int, b *types.Batch) error {
 			if err := h.ops[sub].Process(side, sb, h.out); err != nil {
 				return err
 			}
+			checkQueuedAt(h.t, h.ops[sub])
 		}
 	}
 	return nil
@@ -167,8 +169,51 @@ func (h *ijHarness) watermark(wm int64) error {
 		if err := op.ProcessWatermark(wm, h.out); err != nil {
 			return err
 		}
+		checkQueuedAt(h.t, op)
 	}
 	return nil
+}
+
+// checkQueuedAt checks what a sweep relies on to skip reading a key's
+// first row (sweepSlot): each key's qat per input is its first row's
+// expiry, computed here from the row's time, or math.MaxInt64 with no
+// row; and a key with rows is in the sweep queue at that time.
+func checkQueuedAt(t *testing.T, op *intervalJoinOp) {
+	t.Helper()
+	queued := map[ijSweep]bool{}
+	for _, e := range op.queue.b0 {
+		queued[e] = true
+	}
+	for i := range op.queue.b {
+		b := &op.queue.b[i]
+		for k := range b.blocks {
+			for _, e := range b.block(k) {
+				queued[e] = true
+			}
+		}
+	}
+	for s := range op.keys.Cap() {
+		if !op.keys.Used(s) {
+			continue
+		}
+		k := op.rec(s)
+		for side := range 2 {
+			want := int64(math.MaxInt64)
+			if r := k.side[side]; len(r) > 0 {
+				d := 1 - op.spec.Lower
+				if side == 0 {
+					d = op.spec.Upper + 1
+				}
+				want = r[0].Int() + d
+			}
+			if k.qat[side] != want {
+				t.Fatalf("slot %d input %d: queued at %d, its first row expires at %d", s, side, k.qat[side], want)
+			}
+			if want != math.MaxInt64 && !queued[ijSweep{at: want, slot: s, side: uint8(side)}] {
+				t.Fatalf("slot %d input %d: not in the sweep queue at %d", s, side, want)
+			}
+		}
+	}
 }
 
 // checkEmpty checks that no subtask holds rows, keys or sweeps, in memory
@@ -286,11 +331,12 @@ func runRandomIntervalJoinOpts(t *testing.T, seed uint64, h *ijHarness, at func(
 	keys, maxBatch, steps := opts.keys, opts.maxBatch, opts.steps
 	r := rand.New(rand.NewPCG(seed, 10))
 	spec := h.spec
+	width := len(spec.Left.Kinds) // 3 (k, ts, v) or 2 (k, ts)
 	var kept [2][][]types.Value
 	var wantDropped int64
 	wm := int64(NoWatermark)
 	clock := int64(0)
-	b := types.NewBatch(3, maxBatch)
+	b := types.NewBatch(width, maxBatch)
 	for step := range steps {
 		at(step)
 		if r.IntN(8) == 0 {
@@ -307,6 +353,7 @@ func runRandomIntervalJoinOpts(t *testing.T, seed uint64, h *ijHarness, at func(
 		b.Reset()
 		for range 1 + r.IntN(maxBatch) {
 			row := []types.Value{types.IntValue(int64(r.IntN(keys))), types.TimestampValue(clock - int64(r.IntN(25))), types.BigIntValue(int64(step))}
+			row = row[:width]
 			if opts.mutate != nil {
 				opts.mutate(step, row)
 			}
@@ -332,7 +379,7 @@ func runRandomIntervalJoinOpts(t *testing.T, seed uint64, h *ijHarness, at func(
 	}
 
 	want := map[string]int{}
-	null := []types.Value{{}, {}, {}}
+	null := make([]types.Value, width)
 	matched := [2][]bool{make([]bool, len(kept[0])), make([]bool, len(kept[1]))}
 	// The right rows by key, in order: a NULL key joins nothing, and the
 	// pairs of a key are those of the nested loop over both sides.
@@ -452,6 +499,62 @@ func TestIntervalJoinRandomWide(t *testing.T) {
 					}
 				}, 300, 200, 300)
 			})
+		}
+	}
+}
+
+// TestIntervalJoinRandomTimesOnly is TestIntervalJoinRandom on rows of
+// a key and a time only (k INT, ts TIMESTAMP), W10's shape, whose layout
+// keeps no column but the meta value (stride 1): a key's rows hold no
+// references, and a sweep of a key's single row does not read it. Few
+// keys (many rows a key) and many (about one), every join type, in memory
+// and over stores restored at another parallelism twice, once spilling
+// every batch; the harness checks after every call that each key is
+// queued at its first row's expiry (checkQueuedAt). Randomized: prints
+// its seed.
+func TestIntervalJoinRandomTimesOnly(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	kinds := []types.Kind{types.KindInt, types.KindTimestamp}
+	modes := []struct {
+		name      string
+		par, par2 int
+		store     bool
+		budget    int64
+	}{
+		{name: "memory-p1", par: 1, par2: 1},
+		{name: "store-p2-to-p3", par: 2, par2: 3, store: true, budget: 64 << 20},
+		{name: "spill-p3-to-p1", par: 3, par2: 1, store: true, budget: 1},
+	}
+	for _, typ := range []JoinType{InnerJoin, LeftOuterJoin, RightOuterJoin, FullOuterJoin} {
+		for ki, keys := range []int{5, 300} {
+			for mi, m := range modes {
+				t.Run(fmt.Sprintf("type%d/keys%d/%s", typ, keys, m.name), func(t *testing.T) {
+					s := seed + uint64(typ)*100 + uint64(ki)*10 + uint64(mi)
+					spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: typ,
+						Left:  JoinSide{Keys: []int{0}, Kinds: kinds},
+						Right: JoinSide{Keys: []int{0}, Kinds: kinds}},
+						LeftTime: 1, RightTime: 1, Lower: -10, Upper: 3}
+					dir := ""
+					if m.store {
+						dir = t.TempDir()
+					}
+					out := &ijCollect{rows: map[string]int{}}
+					h := newIJHarness(t, spec, m.par, m.budget, dir, nil, out)
+					if l := h.ops[0].lay; l[0].stride != 1 || l[1].stride != 1 {
+						t.Fatalf("strides %d and %d, want 1", l[0].stride, l[1].stride)
+					}
+					runRandomIntervalJoinSized(t, s, h, func(step int) {
+						if m.store && (step == 200 || step == 450) {
+							par := m.par2
+							if step == 450 {
+								par = m.par
+							}
+							h.snapshotRestore(par)
+						}
+					}, keys, 1+keys/10, 600)
+				})
+			}
 		}
 	}
 }

@@ -70,6 +70,26 @@ func (t *IntTable) Put(k int64, g int32) {
 	t.n++
 }
 
+// GetOrPut returns the slot of k and true when k is in the table; when it
+// is not, it maps k to slot g (>= 0) and returns g and false. A key that
+// is new costs one probe, where Get then Put cost two.
+func (t *IntTable) GetOrPut(k int64, g int32) (int32, bool) {
+	mask := len(t.slots) - 1
+	i := t.home(k)
+	for ; t.slots[i].val != 0; i = (i + 1) & mask {
+		if t.slots[i].key == k {
+			return t.slots[i].val - 1, true
+		}
+	}
+	if 4*(t.n+1) > 3*len(t.slots) {
+		t.Put(k, g) // grows, then probes the new slots
+		return g, false
+	}
+	t.slots[i] = intSlot{key: k, val: g + 1}
+	t.n++
+	return g, false
+}
+
 // insert places an entry in the first free slot of k's probe.
 func (t *IntTable) insert(k int64, val int32) {
 	mask := len(t.slots) - 1

@@ -59,6 +59,45 @@ func TestIntTableAgainstMap(t *testing.T) {
 	}
 }
 
+// TestIntTableGetOrPut applies random GetOrPut calls and deletes to an
+// IntTable and a map, from key ranges that make long probe runs and that
+// make the table grow during the calls, and checks what each call reports
+// and, every few steps, every key's slot. Randomized: prints its seed.
+func TestIntTableGetOrPut(t *testing.T) {
+	seed := testseed.Seed(t)
+	for _, keys := range []int64{40, 3000, 1 << 40} {
+		r := rand.New(rand.NewPCG(seed, uint64(keys)))
+		tb, ref := NewIntTable(), map[int64]int32{}
+		for step := range 30000 {
+			k := r.Int64N(keys) - keys/2
+			want, wok := ref[k]
+			got, ok := tb.GetOrPut(k, int32(step))
+			switch {
+			case ok != wok || (ok && got != want):
+				t.Fatalf("keys %d step %d: GetOrPut(%d) = %d, %v; want %d, %v", keys, step, k, got, ok, want, wok)
+			case !ok && got != int32(step):
+				t.Fatalf("keys %d step %d: GetOrPut(%d) of a new key = %d, want %d", keys, step, k, got, step)
+			case !ok:
+				ref[k] = int32(step)
+			}
+			if r.IntN(3) == 0 {
+				tb.Del(k)
+				delete(ref, k)
+			}
+			if tb.Len() != len(ref) || 4*tb.Len() > 3*len(tb.slots) {
+				t.Fatalf("keys %d step %d: len %d (of %d slots), want %d", keys, step, tb.Len(), len(tb.slots), len(ref))
+			}
+			if step%997 == 0 {
+				for k, want := range ref {
+					if got, ok := tb.Get(k); !ok || got != want {
+						t.Fatalf("keys %d step %d: Get(%d) = %d, %v; want %d", keys, step, k, got, ok, want)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestIntTableReset: Reset empties the table; refilled with as many keys
 // it keeps its slots (no growth), and after a burst it shrinks back.
 func TestIntTableReset(t *testing.T) {

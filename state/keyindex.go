@@ -196,6 +196,39 @@ func (x *KeyIndex) Insert(row []types.Value) int32 {
 	return s
 }
 
+// FindOrInsert returns the slot of row's key and true when it is in the
+// index; when it is not, it Inserts it and returns its new slot and
+// false. A key of one integer-stored column costs one probe of the table
+// (Find then Insert cost two) and Key does not see it: for an operator
+// whose keys are all in memory (nothing to Load first).
+func (x *KeyIndex) FindOrInsert(row []types.Value) (int32, bool) {
+	n, ok := x.intOf(row)
+	if !ok {
+		if s, found := x.Find(row); found {
+			return s, true
+		}
+		return x.Insert(row), false
+	}
+	// The slot a new key takes: the last freed, or a new one.
+	s := int32(len(x.slots))
+	k := len(x.free)
+	if k > 0 {
+		s = x.free[k-1]
+	}
+	if got, found := x.ints.GetOrPut(n, s); found {
+		return got, true
+	}
+	if k > 0 {
+		x.free = x.free[:k-1]
+	} else {
+		x.keyStr = append(x.keyStr, "")
+		x.slots = append(x.slots, slotInfo{})
+	}
+	x.n++
+	x.slots[s] = slotInfo{intKey: n, kind: row[x.intCol].Kind(), inInts: true, used: true}
+	return s, false
+}
+
 // Added tells st that slot s holds a new record of the key Insert gave it.
 func (x *KeyIndex) Added(st *Records, s int32) {
 	if i := &x.slots[s]; i.inInts {
