@@ -16,9 +16,11 @@ import (
 // backend stores the bytes of one operator subtask's keyed state: keys are
 // (key group, key) with the key laid out by Keyed. Values returned by get
 // are valid until the next call. idx says how a key is scanned (see
-// index): the in-memory backend orders only the keys that are.
+// index): the in-memory backend orders only the keys that are, and keeps
+// the keys of a group (idx > 0) in their group only, so every access to
+// a key must pass the same idx.
 type backend interface {
-	get(kg int, key []byte) ([]byte, bool, error)
+	get(kg int, key []byte, idx index) ([]byte, bool, error)
 	put(kg int, key, value []byte, idx index) error
 	del(kg int, key []byte, idx index) error
 	// scan adds to c up to limit entries of key group kg with lower <= key
@@ -103,7 +105,9 @@ func (c *chunk) val(i int) []byte { e := c.ents[i]; return c.buf[e.k1:e.v1] }
 // store's write-back cache), which the task snapshots and restores.
 type storeBackend struct{ sp *statestore.Space }
 
-func (b storeBackend) get(kg int, key []byte) ([]byte, bool, error) { return b.sp.Get(kg, key) }
+func (b storeBackend) get(kg int, key []byte, _ index) ([]byte, bool, error) {
+	return b.sp.Get(kg, key)
+}
 func (b storeBackend) put(kg int, key, value []byte, _ index) error { return b.sp.Put(kg, key, value) }
 func (b storeBackend) del(kg int, key []byte, _ index) error        { return b.sp.Delete(kg, key) }
 
@@ -116,13 +120,17 @@ func (b storeBackend) scan(kg int, lower, upper []byte, _ index, reverse bool, l
 }
 
 // memBackend keeps state in memory: a hash map serves point reads and
-// writes; the keys of a map state of one key (a group, see index) are
-// ordered in a container of their own (memGroup), and the other scanned
-// keys (timers, lists) in one B-tree. On its own it is the state of a job
+// writes of the keys outside groups; the keys of a map state of one key
+// (a group, see index) are only in a container of their own (memGroup),
+// found by a hash of the group's prefix, and the other scanned keys
+// (timers, lists) are also in one B-tree. A group's key is read and
+// written with one hash of its short prefix and one search: a deleted
+// key whose deletion is not yet written to the store stays in its group
+// (scans skip it) rather than in the hash map. On its own it is the state of a job
 // without checkpoints; in a hybridBackend it also tracks what changed
 // (track) so that the changes can be written to the store at a checkpoint.
 type memBackend struct {
-	points  map[string]*memEntry
+	points  map[string]*memEntry // the entries not in a group
 	ordered *btreemap.BTreeMap[string, *memEntry]
 	// pending are ordered entries put since the last scan, added to the
 	// B-tree (sorted, in one go) by the next scan: state that is written
@@ -258,6 +266,20 @@ func (g *memGroup) remove(e *memEntry) {
 	}
 }
 
+// each calls fn for each of the group's entries, in order.
+func (g *memGroup) each(fn func(*memEntry)) {
+	if g.tree != nil {
+		g.tree.AscendFunc(btreemap.Min[string](), btreemap.Max[string](), func(_ string, e *memEntry) bool {
+			fn(e)
+			return true
+		})
+		return
+	}
+	for _, e := range g.ents {
+		fn(e)
+	}
+}
+
 // scan adds to c.mem the group's entries with lo <= suffix < hi (no upper
 // bound without hasHi), until c.mem has limit entries.
 func (g *memGroup) scan(lo, hi string, hasHi, reverse bool, limit int, c *chunk) {
@@ -307,8 +329,14 @@ func (m *memBackend) memKey(kg int, key []byte) []byte {
 	return m.key
 }
 
-func (m *memBackend) get(kg int, key []byte) ([]byte, bool, error) {
-	e := m.points[string(m.memKey(kg, key))]
+func (m *memBackend) get(kg int, key []byte, idx index) ([]byte, bool, error) {
+	k := m.memKey(kg, key)
+	var e *memEntry
+	if idx > 0 {
+		e, _, _ = m.inGroup(k, int(idx))
+	} else {
+		e = m.points[string(k)]
+	}
 	if e == nil || e.flags&memDeleted != 0 {
 		return nil, false, nil
 	}
@@ -348,18 +376,10 @@ func (m *memBackend) changed(e *memEntry) {
 
 func (m *memBackend) put(kg int, key, value []byte, idx index) error {
 	k := m.memKey(kg, key)
-	var e *memEntry
-	var g *memGroup
-	at := -1
 	if idx > 0 {
-		// Through the group: a short prefix to hash, then a search among
-		// entries the caller has usually just scanned (in cache), where
-		// the points map would hash the whole key and miss the cache.
-		e, g, at = m.inGroup(k, int(idx))
+		return m.putInGroup(k, value, int(idx))
 	}
-	if e == nil {
-		e = m.points[string(k)]
-	}
+	e := m.points[string(k)]
 	if e != nil {
 		before := e.size()
 		e.val = append(e.val[:0], value...)
@@ -374,39 +394,56 @@ func (m *memBackend) put(kg int, key, value []byte, idx index) error {
 	e = m.newEntryWith(k, value)
 	m.points[e.key] = e
 	m.bytes += e.size()
-	if at >= 0 && len(g.sufs) < m.treeAt {
+	m.index(e, idx)
+	m.changed(e)
+	return nil
+}
+
+// putInGroup is put of k (kg | key) in the group of its first 2+n bytes:
+// a short prefix to hash, then a search among entries the caller has
+// usually just scanned (in cache).
+func (m *memBackend) putInGroup(k, value []byte, n int) error {
+	e, g, at := m.inGroup(k, n)
+	if e != nil {
+		before := e.size()
+		e.val = append(e.val[:0], value...)
+		e.flags &^= memDeleted // a deleted entry is still in its group
+		m.bytes += e.size() - before
+		m.changed(e)
+		return nil
+	}
+	e = m.newEntryWith(k, value)
+	m.bytes += e.size()
+	switch {
+	case g == nil:
+		g = &memGroup{prefix: e.key[:2+n]}
+		m.groups[g.prefix] = g
+		m.bytes += memGroupBytes
+		g.insert(e, m.treeAt)
+	case at >= 0 && len(g.sufs) < m.treeAt:
 		g.insertAt(e, at) // where inGroup's search found its place
-	} else {
-		m.index(e, idx)
+	default:
+		g.insert(e, m.treeAt)
 	}
 	m.changed(e)
 	return nil
 }
 
-// index puts e, a new or deleted entry, in the ordered index of idx.
+// index puts e, a new or deleted entry outside groups, in the ordered
+// index of idx (a global index: the B-tree; a point index: none).
 func (m *memBackend) index(e *memEntry, idx index) {
-	switch {
-	case idx == globalIndex:
+	if idx == globalIndex {
 		m.addOrdered(e)
-	case idx > 0:
-		p := e.key[:2+int(idx)]
-		g := m.group(unsafeBytes(p))
-		if g == nil {
-			g = &memGroup{prefix: p}
-			m.groups[p] = g
-			m.bytes += memGroupBytes
-		}
-		g.insert(e, m.treeAt)
 	}
 }
 
 // inGroup returns the entry of k (kg | key) in the group of its first
-// 2+n bytes, or nil if there is none (no such group, a new key, or one
-// not in its group: deleted, or loaded and not yet taken by its group).
-// With no entry, g is the group if there is one and, if its container
-// is a slice, at is where k's suffix belongs in it (else -1).
+// 2+n bytes (maybe deleted: memDeleted), or nil if there is none (no such
+// group, or a new key). With no entry, g is the group if there is one
+// and, if its container is a slice, at is where k's suffix belongs in it
+// (else -1).
 func (m *memBackend) inGroup(k []byte, n int) (e *memEntry, g *memGroup, at int) {
-	g = m.groups[string(k[:2+n])]
+	g = m.group(k[:2+n])
 	if g == nil {
 		return nil, nil, -1
 	}
@@ -424,7 +461,8 @@ func (m *memBackend) inGroup(k []byte, n int) (e *memEntry, g *memGroup, at int)
 
 // group returns the group of prefix p (kg | group prefix), or nil if it
 // has no entries. A group that is not there yet takes the entries loaded
-// from the store under p out of the B-tree: these are its entries, as
+// from the store under p out of the B-tree and the hash map: these are
+// its entries, as
 // the keys Keyed lays out are prefix-free (a group's prefix ends with the
 // current key's self-delimiting encodings).
 func (m *memBackend) group(p []byte) *memGroup {
@@ -452,6 +490,7 @@ func (m *memBackend) group(p []byte) *memGroup {
 			continue // not loaded: not a group's (cannot happen with prefix-free keys)
 		}
 		m.ordered.Delete(e.key)
+		delete(m.points, e.key)
 		e.flags &^= memInTree | memLoose
 		m.loose--
 		if g == nil {
@@ -478,6 +517,12 @@ func (m *memBackend) unindex(e *memEntry) {
 		}
 		e.flags &^= memInTree
 	}
+	m.ungroup(e)
+}
+
+// ungroup takes e out of its group, if it is in one, and drops the group
+// if it is left empty.
+func (m *memBackend) ungroup(e *memEntry) {
 	if g := e.grp; g != nil {
 		g.remove(e)
 		if g.len() == 0 {
@@ -520,7 +565,7 @@ func (m *memBackend) flushPending() {
 }
 
 // load adds an entry read from the store (unchanged, ordered: in the
-// B-tree until a group takes it).
+// B-tree and the hash map until a group takes it).
 func (m *memBackend) load(k, value []byte) {
 	e := m.newEntryWith(k, value)
 	e.flags = memInTree | memStored | memLoose
@@ -530,15 +575,23 @@ func (m *memBackend) load(k, value []byte) {
 	m.bytes += e.size()
 }
 
-func (m *memBackend) del(kg int, key []byte, _ index) error {
+func (m *memBackend) del(kg int, key []byte, idx index) error {
 	k := m.memKey(kg, key)
-	e := m.points[string(k)]
+	var e *memEntry
+	if idx > 0 {
+		e, _, _ = m.inGroup(k, int(idx))
+	} else {
+		e = m.points[string(k)]
+	}
 	if e == nil || e.flags&memDeleted != 0 {
 		return nil
 	}
-	m.unindex(e)
 	if m.track && e.flags&memStored != 0 {
-		// Kept until the deletion is written to the store.
+		// Kept until the deletion is written to the store: in the hash
+		// map, or in its group (where scans skip it).
+		if e.grp == nil {
+			m.unindex(e)
+		}
 		e.flags |= memDeleted
 		m.bytes -= int64(cap(e.val))
 		e.val = nil
@@ -548,8 +601,13 @@ func (m *memBackend) del(kg int, key []byte, _ index) error {
 	}
 	// Never written to the store: forgotten (if it is in dirty, its
 	// memDeleted flag tells takeDirty to skip it).
+	if e.grp != nil {
+		m.ungroup(e)
+	} else {
+		m.unindex(e)
+		delete(m.points, e.key)
+	}
 	e.flags |= memDeleted
-	delete(m.points, e.key)
 	m.bytes -= e.size()
 	return nil
 }
@@ -630,7 +688,10 @@ func (m *memBackend) writeDirty(sp *statestore.Space) error {
 			if err := sp.Delete(kg, key); err != nil {
 				return err
 			}
-			if m.points[e.key] == e {
+			if e.grp != nil {
+				m.ungroup(e)
+				m.bytes -= e.size()
+			} else if m.points[e.key] == e {
 				delete(m.points, e.key)
 				m.bytes -= e.size()
 			}
@@ -703,11 +764,11 @@ func (h *hybridBackend) writeBack() error {
 // spilled reports whether the state is in the store only.
 func (h *hybridBackend) spilled() bool { return h.mem == nil }
 
-func (h *hybridBackend) get(kg int, key []byte) ([]byte, bool, error) {
+func (h *hybridBackend) get(kg int, key []byte, idx index) ([]byte, bool, error) {
 	if h.mem == nil {
-		return h.st.get(kg, key)
+		return h.st.get(kg, key, idx)
 	}
-	return h.mem.get(kg, key)
+	return h.mem.get(kg, key, idx)
 }
 
 func (h *hybridBackend) put(kg int, key, value []byte, idx index) error {
