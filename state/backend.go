@@ -137,6 +137,10 @@ type memBackend struct {
 	// far more often than scanned (a join side's rows) skips the tree.
 	pending []*memEntry
 	groups  map[string]*memGroup // by kg | group prefix
+	// lastG is the group last used: a change to a map state scans
+	// around one key and writes it, each access finding the group.
+	lastG *memGroup
+	hint  searchHint
 	// loose counts the entries loaded from the store (memLoose) that are
 	// still in the B-tree: the store's keys do not say where a group's
 	// prefix ends, so a group takes its loaded entries from the B-tree
@@ -208,6 +212,34 @@ func (g *memGroup) len() int {
 	return len(g.sufs)
 }
 
+// searchHint remembers the last search in a group's slices: a change to
+// a map state scans on both sides of one key and then writes it, each
+// access starting with a search for that key.
+type searchHint struct {
+	g  *memGroup // nil: none
+	s  []byte
+	at int
+}
+
+// search returns g.search(s), from the hint if s was the last search in g.
+func (h *searchHint) search(g *memGroup, s string) int {
+	if h.g == g && string(h.s) == s {
+		return h.at
+	}
+	i := g.search(s)
+	h.g, h.s, h.at = g, append(h.s[:0], s...), i
+	return i
+}
+
+// changed is called when suffix s is inserted into or removed from g's
+// slices. The hint stays true if s is its suffix (the first suffix >= s
+// is then where s is, or was), and is dropped otherwise.
+func (h *searchHint) changed(g *memGroup, s string) {
+	if h.g == g && string(h.s) != s {
+		h.g = nil
+	}
+}
+
 // search returns the position of the first suffix >= s in the slices.
 func (g *memGroup) search(s string) int {
 	lo, hi := 0, len(g.sufs)
@@ -223,7 +255,7 @@ func (g *memGroup) search(s string) int {
 }
 
 // insert adds e, whose key has the group's prefix and is not in it.
-func (g *memGroup) insert(e *memEntry, treeAt int) {
+func (g *memGroup) insert(e *memEntry, treeAt int, h *searchHint) {
 	s := e.key[len(g.prefix):]
 	e.grp = g
 	if g.tree != nil {
@@ -240,27 +272,31 @@ func (g *memGroup) insert(e *memEntry, treeAt int) {
 		return
 	}
 	i := g.search(s)
+	h.changed(g, s)
 	g.sufs = slices.Insert(g.sufs, i, s)
 	g.ents = slices.Insert(g.ents, i, e)
 }
 
 // insertAt adds e, whose key has the group's prefix and is not in it, at
 // position i of the group's slice (where search places its suffix).
-func (g *memGroup) insertAt(e *memEntry, i int) {
+func (g *memGroup) insertAt(e *memEntry, i int, h *searchHint) {
 	e.grp = g
-	g.sufs = slices.Insert(g.sufs, i, e.key[len(g.prefix):])
+	s := e.key[len(g.prefix):]
+	h.changed(g, s)
+	g.sufs = slices.Insert(g.sufs, i, s)
 	g.ents = slices.Insert(g.ents, i, e)
 }
 
 // remove takes e out of the group.
-func (g *memGroup) remove(e *memEntry) {
+func (g *memGroup) remove(e *memEntry, h *searchHint) {
 	s := e.key[len(g.prefix):]
 	e.grp = nil
 	if g.tree != nil {
 		g.tree.Delete(s)
 		return
 	}
-	if i := g.search(s); i < len(g.sufs) && g.ents[i] == e {
+	if i := h.search(g, s); i < len(g.sufs) && g.ents[i] == e {
+		h.changed(g, s)
 		g.sufs = slices.Delete(g.sufs, i, i+1)
 		g.ents = slices.Delete(g.ents, i, i+1)
 	}
@@ -282,7 +318,7 @@ func (g *memGroup) each(fn func(*memEntry)) {
 
 // scan adds to c.mem the group's entries with lo <= suffix < hi (no upper
 // bound without hasHi), until c.mem has limit entries.
-func (g *memGroup) scan(lo, hi string, hasHi, reverse bool, limit int, c *chunk) {
+func (g *memGroup) scan(lo, hi string, hasHi, reverse bool, limit int, c *chunk, h *searchHint) {
 	if g.tree != nil {
 		yield := func(_ string, e *memEntry) bool {
 			c.mem = append(c.mem, e)
@@ -302,14 +338,14 @@ func (g *memGroup) scan(lo, hi string, hasHi, reverse bool, limit int, c *chunk)
 	if reverse {
 		j := len(g.sufs)
 		if hasHi {
-			j = g.search(hi)
+			j = h.search(g, hi)
 		}
 		for j--; j >= 0 && g.sufs[j] >= lo && len(c.mem) < limit; j-- {
 			c.mem = append(c.mem, g.ents[j])
 		}
 		return
 	}
-	for i := g.search(lo); i < len(g.sufs) && (!hasHi || g.sufs[i] < hi) && len(c.mem) < limit; i++ {
+	for i := h.search(g, lo); i < len(g.sufs) && (!hasHi || g.sufs[i] < hi) && len(c.mem) < limit; i++ {
 		c.mem = append(c.mem, g.ents[i])
 	}
 }
@@ -419,11 +455,12 @@ func (m *memBackend) putInGroup(k, value []byte, n int) error {
 		g = &memGroup{prefix: e.key[:2+n]}
 		m.groups[g.prefix] = g
 		m.bytes += memGroupBytes
-		g.insert(e, m.treeAt)
+		g.insert(e, m.treeAt, &m.hint)
+		m.lastG = g
 	case at >= 0 && len(g.sufs) < m.treeAt:
-		g.insertAt(e, at) // where inGroup's search found its place
+		g.insertAt(e, at, &m.hint) // where inGroup's search found its place
 	default:
-		g.insert(e, m.treeAt)
+		g.insert(e, m.treeAt, &m.hint)
 	}
 	m.changed(e)
 	return nil
@@ -452,7 +489,7 @@ func (m *memBackend) inGroup(k []byte, n int) (e *memEntry, g *memGroup, at int)
 		_, e, _ := g.tree.Get(s)
 		return e, g, -1
 	}
-	i := g.search(s)
+	i := m.hint.search(g, s)
 	if i < len(g.sufs) && g.sufs[i] == s {
 		return g.ents[i], g, -1
 	}
@@ -466,7 +503,11 @@ func (m *memBackend) inGroup(k []byte, n int) (e *memEntry, g *memGroup, at int)
 // the keys Keyed lays out are prefix-free (a group's prefix ends with the
 // current key's self-delimiting encodings).
 func (m *memBackend) group(p []byte) *memGroup {
+	if g := m.lastG; g != nil && g.prefix == string(p) {
+		return g
+	}
 	if g := m.groups[string(p)]; g != nil {
+		m.lastG = g
 		return g
 	}
 	if m.loose == 0 {
@@ -498,7 +539,7 @@ func (m *memBackend) group(p []byte) *memGroup {
 			m.groups[g.prefix] = g
 			m.bytes += memGroupBytes
 		}
-		g.insert(e, m.treeAt)
+		g.insert(e, m.treeAt, &m.hint)
 	}
 	return g
 }
@@ -524,10 +565,16 @@ func (m *memBackend) unindex(e *memEntry) {
 // if it is left empty.
 func (m *memBackend) ungroup(e *memEntry) {
 	if g := e.grp; g != nil {
-		g.remove(e)
+		g.remove(e, &m.hint)
 		if g.len() == 0 {
 			delete(m.groups, g.prefix)
 			m.bytes -= memGroupBytes
+			if m.lastG == g {
+				m.lastG = nil
+			}
+			if m.hint.g == g {
+				m.hint.g = nil
+			}
 		}
 	}
 }
@@ -625,7 +672,7 @@ func (m *memBackend) scan(kg int, lower, upper []byte, idx index, reverse bool, 
 		if hasHi {
 			hi = unsafeString(upper[n:])
 		}
-		g.scan(unsafeString(lower[n:]), hi, hasHi, reverse, limit, c)
+		g.scan(unsafeString(lower[n:]), hi, hasHi, reverse, limit, c, &m.hint)
 		return nil
 	}
 	m.flushPending()
