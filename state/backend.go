@@ -16,9 +16,11 @@ import (
 // backend stores the bytes of one operator subtask's keyed state: keys are
 // (key group, key) with the key laid out by Keyed. Values returned by get
 // are valid until the next call. idx says how a key is scanned (see
-// index): the in-memory backend orders only the keys that are.
+// index): the in-memory backend orders only the keys that are, and keeps
+// the keys of a group (idx > 0) in their group only, so every access to
+// a key must pass the same idx.
 type backend interface {
-	get(kg int, key []byte) ([]byte, bool, error)
+	get(kg int, key []byte, idx index) ([]byte, bool, error)
 	put(kg int, key, value []byte, idx index) error
 	del(kg int, key []byte, idx index) error
 	// scan adds to c up to limit entries of key group kg with lower <= key
@@ -103,7 +105,9 @@ func (c *chunk) val(i int) []byte { e := c.ents[i]; return c.buf[e.k1:e.v1] }
 // store's write-back cache), which the task snapshots and restores.
 type storeBackend struct{ sp *statestore.Space }
 
-func (b storeBackend) get(kg int, key []byte) ([]byte, bool, error) { return b.sp.Get(kg, key) }
+func (b storeBackend) get(kg int, key []byte, _ index) ([]byte, bool, error) {
+	return b.sp.Get(kg, key)
+}
 func (b storeBackend) put(kg int, key, value []byte, _ index) error { return b.sp.Put(kg, key, value) }
 func (b storeBackend) del(kg int, key []byte, _ index) error        { return b.sp.Delete(kg, key) }
 
@@ -116,19 +120,27 @@ func (b storeBackend) scan(kg int, lower, upper []byte, _ index, reverse bool, l
 }
 
 // memBackend keeps state in memory: a hash map serves point reads and
-// writes; the keys of a map state of one key (a group, see index) are
-// ordered in a container of their own (memGroup), and the other scanned
-// keys (timers, lists) in one B-tree. On its own it is the state of a job
+// writes of the keys outside groups; the keys of a map state of one key
+// (a group, see index) are only in a container of their own (memGroup),
+// found by a hash of the group's prefix, and the other scanned keys
+// (timers, lists) are also in one B-tree. A group's key is read and
+// written with one hash of its short prefix and one search: a deleted
+// key whose deletion is not yet written to the store stays in its group
+// (scans skip it) rather than in the hash map. On its own it is the state of a job
 // without checkpoints; in a hybridBackend it also tracks what changed
 // (track) so that the changes can be written to the store at a checkpoint.
 type memBackend struct {
-	points  map[string]*memEntry
+	points  map[string]*memEntry // the entries not in a group
 	ordered *btreemap.BTreeMap[string, *memEntry]
 	// pending are ordered entries put since the last scan, added to the
 	// B-tree (sorted, in one go) by the next scan: state that is written
 	// far more often than scanned (a join side's rows) skips the tree.
 	pending []*memEntry
 	groups  map[string]*memGroup // by kg | group prefix
+	// lastG is the group last used: a change to a map state scans
+	// around one key and writes it, each access finding the group.
+	lastG *memGroup
+	hint  searchHint
 	// loose counts the entries loaded from the store (memLoose) that are
 	// still in the B-tree: the store's keys do not say where a group's
 	// prefix ends, so a group takes its loaded entries from the B-tree
@@ -200,6 +212,34 @@ func (g *memGroup) len() int {
 	return len(g.sufs)
 }
 
+// searchHint remembers the last search in a group's slices: a change to
+// a map state scans on both sides of one key and then writes it, each
+// access starting with a search for that key.
+type searchHint struct {
+	g  *memGroup // nil: none
+	s  []byte
+	at int
+}
+
+// search returns g.search(s), from the hint if s was the last search in g.
+func (h *searchHint) search(g *memGroup, s string) int {
+	if h.g == g && string(h.s) == s {
+		return h.at
+	}
+	i := g.search(s)
+	h.g, h.s, h.at = g, append(h.s[:0], s...), i
+	return i
+}
+
+// changed is called when suffix s is inserted into or removed from g's
+// slices. The hint stays true if s is its suffix (the first suffix >= s
+// is then where s is, or was), and is dropped otherwise.
+func (h *searchHint) changed(g *memGroup, s string) {
+	if h.g == g && string(h.s) != s {
+		h.g = nil
+	}
+}
+
 // search returns the position of the first suffix >= s in the slices.
 func (g *memGroup) search(s string) int {
 	lo, hi := 0, len(g.sufs)
@@ -215,7 +255,7 @@ func (g *memGroup) search(s string) int {
 }
 
 // insert adds e, whose key has the group's prefix and is not in it.
-func (g *memGroup) insert(e *memEntry, treeAt int) {
+func (g *memGroup) insert(e *memEntry, treeAt int, h *searchHint) {
 	s := e.key[len(g.prefix):]
 	e.grp = g
 	if g.tree != nil {
@@ -232,35 +272,53 @@ func (g *memGroup) insert(e *memEntry, treeAt int) {
 		return
 	}
 	i := g.search(s)
+	h.changed(g, s)
 	g.sufs = slices.Insert(g.sufs, i, s)
 	g.ents = slices.Insert(g.ents, i, e)
 }
 
 // insertAt adds e, whose key has the group's prefix and is not in it, at
 // position i of the group's slice (where search places its suffix).
-func (g *memGroup) insertAt(e *memEntry, i int) {
+func (g *memGroup) insertAt(e *memEntry, i int, h *searchHint) {
 	e.grp = g
-	g.sufs = slices.Insert(g.sufs, i, e.key[len(g.prefix):])
+	s := e.key[len(g.prefix):]
+	h.changed(g, s)
+	g.sufs = slices.Insert(g.sufs, i, s)
 	g.ents = slices.Insert(g.ents, i, e)
 }
 
 // remove takes e out of the group.
-func (g *memGroup) remove(e *memEntry) {
+func (g *memGroup) remove(e *memEntry, h *searchHint) {
 	s := e.key[len(g.prefix):]
 	e.grp = nil
 	if g.tree != nil {
 		g.tree.Delete(s)
 		return
 	}
-	if i := g.search(s); i < len(g.sufs) && g.ents[i] == e {
+	if i := h.search(g, s); i < len(g.sufs) && g.ents[i] == e {
+		h.changed(g, s)
 		g.sufs = slices.Delete(g.sufs, i, i+1)
 		g.ents = slices.Delete(g.ents, i, i+1)
 	}
 }
 
+// each calls fn for each of the group's entries, in order.
+func (g *memGroup) each(fn func(*memEntry)) {
+	if g.tree != nil {
+		g.tree.AscendFunc(btreemap.Min[string](), btreemap.Max[string](), func(_ string, e *memEntry) bool {
+			fn(e)
+			return true
+		})
+		return
+	}
+	for _, e := range g.ents {
+		fn(e)
+	}
+}
+
 // scan adds to c.mem the group's entries with lo <= suffix < hi (no upper
 // bound without hasHi), until c.mem has limit entries.
-func (g *memGroup) scan(lo, hi string, hasHi, reverse bool, limit int, c *chunk) {
+func (g *memGroup) scan(lo, hi string, hasHi, reverse bool, limit int, c *chunk, h *searchHint) {
 	if g.tree != nil {
 		yield := func(_ string, e *memEntry) bool {
 			c.mem = append(c.mem, e)
@@ -280,14 +338,14 @@ func (g *memGroup) scan(lo, hi string, hasHi, reverse bool, limit int, c *chunk)
 	if reverse {
 		j := len(g.sufs)
 		if hasHi {
-			j = g.search(hi)
+			j = h.search(g, hi)
 		}
 		for j--; j >= 0 && g.sufs[j] >= lo && len(c.mem) < limit; j-- {
 			c.mem = append(c.mem, g.ents[j])
 		}
 		return
 	}
-	for i := g.search(lo); i < len(g.sufs) && (!hasHi || g.sufs[i] < hi) && len(c.mem) < limit; i++ {
+	for i := h.search(g, lo); i < len(g.sufs) && (!hasHi || g.sufs[i] < hi) && len(c.mem) < limit; i++ {
 		c.mem = append(c.mem, g.ents[i])
 	}
 }
@@ -307,8 +365,14 @@ func (m *memBackend) memKey(kg int, key []byte) []byte {
 	return m.key
 }
 
-func (m *memBackend) get(kg int, key []byte) ([]byte, bool, error) {
-	e := m.points[string(m.memKey(kg, key))]
+func (m *memBackend) get(kg int, key []byte, idx index) ([]byte, bool, error) {
+	k := m.memKey(kg, key)
+	var e *memEntry
+	if idx > 0 {
+		e, _, _ = m.inGroup(k, int(idx))
+	} else {
+		e = m.points[string(k)]
+	}
 	if e == nil || e.flags&memDeleted != 0 {
 		return nil, false, nil
 	}
@@ -348,18 +412,10 @@ func (m *memBackend) changed(e *memEntry) {
 
 func (m *memBackend) put(kg int, key, value []byte, idx index) error {
 	k := m.memKey(kg, key)
-	var e *memEntry
-	var g *memGroup
-	at := -1
 	if idx > 0 {
-		// Through the group: a short prefix to hash, then a search among
-		// entries the caller has usually just scanned (in cache), where
-		// the points map would hash the whole key and miss the cache.
-		e, g, at = m.inGroup(k, int(idx))
+		return m.putInGroup(k, value, int(idx))
 	}
-	if e == nil {
-		e = m.points[string(k)]
-	}
+	e := m.points[string(k)]
 	if e != nil {
 		before := e.size()
 		e.val = append(e.val[:0], value...)
@@ -374,39 +430,57 @@ func (m *memBackend) put(kg int, key, value []byte, idx index) error {
 	e = m.newEntryWith(k, value)
 	m.points[e.key] = e
 	m.bytes += e.size()
-	if at >= 0 && len(g.sufs) < m.treeAt {
-		g.insertAt(e, at) // where inGroup's search found its place
-	} else {
-		m.index(e, idx)
+	m.index(e, idx)
+	m.changed(e)
+	return nil
+}
+
+// putInGroup is put of k (kg | key) in the group of its first 2+n bytes:
+// a short prefix to hash, then a search among entries the caller has
+// usually just scanned (in cache).
+func (m *memBackend) putInGroup(k, value []byte, n int) error {
+	e, g, at := m.inGroup(k, n)
+	if e != nil {
+		before := e.size()
+		e.val = append(e.val[:0], value...)
+		e.flags &^= memDeleted // a deleted entry is still in its group
+		m.bytes += e.size() - before
+		m.changed(e)
+		return nil
+	}
+	e = m.newEntryWith(k, value)
+	m.bytes += e.size()
+	switch {
+	case g == nil:
+		g = &memGroup{prefix: e.key[:2+n]}
+		m.groups[g.prefix] = g
+		m.bytes += memGroupBytes
+		g.insert(e, m.treeAt, &m.hint)
+		m.lastG = g
+	case at >= 0 && len(g.sufs) < m.treeAt:
+		g.insertAt(e, at, &m.hint) // where inGroup's search found its place
+	default:
+		g.insert(e, m.treeAt, &m.hint)
 	}
 	m.changed(e)
 	return nil
 }
 
-// index puts e, a new or deleted entry, in the ordered index of idx.
+// index puts e, a new or deleted entry outside groups, in the ordered
+// index of idx (a global index: the B-tree; a point index: none).
 func (m *memBackend) index(e *memEntry, idx index) {
-	switch {
-	case idx == globalIndex:
+	if idx == globalIndex {
 		m.addOrdered(e)
-	case idx > 0:
-		p := e.key[:2+int(idx)]
-		g := m.group(unsafeBytes(p))
-		if g == nil {
-			g = &memGroup{prefix: p}
-			m.groups[p] = g
-			m.bytes += memGroupBytes
-		}
-		g.insert(e, m.treeAt)
 	}
 }
 
 // inGroup returns the entry of k (kg | key) in the group of its first
-// 2+n bytes, or nil if there is none (no such group, a new key, or one
-// not in its group: deleted, or loaded and not yet taken by its group).
-// With no entry, g is the group if there is one and, if its container
-// is a slice, at is where k's suffix belongs in it (else -1).
+// 2+n bytes (maybe deleted: memDeleted), or nil if there is none (no such
+// group, or a new key). With no entry, g is the group if there is one
+// and, if its container is a slice, at is where k's suffix belongs in it
+// (else -1).
 func (m *memBackend) inGroup(k []byte, n int) (e *memEntry, g *memGroup, at int) {
-	g = m.groups[string(k[:2+n])]
+	g = m.group(k[:2+n])
 	if g == nil {
 		return nil, nil, -1
 	}
@@ -415,7 +489,7 @@ func (m *memBackend) inGroup(k []byte, n int) (e *memEntry, g *memGroup, at int)
 		_, e, _ := g.tree.Get(s)
 		return e, g, -1
 	}
-	i := g.search(s)
+	i := m.hint.search(g, s)
 	if i < len(g.sufs) && g.sufs[i] == s {
 		return g.ents[i], g, -1
 	}
@@ -424,11 +498,16 @@ func (m *memBackend) inGroup(k []byte, n int) (e *memEntry, g *memGroup, at int)
 
 // group returns the group of prefix p (kg | group prefix), or nil if it
 // has no entries. A group that is not there yet takes the entries loaded
-// from the store under p out of the B-tree: these are its entries, as
+// from the store under p out of the B-tree and the hash map: these are
+// its entries, as
 // the keys Keyed lays out are prefix-free (a group's prefix ends with the
 // current key's self-delimiting encodings).
 func (m *memBackend) group(p []byte) *memGroup {
+	if g := m.lastG; g != nil && g.prefix == string(p) {
+		return g
+	}
 	if g := m.groups[string(p)]; g != nil {
+		m.lastG = g
 		return g
 	}
 	if m.loose == 0 {
@@ -452,6 +531,7 @@ func (m *memBackend) group(p []byte) *memGroup {
 			continue // not loaded: not a group's (cannot happen with prefix-free keys)
 		}
 		m.ordered.Delete(e.key)
+		delete(m.points, e.key)
 		e.flags &^= memInTree | memLoose
 		m.loose--
 		if g == nil {
@@ -459,7 +539,7 @@ func (m *memBackend) group(p []byte) *memGroup {
 			m.groups[g.prefix] = g
 			m.bytes += memGroupBytes
 		}
-		g.insert(e, m.treeAt)
+		g.insert(e, m.treeAt, &m.hint)
 	}
 	return g
 }
@@ -478,11 +558,23 @@ func (m *memBackend) unindex(e *memEntry) {
 		}
 		e.flags &^= memInTree
 	}
+	m.ungroup(e)
+}
+
+// ungroup takes e out of its group, if it is in one, and drops the group
+// if it is left empty.
+func (m *memBackend) ungroup(e *memEntry) {
 	if g := e.grp; g != nil {
-		g.remove(e)
+		g.remove(e, &m.hint)
 		if g.len() == 0 {
 			delete(m.groups, g.prefix)
 			m.bytes -= memGroupBytes
+			if m.lastG == g {
+				m.lastG = nil
+			}
+			if m.hint.g == g {
+				m.hint.g = nil
+			}
 		}
 	}
 }
@@ -520,7 +612,7 @@ func (m *memBackend) flushPending() {
 }
 
 // load adds an entry read from the store (unchanged, ordered: in the
-// B-tree until a group takes it).
+// B-tree and the hash map until a group takes it).
 func (m *memBackend) load(k, value []byte) {
 	e := m.newEntryWith(k, value)
 	e.flags = memInTree | memStored | memLoose
@@ -530,15 +622,23 @@ func (m *memBackend) load(k, value []byte) {
 	m.bytes += e.size()
 }
 
-func (m *memBackend) del(kg int, key []byte, _ index) error {
+func (m *memBackend) del(kg int, key []byte, idx index) error {
 	k := m.memKey(kg, key)
-	e := m.points[string(k)]
+	var e *memEntry
+	if idx > 0 {
+		e, _, _ = m.inGroup(k, int(idx))
+	} else {
+		e = m.points[string(k)]
+	}
 	if e == nil || e.flags&memDeleted != 0 {
 		return nil
 	}
-	m.unindex(e)
 	if m.track && e.flags&memStored != 0 {
-		// Kept until the deletion is written to the store.
+		// Kept until the deletion is written to the store: in the hash
+		// map, or in its group (where scans skip it).
+		if e.grp == nil {
+			m.unindex(e)
+		}
 		e.flags |= memDeleted
 		m.bytes -= int64(cap(e.val))
 		e.val = nil
@@ -548,8 +648,13 @@ func (m *memBackend) del(kg int, key []byte, _ index) error {
 	}
 	// Never written to the store: forgotten (if it is in dirty, its
 	// memDeleted flag tells takeDirty to skip it).
+	if e.grp != nil {
+		m.ungroup(e)
+	} else {
+		m.unindex(e)
+		delete(m.points, e.key)
+	}
 	e.flags |= memDeleted
-	delete(m.points, e.key)
 	m.bytes -= e.size()
 	return nil
 }
@@ -567,7 +672,7 @@ func (m *memBackend) scan(kg int, lower, upper []byte, idx index, reverse bool, 
 		if hasHi {
 			hi = unsafeString(upper[n:])
 		}
-		g.scan(unsafeString(lower[n:]), hi, hasHi, reverse, limit, c)
+		g.scan(unsafeString(lower[n:]), hi, hasHi, reverse, limit, c, &m.hint)
 		return nil
 	}
 	m.flushPending()
@@ -630,7 +735,10 @@ func (m *memBackend) writeDirty(sp *statestore.Space) error {
 			if err := sp.Delete(kg, key); err != nil {
 				return err
 			}
-			if m.points[e.key] == e {
+			if e.grp != nil {
+				m.ungroup(e)
+				m.bytes -= e.size()
+			} else if m.points[e.key] == e {
 				delete(m.points, e.key)
 				m.bytes -= e.size()
 			}
@@ -703,11 +811,11 @@ func (h *hybridBackend) writeBack() error {
 // spilled reports whether the state is in the store only.
 func (h *hybridBackend) spilled() bool { return h.mem == nil }
 
-func (h *hybridBackend) get(kg int, key []byte) ([]byte, bool, error) {
+func (h *hybridBackend) get(kg int, key []byte, idx index) ([]byte, bool, error) {
 	if h.mem == nil {
-		return h.st.get(kg, key)
+		return h.st.get(kg, key, idx)
 	}
-	return h.mem.get(kg, key)
+	return h.mem.get(kg, key, idx)
 }
 
 func (h *hybridBackend) put(kg int, key, value []byte, idx index) error {

@@ -32,7 +32,7 @@ func (s *ValueState[T]) Value() (T, bool, error) {
 			return zero, false, err
 		}
 	}
-	b, ok, err := k.be.get(k.kg, k.stateKey(s.prefix, nil))
+	b, ok, err := k.be.get(k.kg, k.stateKey(s.prefix, nil), pointIndex)
 	if err != nil || !ok {
 		return zero, false, err
 	}
@@ -87,7 +87,7 @@ func (s *mapState[K, V]) get(key K) (V, bool, error) {
 			return zero, false, err
 		}
 	}
-	b, ok, err := k.be.get(k.kg, s.entryKey(key))
+	b, ok, err := k.be.get(k.kg, s.entryKey(key), s.group())
 	if err != nil || !ok {
 		return zero, false, err
 	}
@@ -328,7 +328,7 @@ func (s *ListState[T]) Add(v T) error {
 	}
 	// The counter is at prefix | key; elements at prefix | key | seq.
 	var seq uint64
-	b, ok, err := k.be.get(k.kg, k.stateKey(s.prefix, nil))
+	b, ok, err := k.be.get(k.kg, k.stateKey(s.prefix, nil), pointIndex)
 	if err != nil {
 		return err
 	}

@@ -299,5 +299,13 @@ func (k *Keyed) MemoryStats() (entries int, bytes int64, ok bool) {
 			bytes += int64(len(e.list.buf))
 		}
 	}
+	for _, g := range m.groups {
+		g.each(func(e *memEntry) {
+			if e.flags&memDeleted == 0 {
+				entries++
+				bytes += int64(len(e.key) + len(e.val))
+			}
+		})
+	}
 	return entries, bytes, true
 }

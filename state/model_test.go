@@ -132,6 +132,10 @@ type variant struct {
 	// treeAt, when positive, is the size beyond which the memory
 	// backend's groups use a B-tree (small: both forms are exercised).
 	treeAt int
+	// keys, when positive, limits the steps to the first keys keys: the
+	// same map entries are then put, removed and put again between two
+	// checkpoints (a stored entry's deletion kept until it is written).
+	keys int
 }
 
 func TestModel(t *testing.T) {
@@ -150,6 +154,8 @@ func TestModel(t *testing.T) {
 		{name: "memory-group-trees", treeAt: 3},
 		{name: "pebble", pebble: true, cacheBytes: 64 << 20},
 		{name: "pebble-group-trees", pebble: true, cacheBytes: 64 << 20, treeAt: 3},
+		{name: "pebble-few-keys", pebble: true, cacheBytes: 64 << 20, keys: 3},
+		{name: "pebble-few-keys-group-trees", pebble: true, cacheBytes: 64 << 20, keys: 3, treeAt: 3},
 		{name: "pebble-small-cache", pebble: true, cacheBytes: 4 << 10},
 		{name: "pebble-small-cache-ttl", pebble: true, cacheBytes: 2 << 10, ttl: 40 * time.Millisecond},
 	}
@@ -308,7 +314,11 @@ func (h *harness) use(key modelKey) *subtask {
 
 func (h *harness) step(step int) {
 	t, r, md := h.t, h.r, h.md
-	key := h.keys[r.IntN(len(h.keys))]
+	nk := len(h.keys)
+	if h.v.keys > 0 {
+		nk = h.v.keys
+	}
+	key := h.keys[r.IntN(nk)]
 	mk := fmt.Sprintf("m%d", r.IntN(8))
 	if r.IntN(5) == 0 {
 		mk += "\x00"

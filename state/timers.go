@@ -420,7 +420,7 @@ func (k *Keyed) fireUpTo(t *timerIndex, d TimeDomain, upTo int64, fire func(Time
 			}
 			// An earlier callback may have deleted it, or it was read
 			// and registered again.
-			if _, ok, err := k.be.get(kg, key); err != nil {
+			if _, ok, err := k.be.get(kg, key, globalIndex); err != nil {
 				return err
 			} else if !ok {
 				continue

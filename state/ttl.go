@@ -33,7 +33,7 @@ type ttlState struct {
 
 // lastWrite returns the current key's last write time.
 func (k *Keyed) lastWrite() (int64, bool, error) {
-	b, ok, err := k.be.get(k.kg, k.stateKey(k.ttl.prefix, nil))
+	b, ok, err := k.be.get(k.kg, k.stateKey(k.ttl.prefix, nil), pointIndex)
 	if err != nil || !ok {
 		return 0, false, err
 	}

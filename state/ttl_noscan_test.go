@@ -16,9 +16,9 @@ type readCounter struct {
 	read int
 }
 
-func (c *readCounter) get(kg int, key []byte) ([]byte, bool, error) {
+func (c *readCounter) get(kg int, key []byte, idx index) ([]byte, bool, error) {
 	c.read++
-	return c.backend.get(kg, key)
+	return c.backend.get(kg, key, idx)
 }
 
 func (c *readCounter) scan(kg int, lower, upper []byte, idx index, reverse bool, limit int, ch *chunk) error {
