@@ -13,6 +13,11 @@ import (
 // The writer appends records straight into buf (no copy through a
 // bufio.Writer) and calls spill when it holds writeBufferSize bytes or
 // more, so the file gets large writes.
+//
+// Every writeback bytes that spill writes, it asks the kernel to start
+// writing them to the disk (startWriteback), so that the disk works while
+// the sink does, and the fsync that finishes the file waits only for the
+// last ones.
 type partFile struct {
 	path   string // the in-progress file
 	dir    string // its partition folder, relative to the sink's ("" for none)
@@ -21,16 +26,23 @@ type partFile struct {
 	opened time.Time
 	f      *os.File
 	buf    []byte // bytes written and not yet in f
+
+	// inFile are the bytes written into f; the kernel was asked to
+	// write bytes 0..hinted-1 to the disk. writeback is the step between
+	// hints, 0 for none (none either once a hint failed).
+	inFile    int64
+	hinted    int64
+	writeback int64
 }
 
 // createPart creates the in-progress file path; buf is its (empty) write
-// buffer.
-func createPart(path string, n int, now time.Time, buf []byte) (*partFile, error) {
+// buffer, writeback the step of its writeback hints (0: none).
+func createPart(path string, n int, now time.Time, buf []byte, writeback int64) (*partFile, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("filesystem sink: %w", err)
 	}
-	return &partFile{path: path, n: n, opened: now, f: f, buf: buf[:0]}, nil
+	return &partFile{path: path, n: n, opened: now, f: f, buf: buf[:0], writeback: writeback}, nil
 }
 
 // write appends b to the file.
@@ -48,10 +60,19 @@ func (p *partFile) spill() error {
 	if len(p.buf) == 0 {
 		return nil
 	}
-	_, err := p.f.Write(p.buf)
+	n, err := p.f.Write(p.buf)
 	p.buf = p.buf[:0]
+	p.inFile += int64(n)
 	if err != nil {
 		return fmt.Errorf("filesystem sink: write %s: %w", p.path, err)
+	}
+	if p.writeback > 0 && p.inFile-p.hinted >= p.writeback {
+		if startWriteback(p.f, p.hinted, p.inFile-p.hinted) != nil {
+			// Not supported by this file system: the fsync at the
+			// end writes everything, as without hints.
+			p.writeback = 0
+		}
+		p.hinted = p.inFile
 	}
 	return nil
 }

@@ -21,6 +21,10 @@ import (
 // writeBufferSize is the write buffer of each sink subtask.
 const writeBufferSize = 256 << 10
 
+// defaultWriteback is how many bytes a part file gets between writeback
+// hints (see partFile).
+const defaultWriteback = 4 << 20
+
 // Rolling policy defaults, as in Flink.
 const (
 	defaultFileSize = 128 << 20
@@ -51,6 +55,7 @@ type Sink struct {
 	parallelism int
 	fileSize    int64
 	rollover    time.Duration
+	writeback   int64 // bytes between a part file's writeback hints; 0: none
 	now         func() time.Time // the clock of the rollover interval
 	recovered   int64            // highest checkpoint Recover committed
 	part        *partitioning    // PARTITIONED BY; nil if not partitioned
@@ -101,7 +106,7 @@ func NewSink(t *connector.Table, env connector.Env) (connector.Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sink{dir: dir, format: f, schema: t.Schema, parallelism: p, fileSize: defaultFileSize, rollover: defaultRollover, now: time.Now, part: part, data: dataColumns(t)}
+	s := &Sink{dir: dir, format: f, schema: t.Schema, parallelism: p, fileSize: defaultFileSize, rollover: defaultRollover, writeback: defaultWriteback, now: time.Now, part: part, data: dataColumns(t)}
 	if s.data != nil && len(s.data) == 0 {
 		return nil, fmt.Errorf("every column is a partition or metadata column; the files need at least one other")
 	}

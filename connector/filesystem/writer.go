@@ -166,7 +166,7 @@ func (w *Writer) open(pf **partFile, dir string) error {
 		} else {
 			buf = make([]byte, 0, writeBufferSize+writeBufferSize/4)
 		}
-		if *pf, err = createPart(filepath.Join(folder, inProgressName(w.subtask, w.next)), w.next, w.sink.now(), buf); err != nil {
+		if *pf, err = createPart(filepath.Join(folder, inProgressName(w.subtask, w.next)), w.next, w.sink.now(), buf, w.sink.writeback); err != nil {
 			w.free = append(w.free, buf)
 			return err
 		}
