@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -14,10 +15,15 @@ import (
 // bufio.Writer) and calls spill when it holds writeBufferSize bytes or
 // more, so the file gets large writes.
 //
-// Every writeback bytes that spill writes, it asks the kernel to start
-// writing them to the disk (startWriteback), so that the disk works while
-// the sink does, and the fsync that finishes the file waits only for the
-// last ones.
+// So that the disk works while the sink does, and the fsync that
+// finishes the file (flush, finish) waits only for the last bytes, spill
+// also starts syncing what it wrote: every writeback.hint bytes it asks
+// the kernel to start writing them (startWriteback, Linux), and every
+// writeback.sync bytes it syncs the file on a goroutine of its own (a
+// virtual disk may hold written blocks in its host's cache until a
+// sync). These are only early starts: durability still comes from the
+// fsync in flush and finish, which waits for the background sync first
+// and reports its error.
 type partFile struct {
 	path   string // the in-progress file
 	dir    string // its partition folder, relative to the sink's ("" for none)
@@ -28,31 +34,29 @@ type partFile struct {
 	buf    []byte // bytes written and not yet in f
 
 	// inFile are the bytes written into f; the kernel was asked to
-	// write bytes 0..hinted-1 to the disk. writeback is the step between
-	// hints, 0 for none (none either once a hint failed).
-	inFile    int64
-	hinted    int64
-	writeback int64
+	// write bytes 0..hinted-1, and a sync was started when f held
+	// synced bytes.
+	inFile, hinted, synced int64
+	wb                     writeback
+	// bg is the background sync; bgErr its error, read after bg.Wait.
+	bg    sync.WaitGroup
+	bgErr error
+}
+
+// writeback is when a part file starts syncing what it wrote: a hint
+// every hint bytes and a background sync every sync bytes (0: never).
+type writeback struct {
+	hint, sync int64
 }
 
 // createPart creates the in-progress file path; buf is its (empty) write
-// buffer, writeback the step of its writeback hints (0: none).
-func createPart(path string, n int, now time.Time, buf []byte, writeback int64) (*partFile, error) {
+// buffer.
+func createPart(path string, n int, now time.Time, buf []byte, wb writeback) (*partFile, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("filesystem sink: %w", err)
 	}
-	return &partFile{path: path, n: n, opened: now, f: f, buf: buf[:0], writeback: writeback}, nil
-}
-
-// write appends b to the file.
-func (p *partFile) write(b []byte) error {
-	p.buf = append(p.buf, b...)
-	p.size += int64(len(b))
-	if len(p.buf) >= writeBufferSize {
-		return p.spill()
-	}
-	return nil
+	return &partFile{path: path, n: n, opened: now, f: f, buf: buf[:0], wb: wb}, nil
 }
 
 // spill writes the buffered bytes into the file.
@@ -66,20 +70,45 @@ func (p *partFile) spill() error {
 	if err != nil {
 		return fmt.Errorf("filesystem sink: write %s: %w", p.path, err)
 	}
-	if p.writeback > 0 && p.inFile-p.hinted >= p.writeback {
+	if p.wb.hint > 0 && p.inFile-p.hinted >= p.wb.hint {
 		if startWriteback(p.f, p.hinted, p.inFile-p.hinted) != nil {
-			// Not supported by this file system: the fsync at the
-			// end writes everything, as without hints.
-			p.writeback = 0
+			// Not supported by this file system: the syncs write
+			// everything, as without hints.
+			p.wb.hint = 0
 		}
 		p.hinted = p.inFile
+	}
+	if p.wb.sync > 0 && p.inFile-p.synced >= p.wb.sync {
+		// One background sync at a time: wait for the last one (done
+		// long ago unless the disk lags behind the sink).
+		p.bg.Wait()
+		if p.bgErr != nil {
+			return p.bgErr
+		}
+		p.synced = p.inFile
+		p.bg.Add(1)
+		go p.backgroundSync()
 	}
 	return nil
 }
 
+// backgroundSync syncs the file, keeping its error for the next flush or
+// finish: the kernel reports a failed write to one sync only.
+func (p *partFile) backgroundSync() {
+	defer p.bg.Done()
+	if err := p.f.Sync(); err != nil {
+		p.bgErr = fmt.Errorf("filesystem sink: sync %s: %w", p.path, err)
+	}
+}
+
+// flush writes the buffered bytes into the file and syncs it.
 func (p *partFile) flush() error {
 	if err := p.spill(); err != nil {
 		return err
+	}
+	p.bg.Wait()
+	if p.bgErr != nil {
+		return p.bgErr
 	}
 	if err := p.f.Sync(); err != nil {
 		return fmt.Errorf("filesystem sink: sync %s: %w", p.path, err)
@@ -98,6 +127,7 @@ func (p *partFile) finish() error {
 
 // discard closes the file without flushing and deletes it.
 func (p *partFile) discard() error {
+	p.bg.Wait()
 	p.f.Close() // the file is deleted: nothing to lose
 	p.buf = nil
 	if err := os.Remove(p.path); err != nil && !errors.Is(err, os.ErrNotExist) {

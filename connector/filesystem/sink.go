@@ -21,9 +21,13 @@ import (
 // writeBufferSize is the write buffer of each sink subtask.
 const writeBufferSize = 256 << 10
 
-// defaultWriteback is how many bytes a part file gets between writeback
-// hints (see partFile).
-const defaultWriteback = 4 << 20
+// How often a part file starts syncing what it wrote (see partFile): a
+// writeback hint every writebackHint bytes, a background sync every
+// writebackSync bytes.
+const (
+	writebackHint = 4 << 20
+	writebackSync = 32 << 20
+)
 
 // Rolling policy defaults, as in Flink.
 const (
@@ -55,7 +59,7 @@ type Sink struct {
 	parallelism int
 	fileSize    int64
 	rollover    time.Duration
-	writeback   int64 // bytes between a part file's writeback hints; 0: none
+	writeback   writeback        // when part files start syncing what they wrote
 	now         func() time.Time // the clock of the rollover interval
 	recovered   int64            // highest checkpoint Recover committed
 	part        *partitioning    // PARTITIONED BY; nil if not partitioned
@@ -106,7 +110,7 @@ func NewSink(t *connector.Table, env connector.Env) (connector.Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sink{dir: dir, format: f, schema: t.Schema, parallelism: p, fileSize: defaultFileSize, rollover: defaultRollover, writeback: defaultWriteback, now: time.Now, part: part, data: dataColumns(t)}
+	s := &Sink{dir: dir, format: f, schema: t.Schema, parallelism: p, fileSize: defaultFileSize, rollover: defaultRollover, writeback: writeback{hint: writebackHint, sync: writebackSync}, now: time.Now, part: part, data: dataColumns(t)}
 	if s.data != nil && len(s.data) == 0 {
 		return nil, fmt.Errorf("every column is a partition or metadata column; the files need at least one other")
 	}
