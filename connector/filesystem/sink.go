@@ -60,6 +60,7 @@ type Sink struct {
 	fileSize    int64
 	rollover    time.Duration
 	writeback   writeback        // when part files start syncing what they wrote
+	spillAt     int              // a part file's buffer is written at this size (writeBufferSize; tests set less)
 	now         func() time.Time // the clock of the rollover interval
 	recovered   int64            // highest checkpoint Recover committed
 	part        *partitioning    // PARTITIONED BY; nil if not partitioned
@@ -110,7 +111,7 @@ func NewSink(t *connector.Table, env connector.Env) (connector.Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sink{dir: dir, format: f, schema: t.Schema, parallelism: p, fileSize: defaultFileSize, rollover: defaultRollover, writeback: writeback{hint: writebackHint, sync: writebackSync}, now: time.Now, part: part, data: dataColumns(t)}
+	s := &Sink{dir: dir, format: f, schema: t.Schema, parallelism: p, fileSize: defaultFileSize, rollover: defaultRollover, writeback: writeback{hint: writebackHint, sync: writebackSync}, spillAt: writeBufferSize, now: time.Now, part: part, data: dataColumns(t)}
 	if s.data != nil && len(s.data) == 0 {
 		return nil, fmt.Errorf("every column is a partition or metadata column; the files need at least one other")
 	}
