@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"time"
@@ -126,6 +127,9 @@ const digitPairs = "000102030405060708091011121314151617181920212223242526272829
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
 	"8081828384858687888990919293949596979899"
 
+// pow10 holds 10^0 to 10^19.
+var pow10 = [20]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
+
 // appendInt appends n in decimal, as strconv.AppendInt(dst, n, 10) does,
 // writing the digits in place (two at a time) rather than through a
 // buffer and a copy.
@@ -138,9 +142,12 @@ func appendInt(dst []byte, n int64) []byte {
 	if u < 10 {
 		return append(dst, byte('0'+u))
 	}
-	k := 2 // digits; u <= 1<<63 < 1e19, so p stops at 1e19 at most
-	for p := uint64(100); u >= p; p *= 10 {
-		k++
+	// The digits: log10(2) ~ 1233/4096 gives t, the number of digits
+	// of the smallest value of u's bit length less one; u has t or t+1.
+	t := bits.Len64(u) * 1233 >> 12
+	k := t + 1
+	if u < pow10[t] {
+		k = t
 	}
 	l := len(dst)
 	if cap(dst)-l < k {

@@ -1,15 +1,18 @@
 package filesystem
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -184,6 +187,7 @@ func TestPartitionedSinkFiles(t *testing.T) {
 		tab.Options["sink.rolling-policy.file-size"] = fmt.Sprintf("%db", size)
 		s, err := NewSink(tab, connector.Env{})
 		mustOK(t, err)
+		smallWriteback(t, r, s.(*Sink))
 		w, err := s.Open(0, 1)
 		mustOK(t, err)
 		tw := w.(connector.TransactionalWriter)
@@ -262,6 +266,7 @@ func TestPartitionedKillRestore(t *testing.T) {
 			sk, err := NewSink(tab, connector.Env{})
 			mustOK(t, err)
 			s := sk.(*Sink)
+			smallWriteback(t, r, s)
 			mustOK(t, s.Recover(restored.txns))
 			p := 1 + r.Intn(3)
 			ws := make([]*Writer, p)
@@ -335,6 +340,103 @@ func TestPartitionedKillRestore(t *testing.T) {
 	}
 	if restarts < 10 {
 		t.Errorf("seed %d: only %d restarts: the test does not test much", seed, restarts)
+	}
+}
+
+// smallWriteback makes s write its buffers, hint the kernel and sync in
+// the background after a few bytes (each at random, or never), so that
+// small tests take those paths.
+func smallWriteback(t *testing.T, r *rand.Rand, s *Sink) {
+	s.spillAt = 1 + r.Intn(2048)
+	s.writeback = writeback{}
+	if r.Intn(4) != 0 {
+		s.writeback.hint = 1 + r.Int63n(4096)
+	}
+	if r.Intn(4) != 0 {
+		s.writeback.sync = 1 + r.Int63n(4096)
+	}
+	t.Logf("spill at %d, writeback %+v", s.spillAt, s.writeback)
+}
+
+// errSyncFailed is the sync failure TestSyncFailure injects.
+var errSyncFailed = errors.New("injected sync failure")
+
+// TestSyncFailure fails one sync of a part file (in the background or
+// not, at random) and checks that the failure surfaces, as an error of a
+// Write, PreCommit or Close, before any transaction lists that file.
+func TestSyncFailure(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewSource(seed))
+	surfaced := 0
+	for round := range 30 {
+		dir := t.TempDir()
+		tab := q10BidTable(dir)
+		tab.Options["sink.rolling-policy.file-size"] = fmt.Sprintf("%db", 500+r.Intn(8000))
+		sk, err := NewSink(tab, connector.Env{})
+		mustOK(t, err)
+		s := sk.(*Sink)
+		smallWriteback(t, r, s)
+		var mu sync.Mutex // the hook runs on background goroutines too
+		calls, failAt, failed := 0, 1+r.Intn(40), ""
+		s.writeback.fsync = func(f *os.File) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if calls++; calls == failAt {
+				failed = filepath.Base(f.Name())
+				return errSyncFailed
+			}
+			return f.Sync()
+		}
+		w := openWriter(t, s, 0, 1)
+		failedFile := func() string {
+			mu.Lock()
+			defer mu.Unlock()
+			return failed
+		}
+		rows := q10Rows(r, 3000)
+		var werr error
+		for ckpt := int64(1); len(rows) > 0 && werr == nil; {
+			n := min(len(rows), 1+r.Intn(200))
+			if werr = w.Write(q10Input(rows[:n])); werr != nil {
+				break
+			}
+			rows = rows[n:]
+			if r.Intn(4) != 0 {
+				continue
+			}
+			txn, err := w.PreCommit(ckpt)
+			if werr = err; err != nil {
+				break
+			}
+			tr, err := decodeTransaction(txn)
+			mustOK(t, err)
+			for _, f := range tr.files {
+				if ff := failedFile(); ff != "" && path.Base(f.tmp) == ff {
+					t.Fatalf("seed %d round %d: checkpoint %d lists %s, whose sync failed", seed, round, ckpt, ff)
+				}
+			}
+			mustOK(t, w.Commit(txn))
+			ckpt++
+		}
+		if werr == nil {
+			werr = w.Close()
+		} else {
+			mustOK(t, w.Abort())
+		}
+		if failedFile() == "" {
+			if werr != nil {
+				t.Fatalf("seed %d round %d: %v with no sync failed", seed, round, werr)
+			}
+			continue
+		}
+		if !errors.Is(werr, errSyncFailed) {
+			t.Fatalf("seed %d round %d: sync of %s failed, the writer returned %v", seed, round, failedFile(), werr)
+		}
+		surfaced++
+	}
+	if surfaced < 10 {
+		t.Errorf("seed %d: only %d rounds failed a sync: the test does not test much", seed, surfaced)
 	}
 }
 

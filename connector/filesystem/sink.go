@@ -21,6 +21,14 @@ import (
 // writeBufferSize is the write buffer of each sink subtask.
 const writeBufferSize = 256 << 10
 
+// How often a part file starts syncing what it wrote (see partFile): a
+// writeback hint every writebackHint bytes, a background sync every
+// writebackSync bytes.
+const (
+	writebackHint = 4 << 20
+	writebackSync = 32 << 20
+)
+
 // Rolling policy defaults, as in Flink.
 const (
 	defaultFileSize = 128 << 20
@@ -51,6 +59,8 @@ type Sink struct {
 	parallelism int
 	fileSize    int64
 	rollover    time.Duration
+	writeback   writeback        // when part files start syncing what they wrote
+	spillAt     int              // a part file's buffer is written at this size (writeBufferSize; tests set less)
 	now         func() time.Time // the clock of the rollover interval
 	recovered   int64            // highest checkpoint Recover committed
 	part        *partitioning    // PARTITIONED BY; nil if not partitioned
@@ -101,7 +111,7 @@ func NewSink(t *connector.Table, env connector.Env) (connector.Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sink{dir: dir, format: f, schema: t.Schema, parallelism: p, fileSize: defaultFileSize, rollover: defaultRollover, now: time.Now, part: part, data: dataColumns(t)}
+	s := &Sink{dir: dir, format: f, schema: t.Schema, parallelism: p, fileSize: defaultFileSize, rollover: defaultRollover, writeback: writeback{hint: writebackHint, sync: writebackSync}, spillAt: writeBufferSize, now: time.Now, part: part, data: dataColumns(t)}
 	if s.data != nil && len(s.data) == 0 {
 		return nil, fmt.Errorf("every column is a partition or metadata column; the files need at least one other")
 	}

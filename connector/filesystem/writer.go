@@ -34,6 +34,7 @@ type Writer struct {
 	part     *partFile   // the open in-progress file; nil before a row comes
 	free     [][]byte    // write buffers of finished files, for new ones
 	rolled   []*partFile // finished files not yet pre-committed
+	finished int         // rolled[:finished] are known to be finished
 	last     int64       // the last checkpoint pre-committed or recovered
 	closed   bool
 
@@ -101,7 +102,7 @@ func (w *Writer) Write(b *types.Batch) error {
 		if err := w.open(&w.part, ""); err != nil {
 			return err
 		}
-		p := w.part
+		p, spillAt := w.part, w.sink.spillAt
 		for i := range b.Len() {
 			if i%touchRows == 0 {
 				w.touchText(b, i, min(i+touchRows, b.Len()))
@@ -109,7 +110,7 @@ func (w *Writer) Write(b *types.Batch) error {
 			n := len(p.buf)
 			p.buf = w.rowEnc.appendRow(p.buf, b.Row(i), w.data)
 			p.size += int64(len(p.buf) - n)
-			if len(p.buf) >= writeBufferSize {
+			if len(p.buf) >= spillAt {
 				if err := p.spill(); err != nil {
 					return err
 				}
@@ -166,7 +167,7 @@ func (w *Writer) open(pf **partFile, dir string) error {
 		} else {
 			buf = make([]byte, 0, writeBufferSize+writeBufferSize/4)
 		}
-		if *pf, err = createPart(filepath.Join(folder, inProgressName(w.subtask, w.next)), w.next, w.sink.now(), buf); err != nil {
+		if *pf, err = createPart(filepath.Join(folder, inProgressName(w.subtask, w.next)), w.next, w.sink.now(), buf, w.sink.writeback); err != nil {
 			w.free = append(w.free, buf)
 			return err
 		}
@@ -180,7 +181,7 @@ func (w *Writer) open(pf **partFile, dir string) error {
 // is full, and the file is finished if it reached the size limit.
 func (w *Writer) wrote(pf **partFile) error {
 	p := *pf
-	if len(p.buf) >= writeBufferSize {
+	if len(p.buf) >= w.sink.spillAt {
 		if err := p.spill(); err != nil {
 			return err
 		}
@@ -228,6 +229,7 @@ func (w *Writer) writePartitioned(b *types.Batch) error {
 		var s *partSlot
 		var p *partFile
 		var prev []types.Value
+		spillAt := w.sink.spillAt
 		for i := range b.Len() {
 			if i%touchRows == 0 {
 				w.touchText(b, i, min(i+touchRows, b.Len()))
@@ -257,7 +259,7 @@ func (w *Writer) writePartitioned(b *types.Batch) error {
 			n := len(p.buf)
 			p.buf = w.rowEnc.appendRow(p.buf, row, w.data)
 			p.size += int64(len(p.buf) - n)
-			if len(p.buf) >= writeBufferSize {
+			if len(p.buf) >= spillAt {
 				if err := p.spill(); err != nil {
 					return err
 				}
@@ -327,18 +329,29 @@ func samePartition(cols []int, a, b []types.Value) bool {
 	return true
 }
 
-// roll finishes the file *pf; the next PreCommit or Close takes it.
+// roll finishes the file *pf in the background; the next PreCommit or
+// Close waits for it and takes it. At most maxFinishing files finish at
+// once.
 func (w *Writer) roll(pf **partFile) error {
 	p := *pf
 	*pf = nil
 	w.rolled = append(w.rolled, p)
-	err := p.finish()
+	err := p.startFinish()
 	if err == nil && len(w.free) < maxFreeBuffers {
 		w.free = append(w.free, p.buf[:0])
 	}
 	p.buf = nil
+	for ; len(w.rolled)-w.finished > maxFinishing; w.finished++ {
+		if ferr := w.rolled[w.finished].wait(); err == nil {
+			err = ferr
+		}
+	}
 	return err
 }
+
+// maxFinishing bounds the files a Writer finishes (syncs and closes) in
+// the background at once: each holds a thread in fsync.
+const maxFinishing = 4
 
 // maxFreeBuffers bounds the write buffers a Writer keeps for new files.
 const maxFreeBuffers = 4
@@ -380,13 +393,16 @@ func (w *Writer) finishAll(checkpoint int64) ([]txnFile, error) {
 	}
 	files := make([]txnFile, len(w.rolled))
 	for k, p := range w.rolled {
+		if err := p.wait(); err != nil {
+			return nil, err
+		}
 		files[k] = txnFile{
 			tmp:   path.Join(p.dir, filepath.Base(p.path)),
 			final: path.Join(p.dir, finalName(w.subtask, checkpoint, p.n, w.sink.ext())),
 			size:  p.size,
 		}
 	}
-	w.rolled = w.rolled[:0]
+	w.rolled, w.finished = w.rolled[:0], 0
 	return files, nil
 }
 
@@ -585,6 +601,6 @@ func (w *Writer) Abort() error {
 			first = err
 		}
 	}
-	w.rolled = nil
+	w.rolled, w.finished = nil, 0
 	return first
 }

@@ -323,7 +323,8 @@ func value(f field, e *model.Event) types.Value {
 
 // bidFieldsRead returns the last of a bid's random fields, in the order
 // the generator draws them (model.BidAuction ... model.BidExtra), that
-// cols read; 0 if they read none (the time is not drawn).
+// cols read; 0 if they read none (the time is not drawn). With the extra
+// and neither channel nor url read, model.BidSkipChannel is or'ed in.
 func bidFieldsRead(cols []column) int {
 	rank := func(f field) int {
 		switch f {
@@ -340,12 +341,17 @@ func bidFieldsRead(cols []column) int {
 		}
 		return 0
 	}
-	last := 0
+	last, channel := 0, false
 	for _, c := range cols {
 		last = max(last, rank(c.f))
+		channel = channel || rank(c.f) == model.BidChannel
 		for _, f := range c.sub {
 			last = max(last, rank(f))
+			channel = channel || rank(f) == model.BidChannel
 		}
+	}
+	if last == model.BidExtra && !channel {
+		last |= model.BidSkipChannel
 	}
 	return last
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/connector/nexmark/model"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -98,5 +99,54 @@ func TestPushdownRefused(t *testing.T) {
 	flat := mustSource(t, bidCols, opts("events.num", "10", "nexmark.event-type", "bid"))
 	if _, ok := flat.FilterEquals(0, types.BigIntValue(2)); ok {
 		t.Error("FilterEquals on the flat bid table's auction column accepted")
+	}
+}
+
+// TestPushdownBidExtraSkipsChannel: a projection of a bid's extra without
+// its channel and url reads the extra (and the fields before it) the
+// whole table holds, without the channel look-up
+// (model.BidSkipChannel); with the channel it reads both.
+func TestPushdownBidExtraSkipsChannel(t *testing.T) {
+	o := opts("events.num", "3000")
+	src := mustSource(t, refCols(), o)
+	f, ok := src.FilterEquals(0, types.IntValue(2))
+	if !ok {
+		t.Fatal("FilterEquals(event_type, 2) refused")
+	}
+	cols := mixedCols()
+	full := readAll(t, mustSource(t, cols, o), len(cols), 1)
+	// The dotted table's bid fields: auction 20, bidder 21, price 22,
+	// channel 23, url 24, dateTime 25, extra 26.
+	for _, c := range []struct {
+		fields []int
+		skip   bool
+	}{{[]int{0, 2, 6}, true}, {[]int{3, 6}, false}, {[]int{6, 4}, false}, {[]int{3}, false}} {
+		proj := make([][]int, len(c.fields))
+		for i, fl := range c.fields {
+			proj[i] = []int{3, fl}
+		}
+		p, ok := f.(connector.ProjectableSource).Project(proj)
+		if !ok {
+			t.Fatalf("Project %v refused", c.fields)
+		}
+		if skip := p.(*Source).bidUpTo&model.BidSkipChannel != 0; skip != c.skip {
+			t.Fatalf("fields %v: skips the channel %v, want %v", c.fields, skip, c.skip)
+		}
+		got := readAll(t, p, len(c.fields), 1)
+		var want []string
+		for n, r := range full {
+			if n%50 < 4 {
+				continue
+			}
+			v := strings.Split(strings.TrimSuffix(strings.TrimPrefix(r, "+I["), "]"), ", ")
+			var fs []string
+			for _, fl := range c.fields {
+				fs = append(fs, v[20+fl])
+			}
+			want = append(want, "+I["+strings.Join(fs, ", ")+"]")
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("fields %v: %d rows (%v...), want %d (%v...)", c.fields, len(got), got[:min(2, len(got))], len(want), want[:min(2, len(want))])
+		}
 	}
 }

@@ -328,7 +328,8 @@ func TestDivider(t *testing.T) {
 }
 
 // TestBidPrefix: BidPrefix(upTo) gives the fields up to upTo the values
-// Bid gives them, and leaves the later ones alone.
+// Bid gives them, and leaves the later ones alone (and the channel and url
+// with BidSkipChannel).
 func TestBidPrefix(t *testing.T) {
 	g := testGen(nil)
 	for n := int64(4); n < 20000; n += 7 {
@@ -337,9 +338,12 @@ func TestBidPrefix(t *testing.T) {
 		}
 		var full Bid
 		g.Bid(n, &full)
-		for upTo := BidAuction; upTo <= BidExtra; upTo++ {
+		for _, upTo := range []int{BidAuction, BidBidder, BidPrice, BidChannel, BidExtra,
+			BidChannel | BidSkipChannel, BidExtra | BidSkipChannel} {
 			got := Bid{Bidder: -1, Price: -1, Channel: "?", URL: "?", Extra: "?"}
 			g.BidPrefix(n, &got, upTo)
+			skip := upTo&BidSkipChannel != 0
+			upTo &^= BidSkipChannel
 			want := Bid{Auction: full.Auction, Bidder: -1, Price: -1, Channel: "?", URL: "?", DateTime: full.DateTime, Extra: "?"}
 			if upTo >= BidBidder {
 				want.Bidder = full.Bidder
@@ -347,7 +351,7 @@ func TestBidPrefix(t *testing.T) {
 			if upTo >= BidPrice {
 				want.Price = full.Price
 			}
-			if upTo >= BidChannel {
+			if upTo >= BidChannel && !skip {
 				want.Channel, want.URL = full.Channel, full.URL
 			}
 			if upTo >= BidExtra {
