@@ -39,7 +39,8 @@ type LookupJoinSpec struct {
 	Extra       []expr.Expr
 	// Reload is how often the table is loaded again (0: never).
 	Reload time.Duration
-	// Now is the processing-time clock; nil means time.Now.
+	// Now is the processing-time clock; nil means the task's
+	// (OpContext.Clock).
 	Now func() time.Time
 	// Table names the table in errors.
 	Table string
@@ -58,24 +59,22 @@ type lookupJoinOp struct {
 	index map[string][]int32 // encoded key → row offsets into rows
 	rows  []types.Value      // the table's rows, RightWidth each
 	next  time.Time          // the next reload (zero: never)
+	clock func() time.Time   // spec.Now, or the task's clock
 	kb    []byte
 	joinOutput
 }
 
 // Open implements Operator: it loads the table.
-func (o *lookupJoinOp) Open(*OpContext) error {
+func (o *lookupJoinOp) Open(ctx *OpContext) error {
 	if o.spec.Type != InnerJoin && o.spec.Type != LeftOuterJoin {
 		return fmt.Errorf("lookup join: join type %d (INNER or LEFT only)", o.spec.Type)
 	}
+	o.clock = o.spec.Now
+	if o.clock == nil {
+		o.clock = clockOf(ctx)
+	}
 	o.joinOutput.open(o.spec.LeftWidth, o.spec.RightWidth)
 	return o.load()
-}
-
-func (o *lookupJoinOp) now() time.Time {
-	if o.spec.Now != nil {
-		return o.spec.Now()
-	}
-	return time.Now()
 }
 
 // load reads the whole table into a fresh index.
@@ -138,7 +137,7 @@ func (o *lookupJoinOp) load() error {
 	}
 	o.index, o.rows = index, rows
 	if o.spec.Reload > 0 {
-		o.next = o.now().Add(o.spec.Reload)
+		o.next = o.clock().Add(o.spec.Reload)
 	}
 	return nil
 }
@@ -146,7 +145,7 @@ func (o *lookupJoinOp) load() error {
 // Process implements Operator: each left row joins the table's rows of
 // its key (after a reload when one is due).
 func (o *lookupJoinOp) Process(_ int, b *types.Batch, out Emitter) error {
-	if !o.next.IsZero() && !o.now().Before(o.next) {
+	if !o.next.IsZero() && !o.clock().Before(o.next) {
 		if err := o.load(); err != nil {
 			return err
 		}
