@@ -49,6 +49,10 @@ func NewStorage(fsys FS, dir, job string) (*Storage, error) {
 // Dir returns the job's checkpoint folder.
 func (s *Storage) Dir() string { return s.dir }
 
+// Job returns the name of the job the storage is for: a checkpoint whose
+// metadata names another job does not complete.
+func (s *Storage) Job() string { return s.job }
+
 // Checkpoint is a complete, verified checkpoint or savepoint.
 type Checkpoint struct {
 	// Path is the checkpoint's folder.

@@ -122,19 +122,22 @@ func (a *decSumAcc) result(g int32) types.Value {
 	if s.n == 0 {
 		return types.NullValue()
 	}
-	if !a.avg {
-		if s.fits64() && int(a.typ.S) == a.argScale {
-			return types.DecimalValue(int64(s.lo), a.argScale)
-		}
-		if !s.fits128() {
-			return types.NullValue() // |sum| ≥ 2^127 > 10^38: beyond 38 digits
-		}
+	if !a.avg && !s.fits128() {
+		return types.NullValue() // |sum| ≥ 2^127 > 10^38: beyond 38 digits
 	}
+	n, d := int64(1), int(a.typ.S)-a.argScale
+	if a.avg {
+		n = s.n
+	}
+	if s.fits128() && n > 0 && d >= 0 && d < len(pow10x128) {
+		return a.result128(s, d, uint64(n))
+	}
+	// A sum past 128 bits (AVG), or a count or scales no planned call has.
 	u := s.big()
 	scale := a.argScale
 	if a.avg {
 		// sum·10^(S-argScale) / n, rounded HALF_UP.
-		u.Mul(u, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(int(a.typ.S)-a.argScale)), nil))
+		u.Mul(u, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d)), nil))
 		u = types.DivRoundHalfUp(u, big.NewInt(s.n))
 		scale = int(a.typ.S)
 	}
@@ -143,6 +146,79 @@ func (a *decSumAcc) result(g int32) types.Value {
 		return types.NullValue()
 	}
 	return v
+}
+
+// pow10x128 is 10^i as 128 bits (hi, lo), for i ≤ 38.
+var pow10x128 = func() (p [39][2]uint64) {
+	p[0][1] = 1
+	for i := 1; i < len(p); i++ {
+		h, l := bits.Mul64(p[i-1][1], 10)
+		p[i] = [2]uint64{p[i-1][0]*10 + h, l}
+	}
+	return p
+}()
+
+// result128 is the result of a sum that fits in 128 bits, in 256-bit
+// integer arithmetic, without allocating unless the result's unscaled
+// value needs the wide form: |sum|·10^d / n rounded half away from zero
+// (AVG; SUM has n = 1), NULL when it has more digits than the type's
+// precision.
+func (a *decSumAcc) result128(s *decSumState, d int, n uint64) types.Value {
+	// The magnitude (|sum| ≤ 2^127).
+	lo, hi := s.lo, s.hi
+	neg := int64(hi) < 0
+	if neg {
+		var b uint64
+		lo, b = bits.Sub64(0, lo, 0)
+		hi, _ = bits.Sub64(0, hi, b)
+	}
+	// Times 10^d (< 2^127): a 256-bit product w3..w0.
+	w0, w1, w2, w3 := lo, hi, uint64(0), uint64(0)
+	if d > 0 {
+		ph, pl := pow10x128[d][0], pow10x128[d][1]
+		h00, l00 := bits.Mul64(lo, pl)
+		h01, l01 := bits.Mul64(lo, ph)
+		h10, l10 := bits.Mul64(hi, pl)
+		h11, l11 := bits.Mul64(hi, ph)
+		var c1, c2 uint64
+		w0 = l00
+		w1, c1 = bits.Add64(h00, l01, 0)
+		w1, c2 = bits.Add64(w1, l10, 0)
+		w2, c1 = bits.Add64(h01, h10, c1)
+		w3 = h11 + c1
+		w2, c1 = bits.Add64(w2, l11, c2)
+		w3 += c1
+	}
+	// Divided by n, word by word from the top (each remainder < n).
+	var r uint64
+	if n > 1 {
+		w3, r = w3/n, w3%n
+		w2, r = bits.Div64(r, w2, n)
+		w1, r = bits.Div64(r, w1, n)
+		w0, r = bits.Div64(r, w0, n)
+		if r >= n-r { // 2r ≥ n: half or more rounds away from zero
+			var c uint64
+			w0, c = bits.Add64(w0, 1, 0)
+			w1, c = bits.Add64(w1, 0, c)
+			w2, c = bits.Add64(w2, 0, c)
+			w3 += c
+		}
+	}
+	// At most P digits: below 10^P (then below 2^127).
+	p := pow10x128[min(int(a.typ.P), len(pow10x128)-1)]
+	if w3 != 0 || w2 != 0 || w1 > p[0] || (w1 == p[0] && w0 >= p[1]) {
+		return types.NullValue()
+	}
+	scale := a.argScale
+	if a.avg {
+		scale = int(a.typ.S)
+	}
+	if neg {
+		var b uint64
+		w0, b = bits.Sub64(0, w0, 0)
+		w1, _ = bits.Sub64(0, w1, b)
+	}
+	return types.DecimalFrom128(w1, w0, scale)
 }
 
 // The stored state of a group: the sum's low 128 bits as two

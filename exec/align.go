@@ -177,7 +177,7 @@ func (t *task) alignPause() (stop bool, err error) {
 			return stop, err
 		}
 		if t.hasKeyed || t.hasTTL {
-			if err := t.processingTime(time.Now()); err != nil {
+			if err := t.processingTime(t.clock()); err != nil {
 				return false, err
 			}
 			if err := t.flush(); err != nil {

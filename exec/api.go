@@ -64,6 +64,18 @@ type OpContext struct {
 	// StateTTL is Options.StateTTL ('table.exec.state.ttl'): state not
 	// written for this long expires (0: never).
 	StateTTL time.Duration
+	// Clock is the task's processing-time clock (Options.Clock); nil in
+	// tests means time.Now. Operators read it once per batch (clockOf).
+	Clock func() time.Time
+}
+
+// clockOf returns ctx's processing-time clock: ctx.Clock, or time.Now
+// when ctx or its clock is nil.
+func clockOf(ctx *OpContext) func() time.Time {
+	if ctx == nil || ctx.Clock == nil {
+		return time.Now
+	}
+	return ctx.Clock
 }
 
 // StatefulOperator is an Operator with keyed state that checkpoints

@@ -632,6 +632,11 @@ func prepareCheckpointing(g *JobGraph, c *CheckpointOptions) (int64, error) {
 	if c.Storage == nil || c.WorkDir == "" {
 		return 0, fmt.Errorf("%w: checkpointing needs a storage and a working folder", ErrInvalidGraph)
 	}
+	if g.Name != "" && g.Name != c.Storage.Job() {
+		// Every checkpoint's metadata would name g, and the storage would
+		// refuse to complete it.
+		return 0, fmt.Errorf("%w: the checkpoint storage is for job %q, the graph is %q (make them the same)", ErrInvalidGraph, c.Storage.Job(), g.Name)
+	}
 	var restoredID int64
 	if r := c.Restore; r != nil {
 		restoredID = r.Meta.CheckpointID

@@ -319,7 +319,8 @@ func (r *trickleReader) Close() error              { return nil }
 
 // testCheckpointing returns checkpoint options for job under dir: its
 // storage, its working folder, three checkpoints retained, restoring
-// restore (may be nil) with a state cache of cache bytes.
+// restore (may be nil) with a state cache of cache bytes. job must be the
+// graph's Name: a job started with another one fails (ErrInvalidGraph).
 func testCheckpointing(t *testing.T, dir, job string, restore *checkpoint.Checkpoint, cache int64) *CheckpointOptions {
 	t.Helper()
 	st, err := checkpoint.NewStorage(checkpoint.OSFS{}, dir, job)

@@ -89,6 +89,14 @@ func fireEventTimers(op Operator, k *state.Keyed, wm int64, out Emitter) error {
 	return k.AdvanceWatermark(wm, func(tm state.Timer) error { return ko.OnTimer(tm, out) })
 }
 
+// clock returns the task's processing time: Options.Clock, or time.Now.
+func (t *task) clock() time.Time {
+	if c := t.job.opts.Clock; c != nil {
+		return c()
+	}
+	return time.Now()
+}
+
 // processingTime fires the processing-time timers (and expires TTL'd state)
 // of the chain's keyed operators at time now, in chain order. The task
 // calls it between batches; it does nothing unless the clock moved on by a

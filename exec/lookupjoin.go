@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/expr"
+	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -39,7 +41,8 @@ type LookupJoinSpec struct {
 	Extra       []expr.Expr
 	// Reload is how often the table is loaded again (0: never).
 	Reload time.Duration
-	// Now is the processing-time clock; nil means time.Now.
+	// Now is the processing-time clock; nil means the task's
+	// (OpContext.Clock).
 	Now func() time.Time
 	// Table names the table in errors.
 	Table string
@@ -54,28 +57,34 @@ func NewLookupJoin(spec LookupJoinSpec) func() Operator {
 }
 
 type lookupJoinOp struct {
-	spec  LookupJoinSpec
-	index map[string][]int32 // encoded key → row offsets into rows
-	rows  []types.Value      // the table's rows, RightWidth each
-	next  time.Time          // the next reload (zero: never)
+	spec LookupJoinSpec
+	// The index of the table's rows by key: with a single key whose every
+	// value is an integer (of any integer type), ints maps its value to a
+	// run of order (runs[g]..runs[g+1]); else index maps the encoded key
+	// (types.AppendKey) to row offsets. Rows with a NULL key are in
+	// neither: a NULL key never matches.
+	index map[string][]int32
+	ints  *state.IntTable
+	runs  []int32          // ints: group g's rows are order[runs[g]:runs[g+1]]
+	order []int32          // ints: row offsets into rows, grouped by key
+	rows  []types.Value    // the table's rows, RightWidth each
+	next  time.Time        // the next reload (zero: never)
+	clock func() time.Time // spec.Now, or the task's clock
 	kb    []byte
 	joinOutput
 }
 
 // Open implements Operator: it loads the table.
-func (o *lookupJoinOp) Open(*OpContext) error {
+func (o *lookupJoinOp) Open(ctx *OpContext) error {
 	if o.spec.Type != InnerJoin && o.spec.Type != LeftOuterJoin {
 		return fmt.Errorf("lookup join: join type %d (INNER or LEFT only)", o.spec.Type)
 	}
+	o.clock = o.spec.Now
+	if o.clock == nil {
+		o.clock = clockOf(ctx)
+	}
 	o.joinOutput.open(o.spec.LeftWidth, o.spec.RightWidth)
 	return o.load()
-}
-
-func (o *lookupJoinOp) now() time.Time {
-	if o.spec.Now != nil {
-		return o.spec.Now()
-	}
-	return time.Now()
 }
 
 // load reads the whole table into a fresh index.
@@ -89,7 +98,6 @@ func (o *lookupJoinOp) load() error {
 		return fmt.Errorf("lookup table '%s': %w", o.spec.Table, err)
 	}
 	defer r.Close()
-	index := map[string][]int32{}
 	var rows []types.Value
 	b := types.NewBatch(o.spec.SourceWidth, 1024)
 	row := make([]types.Value, o.spec.RightWidth)
@@ -127,18 +135,16 @@ func (o *lookupJoinOp) load() error {
 			if hasNullKey(row, o.spec.RightKeys) {
 				continue
 			}
-			kb := o.kb[:0]
-			for _, c := range o.spec.RightKeys {
-				kb = types.AppendKey(kb, row[c])
-			}
-			o.kb = kb
-			index[string(kb)] = append(index[string(kb)], int32(len(rows)))
 			rows = append(rows, row...)
 		}
 	}
-	o.index, o.rows = index, rows
+	if len(rows)/max(o.spec.RightWidth, 1) > math.MaxInt32 {
+		return fmt.Errorf("lookup table '%s': more than %d rows", o.spec.Table, math.MaxInt32)
+	}
+	o.rows = rows
+	o.buildIndex()
 	if o.spec.Reload > 0 {
-		o.next = o.now().Add(o.spec.Reload)
+		o.next = o.clock().Add(o.spec.Reload)
 	}
 	return nil
 }
@@ -146,7 +152,7 @@ func (o *lookupJoinOp) load() error {
 // Process implements Operator: each left row joins the table's rows of
 // its key (after a reload when one is due).
 func (o *lookupJoinOp) Process(_ int, b *types.Batch, out Emitter) error {
-	if !o.next.IsZero() && !o.now().Before(o.next) {
+	if !o.next.IsZero() && !o.clock().Before(o.next) {
 		if err := o.load(); err != nil {
 			return err
 		}
@@ -156,12 +162,7 @@ func (o *lookupJoinOp) Process(_ int, b *types.Batch, out Emitter) error {
 		row := b.Row(i)
 		matched := false
 		if !hasNullKey(row, o.spec.LeftKeys) {
-			kb := o.kb[:0]
-			for _, c := range o.spec.LeftKeys {
-				kb = types.AppendKey(kb, row[c])
-			}
-			o.kb = kb
-			for _, off := range o.index[string(kb)] {
+			for _, off := range o.lookup(row) {
 				r := o.rows[off : int(off)+w : int(off)+w]
 				ok, err := o.matches(row, r)
 				if err != nil {
@@ -182,6 +183,93 @@ func (o *lookupJoinOp) Process(_ int, b *types.Batch, out Emitter) error {
 		}
 	}
 	return o.flush(out)
+}
+
+// buildIndex indexes o.rows by their key (see lookupJoinOp.index).
+func (o *lookupJoinOp) buildIndex() {
+	w := o.spec.RightWidth
+	n := 0
+	if w > 0 {
+		n = len(o.rows) / w
+	}
+	o.index, o.ints, o.runs, o.order = nil, nil, nil, nil
+	if len(o.spec.RightKeys) == 1 && o.intKeys(n) {
+		c := o.spec.RightKeys[0]
+		ints := state.NewIntTable()
+		var count []int32 // rows per group
+		group := make([]int32, n)
+		for i := range n {
+			k := o.rows[i*w+c].Int()
+			g, ok := ints.Get(k)
+			if !ok {
+				g = int32(len(count))
+				ints.Put(k, g)
+				count = append(count, 0)
+			}
+			count[g]++
+			group[i] = g
+		}
+		runs := make([]int32, len(count)+1)
+		for g, c := range count {
+			runs[g+1] = runs[g] + c
+		}
+		order := make([]int32, n)
+		next := count[:0] // reused: the next free place of each group's run
+		next = append(next, runs[:len(runs)-1]...)
+		for i, g := range group {
+			order[next[g]] = int32(i * w) // in table order within a key
+			next[g]++
+		}
+		o.ints, o.runs, o.order = ints, runs, order
+		return
+	}
+	index := map[string][]int32{}
+	for i := range n {
+		row := o.rows[i*w : (i+1)*w]
+		kb := o.kb[:0]
+		for _, c := range o.spec.RightKeys {
+			kb = types.AppendKey(kb, row[c])
+		}
+		o.kb = kb
+		index[string(kb)] = append(index[string(kb)], int32(i*w))
+	}
+	o.index = index
+}
+
+// intKeys reports whether the first n rows' single key is an integer in
+// every row (NULL keys are not loaded).
+func (o *lookupJoinOp) intKeys(n int) bool {
+	c, w := o.spec.RightKeys[0], o.spec.RightWidth
+	for i := range n {
+		if !o.rows[i*w+c].Kind().IsInteger() {
+			return false
+		}
+	}
+	return true
+}
+
+// lookup returns the offsets of the table's rows whose key is left row
+// row's (which has no NULL key). Integer keys of any integer type match
+// by value; with the integer index, a left key that is not an integer
+// matches nothing (as its encoding would match no integer's).
+func (o *lookupJoinOp) lookup(row []types.Value) []int32 {
+	if o.ints != nil {
+		v := row[o.spec.LeftKeys[0]]
+		if !v.Kind().IsInteger() {
+			return nil
+		}
+		g, ok := o.ints.Get(v.Int())
+		if !ok {
+			return nil
+		}
+		return o.order[o.runs[g]:o.runs[g+1]]
+	}
+	kb := o.kb[:0]
+	for _, c := range o.spec.LeftKeys {
+		kb = types.AppendKey(kb, row[c])
+	}
+	o.kb = kb
+	return o.index[string(kb)]
 }
 
 // matches evaluates the residual on a left row with a table row.

@@ -66,6 +66,12 @@ type Options struct {
 	// before anything of it runs (so what it writes comes before any of
 	// the job's reports), e.g. to tell its StateBudget.
 	Built func(*Job)
+	// Clock, if set, is the processing-time clock of the job's tasks: the
+	// time of PROCTIME(), of processing-time windows and timers, of state
+	// TTL and of lookup-join reloads (nil: time.Now). Tests set it to
+	// drive processing time without waiting; the runtime's own waits
+	// (flushes, idle timeouts, checkpoint intervals) stay on time.Now.
+	Clock func() time.Time
 	// Fault, if set, is called at each named fault point (FaultSourceTrigger
 	// and the other Fault* constants); an error it returns fails the job
 	// there. Tests use it to crash the job at exact moments.

@@ -251,7 +251,7 @@ func (t *task) open() error {
 	for i, spec := range t.v.Operators {
 		op := t.ops[i] // built by buildTasks
 		ctx := &OpContext{Subtask: t.subtask, Parallelism: par, MaxParallelism: j.maxPar, Name: spec.Name, ID: spec.ID, StateBudget: j.stateBudget(), Dropped: &j.dropped, Watermark: t.wmMetric,
-			Late: &j.vertexLate[t.vi], StateTTL: j.opts.StateTTL}
+			Late: &j.vertexLate[t.vi], StateTTL: j.opts.StateTTL, Clock: t.clock}
 		if err := op.Open(ctx); err != nil {
 			return fmt.Errorf("open operator %s: %w", spec.Name, err)
 		}
@@ -452,7 +452,7 @@ func (t *task) runSource() error {
 			}
 		}
 		if t.hasKeyed || t.hasTTL {
-			if err := t.processingTime(time.Now()); err != nil {
+			if err := t.processingTime(t.clock()); err != nil {
 				return err
 			}
 		}
@@ -553,7 +553,7 @@ func (t *task) runInputs() error {
 				}
 				continue
 			case <-wake:
-				if err := t.processingTime(time.Now()); err != nil {
+				if err := t.processingTime(t.clock()); err != nil {
 					return err
 				}
 				continue
@@ -565,7 +565,7 @@ func (t *task) runInputs() error {
 		}
 		if t.hasTTL {
 			// Expiry and write times are those of the rows' arrival.
-			if err := t.processingTime(time.Now()); err != nil {
+			if err := t.processingTime(t.clock()); err != nil {
 				return err
 			}
 		}
@@ -573,7 +573,7 @@ func (t *task) runInputs() error {
 			return err
 		}
 		if t.hasKeyed || t.hasTTL {
-			if err := t.processingTime(time.Now()); err != nil {
+			if err := t.processingTime(t.clock()); err != nil {
 				return err
 			}
 		}
@@ -588,7 +588,7 @@ func (t *task) runInputs() error {
 // processing-time timer of the chain's keyed operators is due (nil, which
 // never receives, when there is none).
 func (t *task) armProcessingTimer() (<-chan time.Time, error) {
-	now := time.Now()
+	now := t.clock()
 	d, ok, err := t.nextProcessingTimer(now)
 	if err != nil || !ok {
 		return nil, err

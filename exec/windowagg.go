@@ -204,6 +204,7 @@ type windowAggOp struct {
 	sessions *state.ValueState[[]byte]
 	late     *atomic.Int64
 	name     string
+	now      func() time.Time // the task's processing-time clock
 
 	buf    []byte
 	keyEnc []byte // the current window's key values (types.AppendKey), from its state
@@ -230,6 +231,7 @@ func (o *windowAggOp) Open(ctx *OpContext) error {
 	if o.late == nil {
 		o.late = new(atomic.Int64)
 	}
+	o.now = clockOf(ctx)
 	o.rk = NewRowKey(o.keys, ctx.MaxParallelism)
 	o.domain = state.EventTime
 	if o.spec.Proctime {
@@ -265,9 +267,11 @@ func (o *windowAggOp) OpenKeyed(k *state.Keyed) error {
 
 // Process implements Operator.
 func (o *windowAggOp) Process(_ int, b *types.Batch, out Emitter) error {
+	// In processing time a row's windows are those of the task's clock
+	// when it comes (read once a batch); its timers fire by that clock.
 	now := int64(0)
 	if o.spec.Proctime {
-		now = time.Now().UnixMilli()
+		now = o.now().UnixMilli()
 	}
 	wm := o.k.Watermark()
 	for i := range b.Len() {

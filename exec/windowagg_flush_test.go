@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -241,4 +242,43 @@ func (r *rowsByKey) Emit(b *types.Batch) error {
 		r.got[row[0].Int()] += row[1].Int()
 	}
 	return nil
+}
+
+// TestLocalAggRetractionError: a retraction reaching the local phase of a
+// two-phase aggregation fails with an error that names that operator (a
+// group aggregation's local phase is no window aggregate) and, for the
+// group aggregation, says how to plan it in one phase.
+func TestLocalAggRetractionError(t *testing.T) {
+	calls := windowTestCalls(t)[:2]
+	spec := WindowSpec{Kind: WindowTumble, Size: 10, TimeCol: 2}
+	for _, tc := range []struct {
+		op       Operator
+		want     []string
+		wantNot  string
+		rowsKind types.RowKind
+	}{
+		{NewLocalGroupAgg([]int{0}, calls)(), []string{"LocalGroupAggregate: ", "local phase of a two-phase group aggregation", "insert-only", "-U",
+			"'table.optimizer.agg-phase-strategy' = 'ONE_PHASE'"}, "window", types.UpdateBefore},
+		{NewLocalWindowAgg([]int{0}, spec, calls)(), []string{"LocalWindowAggregate: ", "local window aggregate", "insert-only", "-D"}, "group", types.Delete},
+	} {
+		name := tc.want[0][:len(tc.want[0])-2]
+		if err := tc.op.Open(&OpContext{MaxParallelism: 128, Name: name}); err != nil {
+			t.Fatal(err)
+		}
+		b := types.NewBatch(3, 2)
+		b.Append(types.Insert, []types.Value{types.BigIntValue(1), types.BigIntValue(1), types.TimestampValue(0)})
+		b.Append(tc.rowsKind, []types.Value{types.BigIntValue(1), types.BigIntValue(1), types.TimestampValue(0)})
+		err := tc.op.Process(0, b, &partialCounter{perSlice: map[int64]int{}})
+		if err == nil {
+			t.Fatalf("%s: a %s row was taken", name, tc.rowsKind)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q does not say %q", name, err, w)
+			}
+		}
+		if strings.Contains(err.Error(), tc.wantNot) {
+			t.Errorf("%s: error %q says %q", name, err, tc.wantNot)
+		}
+	}
 }

@@ -270,6 +270,16 @@ func (o *localWindowAggOp) addFast(gi int32, row []types.Value) {
 	}
 }
 
+// retractionError is the error for a retraction row (kind) in the input:
+// the local phase of a two-phase aggregation cannot take a row back.
+func (o *localWindowAggOp) retractionError(kind types.RowKind) error {
+	if o.group {
+		return fmt.Errorf("%s: the local phase of a two-phase group aggregation takes insert-only input, got a %s row: "+
+			"aggregate this updating input in one phase (SET 'table.optimizer.agg-phase-strategy' = 'ONE_PHASE')", o.name, kind)
+	}
+	return fmt.Errorf("%s: a local window aggregate takes insert-only input, got a %s row: window aggregates need an append-only input", o.name, kind)
+}
+
 // Process implements Operator: it finds every row's group and adds the
 // row into the fast aggregates' state, then updates each other
 // accumulator over the batch.
@@ -282,7 +292,7 @@ func (o *localWindowAggOp) Process(_ int, b *types.Batch, out Emitter) error {
 	o.gis = gis
 	for i := range gis {
 		if b.Kinds[i].IsRetraction() {
-			return fmt.Errorf("%s: a window aggregate takes insert-only input, got %s", o.name, b.Kinds[i])
+			return o.retractionError(b.Kinds[i])
 		}
 		gis[i] = -1
 		row := b.Row(i)

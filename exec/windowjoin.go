@@ -27,6 +27,7 @@ type windowAssignOp struct {
 	out  *types.Batch
 	late *atomic.Int64
 	w    int
+	now  func() time.Time // the task's processing-time clock
 }
 
 // Open implements Operator.
@@ -35,6 +36,7 @@ func (o *windowAssignOp) Open(ctx *OpContext) error {
 		return fmt.Errorf("window assign: %s windows are not supported", o.spec.Kind)
 	}
 	o.late = ctx.Late
+	o.now = clockOf(ctx)
 	return nil
 }
 
@@ -52,7 +54,7 @@ func (o *windowAssignOp) Process(_ int, b *types.Batch, out Emitter) error {
 	// when it is assigned (read once a batch), as Flink's.
 	var now types.Value
 	if o.spec.Proctime {
-		now = types.TimestampLTZValue(time.Now().UnixMilli())
+		now = types.TimestampLTZValue(o.now().UnixMilli())
 	}
 	for i := range b.Len() {
 		if b.Kinds[i] != types.Insert {

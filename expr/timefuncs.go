@@ -125,6 +125,7 @@ type TimeFunc struct {
 	df   *DateFormat   // TO_TIMESTAMP, DATE_FORMAT, UNIX_TIMESTAMP, FROM_UNIXTIME
 	memo *dfMemo       // DATE_FORMAT: the last result, by the pattern's finest unit
 	wm   *atomic.Int64 // CURRENT_WATERMARK: the evaluating task's watermark; nil: NULL
+	proc *int64        // PROCTIME: the evaluating operator's processing time (ms); nil: the clock
 }
 
 var _ Node = (*TimeFunc)(nil)
@@ -324,7 +325,8 @@ func (c *TimeFunc) Type() types.Type { return c.t }
 // Children returns the arguments.
 func (c *TimeFunc) Children() []Expr { return c.Args }
 
-// WithChildren rebuilds the call (unbound: see BindWatermark).
+// WithChildren rebuilds the call (unbound: see BindWatermark and
+// BindProctime).
 func (c *TimeFunc) WithChildren(kids []Expr) (Expr, error) {
 	return NewTimeCall(c.Name, c.Unit, kids, c.Loc)
 }
@@ -374,6 +376,29 @@ func BindWatermark(e Expr, wm *atomic.Int64) (Expr, bool) {
 	return out, true
 }
 
+// BindProctime returns e with every PROCTIME() reading *ms (epoch
+// milliseconds) instead of the clock, and whether e had one; e itself is
+// not changed. The operator evaluating the copy sets *ms from its task's
+// clock once per batch: processing time is the operator's time, the same
+// for the rows of a batch and never going back (as Flink's, whose
+// PROCTIME() is the timer service's current time).
+func BindProctime(e Expr, ms *int64) (Expr, bool) {
+	found := false
+	out, err := Transform(e, func(x Expr) (Expr, error) {
+		if c, ok := x.(*TimeFunc); ok && c.f == tfProctime {
+			cp := *c
+			cp.proc = ms
+			found = true
+			return &cp, nil
+		}
+		return x, nil
+	})
+	if err != nil || !found {
+		return e, false
+	}
+	return out, true
+}
+
 // wall returns the local date and time of timestamp value v: a TIMESTAMP's
 // own fields, a TIMESTAMP_LTZ's in loc.
 func wall(v types.Value, loc *time.Location) time.Time {
@@ -408,7 +433,12 @@ func (c *TimeFunc) Eval(row []types.Value) (types.Value, error) {
 		return c.dateFormat(v)
 	}
 	switch c.f {
-	case tfProctime, tfNow:
+	case tfProctime:
+		if c.proc != nil {
+			return types.TimestampLTZValue(*c.proc), nil
+		}
+		return types.TimestampLTZValue(time.Now().UnixMilli()), nil
+	case tfNow:
 		return types.TimestampLTZValue(time.Now().UnixMilli()), nil
 	case tfLocalTimestamp:
 		return fromWall(time.Now().In(c.Loc), types.KindTimestamp, c.Loc), nil

@@ -1,6 +1,7 @@
 package types
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -65,6 +66,19 @@ func DecimalFromBig(u *big.Int, scale int) (Value, error) {
 		}
 	}
 	return Value{k: KindDecimal, s: string(mag), x: uint8(scale)}, nil
+}
+
+// DecimalFrom128 returns the DECIMAL value whose unscaled integer is the
+// 128-bit two's complement hi·2^64 + lo, × 10^-scale; the caller checks
+// its precision. Only a value beyond an int64 allocates (its 16 bytes).
+func DecimalFrom128(hi, lo uint64, scale int) Value {
+	if hi == uint64(int64(lo)>>63) {
+		return DecimalValue(int64(lo), scale)
+	}
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], hi)
+	binary.BigEndian.PutUint64(b[8:], lo)
+	return Value{k: KindDecimal, s: string(b[:]), x: uint8(scale)}
 }
 
 // Scale returns a DECIMAL value's scale.
