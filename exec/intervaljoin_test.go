@@ -18,6 +18,7 @@ import (
 	"unsafe"
 
 	"github.com/weir-sql/weir/expr"
+	"github.com/weir-sql/weir/internal/testseed"
 	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
@@ -553,6 +554,59 @@ func TestIntervalJoinRandomTimesOnly(t *testing.T) {
 							h.snapshotRestore(par)
 						}
 					}, keys, 1+keys/10, 600)
+				})
+			}
+		}
+	}
+}
+
+// TestIntervalJoinRandomSpillSome is TestIntervalJoinRandom with a state
+// budget that a subtask passes now and then, not at every call: after a
+// spill the subtask is backed by its store, and the keys that rows load
+// back stay in memory across calls, queued in the operator's sweep queue
+// while their spilled due times (RecordDues) are still pending. That is
+// the case where a key's queued time (qat) must be reset when RecordDues
+// sweeps it (sweep): the modes that spill at every call drop every key
+// before the next call, and the in-memory modes never spill. Rows of a
+// key and a time only (stride 1) and with a value; every join type; a
+// snapshot and restore at another parallelism in the middle. The test
+// fails if no subtask ever held keys in memory while backed.
+// Randomized: prints its seed.
+func TestIntervalJoinRandomSpillSome(t *testing.T) {
+	seed := testseed.Seed(t)
+	for wi, kinds := range [][]types.Kind{
+		{types.KindInt, types.KindTimestamp},
+		{types.KindInt, types.KindTimestamp, types.KindBigInt},
+	} {
+		for _, typ := range []JoinType{InnerJoin, LeftOuterJoin, RightOuterJoin, FullOuterJoin} {
+			for ki, keys := range []int{5, 300} {
+				t.Run(fmt.Sprintf("width%d/type%d/keys%d", len(kinds), typ, keys), func(t *testing.T) {
+					s := seed + uint64(wi)*1000 + uint64(typ)*100 + uint64(ki)*10
+					spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: typ,
+						Left:  JoinSide{Keys: []int{0}, Kinds: kinds},
+						Right: JoinSide{Keys: []int{0}, Kinds: kinds}},
+						LeftTime: 1, RightTime: 1, Lower: -10, Upper: 3}
+					// About two thirds of what a subtask's keys take.
+					budget := int64(keys) * keyOverhead / 3
+					if keys > 100 {
+						budget /= 3
+					}
+					out := &ijCollect{rows: map[string]int{}}
+					h := newIJHarness(t, spec, 2, budget, t.TempDir(), nil, out)
+					backedWithKeys := 0
+					runRandomIntervalJoinSized(t, s, h, func(step int) {
+						for _, op := range h.ops {
+							if op.st.Backed() && op.keys.Len() > 0 {
+								backedWithKeys++
+							}
+						}
+						if step == 300 {
+							h.snapshotRestore(3)
+						}
+					}, keys, 1+keys/10, 600)
+					if backedWithKeys == 0 {
+						t.Fatalf("seed %d: no subtask held keys in memory while backed", s)
+					}
 				})
 			}
 		}

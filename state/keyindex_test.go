@@ -113,6 +113,11 @@ func TestKeyIndexFindOrInsert(t *testing.T) {
 			}
 			return []types.Value{types.BigIntValue(r.Int64N(100))}
 		}},
+		// A kind that encodes unlike BIGINT: the slot must keep the
+		// row's kind (AppendKey, Added's key group).
+		{"timestamp", []int{0}, []types.Kind{types.KindTimestamp}, func(r *rand.Rand) []types.Value {
+			return []types.Value{types.TimestampValue(r.Int64N(400) - 200)}
+		}},
 		{"varchar", []int{0}, []types.Kind{types.KindVarchar}, func(r *rand.Rand) []types.Value {
 			return []types.Value{types.StringValue(fmt.Sprintf("k%d", r.IntN(300)))}
 		}},
