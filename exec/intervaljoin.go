@@ -340,11 +340,21 @@ func (o *intervalJoinOp) drop() {
 // expiry is the watermark from which a row of side at time t can match
 // nothing more: a left row matches right rows up to t + Upper, a right
 // row left rows up to t - Lower.
+//
+// It is at most math.MaxInt64-1: MaxInt64 means "no row" in the sweep
+// queue, and the watermark at the end of input (MaxInt64) must still
+// sweep a row whose interval reaches the end of time.
 func (o *intervalJoinOp) expiry(side int, t int64) int64 {
+	var e int64
 	if side == 0 {
-		return satAdd(t, o.spec.Upper+1)
+		e = satAdd(t, o.spec.Upper+1)
+	} else {
+		e = satAdd(t, 1-o.spec.Lower)
 	}
-	return satAdd(t, 1-o.spec.Lower)
+	if e == math.MaxInt64 {
+		e = math.MaxInt64 - 1
+	}
+	return e
 }
 
 // satAdd is a + b clamped to the int64 range.

@@ -9,13 +9,10 @@ import (
 )
 
 // TestIntervalJoinRowAtEndOfTime: a left row whose interval's end
-// saturates (expiry math.MaxInt64, row time near the int64 maximum) is
-// never put in the sweep queue (enqueueAt skips at >= qat, and qat starts
-// at math.MaxInt64), so the +∞ watermark at the end of input neither
-// emits it NULL-padded (left outer join) nor removes its key. The qat
-// invariant's "math.MaxInt64: no rows" does not hold for it. Reviewer's
-// test (r18-rev-w10): it FAILS on 1fc305f, and by reading on c757cd1 too
-// (add/enqueueAt did not change).
+// saturates (row time near the int64 maximum) is still swept by the +∞
+// watermark at the end of input: emitted NULL-padded by a left outer
+// join, and its key removed. (Its expiry was once math.MaxInt64, which
+// the sweep queue reads as "no row", so it stayed forever.)
 func TestIntervalJoinRowAtEndOfTime(t *testing.T) {
 	kinds := []types.Kind{types.KindBigInt, types.KindTimestamp}
 	spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: LeftOuterJoin,
