@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/weir-sql/weir/expr"
@@ -267,8 +266,7 @@ func (h *ijHarness) checkEmpty(seed uint64) {
 // another parallelism in the middle, with a large budget and with a tiny
 // one (every batch spills). After the final watermark no state is left.
 func TestIntervalJoinRandom(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	kinds := []types.Kind{types.KindInt, types.KindTimestamp, types.KindBigInt}
 	modes := []struct {
 		name       string
@@ -472,8 +470,7 @@ func ijDiff(got, want map[string]int) []string {
 // (once with every batch spilling). The output must equal the answer
 // computed in the test.
 func TestIntervalJoinRandomWide(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	kinds := []types.Kind{types.KindInt, types.KindTimestamp, types.KindBigInt}
 	modes := []struct {
 		name      string
@@ -520,8 +517,7 @@ func TestIntervalJoinRandomWide(t *testing.T) {
 // queued at its first row's expiry (checkQueuedAt). Randomized: prints
 // its seed.
 func TestIntervalJoinRandomTimesOnly(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	kinds := []types.Kind{types.KindInt, types.KindTimestamp}
 	modes := []struct {
 		name      string
@@ -944,8 +940,7 @@ func BenchmarkIntervalJoinW10Store(b *testing.B) {
 // watermark nothing is left (no key, row, sweep or memory).
 func TestIntervalJoinStateFollowsWatermark(t *testing.T) {
 	const keys, rows = 1000, 200_000
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	r := rand.New(rand.NewPCG(seed, 10))
 	op := openKeyTimeIntervalJoin(t, -10_000)
 	discard := ijEmitFunc(func(*types.Batch) error { return nil })
@@ -1185,8 +1180,7 @@ func checkRowPool(t *testing.T, op *intervalJoinOp) {
 // classes' sizes, and that freed slots keep no room (checkRowPool); at the
 // end nothing is held. Randomized, the seed is printed.
 func TestIntervalJoinPoolFollowsKeys(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	r := rand.New(rand.NewPCG(seed, 21))
 	op := openKeyTimeIntervalJoin(t, -10)
 	discard := ijEmitFunc(func(*types.Batch) error { return nil })
@@ -1257,8 +1251,7 @@ func TestIntervalJoinRecordIsOneLine(t *testing.T) {
 // trim released the slices of the slots the next keys take last: the
 // slots NextFree gives first keep theirs.
 func TestIntervalJoinTrimKeepsNextSlots(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	r := rand.New(rand.NewPCG(seed, 21))
 	op := openKeyTimeIntervalJoin(t, -10)
 	discard := ijEmitFunc(func(*types.Batch) error { return nil })
@@ -1323,8 +1316,7 @@ func TestIntervalJoinTrimKeepsNextSlots(t *testing.T) {
 // subtasks start compact). Every output must equal the answer computed in
 // Go, kinds included. Randomized: prints its seed.
 func TestIntervalJoinLayouts(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	kinds := []types.Kind{types.KindInt, types.KindTimestamp, types.KindBigInt}
 	tsDiffer, err := expr.NewCompare("<>", expr.NewColumn(1, types.Timestamp, "lts"), expr.NewColumn(4, types.Timestamp, "rts"))
 	if err != nil {
@@ -1421,8 +1413,7 @@ func TestIntervalJoinLayouts(t *testing.T) {
 // v BIGINT), out of order; then again after a TIMESTAMP_LTZ time widened
 // the left input. Randomized: prints its seed.
 func TestIntervalJoinRecordBytes(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	kinds := []types.Kind{types.KindBigInt, types.KindTimestamp, types.KindBigInt}
 	for _, widen := range []bool{false, true} {
 		r := rand.New(rand.NewPCG(seed, 12))

@@ -21,8 +21,7 @@ import (
 // row must join the rows of its key in the table as loaded last before it,
 // as computed here.
 func TestLookupJoinRandom(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	for _, typ := range []JoinType{InnerJoin, LeftOuterJoin} {
 		for _, residual := range []bool{false, true} {
 			t.Run(fmt.Sprintf("type%d/residual=%v", typ, residual), func(t *testing.T) {

@@ -2,11 +2,11 @@ package exec
 
 import (
 	"fmt"
+	"github.com/weir-sql/weir/internal/testseed"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/weir-sql/weir/types"
 )
@@ -105,8 +105,7 @@ func TestLocalWindowFlushesBehindNewestSlice(t *testing.T) {
 // through the two phases, and compares each window with the answer
 // computed here.
 func TestLocalWindowFastAggsWithNulls(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	r := rand.New(rand.NewPCG(seed, 5))
 	big, dbl := types.Type{Kind: types.KindBigInt}, types.Type{Kind: types.KindDouble}
 	calls := []AggCall{

@@ -166,8 +166,7 @@ func TestIntTableThreeQuartersFull(t *testing.T) {
 // adds and removals of keys from a small and a wide range (growth,
 // collisions, deletions that shift entries back).
 func TestCountTableAgainstMap(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	r := rand.New(rand.NewPCG(seed, 4))
 	for _, spread := range []uint64{50, 5000, 1 << 63} {
 		var tab CountTable
@@ -214,8 +213,7 @@ func TestCountTableAgainstMap(t *testing.T) {
 // value) pairs, few groups or many, values dense or sparse, to a
 // PairTable and a map, and checks that they agree.
 func TestPairTableAgainstMap(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	r := rand.New(rand.NewPCG(seed, 5))
 	type pair struct {
 		a int32

@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"fmt"
+	"github.com/weir-sql/weir/internal/testseed"
 	"math/rand/v2"
 	"testing"
 
@@ -14,8 +15,7 @@ import (
 // path, NULLs included), string keys and two-column keys, and checks that
 // they agree on every key, that slots are never shared and are reused.
 func TestKeyIndexAgainstMap(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	for _, tc := range []struct {
 		name  string
 		cols  []int
@@ -92,8 +92,7 @@ func TestKeyIndexAgainstMap(t *testing.T) {
 // Find agrees with the map on every key after each step. Randomized:
 // prints its seed.
 func TestKeyIndexFindOrInsert(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	for _, tc := range []struct {
 		name  string
 		cols  []int

@@ -3,6 +3,7 @@ package filesystem
 import (
 	"errors"
 	"fmt"
+	"github.com/weir-sql/weir/internal/testseed"
 	"math"
 	"math/rand"
 	"os"
@@ -37,8 +38,7 @@ func refCSVField(s string, delim, quote byte, null string, hasNull bool) string 
 // and of the tail) under several delimiters and quotes and compares each
 // field with refCSVField.
 func TestCSVTextQuoting(t *testing.T) {
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := int64(testseed.Seed(t))
 	r := rand.New(rand.NewSource(seed))
 	formats := []format{
 		{delim: ',', quote: '"'},
@@ -177,8 +177,7 @@ func committedParts(t *testing.T, dir string) map[string][]string {
 // each file is within the size limit but for its last write, and the
 // folder has its success file.
 func TestPartitionedSinkFiles(t *testing.T) {
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := int64(testseed.Seed(t))
 	r := rand.New(rand.NewSource(seed))
 	for round := range 4 {
 		dir := t.TempDir()
@@ -247,8 +246,7 @@ func TestPartitionedSinkFiles(t *testing.T) {
 // partition folder holds every record exactly once (compared, sorted, with
 // the independently formatted records) and no in-progress file.
 func TestPartitionedKillRestore(t *testing.T) {
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := int64(testseed.Seed(t))
 	r := rand.New(rand.NewSource(seed))
 	restarts := 0
 	for round := range 5 {
@@ -365,8 +363,7 @@ var errSyncFailed = errors.New("injected sync failure")
 // not, at random) and checks that the failure surfaces, as an error of a
 // Write, PreCommit or Close, before any transaction lists that file.
 func TestSyncFailure(t *testing.T) {
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := int64(testseed.Seed(t))
 	r := rand.New(rand.NewSource(seed))
 	surfaced := 0
 	for round := range 30 {
@@ -466,8 +463,7 @@ func splitRecords(text string) []string {
 // (every power of ten and its neighbours, both signs, the extremes) and
 // random values of every length.
 func TestAppendInt(t *testing.T) {
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := int64(testseed.Seed(t))
 	r := rand.New(rand.NewSource(seed))
 	vals := []int64{0, 1, -1, 9, 10, 11, 99, 100, 101, math.MaxInt64, math.MinInt64, math.MaxInt64 - 1, math.MinInt64 + 1}
 	for p := int64(1); p <= math.MaxInt64/10; p *= 10 {
