@@ -1,0 +1,100 @@
+package filesystem
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weir-sql/weir/connector"
+)
+
+// openInProgress returns the in-progress files under dir that this
+// process still holds open (Linux: /proc/self/fd).
+func openInProgress(t *testing.T, dir string) []string {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	mustOK(t, err)
+	var out []string
+	for _, fd := range fds {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
+		if err != nil {
+			continue // the ReadDir's own fd, closed by now
+		}
+		if strings.HasPrefix(target, dir) && strings.HasSuffix(target, ".inprogress") {
+			out = append(out, target)
+		}
+	}
+	return out
+}
+
+// TestCloseSyncFailureLeavesNothingRunning: a partitioned writer holds
+// more open partition files than maxFinishing when its Close (the end of
+// a job) fails on a sync. When Close returns, every background sync must
+// have ended and every part file must be closed: the runtime calls
+// neither Abort nor anything else after a failed Close (Close set
+// closed), so nothing else would ever wait for those goroutines or close
+// those files.
+func TestCloseSyncFailureLeavesNothingRunning(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/self/fd")
+	}
+	dir := t.TempDir()
+	tab := q10BidTable(dir)
+	sk, err := NewSink(tab, connector.Env{})
+	mustOK(t, err)
+	s := sk.(*Sink)
+	s.writeback = writeback{} // no background sync while writing
+	var mu sync.Mutex
+	inFlight, calls := 0, 0
+	s.writeback.fsync = func(f *os.File) error {
+		mu.Lock()
+		inFlight++
+		calls++
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			inFlight--
+			mu.Unlock()
+		}()
+		return errSyncFailed // every finishing sync fails (a disk gone bad)
+	}
+	w := openWriter(t, s, 0, 1)
+	// One row in each of 3*maxFinishing minutes: as many open partition
+	// files.
+	base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).UnixMilli()
+	var rows []q10Row
+	for k := range 3 * maxFinishing {
+		ts := base + int64(k)*60_000
+		tm := time.UnixMilli(ts).UTC()
+		rows = append(rows, q10Row{auction: int64(k), bidder: 1, price: 2, ts: ts, extra: "x",
+			folder: "dt=" + tm.Format("2006-01-02") + "/hm=" + strings.ReplaceAll(tm.Format("15:04"), ":", "%3A")})
+	}
+	mustOK(t, w.Write(q10Input(rows)))
+	if n := len(openInProgress(t, dir)); n != len(rows) {
+		t.Fatalf("%d part files open before Close, want %d", n, len(rows))
+	}
+	cerr := w.Close()
+	if !errors.Is(cerr, errSyncFailed) {
+		t.Fatalf("Close returned %v, want the sync failure", cerr)
+	}
+	mu.Lock()
+	running := inFlight
+	mu.Unlock()
+	if running != 0 {
+		t.Errorf("Close returned while %d background syncs still ran (no owner waits for them)", running)
+	}
+	if open := openInProgress(t, dir); len(open) > 0 {
+		t.Errorf("after a failed Close, %d part files are still open (never closed): %v", len(open), open)
+	}
+	// The same through Abort after the failed Close (a caller that tries
+	// to clean up): it returns at once as the writer is closed.
+	mustOK(t, w.Abort())
+	if open := openInProgress(t, dir); len(open) > 0 {
+		t.Errorf("after Abort too, %d part files are still open", len(open))
+	}
+}
