@@ -125,9 +125,10 @@ func (a *decSumAcc) result(g int32) types.Value {
 	if !a.avg && !s.fits128() {
 		return types.NullValue() // |sum| ≥ 2^127 > 10^38: beyond 38 digits
 	}
-	n, d := int64(1), int(a.typ.S)-a.argScale
+	// SUM keeps its argument's scale (d = 0); AVG divides at the result's.
+	n, d := int64(1), 0
 	if a.avg {
-		n = s.n
+		n, d = s.n, int(a.typ.S)-a.argScale
 	}
 	if s.fits128() && n > 0 && d >= 0 && d < len(pow10x128) {
 		return a.result128(s, d, uint64(n))

@@ -138,8 +138,9 @@ func (o *lookupJoinOp) load() error {
 			rows = append(rows, row...)
 		}
 	}
-	if len(rows)/max(o.spec.RightWidth, 1) > math.MaxInt32 {
-		return fmt.Errorf("lookup table '%s': more than %d rows", o.spec.Table, math.MaxInt32)
+	// The index holds int32 offsets of values (row × width).
+	if len(rows) > math.MaxInt32 {
+		return fmt.Errorf("lookup table '%s': more than %d values (rows × columns)", o.spec.Table, math.MaxInt32)
 	}
 	o.rows = rows
 	o.buildIndex()

@@ -558,6 +558,9 @@ func (w *Writer) Close() error {
 	w.closed = true
 	files, err := w.finishAll(w.last + 1)
 	if err != nil {
+		// Nothing is called after a failed Close: release every file
+		// and background job here, as Abort would.
+		w.discardAll()
 		return err
 	}
 	ready, err := w.readyPartitions(true)
@@ -585,6 +588,12 @@ func (w *Writer) Abort() error {
 		return nil
 	}
 	w.closed = true
+	return w.discardAll()
+}
+
+// discardAll waits for the background jobs of the open and rolled files,
+// closes and deletes them, and returns the first error.
+func (w *Writer) discardAll() error {
 	var first error
 	if w.part != nil {
 		w.rolled = append(w.rolled, w.part)

@@ -9,9 +9,9 @@ import (
 
 // TestDecimalSumResultScaleMismatch: SUM whose result type has another
 // scale than its argument (no planned call has one: SUM(DECIMAL(p, s)) is
-// DECIMAL(38, s)) must not change the sum's value. The 128-bit path
-// multiplies by 10^(S-s) for SUM too but keeps the argument's scale, so
-// 1.23 comes out as 123.00; math/big's path returned 1.23.
+// DECIMAL(38, s)) must not change the sum's value: the 128-bit path once
+// multiplied by 10^(S-s) for SUM too but kept the argument's scale, so
+// 1.23 came out as 123.00.
 func TestDecimalSumResultScaleMismatch(t *testing.T) {
 	a := &decSumAcc{typ: types.Decimal(38, 4), argScale: 2}
 	setDecState(a, big.NewInt(123), 1) // 1.23
