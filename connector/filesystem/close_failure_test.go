@@ -98,3 +98,61 @@ func TestCloseSyncFailureLeavesNothingRunning(t *testing.T) {
 		t.Errorf("after Abort too, %d part files are still open", len(open))
 	}
 }
+
+// TestPeriodicSyncsBounded: a partitioned writer with many open files
+// starts at most maxSyncing periodic background syncs at once; the files
+// that find no token free skip theirs (Close still syncs every file).
+func TestPeriodicSyncsBounded(t *testing.T) {
+	dir := t.TempDir()
+	tab := q10BidTable(dir)
+	sk, err := NewSink(tab, connector.Env{})
+	mustOK(t, err)
+	s := sk.(*Sink)
+	s.spillAt = 1 // every file spills what it got in a Write
+	s.writeback = writeback{sync: 1}
+	var mu sync.Mutex
+	inFlight, most, calls := 0, 0, 0
+	entered, release := make(chan struct{}, 64), make(chan struct{})
+	s.writeback.fsync = func(f *os.File) error {
+		mu.Lock()
+		inFlight++
+		calls++
+		most = max(most, inFlight)
+		mu.Unlock()
+		entered <- struct{}{}
+		<-release
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		return nil
+	}
+	w := openWriter(t, s, 0, 1)
+	base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).UnixMilli()
+	var rows []q10Row
+	for k := range 3 * maxSyncing {
+		ts := base + int64(k)*60_000
+		tm := time.UnixMilli(ts).UTC()
+		rows = append(rows, q10Row{auction: int64(k), bidder: 1, price: 2, ts: ts, extra: "x",
+			folder: "dt=" + tm.Format("2006-01-02") + "/hm=" + strings.ReplaceAll(tm.Format("15:04"), ":", "%3A")})
+	}
+	mustOK(t, w.Write(q10Input(rows)))
+	for range maxSyncing {
+		<-entered // the syncs that got a token are running
+	}
+	mu.Lock()
+	got, n := most, calls
+	mu.Unlock()
+	if got != maxSyncing || n != maxSyncing {
+		t.Fatalf("%d periodic syncs started (%d at once) for %d files, want %d", n, got, len(rows), maxSyncing)
+	}
+	close(release)
+	mustOK(t, w.Close())
+	mu.Lock()
+	defer mu.Unlock()
+	if most > maxSyncing+maxFinishing {
+		t.Errorf("%d syncs ran at once", most)
+	}
+	if calls < maxSyncing+len(rows) {
+		t.Errorf("%d syncs in all, want at least one per file at Close (%d) after the %d periodic ones", calls, len(rows), maxSyncing)
+	}
+}

@@ -41,6 +41,8 @@ type partFile struct {
 	// error of the jobs, read after bgDone is closed.
 	bgDone chan struct{}
 	bgErr  error
+	// holdsToken: the next background job gives back a sync token.
+	holdsToken bool
 }
 
 // writeback is when a part file starts syncing what it wrote: a hint
@@ -50,6 +52,9 @@ type writeback struct {
 	// fsync syncs a file; nil for (*os.File).Sync (tests inject
 	// failures).
 	fsync func(*os.File) error
+	// tokens bounds the periodic syncs running at once: one starts
+	// only when it can put a token in (nil: no bound).
+	tokens chan struct{}
 }
 
 // createPart creates the in-progress file path; buf is its (empty) write
@@ -87,10 +92,28 @@ func (p *partFile) spill() error {
 		if err := p.wait(); err != nil {
 			return err
 		}
-		p.synced = p.inFile
-		p.background(false)
+		if p.takeToken() {
+			p.synced = p.inFile
+			p.background(false)
+		}
 	}
 	return nil
+}
+
+// takeToken reports whether a periodic sync may start now (a token was
+// free; the sync's job gives it back). Without one the file skips this
+// sync: the next spill tries again, and flush or finish syncs anyway.
+func (p *partFile) takeToken() bool {
+	if p.wb.tokens == nil {
+		return true
+	}
+	select {
+	case p.wb.tokens <- struct{}{}:
+		p.holdsToken = true
+		return true
+	default:
+		return false
+	}
 }
 
 // background starts a job on a goroutine of its own, after the one
@@ -100,8 +123,13 @@ func (p *partFile) spill() error {
 func (p *partFile) background(closing bool) {
 	prev, done := p.bgDone, make(chan struct{})
 	p.bgDone = done
+	token := p.holdsToken
+	p.holdsToken = false
 	go func() {
 		defer close(done)
+		if token {
+			defer func() { <-p.wb.tokens }()
+		}
 		if prev != nil {
 			<-prev
 		}

@@ -37,6 +37,10 @@ type Writer struct {
 	finished int         // rolled[:finished] are known to be finished
 	last     int64       // the last checkpoint pre-committed or recovered
 	closed   bool
+	// syncing holds a token for each periodic background sync running
+	// (at most maxSyncing: each holds a thread in fsync); a file that
+	// finds none free skips its early sync.
+	syncing chan struct{}
 
 	mu      sync.Mutex
 	pending []txnFile // pre-committed files not known to be committed
@@ -167,7 +171,7 @@ func (w *Writer) open(pf **partFile, dir string) error {
 		} else {
 			buf = make([]byte, 0, writeBufferSize+writeBufferSize/4)
 		}
-		if *pf, err = createPart(filepath.Join(folder, inProgressName(w.subtask, w.next)), w.next, w.sink.now(), buf, w.sink.writeback); err != nil {
+		if *pf, err = createPart(filepath.Join(folder, inProgressName(w.subtask, w.next)), w.next, w.sink.now(), buf, w.writeback()); err != nil {
 			w.free = append(w.free, buf)
 			return err
 		}
@@ -348,6 +352,20 @@ func (w *Writer) roll(pf **partFile) error {
 	}
 	return err
 }
+
+// writeback is the sink's writeback with this writer's sync tokens.
+func (w *Writer) writeback() writeback {
+	wb := w.sink.writeback
+	if w.syncing == nil {
+		w.syncing = make(chan struct{}, maxSyncing)
+	}
+	wb.tokens = w.syncing
+	return wb
+}
+
+// maxSyncing bounds the periodic background syncs of a Writer's open
+// files (a partitioned sink may have many open at once).
+const maxSyncing = 4
 
 // maxFinishing bounds the files a Writer finishes (syncs and closes) in
 // the background at once: each holds a thread in fsync.
