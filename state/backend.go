@@ -203,6 +203,22 @@ type memGroup struct {
 	sufs   []string
 	ents   []*memEntry
 	tree   *btreemap.BTreeMap[string, *memEntry]
+	// dead holds, by suffix, the group's removed entries whose deletion
+	// is not yet written to the store (nil while none): out of the
+	// ordered container, so that scans never walk them, and found here
+	// when the key is put again.
+	dead map[string]*memEntry
+}
+
+// bury moves e, a removed entry of the group whose deletion is not yet
+// written, from the ordered container to dead.
+func (g *memGroup) bury(e *memEntry, h *searchHint) {
+	g.remove(e, h)
+	e.grp = g
+	if g.dead == nil {
+		g.dead = make(map[string]*memEntry)
+	}
+	g.dead[e.key[len(g.prefix):]] = e
 }
 
 func (g *memGroup) len() int {
@@ -441,9 +457,20 @@ func (m *memBackend) put(kg int, key, value []byte, idx index) error {
 func (m *memBackend) putInGroup(k, value []byte, n int) error {
 	e, g, at := m.inGroup(k, n)
 	if e != nil {
+		if e.flags&memDeleted != 0 { // from dead, back into the group
+			delete(g.dead, e.key[len(g.prefix):])
+			if len(g.dead) == 0 {
+				g.dead = nil
+			}
+			if at >= 0 && len(g.sufs) < m.treeAt {
+				g.insertAt(e, at, &m.hint)
+			} else {
+				g.insert(e, m.treeAt, &m.hint)
+			}
+		}
 		before := e.size()
 		e.val = append(e.val[:0], value...)
-		e.flags &^= memDeleted // a deleted entry is still in its group
+		e.flags &^= memDeleted
 		m.bytes += e.size() - before
 		m.changed(e)
 		return nil
@@ -485,15 +512,23 @@ func (m *memBackend) inGroup(k []byte, n int) (e *memEntry, g *memGroup, at int)
 		return nil, nil, -1
 	}
 	s := unsafeString(k[2+n:])
+	at = -1
 	if g.tree != nil {
-		_, e, _ := g.tree.Get(s)
-		return e, g, -1
+		if _, e, _ := g.tree.Get(s); e != nil {
+			return e, g, -1
+		}
+	} else {
+		at = m.hint.search(g, s)
+		if at < len(g.sufs) && g.sufs[at] == s {
+			return g.ents[at], g, -1
+		}
 	}
-	i := m.hint.search(g, s)
-	if i < len(g.sufs) && g.sufs[i] == s {
-		return g.ents[i], g, -1
+	if g.dead != nil {
+		if e := g.dead[s]; e != nil {
+			return e, g, at // a removed entry: memDeleted
+		}
 	}
-	return nil, g, i
+	return nil, g, at
 }
 
 // group returns the group of prefix p (kg | group prefix), or nil if it
@@ -565,8 +600,16 @@ func (m *memBackend) unindex(e *memEntry) {
 // if it is left empty.
 func (m *memBackend) ungroup(e *memEntry) {
 	if g := e.grp; g != nil {
-		g.remove(e, &m.hint)
-		if g.len() == 0 {
+		if s := e.key[len(g.prefix):]; g.dead[s] == e {
+			delete(g.dead, s)
+			if len(g.dead) == 0 {
+				g.dead = nil
+			}
+			e.grp = nil
+		} else {
+			g.remove(e, &m.hint)
+		}
+		if g.len() == 0 && len(g.dead) == 0 {
 			delete(m.groups, g.prefix)
 			m.bytes -= memGroupBytes
 			if m.lastG == g {
@@ -635,9 +678,11 @@ func (m *memBackend) del(kg int, key []byte, idx index) error {
 	}
 	if m.track && e.flags&memStored != 0 {
 		// Kept until the deletion is written to the store: in the hash
-		// map, or in its group (where scans skip it).
+		// map, or in its group's dead.
 		if e.grp == nil {
 			m.unindex(e)
+		} else {
+			e.grp.bury(e, &m.hint)
 		}
 		e.flags |= memDeleted
 		m.bytes -= int64(cap(e.val))
