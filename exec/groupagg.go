@@ -369,20 +369,10 @@ type recentGroup struct {
 }
 
 // recentAt returns the entry of recent for row's key and the key's tag,
-// from the identity of its values (a string's address and length, not its
-// bytes: a row from another task has its strings out of the CPU cache,
-// and rows of one group share the strings of a source's channel table or
-// a formatting memo). Only sameKey decides a hit; the address picks the
-// entry.
+// from the identity of its values (identityHash). Only sameKey decides a
+// hit.
 func (g *groupAggOp) recentAt(row []types.Value) (int, uint32) {
-	h := uint64(len(g.keys))
-	for _, k := range g.keys {
-		v := &row[k]
-		s := v.Str()
-		x := uint64(uintptr(unsafe.Pointer(unsafe.StringData(s)))) ^ uint64(len(s))<<48
-		h = (h ^ x ^ uint64(v.Int()) ^ uint64(v.Kind())<<56) * 0x9E3779B97F4A7C15
-		h ^= h >> 29
-	}
+	h := identityHash(row, g.keys)
 	return int(h & (recentGroups - 1)), uint32(h >> 32)
 }
 
