@@ -2100,9 +2100,7 @@ func leadKey(k []byte) (hi uint8, num uint64) {
 }
 
 // sortTies sorts by whole keys each run of entries that radixSort left in
-// place because they share their first 9 bytes (hi, num): a value of a
-// DISTINCT entry that many groups of the key group hold (a hot bidder in
-// each of q16's channels). See sortRun.
+// place because they share their first 9 bytes (hi, num).
 func (r *Records) sortTies(seg []recEnt) {
 	for i := 0; i < len(seg); {
 		j := i + 1
@@ -2110,51 +2108,7 @@ func (r *Records) sortTies(seg []recEnt) {
 			j++
 		}
 		if j-i > 1 {
-			r.sortRun(seg[i:j], 9)
-		}
-		i = j
-	}
-}
-
-// tieRunMin is the fewest entries of a run that sortRun sorts by the next
-// 8 bytes of their keys rather than by comparing whole keys.
-const tieRunMin = 8
-
-// tieMaxOff is the key offset from which sortRun compares whole keys
-// (runs of keys that share so long a prefix, or are equal but for zero
-// bytes at their ends, are rare).
-const tieMaxOff = 9 + 8*8
-
-// sortRun sorts run, entries of one key group and name whose keys, padded
-// with zero bytes, share their first off bytes: by the keys' next 8 bytes
-// (padded; read into num once per entry, rather than whole keys read
-// for every comparison), then each run that shares those, 8 bytes
-// further on. Zero-padded keys order as the keys do where they differ (a
-// key that is a prefix of another, padded, is not greater), so ties are
-// left to whole comparisons. It overwrites num, which gather sets again.
-func (r *Records) sortRun(run []recEnt, off int) {
-	if len(run) < tieRunMin || off >= tieMaxOff {
-		// The entries' hi and num are equal: compareEnts compares keys.
-		slices.SortFunc(run, r.compareEnts)
-		return
-	}
-	kb, of := r.kbuf, r.offs
-	for i := range run {
-		e := &run[i]
-		k := kb[of[2*e.idx]:of[2*e.idx+1]]
-		e.num = 0
-		if off < len(k) {
-			e.num = leadNum(k[off:])
-		}
-	}
-	slices.SortFunc(run, func(a, b recEnt) int { return cmp.Compare(a.num, b.num) })
-	for i := 0; i < len(run); {
-		j := i + 1
-		for j < len(run) && run[j].num == run[i].num {
-			j++
-		}
-		if j-i > 1 {
-			r.sortRun(run[i:j], off+8)
+			slices.SortFunc(seg[i:j], r.compareEnts)
 		}
 		i = j
 	}
