@@ -25,51 +25,6 @@ type outEdge struct {
 	maxPar int
 	keyBuf []byte
 	next   int // round-robin position (Rebalance)
-
-	// recentKeys and recentKGs memoize the key groups of recent keys of
-	// several columns (Hash): entry i holds len(keys) values from
-	// recentKeys[i*len(keys)] and their key group + 1 (0: empty). An
-	// entry is picked by identityHash and used when its values are
-	// identical to the row's (types.Identical), so that a row whose key
-	// was seen does not encode it (state.AppendValue reads the strings).
-	recentKeys []types.Value
-	recentKGs  []int32
-}
-
-// recentKeyGroups is the number of entries of outEdge's memo of key groups.
-const recentKeyGroups = 1024
-
-// keyGroupOf returns the key group of row's key (columns keys, more than
-// one), from the memo when the same key values were seen.
-func (e *outEdge) keyGroupOf(row []types.Value) int {
-	nk := len(e.keys)
-	if e.recentKGs == nil {
-		e.recentKeys = make([]types.Value, recentKeyGroups*nk)
-		e.recentKGs = make([]int32, recentKeyGroups)
-	}
-	at := int(identityHash(row, e.keys) & (recentKeyGroups - 1))
-	kept := e.recentKeys[at*nk : (at+1)*nk]
-	if kg := e.recentKGs[at]; kg > 0 {
-		same := true
-		for i, k := range e.keys {
-			if !types.Identical(kept[i], row[k]) {
-				same = false
-				break
-			}
-		}
-		if same {
-			return int(kg - 1)
-		}
-	}
-	buf := e.keyBuf[:0]
-	for i, k := range e.keys {
-		buf = state.AppendValue(buf, row[k])
-		kept[i] = row[k]
-	}
-	e.keyBuf = buf
-	kg := state.KeyGroup(buf, e.maxPar)
-	e.recentKGs[at] = int32(kg + 1)
-	return kg
 }
 
 // exchange is the tail of a task's chain that sends rows to other tasks. It
@@ -137,7 +92,12 @@ func (x *exchange) emitEdge(e *outEdge, b *types.Batch) error {
 		}
 		for i := range b.Len() {
 			row := b.Row(i)
-			kg := e.keyGroupOf(row)
+			buf := e.keyBuf[:0]
+			for _, k := range e.keys {
+				buf = state.AppendValue(buf, row[k])
+			}
+			e.keyBuf = buf
+			kg := state.KeyGroup(buf, e.maxPar)
 			if err := x.appendRow(e.dests[e.owner[kg]], b.Kinds[i], row); err != nil {
 				return err
 			}

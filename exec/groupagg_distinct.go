@@ -92,14 +92,12 @@ type distinctValues struct {
 	free     []int32
 	perGroup []int32 // per group: its entries in memory
 
-	// update's window of rows: their indices, values, groups, the
-	// values as integers and which arguments are not NULL; touched keeps
-	// PairTable.Touch's reads.
+	// update's window of rows: their indices, values, groups and the
+	// values as integers; touched keeps PairTable.Touch's reads.
 	wrows   []int32
 	wvals   []types.Value
 	wgis    []int32
 	wkeys   []int64
-	wmasks  []uint64 // per row: which of the family's first 64 arguments are not NULL
 	touched int32
 
 	loadGi int32            // the group whose entry Load reads; -1: find it by key
@@ -331,48 +329,29 @@ const distinctWindow = 128
 // family at a time: per row, the value of the family's first call that
 // is not NULL (the calls' values are one value or NULL), then a count for
 // each call whose argument is not NULL.
-//
-// One pass over a window's rows reads every argument of the family (which
-// of them are NULL: a bit each, for the first 64 calls), so that count1
-// does not read the rows again: the rows come from another task and are
-// mostly out of the CPU cache, and these reads, independent of each other,
-// overlap.
 func (d *distinctValues) update(gis []int32, b *types.Batch) error {
 	w := b.Width
 	for _, f := range d.fams {
 		for lo := 0; lo < len(gis); lo += distinctWindow {
-			rows, vals, groups, keys, masks := d.wrows[:0], d.wvals[:0], d.wgis[:0], d.wkeys[:0], d.wmasks[:0]
+			rows, vals, groups, keys := d.wrows[:0], d.wvals[:0], d.wgis[:0], d.wkeys[:0]
 			for i := lo; i < min(lo+distinctWindow, len(gis)); i++ {
 				gi := gis[i]
 				if gi < 0 {
 					continue
 				}
 				row := b.Vals[i*w : (i+1)*w]
-				var mask uint64
-				first := -1
-				for m, a := range f.args {
-					if row[a].IsNull() {
-						continue
+				for _, a := range f.args {
+					if x := row[a]; !x.IsNull() {
+						rows, vals = append(rows, int32(i)), append(vals, x)
+						groups, keys = append(groups, gi), append(keys, x.Int())
+						break
 					}
-					if first < 0 {
-						first = a
-					}
-					if m < 64 {
-						mask |= 1 << m
-					} else {
-						break // count1 reads the row for calls past 64
-					}
-				}
-				if first >= 0 {
-					x := row[first]
-					rows, vals = append(rows, int32(i)), append(vals, x)
-					groups, keys, masks = append(groups, gi), append(keys, x.Int()), append(masks, mask)
 				}
 			}
-			d.wrows, d.wvals, d.wgis, d.wkeys, d.wmasks = rows, vals, groups, keys, masks
+			d.wrows, d.wvals, d.wgis, d.wkeys = rows, vals, groups, keys
 			d.touched += f.index.Touch(groups, keys)
 			for k, i := range rows {
-				if err := d.count1(f, groups[k], vals[k], masks[k], b.Vals[int(i)*w:(int(i)+1)*w], b.Kinds[i].IsRetraction()); err != nil {
+				if err := d.count1(f, groups[k], vals[k], b.Vals[int(i)*w:(int(i)+1)*w], b.Kinds[i].IsRetraction()); err != nil {
 					return err
 				}
 			}
@@ -382,10 +361,8 @@ func (d *distinctValues) update(gis []int32, b *types.Batch) error {
 }
 
 // count1 counts value v of family f in one row of group gi: a count for
-// each call whose argument is not NULL in row. Bit m of notNull tells
-// whether call m's argument is not NULL, for the first 64 calls; row
-// tells it for the rest.
-func (d *distinctValues) count1(f *distinctFamily, gi int32, v types.Value, notNull uint64, row []types.Value, retract bool) error {
+// each call whose argument is not NULL in row.
+func (d *distinctValues) count1(f *distinctFamily, gi int32, v types.Value, row []types.Value, retract bool) error {
 	slot, ok, err := d.find(f, gi, v.Int(), !retract)
 	if err != nil {
 		return err
@@ -396,8 +373,8 @@ func (d *distinctValues) count1(f *distinctFamily, gi int32, v types.Value, notN
 	at := int(slot) * d.width
 	cs := d.counts(slot)[:len(f.calls)]
 	live := false
-	for m := range f.args {
-		if m < 64 && notNull&(1<<m) == 0 || m >= 64 && row[f.args[m]].IsNull() {
+	for m, a := range f.args {
+		if row[a].IsNull() {
 			live = live || cs[m] > 0
 			continue
 		}

@@ -16,9 +16,9 @@ import (
 // with keys whose strings are sometimes the same bytes at another address,
 // and compares the materialized output after every batch with the
 // results a Go model computes: COUNT(*), SUM and COUNT(DISTINCT x) FILTER
-// calls (3, and 70: past the 64 arguments whose NULLs update reads into a
-// mask). It checks findGroup's memo of recent groups (a stale entry must
-// not return a removed or reused group) and the DISTINCT update's masks.
+// calls (3, and 70 in one family). It checks findGroup's memo of recent
+// groups (a stale entry must not return a removed or reused group) and
+// the DISTINCT families' counts.
 func TestGroupAggRecentGroupsModel(t *testing.T) {
 	seed := testseed.Seed(t)
 	for _, nd := range []int{3, 70} {
