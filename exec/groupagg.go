@@ -49,8 +49,9 @@ type groupAggOp struct {
 	free    []int32         // numbers of removed groups, for reuse
 
 	keyBuf  []byte
-	loadRow []types.Value // LoadRecord's row of key values
-	gis     []int32       // per row of the batch in Process: its group, or -1
+	recent  [recentGroups]recentGroup // groups by the identity of their key values (findGroup); checked by sameKey
+	loadRow []types.Value             // LoadRecord's row of key values
+	gis     []int32                   // per row of the batch in Process: its group, or -1
 	scratch []types.Value
 	out     *types.Batch
 	maxCol  int
@@ -338,12 +339,60 @@ func (g *groupAggOp) findGroup(row []types.Value, retract bool) (int32, bool, er
 			return gi, true, nil
 		}
 	} else {
-		g.keyBuf = g.appendRowKey(g.keyBuf[:0], row)
-		if gi, ok := g.groups[string(g.keyBuf)]; ok {
-			return gi, true, nil
+		at, tag := g.recentAt(row)
+		if e := g.recent[at]; e.tag == tag && g.sameKey(e.gi, row) {
+			return e.gi, true, nil
 		}
+		g.keyBuf = g.appendRowKey(g.keyBuf[:0], row)
+		gi, ok := g.groups[string(g.keyBuf)]
+		if !ok {
+			var err error
+			if gi, ok, err = g.missing(row, retract, false); err != nil || !ok {
+				return gi, ok, err
+			}
+		}
+		g.recent[at] = recentGroup{tag: tag, gi: gi}
+		return gi, true, nil
 	}
 	return g.missing(row, retract, inInts)
+}
+
+// recentGroups is the number of entries of groupAggOp.recent (a power of
+// two).
+const recentGroups = 4096
+
+// recentGroup is an entry of groupAggOp.recent: a group and a tag of its
+// key's identity.
+type recentGroup struct {
+	tag uint32
+	gi  int32
+}
+
+// recentAt returns the entry of recent for row's key and the key's tag,
+// from the identity of its values (identityHash). Only sameKey decides a
+// hit.
+func (g *groupAggOp) recentAt(row []types.Value) (int, uint32) {
+	h := identityHash(row, g.keys)
+	return int(h & (recentGroups - 1)), uint32(h >> 32)
+}
+
+// sameKey reports whether gi is a group in groups (not in ints) whose key
+// values are row's key values, value for value of the same kind (equal
+// strings compare without reading their bytes when they share them).
+// Identical values encode alike, so such a group is the one groups holds
+// for row's key. A removed group has no keyStr.
+func (g *groupAggOp) sameKey(gi int32, row []types.Value) bool {
+	nk := len(g.keys)
+	if int(gi) >= len(g.keyStr) || g.keyStr[gi] == "" || int(gi+1)*nk > len(g.keyVals) {
+		return false
+	}
+	kv := g.keyVals[int(gi)*nk : int(gi+1)*nk]
+	for i, k := range g.keys {
+		if !types.Identical(kv[i], row[k]) {
+			return false
+		}
+	}
+	return true
 }
 
 // appendRowKey appends the encoding of row's key (state.AppendValue of each

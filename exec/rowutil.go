@@ -2,6 +2,7 @@ package exec
 
 import (
 	"slices"
+	"unsafe"
 
 	"github.com/weir-sql/weir/types"
 )
@@ -35,4 +36,22 @@ func appendRow(b *types.Batch, kind types.RowKind, row []types.Value) {
 	for i := range dst {
 		dst[i] = row[i]
 	}
+}
+
+// identityHash hashes the identity of row's values in columns keys: kind,
+// number and a string's address and length, not its bytes (a row from
+// another task has its strings out of the CPU cache, while rows of one key
+// mostly share the strings of a source's table or a formatting memo). Equal
+// strings at other addresses hash apart: it picks an entry of a memo whose
+// hits are confirmed with types.Identical.
+func identityHash(row []types.Value, keys []int) uint64 {
+	h := uint64(len(keys))
+	for _, k := range keys {
+		v := &row[k]
+		s := v.Str()
+		x := uint64(uintptr(unsafe.Pointer(unsafe.StringData(s)))) ^ uint64(len(s))<<48
+		h = (h ^ x ^ uint64(v.Int()) ^ uint64(v.Kind())<<56) * 0x9E3779B97F4A7C15
+		h ^= h >> 29
+	}
+	return h
 }

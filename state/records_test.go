@@ -146,6 +146,38 @@ func TestRecordsWriteOrder(t *testing.T) {
 		{"9-byte lead shared", func(int) []types.Value {
 			return []types.Value{types.BigIntValue(r.Int64N(40) - 20), types.StringValue(strings.Repeat("c", r.IntN(12)) + fmt.Sprint(r.Int64N(1000)))}
 		}},
+		// A few integers (the first 9 bytes), then strings that share
+		// long prefixes and differ in their last bytes, zero bytes among
+		// them, and a second string: long runs of keys that share their
+		// first 9 bytes and then 8, 16 or more (sortRun's levels), keys
+		// equal but for trailing zeros (padding ties).
+		{"9-byte lead shared, deep ties", func(int) []types.Value {
+			tail := []string{"", "\x00", "\x00\x00", "a", "\x00a"}[r.IntN(5)]
+			if r.IntN(2) == 0 {
+				// Differences at any offset after a shared prefix.
+				b := make([]byte, r.IntN(30))
+				for i := range b {
+					b[i] = "ab\x00"[r.IntN(3)]
+				}
+				// After the 9 bytes and the string's tag, 7 or 15 shared
+				// bytes: sortRun's second or third level reads the first
+				// byte that differs.
+				p := []string{"prefix-", "prefix-prefix-p"}[r.IntN(2)]
+				second := types.StringValue(p + string(b))
+				switch r.IntN(8) {
+				case 0: // another tag at the run's first byte of difference
+					second = types.BigIntValue(r.Int64N(1000))
+				case 1:
+					second = types.NullValue()
+				}
+				return []types.Value{types.BigIntValue(r.Int64N(2)), second}
+			}
+			return []types.Value{
+				types.BigIntValue(r.Int64N(3)),
+				types.StringValue(strings.Repeat("channel-", r.IntN(4)) + strings.Repeat("x", r.IntN(9)) + fmt.Sprint(r.Int64N(300)) + tail),
+				types.StringValue(strings.Repeat("\x00", r.IntN(3)) + fmt.Sprint(r.IntN(3))),
+			}
+		}},
 		// Strings of 0 to 12 bytes over three letters: keys shorter and
 		// longer than 9 bytes, many prefixes of others.
 		{"mixed lengths around 9", func(int) []types.Value {

@@ -315,6 +315,13 @@ func Equal(a, b Value) bool {
 	return a.n == b.n && a.s == b.s
 }
 
+// Identical reports whether a and b are one value in every respect: kind,
+// scale and representation (unlike Equal, an INT is not identical to the
+// BIGINT of its number, nor 0.0 to -0.0). Identical values encode alike.
+func Identical(a, b Value) bool {
+	return a.k == b.k && a.x == b.x && a.n == b.n && a.s == b.s
+}
+
 // Compare orders two values of comparable kinds: -1, 0 or +1. NULL sorts
 // first. Numbers of different kinds compare numerically.
 func Compare(a, b Value) int {
