@@ -137,6 +137,11 @@ type memBackend struct {
 	// far more often than scanned (a join side's rows) skips the tree.
 	pending []*memEntry
 	groups  map[string]*memGroup // by kg | group prefix
+	// dead holds, by key, the removed entries of groups whose deletion
+	// is not yet written to the store (nil while none): out of their
+	// group's ordered container, so that scans never walk them, and found
+	// here when the key is put again (only for a group with ndead > 0).
+	dead map[string]*memEntry
 	// lastG is the group last used: a change to a map state scans
 	// around one key and writes it, each access finding the group.
 	lastG *memGroup
@@ -203,22 +208,9 @@ type memGroup struct {
 	sufs   []string
 	ents   []*memEntry
 	tree   *btreemap.BTreeMap[string, *memEntry]
-	// dead holds, by suffix, the group's removed entries whose deletion
-	// is not yet written to the store (nil while none): out of the
-	// ordered container, so that scans never walk them, and found here
-	// when the key is put again.
-	dead map[string]*memEntry
-}
-
-// bury moves e, a removed entry of the group whose deletion is not yet
-// written, from the ordered container to dead.
-func (g *memGroup) bury(e *memEntry, h *searchHint) {
-	g.remove(e, h)
-	e.grp = g
-	if g.dead == nil {
-		g.dead = make(map[string]*memEntry)
-	}
-	g.dead[e.key[len(g.prefix):]] = e
+	// ndead counts the group's entries in the backend's dead: removed,
+	// their deletion not yet written to the store.
+	ndead int
 }
 
 func (g *memGroup) len() int {
@@ -458,10 +450,8 @@ func (m *memBackend) putInGroup(k, value []byte, n int) error {
 	e, g, at := m.inGroup(k, n)
 	if e != nil {
 		if e.flags&memDeleted != 0 { // from dead, back into the group
-			delete(g.dead, e.key[len(g.prefix):])
-			if len(g.dead) == 0 {
-				g.dead = nil
-			}
+			delete(m.dead, e.key)
+			g.ndead--
 			if at >= 0 && len(g.sufs) < m.treeAt {
 				g.insertAt(e, at, &m.hint)
 			} else {
@@ -523,12 +513,25 @@ func (m *memBackend) inGroup(k []byte, n int) (e *memEntry, g *memGroup, at int)
 			return g.ents[at], g, -1
 		}
 	}
-	if g.dead != nil {
-		if e := g.dead[s]; e != nil {
+	if g.ndead > 0 {
+		if e := m.dead[unsafeString(k)]; e != nil {
 			return e, g, at // a removed entry: memDeleted
 		}
 	}
 	return nil, g, at
+}
+
+// bury moves e, a removed entry of its group whose deletion is not yet
+// written, from the group's ordered container to dead.
+func (m *memBackend) bury(e *memEntry) {
+	g := e.grp
+	g.remove(e, &m.hint)
+	e.grp = g
+	if m.dead == nil {
+		m.dead = make(map[string]*memEntry)
+	}
+	m.dead[e.key] = e
+	g.ndead++
 }
 
 // group returns the group of prefix p (kg | group prefix), or nil if it
@@ -600,16 +603,17 @@ func (m *memBackend) unindex(e *memEntry) {
 // if it is left empty.
 func (m *memBackend) ungroup(e *memEntry) {
 	if g := e.grp; g != nil {
-		if s := e.key[len(g.prefix):]; g.dead[s] == e {
-			delete(g.dead, s)
-			if len(g.dead) == 0 {
-				g.dead = nil
-			}
+		if e.flags&memDeleted != 0 && g.ndead > 0 && m.dead[e.key] == e {
+			delete(m.dead, e.key)
+			g.ndead--
 			e.grp = nil
+			if len(m.dead) == 0 {
+				m.dead = nil // a map does not shrink: free it
+			}
 		} else {
 			g.remove(e, &m.hint)
 		}
-		if g.len() == 0 && len(g.dead) == 0 {
+		if g.len() == 0 && g.ndead == 0 {
 			delete(m.groups, g.prefix)
 			m.bytes -= memGroupBytes
 			if m.lastG == g {
@@ -682,7 +686,7 @@ func (m *memBackend) del(kg int, key []byte, idx index) error {
 		if e.grp == nil {
 			m.unindex(e)
 		} else {
-			e.grp.bury(e, &m.hint)
+			m.bury(e)
 		}
 		e.flags |= memDeleted
 		m.bytes -= int64(cap(e.val))

@@ -18,7 +18,7 @@ import (
 
 const revMaxPar = 16
 
-// revSub is one subtask of the review tests: a store, its Keyed and a
+// revSub is one subtask of these tests: a store, its Keyed and a
 // sorted map state.
 type revSub struct {
 	st *statestore.Store
