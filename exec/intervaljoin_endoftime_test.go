@@ -47,3 +47,39 @@ func TestIntervalJoinRowAtEndOfTime(t *testing.T) {
 		t.Fatalf("%d keys left after the +∞ watermark", n)
 	}
 }
+
+// TestIntervalJoinWatermarkJustBelowEndOfTime (review r18-rev-lead of
+// da1f300): a left row whose interval ends at math.MaxInt64-1 (true
+// expiry MaxInt64, capped to MaxInt64-1) must still be there when the
+// watermark is MaxInt64-1: a right row at MaxInt64-1 is not late then
+// (late is below the watermark) and matches it. The cap made the two
+// expiries MaxInt64-1 and MaxInt64 one, so the watermark MaxInt64-1 (a
+// source with WATERMARK FOR ts AS ts and a row at MaxInt64-1) swept it.
+func TestIntervalJoinWatermarkJustBelowEndOfTime(t *testing.T) {
+	kinds := []types.Kind{types.KindBigInt, types.KindTimestamp}
+	spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: InnerJoin,
+		Left:  JoinSide{Keys: []int{0}, Kinds: kinds},
+		Right: JoinSide{Keys: []int{0}, Kinds: kinds}},
+		LeftTime: 1, RightTime: 1, Lower: 0, Upper: 0}
+	op := NewIntervalJoin(spec)().(*intervalJoinOp)
+	if err := op.Open(&OpContext{ID: "ij", Parallelism: 1, MaxParallelism: ijMaxPar}); err != nil {
+		t.Fatal(err)
+	}
+	out := &ijCollect{rows: map[string]int{}}
+	row := []types.Value{types.BigIntValue(1), types.TimestampValue(math.MaxInt64 - 1)}
+	b := types.NewBatch(2, 1)
+	b.Append(types.Insert, row)
+	if err := op.Process(0, b, out); err != nil {
+		t.Fatal(err)
+	}
+	if err := op.ProcessWatermark(math.MaxInt64-1, out); err != nil {
+		t.Fatal(err)
+	}
+	b = types.NewBatch(2, 1)
+	b.Append(types.Insert, row)
+	if err := op.Process(1, b, out); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{fmt.Sprint(append(append([]types.Value(nil), row...), row...)): 1}
+	checkIJRows(t, "right row at the watermark MaxInt64-1", out.rows, want)
+}
