@@ -83,3 +83,34 @@ func TestIntervalJoinWatermarkJustBelowEndOfTime(t *testing.T) {
 	want := map[string]int{fmt.Sprint(append(append([]types.Value(nil), row...), row...)): 1}
 	checkIJRows(t, "right row at the watermark MaxInt64-1", out.rows, want)
 }
+
+// TestIntervalJoinBoundsOverflow (review r18-rev-lead): a left row near
+// the int64 maximum whose interval end t+Upper overflows must still match
+// a stored right row inside its interval (add computes lo, hi without
+// saturating, so hi wraps negative and the search stops at once).
+func TestIntervalJoinBoundsOverflow(t *testing.T) {
+	kinds := []types.Kind{types.KindBigInt, types.KindTimestamp}
+	spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: InnerJoin,
+		Left:  JoinSide{Keys: []int{0}, Kinds: kinds},
+		Right: JoinSide{Keys: []int{0}, Kinds: kinds}},
+		LeftTime: 1, RightTime: 1, Lower: 0, Upper: 10}
+	op := NewIntervalJoin(spec)().(*intervalJoinOp)
+	if err := op.Open(&OpContext{ID: "ij", Parallelism: 1, MaxParallelism: ijMaxPar}); err != nil {
+		t.Fatal(err)
+	}
+	out := &ijCollect{rows: map[string]int{}}
+	right := []types.Value{types.BigIntValue(1), types.TimestampValue(math.MaxInt64 - 3)}
+	left := []types.Value{types.BigIntValue(1), types.TimestampValue(math.MaxInt64 - 5)}
+	b := types.NewBatch(2, 1)
+	b.Append(types.Insert, right)
+	if err := op.Process(1, b, out); err != nil {
+		t.Fatal(err)
+	}
+	b = types.NewBatch(2, 1)
+	b.Append(types.Insert, left)
+	if err := op.Process(0, b, out); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{fmt.Sprint(append(append([]types.Value(nil), left...), right...)): 1}
+	checkIJRows(t, "left row whose interval end overflows", out.rows, want)
+}
