@@ -627,9 +627,11 @@ func (o *intervalJoinOp) grow() {
 // in its interval, and keeps it.
 func (o *intervalJoinOp) add(s int32, side int, t int64, row []types.Value, out Emitter) error {
 	k := o.rec(s)
-	lo, hi := t+o.spec.Lower, t+o.spec.Upper // the right rows' times for a left row
+	// The other side's times in the interval, saturated at the int64
+	// range (a row near either end of time).
+	lo, hi := satAdd(t, o.spec.Lower), satAdd(t, o.spec.Upper) // for a left row
 	if side == 1 {
-		lo, hi = t-o.spec.Upper, t-o.spec.Lower
+		lo, hi = satAdd(t, -o.spec.Upper), satAdd(t, -o.spec.Lower)
 	}
 	other := 1 - side
 	rows := k.side[other]
@@ -823,9 +825,20 @@ func (o *intervalJoinOp) ProcessWatermark(wm int64, out Emitter) error {
 	return ForwardWatermark(out, wm)
 }
 
+// sweepTo is the expiry up to which the watermark sweeps: the watermark,
+// but MaxInt64-2 at MaxInt64-1, since expiry caps MaxInt64 to MaxInt64-1
+// (a row of true expiry MaxInt64 may still match a row at MaxInt64-1,
+// which is not late then); such rows go at the +∞ watermark.
+func (o *intervalJoinOp) sweepTo() int64 {
+	if o.wm == math.MaxInt64-1 {
+		return math.MaxInt64 - 2
+	}
+	return o.wm
+}
+
 // sweep drops every row that expired at the watermark.
 func (o *intervalJoinOp) sweep(out Emitter) error {
-	err := o.dues.Due(o.wm, func(s int32, side int) error {
+	err := o.dues.Due(o.sweepTo(), func(s int32, side int) error {
 		// The key may also be queued (it is in memory): its entry goes
 		// stale, and sweepSlot queues the key again at its first row's
 		// expiry, so that qat stays that expiry (see ijKey).
@@ -835,7 +848,7 @@ func (o *intervalJoinOp) sweep(out Emitter) error {
 	if err != nil {
 		return fmt.Errorf("state of %s: %w", o.name, err)
 	}
-	return o.queue.due(o.wm, func(es []ijSweep) error {
+	return o.queue.due(o.sweepTo(), func(es []ijSweep) error {
 		o.warmSweeps(es)
 		for _, e := range es {
 			if !o.keys.Used(e.slot) || o.rec(e.slot).qat[e.side] != e.at {
@@ -897,7 +910,7 @@ func (o *intervalJoinOp) sweepSlot(s int32, side int, first bool, out Emitter) e
 	rows := k.side[side]
 	stride := o.lay[side].stride
 	n := 0
-	for n < len(rows) && ((first && n == 0) || o.expiry(side, rows[n].Int()) <= o.wm) {
+	for n < len(rows) && ((first && n == 0) || o.expiry(side, rows[n].Int()) <= o.sweepTo()) {
 		if o.outer[side] && !ijMatched(rows[n]) {
 			o.emitPadded(side, nil, o.intKey(s), rows[n:n+stride:n+stride])
 			if err := o.flushFull(out); err != nil {
