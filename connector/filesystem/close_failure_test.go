@@ -156,3 +156,49 @@ func TestPeriodicSyncsBounded(t *testing.T) {
 		t.Errorf("%d syncs in all, want at least one per file at Close (%d) after the %d periodic ones", calls, len(rows), maxSyncing)
 	}
 }
+
+// TestPeriodicSyncTokensReturned (review r18-rev-lead of 94d6db0): a sync
+// token goes back when its job ends, so one open file that spills in
+// every Write syncs in every Write, past maxSyncing of them (a leaked
+// token would stop the periodic syncs of the writer for good after
+// maxSyncing). The file's next spill waits for its last job, which gives
+// its token back before it ends, so the count is exact.
+func TestPeriodicSyncTokensReturned(t *testing.T) {
+	dir := t.TempDir()
+	tab := q10BidTable(dir)
+	sk, err := NewSink(tab, connector.Env{})
+	mustOK(t, err)
+	s := sk.(*Sink)
+	s.spillAt = 1 // the file spills what it got in each Write
+	s.writeback = writeback{sync: 1}
+	var mu sync.Mutex
+	calls := 0
+	s.writeback.fsync = func(f *os.File) error {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		return nil
+	}
+	w := openWriter(t, s, 0, 1)
+	ts := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).UnixMilli()
+	tm := time.UnixMilli(ts).UTC()
+	folder := "dt=" + tm.Format("2006-01-02") + "/hm=" + strings.ReplaceAll(tm.Format("15:04"), ":", "%3A")
+	writes := 3 * maxSyncing
+	for k := range writes {
+		mustOK(t, w.Write(q10Input([]q10Row{{auction: int64(k), bidder: 1, price: 2, ts: ts, extra: "x", folder: folder}})))
+	}
+	// The last Write's sync may still run: wait for it as the next spill
+	// would.
+	for _, sl := range w.slots {
+		if sl.file != nil {
+			mustOK(t, sl.file.wait())
+		}
+	}
+	mu.Lock()
+	n := calls
+	mu.Unlock()
+	if n != writes {
+		t.Fatalf("%d periodic syncs for %d Writes that each spilled one file, want %d", n, writes, writes)
+	}
+	mustOK(t, w.Close())
+}
