@@ -125,8 +125,9 @@ func (b storeBackend) scan(kg int, lower, upper []byte, _ index, reverse bool, l
 // found by a hash of the group's prefix, and the other scanned keys
 // (timers, lists) are also in one B-tree. A group's key is read and
 // written with one hash of its short prefix and one search: a deleted
-// key whose deletion is not yet written to the store stays in its group
-// (scans skip it) rather than in the hash map. On its own it is the state of a job
+// key whose deletion is not yet written to the store leaves its group's
+// ordered container for dead (scans never see it). On its own it is the
+// state of a job
 // without checkpoints; in a hybridBackend it also tracks what changed
 // (track) so that the changes can be written to the store at a checkpoint.
 type memBackend struct {
