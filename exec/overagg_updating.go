@@ -209,68 +209,58 @@ func (o *overUpdOp) change(kind types.RowKind, row []types.Value) error {
 			return nil // nothing to retract (the row was never kept)
 		}
 	} else {
-		// ROWS: one scan finds the first kept row equal to this one
-		// (equal rows are adjacent) and the n rows after it.
 		o.mk = append(append(o.mk[:0], o.sk...), o.enc...)
-		err := o.rows.AscendFrom(o.mk, func(mk, v []byte) (bool, error) {
-			if !o.hasRemoved {
-				if !bytes.HasPrefix(mk, o.mk) {
-					return false, nil // past the row's entries: never kept
-				}
-				if len(mk) != prefixLen+8 {
-					return true, nil
-				}
-				return o.takeRemoved(mk, v)
-			}
-			return o.addTail(mk, v)
-		})
-		if err != nil {
-			return err
-		}
-		if !o.hasRemoved {
-			return nil // nothing to retract (the row was never kept)
-		}
-		o.mk = append(o.mk[:0], o.removed.mk...)
 	}
 	f := o.spec.Frame
-	// The rows before the change whose values the affected rows need: the
-	// n rows before it (ROWS n), all rows before it (ROWS UNBOUNDED), all
-	// rows of a smaller sort key (RANGE UNBOUNDED: the change's peers are
-	// in the tail, they change too).
-	below := o.mk
+	// One two-way scan around the change reads the rows before it whose
+	// values the affected rows need: the n rows before it (ROWS n), all
+	// rows before it (ROWS UNBOUNDED), all rows of a smaller sort key
+	// (RANGE UNBOUNDED: the change's peers are in the tail, they change
+	// too); and the affected rows: the changed row and the n rows after
+	// it (ROWS n), or every row from it (ROWS UNBOUNDED) or from its first
+	// peer (RANGE UNBOUNDED).
+	at := o.mk
 	if !f.IsRows {
-		below = o.sk
+		at = o.sk
 	}
-	err := o.rows.DescendBelow(below, func(mk, v []byte) (bool, error) {
-		if !f.Unbounded && int64(len(o.before)) >= f.Rows {
-			return false, nil
+	// A ROWS retraction's scan from the row's prefix (o.mk is sk | enc)
+	// finds the first kept row equal to it (equal rows are adjacent) and
+	// the n rows after it; skipped counts the entries it passes before
+	// (longer keys with that prefix), which belong before the row.
+	rowsRetract := !insert && f.IsRows
+	skipped := 0
+	err := o.rows.Around(at, o.addBefore, func(mk, v []byte) (bool, error) {
+		if rowsRetract && !o.hasRemoved {
+			if !bytes.HasPrefix(mk, o.mk) {
+				return false, nil // past the row's entries: never kept
+			}
+			if len(mk) != prefixLen+8 {
+				skipped++
+				return true, nil
+			}
+			return o.takeRemoved(mk, v)
 		}
-		e, err := o.entry(mk, v)
-		if err != nil {
-			return false, err
+		if !insert && !o.hasRemoved && bytes.Equal(mk, o.mk) {
+			return o.takeRemoved(mk, v)
 		}
-		o.before = append(o.before, e)
-		return true, nil
+		return o.addTail(mk, v)
 	})
 	if err != nil {
 		return err
 	}
-	// The affected rows: the changed row and the n rows after it (ROWS
-	// n), or every row from it (ROWS UNBOUNDED) or from its first peer
-	// (RANGE UNBOUNDED).
-	from := o.mk
-	if !f.IsRows {
-		from = o.sk
-	}
-	if insert || !f.IsRows { // a ROWS retraction has its rows after it already
-		err = o.rows.AscendFrom(from, func(mk, v []byte) (bool, error) {
-			if !insert && !o.hasRemoved && bytes.Equal(mk, o.mk) {
-				return o.takeRemoved(mk, v)
+	if rowsRetract {
+		if !o.hasRemoved {
+			return nil // nothing to retract (the row was never kept)
+		}
+		o.mk = append(o.mk[:0], o.removed.mk...)
+		if skipped > 0 {
+			// Rows between the prefix and the removed row: read the rows
+			// before the removed one again.
+			o.before = o.before[:0]
+			err := o.rows.DescendBelow(o.mk, o.addBefore)
+			if err != nil {
+				return err
 			}
-			return o.addTail(mk, v)
-		})
-		if err != nil {
-			return err
 		}
 	}
 	if insert {
@@ -316,6 +306,21 @@ func (o *overUpdOp) takeRemoved(mk, v []byte) (bool, error) {
 	e, err := o.entry(mk, v)
 	o.removed, o.hasRemoved = e, true
 	return true, err
+}
+
+// addBefore appends the stored row (mk, v) to before, unless it already
+// holds the n rows before the change (ROWS n); it returns whether the
+// scan goes on.
+func (o *overUpdOp) addBefore(mk, v []byte) (bool, error) {
+	if f := o.spec.Frame; !f.Unbounded && int64(len(o.before)) >= f.Rows {
+		return false, nil
+	}
+	e, err := o.entry(mk, v)
+	if err != nil {
+		return false, err
+	}
+	o.before = append(o.before, e)
+	return true, nil
 }
 
 // addTail appends the stored row (mk, v) to the tail, unless the tail

@@ -156,6 +156,10 @@ type memBackend struct {
 	key, hi []byte
 	lk      []byte // a list element's key (writeList)
 
+	// writes counts puts and deletions: Keyed.around reads a group in
+	// place and checks with it that its callbacks changed nothing.
+	writes uint64
+
 	track bool        // keep dirty entries in dirty, and deleted ones until written
 	dirty []*memEntry // entries changed since the last takeDirty
 	bytes int64       // approximate memory of the entries
@@ -420,6 +424,7 @@ func (m *memBackend) changed(e *memEntry) {
 }
 
 func (m *memBackend) put(kg int, key, value []byte, idx index) error {
+	m.writes++
 	k := m.memKey(kg, key)
 	if idx > 0 {
 		return m.putInGroup(k, value, int(idx))
@@ -671,6 +676,7 @@ func (m *memBackend) load(k, value []byte) {
 }
 
 func (m *memBackend) del(kg int, key []byte, idx index) error {
+	m.writes++
 	k := m.memKey(kg, key)
 	var e *memEntry
 	if idx > 0 {

@@ -168,6 +168,37 @@ func (s *mapState[K, V]) iterate(lo, hi []byte, hasLo, hasHi, reverse bool, fn f
 	})
 }
 
+// around is SortedMapState.Around.
+func (s *mapState[K, V]) around(at K, below, from func(K, V) (bool, error)) error {
+	k := s.k
+	if k.ttl.ms > 0 {
+		if exp, err := k.expired(); err != nil || exp {
+			return err
+		}
+	}
+	keyPrefix := k.stateKey(s.prefix, nil)
+	n := len(keyPrefix)
+	s.pb = s.kc.Append(append(s.pb[:0], keyPrefix...), at)
+	return k.around(k.kg, s.pb, index(n), func(key, val []byte) (bool, error) {
+		return s.decoded(key[n:], val, below)
+	}, func(key, val []byte) (bool, error) {
+		return s.decoded(key[n:], val, from)
+	})
+}
+
+// decoded calls fn with the map key mk and value val decoded.
+func (s *mapState[K, V]) decoded(mk, val []byte, fn func(K, V) (bool, error)) (bool, error) {
+	key, err := s.kc.Decode(mk)
+	if err != nil {
+		return false, fmt.Errorf("state %s: map key: %w", s.prefix[1:], err)
+	}
+	v, err := s.vc.Decode(val)
+	if err != nil {
+		return false, fmt.Errorf("state %s: %w", s.prefix[1:], err)
+	}
+	return fn(key, v)
+}
+
 // MapState is a map per key, in the spirit of Flink's MapState. Its
 // iteration order is the bytewise order of the encoded map keys.
 type MapState[K, V any] struct{ m mapState[K, V] }
@@ -273,6 +304,17 @@ func (s *SortedMapState[K, V]) AscendFrom(lo K, fn func(K, V) (bool, error)) err
 func (s *SortedMapState[K, V]) DescendBelow(hi K, fn func(K, V) (bool, error)) error {
 	s.m.hb = s.m.kc.Append(s.m.hb[:0], hi)
 	return s.m.iterate(nil, s.m.hb, false, true, true, fn)
+}
+
+// Around calls below, in descending order, for the entries with key < at
+// until it returns false, then from, in ascending order, for the entries
+// with key >= at until it returns false: DescendBelow(at, below) and
+// AscendFrom(at, from) with one seek. Unlike those, below and from must
+// not change state (Around returns an error if they put or remove): in
+// memory the entries are read in place, and the key and value passed are
+// valid only during the call (with a view codec such as BytesView).
+func (s *SortedMapState[K, V]) Around(at K, below, from func(K, V) (bool, error)) error {
+	return s.m.around(at, below, from)
 }
 
 // First returns the smallest entry of the current key's map.

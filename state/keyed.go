@@ -1,9 +1,12 @@
 package state
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/RaduBerinde/btreemap"
 
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
@@ -308,4 +311,73 @@ func (k *Keyed) MemoryStats() (entries int, bytes int64, ok bool) {
 		})
 	}
 	return entries, bytes, true
+}
+
+// errChangedInAround is returned when a callback of around changed state.
+var errChangedInAround = errors.New("state changed by a callback of a two-way scan (Around)")
+
+// around calls below for the entries of key's group (its first idx bytes,
+// idx > 0) with keys < key, descending, until it returns false, then from
+// for those with keys >= key, ascending, until it returns false. It is
+// the two scans scan(group, key, reverse) and scan(key, group end) with
+// one seek. While the state is in memory it reads the group in place
+// (nothing copied: the slices passed are the entry's own, valid during
+// the call), so below and from must not change state; an error is
+// returned if they put or delete. Spilled state falls back to two scans.
+func (k *Keyed) around(kg int, key []byte, idx index, below, from func(key, val []byte) (bool, error)) error {
+	var m *memBackend
+	switch b := k.be.(type) {
+	case *memBackend:
+		m = b
+	case *hybridBackend:
+		m = b.mem
+	}
+	n := int(idx)
+	if m == nil {
+		var end [256]byte
+		if err := k.scan(kg, key[:n], key, idx, true, below); err != nil {
+			return err
+		}
+		return k.scan(kg, key, prefixEnd(end[:0], key[:n]), idx, false, from)
+	}
+	g := m.group(m.memKey(kg, key[:n]))
+	if g == nil {
+		return nil
+	}
+	s := unsafeString(key[n:])
+	w := m.writes
+	var err error
+	// visit calls fn on e; it returns whether to go on.
+	visit := func(fn func(key, val []byte) (bool, error), e *memEntry) bool {
+		if e.flags&memDeleted != 0 {
+			return true
+		}
+		var more bool
+		more, err = fn(unsafeBytes(e.key)[2:], e.val)
+		if err == nil && m.writes != w {
+			err = errChangedInAround
+		}
+		return more && err == nil
+	}
+	if g.tree != nil {
+		g.tree.DescendFunc(btreemap.LT(s), btreemap.GE(""), func(_ string, e *memEntry) bool {
+			return visit(below, e)
+		})
+		if err != nil {
+			return err
+		}
+		g.tree.AscendFunc(btreemap.GE(s), btreemap.Max[string](), func(_ string, e *memEntry) bool {
+			return visit(from, e)
+		})
+		return err
+	}
+	at := m.hint.search(g, s)
+	for j := at - 1; j >= 0 && visit(below, g.ents[j]); j-- {
+	}
+	if err != nil {
+		return err
+	}
+	for j := at; j < len(g.ents) && visit(from, g.ents[j]); j++ {
+	}
+	return err
 }

@@ -718,6 +718,47 @@ func (h *harness) verifyKey(key modelKey, what string) {
 	if !slices.Equal(gotF, wantF) || !slices.Equal(gotB, wantB) {
 		fail("from %d %v want %v; below %d %v want %v", lo, gotF, wantF, hi, gotB, wantB)
 	}
+	// Around, both ways from one key, each side stopped after a random
+	// number of entries (-1: never), values checked.
+	at := int64(h.r.IntN(45) - 22)
+	nb, nf := h.r.IntN(6)-1, h.r.IntN(6)-1
+	var gotAB, gotAF, wantAB, wantAF []int64
+	take := func(got *[]int64, n int) func(int64, string) (bool, error) {
+		return func(k int64, v string) (bool, error) {
+			if v != md.s[key][k] {
+				fail("around %d: %d = %q want %q", at, k, v, md.s[key][k])
+			}
+			*got = append(*got, k)
+			return n < 0 || len(*got) < n, nil
+		}
+	}
+	must(t, st.s.Around(at, take(&gotAB, nb), take(&gotAF, nf)))
+	for i, k := range wantS {
+		if k >= at && (nf < 0 || len(wantAF) < max(nf, 1)) {
+			wantAF = append(wantAF, k)
+		}
+		if k := rev[i]; k < at && (nb < 0 || len(wantAB) < max(nb, 1)) {
+			wantAB = append(wantAB, k)
+		}
+	}
+	if !slices.Equal(gotAB, wantAB) || !slices.Equal(gotAF, wantAF) {
+		fail("around %d (stop after %d, %d): below %v want %v; from %v want %v", at, nb, nf, gotAB, wantAB, gotAF, wantAF)
+	}
+	// The descending codec: below is then the larger keys, descending.
+	var gotDB, gotDF, wantDB, wantDF []int64
+	must(t, st.sd.Around(at, func(k int64, _ string) (bool, error) { gotDB = append(gotDB, k); return true, nil },
+		func(k int64, _ string) (bool, error) { gotDF = append(gotDF, k); return true, nil }))
+	for i, k := range wantS {
+		if k > at {
+			wantDB = append(wantDB, k)
+		}
+		if k := rev[i]; k <= at {
+			wantDF = append(wantDF, k)
+		}
+	}
+	if !slices.Equal(gotDB, wantDB) || !slices.Equal(gotDF, wantDF) {
+		fail("around %d, descending codec: below %v want %v; from %v want %v", at, gotDB, wantDB, gotDF, wantDF)
+	}
 	fk, _, fok, err := st.s.First()
 	must(t, err)
 	lk, _, lok, err := st.s.Last()
