@@ -360,20 +360,7 @@ func (c *TimeFunc) String() string {
 // and whether e had one; e itself is not changed, so that the subtasks of
 // an operator each bind their own copy.
 func BindWatermark(e Expr, wm *atomic.Int64) (Expr, bool) {
-	found := false
-	out, err := Transform(e, func(x Expr) (Expr, error) {
-		if c, ok := x.(*TimeFunc); ok && c.f == tfCurrentWatermark {
-			cp := *c
-			cp.wm = wm
-			found = true
-			return &cp, nil
-		}
-		return x, nil
-	})
-	if err != nil || !found {
-		return e, false
-	}
-	return out, true
+	return bindTimeFunc(e, tfCurrentWatermark, func(c *TimeFunc) { c.wm = wm })
 }
 
 // BindProctime returns e with every PROCTIME() reading *ms (epoch
@@ -383,11 +370,17 @@ func BindWatermark(e Expr, wm *atomic.Int64) (Expr, bool) {
 // for the rows of a batch and never going back (as Flink's, whose
 // PROCTIME() is the timer service's current time).
 func BindProctime(e Expr, ms *int64) (Expr, bool) {
+	return bindTimeFunc(e, tfProctime, func(c *TimeFunc) { c.proc = ms })
+}
+
+// bindTimeFunc returns e with every call of time function f replaced by a
+// copy that bind changed, and whether e had one; e itself is not changed.
+func bindTimeFunc(e Expr, f tfn, bind func(*TimeFunc)) (Expr, bool) {
 	found := false
 	out, err := Transform(e, func(x Expr) (Expr, error) {
-		if c, ok := x.(*TimeFunc); ok && c.f == tfProctime {
+		if c, ok := x.(*TimeFunc); ok && c.f == f {
 			cp := *c
-			cp.proc = ms
+			bind(&cp)
 			found = true
 			return &cp, nil
 		}
