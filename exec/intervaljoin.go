@@ -909,8 +909,8 @@ func (o *intervalJoinOp) sweepSlot(s int32, side int, first bool, out Emitter) e
 	k := o.rec(s)
 	rows := k.side[side]
 	stride := o.lay[side].stride
-	n := 0
-	for n < len(rows) && ((first && n == 0) || o.expiry(side, rows[n].Int()) <= o.sweepTo()) {
+	n, limit := 0, o.sweepTo()
+	for n < len(rows) && ((first && n == 0) || o.expiry(side, rows[n].Int()) <= limit) {
 		if o.outer[side] && !ijMatched(rows[n]) {
 			o.emitPadded(side, nil, o.intKey(s), rows[n:n+stride:n+stride])
 			if err := o.flushFull(out); err != nil {
