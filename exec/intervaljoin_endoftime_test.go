@@ -14,27 +14,12 @@ import (
 // join, and its key removed. (Its expiry was once math.MaxInt64, which
 // the sweep queue reads as "no row", so it stayed forever.)
 func TestIntervalJoinRowAtEndOfTime(t *testing.T) {
-	kinds := []types.Kind{types.KindBigInt, types.KindTimestamp}
-	spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: LeftOuterJoin,
-		Left:  JoinSide{Keys: []int{0}, Kinds: kinds},
-		Right: JoinSide{Keys: []int{0}, Kinds: kinds}},
-		LeftTime: 1, RightTime: 1, Lower: 0, Upper: 10}
-	op := NewIntervalJoin(spec)().(*intervalJoinOp)
-	if err := op.Open(&OpContext{ID: "ij", Parallelism: 1, MaxParallelism: ijMaxPar}); err != nil {
-		t.Fatal(err)
-	}
-	out := &ijCollect{rows: map[string]int{}}
+	op, out := openKeyTimeJoin(t, LeftOuterJoin, 10)
 	rows := [][]types.Value{
 		{types.BigIntValue(1), types.TimestampValue(math.MaxInt64 - 5)},
 		{types.BigIntValue(2), types.TimestampValue(100)},
 	}
-	b := types.NewBatch(2, 2)
-	for _, r := range rows {
-		b.Append(types.Insert, r)
-	}
-	if err := op.Process(0, b, out); err != nil {
-		t.Fatal(err)
-	}
+	ijFeed(t, op, 0, out, rows...)
 	if err := op.ProcessWatermark(MaxWatermark, out); err != nil {
 		t.Fatal(err)
 	}
@@ -56,30 +41,13 @@ func TestIntervalJoinRowAtEndOfTime(t *testing.T) {
 // expiries MaxInt64-1 and MaxInt64 one, so the watermark MaxInt64-1 (a
 // source with WATERMARK FOR ts AS ts and a row at MaxInt64-1) swept it.
 func TestIntervalJoinWatermarkJustBelowEndOfTime(t *testing.T) {
-	kinds := []types.Kind{types.KindBigInt, types.KindTimestamp}
-	spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: InnerJoin,
-		Left:  JoinSide{Keys: []int{0}, Kinds: kinds},
-		Right: JoinSide{Keys: []int{0}, Kinds: kinds}},
-		LeftTime: 1, RightTime: 1, Lower: 0, Upper: 0}
-	op := NewIntervalJoin(spec)().(*intervalJoinOp)
-	if err := op.Open(&OpContext{ID: "ij", Parallelism: 1, MaxParallelism: ijMaxPar}); err != nil {
-		t.Fatal(err)
-	}
-	out := &ijCollect{rows: map[string]int{}}
+	op, out := openKeyTimeJoin(t, InnerJoin, 0)
 	row := []types.Value{types.BigIntValue(1), types.TimestampValue(math.MaxInt64 - 1)}
-	b := types.NewBatch(2, 1)
-	b.Append(types.Insert, row)
-	if err := op.Process(0, b, out); err != nil {
-		t.Fatal(err)
-	}
+	ijFeed(t, op, 0, out, row)
 	if err := op.ProcessWatermark(math.MaxInt64-1, out); err != nil {
 		t.Fatal(err)
 	}
-	b = types.NewBatch(2, 1)
-	b.Append(types.Insert, row)
-	if err := op.Process(1, b, out); err != nil {
-		t.Fatal(err)
-	}
+	ijFeed(t, op, 1, out, row)
 	want := map[string]int{fmt.Sprint(append(append([]types.Value(nil), row...), row...)): 1}
 	checkIJRows(t, "right row at the watermark MaxInt64-1", out.rows, want)
 }
@@ -89,28 +57,39 @@ func TestIntervalJoinWatermarkJustBelowEndOfTime(t *testing.T) {
 // a stored right row inside its interval (add computes lo, hi without
 // saturating, so hi wraps negative and the search stops at once).
 func TestIntervalJoinBoundsOverflow(t *testing.T) {
+	op, out := openKeyTimeJoin(t, InnerJoin, 10)
+	right := []types.Value{types.BigIntValue(1), types.TimestampValue(math.MaxInt64 - 3)}
+	left := []types.Value{types.BigIntValue(1), types.TimestampValue(math.MaxInt64 - 5)}
+	ijFeed(t, op, 1, out, right)
+	ijFeed(t, op, 0, out, left)
+	want := map[string]int{fmt.Sprint(append(append([]types.Value(nil), left...), right...)): 1}
+	checkIJRows(t, "left row whose interval end overflows", out.rows, want)
+}
+
+// openKeyTimeJoin opens an interval join of two (BIGINT key, TIMESTAMP)
+// inputs on the key, right rows within [left, left + upper].
+func openKeyTimeJoin(t *testing.T, typ JoinType, upper int64) (*intervalJoinOp, *ijCollect) {
+	t.Helper()
 	kinds := []types.Kind{types.KindBigInt, types.KindTimestamp}
-	spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: InnerJoin,
+	spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: typ,
 		Left:  JoinSide{Keys: []int{0}, Kinds: kinds},
 		Right: JoinSide{Keys: []int{0}, Kinds: kinds}},
-		LeftTime: 1, RightTime: 1, Lower: 0, Upper: 10}
+		LeftTime: 1, RightTime: 1, Lower: 0, Upper: upper}
 	op := NewIntervalJoin(spec)().(*intervalJoinOp)
 	if err := op.Open(&OpContext{ID: "ij", Parallelism: 1, MaxParallelism: ijMaxPar}); err != nil {
 		t.Fatal(err)
 	}
-	out := &ijCollect{rows: map[string]int{}}
-	right := []types.Value{types.BigIntValue(1), types.TimestampValue(math.MaxInt64 - 3)}
-	left := []types.Value{types.BigIntValue(1), types.TimestampValue(math.MaxInt64 - 5)}
-	b := types.NewBatch(2, 1)
-	b.Append(types.Insert, right)
-	if err := op.Process(1, b, out); err != nil {
+	return op, &ijCollect{rows: map[string]int{}}
+}
+
+// ijFeed processes rows as one insert batch on input in.
+func ijFeed(t *testing.T, op *intervalJoinOp, in int, out *ijCollect, rows ...[]types.Value) {
+	t.Helper()
+	b := types.NewBatch(len(rows[0]), len(rows))
+	for _, r := range rows {
+		b.Append(types.Insert, r)
+	}
+	if err := op.Process(in, b, out); err != nil {
 		t.Fatal(err)
 	}
-	b = types.NewBatch(2, 1)
-	b.Append(types.Insert, left)
-	if err := op.Process(0, b, out); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]int{fmt.Sprint(append(append([]types.Value(nil), left...), right...)): 1}
-	checkIJRows(t, "left row whose interval end overflows", out.rows, want)
 }
