@@ -66,14 +66,7 @@ func TestCloseSyncFailureLeavesNothingRunning(t *testing.T) {
 	w := openWriter(t, s, 0, 1)
 	// One row in each of 3*maxFinishing minutes: as many open partition
 	// files.
-	base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).UnixMilli()
-	var rows []q10Row
-	for k := range 3 * maxFinishing {
-		ts := base + int64(k)*60_000
-		tm := time.UnixMilli(ts).UTC()
-		rows = append(rows, q10Row{auction: int64(k), bidder: 1, price: 2, ts: ts, extra: "x",
-			folder: "dt=" + tm.Format("2006-01-02") + "/hm=" + strings.ReplaceAll(tm.Format("15:04"), ":", "%3A")})
-	}
+	rows := rowPerMinute(3 * maxFinishing)
 	mustOK(t, w.Write(q10Input(rows)))
 	if n := len(openInProgress(t, dir)); n != len(rows) {
 		t.Fatalf("%d part files open before Close, want %d", n, len(rows))
@@ -127,14 +120,7 @@ func TestPeriodicSyncsBounded(t *testing.T) {
 		return nil
 	}
 	w := openWriter(t, s, 0, 1)
-	base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).UnixMilli()
-	var rows []q10Row
-	for k := range 3 * maxSyncing {
-		ts := base + int64(k)*60_000
-		tm := time.UnixMilli(ts).UTC()
-		rows = append(rows, q10Row{auction: int64(k), bidder: 1, price: 2, ts: ts, extra: "x",
-			folder: "dt=" + tm.Format("2006-01-02") + "/hm=" + strings.ReplaceAll(tm.Format("15:04"), ":", "%3A")})
-	}
+	rows := rowPerMinute(3 * maxSyncing)
 	mustOK(t, w.Write(q10Input(rows)))
 	for range maxSyncing {
 		<-entered // the syncs that got a token are running
@@ -201,4 +187,18 @@ func TestPeriodicSyncTokensReturned(t *testing.T) {
 		t.Fatalf("%d periodic syncs for %d Writes that each spilled one file, want %d", n, writes, writes)
 	}
 	mustOK(t, w.Close())
+}
+
+// rowPerMinute returns n q10 rows, one in each minute from 2026-12-01
+// 10:00 UTC: n partitions.
+func rowPerMinute(n int) []q10Row {
+	base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).UnixMilli()
+	rows := make([]q10Row, 0, n)
+	for k := range n {
+		ts := base + int64(k)*60_000
+		tm := time.UnixMilli(ts).UTC()
+		rows = append(rows, q10Row{auction: int64(k), bidder: 1, price: 2, ts: ts, extra: "x",
+			folder: "dt=" + tm.Format("2006-01-02") + "/hm=" + strings.ReplaceAll(tm.Format("15:04"), ":", "%3A")})
+	}
+	return rows
 }
