@@ -41,8 +41,6 @@ type partFile struct {
 	// error of the jobs, read after bgDone is closed.
 	bgDone chan struct{}
 	bgErr  error
-	// holdsToken: the next background job gives back a sync token.
-	holdsToken bool
 }
 
 // writeback is when a part file starts syncing what it wrote: a hint
@@ -94,7 +92,7 @@ func (p *partFile) spill() error {
 		}
 		if p.takeToken() {
 			p.synced = p.inFile
-			p.background(false)
+			p.background(false, true)
 		}
 	}
 	return nil
@@ -109,7 +107,6 @@ func (p *partFile) takeToken() bool {
 	}
 	select {
 	case p.wb.tokens <- struct{}{}:
-		p.holdsToken = true
 		return true
 	default:
 		return false
@@ -119,12 +116,10 @@ func (p *partFile) takeToken() bool {
 // background starts a job on a goroutine of its own, after the one
 // before it: a sync of the file, then also its close if closing. Its
 // error is kept for wait: the kernel reports a failed write to one sync
-// only.
-func (p *partFile) background(closing bool) {
+// only. With token, the job gives back the sync token takeToken took.
+func (p *partFile) background(closing, token bool) {
 	prev, done := p.bgDone, make(chan struct{})
 	p.bgDone = done
-	token := p.holdsToken
-	p.holdsToken = false
 	go func() {
 		defer close(done)
 		if token {
@@ -181,7 +176,7 @@ func (p *partFile) flush() error {
 // write buffer is free when it returns.
 func (p *partFile) startFinish() error {
 	err := p.spill()
-	p.background(true) // closes the file even after an error
+	p.background(true, false) // closes the file even after an error
 	return err
 }
 
