@@ -523,7 +523,7 @@ func (w *Writer) Commit(txn []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := commitFiles(w.sink.dir, t.files); err != nil {
+	if _, err := w.sink.commitFiles(t.files); err != nil {
 		return fmt.Errorf("commit checkpoint %d: %w", t.checkpoint, err)
 	}
 	if err := w.sink.commitPartitions(t.success); err != nil {
@@ -590,7 +590,7 @@ func (w *Writer) Close() error {
 	parts := append(w.pendingOK, ready...)
 	w.pending, w.pendingOK = nil, nil
 	w.mu.Unlock()
-	if err := commitFiles(w.sink.dir, all); err != nil {
+	if _, err := w.sink.commitFiles(all); err != nil {
 		return fmt.Errorf("close: %w", err)
 	}
 	if err := w.sink.commitPartitions(parts); err != nil {
