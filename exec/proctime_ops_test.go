@@ -1,6 +1,9 @@
 package exec
 
 import (
+	"context"
+	"io"
+	"slices"
 	"testing"
 	"time"
 
@@ -151,4 +154,50 @@ func TestProctimeOutsideCalcReadsTaskClock(t *testing.T) {
 			t.Errorf("the task's clock was read %d times for a load and a batch", clk.reads)
 		}
 	})
+}
+
+// clockedSource's reader is a ClockReader: it emits one row, the time of
+// the clock the task gave it (or NULL without one).
+type clockedSource struct{}
+
+func (clockedSource) Bounded() bool { return true }
+func (clockedSource) Open(int, int) (connector.SourceReader, error) {
+	return &clockedReader{}, nil
+}
+
+type clockedReader struct {
+	clock func() time.Time
+	done  bool
+}
+
+func (r *clockedReader) SetClock(clock func() time.Time) { r.clock = clock }
+func (r *clockedReader) Next(_ context.Context, b *types.Batch, _ int) error {
+	if !r.done {
+		v := types.Value{}
+		if r.clock != nil {
+			v = types.TimestampLTZValue(r.clock().UnixMilli())
+		}
+		b.Append(types.Insert, []types.Value{v})
+		r.done = true
+	}
+	return io.EOF
+}
+func (r *clockedReader) Position() ([]byte, error) { return nil, nil }
+func (r *clockedReader) Seek([]byte) error         { return nil }
+func (r *clockedReader) Close() error              { return nil }
+
+// TestSourceReaderGetsTaskClock: a source reader that evaluates PROCTIME()
+// itself (VALUES) is given the task's processing-time clock
+// (Options.Clock) through ClockReader.
+func TestSourceReaderGetsTaskClock(t *testing.T) {
+	at := time.Date(2000, 6, 1, 12, 0, 0, 0, time.UTC)
+	sink := &collectSink{}
+	g := &JobGraph{Name: "clocked", Vertices: []*Vertex{
+		{ID: "s", Name: "S", Parallelism: 1, Source: clockedSource{}, SourceWidth: 1, SourceName: "s", Sink: sink, SinkName: "out"},
+	}}
+	runJob(t, g, Options{Clock: func() time.Time { return at }})
+	want := []string{types.FormatRow(types.Insert, []types.Value{types.TimestampLTZValue(at.UnixMilli())})}
+	if !slices.Equal(sink.rows, want) {
+		t.Fatalf("rows %v, want %v: the reader did not get the task's clock", sink.rows, want)
+	}
 }
