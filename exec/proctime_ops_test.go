@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,19 +30,15 @@ func proctimeBefore(t *testing.T, at time.Time) expr.Expr {
 	return e
 }
 
-// TestProctimeOutsideCalcReadsTaskClock: the join operators evaluate a
-// residual condition with PROCTIME() themselves (the planner keeps a
-// condition over both sides there), and a lookup join the table's
-// computed columns. PROCTIME() there must be the task's processing time
-// (OpContext.Clock), read once per batch or timer as Calc reads it, never
-// time.Now per row. The clock is in 2000 and the residual is PROCTIME() <
-// 2001: by the task's clock every pair matches, by time.Now none.
-func TestProctimeOutsideCalcReadsTaskClock(t *testing.T) {
-	clk := &fakeClock{now: time.Date(2000, 6, 1, 12, 0, 0, 0, time.UTC)}
-	residual := proctimeBefore(t, time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC))
+// runResidualJoins runs each two-input join operator with residual on n
+// rows per side, all of key 1 and time 5000 (every pair joins but for the
+// residual; a temporal join gets one version), then the watermark 10000
+// (timers), and fails unless every pair (semi and temporal join: every
+// left row) comes out. It calls reset before each operator, and check
+// after, with the number of Process, timer and Finish calls made.
+func runResidualJoins(t *testing.T, residual expr.Expr, n int, octx OpContext, reset func(), check func(t *testing.T, calls int)) {
 	kinds := []types.Kind{types.KindBigInt, types.KindTimestamp, types.KindBigInt}
 	sides := JoinSpec{Type: InnerJoin, Left: JoinSide{Keys: []int{0}, Kinds: kinds}, Right: JoinSide{Keys: []int{0}, Kinds: kinds}, Residual: residual}
-	const n = 40 // rows per side, all of key 1 and time 5000: n*n pairs
 	batch := func(side int) *types.Batch {
 		b := types.NewBatch(3, n)
 		for i := range n {
@@ -64,8 +61,10 @@ func TestProctimeOutsideCalcReadsTaskClock(t *testing.T) {
 	}
 	for _, rn := range runs {
 		t.Run(rn.name, func(t *testing.T) {
-			clk.reads = 0
-			if err := rn.op.Open(&OpContext{Name: rn.name, MaxParallelism: 128, Clock: clk.read}); err != nil {
+			reset()
+			ctx := octx
+			ctx.Name = rn.name
+			if err := rn.op.Open(&ctx); err != nil {
 				t.Fatal(err)
 			}
 			out := &rowsEmitter{}
@@ -91,7 +90,6 @@ func TestProctimeOutsideCalcReadsTaskClock(t *testing.T) {
 				if err := rn.op.Process(side, b, out); err != nil {
 					t.Fatal(err)
 				}
-				clk.now = clk.now.Add(time.Second)
 			}
 			if k != nil {
 				err := k.AdvanceWatermark(10_000, func(tm state.Timer) error {
@@ -107,13 +105,32 @@ func TestProctimeOutsideCalcReadsTaskClock(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(out.rows) != rn.want {
-				t.Errorf("%d rows out, want %d: PROCTIME() in the condition did not read the task's clock", len(out.rows), rn.want)
+				t.Errorf("%d rows out, want %d: the residual %s did not read what its operator gives it", len(out.rows), rn.want, residual)
 			}
+			check(t, calls)
+		})
+	}
+}
+
+// TestProctimeOutsideCalcReadsTaskClock: the join operators evaluate a
+// residual condition with PROCTIME() themselves (the planner keeps a
+// condition over both sides there), and a lookup join the table's
+// computed columns. PROCTIME() there must be the task's processing time
+// (OpContext.Clock), read once per batch or timer as Calc reads it, never
+// time.Now per row. The clock is in 2000 and the residual is PROCTIME() <
+// 2001: by the task's clock every pair matches, by time.Now none.
+func TestProctimeOutsideCalcReadsTaskClock(t *testing.T) {
+	clk := &fakeClock{now: time.Date(2000, 6, 1, 12, 0, 0, 0, time.UTC)}
+	residual := proctimeBefore(t, time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC))
+	const n = 40
+	runResidualJoins(t, residual, n, OpContext{MaxParallelism: 128, Clock: clk.read},
+		func() { clk.reads = 0 },
+		func(t *testing.T, calls int) {
+			clk.now = clk.now.Add(time.Second)
 			if clk.reads == 0 || clk.reads > calls {
 				t.Errorf("the task's clock was read %d times for %d batches and timers, want once for each at most (and some)", clk.reads, calls)
 			}
 		})
-	}
 	t.Run("LookupJoin", func(t *testing.T) {
 		// The table (k, v) gets a computed column p AS PROCTIME(); the
 		// residual is over left ++ (k, v, p).
@@ -138,7 +155,11 @@ func TestProctimeOutsideCalcReadsTaskClock(t *testing.T) {
 		}
 		clk.now = clk.now.Add(time.Second)
 		out := &rowsEmitter{}
-		if err := op.Process(0, batch(0), out); err != nil {
+		b := types.NewBatch(3, n)
+		for i := range n {
+			b.Append(types.Insert, []types.Value{types.BigIntValue(1), types.TimestampValue(5000), types.BigIntValue(int64(i))})
+		}
+		if err := op.Process(0, b, out); err != nil {
 			t.Fatal(err)
 		}
 		if len(out.rows) != n*n {
@@ -200,4 +221,40 @@ func TestSourceReaderGetsTaskClock(t *testing.T) {
 	if !slices.Equal(sink.rows, want) {
 		t.Fatalf("rows %v, want %v: the reader did not get the task's clock", sink.rows, want)
 	}
+}
+
+// TestCurrentWatermarkInJoinResiduals: CURRENT_WATERMARK in a join's
+// residual (the planner keeps one over both sides there, such as
+// a.ts > CURRENT_WATERMARK(b.ts) in an interval join) reads the task's
+// watermark (OpContext.Watermark), as in Calc, Join and SemiJoin; unbound
+// it is always NULL, and a residual comparing with it drops every row.
+func TestCurrentWatermarkInJoinResiduals(t *testing.T) {
+	col := expr.NewColumn(1, types.Type{Kind: types.KindTimestamp, Attr: types.Rowtime}, "ts")
+	cw, err := expr.NewTimeCall("CURRENT_WATERMARK", "", []expr.Expr{col}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	residual := expr.NewIsNull(cw, true)
+	var wm atomic.Int64
+	wm.Store(3000)
+	runResidualJoins(t, residual, 20, OpContext{MaxParallelism: 128, Watermark: &wm}, func() {}, func(*testing.T, int) {})
+	t.Run("LookupJoin", func(t *testing.T) {
+		table := [][]types.Value{{types.BigIntValue(1), types.BigIntValue(7)}}
+		spec := LookupJoinSpec{Type: InnerJoin, LeftKeys: []int{0}, RightKeys: []int{0}, LeftWidth: 3, RightWidth: 2,
+			SourceWidth: 2, Residual: residual, Table: "t",
+			Open: func() (connector.Source, error) { return &sliceSource{width: 2, rows: table}, nil }}
+		op := NewLookupJoin(spec)()
+		if err := op.Open(&OpContext{Name: "LookupJoin", MaxParallelism: 128, Watermark: &wm}); err != nil {
+			t.Fatal(err)
+		}
+		b := types.NewBatch(3, 1)
+		b.Append(types.Insert, []types.Value{types.BigIntValue(1), types.TimestampValue(5000), types.BigIntValue(0)})
+		out := &rowsEmitter{}
+		if err := op.Process(0, b, out); err != nil {
+			t.Fatal(err)
+		}
+		if len(out.rows) != 1 {
+			t.Errorf("%d rows out, want 1: CURRENT_WATERMARK in the residual did not read the task's watermark", len(out.rows))
+		}
+	})
 }
