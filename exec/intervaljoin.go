@@ -201,7 +201,7 @@ func (o *intervalJoinOp) Open(ctx *OpContext) error {
 	}
 	o.keyCols = [2][]int{s.Left.Keys, s.Right.Keys}
 	o.proc.open(clockOf(ctx))
-	s.Residual = o.proc.bind(s.Residual)
+	s.Residual = o.proc.bind(bindWatermark(ctx, s.Residual))
 	o.times = [2]int{s.LeftTime, s.RightTime}
 	o.w = [2]int{len(s.Left.Kinds), len(s.Right.Kinds)}
 	o.outer = [2]bool{s.Type == LeftOuterJoin || s.Type == FullOuterJoin, s.Type == RightOuterJoin || s.Type == FullOuterJoin}

@@ -87,7 +87,7 @@ func (o *lookupJoinOp) Open(ctx *OpContext) error {
 		o.clock = clockOf(ctx)
 	}
 	o.proc.open(o.clock)
-	o.spec.Residual = o.proc.bind(o.spec.Residual)
+	o.spec.Residual = o.proc.bind(bindWatermark(ctx, o.spec.Residual))
 	o.spec.Computed = o.proc.bindAll(o.spec.Computed)
 	o.spec.Extra = o.proc.bindAll(o.spec.Extra)
 	o.joinOutput.open(o.spec.LeftWidth, o.spec.RightWidth)

@@ -53,6 +53,17 @@ func (p *procClock) bindAll(es []expr.Expr) []expr.Expr {
 	return out
 }
 
+// bindWatermark returns e with its CURRENT_WATERMARK calls reading the
+// task's watermark (ctx.Watermark; none in tests: they stay NULL); nil
+// stays nil.
+func bindWatermark(ctx *OpContext, e expr.Expr) expr.Expr {
+	if e == nil || ctx == nil || ctx.Watermark == nil {
+		return e
+	}
+	b, _ := expr.BindWatermark(e, ctx.Watermark)
+	return b
+}
+
 // tick reads the clock, if a bound expression reads it.
 func (p *procClock) tick() {
 	if p.bound {

@@ -68,7 +68,7 @@ func (o *temporalJoinOp) Open(ctx *OpContext) error {
 	o.outer = s.Type == LeftOuterJoin
 	o.dropped = ctx.Dropped
 	o.proc.open(clockOf(ctx))
-	s.Residual = o.proc.bind(s.Residual)
+	s.Residual = o.proc.bind(bindWatermark(ctx, s.Residual))
 	return nil
 }
 

@@ -156,7 +156,7 @@ func (o *windowJoinOp) Open(ctx *OpContext) error {
 	o.rk[1] = NewRowKey(s.Right.Keys, ctx.MaxParallelism)
 	o.late = ctx.Late
 	o.proc.open(clockOf(ctx))
-	s.Residual = o.proc.bind(s.Residual)
+	s.Residual = o.proc.bind(bindWatermark(ctx, s.Residual))
 	return nil
 }
 
