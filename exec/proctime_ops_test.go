@@ -14,16 +14,24 @@ import (
 	"github.com/weir-sql/weir/types"
 )
 
-// proctimeBefore returns PROCTIME() < TIMESTAMP_LTZ of at: true by a task
-// clock before at, false by time.Now (after it).
-func proctimeBefore(t *testing.T, at time.Time) expr.Expr {
+// proctimeIn returns PROCTIME() > from AND PROCTIME() < to (TIMESTAMP_LTZ
+// literals): true by a task clock between them, false by time.Now (after
+// them) or a time never set (0).
+func proctimeIn(t *testing.T, from, to time.Time) expr.Expr {
 	t.Helper()
-	pt, err := expr.NewTimeCall("PROCTIME", "", nil, nil)
-	if err != nil {
-		t.Fatal(err)
+	cmp := func(op string, at time.Time) expr.Expr {
+		pt, err := expr.NewTimeCall("PROCTIME", "", nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ltz := types.Type{Kind: types.KindTimestampLTZ}
+		e, err := expr.NewCompare(op, pt, expr.NewLiteral(types.TimestampLTZValue(at.UnixMilli()), ltz))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
 	}
-	ltz := types.Type{Kind: types.KindTimestampLTZ}
-	e, err := expr.NewCompare("<", pt, expr.NewLiteral(types.TimestampLTZValue(at.UnixMilli()), ltz))
+	e, err := expr.NewAnd(cmp(">", from), cmp("<", to))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,11 +125,11 @@ func runResidualJoins(t *testing.T, residual expr.Expr, n int, octx OpContext, r
 // condition over both sides there), and a lookup join the table's
 // computed columns. PROCTIME() there must be the task's processing time
 // (OpContext.Clock), read once per batch or timer as Calc reads it, never
-// time.Now per row. The clock is in 2000 and the residual is PROCTIME() <
-// 2001: by the task's clock every pair matches, by time.Now none.
+// time.Now per row. The clock is in 2000 and the residual is PROCTIME()
+// in 2000: by the task's clock every pair matches, by time.Now none.
 func TestProctimeOutsideCalcReadsTaskClock(t *testing.T) {
 	clk := &fakeClock{now: time.Date(2000, 6, 1, 12, 0, 0, 0, time.UTC)}
-	residual := proctimeBefore(t, time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC))
+	residual := proctimeIn(t, time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC))
 	const n = 40
 	runResidualJoins(t, residual, n, OpContext{MaxParallelism: 128, Clock: clk.read},
 		func() { clk.reads = 0 },
