@@ -69,6 +69,14 @@ type OpContext struct {
 	Clock func() time.Time
 }
 
+// ClockReader is a connector.SourceReader that evaluates PROCTIME()
+// itself (VALUES): right after it opens, the task gives it its
+// processing-time clock (Options.Clock, else time.Now), which it reads
+// once per Next call.
+type ClockReader interface {
+	SetClock(clock func() time.Time)
+}
+
 // clockOf returns ctx's processing-time clock: ctx.Clock, or time.Now
 // when ctx or its clock is nil.
 func clockOf(ctx *OpContext) func() time.Time {

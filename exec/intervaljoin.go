@@ -115,7 +115,9 @@ func plainInt(v types.Value, k types.Kind) bool {
 }
 
 type intervalJoinOp struct {
-	spec    IntervalJoinSpec
+	spec IntervalJoinSpec
+	// proc is the processing time PROCTIME() in the residual reads.
+	proc    procClock
 	name    string
 	keyCols [2][]int
 	times   [2]int
@@ -198,6 +200,8 @@ func (o *intervalJoinOp) Open(ctx *OpContext) error {
 		return fmt.Errorf("%s: %d left and %d right key columns", o.name, len(s.Left.Keys), len(s.Right.Keys))
 	}
 	o.keyCols = [2][]int{s.Left.Keys, s.Right.Keys}
+	o.proc.open(clockOf(ctx))
+	s.Residual = o.proc.bind(bindWatermark(ctx, s.Residual))
 	o.times = [2]int{s.LeftTime, s.RightTime}
 	o.w = [2]int{len(s.Left.Kinds), len(s.Right.Kinds)}
 	o.outer = [2]bool{s.Type == LeftOuterJoin || s.Type == FullOuterJoin, s.Type == RightOuterJoin || s.Type == FullOuterJoin}
@@ -374,6 +378,7 @@ func (o *intervalJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 	if input != 0 && input != 1 {
 		return fmt.Errorf("interval join: input port %d", input)
 	}
+	o.proc.tick()
 	cols, tc := o.keyCols[input], o.times[input]
 	peeked := len(cols) == 1 && o.keys.IntKeyed()
 	for from := 0; from < b.Len(); from += ijWarmRows {

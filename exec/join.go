@@ -149,6 +149,8 @@ type trackedRec struct {
 // joinOp is the regular join (see NewJoin).
 type joinOp struct {
 	spec JoinSpec
+	// proc is the processing time PROCTIME() in the residual reads.
+	proc procClock
 	joinState
 	joinOutput
 	retain [2]*retention // per side, if it has a retention bound
@@ -172,6 +174,8 @@ func (o *joinOp) Open(ctx *OpContext) error {
 	if o.spec.Residual != nil && ctx.Watermark != nil {
 		o.spec.Residual, _ = expr.BindWatermark(o.spec.Residual, ctx.Watermark)
 	}
+	o.proc.open(clockOf(ctx))
+	o.spec.Residual = o.proc.bind(o.spec.Residual)
 	o.openRetention()
 	return nil
 }
@@ -276,6 +280,7 @@ func (o *joinOp) Process(input int, b *types.Batch, out Emitter) error {
 	if input != 0 && input != 1 {
 		return fmt.Errorf("join: input port %d", input)
 	}
+	o.proc.tick()
 	me, other := o.sides[input], o.sides[1-input]
 	if other.pt != nil && o.ended[1-input] {
 		return o.processProbe(input, b, out)
@@ -445,6 +450,7 @@ func (o *joinOp) retract(side int, me, other *joinRows, kind types.RowKind, row 
 // may, the ended input's rows get a probe table (probeTable) for the
 // other side's probes.
 func (o *joinOp) EndInput(port int, out Emitter) error {
+	o.proc.tick()
 	if first, err := o.endInput(port); !first || err != nil {
 		return err
 	}

@@ -58,6 +58,9 @@ func NewLookupJoin(spec LookupJoinSpec) func() Operator {
 
 type lookupJoinOp struct {
 	spec LookupJoinSpec
+	// proc is the processing time PROCTIME() in the residual and the
+	// table's computed columns reads (the clock's, read per batch).
+	proc procClock
 	// The index of the table's rows by key: with a single key whose every
 	// value is an integer (of any integer type), ints maps its value to a
 	// run of order (runs[g]..runs[g+1]); else index maps the encoded key
@@ -83,6 +86,10 @@ func (o *lookupJoinOp) Open(ctx *OpContext) error {
 	if o.clock == nil {
 		o.clock = clockOf(ctx)
 	}
+	o.proc.open(o.clock)
+	o.spec.Residual = o.proc.bind(bindWatermark(ctx, o.spec.Residual))
+	o.spec.Computed = o.proc.bindAll(o.spec.Computed)
+	o.spec.Extra = o.proc.bindAll(o.spec.Extra)
 	o.joinOutput.open(o.spec.LeftWidth, o.spec.RightWidth)
 	return o.load()
 }
@@ -113,6 +120,7 @@ func (o *lookupJoinOp) load() error {
 		} else if err != nil {
 			return fmt.Errorf("lookup table '%s': %w", o.spec.Table, err)
 		}
+		o.proc.tick()
 		for i := range b.Len() {
 			if b.Kinds[i] != types.Insert {
 				return fmt.Errorf("lookup table '%s': a %s row (a lookup table must be insert-only)", o.spec.Table, b.Kinds[i])
@@ -153,10 +161,14 @@ func (o *lookupJoinOp) load() error {
 // Process implements Operator: each left row joins the table's rows of
 // its key (after a reload when one is due).
 func (o *lookupJoinOp) Process(_ int, b *types.Batch, out Emitter) error {
-	if !o.next.IsZero() && !o.clock().Before(o.next) {
-		if err := o.load(); err != nil {
-			return err
+	if !o.next.IsZero() || o.proc.bound {
+		now := o.clock()
+		if !o.next.IsZero() && !now.Before(o.next) {
+			if err := o.load(); err != nil {
+				return err
+			}
 		}
+		o.proc.set(now)
 	}
 	w := o.spec.RightWidth
 	for i := range b.Len() {

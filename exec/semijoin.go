@@ -36,6 +36,8 @@ func NewSemiJoin(spec SemiJoinSpec) func() Operator {
 // semiJoinOp is the semi or anti join (see NewSemiJoin).
 type semiJoinOp struct {
 	spec SemiJoinSpec
+	// proc is the processing time PROCTIME() in the residual reads.
+	proc procClock
 	joinState
 	wl     int
 	out    *types.Batch
@@ -64,6 +66,8 @@ func (o *semiJoinOp) Open(ctx *OpContext) error {
 	if o.spec.Residual != nil && ctx.Watermark != nil {
 		o.spec.Residual, _ = expr.BindWatermark(o.spec.Residual, ctx.Watermark)
 	}
+	o.proc.open(clockOf(ctx))
+	o.spec.Residual = o.proc.bind(o.spec.Residual)
 	return nil
 }
 
@@ -108,6 +112,7 @@ func (o *semiJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 	if input != 0 && input != 1 {
 		return fmt.Errorf("semi join: input port %d", input)
 	}
+	o.proc.tick()
 	left, right := o.sides[0], o.sides[1]
 	if input == 0 && right.pt != nil && o.ended[1] {
 		return o.processProbe(b, out)
@@ -266,6 +271,7 @@ func (o *semiJoinOp) processRight(kind types.RowKind, row []types.Value, keep bo
 // a probe table (probeTable) for the left rows' probes; the left rows,
 // whose match counts change, get none.
 func (o *semiJoinOp) EndInput(port int, out Emitter) error {
+	o.proc.tick()
 	if first, err := o.endInput(port); !first || err != nil {
 		return err
 	}

@@ -282,6 +282,9 @@ func (t *task) open() error {
 			return fmt.Errorf("open source %s: %w", t.v.SourceName, err)
 		}
 		t.reader = r
+		if cr, ok := r.(ClockReader); ok {
+			cr.SetClock(t.clock)
+		}
 		if t.v.Watermark != nil {
 			t.wmGen = newWatermarkGen(t.v.Watermark, t.v.SourceWidth)
 			if sr, ok := r.(connector.SplitReader); ok {

@@ -39,7 +39,9 @@ type version struct {
 }
 
 type temporalJoinOp struct {
-	spec     TemporalJoinSpec
+	spec TemporalJoinSpec
+	// proc is the processing time PROCTIME() in the residual reads.
+	proc     procClock
 	k        *state.Keyed
 	rk       [2]*RowKey
 	left     *state.SortedMapState[timeKey, joinRec]
@@ -65,6 +67,8 @@ func (o *temporalJoinOp) Open(ctx *OpContext) error {
 	o.rk[1] = NewRowKey(s.Right.Keys, ctx.MaxParallelism)
 	o.outer = s.Type == LeftOuterJoin
 	o.dropped = ctx.Dropped
+	o.proc.open(clockOf(ctx))
+	s.Residual = o.proc.bind(bindWatermark(ctx, s.Residual))
 	return nil
 }
 
@@ -179,6 +183,7 @@ func (o *temporalJoinOp) OnTimer(tm state.Timer, out Emitter) error {
 	if tm.Domain != state.EventTime {
 		return nil
 	}
+	o.proc.tick()
 	t := tm.Timestamp
 	o.versions = o.versions[:0]
 	err := o.right.Ascend(func(ts int64, r joinRec) (bool, error) {

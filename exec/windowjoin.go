@@ -128,7 +128,9 @@ func NewWindowJoin(spec WindowJoinSpec) func() Operator {
 }
 
 type windowJoinOp struct {
-	spec  WindowJoinSpec
+	spec WindowJoinSpec
+	// proc is the processing time PROCTIME() in the residual reads.
+	proc  procClock
 	k     *state.Keyed
 	rk    [2]*RowKey
 	lists [2]*state.ListState[[]types.Value]
@@ -153,6 +155,8 @@ func (o *windowJoinOp) Open(ctx *OpContext) error {
 	o.rk[0] = NewRowKey(s.Left.Keys, ctx.MaxParallelism)
 	o.rk[1] = NewRowKey(s.Right.Keys, ctx.MaxParallelism)
 	o.late = ctx.Late
+	o.proc.open(clockOf(ctx))
+	s.Residual = o.proc.bind(bindWatermark(ctx, s.Residual))
 	return nil
 }
 
@@ -215,6 +219,7 @@ func (o *windowJoinOp) OnTimer(tm state.Timer, out Emitter) error {
 	if tm.Domain != state.EventTime {
 		return nil
 	}
+	o.proc.tick()
 	// The rows decode into the blocks of o.arena (the output copies
 	// them); the rows of a large window are let go after it.
 	o.arena = o.arena[:0]

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/exec"
@@ -149,11 +151,31 @@ type valuesSource struct {
 // Bounded implements connector.Source.
 func (s *valuesSource) Bounded() bool { return true }
 
-// Open implements connector.Source: subtask 0 reads every row.
+// Open implements connector.Source: subtask 0 reads every row. Its
+// PROCTIME() calls read the reader's time (valuesReader.procMS).
 func (s *valuesSource) Open(subtask, _ int) (connector.SourceReader, error) {
-	r := &valuesReader{rows: s.rows}
+	r := &valuesReader{rows: s.rows, clock: time.Now}
 	if subtask != 0 {
 		r.next = len(s.rows)
+	}
+	// The source's rows are shared by its readers: a row with a
+	// PROCTIME() call is bound in a copy.
+	for i, row := range s.rows {
+		var bound []expr.Expr
+		for j, e := range row {
+			if b, ok := expr.BindProctime(e, &r.procMS); ok {
+				if bound == nil {
+					bound = slices.Clone(row)
+				}
+				bound[j] = b
+			}
+		}
+		if bound != nil {
+			if !r.proctime {
+				r.rows, r.proctime = slices.Clone(s.rows), true
+			}
+			r.rows[i] = bound
+		}
 	}
 	return r, nil
 }
@@ -161,10 +183,23 @@ func (s *valuesSource) Open(subtask, _ int) (connector.SourceReader, error) {
 type valuesReader struct {
 	rows [][]expr.Expr
 	next int
+	// procMS is the processing time the rows' PROCTIME() calls read (if
+	// proctime): clock's, read once per Next call.
+	procMS   int64
+	proctime bool
+	clock    func() time.Time
 }
+
+var _ exec.ClockReader = (*valuesReader)(nil)
+
+// SetClock implements exec.ClockReader: PROCTIME() reads the task's clock.
+func (r *valuesReader) SetClock(clock func() time.Time) { r.clock = clock }
 
 // Next implements connector.SourceReader.
 func (r *valuesReader) Next(_ context.Context, b *types.Batch, max int) error {
+	if r.proctime {
+		r.procMS = r.clock().UnixMilli()
+	}
 	for n := 0; n < max && r.next < len(r.rows); n++ {
 		row := b.AppendEmpty(types.Insert)
 		for j, e := range r.rows[r.next] {

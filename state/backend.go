@@ -51,8 +51,15 @@ type chunk struct {
 	buf  []byte
 	ents []chunkEntry
 	mem  []*memEntry
-	// lower, upper are the bounds of the scan that fills this chunk.
+	// lower, upper are the bounds of the scan that fills this chunk
+	// (upper only if hasUpper), in key group kg.
 	lower, upper []byte
+	hasUpper     bool
+	kg           int
+	// cur is the key the scan's fn is at (nil between calls); stale is
+	// set when fn wrote a key ahead of it (Keyed.noteWrite).
+	cur   []byte
+	stale bool
 }
 
 type chunkEntry struct{ k0, k1, v1 int }

@@ -52,14 +52,14 @@ func (s *ValueState[T]) Update(v T) error {
 		}
 	}
 	k.vb = s.codec.Append(k.vb[:0], v)
-	return k.be.put(k.kg, k.stateKey(s.prefix, nil), k.vb, pointIndex)
+	return k.put(k.kg, k.stateKey(s.prefix, nil), k.vb, pointIndex)
 }
 
 // Clear removes the current key's value.
 func (s *ValueState[T]) Clear() error { return s.clearKey() }
 
 func (s *ValueState[T]) clearKey() error {
-	return s.k.be.del(s.k.kg, s.k.stateKey(s.prefix, nil), pointIndex)
+	return s.k.del(s.k.kg, s.k.stateKey(s.prefix, nil), pointIndex)
 }
 
 // mapState is the map of MapState and SortedMapState: entries at
@@ -106,7 +106,7 @@ func (s *mapState[K, V]) put(key K, v V) error {
 		}
 	}
 	k.vb = s.vc.Append(k.vb[:0], v)
-	return k.be.put(k.kg, s.entryKey(key), k.vb, s.group())
+	return k.put(k.kg, s.entryKey(key), k.vb, s.group())
 }
 
 func (s *mapState[K, V]) remove(key K) error {
@@ -116,7 +116,7 @@ func (s *mapState[K, V]) remove(key K) error {
 			return err
 		}
 	}
-	return k.be.del(k.kg, s.entryKey(key), s.group())
+	return k.del(k.kg, s.entryKey(key), s.group())
 }
 
 func (s *mapState[K, V]) clearKey() error {
@@ -381,11 +381,11 @@ func (s *ListState[T]) Add(v T) error {
 		seq = binary.BigEndian.Uint64(b)
 	}
 	binary.BigEndian.PutUint64(s.sb[:], seq+1)
-	if err := k.be.put(k.kg, k.kb, s.sb[:], globalIndex); err != nil {
+	if err := k.put(k.kg, k.kb, s.sb[:], globalIndex); err != nil {
 		return err
 	}
 	binary.BigEndian.PutUint64(s.sb[:], seq)
-	return k.be.put(k.kg, k.stateKey(s.prefix, s.sb[:]), k.vb, globalIndex)
+	return k.put(k.kg, k.stateKey(s.prefix, s.sb[:]), k.vb, globalIndex)
 }
 
 // Get calls fn for the current key's elements in the order they were

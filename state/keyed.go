@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -202,8 +203,11 @@ func (k *Keyed) stateKey(prefix, suffix []byte) []byte {
 // scan calls fn for the entries of key group kg with keys in [lower,
 // upper) (nil upper: to the end of the key group), ascending or descending;
 // idx is the keys' index (a group: the range is within it, see backend).
-// It copies entries a chunk at a time, so fn may read and change any state
-// (it sees changes to keys it has not reached yet). The slices passed to fn
+// It reads entries a chunk at a time, so fn may read and change any state;
+// it sees changes to keys it has not reached yet, in memory and spilled
+// alike: when fn puts or deletes a key ahead of it in the scan's range
+// (noteWrite), the rest of the chunk, which over the store is a copy, is
+// dropped and read again after the current key. The slices passed to fn
 // are valid during the call. fn returns false to stop.
 func (k *Keyed) scan(kg int, lower, upper []byte, idx index, reverse bool, fn func(key, val []byte) (bool, error)) error {
 	if k.depth == len(k.chunks) {
@@ -213,28 +217,48 @@ func (k *Keyed) scan(kg int, lower, upper []byte, idx index, reverse bool, fn fu
 	k.depth++
 	defer func() { k.depth-- }()
 	c.lower = append(c.lower[:0], lower...)
-	hasUpper := upper != nil
+	c.hasUpper = upper != nil
 	c.upper = append(c.upper[:0], upper...)
+	c.kg, c.cur, c.stale = kg, nil, false
 	size := firstChunk
 	for {
 		c.reset()
 		var up []byte
-		if hasUpper {
+		if c.hasUpper {
 			up = c.upper
 		}
 		if err := k.be.scan(kg, c.lower, up, idx, reverse, size, c); err != nil {
 			return err
 		}
 		n := c.len()
+		reread := false
 		for i := range n {
 			key, val, ok := c.at(i)
 			if !ok {
 				continue
 			}
+			// key stays valid while the chunk is not refilled.
+			c.cur = key
 			more, err := fn(key, val)
 			if err != nil || !more {
+				c.cur = nil
 				return err
 			}
+			if c.stale {
+				// fn changed a key ahead: read on from after key.
+				c.stale, reread = false, true
+				if reverse {
+					c.upper = append(c.upper[:0], key...)
+					c.hasUpper = true
+				} else {
+					c.lower = append(append(c.lower[:0], key...), 0)
+				}
+				break
+			}
+		}
+		c.cur = nil
+		if reread {
+			continue
 		}
 		if n < size {
 			return nil
@@ -243,11 +267,41 @@ func (k *Keyed) scan(kg int, lower, upper []byte, idx index, reverse bool, fn fu
 		last := c.lastKey()
 		if reverse {
 			c.upper = append(c.upper[:0], last...)
-			hasUpper = true
+			c.hasUpper = true
 		} else {
 			c.lower = append(append(c.lower[:0], last...), 0)
 		}
 	}
+}
+
+// noteWrite tells the scans running (fn of a scan, maybe nested) that key
+// of key group kg is put or deleted: a scan whose range holds key, other
+// than the key it is at, reads the rest of its range again (scan).
+func (k *Keyed) noteWrite(kg int, key []byte) {
+	for _, c := range k.chunks[:k.depth] {
+		if c.stale || c.kg != kg || c.cur == nil || bytes.Equal(key, c.cur) {
+			continue
+		}
+		if bytes.Compare(key, c.lower) >= 0 && (!c.hasUpper || bytes.Compare(key, c.upper) < 0) {
+			c.stale = true
+		}
+	}
+}
+
+// put writes key through the backend, telling the running scans.
+func (k *Keyed) put(kg int, key, value []byte, idx index) error {
+	if k.depth > 0 {
+		k.noteWrite(kg, key)
+	}
+	return k.be.put(kg, key, value, idx)
+}
+
+// del deletes key through the backend, telling the running scans.
+func (k *Keyed) del(kg int, key []byte, idx index) error {
+	if k.depth > 0 {
+		k.noteWrite(kg, key)
+	}
+	return k.be.del(kg, key, idx)
 }
 
 // prefixEnd appends to dst the smallest key greater than every key with
@@ -271,7 +325,7 @@ func (k *Keyed) clearPrefix(p []byte, idx index) error {
 	hi := prefixEnd(end[:0], p)
 	kg := k.kg
 	return k.scan(kg, p, hi, idx, false, func(key, _ []byte) (bool, error) {
-		return true, k.be.del(kg, key, idx)
+		return true, k.del(kg, key, idx)
 	})
 }
 

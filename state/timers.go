@@ -110,7 +110,7 @@ func (k *Keyed) RegisterTimer(d TimeDomain, ts int64, ns []byte) error {
 func (k *Keyed) registerTimer(t *timerIndex, ts int64, ns []byte) error {
 	key := k.timerKey(t, ts, ns)
 	var lb [binary.MaxVarintLen64]byte
-	if err := k.be.put(k.kg, key, binary.AppendUvarint(lb[:0], uint64(len(k.cur))), globalIndex); err != nil {
+	if err := k.put(k.kg, key, binary.AppendUvarint(lb[:0], uint64(len(k.cur))), globalIndex); err != nil {
 		return err
 	}
 	h := &t.heads[k.kg-k.first]
@@ -130,7 +130,7 @@ func (k *Keyed) DeleteTimer(d TimeDomain, ts int64, ns []byte) error {
 	if err != nil {
 		return err
 	}
-	return k.be.del(k.kg, k.timerKey(k.timers[i], ts, ns), globalIndex)
+	return k.del(k.kg, k.timerKey(k.timers[i], ts, ns), globalIndex)
 }
 
 // Watermark returns the last watermark passed to AdvanceWatermark
@@ -425,7 +425,7 @@ func (k *Keyed) fireUpTo(t *timerIndex, d TimeDomain, upTo int64, fire func(Time
 			} else if !ok {
 				continue
 			}
-			if err := k.be.del(kg, key, globalIndex); err != nil {
+			if err := k.del(kg, key, globalIndex); err != nil {
 				return err
 			}
 			rest := key[len(t.prefix)+8:]

@@ -75,7 +75,7 @@ func (k *Keyed) touch() error {
 		}
 	}
 	binary.BigEndian.PutUint64(k.ttl.buf[:], uint64(k.now))
-	if err := k.be.put(k.kg, k.stateKey(k.ttl.prefix, nil), k.ttl.buf[:], pointIndex); err != nil {
+	if err := k.put(k.kg, k.stateKey(k.ttl.prefix, nil), k.ttl.buf[:], pointIndex); err != nil {
 		return err
 	}
 	if !ok {
@@ -99,5 +99,5 @@ func (k *Keyed) expire() error {
 	if err := k.clearAll(); err != nil {
 		return err
 	}
-	return k.be.del(k.kg, k.stateKey(k.ttl.prefix, nil), pointIndex)
+	return k.del(k.kg, k.stateKey(k.ttl.prefix, nil), pointIndex)
 }

@@ -59,12 +59,13 @@ type Sink struct {
 	parallelism int
 	fileSize    int64
 	rollover    time.Duration
-	writeback   writeback        // when part files start syncing what they wrote
-	spillAt     int              // a part file's buffer is written at this size (writeBufferSize; tests set less)
-	now         func() time.Time // the clock of the rollover interval
-	recovered   int64            // highest checkpoint Recover committed
-	part        *partitioning    // PARTITIONED BY; nil if not partitioned
-	data        []int            // the columns written into the files; nil: all
+	writeback   writeback                           // when part files start syncing what they wrote
+	spillAt     int                                 // a part file's buffer is written at this size (writeBufferSize; tests set less)
+	now         func() time.Time                    // the clock of the rollover interval
+	rename      func(oldpath, newpath string) error // commits a part file; nil: os.Rename (tests inject failures)
+	recovered   int64                               // highest checkpoint Recover committed
+	part        *partitioning                       // PARTITIONED BY; nil if not partitioned
+	data        []int                               // the columns written into the files; nil: all
 	// waiting are the partitions that the restored checkpoint's
 	// transactions had written but not committed yet; subtask 0's writer
 	// takes them over.
@@ -260,7 +261,7 @@ func (s *Sink) Recover(txns [][]byte) error {
 	}
 	waiting := map[string]bool{}
 	for _, t := range decoded {
-		if err := commitFiles(s.dir, t.files); err != nil {
+		if _, err := s.commitFiles(t.files); err != nil {
 			return fmt.Errorf("recover checkpoint %d: %w", t.checkpoint, err)
 		}
 		if err := s.commitPartitions(t.success); err != nil {

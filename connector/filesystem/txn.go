@@ -224,36 +224,72 @@ func decodeTransaction(b []byte) (*transaction, error) {
 
 // commitFiles renames each in-progress file of a transaction to its final
 // name, then syncs the folder. A file already renamed (the final name
-// exists, the in-progress one does not) is skipped.
-func commitFiles(dir string, files []txnFile) error {
+// exists, the in-progress one does not) is skipped. done is how many of
+// files, from the first, are final when it returns (all of them when only
+// the folder sync failed).
+func (s *Sink) commitFiles(files []txnFile) (done int, err error) {
+	rename := s.rename
+	if rename == nil {
+		rename = os.Rename
+	}
 	renamed := map[string]bool{} // folders to sync
 	for _, f := range files {
-		tmp, final := filepath.Join(dir, filepath.FromSlash(f.tmp)), filepath.Join(dir, filepath.FromSlash(f.final))
+		tmp, final := filepath.Join(s.dir, filepath.FromSlash(f.tmp)), filepath.Join(s.dir, filepath.FromSlash(f.final))
 		st, err := os.Stat(tmp)
 		if errors.Is(err, fs.ErrNotExist) {
 			if _, ferr := os.Stat(final); ferr == nil {
+				done++
 				continue // committed before
 			}
-			return fmt.Errorf("filesystem sink: commit %s: neither it nor %s exists", tmp, f.final)
+			return done, fmt.Errorf("filesystem sink: commit %s: neither it nor %s exists", tmp, f.final)
 		}
 		if err != nil {
-			return fmt.Errorf("filesystem sink: commit: %w", err)
+			return done, fmt.Errorf("filesystem sink: commit: %w", err)
 		}
 		if st.Size() != f.size {
-			return fmt.Errorf("filesystem sink: commit %s: %d bytes, %d when pre-committed", tmp, st.Size(), f.size)
+			return done, fmt.Errorf("filesystem sink: commit %s: %d bytes, %d when pre-committed", tmp, st.Size(), f.size)
 		}
 		if _, err := os.Lstat(final); err == nil {
-			return fmt.Errorf("filesystem sink: commit %s: %s exists already", tmp, f.final)
+			return done, fmt.Errorf("filesystem sink: commit %s: %s exists already", tmp, f.final)
 		}
-		if err := os.Rename(tmp, final); err != nil {
-			return fmt.Errorf("filesystem sink: commit: %w", err)
+		if err := rename(tmp, final); err != nil {
+			return done, fmt.Errorf("filesystem sink: commit: %w", err)
 		}
+		done++
 		renamed[filepath.Dir(final)] = true
 	}
 	for d := range renamed {
 		if err := syncDir(d); err != nil {
-			return err
+			return done, err
 		}
 	}
-	return nil
+	return done, nil
+}
+
+// uncommit renames committed files back to their in-progress names (which
+// the next Recover deletes) and syncs their folders: it undoes the
+// commitFiles of a Close that failed.
+func (s *Sink) uncommit(files []txnFile) error {
+	rename := s.rename
+	if rename == nil {
+		rename = os.Rename
+	}
+	folders := map[string]bool{}
+	var first error
+	for _, f := range files {
+		tmp, final := filepath.Join(s.dir, filepath.FromSlash(f.tmp)), filepath.Join(s.dir, filepath.FromSlash(f.final))
+		if err := rename(final, tmp); err != nil {
+			if first == nil {
+				first = fmt.Errorf("filesystem sink: undo commit of %s: %w", f.final, err)
+			}
+			continue
+		}
+		folders[filepath.Dir(final)] = true
+	}
+	for d := range folders {
+		if err := syncDir(d); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }

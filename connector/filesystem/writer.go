@@ -523,7 +523,7 @@ func (w *Writer) Commit(txn []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := commitFiles(w.sink.dir, t.files); err != nil {
+	if _, err := w.sink.commitFiles(t.files); err != nil {
 		return fmt.Errorf("commit checkpoint %d: %w", t.checkpoint, err)
 	}
 	if err := w.sink.commitPartitions(t.success); err != nil {
@@ -590,10 +590,21 @@ func (w *Writer) Close() error {
 	parts := append(w.pendingOK, ready...)
 	w.pending, w.pendingOK = nil, nil
 	w.mu.Unlock()
-	if err := commitFiles(w.sink.dir, all); err != nil {
-		return fmt.Errorf("close: %w", err)
+	done, err := w.sink.commitFiles(all)
+	if err == nil {
+		err = w.sink.commitPartitions(parts)
 	}
-	if err := w.sink.commitPartitions(parts); err != nil {
+	if err != nil {
+		// The job fails. The files of this Close hold rows after the last
+		// checkpoint, which a restore (or a run from scratch) writes
+		// again: none may stay final. The pre-committed ones (first in
+		// all) are a checkpoint's, which Recover commits anyway.
+		own := len(all) - len(files)
+		if done > own {
+			if uerr := w.sink.uncommit(all[own:done]); uerr != nil {
+				err = errors.Join(err, uerr)
+			}
+		}
 		return fmt.Errorf("close: %w", err)
 	}
 	return nil
