@@ -250,7 +250,7 @@ func WriteNexmarkJSON(w io.Writer, results []NexmarkResult) error {
 // published per-core figures beside them.
 func WriteNexmarkTable(w io.Writer, results []NexmarkResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "query\tevents\tevents/s\tevents/s/core\tckpt p99\tpeak Go\tpeak RSS\ttarget (2 cores)\tpublished per core\tnote")
+	fmt.Fprintln(tw, "query\tevents\tevents/s\tevents/s/core\tckpts\tckpt p99\tpeak Go\tpeak RSS\ttarget (2 cores)\tpublished per core\tnote")
 	mem := func(b uint64) string {
 		if b == 0 {
 			return "-"
@@ -261,7 +261,7 @@ func WriteNexmarkTable(w io.Writer, results []NexmarkResult) error {
 		target := formatRate(nexmarkTarget(r.Query))
 		if r.Err != "" {
 			msg, _, _ := strings.Cut(r.Err, "\n")
-			fmt.Fprintf(tw, "%s\t%d\t-\t-\t-\t-\t-\t%s: not met\t%s\tfails: %s\n", r.Query, r.Events, target, nexmarkPublished[r.Query], msg)
+			fmt.Fprintf(tw, "%s\t%d\t-\t-\t-\t-\t-\t-\t%s: not met\t%s\tfails: %s\n", r.Query, r.Events, target, nexmarkPublished[r.Query], msg)
 			continue
 		}
 		met := "met"
@@ -272,8 +272,8 @@ func WriteNexmarkTable(w io.Writer, results []NexmarkResult) error {
 		if r.Checkpoints == 0 {
 			ckpt = "none"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s: %s\t%s\t\n", r.Query, r.Events, formatRate(r.EventsPerSec),
-			formatRate(r.EventsPerCoreSec), ckpt, mem(r.PeakGo), mem(r.PeakRSS), target, met, nexmarkPublished[r.Query])
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s: %s\t%s\t\n", r.Query, r.Events, formatRate(r.EventsPerSec),
+			formatRate(r.EventsPerCoreSec), r.Checkpoints, ckpt, mem(r.PeakGo), mem(r.PeakRSS), target, met, nexmarkPublished[r.Query])
 	}
 	return tw.Flush()
 }
