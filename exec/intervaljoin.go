@@ -66,11 +66,34 @@ const ijoinRecVersion = 1
 // sweep queue (math.MaxInt64: none). qat[i] is always the expiry of the
 // first row of input i, or math.MaxInt64 when it has none, so that a
 // sweep from a queue entry that is not stale knows that row expired
-// without reading it (sweepSlot). It is 64 bytes, one cache line in
-// the slab's pages: a sweep or an arriving row reads one line of it.
+// without reading it (sweepSlot). These fields are 64 bytes, one cache
+// line in the slab's pages: a sweep reads one line of the record.
+//
+// inl is the record's own room for one row of an input whose layout is
+// its meta value only (stride 1, as W10's (k, ts)): a key of such an input
+// keeps its first row there (side[i] points into it, inline) and moves to
+// room of its own (rowRoom) only when it holds a second. So a key of one
+// row a side costs no allocation, and its rows are the record's second
+// line, next to the first, rather than a line somewhere else in the heap.
+// The record is 128 bytes: the slab's pages keep each in two lines.
 type ijKey struct {
 	side [2][]types.Value
 	qat  [2]int64
+	inl  [2]types.Value
+}
+
+// inline returns k's own room for one row of side, empty.
+func (k *ijKey) inline(side int) []types.Value { return k.inl[side : side+1 : side+1][:0] }
+
+// ownRoom reports whether k keeps row room apart from its inline rooms
+// (see retained).
+func (k *ijKey) ownRoom() bool {
+	for i, r := range k.side {
+		if cap(r) > 0 && &r[:1][0] != &k.inl[i] {
+			return true
+		}
+	}
+	return false
 }
 
 // ijMeta is a row's meta value: its time, as a BIGINT when the row has not
@@ -135,9 +158,10 @@ type intervalJoinOp struct {
 	wm    int64 // the input watermark
 	mem   int64 // estimated bytes of the buffered rows
 	gen   int64 // snapshots and spills so far
-	// retained counts the free slots that keep their row slices for their
-	// next key (removeSlot); trimFree releases them when they outnumber
-	// the keys, so that memory follows the keys held, not their peak.
+	// retained counts the free slots that keep row slices for their next
+	// key (removeSlot; an inline room is not one, ijKey.ownRoom);
+	// trimFree releases them when they outnumber the keys, so that memory
+	// follows the keys held, not their peak.
 	retained int
 	// pool holds per input the emptied row slices of room for 2, 4 and 8
 	// rows (class c: 1<<c rows, c >= 1; a free slot keeps room for one
@@ -510,6 +534,7 @@ func (o *intervalJoinOp) initSlot(s int32) {
 	o.grow()
 	k := o.rec(s)
 	o.reuse(k)
+	o.inlineRooms(k)
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
 	if o.st.Backed() {
 		o.born[s] = o.gen
@@ -519,6 +544,16 @@ func (o *intervalJoinOp) initSlot(s int32) {
 }
 
 func (o *intervalJoinOp) rec(s int32) *ijKey { return o.recs.One(s) }
+
+// inlineRooms gives record k, of a slot without rows, its inline room
+// (ijKey.inl) for each input of one value a row that has no room.
+func (o *intervalJoinOp) inlineRooms(k *ijKey) {
+	for i := range k.side {
+		if cap(k.side[i]) == 0 && o.lay[i].stride == 1 {
+			k.side[i] = k.inline(i)
+		}
+	}
+}
 
 // intKey returns slot s's key as an integer, for expand (0 unless the
 // index is of one integer key and the key is held as one).
@@ -678,7 +713,11 @@ func (o *intervalJoinOp) add(s int32, side int, t int64, row []types.Value, out 
 		i -= stride
 	}
 	if n+stride > cap(mine) {
-		mine = o.rowRoom(side, mine, n+stride)
+		if n == 0 && stride == 1 {
+			mine = k.inline(side) // its room went (sweepSlot)
+		} else {
+			mine = o.rowRoom(side, mine, n+stride)
+		}
 	}
 	// Stored value by value: append or copy of a few values costs more in
 	// the calls of the typed copy than it copies.
@@ -977,10 +1016,13 @@ func (o *intervalJoinOp) removeSlot(s int32) error {
 			o.release(i, r)
 			k.side[i] = nil
 		}
+		if o.lay[i].stride == 1 {
+			k.side[i] = k.inline(i) // a single row's own room goes too
+		}
 	}
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
 	o.mem -= keyOverhead
-	if k.side[0] != nil || k.side[1] != nil {
+	if k.ownRoom() {
 		o.retained++
 		if o.retained > o.keys.Len()+retainSlack {
 			o.trimFree()
@@ -1062,7 +1104,7 @@ func (o *intervalJoinOp) trimPools() {
 
 // reuse takes slot record k, free until now, for a new key.
 func (o *intervalJoinOp) reuse(k *ijKey) {
-	if (k.side[0] != nil || k.side[1] != nil) && o.retained > 0 {
+	if o.retained > 0 && k.ownRoom() {
 		o.retained--
 	}
 }
@@ -1076,7 +1118,7 @@ func (o *intervalJoinOp) trimFree() {
 	keep := o.keys.Len() / 2
 	for j := o.keys.FreeLen() - 1; j >= 0 && o.retained > keep; j-- {
 		s, _ := o.keys.NextFree(j)
-		if k := o.rec(s); k.side[0] != nil || k.side[1] != nil {
+		if k := o.rec(s); k.ownRoom() {
 			k.side = [2][]types.Value{}
 			o.retained--
 		}
@@ -1242,6 +1284,7 @@ func (o *intervalJoinOp) LoadRecord(key, rec []byte) (int32, error) {
 	o.grow()
 	k := o.rec(s)
 	o.reuse(k)
+	o.inlineRooms(k)
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
 	o.born[s] = -1
 	if err := o.decodeRecord(k, rec, s); err != nil {
