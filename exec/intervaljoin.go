@@ -85,16 +85,12 @@ type ijKey struct {
 // inline returns k's own room for one row of side, empty.
 func (k *ijKey) inline(side int) []types.Value { return k.inl[side : side+1 : side+1][:0] }
 
-// ownRoom reports whether k keeps row room apart from its inline rooms
-// (see retained).
-func (k *ijKey) ownRoom() bool {
-	for i, r := range k.side {
-		if cap(r) > 0 && &r[:1][0] != &k.inl[i] {
-			return true
-		}
-	}
-	return false
-}
+// ownRoom reports whether k, the record of a free slot, keeps row room
+// apart from its inline rooms (see retained): room for more than one
+// value. A free slot's room for one value is its inline room: removeSlot
+// keeps no other room of an input of stride 1, and room for a row of a
+// greater stride holds more.
+func (k *ijKey) ownRoom() bool { return cap(k.side[0]) > 1 || cap(k.side[1]) > 1 }
 
 // ijMeta is a row's meta value: its time, as a BIGINT when the row has not
 // joined a row yet, as a TIMESTAMP when it has.
@@ -503,18 +499,22 @@ func (o *intervalJoinOp) warmRows(b *types.Batch, input, col, from, to int) {
 		}
 	}
 	// The keys not found take free slots, in the order NextFree gives
-	// them: their records, and the room kept in them for rows of input.
+	// them: what the index keeps of them, their records, and the room
+	// kept in them for rows of input.
 	for j := range fresh {
 		s, ok := o.keys.NextFree(j)
 		if !ok {
 			break
 		}
-		if r := o.rec(s).side[input]; cap(r) > 0 {
+		k := o.rec(s)
+		sink += o.keys.TouchInfo(s) + int64(k.inl[0].Kind()) // both lines
+		if r := k.side[input]; cap(r) > 0 {
 			sink += int64(r[:1][0].Kind())
 		}
 	}
 	for _, s := range slots[:n] {
-		sink += int64(len(o.rec(s).side[1-input]))
+		k := o.rec(s)
+		sink += int64(len(k.side[1-input])) + int64(k.inl[0].Kind()) // both lines
 	}
 	for _, s := range slots[:n] {
 		k := o.rec(s)
@@ -534,7 +534,9 @@ func (o *intervalJoinOp) initSlot(s int32) {
 	o.grow()
 	k := o.rec(s)
 	o.reuse(k)
-	o.inlineRooms(k)
+	if cap(k.side[0]) == 0 || cap(k.side[1]) == 0 {
+		o.inlineRooms(k)
+	}
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
 	if o.st.Backed() {
 		o.born[s] = o.gen
@@ -1001,9 +1003,24 @@ func (o *intervalJoinOp) removeSlot(s int32) error {
 		return fmt.Errorf("state of %s: %w", o.name, err)
 	}
 	o.keys.Remove(s)
-	for i, r := range k.side {
-		if len(r) > 0 && o.lay[i].stride > 1 {
-			clear(r) // rows of meta values only hold no references
+	for i := range k.side {
+		r := k.side[i]
+		if o.lay[i].stride == 1 {
+			// Meta values only, which hold no references: the inline
+			// room is kept, room of its own goes (to the pool when for
+			// 2 rows or more).
+			if cap(r) > 1 {
+				o.release(i, r)
+			}
+			if cap(r) == 1 && &r[:1][0] == &k.inl[i] {
+				k.side[i] = k.side[i][:0]
+			} else {
+				k.side[i] = k.inline(i)
+			}
+			continue
+		}
+		if len(r) > 0 {
+			clear(r) // drop references
 		}
 		k.side[i] = r[:0]
 		if cap(r) >= 2*o.lay[i].stride {
@@ -1015,9 +1032,6 @@ func (o *intervalJoinOp) removeSlot(s int32) error {
 			// minutes).
 			o.release(i, r)
 			k.side[i] = nil
-		}
-		if o.lay[i].stride == 1 {
-			k.side[i] = k.inline(i) // a single row's own room goes too
 		}
 	}
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
@@ -1284,7 +1298,9 @@ func (o *intervalJoinOp) LoadRecord(key, rec []byte) (int32, error) {
 	o.grow()
 	k := o.rec(s)
 	o.reuse(k)
-	o.inlineRooms(k)
+	if cap(k.side[0]) == 0 || cap(k.side[1]) == 0 {
+		o.inlineRooms(k)
+	}
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
 	o.born[s] = -1
 	if err := o.decodeRecord(k, rec, s); err != nil {
