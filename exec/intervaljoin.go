@@ -66,12 +66,31 @@ const ijoinRecVersion = 1
 // sweep queue (math.MaxInt64: none). qat[i] is always the expiry of the
 // first row of input i, or math.MaxInt64 when it has none, so that a
 // sweep from a queue entry that is not stale knows that row expired
-// without reading it (sweepSlot). It is 64 bytes, one cache line in
-// the slab's pages: a sweep or an arriving row reads one line of it.
+// without reading it (sweepSlot). These fields are 64 bytes, one cache
+// line in the slab's pages: a sweep reads one line of the record.
+//
+// inl is the record's own room for one row of an input whose layout is
+// its meta value only (stride 1, as W10's (k, ts)): a key of such an input
+// keeps its first row there (side[i] points into it, inline) and moves to
+// room of its own (rowRoom) only when it holds a second. So a key of one
+// row a side costs no allocation, and its rows are the record's second
+// line, next to the first, rather than a line somewhere else in the heap.
+// The record is 128 bytes: the slab's pages keep each in two lines.
 type ijKey struct {
 	side [2][]types.Value
 	qat  [2]int64
+	inl  [2]types.Value
 }
+
+// inline returns k's own room for one row of side, empty.
+func (k *ijKey) inline(side int) []types.Value { return k.inl[side : side+1 : side+1][:0] }
+
+// ownRoom reports whether k, the record of a free slot, keeps row room
+// apart from its inline rooms (see retained): room for more than one
+// value. A free slot's room for one value is its inline room: removeSlot
+// keeps no other room of an input of stride 1, and room for a row of a
+// greater stride holds more.
+func (k *ijKey) ownRoom() bool { return cap(k.side[0]) > 1 || cap(k.side[1]) > 1 }
 
 // ijMeta is a row's meta value: its time, as a BIGINT when the row has not
 // joined a row yet, as a TIMESTAMP when it has.
@@ -137,9 +156,10 @@ type intervalJoinOp struct {
 	wm    int64 // the input watermark
 	mem   int64 // estimated bytes of the buffered rows
 	gen   int64 // snapshots and spills so far
-	// retained counts the free slots that keep their row slices for their
-	// next key (removeSlot); trimFree releases them when they outnumber
-	// the keys, so that memory follows the keys held, not their peak.
+	// retained counts the free slots that keep row slices for their next
+	// key (removeSlot; an inline room is not one, ijKey.ownRoom);
+	// trimFree releases them when they outnumber the keys, so that memory
+	// follows the keys held, not their peak.
 	retained int
 	// pool holds per input the emptied row slices of room for 2, 4 and 8
 	// rows (class c: 1<<c rows, c >= 1; a free slot keeps room for one
@@ -484,18 +504,22 @@ func (o *intervalJoinOp) warmRows(b *types.Batch, input, col, from, to int) {
 		}
 	}
 	// The keys not found take free slots, in the order NextFree gives
-	// them: their records, and the room kept in them for rows of input.
+	// them: what the index keeps of them, their records, and the room
+	// kept in them for rows of input.
 	for j := range fresh {
 		s, ok := o.keys.NextFree(j)
 		if !ok {
 			break
 		}
-		if r := o.rec(s).side[input]; cap(r) > 0 {
+		k := o.rec(s)
+		sink += o.keys.TouchInfo(s) + int64(k.inl[0].Kind()) // both lines
+		if r := k.side[input]; cap(r) > 0 {
 			sink += int64(r[:1][0].Kind())
 		}
 	}
 	for _, s := range slots[:n] {
-		sink += int64(len(o.rec(s).side[1-input]))
+		k := o.rec(s)
+		sink += int64(len(k.side[1-input])) + int64(k.inl[0].Kind()) // both lines
 	}
 	for _, s := range slots[:n] {
 		k := o.rec(s)
@@ -515,6 +539,9 @@ func (o *intervalJoinOp) initSlot(s int32) {
 	o.grow()
 	k := o.rec(s)
 	o.reuse(k)
+	if cap(k.side[0]) == 0 || cap(k.side[1]) == 0 {
+		o.inlineRooms(k)
+	}
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
 	if o.st.Backed() {
 		o.born[s] = o.gen
@@ -524,6 +551,16 @@ func (o *intervalJoinOp) initSlot(s int32) {
 }
 
 func (o *intervalJoinOp) rec(s int32) *ijKey { return o.recs.One(s) }
+
+// inlineRooms gives record k, of a slot without rows, its inline room
+// (ijKey.inl) for each input of one value a row that has no room.
+func (o *intervalJoinOp) inlineRooms(k *ijKey) {
+	for i := range k.side {
+		if cap(k.side[i]) == 0 && o.lay[i].stride == 1 {
+			k.side[i] = k.inline(i)
+		}
+	}
+}
 
 // intKey returns slot s's key as an integer, for expand (0 unless the
 // index is of one integer key and the key is held as one).
@@ -683,7 +720,11 @@ func (o *intervalJoinOp) add(s int32, side int, t int64, row []types.Value, out 
 		i -= stride
 	}
 	if n+stride > cap(mine) {
-		mine = o.rowRoom(side, mine, n+stride)
+		if n == 0 && stride == 1 {
+			mine = k.inline(side) // its room went (sweepSlot)
+		} else {
+			mine = o.rowRoom(side, mine, n+stride)
+		}
 	}
 	// Stored value by value: append or copy of a few values costs more in
 	// the calls of the typed copy than it copies.
@@ -967,9 +1008,24 @@ func (o *intervalJoinOp) removeSlot(s int32) error {
 		return fmt.Errorf("state of %s: %w", o.name, err)
 	}
 	o.keys.Remove(s)
-	for i, r := range k.side {
-		if len(r) > 0 && o.lay[i].stride > 1 {
-			clear(r) // rows of meta values only hold no references
+	for i := range k.side {
+		r := k.side[i]
+		if o.lay[i].stride == 1 {
+			// Meta values only, which hold no references: the inline
+			// room is kept, room of its own goes (to the pool when for
+			// 2 rows or more).
+			if cap(r) > 1 {
+				o.release(i, r)
+			}
+			if cap(r) == 1 && &r[:1][0] == &k.inl[i] {
+				k.side[i] = k.side[i][:0]
+			} else {
+				k.side[i] = k.inline(i)
+			}
+			continue
+		}
+		if len(r) > 0 {
+			clear(r) // drop references
 		}
 		k.side[i] = r[:0]
 		if cap(r) >= 2*o.lay[i].stride {
@@ -985,7 +1041,7 @@ func (o *intervalJoinOp) removeSlot(s int32) error {
 	}
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
 	o.mem -= keyOverhead
-	if k.side[0] != nil || k.side[1] != nil {
+	if k.ownRoom() {
 		o.retained++
 		if o.retained > o.keys.Len()+retainSlack {
 			o.trimFree()
@@ -1067,7 +1123,7 @@ func (o *intervalJoinOp) trimPools() {
 
 // reuse takes slot record k, free until now, for a new key.
 func (o *intervalJoinOp) reuse(k *ijKey) {
-	if (k.side[0] != nil || k.side[1] != nil) && o.retained > 0 {
+	if o.retained > 0 && k.ownRoom() {
 		o.retained--
 	}
 }
@@ -1081,7 +1137,7 @@ func (o *intervalJoinOp) trimFree() {
 	keep := o.keys.Len() / 2
 	for j := o.keys.FreeLen() - 1; j >= 0 && o.retained > keep; j-- {
 		s, _ := o.keys.NextFree(j)
-		if k := o.rec(s); k.side[0] != nil || k.side[1] != nil {
+		if k := o.rec(s); k.ownRoom() {
 			k.side = [2][]types.Value{}
 			o.retained--
 		}
@@ -1247,6 +1303,9 @@ func (o *intervalJoinOp) LoadRecord(key, rec []byte) (int32, error) {
 	o.grow()
 	k := o.rec(s)
 	o.reuse(k)
+	if cap(k.side[0]) == 0 || cap(k.side[1]) == 0 {
+		o.inlineRooms(k)
+	}
 	k.qat = [2]int64{math.MaxInt64, math.MaxInt64}
 	o.born[s] = -1
 	if err := o.decodeRecord(k, rec, s); err != nil {

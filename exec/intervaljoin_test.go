@@ -1001,23 +1001,31 @@ func TestIntervalJoinStateFollowsWatermark(t *testing.T) {
 // then lets the watermark expire them all: the freed slots may keep their
 // row slices for the next keys, but no more of them than there are keys
 // (plus retainSlack), so the memory follows the keys held, not their peak.
+// Rows of (k, ts) (kept in the records, inline) keep none; rows of (k, ts,
+// v) keep slices of their own.
 func TestIntervalJoinFreesPeakMemory(t *testing.T) {
+	for _, w := range []int{2, 3} {
+		t.Run(fmt.Sprintf("width%d", w), func(t *testing.T) { testFreesPeakMemory(t, w) })
+	}
+}
+
+func testFreesPeakMemory(t *testing.T, w int) {
 	const keys = 50_000
-	op := openKeyTimeIntervalJoin(t, -10)
+	op := openKeyTimeWidthIntervalJoin(t, -10, w)
 	discard := ijEmitFunc(func(*types.Batch) error { return nil })
 	retaining := func() (n int) {
 		for s := range op.keys.Cap() {
-			if k := op.rec(s); !op.keys.Used(s) && (k.side[0] != nil || k.side[1] != nil) {
+			if k := op.rec(s); !op.keys.Used(s) && heapRoom(k) {
 				n++
 			}
 		}
 		return n
 	}
-	b := types.NewBatch(2, 1000)
+	b := types.NewBatch(w, 1000)
 	for i := 0; i < keys; i += 1000 {
 		b.Reset()
 		for j := range 1000 {
-			b.Append(types.Insert, []types.Value{types.BigIntValue(int64(i + j)), types.TimestampValue(int64(i + j))})
+			b.Append(types.Insert, keyTimeRow(w, int64(i+j), int64(i+j)))
 		}
 		if err := op.Process(0, b, discard); err != nil {
 			t.Fatal(err)
@@ -1032,9 +1040,21 @@ func TestIntervalJoinFreesPeakMemory(t *testing.T) {
 	if op.keys.Len() != 0 {
 		t.Fatalf("%d keys left", op.keys.Len())
 	}
-	if n := retaining(); n > retainSlack {
-		t.Fatalf("%d free slots keep row slices with no key held, at most %d allowed", n, retainSlack)
+	if n := retaining(); n > retainSlack || n != op.retained {
+		t.Fatalf("%d free slots keep row slices with no key held (%d counted), at most %d allowed", n, op.retained, retainSlack)
 	}
+	if w == 2 && op.retained != 0 {
+		t.Fatalf("%d free slots keep row slices of their own, want none (the records hold one row)", op.retained)
+	}
+}
+
+// keyTimeRow returns a row of (k BIGINT, ts TIMESTAMP), and with w 3 a
+// BIGINT v (k + ts) after them.
+func keyTimeRow(w int, k, ts int64) []types.Value {
+	if w == 3 {
+		return []types.Value{types.BigIntValue(k), types.TimestampValue(ts), types.BigIntValue(k + ts)}
+	}
+	return []types.Value{types.BigIntValue(k), types.TimestampValue(ts)}
 }
 
 // TestIntervalJoinRoomFollowsRows checks that the room for rows follows
@@ -1223,7 +1243,15 @@ func TestIntervalJoinPoolFollowsKeys(t *testing.T) {
 // the same key within [lower, 0] ms of its time, state in memory.
 func openKeyTimeIntervalJoin(tb testing.TB, lower int64) *intervalJoinOp {
 	tb.Helper()
-	kinds := []types.Kind{types.KindBigInt, types.KindTimestamp}
+	return openKeyTimeWidthIntervalJoin(tb, lower, 2)
+}
+
+// openKeyTimeWidthIntervalJoin is openKeyTimeIntervalJoin of rows of w
+// columns: w 3 adds a BIGINT after the time (keyTimeRow), which the rows'
+// layout keeps.
+func openKeyTimeWidthIntervalJoin(tb testing.TB, lower int64, w int) *intervalJoinOp {
+	tb.Helper()
+	kinds := []types.Kind{types.KindBigInt, types.KindTimestamp, types.KindBigInt}[:w]
 	spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: InnerJoin,
 		Left:  JoinSide{Keys: []int{0}, Kinds: kinds},
 		Right: JoinSide{Keys: []int{0}, Kinds: kinds}},
@@ -1235,13 +1263,44 @@ func openKeyTimeIntervalJoin(tb testing.TB, lower int64) *intervalJoinOp {
 	return op
 }
 
-// TestIntervalJoinRecordIsOneLine checks that a key's record (ijKey) fills
-// one 64-byte cache line, so that the slab's pages (whose size is a
-// multiple of 64) hold each record in one line.
-func TestIntervalJoinRecordIsOneLine(t *testing.T) {
-	if n := unsafe.Sizeof(ijKey{}); n != 64 {
-		t.Fatalf("ijKey is %d bytes, want 64", n)
+// TestIntervalJoinRecordLines checks that a key's record (ijKey) fills
+// two 64-byte cache lines, the inline rows the second, so that the slab's
+// pages (whose size is a multiple of 128) hold each record's rows' slices
+// and queue times in one line.
+func TestIntervalJoinRecordLines(t *testing.T) {
+	if n := unsafe.Sizeof(ijKey{}); n != 128 {
+		t.Fatalf("ijKey is %d bytes, want 128", n)
 	}
+	if off := unsafe.Offsetof(ijKey{}.inl); off != 64 {
+		t.Fatalf("ijKey.inl is at byte %d, want 64", off)
+	}
+}
+
+// heapRoom reports whether record k keeps room for rows outside itself
+// (not its inline rooms): the room a free slot may keep for its next key,
+// which retained counts.
+func heapRoom(k *ijKey) bool {
+	lo := uintptr(unsafe.Pointer(k))
+	hi := lo + unsafe.Sizeof(*k)
+	for _, r := range k.side {
+		if cap(r) == 0 {
+			continue
+		}
+		if p := uintptr(unsafe.Pointer(&r[:1][0])); p < lo || p >= hi {
+			return true
+		}
+	}
+	return false
+}
+
+// inRecord reports whether rows are held in record k itself.
+func inRecord(k *ijKey, rows []types.Value) bool {
+	if cap(rows) == 0 {
+		return false
+	}
+	lo := uintptr(unsafe.Pointer(k))
+	p := uintptr(unsafe.Pointer(&rows[:1][0]))
+	return p >= lo && p < lo+unsafe.Sizeof(*k)
 }
 
 // TestIntervalJoinTrimKeepsNextSlots lets the number of keys rise and fall
@@ -1250,20 +1309,24 @@ func TestIntervalJoinRecordIsOneLine(t *testing.T) {
 // (retained), never more than the keys held plus retainSlack, and that a
 // trim released the slices of the slots the next keys take last: the
 // slots NextFree gives first keep theirs.
+//
+// The rows are (k, ts, v), which keep slices of their own; rows of (k,
+// ts) keep theirs in the records (TestIntervalJoinFreesPeakMemory).
 func TestIntervalJoinTrimKeepsNextSlots(t *testing.T) {
+	const w = 3
 	seed := testseed.Seed(t)
 	r := rand.New(rand.NewPCG(seed, 21))
-	op := openKeyTimeIntervalJoin(t, -10)
+	op := openKeyTimeWidthIntervalJoin(t, -10, w)
 	discard := ijEmitFunc(func(*types.Batch) error { return nil })
-	keeps := func(s int32) bool { k := op.rec(s); return k.side[0] != nil || k.side[1] != nil }
-	b := types.NewBatch(2, 1000)
+	keeps := func(s int32) bool { return heapRoom(op.rec(s)) }
+	b := types.NewBatch(w, 1000)
 	ts, key := int64(0), int64(0)
 	trimmed := 0
 	for round := range 200 {
 		for range 1 + r.IntN(8) {
 			b.Reset()
 			for range 1 + r.IntN(1000) {
-				b.Append(types.Insert, []types.Value{types.BigIntValue(key), types.TimestampValue(ts)})
+				b.Append(types.Insert, keyTimeRow(w, key, ts))
 				key++ // a new key each row: every row takes a slot
 			}
 			if err := op.Process(r.IntN(2), b, discard); err != nil {
@@ -1482,5 +1545,78 @@ func TestIntervalJoinRecordBytes(t *testing.T) {
 				t.Fatalf("seed %d, widen %v: key %d's record\n%x\nwant\n%x", seed, widen, key, got, want)
 			}
 		}
+	}
+}
+
+// TestIntervalJoinInlineRows checks where rows of (k, ts) live: a key's
+// single row of an input in its record (ijKey.inl), its rows in a slice of
+// their own once it holds two, and again in the record for the next key
+// of a slot after the watermark expires them; and the output, against the
+// count of pairs within the bounds computed here.
+func TestIntervalJoinInlineRows(t *testing.T) {
+	op := openKeyTimeIntervalJoin(t, -10)
+	var got int
+	count := ijEmitFunc(func(out *types.Batch) error { got += out.Len(); return nil })
+	b := types.NewBatch(2, 1024)
+	feed := func(side int, rows [][2]int64) {
+		b.Reset()
+		for _, r := range rows {
+			b.Append(types.Insert, []types.Value{types.BigIntValue(r[0]), types.TimestampValue(r[1])})
+		}
+		if err := op.Process(side, b, count); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(step string) {
+		t.Helper()
+		for s := range op.keys.Cap() {
+			k := op.rec(s)
+			for side, r := range k.side {
+				n := len(r) / op.lay[side].stride
+				// One row, or room for one, is in the record; two or
+				// more are not (no key here shrinks back to one).
+				if want := n <= 1 && cap(r) > 0; inRecord(k, r) != want {
+					t.Fatalf("%s: slot %d (used %v) input %d: %d rows, room for %d, in the record %v", step, s, op.keys.Used(s), side, n, cap(r), !want)
+				}
+			}
+		}
+	}
+	for round := range int64(3) {
+		base := 1000 * round
+		var left, right, more [][2]int64
+		for key := range int64(1000) {
+			left = append(left, [2]int64{key, base + 100})
+			if key < 500 {
+				right = append(right, [2]int64{key, base + 95}) // matches the left row at 100
+			}
+			if key < 100 {
+				more = append(more, [2]int64{key, base + 101}) // a second left row; matches nothing
+			}
+		}
+		got = 0
+		feed(0, left)
+		check("one row a key")
+		for key := range int64(1000) {
+			s, ok := op.keys.Find([]types.Value{types.BigIntValue(key)})
+			if !ok || !inRecord(op.rec(s), op.rec(s).side[0]) {
+				t.Fatalf("round %d: key %d's row is not in its record (found %v)", round, key, ok)
+			}
+		}
+		feed(0, more)
+		feed(1, right)
+		check("two left rows on 100 keys")
+		// Right rows at 95 match left rows in [95, 105]: keys below 100
+		// have two (100 and 101), the others below 500 one.
+		if want := 100*2 + 400; got != want {
+			t.Fatalf("round %d: %d rows joined, want %d", round, got, want)
+		}
+		if err := op.ProcessWatermark(base+1000, count); err != nil {
+			t.Fatal(err)
+		}
+		if op.keys.Len() != 0 || op.retained != 0 {
+			t.Fatalf("round %d: %d keys and %d slots with room of their own left", round, op.keys.Len(), op.retained)
+		}
+		check("expired")
+		checkRowPool(t, op)
 	}
 }

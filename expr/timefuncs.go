@@ -452,6 +452,17 @@ func (c *TimeFunc) Eval(row []types.Value) (types.Value, error) {
 		if len(c.Args) == 0 {
 			return types.BigIntValue(time.Now().Unix()), nil
 		}
+	case tfToTimestampLTZ:
+		// The precision is a literal (precisionArg): per row only the
+		// number is evaluated (a source's rowtime column, for every row
+		// it reads).
+		if p, ok := c.Args[1].(*Literal); ok && !p.V.IsNull() {
+			v, err := c.Args[0].Eval(row)
+			if err != nil || v.IsNull() {
+				return types.Value{}, err
+			}
+			return toTimestampLTZ(v, p.V.Int()), nil
+		}
 	}
 	var args [3]types.Value
 	for i, a := range c.Args {
@@ -464,16 +475,7 @@ func (c *TimeFunc) Eval(row []types.Value) (types.Value, error) {
 	v := args[0]
 	switch c.f {
 	case tfToTimestampLTZ:
-		if args[1].Int() == 0 {
-			if v.Kind() == types.KindDouble {
-				return types.TimestampLTZValue(int64(math.Round(v.Float() * 1000))), nil
-			}
-			return types.TimestampLTZValue(v.Int() * 1000), nil
-		}
-		if v.Kind() == types.KindDouble {
-			return types.TimestampLTZValue(int64(math.Round(v.Float()))), nil
-		}
-		return types.TimestampLTZValue(v.Int()), nil
+		return toTimestampLTZ(v, args[1].Int()), nil
 	case tfToTimestamp:
 		t, err := c.df.Parse(v.Str(), time.UTC)
 		if err != nil {
@@ -503,6 +505,21 @@ func (c *TimeFunc) Eval(row []types.Value) (types.Value, error) {
 		return types.IntValue(int64(int32(timestampDiff(c.Unit, v, args[1], c.Loc)))), nil
 	}
 	return types.Value{}, fmt.Errorf("%s: not implemented", c.Name)
+}
+
+// toTimestampLTZ is TO_TIMESTAMP_LTZ of the number v (not NULL) at
+// precision 0 (seconds) or 3 (milliseconds).
+func toTimestampLTZ(v types.Value, precision int64) types.Value {
+	if precision == 0 {
+		if v.Kind() == types.KindDouble {
+			return types.TimestampLTZValue(int64(math.Round(v.Float() * 1000)))
+		}
+		return types.TimestampLTZValue(v.Int() * 1000)
+	}
+	if v.Kind() == types.KindDouble {
+		return types.TimestampLTZValue(int64(math.Round(v.Float())))
+	}
+	return types.TimestampLTZValue(v.Int())
 }
 
 // dfMemo keeps DATE_FORMAT's last result with the timestamp it is for,

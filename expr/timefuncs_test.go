@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weir-sql/weir/internal/testseed"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -413,5 +414,50 @@ func TestDateFormatMemoAllocs(t *testing.T) {
 	})
 	if n != 0 {
 		t.Errorf("%v allocations per row, want 0", n)
+	}
+}
+
+// TestToTimestampLTZColumn evaluates TO_TIMESTAMP_LTZ over a BIGINT and a
+// DOUBLE column, at both precisions, for random rows (NULLs among them),
+// against the instant computed here: seconds times 1000 (doubles rounded
+// to the millisecond), or milliseconds as they are.
+func TestToTimestampLTZColumn(t *testing.T) {
+	seed := testseed.Seed(t)
+	r := rand.New(rand.NewPCG(seed, 3))
+	cols := []Expr{NewColumn(0, types.BigInt, "n"), NewColumn(1, types.Double, "d")}
+	for _, prec := range []int64{0, 3} {
+		for c, col := range cols {
+			call, err := NewTimeCall("TO_TIMESTAMP_LTZ", "", []Expr{col, iv(prec)}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 1000 {
+				n := r.Int64N(1<<40) - 1<<39
+				d := float64(r.Int64N(1<<30)-1<<29) + r.Float64()
+				row := []types.Value{types.BigIntValue(n), types.DoubleValue(d)}
+				if r.IntN(10) == 0 {
+					row[c] = types.Value{}
+				}
+				got, err := call.Eval(row)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var want types.Value
+				switch {
+				case row[c].IsNull():
+				case c == 0 && prec == 0:
+					want = types.TimestampLTZValue(n * 1000)
+				case c == 0:
+					want = types.TimestampLTZValue(n)
+				case prec == 0:
+					want = types.TimestampLTZValue(int64(math.Round(d * 1000)))
+				default:
+					want = types.TimestampLTZValue(int64(math.Round(d)))
+				}
+				if got != want {
+					t.Fatalf("seed %d: TO_TIMESTAMP_LTZ(%v, %d) = %v, want %v", seed, row[c], prec, got, want)
+				}
+			}
+		}
 	}
 }

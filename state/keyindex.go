@@ -146,6 +146,17 @@ func (x *KeyIndex) Touch(s int32) int32 {
 	return 0
 }
 
+// TouchInfo reads what the index keeps of slot s apart from its key's
+// entry (an integer key, its kind, whether used) and returns what it
+// read, for an operator about to give a freed slot a new key (NextFree)
+// to read ahead with the slot's record. Nothing changes.
+func (x *KeyIndex) TouchInfo(s int32) int64 {
+	if int(s) >= len(x.slots) {
+		return 0
+	}
+	return x.slots[s].intKey
+}
+
 // IntKeyed reports whether the keys are one integer-stored column, held
 // in an IntTable (see PeekInt).
 func (x *KeyIndex) IntKeyed() bool { return x.intCol >= 0 }

@@ -237,6 +237,12 @@ func TestKeyIndexNextFree(t *testing.T) {
 			t.Fatalf("Touch of key %d's slot read an empty entry", k)
 		}
 		x.Remove(slots[k])
+		if got := x.TouchInfo(slots[k]); got != int64(k) {
+			t.Fatalf("TouchInfo of freed slot %d read %d, want its last key %d", slots[k], got, k)
+		}
+	}
+	if got := x.TouchInfo(x.Cap()); got != 0 {
+		t.Fatalf("TouchInfo past the slots read %d, want 0", got)
 	}
 	var want []int32
 	for j := 0; ; j++ {
