@@ -77,8 +77,7 @@ type overUpdOp struct {
 	removed              overEntry // the row a retraction removes, if hasRemoved
 	hasRemoved           bool
 	vals                 []types.Value // decoded values, backing the entries' rows (slot)
-	frame                []*overEntry  // before (in order) and one version of the tail
-	at                   []int         // results: the tail index of each of frame's tail rows
+	frame                []int32       // results: before (in order) and one version of the tail (frameEntry)
 	oldRes, newRes       []types.Value // per tail entry, len(accs) results each
 }
 
@@ -515,21 +514,21 @@ func (o *overUpdOp) emit(kind types.RowKind, row, res []types.Value) {
 // after it (without the removed one), into dst (len(accs) per tail entry,
 // by the entry's index; an entry not in the version is left alone).
 func (o *overUpdOp) results(dst []types.Value, old bool) {
+	// The frame as indexes (no pointer writes): before[-1-k] for k < 0,
+	// tail[k] otherwise.
 	o.frame = o.frame[:0]
 	for j := len(o.before) - 1; j >= 0; j-- { // before is in descending order
-		o.frame = append(o.frame, &o.before[j])
+		o.frame = append(o.frame, int32(-1-j))
 	}
 	nb := len(o.frame)
-	o.at = o.at[:0] // the tail index of each of frame[nb:]
 	for j := range o.tail {
 		if e := &o.tail[j]; !(old && e.inserted) && !(!old && e.removed) {
-			o.frame = append(o.frame, e)
-			o.at = append(o.at, j)
+			o.frame = append(o.frame, int32(j))
 		}
 	}
 	nc := len(o.accs)
-	put := func(i int) { // the results of frame[i]
-		j := o.at[i-nb]
+	put := func(i int) { // the results of frame[i], a tail entry
+		j := int(o.frame[i])
 		for c, a := range o.accs {
 			dst[j*nc+c] = a.result(0)
 		}
@@ -539,21 +538,21 @@ func (o *overUpdOp) results(dst []types.Value, old bool) {
 	switch {
 	case f.Unbounded && f.IsRows:
 		o.reset()
-		for i, e := range fr {
-			o.add(e.row)
+		for i, k := range fr {
+			o.add(o.frameEntry(k).row)
 			if i >= nb {
 				put(i)
 			}
 		}
 	case f.Unbounded: // RANGE: the rows before, then each group of peers together
 		o.reset()
-		for _, e := range fr[:nb] {
-			o.add(e.row)
+		for _, k := range fr[:nb] {
+			o.add(o.frameEntry(k).row)
 		}
 		for i := nb; i < len(fr); {
 			end := i
-			for end < len(fr) && o.peer(fr[i], fr[end]) {
-				o.add(fr[end].row)
+			for end < len(fr) && o.peer(o.frameEntry(fr[i]), o.frameEntry(fr[end])) {
+				o.add(o.frameEntry(fr[end]).row)
 				end++
 			}
 			for ; i < end; i++ {
@@ -565,18 +564,26 @@ func (o *overUpdOp) results(dst []types.Value, old bool) {
 		for i := nb; i < len(fr); i++ {
 			if i == nb || !o.exact {
 				o.reset()
-				for _, e := range fr[max(0, i-n) : i+1] {
-					o.add(e.row)
+				for _, k := range fr[max(0, i-n) : i+1] {
+					o.add(o.frameEntry(k).row)
 				}
 			} else {
 				if i-n-1 >= 0 {
-					o.retract(fr[i-n-1].row)
+					o.retract(o.frameEntry(fr[i-n-1]).row)
 				}
-				o.add(fr[i].row)
+				o.add(o.frameEntry(fr[i]).row)
 			}
 			put(i)
 		}
 	}
+}
+
+// frameEntry is the entry of frame index k (results).
+func (o *overUpdOp) frameEntry(k int32) *overEntry {
+	if k < 0 {
+		return &o.before[-1-k]
+	}
+	return &o.tail[k]
 }
 
 // peer reports whether entries a and b have the same sort key: their map
