@@ -237,7 +237,9 @@ func (c *calcOp) Close() error { c.out = nil; return nil }
 // the first then evaluates just the projections the second keeps, in its
 // order, and the second passes batches on untouched. (The planner puts a
 // table's computed columns in a Calc of their own above the scan, so a
-// query's projection over them is such a pair.) ops is a task's chain.
+// query's projection over them is such a pair.) Likewise into an
+// outputPicker before it (the updating OVER, which Nexmark q6 follows
+// with such a Calc). ops is a task's chain.
 func fuseCalcs(ops []Operator) {
 	for i := 0; i+1 < len(ops); i++ {
 		a, ok1 := ops[i].(*calcOp)
@@ -260,4 +262,24 @@ func fuseCalcs(ops []Operator) {
 		a.setCopyCols()
 		b.proj, b.cols, b.identity = nil, nil, false
 	}
+	for i := 0; i+1 < len(ops); i++ {
+		p, ok1 := ops[i].(outputPicker)
+		c, ok2 := ops[i+1].(*calcOp)
+		if !ok1 || !ok2 || c.filter != nil || c.cols == nil || c.memo != nil {
+			continue
+		}
+		if p.pickOutput(c.cols) {
+			c.proj, c.cols, c.identity = nil, nil, false
+		}
+	}
+}
+
+// outputPicker is an operator that can emit only some of its output
+// columns: fuseCalcs folds a Calc chained after it that only picks
+// columns into it.
+type outputPicker interface {
+	// pickOutput makes the operator emit, of each row it would emit, the
+	// columns cols in that order (the rows emitted stay the same); false:
+	// it cannot (nothing changed).
+	pickOutput(cols []int) bool
 }

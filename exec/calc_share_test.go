@@ -175,6 +175,26 @@ func TestFuseCalcs(t *testing.T) {
 	if got := len(first.(*calcOp).proj); got != 3 {
 		t.Fatalf("first Calc before a filtering one has %d projections, want 3", got)
 	}
+
+	// A picking Calc after a join is folded into it (outputPicker); one
+	// with a filter is not.
+	kinds := []types.Kind{types.KindBigInt, types.KindBigInt}
+	for _, filtered := range []bool{false, true} {
+		join := NewJoin(JoinSpec{Left: JoinSide{Keys: []int{0}, Kinds: kinds}, Right: JoinSide{Keys: []int{0}, Kinds: kinds}})()
+		if err := join.Open(&OpContext{ID: "join", Parallelism: 1, MaxParallelism: 128}); err != nil {
+			t.Fatal(err)
+		}
+		var filter expr.Expr
+		if filtered {
+			filter = pos
+		}
+		calc := open(NewCalc(filter, []expr.Expr{expr.NewColumn(3, types.BigInt, "v"), k}))
+		fuseCalcs([]Operator{join, calc})
+		picked := join.(*joinOp).pick != nil
+		if picked == filtered || (calc.(*calcOp).cols == nil) != picked {
+			t.Errorf("filter %v: join picks %v, Calc copies %v", filtered, join.(*joinOp).pick, calc.(*calcOp).cols)
+		}
+	}
 }
 
 // chainEmitter feeds what it is given to op, which emits to next.

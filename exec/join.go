@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/types"
@@ -187,10 +188,14 @@ type joinOutput struct {
 	out    *types.Batch
 	joined []types.Value // left ++ right, for the residual and output
 	nulls  []types.Value
+	// pick, when set (pickOutput), is the output: per column, a column
+	// of the joined row.
+	pick []int
 }
 
 func (j *joinOutput) open(wl, wr int) {
 	j.wl = wl
+	j.pick = nil
 	j.out = types.NewBatch(wl+wr, 256)
 	j.joined = make([]types.Value, wl+wr)
 	j.nulls = make([]types.Value, wl+wr)
@@ -226,6 +231,16 @@ func (j *joinOutput) emitRow(kind types.RowKind, side int, row, other []types.Va
 // (a runtime call each, as values hold strings).
 func (j *joinOutput) appendJoined(kind types.RowKind, l, r []types.Value) {
 	dst := growRow(j.out, kind)
+	if j.pick != nil {
+		for k, c := range j.pick {
+			if c < len(l) {
+				dst[k] = l[c]
+			} else {
+				dst[k] = r[c-len(l)]
+			}
+		}
+		return
+	}
 	d := dst[:len(l)]
 	for i := range d {
 		d[i] = l[i]
@@ -236,6 +251,26 @@ func (j *joinOutput) appendJoined(kind types.RowKind, l, r []types.Value) {
 		d[i] = r[i]
 	}
 }
+
+// pickJoined makes appendJoined append the columns cols of each joined
+// row, in that order (outputPicker); false if a column is out of range.
+func (j *joinOutput) pickJoined(cols []int) bool {
+	if j.out.Len() > 0 {
+		return false
+	}
+	for _, c := range cols {
+		if c < 0 || c >= j.out.Width {
+			return false
+		}
+	}
+	j.pick = slices.Clone(cols)
+	j.out = types.NewBatch(len(cols), 256)
+	return true
+}
+
+// pickOutput implements outputPicker: every row the join emits goes
+// through appendJoined.
+func (o *joinOp) pickOutput(cols []int) bool { return o.pickJoined(cols) }
 
 // flush emits the batched rows.
 func (j *joinOutput) flush(out Emitter) error {

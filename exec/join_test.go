@@ -183,6 +183,12 @@ func (g *changelogGen) next(b *types.Batch) {
 // with the residual l.v <= r.v when residual is set.
 func batchJoin(typ JoinType, left, right [][]types.Value, residual bool) map[string]int {
 	out := map[string]int{}
+	batchJoinEach(typ, left, right, residual, func(row []types.Value) { out[rowKey(row)]++ })
+	return out
+}
+
+// batchJoinEach calls add with each row of batchJoin.
+func batchJoinEach(typ JoinType, left, right [][]types.Value, residual bool, add func([]types.Value)) {
 	null := []types.Value{{}, {}, {}}
 	byKey := indexByKey(right)
 	rightMatched := make([]bool, len(right))
@@ -191,24 +197,23 @@ func batchJoin(typ JoinType, left, right [][]types.Value, residual bool) map[str
 		if !l[0].IsNull() {
 			for _, j := range byKey[l[0].Int()] {
 				if r := right[j]; !residual || l[2].Int() <= r[2].Int() {
-					out[rowKey(append(slices.Clone(l), r...))]++
+					add(append(slices.Clone(l), r...))
 					rightMatched[j] = true
 					n++
 				}
 			}
 		}
 		if n == 0 && (typ == LeftOuterJoin || typ == FullOuterJoin) {
-			out[rowKey(append(slices.Clone(l), null...))]++
+			add(append(slices.Clone(l), null...))
 		}
 	}
 	if typ == RightOuterJoin || typ == FullOuterJoin {
 		for j, r := range right {
 			if !rightMatched[j] {
-				out[rowKey(append(slices.Clone(null), r...))]++
+				add(append(slices.Clone(null), r...))
 			}
 		}
 	}
-	return out
 }
 
 // indexByKey indexes rows by their non-NULL k (column 0): the indexes of

@@ -32,10 +32,14 @@ func NewOverAggUpdating(spec OverSpec) func() Operator {
 }
 
 // overEntry is one row of a partition in the order of the frame: its map
-// key, its encoded row (within the key) and its decoded row (for rows
-// before the change only the columns the calls read).
+// key (kept for the changed rows, and for the tail under RANGE: place and
+// peer compare keys), the length of its encoded row (within the key,
+// before the 8-byte arrival number) and its decoded row (for rows before
+// the change only the columns the calls read, for the others those and
+// the columns emitted: readTail).
 type overEntry struct {
-	mk, enc  []byte
+	mk       []byte
+	encLen   int
 	row      []types.Value
 	inserted bool // the row the change inserts (no old results)
 	removed  bool // the row the change removes (no new results)
@@ -52,7 +56,15 @@ type overUpdOp struct {
 	// need marks the columns the calls read; lastNeed is the last one.
 	need     []bool
 	lastNeed int
-	out      *types.Batch
+	// readTail marks the columns decoded for the rows whose results are
+	// computed (they may be emitted): need and the emitted input columns
+	// (all without pick); lastTail is the last one.
+	readTail []bool
+	lastTail int
+	// pick, when set (pickOutput), is the output: per column, an input
+	// column (< len(Kinds)) or a call's result (len(Kinds)+i).
+	pick []int
+	out  *types.Batch
 
 	// sort key | row | seq → uvarint len(row). Earlier versions stored
 	// uvarint len | row | results; only the length is read.
@@ -64,9 +76,8 @@ type overUpdOp struct {
 	before, tail         []overEntry
 	removed              overEntry // the row a retraction removes, if hasRemoved
 	hasRemoved           bool
-	vals                 []types.Value // decoded values, backing the entries' rows
-	frame                []*overEntry  // before (in order) and one version of the tail
-	at                   []int         // results: the tail index of each of frame's tail rows
+	vals                 []types.Value // decoded values, backing the entries' rows (slot)
+	frame                []int32       // results: before (in order) and one version of the tail (frameEntry)
 	oldRes, newRes       []types.Value // per tail entry, len(accs) results each
 }
 
@@ -78,6 +89,8 @@ func (o *overUpdOp) Open(ctx *OpContext) error {
 	}
 	o.rk = NewRowKey(o.spec.Partition, ctx.MaxParallelism)
 	o.out = types.NewBatch(len(o.spec.Kinds)+len(o.spec.Calls), 64)
+	o.pick = nil
+	o.accs = o.accs[:0]
 	o.need = make([]bool, len(o.spec.Kinds))
 	o.lastNeed = -1
 	o.exact = true
@@ -94,7 +107,38 @@ func (o *overUpdOp) Open(ctx *OpContext) error {
 			o.lastNeed = max(o.lastNeed, c.Arg)
 		}
 	}
+	o.setReadTail()
 	return nil
+}
+
+// setReadTail sets readTail and lastTail from need and pick.
+func (o *overUpdOp) setReadTail() {
+	o.readTail = slices.Clone(o.need)
+	o.lastTail = o.lastNeed
+	for i := range o.readTail {
+		if o.pick == nil || slices.Contains(o.pick, i) {
+			o.readTail[i] = true
+			o.lastTail = max(o.lastTail, i)
+		}
+	}
+}
+
+// pickOutput implements outputPicker: the operator emits, of each row it
+// would emit (the input row, then the calls' results), the columns cols
+// in that order. It changes which rows are emitted in no way (a -U/+U
+// pair is emitted when the results change, picked or not), so its output
+// is that of a Calc picking cols after it.
+func (o *overUpdOp) pickOutput(cols []int) bool {
+	w := len(o.spec.Kinds) + len(o.spec.Calls)
+	for _, c := range cols {
+		if c < 0 || c >= w {
+			return false
+		}
+	}
+	o.pick = slices.Clone(cols)
+	o.out = types.NewBatch(len(cols), 64)
+	o.setReadTail()
+	return true
 }
 
 // exactRetract reports whether a's retract exactly undoes its add, so
@@ -136,16 +180,43 @@ func (o *overUpdOp) save(b []byte) []byte {
 	return o.arena[n:len(o.arena):len(o.arena)]
 }
 
-// entry makes the entry of a stored map key and value: the value starts
-// with the length of the encoded row, which the key holds before its
-// 8-byte arrival number.
-func (o *overUpdOp) entry(mk, v []byte) (overEntry, error) {
+// encOf returns the encoded row of a stored map key and value: the value
+// starts with the length of the encoded row, which the key holds before
+// its 8-byte arrival number.
+func encOf(mk, v []byte) ([]byte, error) {
 	n, w := binary.Uvarint(v)
 	if w <= 0 || len(mk) < 8 || n > uint64(len(mk)-8) {
-		return overEntry{}, fmt.Errorf("OverAggregate state: malformed row entry")
+		return nil, fmt.Errorf("OverAggregate state: malformed row entry")
 	}
-	k := o.save(mk)
-	return overEntry{mk: k, enc: k[len(k)-8-int(n) : len(k)-8]}, nil
+	return mk[len(mk)-8-int(n) : len(mk)-8], nil
+}
+
+// slot returns room for one decoded row in vals. When vals grows, the
+// rows handed out before stay in the old array (which they keep alive):
+// they are not written again.
+func (o *overUpdOp) slot() []types.Value {
+	w := len(o.spec.Kinds)
+	n := len(o.vals)
+	if cap(o.vals)-n < w {
+		o.vals = slices.Grow(o.vals, w)
+	}
+	o.vals = o.vals[:n+w]
+	return o.vals[n : n+w : n+w]
+}
+
+// entry makes the entry of the stored row (mk, v) whose results are
+// computed: its row decoded (readTail), its key copied into the arena if
+// keep (the scan's bytes are valid only during the call).
+func (o *overUpdOp) entry(mk, v []byte, keep bool) (overEntry, error) {
+	enc, err := encOf(mk, v)
+	if err != nil {
+		return overEntry{}, err
+	}
+	e := overEntry{encLen: len(enc), row: o.slot()}
+	if keep {
+		e.mk = o.save(mk)
+	}
+	return e, o.decode(e.row, enc, o.readTail, o.lastTail)
 }
 
 // Process implements Operator.
@@ -175,6 +246,7 @@ func (o *overUpdOp) Process(_ int, b *types.Batch, out Emitter) error {
 // change applies one input row to its partition and emits what changed.
 func (o *overUpdOp) change(kind types.RowKind, row []types.Value) error {
 	o.arena = o.arena[:0]
+	o.vals = o.vals[:0]
 	o.before, o.tail = o.before[:0], o.tail[:0]
 	o.removed, o.hasRemoved = overEntry{}, false
 	o.sk = encodeSortKey(o.sk[:0], o.spec.Order, row)
@@ -264,8 +336,10 @@ func (o *overUpdOp) change(kind types.RowKind, row []types.Value) error {
 		}
 	}
 	if insert {
-		e := overEntry{mk: o.save(o.mk), inserted: true}
-		e.enc = e.mk[len(o.sk) : len(o.sk)+len(o.enc)]
+		e := overEntry{mk: o.save(o.mk), encLen: len(o.enc), row: o.slot(), inserted: true}
+		if err := o.decode(e.row, o.enc, o.readTail, o.lastTail); err != nil {
+			return err
+		}
 		o.place(e)
 		o.val = binary.AppendUvarint(o.val[:0], uint64(len(o.enc)))
 		if err := o.rows.Put(o.mk, o.val); err != nil {
@@ -279,20 +353,20 @@ func (o *overUpdOp) change(kind types.RowKind, row []types.Value) error {
 			return err
 		}
 	}
-	if err := o.decodeAll(); err != nil {
-		return err
-	}
 	return o.recompute()
 }
 
-// place puts e, the changed row, into the tail in map key order (first
-// for ROWS; among its peers for RANGE).
+// place puts e, the changed row, into the tail in map key order: first
+// for ROWS (the tail is the rows after it), among its peers for RANGE.
 func (o *overUpdOp) place(e overEntry) {
-	pos := len(o.tail)
-	for j := range o.tail {
-		if bytes.Compare(o.tail[j].mk, e.mk) > 0 {
-			pos = j
-			break
+	pos := 0
+	if !o.spec.Frame.IsRows {
+		pos = len(o.tail)
+		for j := range o.tail {
+			if bytes.Compare(o.tail[j].mk, e.mk) > 0 {
+				pos = j
+				break
+			}
 		}
 	}
 	o.tail = append(o.tail, overEntry{})
@@ -303,7 +377,7 @@ func (o *overUpdOp) place(e overEntry) {
 // takeRemoved keeps the stored row (mk, v) as the row a retraction
 // removes; the scan goes on to the rows after it.
 func (o *overUpdOp) takeRemoved(mk, v []byte) (bool, error) {
-	e, err := o.entry(mk, v)
+	e, err := o.entry(mk, v, true)
 	o.removed, o.hasRemoved = e, true
 	return true, err
 }
@@ -315,8 +389,12 @@ func (o *overUpdOp) addBefore(mk, v []byte) (bool, error) {
 	if f := o.spec.Frame; !f.Unbounded && int64(len(o.before)) >= f.Rows {
 		return false, nil
 	}
-	e, err := o.entry(mk, v)
+	enc, err := encOf(mk, v)
 	if err != nil {
+		return false, err
+	}
+	e := overEntry{encLen: len(enc), row: o.slot()}
+	if err := o.decode(e.row, enc, o.need, o.lastNeed); err != nil {
 		return false, err
 	}
 	o.before = append(o.before, e)
@@ -327,10 +405,11 @@ func (o *overUpdOp) addBefore(mk, v []byte) (bool, error) {
 // already holds the n rows after the change (ROWS n); it returns whether
 // the scan goes on.
 func (o *overUpdOp) addTail(mk, v []byte) (bool, error) {
-	if f := o.spec.Frame; f.IsRows && !f.Unbounded && int64(len(o.tail)) >= f.Rows {
+	f := o.spec.Frame
+	if f.IsRows && !f.Unbounded && int64(len(o.tail)) >= f.Rows {
 		return false, nil
 	}
-	e, err := o.entry(mk, v)
+	e, err := o.entry(mk, v, !f.IsRows)
 	if err != nil {
 		return false, err
 	}
@@ -338,58 +417,17 @@ func (o *overUpdOp) addTail(mk, v []byte) (bool, error) {
 	return true, nil
 }
 
-// decodeAll decodes the rows of before (the columns the calls read) and
-// tail (every column: they are emitted when their results change).
-func (o *overUpdOp) decodeAll() error {
-	w := len(o.spec.Kinds)
-	n := (len(o.before) + len(o.tail)) * w
-	if cap(o.vals) < n {
-		o.vals = make([]types.Value, n)
-	}
-	o.vals = o.vals[:n]
-	p := 0
-	for j := range o.before {
-		e := &o.before[j]
-		e.row = o.vals[p : p+w : p+w]
-		p += w
-		if err := o.decodeNeeded(e.row, e.enc); err != nil {
-			return err
-		}
-	}
-	for j := range o.tail {
-		e := &o.tail[j]
-		e.row = o.vals[p : p+w : p+w]
-		p += w
-		if err := o.decodeRow(e.row, e.enc); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// decodeNeeded decodes the columns of src up to the last one a call
-// reads (the others of dst are left as they are).
-func (o *overUpdOp) decodeNeeded(dst []types.Value, src []byte) error {
-	for i := 0; i <= o.lastNeed; i++ {
+// decode decodes the columns of src marked in read (up to last, the last
+// one marked) into dst; the others of dst are left as they are.
+func (o *overUpdOp) decode(dst []types.Value, src []byte, read []bool, last int) error {
+	for i := 0; i <= last; i++ {
 		v, rest, err := state.DecodeValue(src)
 		if err != nil {
 			return fmt.Errorf("OverAggregate state: row: %w", err)
 		}
-		if o.need[i] {
+		if read[i] {
 			dst[i] = state.WithColumnKind(v, o.spec.Kinds[i])
 		}
-		src = rest
-	}
-	return nil
-}
-
-func (o *overUpdOp) decodeRow(dst []types.Value, src []byte) error {
-	for i := range dst {
-		v, rest, err := state.DecodeValue(src)
-		if err != nil {
-			return fmt.Errorf("OverAggregate state: row: %w", err)
-		}
-		dst[i] = state.WithColumnKind(v, o.spec.Kinds[i])
 		src = rest
 	}
 	return nil
@@ -433,32 +471,42 @@ func (o *overUpdOp) recompute() error {
 	o.oldRes, o.newRes = o.oldRes[:n], o.newRes[:n]
 	o.results(o.oldRes, true)
 	o.results(o.newRes, false)
-	w := len(o.spec.Kinds)
 	for j := range o.tail {
 		e := &o.tail[j]
 		old, cur := o.oldRes[j*nc:(j+1)*nc], o.newRes[j*nc:(j+1)*nc]
 		switch {
 		case e.removed:
-			r := growRow(o.out, types.Delete) // row and results: every value
-			copy(r, e.row)
-			copy(r[w:], old)
+			o.emit(types.Delete, e.row, old)
 		case e.inserted:
-			r := growRow(o.out, types.Insert)
-			copy(r, e.row)
-			copy(r[w:], cur)
+			o.emit(types.Insert, e.row, cur)
 		default:
 			if slices.Equal(old, cur) { // identical values (else re-emitted)
 				continue
 			}
-			r := growRow(o.out, types.UpdateBefore)
-			copy(r, e.row)
-			copy(r[w:], old)
-			r = growRow(o.out, types.UpdateAfter)
-			copy(r, e.row)
-			copy(r[w:], cur)
+			o.emit(types.UpdateBefore, e.row, old)
+			o.emit(types.UpdateAfter, e.row, cur)
 		}
 	}
 	return nil
+}
+
+// emit appends to out the row row with the results res (every value, or
+// the columns pick).
+func (o *overUpdOp) emit(kind types.RowKind, row, res []types.Value) {
+	r := growRow(o.out, kind) // every value is set below
+	if o.pick == nil {
+		copy(r, row)
+		copy(r[len(row):], res)
+		return
+	}
+	w := len(row)
+	for k, c := range o.pick {
+		if c < w {
+			r[k] = row[c]
+		} else {
+			r[k] = res[c-w]
+		}
+	}
 }
 
 // results computes the results of the tail's entries in one version of
@@ -466,21 +514,21 @@ func (o *overUpdOp) recompute() error {
 // after it (without the removed one), into dst (len(accs) per tail entry,
 // by the entry's index; an entry not in the version is left alone).
 func (o *overUpdOp) results(dst []types.Value, old bool) {
+	// The frame as indexes (no pointer writes): before[-1-k] for k < 0,
+	// tail[k] otherwise.
 	o.frame = o.frame[:0]
 	for j := len(o.before) - 1; j >= 0; j-- { // before is in descending order
-		o.frame = append(o.frame, &o.before[j])
+		o.frame = append(o.frame, int32(-1-j))
 	}
 	nb := len(o.frame)
-	o.at = o.at[:0] // the tail index of each of frame[nb:]
 	for j := range o.tail {
 		if e := &o.tail[j]; !(old && e.inserted) && !(!old && e.removed) {
-			o.frame = append(o.frame, e)
-			o.at = append(o.at, j)
+			o.frame = append(o.frame, int32(j))
 		}
 	}
 	nc := len(o.accs)
-	put := func(i int) { // the results of frame[i]
-		j := o.at[i-nb]
+	put := func(i int) { // the results of frame[i], a tail entry
+		j := int(o.frame[i])
 		for c, a := range o.accs {
 			dst[j*nc+c] = a.result(0)
 		}
@@ -490,21 +538,21 @@ func (o *overUpdOp) results(dst []types.Value, old bool) {
 	switch {
 	case f.Unbounded && f.IsRows:
 		o.reset()
-		for i, e := range fr {
-			o.add(e.row)
+		for i, k := range fr {
+			o.add(o.frameEntry(k).row)
 			if i >= nb {
 				put(i)
 			}
 		}
 	case f.Unbounded: // RANGE: the rows before, then each group of peers together
 		o.reset()
-		for _, e := range fr[:nb] {
-			o.add(e.row)
+		for _, k := range fr[:nb] {
+			o.add(o.frameEntry(k).row)
 		}
 		for i := nb; i < len(fr); {
 			end := i
-			for end < len(fr) && o.peer(fr[i], fr[end]) {
-				o.add(fr[end].row)
+			for end < len(fr) && o.peer(o.frameEntry(fr[i]), o.frameEntry(fr[end])) {
+				o.add(o.frameEntry(fr[end]).row)
 				end++
 			}
 			for ; i < end; i++ {
@@ -516,24 +564,32 @@ func (o *overUpdOp) results(dst []types.Value, old bool) {
 		for i := nb; i < len(fr); i++ {
 			if i == nb || !o.exact {
 				o.reset()
-				for _, e := range fr[max(0, i-n) : i+1] {
-					o.add(e.row)
+				for _, k := range fr[max(0, i-n) : i+1] {
+					o.add(o.frameEntry(k).row)
 				}
 			} else {
 				if i-n-1 >= 0 {
-					o.retract(fr[i-n-1].row)
+					o.retract(o.frameEntry(fr[i-n-1]).row)
 				}
-				o.add(fr[i].row)
+				o.add(o.frameEntry(fr[i]).row)
 			}
 			put(i)
 		}
 	}
 }
 
+// frameEntry is the entry of frame index k (results).
+func (o *overUpdOp) frameEntry(k int32) *overEntry {
+	if k < 0 {
+		return &o.before[-1-k]
+	}
+	return &o.tail[k]
+}
+
 // peer reports whether entries a and b have the same sort key: their map
 // keys are sort key | row | seq.
 func (o *overUpdOp) peer(a, b *overEntry) bool {
-	return bytes.Equal(a.mk[:len(a.mk)-8-len(a.enc)], b.mk[:len(b.mk)-8-len(b.enc)])
+	return bytes.Equal(a.mk[:len(a.mk)-8-a.encLen], b.mk[:len(b.mk)-8-b.encLen])
 }
 
 // OnTimer implements KeyedOperator (no timers).

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weir-sql/weir/aggfunc"
+	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -18,18 +19,21 @@ import (
 // changes go on from the warm-up (made between timed batches, outside the
 // timer): every -U retracts a live row, as in q6. rows=5 is the OVER's
 // input as planned before its input was pruned (id, seller, price, time,
-// rownum), rows=3 as pruned (seller, price, time). Reports input rows/s.
+// rownum), rows=3 as pruned (seller, price, time). rows=3/calc adds q6's
+// Calc after the OVER (seller, the average), chained as a task chains it
+// (fuseCalcs). Reports input rows/s.
 func BenchmarkOverUpdatingTopOne(b *testing.B) {
 	for _, wide := range []bool{false, true} {
 		name := "rows=3"
 		if wide {
 			name = "rows=5"
 		}
-		b.Run(name, func(b *testing.B) { benchOverUpdatingTopOne(b, wide) })
+		b.Run(name, func(b *testing.B) { benchOverUpdatingTopOne(b, wide, false) })
 	}
+	b.Run("rows=3/calc", func(b *testing.B) { benchOverUpdatingTopOne(b, false, true) })
 }
 
-func benchOverUpdatingTopOne(b *testing.B, wide bool) {
+func benchOverUpdatingTopOne(b *testing.B, wide, withCalc bool) {
 	avg, err := aggfunc.Builtins().Lookup("AVG", false)
 	if err != nil {
 		b.Fatal(err)
@@ -76,7 +80,15 @@ func benchOverUpdatingTopOne(b *testing.B, wide bool) {
 		return bt
 	}
 	op, _ := openOverUpdMemory(b, spec)
-	out := &discardEmitter2{}
+	var out Emitter = &discardEmitter2{}
+	if withCalc {
+		calc := NewCalc(nil, []expr.Expr{expr.NewColumn(seller, types.BigInt, "seller"), expr.NewColumn(len(kinds), types.BigInt, "avg")})()
+		if err := calc.Open(&OpContext{Name: "Calc"}); err != nil {
+			b.Fatal(err)
+		}
+		fuseCalcs([]Operator{op, calc})
+		out = &chainEmitter{op: calc, next: out}
+	}
 	for range 512 { // warm-up
 		if err := op.Process(0, next(), out); err != nil {
 			b.Fatal(err)

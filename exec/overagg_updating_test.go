@@ -11,6 +11,7 @@ import (
 
 	"github.com/weir-sql/weir/aggfunc"
 	"github.com/weir-sql/weir/checkpoint"
+	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/types"
 )
@@ -98,18 +99,27 @@ func (c overUpdCase) results(fr []overUpdIn) []types.Value {
 // want is the batch OVER over rows: each row with its results, as
 // FormatRow prints it without the kind.
 func (c overUpdCase) want(rows []overUpdIn) []string {
+	var out []string
+	for _, r := range c.wantRows(rows) {
+		out = append(out, types.FormatRow(types.Insert, r)[2:])
+	}
+	slices.Sort(out)
+	return out
+}
+
+// wantRows is the batch OVER over rows: each row with its results.
+func (c overUpdCase) wantRows(rows []overUpdIn) [][]types.Value {
 	per := map[int64][]overUpdIn{}
 	for _, r := range rows {
 		per[r.k] = append(per[r.k], r)
 	}
-	var out []string
+	var out [][]types.Value
 	for _, rs := range per {
 		slices.SortFunc(rs, overUpdOrder)
 		for i, r := range rs {
-			out = append(out, types.FormatRow(types.Insert, append(r.values(), c.results(c.frameOf(rs, i))...))[2:])
+			out = append(out, append(r.values(), c.results(c.frameOf(rs, i))...))
 		}
 	}
-	slices.Sort(out)
 	return out
 }
 
@@ -182,14 +192,28 @@ func overUpdChanges(seed uint64, n int) (kinds []types.RowKind, rows [][]types.V
 // a keyed vertex at parallelism par, checkpoints through Pebble with a
 // small cache) running the updating OVER of spec.
 func newOverUpdHarness(t *testing.T, dir string, par int, restore *checkpoint.Checkpoint, spec OverSpec) *tumbleHarness {
+	return newOverUpdPickHarness(t, dir, par, restore, spec, nil)
+}
+
+// newOverUpdPickHarness is newOverUpdHarness with, when pick is set, a
+// Calc chained after the OVER that picks the columns pick of its output.
+func newOverUpdPickHarness(t *testing.T, dir string, par int, restore *checkpoint.Checkpoint, spec OverSpec, pick []int) *tumbleHarness {
 	h := &tumbleHarness{t: t, reader: &posReader{}, sink: &recordSink{}}
+	ops := []OperatorSpec{{Name: "UpdatingOverAggregate", ID: "over", OutWidth: 4 + len(spec.Calls),
+		New: NewOverAggUpdating(spec)}}
+	if pick != nil {
+		var proj []expr.Expr
+		for _, c := range pick {
+			proj = append(proj, expr.NewColumn(c, types.BigInt, fmt.Sprintf("c%d", c)))
+		}
+		ops = append(ops, OperatorSpec{Name: "Calc", ID: "calc", OutWidth: len(pick), New: NewCalc(nil, proj)})
+	}
 	g := &JobGraph{Name: "overupd", Vertices: []*Vertex{
 		{ID: "s", Name: "S", Parallelism: 1, Source: posSource{h.reader}, SourceWidth: 4, SourceName: "s", Watermark: tumbleWatermark()},
 		{Name: "Over", Parallelism: par,
-			Inputs: []Input{{From: 0, Partition: Partitioning{Kind: Hash, Keys: []int{0}}}},
-			Operators: []OperatorSpec{{Name: "UpdatingOverAggregate", ID: "over", OutWidth: 4 + len(spec.Calls),
-				New: NewOverAggUpdating(spec)}},
-			Sink: h.sink, SinkName: "out"},
+			Inputs:    []Input{{From: 0, Partition: Partitioning{Kind: Hash, Keys: []int{0}}}},
+			Operators: ops,
+			Sink:      h.sink, SinkName: "out"},
 	}}
 	opts := Options{BatchSize: 16, ChannelBuffer: 64, AutoWatermarkInterval: wmInterval,
 		Checkpoint: testCheckpointing(t, dir, "overupd", restore, 1<<12)}
@@ -233,6 +257,63 @@ func TestOverUpdatingCheckpointRestore(t *testing.T) {
 					h.emitChanges(kinds[i:i+batch], rows[i:i+batch])
 				}
 				r := newOverUpdHarness(t, t.TempDir(), pp[1], ck, spec)
+				r.reader.pos = cut
+				for i := cut; i < len(rows); i += batch {
+					j := min(i+batch, len(rows))
+					r.emitChanges(kinds[i:j], rows[i:j])
+				}
+				r.end()
+				if got := applyChangelog(t, append(before, r.sink.rows...)); !slices.Equal(got, want) {
+					t.Fatalf("seed %d: %d rows, want %d\n got  %v\n want %v", seed, len(got), len(want), got, want)
+				}
+			})
+		}
+	}
+}
+
+// TestOverUpdatingPickedOutput is TestOverUpdatingCheckpointRestore with
+// a Calc after the OVER that picks some of its columns in another order
+// (the shape of Nexmark q6, whose Calc keeps the partition column and the
+// result): the Calc is folded into the OVER (fuseCalcs), and the output,
+// applied across a checkpoint and a restore at another parallelism, is
+// the picked columns of the batch OVER computed here.
+func TestOverUpdatingPickedOutput(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	kinds, rows, final := overUpdChanges(seed, 700)
+	const batch, cut = 20, 400
+	for _, c := range overUpdCases {
+		nc := len(c.calls)
+		// The last result, k, the first result, s: the input columns
+		// decoded for emitting are k and s (ts and d only where read).
+		pick := []int{4 + nc - 1, 0, 4, 2}
+		var want []string
+		for _, r := range c.wantRows(final) {
+			var p []types.Value
+			for _, col := range pick {
+				p = append(p, r[col])
+			}
+			want = append(want, types.FormatRow(types.Insert, p)[2:])
+		}
+		slices.Sort(want)
+		for _, pp := range [][2]int{{1, 2}, {2, 1}} {
+			t.Run(fmt.Sprintf("%s/p%d-to-p%d", c.name, pp[0], pp[1]), func(t *testing.T) {
+				spec := c.spec(t)
+				h := newOverUpdPickHarness(t, t.TempDir(), pp[0], nil, spec, pick)
+				for _, tk := range h.keyed {
+					if o := tk.ops[0].(*overUpdOp); !slices.Equal(o.pick, pick) {
+						t.Fatalf("the OVER picks %v, want %v (the Calc not folded)", o.pick, pick)
+					}
+				}
+				for i := 0; i < cut; i += batch {
+					h.emitChanges(kinds[i:i+batch], rows[i:i+batch])
+				}
+				ck := h.checkpoint()
+				before := slices.Clone(h.sink.rows)
+				for i := cut; i < cut+5*batch; i += batch {
+					h.emitChanges(kinds[i:i+batch], rows[i:i+batch])
+				}
+				r := newOverUpdPickHarness(t, t.TempDir(), pp[1], ck, spec, pick)
 				r.reader.pos = cut
 				for i := cut; i < len(rows); i += batch {
 					j := min(i+batch, len(rows))
