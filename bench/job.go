@@ -22,9 +22,13 @@ type jobSpec struct {
 	name     string        // job name: checkpoints go to <dir>/<name>
 	script   string        // SET, CREATE TABLE and one INSERT
 	interval time.Duration // checkpoint interval; 0 for off
-	dir      string        // checkpoint folder (state.checkpoints.dir)
-	restore  bool          // restore the job's latest checkpoint
-	duration time.Duration // how long to run
+	// everyRows, if > 0, takes a checkpoint each time the sources have
+	// read everyRows more rows, instead of by the clock (interval is then
+	// only what turns checkpointing on).
+	everyRows int64
+	dir       string        // checkpoint folder (state.checkpoints.dir)
+	restore   bool          // restore the job's latest checkpoint
+	duration  time.Duration // how long to run
 	// stopAtFirstRow stops the job once the first row reached a bench sink.
 	stopAtFirstRow bool
 	progress       io.Writer // rows/s once a second; nil for none
@@ -81,7 +85,11 @@ func runJobWith(ctx context.Context, spec jobSpec, col *collector) (*jobRun, err
 	s.Config[session.KeyCheckpointDir] = spec.dir
 	s.Config[session.KeyCheckpointTimeout] = "1 min"
 	if spec.interval > 0 {
-		s.Config[session.KeyCheckpointInterval] = fmt.Sprintf("%d ms", spec.interval.Milliseconds())
+		interval := spec.interval
+		if spec.everyRows > 0 {
+			interval = 1000 * time.Hour // never due: checkpointByRows triggers them
+		}
+		s.Config[session.KeyCheckpointInterval] = fmt.Sprintf("%d ms", interval.Milliseconds())
 	}
 	ropts := session.RunOptions{JobName: spec.name, Quiet: true}
 	if spec.restore {
@@ -128,8 +136,17 @@ func runJobWith(ctx context.Context, spec jobSpec, col *collector) (*jobRun, err
 	if err != nil {
 		return nil, fmt.Errorf("%s: start: %w", spec.label, err)
 	}
+	byRows := make(chan error, 1)
+	if spec.everyRows > 0 && ck != nil {
+		go func() { byRows <- checkpointByRows(ctx, job, spec.everyRows) }()
+	} else {
+		byRows <- nil
+	}
 	stopped, profErr := watch(ctx, job, spec, col, start)
 	err = job.Wait()
+	if rowsErr := <-byRows; err == nil && rowsErr != nil {
+		err = rowsErr
+	}
 	run.rows, run.elapsed, run.cpu = stopped.rows, stopped.at.Sub(start), stopped.cpu-cpu0
 	if first := col.firstRow.Load(); first > 0 {
 		run.firstRow = time.Duration(first)
@@ -143,6 +160,43 @@ func runJobWith(ctx context.Context, spec jobSpec, col *collector) (*jobRun, err
 	mu.Lock()
 	defer mu.Unlock()
 	return run, nil
+}
+
+// checkpointByRows takes a checkpoint of job each time its sources have read
+// every more rows, so that two builds compared on one input take the same
+// checkpoints whatever their speed (by the clock, the faster build takes
+// fewer). It polls the row count every 2 ms and returns when the job ends.
+func checkpointByRows(ctx context.Context, job *exec.Job, every int64) error {
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	next := every
+	for {
+		select {
+		case <-job.Done():
+			return nil
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		m := job.Metrics()
+		if m.SourcesFinished || m.RowsRead < next {
+			continue
+		}
+		if _, err := job.Checkpoint(ctx); err != nil {
+			select {
+			case <-job.Done():
+				return nil // the job ended while it was pending
+			default:
+			}
+			if job.Metrics().SourcesFinished {
+				return nil // the input ended first: no checkpoint to take
+			}
+			return fmt.Errorf("checkpoint at %d rows: %w", m.RowsRead, err)
+		}
+		for next <= m.RowsRead {
+			next += every
+		}
+	}
 }
 
 // stopPoint is where the measurement ended.

@@ -40,6 +40,10 @@ type NexmarkConfig struct {
 	Scratch string
 	// Progress, if set, receives rows/s once a second while a query runs.
 	Progress io.Writer
+	// CheckpointEvery, if > 0, takes a checkpoint every CheckpointEvery
+	// events read instead of every 10 s, so that builds of different speed
+	// take the same checkpoints (A/B comparisons).
+	CheckpointEvery int64
 	// ROW runs the queries over the reference's table with ROW columns
 	// and its views (ddl_gen.sql and ddl_views.sql) instead of ddl.sql.
 	ROW bool
@@ -190,12 +194,16 @@ func RunNexmark(ctx context.Context, cfg NexmarkConfig) ([]NexmarkResult, error)
 		var runs []NexmarkResult
 		for i := range cfg.Runs {
 			if cfg.Progress != nil {
-				fmt.Fprintf(cfg.Progress, "%s run %d/%d: %d events, p=2, checkpoint 10 s\n", q, i+1, cfg.Runs, cfg.Events)
+				every := "10 s"
+				if cfg.CheckpointEvery > 0 {
+					every = fmt.Sprintf("%d events", cfg.CheckpointEvery)
+				}
+				fmt.Fprintf(cfg.Progress, "%s run %d/%d: %d events, p=2, checkpoint every %s\n", q, i+1, cfg.Runs, cfg.Events, every)
 			}
 			debug.FreeOSMemory()
 			outDir := filepath.Join(scratch, "output", fmt.Sprintf("%s-%d", q, i))
 			script := outputPath.ReplaceAllLiteralString(string(text), "'path' = '"+outDir+"'")
-			spec := jobSpec{name: "nexmark-" + q, init: nexmarkSetup + ddl, script: script, interval: 10 * time.Second,
+			spec := jobSpec{name: "nexmark-" + q, init: nexmarkSetup + ddl, script: script, interval: 10 * time.Second, everyRows: cfg.CheckpointEvery,
 				dir: scratch, duration: 24 * time.Hour, progress: cfg.Progress, label: q, functions: cfg.Functions}
 			r := NexmarkResult{Query: q, Events: cfg.Events, Runs: 1}
 			run, err := runJob(ctx, spec)

@@ -107,3 +107,35 @@ func TestNexmarkQ10Reruns(t *testing.T) {
 		t.Fatalf("q10 twice: %+v", res)
 	}
 }
+
+// TestRunNexmarkCheckpointEvery: with CheckpointEvery the runs checkpoint by
+// the events read, not by the clock: a run far shorter than the 10 s
+// interval completes checkpoints besides the final one that the run by the
+// clock completes alone.
+func TestRunNexmarkCheckpointEvery(t *testing.T) {
+	dir := t.TempDir()
+	ddl, err := os.ReadFile("../examples/nexmark/ddl.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ddl.sql"), ddl, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q := "CREATE TABLE o (n BIGINT, c BIGINT) WITH ('connector' = 'blackhole');\nINSERT INTO o SELECT auction, COUNT(*) FROM bid GROUP BY auction;\n"
+	if err := os.WriteFile(filepath.Join(dir, "q1.sql"), []byte(q), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(every int64) NexmarkResult {
+		t.Helper()
+		res, err := RunNexmark(context.Background(), NexmarkConfig{Dir: dir, Events: 1_000_000, CheckpointEvery: every, Scratch: t.TempDir()})
+		if err != nil || len(res) != 1 || res[0].Err != "" {
+			t.Fatalf("every %d: %v %+v", every, err, res)
+		}
+		return res[0]
+	}
+	byClock, byEvents := run(0), run(100_000)
+	if byEvents.Checkpoints < byClock.Checkpoints+2 {
+		t.Fatalf("checkpoints: %d by events (every 100,000 of 1,000,000), %d by the clock; want at least 2 more by events",
+			byEvents.Checkpoints, byClock.Checkpoints)
+	}
+}

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -450,4 +452,46 @@ func TestAlignmentSkipsSubtaskWithoutSplits(t *testing.T) {
 	if err := j.Wait(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestJobCheckpointNow takes checkpoints on demand (Job.Checkpoint, with no
+// interval set) while a source is held: each is a complete checkpoint of
+// the job's storage, not a savepoint, holds the positions of the rows the
+// sources read, and restoring it emits exactly the rows after them.
+func TestJobCheckpointNow(t *testing.T) {
+	var fastMax, slowMax atomic.Int64
+	hold := make(chan struct{})
+	slow := &alignReader{src: 1, step: 1, n: 100, maxTS: &slowMax, holdAt: 10, hold: hold}
+	check, held := heldAt(10)
+	slow.check = check
+	fast := &alignReader{src: 0, step: 100, n: 1 << 40, maxTS: &fastMax}
+	j, tasks, _ := alignJob(t, fast, slow, 500)
+	paused := make(chan struct{})
+	var once sync.Once
+	sourceTask(t, tasks, 0).align.onPause = func() { once.Do(func() { close(paused) }) }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	j.launch(ctx, tasks)
+	<-paused
+	<-held
+	var paths []string
+	for i := range 2 {
+		p, err := j.Checkpoint(context.Background())
+		if err != nil {
+			t.Fatalf("checkpoint %d: %v", i, err)
+		}
+		if strings.Contains(filepath.Base(p), "savepoint") || slices.Contains(paths, p) {
+			t.Fatalf("checkpoint %d: folder %s (before: %v)", i, p, paths)
+		}
+		paths = append(paths, p)
+	}
+	fastRows := fastMax.Load()/100 + 1
+	cancel()
+	<-j.Done()
+	close(hold)
+	if _, err := j.Checkpoint(context.Background()); err == nil {
+		t.Fatal("a checkpoint of an ended job: no error")
+	}
+	// Retention keeps the last one at least.
+	checkAlignSavepoint(t, paths[len(paths)-1], fastRows)
 }

@@ -164,10 +164,20 @@ type checkpointer struct {
 }
 
 // savepointRequest asks for a savepoint into dir; stop ends the job after it.
+// With plain, it asks for a checkpoint now, kept as any other (Job.Checkpoint).
 type savepointRequest struct {
 	dir   string
 	stop  bool
+	plain bool
 	reply chan savepointResult
+}
+
+// what names the request in its errors.
+func (r savepointRequest) what() string {
+	if r.plain {
+		return "checkpoint"
+	}
+	return "savepoint"
 }
 
 type savepointResult struct {
@@ -298,7 +308,7 @@ func (c *checkpointer) run(tasksDone <-chan struct{}) {
 				c.abort(id, time.Time{}, "the job ended before all tasks acked")
 			}
 			for _, r := range c.queued {
-				r.reply <- savepointResult{err: fmt.Errorf("savepoint: the job ended")}
+				r.reply <- savepointResult{err: fmt.Errorf("%s: the job ended", r.what())}
 			}
 			return
 		}
@@ -456,7 +466,7 @@ func (c *checkpointer) startSavepoints() {
 	r := c.queued[0]
 	c.queued = c.queued[1:]
 	if len(c.triggers) == len(c.coord.FinishedSources()) {
-		r.reply <- savepointResult{err: fmt.Errorf("savepoint: every source has finished")}
+		r.reply <- savepointResult{err: fmt.Errorf("%s: every source has finished", r.what())}
 		return
 	}
 	a := c.coord.Trigger(time.Now())
@@ -531,17 +541,23 @@ func (c *checkpointer) write(a coordinator.Action) []coordinator.Action {
 	// A savepoint is written, then reported as its checkpoint, then its
 	// requester hears of it: so the log has the checkpoint before the
 	// savepoint's folder.
-	r, forSavepoint := c.inFlight[a.ID]
+	r, requested := c.inFlight[a.ID]
+	forSavepoint := requested && !r.plain
 	var spResult savepointResult
-	if forSavepoint {
+	if requested {
 		delete(c.inFlight, a.ID)
+		defer func() { r.reply <- spResult }()
+	}
+	if requested && r.plain {
+		spResult = savepointResult{path: done.Path}
+	}
+	if forSavepoint {
 		sp, err := checkpoint.Savepoint(checkpoint.OSFS{}, done, filepath.Join(r.dir, fmt.Sprintf("savepoint-%d-%s", a.ID, time.Now().UTC().Format("20060102T150405"))))
 		if err != nil {
 			spResult = savepointResult{err: err}
 		} else {
 			spResult = savepointResult{path: sp.Path}
 		}
-		defer func() { r.reply <- spResult }()
 	}
 	if c.opts.Report != nil {
 		var size, keys int64
@@ -612,7 +628,7 @@ func (c *checkpointer) abort(id int64, triggered time.Time, reason string) {
 	}
 	if r, ok := c.inFlight[id]; ok {
 		delete(c.inFlight, id)
-		r.reply <- savepointResult{err: fmt.Errorf("savepoint aborted: %s", reason)}
+		r.reply <- savepointResult{err: fmt.Errorf("%s aborted: %s", r.what(), reason)}
 	}
 	if id == c.coord.Final() {
 		c.j.fail(fmt.Errorf("final checkpoint %d aborted: %s", id, reason))
@@ -792,6 +808,30 @@ func (j *Job) Savepoint(ctx context.Context, dir string, stop bool) (string, err
 	case j.ck.savepoints <- r:
 	case <-j.done:
 		return "", errors.New("savepoint: the job has ended")
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	select {
+	case res := <-r.reply:
+		return res.path, res.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// Checkpoint takes a checkpoint of the running job now, after the one in
+// flight if any, whatever the interval (a benchmark that checkpoints every N
+// rows, a test), and returns its folder once it is complete. It is kept and
+// retained like every other checkpoint.
+func (j *Job) Checkpoint(ctx context.Context) (string, error) {
+	if j.ck == nil {
+		return "", errors.New("checkpoint: the job runs without checkpointing")
+	}
+	r := savepointRequest{plain: true, reply: make(chan savepointResult, 1)}
+	select {
+	case j.ck.savepoints <- r:
+	case <-j.done:
+		return "", errors.New("checkpoint: the job has ended")
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}

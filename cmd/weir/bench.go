@@ -133,7 +133,7 @@ func writeHeapProfile(path string) error {
 	return f.Close()
 }
 
-const benchNexmarkUsage = "usage: weir bench nexmark [--queries q0,q5,...] [--events N] [--runs N] [--json] [--tables flat|row] [--examples DIR] [--dir DIR]"
+const benchNexmarkUsage = "usage: weir bench nexmark [--queries q0,q5,...] [--events N] [--runs N] [--json] [--tables flat|row] [--checkpoint-every N] [--examples DIR] [--dir DIR]"
 
 // runBenchNexmark runs the Nexmark queries of the example folder (README,
 // Nexmark): progress on stderr, the table (or JSON) on stdout.
@@ -146,17 +146,18 @@ func runBenchNexmark(args []string, env connector.Env) int {
 	examples := fs.String("examples", "examples/nexmark", "the folder `DIR` of ddl.sql and q*.sql")
 	dir := fs.String("dir", "", "scratch folder `DIR` for checkpoints (default: a temporary folder)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `FILE`")
+	every := fs.Int64("checkpoint-every", 0, "take a checkpoint every `N` events read instead of every 10 s (A/B runs of builds of different speed then take the same checkpoints)")
 	tables := fs.String("tables", "flat", "`FORM` of the tables: flat (ddl.sql) or row (the reference's ddl_gen.sql and ddl_views.sql)")
 	rest, code, done := parseArgs(fs, args, benchNexmarkUsage+"\n\nRuns each Nexmark query from its example file (ddl.sql with events.num set,\nblackhole sinks) at parallelism 2, a checkpoint every 10 s, the generator\nunthrottled; prints events/s, events/s per core (CPU time), checkpoint p99,\npeak memory and published per-core figures.", env.Stdout, env.Stderr)
 	if done {
 		return code
 	}
-	if len(rest) != 0 || (*tables != "flat" && *tables != "row") {
+	if len(rest) != 0 || (*tables != "flat" && *tables != "row") || *every < 0 {
 		fmt.Fprintln(env.Stderr, benchNexmarkUsage)
 		return 2
 	}
 	cfg := bench.NexmarkConfig{Dir: *examples, Events: *events, Runs: *runs, Scratch: *dir,
-		Functions: functions(), Progress: env.Stderr, ROW: *tables == "row"}
+		Functions: functions(), Progress: env.Stderr, ROW: *tables == "row", CheckpointEvery: *every}
 	if *queries != "" {
 		cfg.Queries = strings.Split(*queries, ",")
 	}
