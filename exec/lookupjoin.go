@@ -91,11 +91,13 @@ func (o *lookupJoinOp) Open(ctx *OpContext) error {
 	o.spec.Computed = o.proc.bindAll(o.spec.Computed)
 	o.spec.Extra = o.proc.bindAll(o.spec.Extra)
 	o.joinOutput.open(o.spec.LeftWidth, o.spec.RightWidth)
-	return o.load()
+	return o.load(o.clock())
 }
 
-// load reads the whole table into a fresh index.
-func (o *lookupJoinOp) load() error {
+// load reads the whole table into a fresh index at processing time now:
+// the PROCTIME() of its computed columns, one time for every row.
+func (o *lookupJoinOp) load(now time.Time) error {
+	o.proc.set(now)
 	src, err := o.spec.Open()
 	if err != nil {
 		return fmt.Errorf("lookup table '%s': %w", o.spec.Table, err)
@@ -120,7 +122,6 @@ func (o *lookupJoinOp) load() error {
 		} else if err != nil {
 			return fmt.Errorf("lookup table '%s': %w", o.spec.Table, err)
 		}
-		o.proc.tick()
 		for i := range b.Len() {
 			if b.Kinds[i] != types.Insert {
 				return fmt.Errorf("lookup table '%s': a %s row (a lookup table must be insert-only)", o.spec.Table, b.Kinds[i])
@@ -159,12 +160,13 @@ func (o *lookupJoinOp) load() error {
 }
 
 // Process implements Operator: each left row joins the table's rows of
-// its key (after a reload when one is due).
+// its key (after a reload when one is due). The batch's processing time
+// (one clock read) is the reload's and its PROCTIME().
 func (o *lookupJoinOp) Process(_ int, b *types.Batch, out Emitter) error {
 	if !o.next.IsZero() || o.proc.bound {
 		now := o.clock()
 		if !o.next.IsZero() && !now.Before(o.next) {
-			if err := o.load(); err != nil {
+			if err := o.load(now); err != nil {
 				return err
 			}
 		}

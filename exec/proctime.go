@@ -10,7 +10,8 @@ import (
 // join's residual condition, a lookup table's computed columns) the task's
 // processing time, as Calc does: bind points them at ms
 // (expr.BindProctime), and the operator calls tick once per batch or
-// timer, so that the rows of a batch read one time, never a clock per
+// timer (the lookup join: set, with the time it read for the batch or
+// the load), so that the rows of a batch read one time, never a clock per
 // row. It must not be copied after bind.
 type procClock struct {
 	ms    int64

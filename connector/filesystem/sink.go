@@ -300,6 +300,43 @@ func (s *Sink) Recover(txns [][]byte) error {
 	return nil
 }
 
+// withoutSuccess returns the partition folders of dirs without a success
+// file (none if the sink writes none).
+func (s *Sink) withoutSuccess(dirs []string) []string {
+	if s.part == nil || s.part.successName == "" {
+		return nil
+	}
+	var out []string
+	for _, d := range dirs {
+		if _, err := os.Lstat(filepath.Join(s.dir, filepath.FromSlash(d), s.part.successName)); err != nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// removeSuccess deletes the success file of each partition folder of dirs
+// (none there is fine) and syncs the folders: it undoes the
+// commitPartitions of a Close that failed, for the partitions that had
+// none before it.
+func (s *Sink) removeSuccess(dirs []string) error {
+	var first error
+	for _, d := range dirs {
+		full := filepath.Join(s.dir, filepath.FromSlash(d))
+		err := os.Remove(filepath.Join(full, s.part.successName))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err == nil {
+			err = syncDir(full)
+		}
+		if err != nil && first == nil {
+			first = fmt.Errorf("filesystem sink: undo partition commit of %s: %w", d, err)
+		}
+	}
+	return first
+}
+
 // commitPartitions writes the success file of each partition folder (if
 // the sink's policy has one).
 func (s *Sink) commitPartitions(dirs []string) error {

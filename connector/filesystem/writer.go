@@ -590,6 +590,9 @@ func (w *Writer) Close() error {
 	parts := append(w.pendingOK, ready...)
 	w.pending, w.pendingOK = nil, nil
 	w.mu.Unlock()
+	// The partitions of this Close (after the pre-committed ones) whose
+	// success file it would write, not there yet.
+	fresh := w.sink.withoutSuccess(parts[len(parts)-len(ready):])
 	done, err := w.sink.commitFiles(all)
 	if err == nil {
 		err = w.sink.commitPartitions(parts)
@@ -597,13 +600,17 @@ func (w *Writer) Close() error {
 	if err != nil {
 		// The job fails. The files of this Close hold rows after the last
 		// checkpoint, which a restore (or a run from scratch) writes
-		// again: none may stay final. The pre-committed ones (first in
-		// all) are a checkpoint's, which Recover commits anyway.
+		// again: none may stay final, and no partition may say it is
+		// complete without them. The pre-committed ones (first in all
+		// and parts) are a checkpoint's, which Recover commits anyway.
 		own := len(all) - len(files)
 		if done > own {
 			if uerr := w.sink.uncommit(all[own:done]); uerr != nil {
 				err = errors.Join(err, uerr)
 			}
+		}
+		if uerr := w.sink.removeSuccess(fresh); uerr != nil {
+			err = errors.Join(err, uerr)
 		}
 		return fmt.Errorf("close: %w", err)
 	}
