@@ -96,9 +96,11 @@ func (g *groupAggOp) PrepareSnapshot() error {
 		return err
 	}
 	if g.dv != nil {
-		if err := g.dv.st.Snapshot(); err != nil {
+		// One run of keys for both (see Records.SnapshotWith).
+		if err := g.dv.st.SnapshotWith(g.st); err != nil {
 			return fmt.Errorf("state of %s: %w", g.name, err)
 		}
+		return nil
 	}
 	if err := g.st.Snapshot(); err != nil {
 		return fmt.Errorf("state of %s: %w", g.name, err)

@@ -1534,12 +1534,7 @@ func (r *Records) snapshot() error {
 		return nil
 	}
 	nChange := r.changedCount()
-	all := r.opts.Exclusive && !r.backed && nChange > 0 && 2*nChange >= r.nLive
-	if r.parted != nil && r.storedTotal > 4*int64(r.nLive) {
-		// Long records: half the records changed says little of how many
-		// of their parts did.
-		all = false
-	}
+	all := r.wantAll(nChange)
 	if nChange == 0 && !all {
 		return r.deltasDone()
 	}
@@ -1557,12 +1552,156 @@ func (r *Records) snapshot() error {
 	if err := r.chunks(bitsOf, true, r.writeChunk); err != nil {
 		return fmt.Errorf("state %s: %w", r.opts.Name, err)
 	}
+	return r.snapshotDone(bitsOf)
+}
+
+// wantAll reports whether a snapshot of nChange changed records writes
+// all of them (see Snapshot).
+func (r *Records) wantAll(nChange int) bool {
+	if r.parted != nil && r.storedTotal > 4*int64(r.nLive) {
+		// Long records: half the records changed says little of how many
+		// of their parts did.
+		return false
+	}
+	return r.opts.Exclusive && !r.backed && nChange > 0 && 2*nChange >= r.nLive
+}
+
+// snapshotDone ends a snapshot that wrote the records of bitsOf.
+func (r *Records) snapshotDone(bitsOf []uint64) error {
 	r.trimBuffers()
 	for w := range min(len(r.fresh), len(bitsOf)) {
 		r.fresh[w] &^= bitsOf[w]
 	}
 	clear(r.changed)
 	return r.deltasDone()
+}
+
+// SnapshotWith is Snapshot of r and then o, two Records of one operator in
+// one store, that writes the changes of both as one ascending run of
+// keys, key group by key group, where two Snapshots write two runs. The
+// store ingests a long run as an sstable, and a second, short run over
+// the same key groups went into a Pebble batch instead, whose memtable
+// flush then made a second level-0 file at each checkpoint that spanned
+// every key group: a GroupAgg's few changed groups beside its millions of
+// new DISTINCT entries (Nexmark q16) doubled the depth that level 0 grows
+// by, and so the compactions that rewrite the state.
+//
+// Records with parts or deltas, or that would write all their records
+// (Snapshot), take two Snapshots as before.
+func (r *Records) SnapshotWith(o *Records) error {
+	if !r.canJoin(o) {
+		if err := r.Snapshot(); err != nil {
+			return err
+		}
+		return o.Snapshot()
+	}
+	if err := r.snapshotJoined(o); err != nil {
+		return err
+	}
+	if err := r.sweepStored(); err != nil {
+		return err
+	}
+	return o.sweepStored()
+}
+
+// canJoin reports whether SnapshotWith can write r's and o's changes in
+// one run.
+func (r *Records) canJoin(o *Records) bool {
+	switch {
+	case r == o || r.sp == nil || !r.sp.Same(o.sp) || r.opts.Name == o.opts.Name:
+		return false
+	case r.parted != nil || o.parted != nil || r.delta != nil || o.delta != nil:
+		return false
+	}
+	return !r.wantAll(r.changedCount()) && !o.wantAll(o.changedCount())
+}
+
+// snapshotJoined writes the changed records of r and o in state-key
+// order: the key groups ascending, and within one key group the records
+// of the name that sorts first (its prefix: length, then bytes). r's
+// chunks lead; o's are sorted as the key groups reach them.
+func (r *Records) snapshotJoined(o *Records) error {
+	oFirst := bytes.Compare(o.prefix, r.prefix) < 0
+	for _, x := range [2]*Records{r, o} {
+		x.all = false
+		x.usedK, x.usedG, x.usedE = 0, 0, 0
+	}
+	j := joinedRun{o: o, oFirst: oFirst}
+	if o.planChunks(o.changed, true) > 0 {
+		j.chunks = len(o.bounds) - 1
+	}
+	if r.planChunks(r.changed, true) > 0 {
+		for c := 0; c+1 < len(r.bounds); c++ {
+			slots, first, end := r.chunkAt(c)
+			if len(slots) == 0 {
+				continue
+			}
+			ents, fixed, err := r.sortedChunk(slots, first, end)
+			if err != nil {
+				return fmt.Errorf("state %s: %w", r.opts.Name, err)
+			}
+			for i := range ents {
+				if err := j.upTo(int(ents[i].kg)); err != nil {
+					return err
+				}
+				if err := r.put(ents, i, fixed); err != nil {
+					return fmt.Errorf("state %s: %w", r.opts.Name, err)
+				}
+			}
+		}
+	}
+	if err := j.upTo(r.opts.MaxParallelism); err != nil {
+		return err
+	}
+	if err := r.snapshotDone(r.changed); err != nil {
+		return err
+	}
+	return o.snapshotDone(o.changed)
+}
+
+// joinedRun writes the other Records' sorted entries of a SnapshotWith as
+// the leading Records' entries reach their key groups.
+type joinedRun struct {
+	o      *Records
+	oFirst bool // within a key group, o's records come first
+	chunks int  // o's chunks (planChunks)
+	c      int  // o's next chunk to sort
+	ents   []recEnt
+	fixed  int
+	i      int // o's next entry in ents
+}
+
+// upTo writes o's entries that precede a record of the leading Records in
+// key group kg (all of them for kg = MaxParallelism).
+func (j *joinedRun) upTo(kg int) error {
+	o := j.o
+	for {
+		for ; j.i < len(j.ents); j.i++ {
+			k := int(j.ents[j.i].kg)
+			if k > kg || (k == kg && !j.oFirst) {
+				return nil
+			}
+			if err := o.put(j.ents, j.i, j.fixed); err != nil {
+				return fmt.Errorf("state %s: %w", o.opts.Name, err)
+			}
+		}
+		if j.c == j.chunks {
+			return nil
+		}
+		slots, first, end := o.chunkAt(j.c)
+		if first > kg {
+			return nil // the next chunk starts past kg
+		}
+		j.c++
+		if len(slots) == 0 {
+			continue
+		}
+		ents, fixed, err := o.sortedChunk(slots, first, end)
+		if err != nil {
+			return fmt.Errorf("state %s: %w", o.opts.Name, err)
+		}
+		j.ents, j.fixed, j.i = ents, fixed, 0
+	}
 }
 
 // markGen notes that the snapshot wrote a delta to key group kg.
@@ -1671,6 +1810,32 @@ func (r *Records) hintedSize(slot int32) int {
 // group (starts), which gives the chunks, and once to deal each slot to
 // its chunk.
 func (r *Records) chunks(set []uint64, weigh bool, fn func(slots []int32, first, end int) error) error {
+	if r.planChunks(set, weigh) == 0 {
+		return nil
+	}
+	for c := 0; c+1 < len(r.bounds); c++ {
+		slots, first, end := r.chunkAt(c)
+		if len(slots) > 0 {
+			if err := fn(slots, first, end); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// chunkAt returns the slots and key groups [first, end) of chunk c of the
+// plan planChunks made.
+func (r *Records) chunkAt(c int) (slots []int32, first, end int) {
+	first, end = int(r.bounds[c]), int(r.bounds[c+1])
+	return r.slots[r.starts[first]:r.starts[end]], first, end
+}
+
+// planChunks is the planning half of chunks: it counts the records of set
+// per key group (r.starts), cuts the key groups into chunks (r.bounds:
+// each chunk's first key group, then MaxParallelism) and deals the slots
+// to their chunks in r.slots, and returns the number of records.
+func (r *Records) planChunks(set []uint64, weigh bool) int {
 	maxPar := r.opts.MaxParallelism
 	r.starts = slices.Grow(r.starts[:0], maxPar+1)[:maxPar+1]
 	clear(r.starts)
@@ -1695,8 +1860,8 @@ func (r *Records) chunks(set []uint64, weigh bool, fn func(slots []int32, first,
 	}
 	total := int(r.starts[maxPar])
 	if total == 0 {
-		r.slots = r.slots[:0]
-		return nil
+		r.slots, r.bounds = r.slots[:0], r.bounds[:0]
+		return 0
 	}
 	r.kgChunk = slices.Grow(r.kgChunk[:0], maxPar)[:maxPar]
 	r.bounds, r.pos = r.bounds[:0], r.pos[:0]
@@ -1732,15 +1897,7 @@ func (r *Records) chunks(set []uint64, weigh bool, fn func(slots []int32, first,
 			pos[c]++
 		}
 	}
-	for c := 0; c+1 < len(r.bounds); c++ {
-		first, end := int(r.bounds[c]), int(r.bounds[c+1])
-		if lo, hi := r.starts[first], r.starts[end]; hi > lo {
-			if err := fn(slots[lo:hi], first, end); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return total
 }
 
 // writeChunk encodes the records in slots, of key groups [first, end),
@@ -1751,17 +1908,22 @@ func (r *Records) writeChunk(slots []int32, first, end int) error {
 		return err
 	}
 	for i := range ents {
-		key, rec := r.entry(ents, i, fixed)
-		if r.backed && ents[i].part == 0 {
-			r.filter.add(key)
-		}
-		// Unfiltered: Load looks up only keys r.filter may hold (filterOK),
-		// but for the moments of a restore before LoadRestored.
-		if err := r.sp.PutThroughUnfiltered(int(ents[i].kg), key, rec); err != nil {
+		if err := r.put(ents, i, fixed); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// put writes entry i of sortedChunk's result through to the store.
+func (r *Records) put(ents []recEnt, i, fixed int) error {
+	key, rec := r.entry(ents, i, fixed)
+	if r.backed && ents[i].part == 0 {
+		r.filter.add(key)
+	}
+	// Unfiltered: Load looks up only keys r.filter may hold (filterOK),
+	// but for the moments of a restore before LoadRestored.
+	return r.sp.PutThroughUnfiltered(int(ents[i].kg), key, rec)
 }
 
 // entry returns the key (with the state's prefix) and the record of entry

@@ -308,3 +308,98 @@ func benchCheckpointGrowth(b *testing.B, minIngest int, tune func(*pebble.Option
 	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/cycle")
 	b.ReportMetric(float64(m.Compact.Count)/float64(b.N), "compactions/cycle")
 }
+
+// BenchmarkCheckpointGrowthRuns is BenchmarkCheckpointGrowth through a
+// Space, as state.Records writes: "two runs" writes the new entries and
+// then the groups (two Snapshots: the groups go to the batch, whose flush
+// is a second level-0 file a checkpoint), "one run" writes each key
+// group's groups and then its entries in one ascending run
+// (Records.SnapshotWith). Run it with -benchtime=24x.
+func BenchmarkCheckpointGrowthRuns(b *testing.B) {
+	for _, joined := range []bool{false, true} {
+		name := "two runs"
+		if joined {
+			name = "one run"
+		}
+		b.Run(name, func(b *testing.B) { benchCheckpointGrowthRuns(b, joined) })
+	}
+}
+
+func benchCheckpointGrowthRuns(b *testing.B, joined bool) {
+	const perCycle, groups = 300_000, 4_000
+	maxPar := types.DefaultMaxParallelism
+	s, closeStore := openCycleStore(b, ingestMinKeys, nil)
+	root := b.TempDir()
+	sp, err := s.Space("0123456789abcdef")
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Records' prefixes: the name's length, then the name; the keys
+	// big-endian, so that each run ascends (types.AppendKey does not
+	// order as the numbers do).
+	gpre, epre := append([]byte{6}, "groups"...), append([]byte{8}, "distinct"...)
+	rng := rand.New(rand.NewPCG(1, 2))
+	keys := make([]w2Key, perCycle)
+	var key, val []byte
+	putGroups := func(kg int) {
+		for g := kg; g < groups; g += maxPar {
+			key = binary.BigEndian.AppendUint64(append(key[:0], gpre...), uint64(g))
+			val = binary.AppendVarint(append(val[:0], 1), rng.Int64N(1<<30))
+			if err := sp.PutThroughUnfiltered(kg, key, val); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	cycle := func(i int) {
+		for j := range keys {
+			k := int64(j)*1024 + int64(i+1)
+			kb := types.AppendKey(key[:0], types.BigIntValue(k))
+			keys[j] = w2Key{kg: types.KeyGroup(types.HashKey(kb), maxPar), k: k}
+		}
+		slices.SortFunc(keys, func(a, b w2Key) int {
+			if a.kg != b.kg {
+				return a.kg - b.kg
+			}
+			return int(a.k - b.k)
+		})
+		kg := -1
+		for _, k := range keys {
+			for joined && kg < k.kg {
+				kg++
+				putGroups(kg)
+			}
+			key = binary.BigEndian.AppendUint64(append(key[:0], epre...), uint64(k.k))
+			val = append(val[:0], 1, 1, 1)
+			if err := sp.PutThroughUnfiltered(k.kg, key, val); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if !joined {
+			kg = -1
+		}
+		for kg+1 < maxPar {
+			kg++
+			putGroups(kg)
+		}
+		if _, err := s.Snapshot(filepath.Join(root, fmt.Sprintf("snap%d", i))); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.RemoveAll(filepath.Join(root, fmt.Sprintf("snap%d", i-2))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	cpu0 := cputime.Process()
+	for i := 0; i < b.N; i++ {
+		cycle(i)
+	}
+	b.StopTimer()
+	m := s.db.Metrics()
+	if err := closeStore(); err != nil {
+		b.Fatal(err)
+	}
+	cpu := cputime.Process() - cpu0
+	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/cycle")
+	b.ReportMetric(float64(m.Compact.Count)/float64(b.N), "compactions/cycle")
+	b.ReportMetric(float64(m.Levels[0].Sublevels), "L0-depth")
+}

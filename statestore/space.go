@@ -1,6 +1,7 @@
 package statestore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -35,6 +36,12 @@ func (s *Store) Space(operatorID string) (*Space, error) {
 		return nil, fmt.Errorf("statestore: operator id %q longer than %d bytes", operatorID, maxNameLen)
 	}
 	return &Space{s: s, opPrefix: appendOperatorPrefix(nil, operatorID)}, nil
+}
+
+// Same reports whether o is a Space of the same store and operator as sp,
+// so that their keys share one order.
+func (sp *Space) Same(o *Space) bool {
+	return sp != nil && o != nil && sp.s == o.s && bytes.Equal(sp.opPrefix, o.opPrefix)
 }
 
 // MaxParallelism returns the number of key groups of the store.

@@ -353,3 +353,9 @@ func (s *Store) Close() error {
 	}
 	return nil
 }
+
+// Level0Sublevels returns the depth of the store's level 0 (Pebble's
+// sublevels): how many files a read may have to look in before the lower
+// levels. Each checkpoint's ingested sstable, and each memtable flush,
+// that overlaps the files before it adds one; a compaction clears them.
+func (s *Store) Level0Sublevels() int { return int(s.db.Metrics().Levels[0].Sublevels) }
