@@ -487,7 +487,7 @@ func TestToTimestampLTZKindsAndRange(t *testing.T) {
 		{v: dec(15, 1), t: types.Decimal(3, 1), prec: 0, want: 1500},
 		{v: dec(12345, 4), t: types.Decimal(10, 4), prec: 0, want: 1235}, // 1.2345 s, half up
 		{v: dec(-12345, 4), t: types.Decimal(10, 4), prec: 0, want: -1235},
-		{v: dec(1700000000123, 3), t: types.Decimal(16, 3), prec: 0, want: 1700000000123000},
+		{v: dec(1700000000123, 3), t: types.Decimal(16, 3), prec: 0, want: 1700000000123},
 		{v: dec(25, 1), t: types.Decimal(3, 1), prec: 3, want: 3}, // 2.5 ms
 		{v: dec(7, 0), t: types.Decimal(3, 0), prec: 3, want: 7},
 		{v: types.BigIntValue(math.MaxInt64 / 1000), t: types.BigInt, prec: 0, want: math.MaxInt64 / 1000 * 1000},
