@@ -509,27 +509,34 @@ func (c *TimeFunc) Eval(row []types.Value) (types.Value, error) {
 
 // toTimestampLTZ is TO_TIMESTAMP_LTZ of the number v (not NULL) at
 // precision 0 (seconds) or 3 (milliseconds). A FLOAT, DOUBLE or DECIMAL is
-// rounded half away from zero to the millisecond. An instant beyond an
-// int64 of milliseconds (a NaN or infinite number too) is an error
-// wrapping ErrOverflow, not a time wrapped around.
+// rounded half away from zero to the millisecond (ltzOfFraction). An
+// instant beyond an int64 of milliseconds (a NaN or infinite number too)
+// is an error wrapping ErrOverflow, not a time wrapped around. The
+// integers, a source's usual rowtime, take the short way.
 func toTimestampLTZ(v types.Value, precision int64) (types.Value, error) {
-	scale := int64(1000) // milliseconds per unit of v
-	if precision != 0 {
-		scale = 1
+	if !v.Kind().IsInteger() {
+		return ltzOfFraction(v, precision)
 	}
+	n := v.Int()
+	if precision != 0 {
+		return types.TimestampLTZValue(n), nil
+	}
+	if n > math.MaxInt64/1000 || n < math.MinInt64/1000 {
+		return types.Value{}, ltzOverflow(v, precision)
+	}
+	return types.TimestampLTZValue(n * 1000), nil
+}
+
+// ltzOfFraction is toTimestampLTZ of a FLOAT, DOUBLE or DECIMAL.
+func ltzOfFraction(v types.Value, precision int64) (types.Value, error) {
 	switch k := v.Kind(); {
-	case k.IsInteger():
-		n := v.Int()
-		if scale == 1 {
-			return types.TimestampLTZValue(n), nil
-		}
-		if n <= math.MaxInt64/1000 && n >= math.MinInt64/1000 {
-			return types.TimestampLTZValue(n * 1000), nil
-		}
 	case k.IsFloat():
+		ms := v.Float()
+		if precision == 0 {
+			ms *= 1000
+		}
 		// 2^63 is the first float64 above MaxInt64; -2^63 is exact.
-		ms := math.Round(v.Float() * float64(scale))
-		if ms < 9223372036854775808.0 && ms >= -9223372036854775808.0 {
+		if ms = math.Round(ms); ms < 9223372036854775808.0 && ms >= -9223372036854775808.0 {
 			return types.TimestampLTZValue(int64(ms)), nil
 		}
 	case k == types.KindDecimal:
@@ -545,7 +552,13 @@ func toTimestampLTZ(v types.Value, precision int64) (types.Value, error) {
 	default:
 		return types.Value{}, fmt.Errorf("TO_TIMESTAMP_LTZ of a %s", k)
 	}
-	return types.Value{}, fmt.Errorf("%w: TO_TIMESTAMP_LTZ(%s, %d) is past the range of TIMESTAMP_LTZ", ErrOverflow, v, precision)
+	return types.Value{}, ltzOverflow(v, precision)
+}
+
+// ltzOverflow is the error of TO_TIMESTAMP_LTZ(v, precision) past the
+// range of TIMESTAMP_LTZ.
+func ltzOverflow(v types.Value, precision int64) error {
+	return fmt.Errorf("%w: TO_TIMESTAMP_LTZ(%s, %d) is past the range of TIMESTAMP_LTZ", ErrOverflow, v, precision)
 }
 
 // dfMemo keeps DATE_FORMAT's last result with the timestamp it is for,
