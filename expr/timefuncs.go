@@ -461,7 +461,7 @@ func (c *TimeFunc) Eval(row []types.Value) (types.Value, error) {
 			if err != nil || v.IsNull() {
 				return types.Value{}, err
 			}
-			return toTimestampLTZ(v, p.V.Int()), nil
+			return toTimestampLTZ(v, p.V.Int())
 		}
 	}
 	var args [3]types.Value
@@ -475,7 +475,7 @@ func (c *TimeFunc) Eval(row []types.Value) (types.Value, error) {
 	v := args[0]
 	switch c.f {
 	case tfToTimestampLTZ:
-		return toTimestampLTZ(v, args[1].Int()), nil
+		return toTimestampLTZ(v, args[1].Int())
 	case tfToTimestamp:
 		t, err := c.df.Parse(v.Str(), time.UTC)
 		if err != nil {
@@ -508,18 +508,57 @@ func (c *TimeFunc) Eval(row []types.Value) (types.Value, error) {
 }
 
 // toTimestampLTZ is TO_TIMESTAMP_LTZ of the number v (not NULL) at
-// precision 0 (seconds) or 3 (milliseconds).
-func toTimestampLTZ(v types.Value, precision int64) types.Value {
-	if precision == 0 {
-		if v.Kind() == types.KindDouble {
-			return types.TimestampLTZValue(int64(math.Round(v.Float() * 1000)))
+// precision 0 (seconds) or 3 (milliseconds). A FLOAT, DOUBLE or DECIMAL is
+// rounded half away from zero to the millisecond (ltzOfFraction). An
+// instant beyond an int64 of milliseconds (a NaN or infinite number too)
+// is an error wrapping ErrOverflow, not a time wrapped around. The
+// integers, a source's usual rowtime, take the short way.
+func toTimestampLTZ(v types.Value, precision int64) (types.Value, error) {
+	if !v.Kind().IsInteger() {
+		return ltzOfFraction(v, precision)
+	}
+	n := v.Int()
+	if precision != 0 {
+		return types.TimestampLTZValue(n), nil
+	}
+	if n > math.MaxInt64/1000 || n < math.MinInt64/1000 {
+		return types.Value{}, ltzOverflow(v, precision)
+	}
+	return types.TimestampLTZValue(n * 1000), nil
+}
+
+// ltzOfFraction is toTimestampLTZ of a FLOAT, DOUBLE or DECIMAL.
+func ltzOfFraction(v types.Value, precision int64) (types.Value, error) {
+	switch k := v.Kind(); {
+	case k.IsFloat():
+		ms := v.Float()
+		if precision == 0 {
+			ms *= 1000
 		}
-		return types.TimestampLTZValue(v.Int() * 1000)
+		// 2^63 is the first float64 above MaxInt64; -2^63 is exact.
+		if ms = math.Round(ms); ms < 9223372036854775808.0 && ms >= -9223372036854775808.0 {
+			return types.TimestampLTZValue(int64(ms)), nil
+		}
+	case k == types.KindDecimal:
+		to := 0
+		if precision == 0 {
+			to = 3
+		}
+		if d, err := types.Rescale(v, to); err == nil {
+			if ms, ok := d.Unscaled(); ok {
+				return types.TimestampLTZValue(ms), nil
+			}
+		}
+	default:
+		return types.Value{}, fmt.Errorf("TO_TIMESTAMP_LTZ of a %s", k)
 	}
-	if v.Kind() == types.KindDouble {
-		return types.TimestampLTZValue(int64(math.Round(v.Float())))
-	}
-	return types.TimestampLTZValue(v.Int())
+	return types.Value{}, ltzOverflow(v, precision)
+}
+
+// ltzOverflow is the error of TO_TIMESTAMP_LTZ(v, precision) past the
+// range of TIMESTAMP_LTZ.
+func ltzOverflow(v types.Value, precision int64) error {
+	return fmt.Errorf("%w: TO_TIMESTAMP_LTZ(%s, %d) is past the range of TIMESTAMP_LTZ", ErrOverflow, v, precision)
 }
 
 // dfMemo keeps DATE_FORMAT's last result with the timestamp it is for,

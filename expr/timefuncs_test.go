@@ -461,3 +461,72 @@ func TestToTimestampLTZColumn(t *testing.T) {
 		}
 	}
 }
+
+// TestToTimestampLTZKindsAndRange evaluates TO_TIMESTAMP_LTZ of a FLOAT, a
+// DECIMAL and numbers whose instant does not fit in an int64 of
+// milliseconds, with the precision as the literal it must be (the path
+// that evaluates only the number) and, the same call with its precision
+// read from a column, the general path: a FLOAT or DECIMAL is its number
+// (not its bits or unscaled integer), rounded half away from zero to the
+// millisecond as a DOUBLE is; an instant out of range (a NaN or infinite
+// double too) is an error wrapping ErrOverflow, never a wrapped-around
+// time. And the precision must be a literal 0 or 3 (not 9, NULL or a
+// column).
+func TestToTimestampLTZKindsAndRange(t *testing.T) {
+	dec := func(unscaled int64, scale int) types.Value { return types.DecimalValue(unscaled, scale) }
+	cases := []struct {
+		v    types.Value
+		t    types.Type
+		prec int64
+		want int64 // milliseconds; with bad, an ErrOverflow
+		bad  bool
+	}{
+		{v: types.FloatValue(1.5), t: types.Type{Kind: types.KindFloat}, prec: 0, want: 1500},
+		{v: types.FloatValue(-2.25), t: types.Type{Kind: types.KindFloat}, prec: 3, want: -2},
+		{v: types.FloatValue(1024), t: types.Type{Kind: types.KindFloat}, prec: 3, want: 1024},
+		{v: dec(15, 1), t: types.Decimal(3, 1), prec: 0, want: 1500},
+		{v: dec(12345, 4), t: types.Decimal(10, 4), prec: 0, want: 1235}, // 1.2345 s, half up
+		{v: dec(-12345, 4), t: types.Decimal(10, 4), prec: 0, want: -1235},
+		{v: dec(1700000000123, 3), t: types.Decimal(16, 3), prec: 0, want: 1700000000123},
+		{v: dec(25, 1), t: types.Decimal(3, 1), prec: 3, want: 3}, // 2.5 ms
+		{v: dec(7, 0), t: types.Decimal(3, 0), prec: 3, want: 7},
+		{v: types.BigIntValue(math.MaxInt64 / 1000), t: types.BigInt, prec: 0, want: math.MaxInt64 / 1000 * 1000},
+		{v: types.BigIntValue(math.MinInt64 / 1000), t: types.BigInt, prec: 0, want: math.MinInt64 / 1000 * 1000},
+		{v: types.BigIntValue(math.MaxInt64/1000 + 1), t: types.BigInt, prec: 0, bad: true},
+		{v: types.BigIntValue(math.MinInt64/1000 - 1), t: types.BigInt, prec: 0, bad: true},
+		{v: types.BigIntValue(math.MaxInt64), t: types.BigInt, prec: 3, want: math.MaxInt64},
+		{v: types.DoubleValue(1e16), t: types.Double, prec: 0, bad: true},
+		{v: types.DoubleValue(-1e16), t: types.Double, prec: 0, bad: true},
+		{v: types.DoubleValue(1e19), t: types.Double, prec: 3, bad: true},
+		{v: types.DoubleValue(math.NaN()), t: types.Double, prec: 3, bad: true},
+		{v: types.DoubleValue(math.Inf(1)), t: types.Double, prec: 0, bad: true},
+		{v: types.DoubleValue(math.Inf(-1)), t: types.Double, prec: 3, bad: true},
+		{v: dec(9223372036854775, 0), t: types.Decimal(19, 0), prec: 0, want: 9223372036854775000},
+		{v: dec(9223372036854776, 0), t: types.Decimal(19, 0), prec: 0, bad: true},
+	}
+	for _, c := range cases {
+		call, err := NewTimeCall("TO_TIMESTAMP_LTZ", "", []Expr{NewColumn(0, c.t, "n"), iv(c.prec)}, nil)
+		if err != nil {
+			t.Fatalf("TO_TIMESTAMP_LTZ(%s, %d): %v", c.t.Kind, c.prec, err)
+		}
+		general := *call.(*TimeFunc)
+		general.Args = []Expr{general.Args[0], NewColumn(1, types.Int, "p")}
+		row := []types.Value{c.v, types.IntValue(c.prec)}
+		for _, e := range []Expr{call, &general} {
+			got, err := e.Eval(row)
+			switch {
+			case c.bad && (err == nil || !errors.Is(err, ErrOverflow)):
+				t.Errorf("TO_TIMESTAMP_LTZ(%v %s, %d) = %v, %v; want an ErrOverflow", c.v, c.t.Kind, c.prec, got, err)
+			case !c.bad && err != nil:
+				t.Errorf("TO_TIMESTAMP_LTZ(%v %s, %d): %v", c.v, c.t.Kind, c.prec, err)
+			case !c.bad && got != types.TimestampLTZValue(c.want):
+				t.Errorf("TO_TIMESTAMP_LTZ(%v %s, %d) = %d ms, want %d", c.v, c.t.Kind, c.prec, got.Int(), c.want)
+			}
+		}
+	}
+	for _, p := range []Expr{iv(9), iv(6), lit(types.Value{}), NewColumn(1, types.Int, "p")} {
+		if _, err := NewTimeCall("TO_TIMESTAMP_LTZ", "", []Expr{NewColumn(0, types.BigInt, "n"), p}, nil); err == nil {
+			t.Errorf("TO_TIMESTAMP_LTZ(n, %s) accepted, want an error", Format(p))
+		}
+	}
+}
