@@ -804,7 +804,7 @@ func (r *Records) AddedInt(slot int32, kind types.Kind, n int64) {
 	}
 	if !r.backed && r.parted == nil && r.ttl == 0 {
 		// A fresh record: its key group waits for kgOf or resolveKGs.
-		r.setKG(slot, 0)
+		r.setLive(slot)
 		r.setFresh(slot)
 		r.lazyKG[slot>>6] |= 1 << (slot & 63)
 		return
@@ -895,7 +895,18 @@ func (r *Records) KeyGroupOf(slot int32) int {
 	return r.kgOf(slot)
 }
 
+// setKG records that slot holds a record of key group kg (setLive).
 func (r *Records) setKG(slot int32, kg int) {
+	r.setLive(slot)
+	r.kgs[slot] = uint16(kg)
+	if w := int(slot >> 6); w < len(r.lazyKG) {
+		r.lazyKG[w] &^= 1 << (slot & 63)
+	}
+}
+
+// setLive grows the per-slot bookkeeping to slot and sets its live bit;
+// its key group is the caller's to set (setKG, or AddedInt's lazyKG bit).
+func (r *Records) setLive(slot int32) {
 	for int(slot) >= len(r.kgs) {
 		r.kgs = append(r.kgs, 0)
 	}
@@ -909,10 +920,6 @@ func (r *Records) setKG(slot int32, kg int) {
 		r.live = append(r.live, make([]uint64, w-len(r.live))...)
 		r.changed = append(r.changed, make([]uint64, w-len(r.changed))...)
 		r.touched = append(r.touched, make([]uint64, w-len(r.touched))...)
-	}
-	r.kgs[slot] = uint16(kg)
-	if w := int(slot >> 6); w < len(r.lazyKG) {
-		r.lazyKG[w] &^= 1 << (slot & 63)
 	}
 	if bit := uint64(1) << (slot & 63); r.live[slot>>6]&bit == 0 {
 		r.live[slot>>6] |= bit
