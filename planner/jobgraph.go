@@ -22,14 +22,27 @@ func assignIDs(p physNode, used map[string]int, ids map[physNode]string) {
 		h.Write([]byte(ids[k]))
 		h.Write([]byte{0})
 	}
-	h.Write([]byte(p.canon()))
-	id := hex.EncodeToString(h.Sum(nil))[:16]
-	if _, ok := p.(operatorNode); ok {
-		// Only operators need unique ids; a source read by two INSERTs
-		// hashes alike so that what is built on it does too.
-		used[id]++
-		if n := used[id]; n > 1 {
-			id = fmt.Sprintf("%s-%d", id, n)
+	canons := []string{p.canon()}
+	if m, ok := p.(interface{ idCanons() []string }); ok && m.idCanons() != nil {
+		canons = m.idCanons()
+	}
+	var id string
+	for i, c := range canons {
+		if i > 0 {
+			// A merged node: the next layer over the id just made.
+			h = sha256.New()
+			h.Write([]byte(id))
+			h.Write([]byte{0})
+		}
+		h.Write([]byte(c))
+		id = hex.EncodeToString(h.Sum(nil))[:16]
+		if _, ok := p.(operatorNode); ok {
+			// Only operators need unique ids; a source read by two INSERTs
+			// hashes alike so that what is built on it does too.
+			used[id]++
+			if n := used[id]; n > 1 {
+				id = fmt.Sprintf("%s-%d", id, n)
+			}
 		}
 	}
 	ids[p] = id

@@ -39,7 +39,8 @@ func (x *Scan) lower(b *physBuilder, _ []physNode) (physNode, error) {
 				uniqueKeys:  projectKeys(in.uniqueKeys, c.Exprs),
 				upsertKeys:  projectKeys(in.upsertKeys, c.Exprs),
 				parallelism: in.parallelism}},
-			calc: c,
+			calc:     c,
+			computed: true,
 		}
 	}
 	// An upsert source (upsert-kafka) is normalized into a retract

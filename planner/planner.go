@@ -212,6 +212,9 @@ func (p *Planner) plan(roots []rootPlan, sinks func(*Sink, bool) (connector.Sink
 		if err != nil {
 			return nil, err
 		}
+		if pn, err = mergeComputedCalcs(pn); err != nil {
+			return nil, err
+		}
 		ids := map[physNode]string{}
 		assignIDs(pn, used, ids)
 		modes = append(modes, pn.traits().mode)

@@ -110,7 +110,13 @@ type Records struct {
 	dplo    []byte
 	dphi    []byte
 
-	kgs []uint16 // per slot: its key group
+	kgs []uint16 // per slot: its key group, unless its lazyKG bit is set
+	// lazyKG has a bit per slot whose key group is not computed yet
+	// (kgs holds 0): AddedInt of a fresh record leaves it to kgOf or
+	// resolveKGs, so that a key added and removed between two snapshots
+	// (an interval join's, nearly every one) never hashes. Every reader
+	// of kgs goes through them; setKG clears the bit.
+	lazyKG []uint64
 	// touched has a bit per slot read (Touched) since the last Spill:
 	// with a RecordDropper, Spill keeps those records in memory.
 	touched  []uint64
@@ -796,6 +802,13 @@ func (r *Records) AddedInt(slot int32, kind types.Kind, n int64) {
 	if r.sp == nil {
 		return
 	}
+	if !r.backed && r.parted == nil && r.ttl == 0 {
+		// A fresh record: its key group waits for kgOf or resolveKGs.
+		r.setLive(slot)
+		r.setFresh(slot)
+		r.lazyKG[slot>>6] |= 1 << (slot & 63)
+		return
+	}
 	h, ok := HashIntKey(kind, n)
 	if !ok {
 		r.hb = AppendValue(r.hb[:0], types.BigIntValue(n).WithKind(kind))
@@ -830,8 +843,37 @@ func (r *Records) setFresh(slot int32) {
 	}
 	if w := int(slot>>6) + 1; w > len(r.fresh) {
 		r.fresh = append(r.fresh, make([]uint64, w-len(r.fresh))...)
+		r.lazyKG = append(r.lazyKG, make([]uint64, w-len(r.lazyKG))...)
 	}
 	r.fresh[slot>>6] |= 1 << (slot & 63)
+}
+
+// kgOf returns the key group of slot's record, computing it from the
+// record's key if AddedInt left it for later.
+func (r *Records) kgOf(slot int32) int {
+	if w := int(slot >> 6); w < len(r.lazyKG) && r.lazyKG[w]&(1<<(slot&63)) != 0 {
+		r.resolveKG(slot)
+	}
+	return int(r.kgs[slot])
+}
+
+// resolveKG computes the key group of slot's record from its key
+// (AppendRecordKey, while the slot still holds it) and clears its lazyKG
+// bit.
+func (r *Records) resolveKG(slot int32) {
+	r.hb = r.src.AppendRecordKey(r.hb[:0], slot)
+	r.kgs[slot] = uint16(KeyGroup(r.hb, r.opts.MaxParallelism))
+	r.lazyKG[slot>>6] &^= 1 << (slot & 63)
+}
+
+// resolveKGs computes the key groups AddedInt left for later of the
+// records whose bit is set in set.
+func (r *Records) resolveKGs(set []uint64) {
+	for w := range min(len(set), len(r.lazyKG)) {
+		for m := set[w] & r.lazyKG[w]; m != 0; m &= m - 1 {
+			r.resolveKG(int32(w<<6 | bits.TrailingZeros64(m)))
+		}
+	}
 }
 
 // takeFresh reports whether the record of slot (word w, bit) is fresh
@@ -850,10 +892,21 @@ func (r *Records) KeyGroupOf(slot int32) int {
 	if r.sp == nil {
 		return 0
 	}
-	return int(r.kgs[slot])
+	return r.kgOf(slot)
 }
 
+// setKG records that slot holds a record of key group kg (setLive).
 func (r *Records) setKG(slot int32, kg int) {
+	r.setLive(slot)
+	r.kgs[slot] = uint16(kg)
+	if w := int(slot >> 6); w < len(r.lazyKG) {
+		r.lazyKG[w] &^= 1 << (slot & 63)
+	}
+}
+
+// setLive grows the per-slot bookkeeping to slot and sets its live bit;
+// its key group is the caller's to set (setKG, or AddedInt's lazyKG bit).
+func (r *Records) setLive(slot int32) {
 	for int(slot) >= len(r.kgs) {
 		r.kgs = append(r.kgs, 0)
 	}
@@ -868,7 +921,6 @@ func (r *Records) setKG(slot int32, kg int) {
 		r.changed = append(r.changed, make([]uint64, w-len(r.changed))...)
 		r.touched = append(r.touched, make([]uint64, w-len(r.touched))...)
 	}
-	r.kgs[slot] = uint16(kg)
 	if bit := uint64(1) << (slot & 63); r.live[slot>>6]&bit == 0 {
 		r.live[slot>>6] |= bit
 		r.nLive++
@@ -938,7 +990,7 @@ func (r *Records) Removed(slot int32) error {
 		return nil // never written: nothing to delete
 	}
 	r.key = r.src.AppendRecordKey(append(r.key[:0], r.prefix...), slot)
-	kg := int(r.kgs[slot])
+	kg := r.kgOf(slot)
 	if r.IsDelta(slot) {
 		// Neither the stored record's parts nor its deltas are known.
 		r.dslot[w] &^= bit
@@ -1232,7 +1284,7 @@ func (r *Records) Complete(slot int32) error {
 	r.dslot[slot>>6] &^= 1 << (slot & 63)
 	r.nDelta--
 	r.delta.BeginMerge(slot)
-	kg := int(r.kgs[slot])
+	kg := r.kgOf(slot)
 	r.key = r.src.AppendRecordKey(append(r.key[:0], r.prefix...), slot)
 	val, ok, err := r.sp.Get(kg, r.key)
 	if err != nil {
@@ -1259,7 +1311,7 @@ func (r *Records) Complete(slot int32) error {
 // bufferBytes is the memory of Records' bookkeeping and snapshot buffers.
 func (r *Records) bufferBytes() int64 {
 	const entBytes = int64(unsafe.Sizeof(recEnt{}))
-	return int64(cap(r.kgs))*2 + int64(cap(r.live)+cap(r.changed)+cap(r.fresh))*8 +
+	return int64(cap(r.kgs))*2 + int64(cap(r.live)+cap(r.changed)+cap(r.fresh)+cap(r.lazyKG))*8 +
 		int64(cap(r.kgBytes))*8 + int64(cap(r.starts)+cap(r.bounds)+cap(r.pos)+cap(r.slots)+cap(r.cur)+cap(r.offs))*4 + int64(cap(r.kgChunk))*2 +
 		int64(cap(r.ents)+cap(r.spare))*entBytes +
 		int64(cap(r.wt)+cap(r.queued))*8 + int64(cap(r.expq))*16 + int64(cap(r.stored))*4 +
@@ -1377,7 +1429,9 @@ func (r *Records) forgetMemory() {
 	clear(r.changed)
 	clear(r.touched)
 	clear(r.fresh)
+	clear(r.lazyKG)
 	r.live, r.changed, r.touched, r.fresh = r.live[:0], r.changed[:0], r.touched[:0], r.fresh[:0]
+	r.lazyKG = r.lazyKG[:0]
 	r.nLive, r.nTouched = 0, 0
 }
 
@@ -1840,6 +1894,7 @@ func (r *Records) planChunks(set []uint64, weigh bool) int {
 	r.starts = slices.Grow(r.starts[:0], maxPar+1)[:maxPar+1]
 	clear(r.starts)
 	weigh = weigh && r.hint != nil
+	r.resolveKGs(set)
 	if weigh {
 		r.kgBytes = slices.Grow(r.kgBytes[:0], maxPar)[:maxPar]
 		clear(r.kgBytes)
