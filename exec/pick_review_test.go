@@ -1,0 +1,264 @@
+package exec
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/weir-sql/weir/expr"
+	"github.com/weir-sql/weir/internal/testseed"
+	"github.com/weir-sql/weir/types"
+)
+
+// randomPick draws a column pick of 1 to 8 columns of width w: in any
+// order, some picked twice; now and then all columns in order (the
+// identity) or reversed.
+func randomPick(r *rand.Rand, w int) []int {
+	switch r.IntN(8) {
+	case 0:
+		p := make([]int, w)
+		for i := range p {
+			p[i] = i
+		}
+		return p
+	case 1:
+		p := make([]int, w)
+		for i := range p {
+			p[i] = w - 1 - i
+		}
+		return p
+	}
+	p := make([]int, 1+r.IntN(8))
+	for i := range p {
+		p[i] = r.IntN(w)
+	}
+	return p
+}
+
+// fusedJoin is a regular join chained with a Calc, as a task chains them:
+// once both are open, fuseCalcs runs over the pair (which folds a picking
+// Calc into the join), and the join's output goes through the Calc.
+type fusedJoin struct {
+	*joinOp
+	calc   Operator
+	folded *bool
+}
+
+func (f fusedJoin) Open(ctx *OpContext) error {
+	if err := f.joinOp.Open(ctx); err != nil {
+		return err
+	}
+	if err := f.calc.Open(ctx); err != nil {
+		return err
+	}
+	fuseCalcs([]Operator{f.joinOp, f.calc})
+	*f.folded = f.joinOp.pick != nil
+	return nil
+}
+
+func (f fusedJoin) Process(input int, b *types.Batch, out Emitter) error {
+	return f.joinOp.Process(input, b, &chainEmitter{op: f.calc, next: out})
+}
+
+func (f fusedJoin) EndInput(port int, out Emitter) error {
+	return f.joinOp.EndInput(port, &chainEmitter{op: f.calc, next: out})
+}
+
+func (f fusedJoin) Finish(out Emitter) error {
+	return f.joinOp.Finish(&chainEmitter{op: f.calc, next: out})
+}
+
+// TestReviewJoinFusedPickRandom runs random regular joins (inner, left,
+// right, full; with or without the residual; spilled or not) each chained
+// with a random picking Calc (columns reordered, picked twice, NULL-padded
+// ones, the identity), through fuseCalcs, a snapshot and a restore at
+// another parallelism, and compares the applied output with the picked
+// columns of the batch join computed in Go. A Calc with a filter is not
+// folded and gives the same answer.
+func TestReviewJoinFusedPickRandom(t *testing.T) {
+	seed := testseed.Seed(t)
+	kinds := []types.Kind{types.KindInt, types.KindBigInt, types.KindBigInt}
+	layouts := [][2]JoinSide{
+		{{Keys: []int{0}, Kinds: kinds, Layout: HasUniqueKey, UniqueKey: []int{1}}, {Keys: []int{0}, Kinds: kinds}},
+		{{Keys: []int{0}, Kinds: kinds}, {Keys: []int{0}, Kinds: kinds}},
+		{{Keys: []int{0}, Kinds: kinds}, {Keys: []int{0}, Kinds: kinds, Layout: JoinKeyContainsUniqueKey, UniqueKey: []int{0}}},
+	}
+	residual := joinTestResidual(t)
+	for i := range 12 {
+		s := seed + uint64(i)
+		r := rand.New(rand.NewPCG(s, 61))
+		typ := JoinType(r.IntN(4))
+		lay := layouts[r.IntN(len(layouts))]
+		withRes := r.IntN(2) == 0
+		pick := randomPick(r, 6)
+		filtered := r.IntN(5) == 0
+		budget := []int64{4 << 10, 1 << 30}[r.IntN(2)]
+		from, to := 1+r.IntN(3), 1+r.IntN(3)
+		name := fmt.Sprintf("%d/%s/res%v/pick%v/filter%v/b%d/p%d-to-p%d", i, joinTestKinds[typ], withRes, pick, filtered, budget, from, to)
+		t.Run(name, func(t *testing.T) {
+			steps, live := genJoinSteps(r, 3000, 300, lay[0], lay[1])
+			var res expr.Expr
+			if withRes {
+				res = residual
+			}
+			spec := JoinSpec{Type: typ, Left: lay[0], Right: lay[1], Residual: res}
+			var proj []expr.Expr
+			for _, c := range pick {
+				proj = append(proj, expr.NewColumn(c, types.BigInt, fmt.Sprintf("c%d", c)))
+			}
+			// The filter keeps rows whose right v is not NULL and even.
+			var filter expr.Expr
+			keep := func([]types.Value) bool { return true }
+			if filtered {
+				rv := expr.NewColumn(5, types.BigInt, "rv")
+				f, err := expr.NewCompare(">=", rv, expr.NewLiteral(types.BigIntValue(2), types.BigInt))
+				if err != nil {
+					t.Fatal(err)
+				}
+				filter = f
+				keep = func(row []types.Value) bool { return !row[5].IsNull() && row[5].Int() >= 2 }
+			}
+			folded := false
+			newOp := func() Operator {
+				return fusedJoin{joinOp: NewJoin(spec)().(*joinOp), calc: NewCalc(filter, proj)(), folded: &folded}
+			}
+			want := map[string]int{}
+			batchJoinEach(typ, live[0], live[1], withRes, func(row []types.Value) {
+				if !keep(row) {
+					return
+				}
+				var p []types.Value
+				for _, c := range pick {
+					p = append(p, row[c])
+				}
+				want[rowKey(p)]++
+			})
+			got, _, _ := runJoinCheckpoints(t, newOp, steps, []int{len(steps) / 3, len(steps) / 2}, 20, from, to, budget)
+			if folded == filtered {
+				t.Fatalf("seed %d: the Calc folded %v with filter %v", s, folded, filtered)
+			}
+			if !equalMultiset(got, want) {
+				t.Fatalf("seed %d: %d distinct rows, want %d\n got  %v\n want %v", s, len(got), len(want),
+					head(keysOf(got)), head(keysOf(want)))
+			}
+		})
+	}
+}
+
+// reviewOverChanges is overUpdChanges with few distinct times and values,
+// so that equal rows (whole duplicates) and peers are common: inserts,
+// updates, deletes of live rows and retractions of rows never there.
+func reviewOverChanges(seed uint64, n int) (kinds []types.RowKind, rows [][]types.Value, final []overUpdIn) {
+	rng := rand.New(rand.NewPCG(seed, 29))
+	var live []overUpdIn
+	next := func(k int64) overUpdIn {
+		return overUpdIn{k: k, ts: 1000 + rng.Int64N(3), s: rng.Int64N(4), d: float64(rng.IntN(3)) / 7}
+	}
+	add := func(k types.RowKind, r overUpdIn) {
+		kinds, rows = append(kinds, k), append(rows, r.values())
+	}
+	for len(rows) < n {
+		switch p := rng.IntN(100); {
+		case len(live) == 0 || p < 45:
+			r := next(rng.Int64N(4))
+			live = append(live, r)
+			add(types.Insert, r)
+		case p < 80:
+			i := rng.IntN(len(live))
+			r := next(live[i].k)
+			add(types.UpdateBefore, live[i])
+			add(types.UpdateAfter, r)
+			live[i] = r
+		case p < 95:
+			i := rng.IntN(len(live))
+			add(types.Delete, live[i])
+			live = slices.Delete(live, i, i+1)
+		default:
+			r := next(rng.Int64N(4))
+			if !slices.Contains(live, r) {
+				add(types.Delete, r) // never there: ignored
+			}
+		}
+	}
+	return kinds, rows, live
+}
+
+// TestReviewOverFusedPickRandom runs each updating OVER case with a random
+// picking Calc after it (folded into the OVER) over a changelog with many
+// equal rows and peers, through a checkpoint and a restore at another
+// parallelism, and compares the applied output with the picked columns of
+// the batch OVER computed here (ties ordered as the operator's map keys:
+// by the row's values).
+func TestReviewOverFusedPickRandom(t *testing.T) {
+	seed := testseed.Seed(t)
+	for i := range 8 {
+		s := seed + uint64(i)
+		r := rand.New(rand.NewPCG(s, 7))
+		c := overUpdCases[i%len(overUpdCases)]
+		w := 4 + len(c.calls)
+		pick := randomPick(r, w)
+		from, to := 1+r.IntN(3), 1+r.IntN(3)
+		kinds, rows, final := reviewOverChanges(s, 500)
+		t.Run(fmt.Sprintf("%d/%s/pick%v/p%d-to-p%d", i, c.name, pick, from, to), func(t *testing.T) {
+			var want []string
+			for _, row := range reviewOverWant(c, final) {
+				var p []types.Value
+				for _, col := range pick {
+					p = append(p, row[col])
+				}
+				want = append(want, types.FormatRow(types.Insert, p)[2:])
+			}
+			slices.Sort(want)
+			spec := c.spec(t)
+			const batch = 16
+			cut := (len(rows) / 2) / batch * batch
+			h := newOverUpdPickHarness(t, t.TempDir(), from, nil, spec, pick)
+			for _, tk := range h.keyed {
+				if o := tk.ops[0].(*overUpdOp); !slices.Equal(o.pick, pick) {
+					t.Fatalf("the OVER picks %v, want %v", o.pick, pick)
+				}
+			}
+			for i := 0; i < cut; i += batch {
+				h.emitChanges(kinds[i:i+batch], rows[i:i+batch])
+			}
+			ck := h.checkpoint()
+			before := slices.Clone(h.sink.rows)
+			for i := cut; i < min(cut+4*batch, len(rows)); i += batch {
+				j := min(i+batch, len(rows))
+				h.emitChanges(kinds[i:j], rows[i:j])
+			}
+			h2 := newOverUpdPickHarness(t, t.TempDir(), to, ck, spec, pick)
+			h2.reader.pos = int64(cut)
+			for i := cut; i < len(rows); i += batch {
+				j := min(i+batch, len(rows))
+				h2.emitChanges(kinds[i:j], rows[i:j])
+			}
+			h2.end()
+			if got := applyChangelog(t, append(before, h2.sink.rows...)); !slices.Equal(got, want) {
+				t.Fatalf("seed %d: %d rows, want %d\n got  %v\n want %v", s, len(got), len(want), got, want)
+			}
+		})
+	}
+}
+
+// reviewOverWant is the batch OVER c over rows, ties of the sort key
+// ordered by the rest of the row (ts, then d), as the operator's map keys
+// order them: each row with its results.
+func reviewOverWant(c overUpdCase, rows []overUpdIn) [][]types.Value {
+	per := map[int64][]overUpdIn{}
+	for _, r := range rows {
+		per[r.k] = append(per[r.k], r)
+	}
+	var out [][]types.Value
+	for _, rs := range per {
+		slices.SortFunc(rs, func(a, b overUpdIn) int {
+			return cmp.Or(cmp.Compare(a.s, b.s), cmp.Compare(a.ts, b.ts), cmp.Compare(a.d, b.d))
+		})
+		for i, r := range rs {
+			out = append(out, append(r.values(), c.results(c.frameOf(rs, i))...))
+		}
+	}
+	return out
+}
