@@ -416,3 +416,71 @@ func TestReviewJoinCalcChainRandom(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewJoinEndInputPicked is the end of an input (EndInput: the
+// ended side's rows get a probe table, the other side's are no longer
+// kept) for the regular joins with a random picking Calc folded in: the
+// output applied equals the picked columns of the batch join.
+func TestReviewJoinEndInputPicked(t *testing.T) {
+	seed := testseed.Seed(t)
+	residual := joinTestResidual(t)
+	probed := false
+	for typ := InnerJoin; typ <= FullOuterJoin; typ++ {
+		for endPort := range 2 {
+			s := seed + uint64(int(typ)*10+endPort)
+			r := rand.New(rand.NewPCG(s, 31))
+			sd := joinEndLayouts()[r.IntN(2)]
+			withRes := r.IntN(2) == 0
+			pick := randomPick(r, 6)
+			par := 1 + r.IntN(2)
+			t.Run(fmt.Sprintf("%s/end%d/res%v/pick%v/p%d", joinTestKinds[typ], endPort, withRes, pick, par), func(t *testing.T) {
+				const n1 = 2000
+				steps, live := genEndSteps(r, n1, 1500, 1000, sd.left, sd.right, endPort)
+				var res expr.Expr
+				if withRes {
+					res = residual
+				}
+				spec := JoinSpec{Type: typ, Left: sd.left, Right: sd.right, Residual: res}
+				folded := false
+				var proj []expr.Expr
+				for _, c := range pick {
+					proj = append(proj, expr.NewColumn(c, types.BigInt, fmt.Sprintf("c%d", c)))
+				}
+				newOp := func() Operator {
+					return fusedJoin{joinOp: NewJoin(spec)().(*joinOp), calc: NewCalc(nil, proj)(), folded: &folded}
+				}
+				want := map[string]int{}
+				batchJoinEach(typ, live[0], live[1], withRes, func(row []types.Value) {
+					var p []types.Value
+					for _, c := range pick {
+						p = append(p, row[c])
+					}
+					want[rowKey(p)]++
+				})
+				out := &collectEmitter{t: t, rows: map[string]int{}}
+				c := newJoinCluster(t, newOp, par, 1<<30, nil)
+				if !folded {
+					t.Fatalf("seed %d: the Calc was not folded", s)
+				}
+				for i, st := range steps {
+					if i == n1 {
+						c.endInput(endPort, out)
+						for _, op := range c.ops {
+							probed = probed || op.(fusedJoin).sides[endPort].pt != nil
+						}
+					}
+					if err := c.process(st, out); err != nil {
+						t.Fatalf("seed %d: step %d: %v", s, i, err)
+					}
+				}
+				if !equalMultiset(out.rows, want) {
+					t.Fatalf("seed %d: %d distinct rows, want %d\n got  %v\n want %v", s, len(out.rows), len(want),
+						head(keysOf(out.rows)), head(keysOf(want)))
+				}
+			})
+		}
+	}
+	if !probed {
+		t.Error("no case probed a probe table")
+	}
+}
