@@ -42,7 +42,6 @@ type rankMemOp struct {
 	full  []bool
 
 	sk      []byte
-	touched int32 // what Process's read-ahead read (kept so it stays)
 	matched []bool
 	// RANK and DENSE_RANK (insertRanked): a partition's list before and
 	// after a row enters it, and their ranks.
@@ -136,13 +135,6 @@ func (o *rankMemOp) newSlot(row []types.Value) int32 {
 // Process implements Operator.
 func (o *rankMemOp) Process(_ int, b *types.Batch, out Emitter) error {
 	o.out.Reset()
-	// Read the batch's index entries ahead, so that with many partitions
-	// their cache misses overlap instead of each Find waiting on its own.
-	var touched int32
-	for i := range b.Len() {
-		touched += o.keys.TouchRow(b.Row(i))
-	}
-	o.touched = touched
 	for i := range b.Len() {
 		if b.Kinds[i] != types.Insert {
 			return fmt.Errorf("Top-N (AppendFastStrategy) got a %s row: its input must be insert-only", b.Kinds[i])

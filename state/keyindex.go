@@ -147,21 +147,6 @@ func (x *KeyIndex) TouchInt(v types.Value) int32 {
 	return x.ints.Touch(v.Int())
 }
 
-// TouchRow reads the table entry where the probe of row's key starts
-// (a key of one or two integer-stored columns; 0 for any other key) and
-// returns what it read, with no branch on it: an operator about to Find a
-// batch's keys reads them all ahead first, so that their cache misses
-// overlap. Nothing changes.
-func (x *KeyIndex) TouchRow(row []types.Value) int32 {
-	if n, ok := x.intOf(row); ok {
-		return x.ints.Touch(n)
-	}
-	if a, b, ok := x.pairOf(row); ok {
-		return x.ints2.Touch(a.Int(), b.Int())
-	}
-	return 0
-}
-
 // NextFree returns the slot that the j-th next Insert (from 0) takes if it
 // reuses a freed slot (no Remove in between), for an operator that reads
 // ahead the records of keys it is about to add.
