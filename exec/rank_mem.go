@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/statestore"
@@ -27,6 +28,9 @@ type rankMemOp struct {
 	end  int // End: the rows kept per partition
 	st   *state.Records
 	out  *types.Batch
+	// pick, when set (pickOutput), is the output: per column, an input
+	// column or o.w for the rank.
+	pick []int
 
 	keys  *state.KeyIndex       // partition key → slot
 	parts *state.Slab[rankPart] // per slot: its kept rows
@@ -57,6 +61,7 @@ var (
 	_ state.RecordSource = (*rankMemOp)(nil)
 	_ state.SizeHinter   = (*rankMemOp)(nil)
 	_ expiringOperator   = (*rankMemOp)(nil)
+	_ outputPicker       = (*rankMemOp)(nil)
 )
 
 // rankTopName is the name of a partition's kept rows (rankOp's "top").
@@ -72,6 +77,7 @@ func (o *rankMemOp) Open(ctx *OpContext) error {
 		ow++
 	}
 	o.out = types.NewBatch(ow, 64)
+	o.pick = nil // fuseCalcs, after every Open, picks again
 	o.keys = state.NewKeyIndex(o.spec.Partition, o.spec.Kinds)
 	o.parts = state.NewSlab[rankPart](1)
 	maxPar := ctx.MaxParallelism
@@ -433,11 +439,44 @@ func sameRow(a, b []types.Value) bool {
 // emitRow appends row (and its rank, position r + 1) to the output.
 func (o *rankMemOp) emitRow(kind types.RowKind, row []types.Value, r int) {
 	dst := growRow(o.out, kind) // every value written below, not cleared first
+	if o.pick != nil {
+		for k, c := range o.pick {
+			switch {
+			case c < len(row):
+				dst[k] = row[c]
+			case c == o.w:
+				dst[k] = types.BigIntValue(int64(r + 1))
+			default:
+				dst[k] = types.Value{}
+			}
+		}
+		return
+	}
 	n := copy(dst, row)
 	clear(dst[n:o.w])
 	if o.spec.OutputRank {
 		dst[o.w] = types.BigIntValue(int64(r + 1))
 	}
+}
+
+// pickOutput implements outputPicker: every row the Top-N emits goes
+// through emitRow, which then writes only the columns cols (an input
+// column, or the rank's, w, when it is output) in that order; the rows
+// emitted do not change, so the output is that of a Calc picking cols
+// after it.
+func (o *rankMemOp) pickOutput(cols []int) bool {
+	w := o.w
+	if o.spec.OutputRank {
+		w++
+	}
+	for _, c := range cols {
+		if c < 0 || c >= w {
+			return false
+		}
+	}
+	o.pick = slices.Clone(cols)
+	o.out = types.NewBatch(len(cols), 64)
+	return true
 }
 
 // AppendRecordKey implements state.RecordSource.

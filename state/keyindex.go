@@ -8,8 +8,11 @@ import (
 // numbers under which the operator keeps each key's typed record (in a Slab
 // or its own slices) and tells Records about it. A key of one integer-stored
 // column (INT, BIGINT, BOOLEAN, TIMESTAMP, TIMESTAMP_LTZ, INTERVAL) is held
-// in an IntTable without encoding it; any other key under its
-// order-preserving encoding (AppendValue of each key column) in a map.
+// in an IntTable without encoding it, and a key of two such columns (both
+// not NULL) in an Int2Table; any other key under its order-preserving
+// encoding (AppendValue of each key column) in a map. Which table holds a
+// key changes nothing outside: Key, AppendKey and Added see the same
+// encoded key either way.
 // Freed slots are reused, so slots stay dense.
 //
 // The usual flow of an operator over Records:
@@ -27,10 +30,14 @@ import (
 type KeyIndex struct {
 	cols   []int // the key columns of a row
 	intCol int   // the single integer-stored key column, or -1
+	pair   bool  // two integer-stored key columns, cols[0] and cols[1]
 
 	ints   *IntTable
+	ints2  Int2Table // the keys of two integer-stored columns (pair)
 	strs   map[string]int32
 	keyStr []string   // per slot: its encoded key when in strs
+	key2   []int64    // per slot: its second integer when in ints2
+	ab     []byte     // Added's encoding of a key in ints2
 	slots  []slotInfo // per slot: the rest, together (one cache line)
 	free   []int32
 	n      int
@@ -44,12 +51,16 @@ type KeyIndex struct {
 // slotInfo is what a KeyIndex knows of a slot besides a string key: its
 // integer key and that key's kind when in ints, whether it is (inInts),
 // and whether the slot holds a key; 16 bytes, so that adding or removing
-// a key reads one line of them.
+// a key reads one line of them. A key in ints2 (inInts2) keeps its first
+// integer and kind here, its second kind in kind2 and its second integer
+// in KeyIndex.key2.
 type slotInfo struct {
-	intKey int64
-	kind   types.Kind
-	inInts bool
-	used   bool
+	intKey  int64
+	kind    types.Kind
+	kind2   types.Kind
+	inInts  bool
+	inInts2 bool
+	used    bool
 }
 
 // NewKeyIndex returns an empty index of the keys made of columns cols of
@@ -58,6 +69,9 @@ func NewKeyIndex(cols []int, kinds []types.Kind) *KeyIndex {
 	x := &KeyIndex{cols: cols, intCol: -1, ints: NewIntTable(), strs: map[string]int32{}}
 	if len(cols) == 1 && IntStored(kinds[cols[0]]) {
 		x.intCol = cols[0]
+	}
+	if len(cols) == 2 && IntStored(kinds[cols[0]]) && IntStored(kinds[cols[1]]) {
+		x.pair = true
 	}
 	return x
 }
@@ -84,12 +98,25 @@ func (x *KeyIndex) intOf(row []types.Value) (int64, bool) {
 	return v.Int(), true
 }
 
+// pairOf returns row's key as two integers when it is held in ints2.
+func (x *KeyIndex) pairOf(row []types.Value) (a, b types.Value, ok bool) {
+	if !x.pair {
+		return a, b, false
+	}
+	a, b = row[x.cols[0]], row[x.cols[1]]
+	return a, b, IntStored(a.Kind()) && IntStored(b.Kind()) // else a NULL
+}
+
 // Find returns the slot of row's key. It remembers the key for Key.
 func (x *KeyIndex) Find(row []types.Value) (int32, bool) {
 	x.last = row
 	if n, ok := x.intOf(row); ok {
 		x.kbValid = false
 		return x.ints.Get(n)
+	}
+	if a, b, ok := x.pairOf(row); ok {
+		x.kbValid = false
+		return x.ints2.Get(a.Int(), b.Int())
 	}
 	x.kb = x.AppendKeyOf(x.kb[:0], row)
 	x.kbValid = true
@@ -142,6 +169,8 @@ func (x *KeyIndex) FreeLen() int { return len(x.free) }
 func (x *KeyIndex) Touch(s int32) int32 {
 	if i := &x.slots[s]; i.inInts {
 		return x.ints.Touch(i.intKey)
+	} else if i.inInts2 {
+		return x.ints2.Touch(i.intKey, x.key2[s])
 	}
 	return 0
 }
@@ -191,6 +220,9 @@ func (x *KeyIndex) Insert(row []types.Value) int32 {
 		s = int32(len(x.slots))
 		x.keyStr = append(x.keyStr, "")
 		x.slots = append(x.slots, slotInfo{})
+		if x.pair {
+			x.key2 = append(x.key2, 0)
+		}
 	}
 	x.slots[s].used = true
 	x.n++
@@ -199,11 +231,18 @@ func (x *KeyIndex) Insert(row []types.Value) int32 {
 		x.slots[s] = slotInfo{intKey: n, kind: row[x.intCol].Kind(), inInts: true, used: true}
 		return s
 	}
+	if a, b, ok := x.pairOf(row); ok {
+		x.ints2.Put(a.Int(), b.Int(), s)
+		x.slots[s] = slotInfo{intKey: a.Int(), kind: a.Kind(), kind2: b.Kind(), inInts2: true, used: true}
+		x.key2[s] = b.Int()
+		x.kbValid, x.last = false, row
+		return s
+	}
 	x.kb = x.AppendKeyOf(x.kb[:0], row)
 	x.kbValid, x.last = true, row
 	k := string(x.kb)
 	x.strs[k] = s
-	x.slots[s].inInts, x.keyStr[s] = false, k
+	x.slots[s].inInts, x.slots[s].inInts2, x.keyStr[s] = false, false, k
 	return s
 }
 
@@ -245,6 +284,10 @@ func (x *KeyIndex) Added(st *Records, s int32) {
 	if i := &x.slots[s]; i.inInts {
 		st.AddedInt(s, i.kind, i.intKey)
 		return
+	} else if i.inInts2 {
+		x.ab = x.AppendKey(x.ab[:0], s)
+		st.AddedKey(s, x.ab)
+		return
 	}
 	st.AddedKey(s, unsafeBytes(x.keyStr[s]))
 }
@@ -254,6 +297,9 @@ func (x *KeyIndex) Added(st *Records, s int32) {
 func (x *KeyIndex) AppendKey(dst []byte, s int32) []byte {
 	if i := &x.slots[s]; i.inInts {
 		return AppendValue(dst, types.BigIntValue(i.intKey).WithKind(i.kind))
+	} else if i.inInts2 {
+		dst = AppendValue(dst, types.BigIntValue(i.intKey).WithKind(i.kind))
+		return AppendValue(dst, types.BigIntValue(x.key2[s]).WithKind(i.kind2))
 	}
 	return append(dst, x.keyStr[s]...)
 }
@@ -269,6 +315,8 @@ func (x *KeyIndex) Remove(s int32) {
 	}
 	if i.inInts {
 		x.ints.Del(i.intKey)
+	} else if i.inInts2 {
+		x.ints2.Del(i.intKey, x.key2[s])
 	} else {
 		delete(x.strs, x.keyStr[s])
 		x.keyStr[s] = ""
@@ -291,8 +339,9 @@ func (x *KeyIndex) Cap() int32 { return int32(len(x.slots)) }
 // Reset forgets every key and slot (Records.Spill dropped the records).
 func (x *KeyIndex) Reset() {
 	x.ints = NewIntTable()
+	x.ints2.Reset()
 	x.strs = map[string]int32{}
-	x.keyStr, x.slots, x.free = x.keyStr[:0], x.slots[:0], x.free[:0]
+	x.keyStr, x.slots, x.free, x.key2 = x.keyStr[:0], x.slots[:0], x.free[:0], x.key2[:0]
 	x.n, x.kbValid, x.last = 0, false, nil
 }
 

@@ -35,6 +35,18 @@ func TestKeyIndexAgainstMap(t *testing.T) {
 		{"two columns", []int{1, 0}, []types.Kind{types.KindVarchar, types.KindInt}, func(r *rand.Rand) []types.Value {
 			return []types.Value{types.StringValue(fmt.Sprintf("k%d", r.IntN(20))), types.IntValue(int64(r.IntN(20)))}
 		}},
+		// Two integer-stored columns: the Int2Table path, a NULL in
+		// either going to the map; keys equal in one part only.
+		{"two bigints", []int{2, 0}, []types.Kind{types.KindBigInt, types.KindVarchar, types.KindBigInt}, func(r *rand.Rand) []types.Value {
+			a, b := types.BigIntValue(r.Int64N(40)-20), types.BigIntValue(r.Int64N(40)<<40)
+			if r.IntN(40) == 0 {
+				a = types.NullValue()
+			}
+			if r.IntN(40) == 0 {
+				b = types.NullValue()
+			}
+			return []types.Value{a, types.StringValue("x"), b}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 1))
@@ -119,6 +131,18 @@ func TestKeyIndexFindOrInsert(t *testing.T) {
 		}},
 		{"varchar", []int{0}, []types.Kind{types.KindVarchar}, func(r *rand.Rand) []types.Value {
 			return []types.Value{types.StringValue(fmt.Sprintf("k%d", r.IntN(300)))}
+		}},
+		// Two integer-stored columns (Int2Table), one of a kind that
+		// encodes unlike BIGINT, NULLs going through the map.
+		{"bigint and timestamp", []int{0, 1}, []types.Kind{types.KindBigInt, types.KindTimestamp}, func(r *rand.Rand) []types.Value {
+			a, b := types.BigIntValue(r.Int64N(30)), types.TimestampValue(r.Int64N(30)-15)
+			if r.IntN(40) == 0 {
+				a = types.NullValue()
+			}
+			if r.IntN(40) == 0 {
+				b = types.NullValue()
+			}
+			return []types.Value{a, b}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
