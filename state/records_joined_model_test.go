@@ -130,7 +130,7 @@ func TestRecordsSnapshotWithModel(t *testing.T) {
 				return nil
 			}
 			lm, om := joinedModel{}, joinedModel{}
-			ckpt := 0 // the checkpoint the operator works towards
+			ckpt := 0    // the checkpoint the operator works towards
 			expired := 0 // keys found expired
 			var lkeys, okeys []string
 			leadKey := func() ([]byte, int64, bool) {
