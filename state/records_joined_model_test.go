@@ -162,7 +162,7 @@ func TestRecordsSnapshotWithModel(t *testing.T) {
 					key, n, isInt = leadKey()
 					*keys = append(*keys, string(key))
 				} else {
-					key = AppendString(nil, fmt.Sprint("g", r.IntN(20000)))
+					key = AppendString(nil, fmt.Sprint("g", r.IntN(60000)))
 					*keys = append(*keys, string(key))
 				}
 				s := subOf(key)
@@ -230,6 +230,9 @@ func TestRecordsSnapshotWithModel(t *testing.T) {
 					pl, po = 0, 0
 				}
 				nops := 1000 + r.IntN(4000)
+				if tc.obudget == 1 {
+					nops *= 3 // the other Records past MinRecords a subtask
+				}
 				for i := range nops {
 					if ttl > 0 && i%50 == 0 {
 						if r.IntN(250) == 0 {
