@@ -3,7 +3,9 @@ package state
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -23,6 +25,9 @@ import (
 // snapshot flushes into level 0.
 func TestRecordsSnapshotWithOneRun(t *testing.T) {
 	seed := rand.Uint64()
+	if s, err := strconv.ParseUint(os.Getenv("WEIR_TEST_SEED"), 10, 64); err == nil {
+		seed = s // replay a failure
+	}
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, 99))
 	name := func() string {
