@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weir-sql/weir/checkpoint"
 	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
@@ -313,4 +314,97 @@ func TestJoinTwoIntKeyRestoreRescaleSpill(t *testing.T) {
 			}
 		}
 	}
+}
+
+// newInt2DedupHarness is newDedupHarness over rows (a, ts, b) hashed and
+// deduplicated on (a, b) (the source's watermark is on ts).
+func newInt2DedupHarness(t *testing.T, dir string, par int, restore *checkpoint.Checkpoint, spec DedupSpec) *tumbleHarness {
+	h := &tumbleHarness{t: t, reader: &posReader{}, sink: &recordSink{}}
+	g := &JobGraph{Name: "dedup", Vertices: []*Vertex{
+		{ID: "s", Name: "S", Parallelism: 1, Source: posSource{h.reader}, SourceWidth: 3, SourceName: "s", Watermark: tumbleWatermark()},
+		{Name: "Dedup", Parallelism: par,
+			Inputs:    []Input{{From: 0, Partition: Partitioning{Kind: Hash, Keys: []int{0, 2}}}},
+			Operators: []OperatorSpec{{Name: "Deduplicate", ID: "dedup", OutWidth: 3, New: NewDedup(spec)}},
+			Sink:      h.sink, SinkName: "out"},
+	}}
+	opts := Options{BatchSize: 16, ChannelBuffer: 64, AutoWatermarkInterval: wmInterval,
+		Checkpoint: testCheckpointing(t, dir, "dedup", restore, 1<<12)}
+	h.start(g, opts, par)
+	return h
+}
+
+// TestDedupTwoIntKeyRestore deduplicates rows on two integer columns of
+// the int2Kinds (NULLs in either, extremes, keys differing in one part),
+// keeping the first or last row on processing or row time, over more keys
+// than the 4 KiB budget keeps in memory, through a checkpoint, lost
+// output and a restore at 1->3 or 3->1: the applied changelog is per key
+// the row each form keeps, computed here.
+func TestDedupTwoIntKeyRestore(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 31))
+	for kii, kk := range int2Kinds {
+		rows := make([][]types.Value, 6000)
+		for i := range rows {
+			rows[i] = []types.Value{int2Part(r, kk[0], 80), types.TimestampValue(int64(r.IntN(1000))), int2Part(r, kk[1], 80)}
+		}
+		kinds := []types.Kind{kk[0], types.KindTimestamp, kk[1]}
+		modes := []struct {
+			name string
+			spec DedupSpec
+			keep func(old, new []types.Value) bool // new replaces old
+		}{
+			{"proctime-last", DedupSpec{Keys: []int{0, 2}, TimeCol: 1, KeepLast: true, Kinds: kinds}, func(_, _ []types.Value) bool { return true }},
+			{"proctime-first", DedupSpec{Keys: []int{0, 2}, TimeCol: 1, Kinds: kinds}, func(_, _ []types.Value) bool { return false }},
+			{"rowtime-last", DedupSpec{Keys: []int{0, 2}, TimeCol: 1, KeepLast: true, Rowtime: true, Kinds: kinds},
+				func(o, n []types.Value) bool { return n[1].Int() >= o[1].Int() }},
+			{"rowtime-first", DedupSpec{Keys: []int{0, 2}, TimeCol: 1, Rowtime: true, Kinds: kinds},
+				func(o, n []types.Value) bool { return n[1].Int() < o[1].Int() }},
+		}
+		const batch, cut = 20, 3000
+		for mi, m := range modes {
+			kept := map[string][]types.Value{}
+			for _, row := range rows {
+				k := row[0].String() + "|" + row[2].String()
+				if old, ok := kept[k]; !ok || m.keep(old, row) {
+					kept[k] = row
+				}
+			}
+			var want []string
+			for _, row := range kept {
+				want = append(want, types.FormatRow(types.Insert, row)[2:])
+			}
+			slices.Sort(want)
+			pp := [][2]int{{1, 3}, {3, 1}}[(kii+mi)%2]
+			t.Run(fmt.Sprintf("%v+%v/%s-p%d-to-p%d", kk[0], kk[1], m.name, pp[0], pp[1]), func(t *testing.T) {
+				h := newInt2DedupHarness(t, t.TempDir(), pp[0], nil, m.spec)
+				for i := 0; i < cut; i += batch {
+					h.emitChanges(int2Inserts(rows[i:i+batch]), rows[i:i+batch])
+				}
+				c := h.checkpoint()
+				before := slices.Clone(h.sink.rows)
+				for i := cut; i < cut+5*batch; i += batch {
+					h.emitChanges(int2Inserts(rows[i:i+batch]), rows[i:i+batch])
+				}
+				rh := newInt2DedupHarness(t, t.TempDir(), pp[1], c, m.spec)
+				rh.reader.pos = cut
+				for i := cut; i < len(rows); i += batch {
+					rh.emitChanges(int2Inserts(rows[i:min(i+batch, len(rows))]), rows[i:min(i+batch, len(rows))])
+				}
+				rh.end()
+				if got := applyChangelog(t, append(before, rh.sink.rows...)); !slices.Equal(got, want) {
+					t.Fatalf("seed %d: %d rows, want %d\n got  %v\n want %v", seed, len(got), len(want), head(got), head(want))
+				}
+			})
+		}
+	}
+}
+
+// int2Inserts returns a row kind Insert for each of rows.
+func int2Inserts(rows [][]types.Value) []types.RowKind {
+	k := make([]types.RowKind, len(rows))
+	for i := range k {
+		k[i] = types.Insert
+	}
+	return k
 }
