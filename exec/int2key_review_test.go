@@ -396,6 +396,15 @@ func TestDedupTwoIntKeyRestore(t *testing.T) {
 				for i := cut; i < len(rows); i += batch {
 					rh.emitChanges(int2Inserts(rows[i:min(i+batch, len(rows))]), rows[i:min(i+batch, len(rows))])
 				}
+				spilled := false
+				for _, hh := range []*tumbleHarness{h, rh} {
+					for _, tk := range hh.keyed {
+						spilled = spilled || tk.ops[0].(*dedupOp).st.Backed()
+					}
+				}
+				if !spilled {
+					t.Fatalf("seed %d: a budget of 4 KiB did not spill", seed)
+				}
 				rh.end()
 				if got := applyChangelog(t, append(before, rh.sink.rows...)); !slices.Equal(got, want) {
 					t.Fatalf("seed %d: %d rows, want %d\n got  %v\n want %v", seed, len(got), len(want), head(got), head(want))
@@ -534,6 +543,15 @@ func TestIntervalJoinTwoIntKeyRestore(t *testing.T) {
 						b.watermark(lastWM, out) // the sources' watermark comes again first
 					}
 					run(b, steps[cut:], out)
+					spilled := false
+					for _, c := range []*int2Cluster{a, b} {
+						for _, op := range c.ops {
+							spilled = spilled || op.(*intervalJoinOp).st.Backed()
+						}
+					}
+					if spilled != (budget < 1<<20) {
+						t.Fatalf("seed %d: budget %d, spilled %v", s, budget, spilled)
+					}
 					b.watermark(MaxWatermark, out)
 					if !equalMultiset(out.rows, want) {
 						t.Fatalf("seed %d: %d distinct rows, want %d\n got  %v\n want %v", s, len(out.rows), len(want),
