@@ -248,8 +248,27 @@ func int2BatchJoin(typ JoinType, left, right [][]types.Value) map[string]int {
 	return out
 }
 
-// TestJoinTwoIntKeyRestoreRescaleSpill runs inner, left, right and full
-// joins keyed on two integer columns over random updating changelogs
+// int2BatchSemi is the semi (anti: anti) join of the live rows on (a, b):
+// the left rows with (without) a right row of their key.
+func int2BatchSemi(anti bool, left, right [][]types.Value) map[string]int {
+	out := map[string]int{}
+	has := map[[2]int64]bool{}
+	for _, r := range right {
+		if k, ok := int2KeyOf(r); ok {
+			has[k] = true
+		}
+	}
+	for _, l := range left {
+		k, ok := int2KeyOf(l)
+		if (ok && has[k]) != anti {
+			out[rowKey(l)]++
+		}
+	}
+	return out
+}
+
+// TestJoinTwoIntKeyRestoreRescaleSpill runs inner, left, right, full,
+// semi and anti joins keyed on two integer columns over random updating changelogs
 // through a checkpoint, output a crash loses, and a restore at 1->3 and
 // 3->1 subtasks, in memory and spilled (4 KiB), against the join computed
 // here of the applied inputs.
@@ -257,10 +276,10 @@ func TestJoinTwoIntKeyRestoreRescaleSpill(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	for kii, kk := range int2Kinds {
-		for ti, typ := range []JoinType{InnerJoin, LeftOuterJoin, RightOuterJoin, FullOuterJoin} {
+		for ti, kind := range joinTestKinds {
 			for bi, budget := range []int64{4 << 10, 1 << 30} {
 				pp := [][2]int{{1, 3}, {3, 1}}[(ti+bi)%2]
-				name := fmt.Sprintf("%v+%v/type%d/budget%d/p%d-to-p%d", kk[0], kk[1], typ, budget, pp[0], pp[1])
+				name := fmt.Sprintf("%v+%v/%s/budget%d/p%d-to-p%d", kk[0], kk[1], kind, budget, pp[0], pp[1])
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
 					s := seed + uint64(kii*1000+ti*10+bi)
@@ -284,8 +303,17 @@ func TestJoinTwoIntKeyRestoreRescaleSpill(t *testing.T) {
 						}
 						steps[i] = joinStep{side: side, b: b}
 					}
-					want := int2BatchJoin(typ, gens[0].live, gens[1].live)
-					newOp := NewJoin(JoinSpec{Type: typ, Left: left, Right: right})
+					var want map[string]int
+					var newOp func() Operator
+					if ti < 4 {
+						typ := JoinType(ti)
+						want = int2BatchJoin(typ, gens[0].live, gens[1].live)
+						newOp = NewJoin(JoinSpec{Type: typ, Left: left, Right: right})
+					} else {
+						anti := kind == "anti"
+						want = int2BatchSemi(anti, gens[0].live, gens[1].live)
+						newOp = NewSemiJoin(SemiJoinSpec{Anti: anti, Left: left, Right: right})
+					}
 					out := &collectEmitter{t: t, rows: map[string]int{}}
 					cut := len(steps) / 2
 					a := newInt2Cluster(t, newOp, pp[0], 4, [2]int{0, 1}, budget, nil)
@@ -308,7 +336,13 @@ func TestJoinTwoIntKeyRestoreRescaleSpill(t *testing.T) {
 					spilled := false
 					for _, c := range []*int2Cluster{a, b} {
 						for _, op := range c.ops {
-							js := &op.(*joinOp).joinState
+							var js *joinState
+							switch o := op.(type) {
+							case *joinOp:
+								js = &o.joinState
+							case *semiJoinOp:
+								js = &o.joinState
+							}
 							spilled = spilled || js.sides[0].st.Backed() || js.sides[1].st.Backed()
 						}
 					}
