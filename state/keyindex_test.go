@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"github.com/weir-sql/weir/internal/testseed"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -46,6 +47,22 @@ func TestKeyIndexAgainstMap(t *testing.T) {
 				b = types.NullValue()
 			}
 			return []types.Value{a, types.StringValue("x"), b}
+		}},
+		// The other integer-stored kinds in pairs (r19-rev-q6b): BOOLEAN
+		// and INTERVAL, TIMESTAMP_LTZ and INT, with extremes.
+		{"boolean and interval", []int{0, 1}, []types.Kind{types.KindBoolean, types.KindInterval}, func(r *rand.Rand) []types.Value {
+			a, b := types.BoolValue(r.IntN(2) == 0), types.IntervalValue([]int64{math.MinInt64, math.MaxInt64, 0, -1, 1}[r.IntN(5)]+r.Int64N(30))
+			if r.IntN(40) == 0 {
+				a = types.NullValue()
+			}
+			return []types.Value{a, b}
+		}},
+		{"timestamp_ltz and int", []int{1, 0}, []types.Kind{types.KindInt, types.KindTimestampLTZ}, func(r *rand.Rand) []types.Value {
+			a, b := types.IntValue([]int64{math.MinInt32, math.MaxInt32, 0}[r.IntN(3)]+r.Int64N(20)-10), types.TimestampLTZValue(r.Int64N(30)*1000)
+			if r.IntN(40) == 0 {
+				b = types.NullValue()
+			}
+			return []types.Value{a, b}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
