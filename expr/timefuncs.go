@@ -126,6 +126,9 @@ type TimeFunc struct {
 	memo *dfMemo       // DATE_FORMAT: the last result, by the pattern's finest unit
 	wm   *atomic.Int64 // CURRENT_WATERMARK: the evaluating task's watermark; nil: NULL
 	proc *int64        // PROCTIME: the evaluating operator's processing time (ms); nil: the clock
+	// Src names the call in run-time errors (TO_TIMESTAMP_LTZ's overflow;
+	// see Arith.Src).
+	Src Source
 }
 
 var _ Node = (*TimeFunc)(nil)
@@ -328,7 +331,11 @@ func (c *TimeFunc) Children() []Expr { return c.Args }
 // WithChildren rebuilds the call (unbound: see BindWatermark and
 // BindProctime).
 func (c *TimeFunc) WithChildren(kids []Expr) (Expr, error) {
-	return NewTimeCall(c.Name, c.Unit, kids, c.Loc)
+	e, err := NewTimeCall(c.Name, c.Unit, kids, c.Loc)
+	if tf, ok := e.(*TimeFunc); ok {
+		tf.Src = c.Src
+	}
+	return e, err
 }
 
 // String renders the call as SQL writes it.
@@ -461,7 +468,8 @@ func (c *TimeFunc) Eval(row []types.Value) (types.Value, error) {
 			if err != nil || v.IsNull() {
 				return types.Value{}, err
 			}
-			return toTimestampLTZ(v, p.V.Int())
+			v, err = toTimestampLTZ(v, p.V.Int())
+			return v, located(c.Src, err)
 		}
 	}
 	var args [3]types.Value
@@ -475,7 +483,8 @@ func (c *TimeFunc) Eval(row []types.Value) (types.Value, error) {
 	v := args[0]
 	switch c.f {
 	case tfToTimestampLTZ:
-		return toTimestampLTZ(v, args[1].Int())
+		v, err := toTimestampLTZ(v, args[1].Int())
+		return v, located(c.Src, err)
 	case tfToTimestamp:
 		t, err := c.df.Parse(v.Str(), time.UTC)
 		if err != nil {

@@ -381,6 +381,9 @@ func (b *exprBinder) bindTimeCall(n *parser.Call) (expr.Expr, error) {
 	if errors.As(err, &ae) && ae.Arg < len(argNodes) {
 		return nil, parser.Errorf(startPos(argNodes[ae.Arg]), "%s", err.Error())
 	}
+	if tf, ok := x.(*expr.TimeFunc); ok && err == nil {
+		tf.Src = srcOf(n)
+	}
 	return x, err
 }
 

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestOverflowFailsJob: an INT sum that does not fit and a narrowing CAST
-// that does not fit fail the job with the value, the expression's text and
+// TestOverflowFailsJob: an INT sum that does not fit, a narrowing CAST
+// that does not fit and a TO_TIMESTAMP_LTZ past the int64 range fail the job with the value, the expression's text and
 // its line:column; TRY_CAST gives NULL instead.
 func TestOverflowFailsJob(t *testing.T) {
 	const n = 100
@@ -19,6 +19,7 @@ CREATE TABLE out (a INT, b INT) WITH ('connector' = 'print');
 	cases := []struct{ query, want string }{
 		{"INSERT INTO out SELECT id,\n  id * 30000000 FROM src", "'id * 30000000' at line 6:3: numeric overflow: 72 * 30000000 does not fit in INT"},
 		{"INSERT INTO out SELECT id, CAST(big AS INT) FROM src", "'CAST(big AS INT)' at line 5:28: numeric overflow: 2147483648 does not fit in INT"},
+		{"INSERT INTO out SELECT id, CAST(EXTRACT(YEAR FROM TO_TIMESTAMP_LTZ(big * 10000000, 0)) AS INT) FROM src", "'TO_TIMESTAMP_LTZ(big * 10000000, 0)' at line 5:51: numeric overflow: TO_TIMESTAMP_LTZ(21474836000000000, 0) is past the range"},
 	}
 	for _, c := range cases {
 		_, stderr, err := runNotNull(t, table+c.query+";")
