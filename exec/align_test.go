@@ -282,12 +282,12 @@ func TestAlignmentWithoutGroupRunsAhead(t *testing.T) {
 	}
 }
 
-// TestAlignmentPausedCheckpointsAndCancel holds the slow source at 10 ms
-// so that the fast one pauses: savepoints complete while it is paused, it
-// reads nothing more, and cancelling the job ends it (no hang). Each
-// savepoint holds the positions of the rows the sources read, and
-// restoring one emits exactly the rows after them.
-func TestAlignmentPausedCheckpointsAndCancel(t *testing.T) {
+// startPausedAlignJob launches alignJob with the slow source held at 10 ms
+// and returns once the fast source has paused (500 ms ahead): the job,
+// the fast reader and its largest time read, the channel that releases the
+// slow source (the caller closes it), and the job's cancel.
+func startPausedAlignJob(t *testing.T) (*Job, *alignReader, *atomic.Int64, chan struct{}, context.CancelFunc) {
+	t.Helper()
 	var fastMax, slowMax atomic.Int64
 	hold := make(chan struct{})
 	slow := &alignReader{src: 1, step: 1, n: 100, maxTS: &slowMax, holdAt: 10, hold: hold}
@@ -299,10 +299,20 @@ func TestAlignmentPausedCheckpointsAndCancel(t *testing.T) {
 	var once sync.Once
 	sourceTask(t, tasks, 0).align.onPause = func() { once.Do(func() { close(paused) }) }
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	j.launch(ctx, tasks)
 	<-paused
 	<-held
+	return j, fast, &fastMax, hold, cancel
+}
+
+// TestAlignmentPausedCheckpointsAndCancel holds the slow source at 10 ms
+// so that the fast one pauses: savepoints complete while it is paused, it
+// reads nothing more, and cancelling the job ends it (no hang). Each
+// savepoint holds the positions of the rows the sources read, and
+// restoring one emits exactly the rows after them.
+func TestAlignmentPausedCheckpointsAndCancel(t *testing.T) {
+	j, fast, fastMax, hold, cancel := startPausedAlignJob(t)
+	defer cancel()
 	calls := fast.calls.Load()
 	var sps []string
 	for i := range 3 {
@@ -459,21 +469,8 @@ func TestAlignmentSkipsSubtaskWithoutSplits(t *testing.T) {
 // the job's storage, not a savepoint, holds the positions of the rows the
 // sources read, and restoring it emits exactly the rows after them.
 func TestJobCheckpointNow(t *testing.T) {
-	var fastMax, slowMax atomic.Int64
-	hold := make(chan struct{})
-	slow := &alignReader{src: 1, step: 1, n: 100, maxTS: &slowMax, holdAt: 10, hold: hold}
-	check, held := heldAt(10)
-	slow.check = check
-	fast := &alignReader{src: 0, step: 100, n: 1 << 40, maxTS: &fastMax}
-	j, tasks, _ := alignJob(t, fast, slow, 500)
-	paused := make(chan struct{})
-	var once sync.Once
-	sourceTask(t, tasks, 0).align.onPause = func() { once.Do(func() { close(paused) }) }
-	ctx, cancel := context.WithCancel(context.Background())
+	j, _, fastMax, hold, cancel := startPausedAlignJob(t)
 	defer cancel()
-	j.launch(ctx, tasks)
-	<-paused
-	<-held
 	var paths []string
 	for i := range 2 {
 		p, err := j.Checkpoint(context.Background())
