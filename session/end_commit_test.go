@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/connector/filesystem"
 	"github.com/weir-sql/weir/exec"
 )
 
@@ -151,6 +152,73 @@ func TestFinalCheckpointCommitFailure(t *testing.T) {
 			lines, tmp := endOutput(t, out)
 			if !slices.Equal(lines, want) || len(tmp) > 0 {
 				t.Fatalf("%d rows visible (%d in-progress files), want the %d of the batch answer\n%s", len(lines), len(tmp), len(want), run.Stderr)
+			}
+		})
+	}
+}
+
+// commitFailSink is a filesystem sink whose writer of subtask fail fails
+// its first Commit, before committing anything.
+type commitFailSink struct {
+	*filesystem.Sink
+	fail   int
+	failed *atomic.Bool
+}
+
+func (s commitFailSink) Open(subtask, par int) (connector.SinkWriter, error) {
+	w, err := s.Sink.Open(subtask, par)
+	if err != nil || subtask != s.fail {
+		return w, err
+	}
+	return commitFailWriter{Writer: w.(*filesystem.Writer), failed: s.failed}, nil
+}
+
+type commitFailWriter struct {
+	*filesystem.Writer
+	failed *atomic.Bool
+}
+
+func (w commitFailWriter) Commit(txn []byte) error {
+	if w.failed.CompareAndSwap(false, true) {
+		return errors.New("commit: input/output error")
+	}
+	return w.Writer.Commit(txn)
+}
+
+// TestFinalCommitFailsBetweenSubtasks: with checkpointing, a bounded
+// job's only checkpoint is its final one; the last sink subtask's commit
+// of it fails before it renames a file, while the others commit theirs:
+// part of the output is visible when the job fails. The restart restores
+// the final checkpoint, whose Recover commits every subtask's
+// transaction: the output is then exactly the batch answer, with nothing
+// in progress left.
+func TestFinalCommitFailsBetweenSubtasks(t *testing.T) {
+	const n = 20000
+	want := endCommitAnswer(n)
+	for par := 2; par <= 4; par++ {
+		t.Run(fmt.Sprintf("p=%d", par), func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			script := strings.Replace(endCommitScript(filepath.Join(dir, "ck"), out, n, par, "1 h"), "'connector' = 'filesystem', 'path'", "'connector' = 'fsfail', 'path'", 1)
+			var failed atomic.Bool
+			var stderr bytes.Buffer
+			s := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &stderr})
+			s.Connectors.RegisterSink("fsfail", func(tb *connector.Table, env connector.Env) (connector.Sink, error) {
+				sk, err := filesystem.NewSink(tb, env)
+				if err != nil {
+					return nil, err
+				}
+				return commitFailSink{Sink: sk.(*filesystem.Sink), fail: par - 1, failed: &failed}, nil
+			})
+			if err := s.RunScript(context.Background(), script, RunOptions{JobName: "final", Exec: exec.Options{BatchSize: 128}}); err != nil {
+				t.Fatalf("run: %v\n%s", err, stderr.String())
+			}
+			if !failed.Load() || !strings.Contains(stderr.String(), "input/output error") || !strings.Contains(stderr.String(), "restarting") {
+				t.Fatalf("the commit did not fail, or the job did not restart:\n%s", stderr.String())
+			}
+			lines, tmp := endOutput(t, out)
+			if !slices.Equal(lines, want) || len(tmp) > 0 {
+				t.Fatalf("%d rows visible (%d in-progress files), want the %d of the batch answer\n%s", len(lines), len(tmp), len(want), stderr.String())
 			}
 		})
 	}
