@@ -223,3 +223,40 @@ func TestFinalCommitFailsBetweenSubtasks(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelDuringEndCommit: a Cancel that comes once a job without
+// checkpoints has begun to commit its sinks' output (every task ended
+// well, every subtask prepared) is too late: the job must report success
+// with the whole output visible, never a cancellation with the output
+// committed, nor a half-committed output.
+func TestCancelDuringEndCommit(t *testing.T) {
+	const n = 20000
+	want := endCommitAnswer(n)
+	for par := 2; par <= 4; par++ {
+		t.Run(fmt.Sprintf("p=%d", par), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			var job atomic.Pointer[exec.Job]
+			var cancels atomic.Int32
+			fault := func(p string) error {
+				if p == exec.FaultEndCommit && cancels.Add(1) == 1 {
+					job.Load().Cancel()
+				}
+				return nil
+			}
+			var stderr bytes.Buffer
+			s := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &stderr})
+			err := s.RunScript(context.Background(), endCommitScript("", out, n, par, ""),
+				RunOptions{JobName: "cancel", Exec: exec.Options{BatchSize: 128, Fault: fault, Built: func(j *exec.Job) { job.Store(j) }}})
+			if err != nil {
+				t.Fatalf("the job returned %v; the Cancel came after its commit began\n%s", err, stderr.String())
+			}
+			if cancels.Load() == 0 {
+				t.Fatal("the commit never began")
+			}
+			lines, tmp := endOutput(t, out)
+			if !slices.Equal(lines, want) || len(tmp) > 0 {
+				t.Fatalf("%d rows visible (%d in-progress files), want the %d of the batch answer", len(lines), len(tmp), len(want))
+			}
+		})
+	}
+}
