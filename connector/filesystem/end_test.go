@@ -192,3 +192,56 @@ func TestEndRevertsSuccessFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestEndRevertFailureNamesFile: subtask 1's commit fails, and so does
+// the rename that would hide one of subtask 0's committed files again:
+// Revert must say which file stays visible, hide the others, and the
+// Abort that follows must leave no in-progress file behind.
+func TestEndRevertFailureNamesFile(t *testing.T) {
+	dir := t.TempDir()
+	s := newTxnSink(t, dir, map[string]string{"sink.rolling-policy.file-size": "20b"})
+	must(t, s.Recover(nil))
+	ws := []*Writer{openWriter(t, s, 0, 2), openWriter(t, s, 1, 2)}
+	for k := 0; k < 20; k += 5 { // a file per Write
+		must(t, ws[0].Write(ids(k, k+5)))
+		must(t, ws[1].Write(ids(20+k, 25+k)))
+	}
+	txns := [][]byte{mustTxn(t)(ws[0].PrepareEnd()), mustTxn(t)(ws[1].PrepareEnd())}
+	must(t, ws[0].Commit(txns[0]))
+	committed := visibleIDs(t, dir)
+	if !slices.Equal(committed, seq(0, 20)) {
+		t.Fatalf("subtask 0 committed %v", committed)
+	}
+	calls := 0
+	s.rename = func(oldpath, newpath string) error {
+		if calls++; calls == 1 || calls == 3 {
+			return errRenameFailed // subtask 1's first commit rename, then subtask 0's second revert rename
+		}
+		return os.Rename(oldpath, newpath)
+	}
+	if err := ws[1].Commit(txns[1]); !errors.Is(err, errRenameFailed) {
+		t.Fatalf("subtask 1's Commit returned %v", err)
+	}
+	must(t, ws[1].Revert(txns[1]))
+	err := ws[0].Revert(txns[0])
+	if !errors.Is(err, errRenameFailed) || !strings.Contains(err.Error(), "stays visible") {
+		t.Fatalf("Revert returned %v, want the rename failure saying a file stays visible", err)
+	}
+	var visible []string
+	for _, name := range listDir(t, dir) {
+		if p, ok := parsePartName(name); ok && !p.inProgress {
+			visible = append(visible, name)
+		}
+	}
+	if len(visible) != 1 || !strings.Contains(err.Error(), visible[0]) {
+		t.Fatalf("%v visible after the failed Revert, which said %v: want the one file it names", visible, err)
+	}
+	for _, w := range ws {
+		must(t, w.Abort())
+	}
+	for _, name := range listDir(t, dir) {
+		if p, ok := parsePartName(name); ok && p.inProgress {
+			t.Fatalf("Abort left %s", name)
+		}
+	}
+}
