@@ -199,10 +199,10 @@ func TestEndRevertsSuccessFiles(t *testing.T) {
 // Abort that follows must leave no in-progress file behind.
 func TestEndRevertFailureNamesFile(t *testing.T) {
 	dir := t.TempDir()
-	s := newTxnSink(t, dir, map[string]string{"sink.rolling-policy.file-size": "20b"})
+	s := newTxnSink(t, dir, map[string]string{"sink.rolling-policy.file-size": "5b"})
 	must(t, s.Recover(nil))
 	ws := []*Writer{openWriter(t, s, 0, 2), openWriter(t, s, 1, 2)}
-	for k := 0; k < 20; k += 5 { // a file per Write
+	for k := 0; k < 20; k += 5 { // a file per Write (5 ids take 10 bytes)
 		must(t, ws[0].Write(ids(k, k+5)))
 		must(t, ws[1].Write(ids(20+k, 25+k)))
 	}
