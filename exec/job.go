@@ -420,10 +420,11 @@ func (j *Job) deferClose(d deferredSink) {
 // sink writers if the job did not fail, and aborts them if it did. The
 // commit is all or nothing over every sink subtask of the job: first every
 // connector.EndingWriter prepares its end (durable, not visible); only if
-// all did, and the job was not cancelled meanwhile, are they committed and
-// closed, then the other writers closed (their Close commits and cannot be
-// undone, so it comes last). If any step fails, every EndingWriter whose
-// Commit was called reverts it, and every writer not closed aborts.
+// all did, and the job was not cancelled meanwhile, are they committed,
+// then the other writers closed (their Close commits and cannot be undone,
+// so it comes after the commits), then the EndingWriters closed (released).
+// If any step fails, every EndingWriter whose Commit was called reverts
+// it, and every writer not closed aborts.
 func (j *Job) closeDeferred() {
 	j.mu.Lock()
 	ds := j.deferred
@@ -473,7 +474,12 @@ func (j *Job) closeDeferred() {
 				return fmt.Errorf("close sink %s (%d/%d): commit: %w", d.name, d.subtask+1, d.parallelism, err)
 			}
 		}
-		for _, ending := range []bool{true, false} {
+		// The other writers first: their Close commits. The Close of an
+		// EndingWriter only releases it, and a writer closed is not
+		// aborted: were the EndingWriters closed first, a failed Close
+		// of another writer would leave their files, hidden again by
+		// Revert, behind in progress.
+		for _, ending := range []bool{false, true} {
 			for k, d := range ds {
 				if _, ok := d.w.(connector.EndingWriter); ok != ending {
 					continue

@@ -1,0 +1,110 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/exec"
+	"github.com/weir-sql/weir/types"
+)
+
+// closeCommitSink is a transactional sink that is not an
+// connector.EndingWriter (as the Kafka sink): its Close commits the rows
+// of a job without checkpoints, irrevocably; with fail set, the Close of
+// subtask 0 fails instead, committing nothing.
+type closeCommitSink struct {
+	mu        sync.Mutex
+	fail      bool
+	committed []int64
+}
+
+func (s *closeCommitSink) AcceptsUpdates() bool { return false }
+func (s *closeCommitSink) Parallelism() int     { return 0 }
+func (s *closeCommitSink) Open(subtask, _ int) (connector.SinkWriter, error) {
+	return &closeCommitWriter{s: s, subtask: subtask}, nil
+}
+func (s *closeCommitSink) Recover([][]byte) error { return nil }
+
+type closeCommitWriter struct {
+	s       *closeCommitSink
+	subtask int
+	buf     []int64
+}
+
+func (w *closeCommitWriter) Write(b *types.Batch) error {
+	for i := range b.Len() {
+		w.buf = append(w.buf, b.Row(i)[0].Int())
+	}
+	return nil
+}
+func (w *closeCommitWriter) Flush() error { return nil }
+func (w *closeCommitWriter) PreCommit(int64) ([]byte, error) {
+	return nil, errors.New("no checkpoints here")
+}
+func (w *closeCommitWriter) Commit([]byte) error { return nil }
+func (w *closeCommitWriter) Abort() error        { w.buf = nil; return nil }
+func (w *closeCommitWriter) Close() error {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	if w.s.fail && w.subtask == 0 {
+		return errors.New("commit at close: broker not available")
+	}
+	w.s.committed = append(w.s.committed, w.buf...)
+	w.buf = nil
+	return nil
+}
+
+// TestEndCommitMixedSinksCloseFails: a statement set without checkpoints
+// writes a filesystem sink (an EndingWriter) and a sink whose Close
+// commits (as Kafka's); every filesystem subtask commits, then a Close of
+// the other sink fails. The job fails, so the filesystem output must be
+// hidden again and its files discarded: no row visible, no in-progress
+// file left behind. The rerun then writes exactly the batch answer.
+func TestEndCommitMixedSinksCloseFails(t *testing.T) {
+	const n = 20000
+	want := endCommitAnswer(n)
+	for par := 2; par <= 3; par++ {
+		t.Run(fmt.Sprintf("p=%d", par), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			script := strings.Replace(endCommitScript("", out, n, par, ""), "INSERT INTO out", `CREATE TABLE k (id BIGINT) WITH ('connector' = 'closecommit');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO k SELECT id FROM ev;
+INSERT INTO out`, 1) + "END;\n"
+			run := func(fail bool) (*closeCommitSink, error, string) {
+				sink := &closeCommitSink{fail: fail}
+				var stderr bytes.Buffer
+				s := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &stderr})
+				s.Connectors.RegisterSink("closecommit", func(*connector.Table, connector.Env) (connector.Sink, error) { return sink, nil })
+				err := s.RunScript(context.Background(), script, RunOptions{JobName: "mixed", Exec: exec.Options{BatchSize: 128}})
+				return sink, err, stderr.String()
+			}
+			_, err, stderr := run(true)
+			if err == nil || !strings.Contains(err.Error(), "broker not available") {
+				t.Fatalf("the job returned %v, want the failed Close\n%s", err, stderr)
+			}
+			if lines, tmp := endOutput(t, out); len(lines) > 0 || len(tmp) > 0 {
+				t.Fatalf("the failed job left %d rows visible and in-progress files %v", len(lines), tmp)
+			}
+			sink, err, stderr := run(false)
+			if err != nil {
+				t.Fatalf("rerun: %v\n%s", err, stderr)
+			}
+			lines, tmp := endOutput(t, out)
+			if !slices.Equal(lines, want) || len(tmp) > 0 {
+				t.Fatalf("after the rerun %d rows visible (%d in-progress files), want the %d of the batch answer", len(lines), len(tmp), len(want))
+			}
+			got := slices.Sorted(slices.Values(sink.committed))
+			if len(got) != n || got[0] != 0 || got[n-1] != n-1 {
+				t.Fatalf("the rerun committed %d rows into the other sink, want 0..%d", len(got), n-1)
+			}
+		})
+	}
+}
