@@ -9,9 +9,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/weir-sql/weir/connector"
+	"github.com/weir-sql/weir/connector/filesystem"
 	"github.com/weir-sql/weir/exec"
 	"github.com/weir-sql/weir/types"
 )
@@ -104,6 +106,84 @@ INSERT INTO out`, 1) + "END;\n"
 			got := slices.Sorted(slices.Values(sink.committed))
 			if len(got) != n || got[0] != 0 || got[n-1] != n-1 {
 				t.Fatalf("the rerun committed %d rows into the other sink, want 0..%d", len(got), n-1)
+			}
+		})
+	}
+}
+
+// cancelPrepareSink is a filesystem sink whose writers call cancel on
+// their first PrepareEnd, once every task of the job has ended well.
+type cancelPrepareSink struct {
+	*filesystem.Sink
+	cancel func()
+	once   *sync.Once
+}
+
+func (s cancelPrepareSink) Open(subtask, par int) (connector.SinkWriter, error) {
+	w, err := s.Sink.Open(subtask, par)
+	if err != nil {
+		return nil, err
+	}
+	return cancelPrepareWriter{Writer: w.(*filesystem.Writer), s: s}, nil
+}
+
+type cancelPrepareWriter struct {
+	*filesystem.Writer
+	s cancelPrepareSink
+}
+
+func (w cancelPrepareWriter) PrepareEnd() ([]byte, error) {
+	w.s.once.Do(w.s.cancel)
+	return w.Writer.PrepareEnd()
+}
+
+// TestCancelDuringEndPrepare: a Cancel that comes while the sink subtasks
+// of a job without checkpoints prepare their end (every task ended well,
+// nothing committed yet) is in time: the job must report the
+// cancellation and leave nothing, visible or in progress; the rerun
+// writes exactly the batch answer.
+func TestCancelDuringEndPrepare(t *testing.T) {
+	const n = 20000
+	want := endCommitAnswer(n)
+	for par := 1; par <= 3; par++ {
+		t.Run(fmt.Sprintf("p=%d", par), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			script := strings.Replace(endCommitScript("", out, n, par, ""), "'connector' = 'filesystem', 'path'", "'connector' = 'fscancel', 'path'", 1)
+			var job atomic.Pointer[exec.Job]
+			var commits atomic.Int32
+			fault := func(p string) error {
+				if p == exec.FaultEndCommit {
+					commits.Add(1)
+				}
+				return nil
+			}
+			var stderr bytes.Buffer
+			s := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &stderr})
+			s.Connectors.RegisterSink("fscancel", func(tb *connector.Table, env connector.Env) (connector.Sink, error) {
+				sk, err := filesystem.NewSink(tb, env)
+				if err != nil {
+					return nil, err
+				}
+				return cancelPrepareSink{Sink: sk.(*filesystem.Sink), cancel: func() { job.Load().Cancel() }, once: &sync.Once{}}, nil
+			})
+			err := s.RunScript(context.Background(), script,
+				RunOptions{JobName: "cancel", Exec: exec.Options{BatchSize: 128, Fault: fault, Built: func(j *exec.Job) { job.Store(j) }}})
+			if !errors.Is(err, exec.ErrCancelled) {
+				t.Fatalf("the job returned %v, want the cancellation (it came before any commit)\n%s", err, stderr.String())
+			}
+			if c := commits.Load(); c != 0 {
+				t.Fatalf("%d subtasks began to commit after the Cancel", c)
+			}
+			if lines, tmp := endOutput(t, out); len(lines) > 0 || len(tmp) > 0 {
+				t.Fatalf("the cancelled job left %d rows visible and %d in-progress files", len(lines), len(tmp))
+			}
+			s2 := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}})
+			if err := s2.RunScript(context.Background(), endCommitScript("", out, n, par, ""), RunOptions{JobName: "cancel", Exec: exec.Options{BatchSize: 128}}); err != nil {
+				t.Fatalf("rerun: %v", err)
+			}
+			lines, tmp := endOutput(t, out)
+			if !slices.Equal(lines, want) || len(tmp) > 0 {
+				t.Fatalf("after the rerun %d rows visible (%d in-progress files), want the %d of the batch answer", len(lines), len(tmp), len(want))
 			}
 		})
 	}
