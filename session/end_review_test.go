@@ -188,3 +188,59 @@ func TestCancelDuringEndPrepare(t *testing.T) {
 		})
 	}
 }
+
+// TestFinalCommitFailsRestoreOtherParallelism: with checkpointing and no
+// restarts, a bounded job's final checkpoint completes, then the last sink
+// subtask's commit of it fails while the others commit theirs: the job
+// fails with part of the output visible. A new run restoring that
+// checkpoint at another parallelism must commit every old subtask's
+// transaction (Recover) and read nothing more: the output is then exactly
+// the batch answer, nothing in progress.
+func TestFinalCommitFailsRestoreOtherParallelism(t *testing.T) {
+	const n = 20000
+	want := endCommitAnswer(n)
+	for _, tc := range []struct{ from, to int }{{3, 2}, {2, 4}, {4, 1}} {
+		t.Run(fmt.Sprintf("p=%d->%d", tc.from, tc.to), func(t *testing.T) {
+			dir := t.TempDir()
+			out, ck := filepath.Join(dir, "out"), filepath.Join(dir, "ck")
+			first := strings.Replace(endCommitScript(ck, out, n, tc.from, "1 h"), "'connector' = 'filesystem', 'path'", "'connector' = 'fsfail', 'path'", 1)
+			first = strings.Replace(first, "'restart-strategy.type' = 'fixed-delay'", "'restart-strategy.type' = 'none'", 1)
+			var failed atomic.Bool
+			var stderr bytes.Buffer
+			s := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &stderr})
+			s.Connectors.RegisterSink("fsfail", func(tb *connector.Table, env connector.Env) (connector.Sink, error) {
+				sk, err := filesystem.NewSink(tb, env)
+				if err != nil {
+					return nil, err
+				}
+				return commitFailSink{Sink: sk.(*filesystem.Sink), fail: tc.from - 1, failed: &failed}, nil
+			})
+			err := s.RunScript(context.Background(), first, RunOptions{JobName: "final", Exec: exec.Options{BatchSize: 128}})
+			if err == nil || !failed.Load() {
+				t.Fatalf("the first run returned %v (commit failed: %v), want the failed commit\n%s", err, failed.Load(), stderr.String())
+			}
+			lines, _ := endOutput(t, out)
+			if len(lines) >= len(want) {
+				t.Fatalf("the first run left %d of %d rows visible: its commit did not fail part way", len(lines), len(want))
+			}
+			t.Logf("the first run left %d of %d rows visible", len(lines), len(want))
+			chks, _ := filepath.Glob(filepath.Join(ck, "final", "chk-*"))
+			if len(chks) != 1 {
+				t.Fatalf("checkpoint folders %v, want the final one", chks)
+			}
+			// No checkpoint interval: the restore alone commits (a run
+			// that restores checkpoints its end into the folder given).
+			second := endCommitScript("", out, n, tc.to, "")
+			second = fmt.Sprintf("SET 'execution.savepoint.path' = '%s';\nSET 'state.checkpoints.dir' = '%s';\n", chks[0], filepath.Join(dir, "ck2")) + second
+			var stderr2 bytes.Buffer
+			s2 := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &stderr2})
+			if err := s2.RunScript(context.Background(), second, RunOptions{JobName: "final", Exec: exec.Options{BatchSize: 128}}); err != nil {
+				t.Fatalf("restore at p=%d: %v\n%s", tc.to, err, stderr2.String())
+			}
+			lines, tmp := endOutput(t, out)
+			if !slices.Equal(lines, want) || len(tmp) > 0 {
+				t.Fatalf("after the restore %d rows visible (%d in-progress files), want the %d of the batch answer\n%s", len(lines), len(tmp), len(want), stderr2.String())
+			}
+		})
+	}
+}
