@@ -244,3 +244,88 @@ func TestFinalCommitFailsRestoreOtherParallelism(t *testing.T) {
 		})
 	}
 }
+
+// prepareFailSink is a filesystem sink whose writer of subtask fail
+// fails its PrepareEnd: before it finishes anything, or (after) once the
+// real PrepareEnd finished every file.
+type prepareFailSink struct {
+	*filesystem.Sink
+	fail  int
+	after bool
+}
+
+func (s prepareFailSink) Open(subtask, par int) (connector.SinkWriter, error) {
+	w, err := s.Sink.Open(subtask, par)
+	if err != nil || subtask != s.fail {
+		return w, err
+	}
+	return prepareFailWriter{Writer: w.(*filesystem.Writer), after: s.after}, nil
+}
+
+type prepareFailWriter struct {
+	*filesystem.Writer
+	after bool
+}
+
+func (w prepareFailWriter) PrepareEnd() ([]byte, error) {
+	if w.after {
+		if _, err := w.Writer.PrepareEnd(); err != nil {
+			return nil, err
+		}
+	}
+	return nil, errors.New("sync part file: input/output error")
+}
+
+// TestEndPrepareFails: in a job without checkpoints, one sink subtask's
+// PrepareEnd fails (before or after it finished its files), the others
+// having prepared theirs or not yet: the job fails naming the sink, no
+// commit begins, and nothing is left, visible or in progress; the rerun
+// writes exactly the batch answer.
+func TestEndPrepareFails(t *testing.T) {
+	const n = 20000
+	want := endCommitAnswer(n)
+	for par := 1; par <= 3; par++ {
+		for fail := range par {
+			for _, after := range []bool{false, true} {
+				t.Run(fmt.Sprintf("p=%d/fail=%d/after=%v", par, fail, after), func(t *testing.T) {
+					out := filepath.Join(t.TempDir(), "out")
+					script := strings.Replace(endCommitScript("", out, n, par, ""), "'connector' = 'filesystem', 'path'", "'connector' = 'fsprep', 'path'", 1)
+					var commits atomic.Int32
+					fault := func(p string) error {
+						if p == exec.FaultEndCommit {
+							commits.Add(1)
+						}
+						return nil
+					}
+					var stderr bytes.Buffer
+					s := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &stderr})
+					s.Connectors.RegisterSink("fsprep", func(tb *connector.Table, env connector.Env) (connector.Sink, error) {
+						sk, err := filesystem.NewSink(tb, env)
+						if err != nil {
+							return nil, err
+						}
+						return prepareFailSink{Sink: sk.(*filesystem.Sink), fail: fail, after: after}, nil
+					})
+					err := s.RunScript(context.Background(), script, RunOptions{JobName: "prep", Exec: exec.Options{BatchSize: 128, Fault: fault}})
+					if err == nil || !strings.Contains(err.Error(), "input/output error") || !strings.Contains(err.Error(), "close sink out") {
+						t.Fatalf("the job returned %v, want the failed prepare naming the sink\n%s", err, stderr.String())
+					}
+					if c := commits.Load(); c != 0 {
+						t.Fatalf("%d subtasks began to commit after a PrepareEnd failed", c)
+					}
+					if lines, tmp := endOutput(t, out); len(lines) > 0 || len(tmp) > 0 {
+						t.Fatalf("the failed job left %d rows visible and in-progress files %v", len(lines), tmp)
+					}
+					s2 := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}})
+					if err := s2.RunScript(context.Background(), endCommitScript("", out, n, par, ""), RunOptions{JobName: "prep", Exec: exec.Options{BatchSize: 128}}); err != nil {
+						t.Fatalf("rerun: %v", err)
+					}
+					lines, tmp := endOutput(t, out)
+					if !slices.Equal(lines, want) || len(tmp) > 0 {
+						t.Fatalf("after the rerun %d rows visible (%d in-progress files), want the %d of the batch answer", len(lines), len(tmp), len(want))
+					}
+				})
+			}
+		}
+	}
+}
