@@ -329,3 +329,44 @@ func TestEndPrepareFails(t *testing.T) {
 		}
 	}
 }
+
+// TestEndCommitMixedSinksCommitFails: a statement set without
+// checkpoints writes a filesystem sink and a sink whose Close commits (as
+// Kafka's); the commit of a filesystem subtask fails (E1). The other sink
+// must not have closed (committed) anything, and the filesystem output
+// must be hidden again with nothing left behind.
+func TestEndCommitMixedSinksCommitFails(t *testing.T) {
+	const n = 20000
+	for par := 2; par <= 3; par++ {
+		for k := 1; k <= par; k++ {
+			t.Run(fmt.Sprintf("p=%d/fail=%d", par, k), func(t *testing.T) {
+				out := filepath.Join(t.TempDir(), "out")
+				script := strings.Replace(endCommitScript("", out, n, par, ""), "INSERT INTO out", `CREATE TABLE k (id BIGINT) WITH ('connector' = 'closecommit');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO k SELECT id FROM ev;
+INSERT INTO out`, 1) + "END;\n"
+				var passes atomic.Int32
+				fault := func(p string) error {
+					if p == exec.FaultEndCommit && passes.Add(1) == int32(k) {
+						return fmt.Errorf("%w at %s", ErrInjected, p)
+					}
+					return nil
+				}
+				sink := &closeCommitSink{}
+				var stderr bytes.Buffer
+				s := New(connector.Env{Stdout: &bytes.Buffer{}, Stderr: &stderr})
+				s.Connectors.RegisterSink("closecommit", func(*connector.Table, connector.Env) (connector.Sink, error) { return sink, nil })
+				err := s.RunScript(context.Background(), script, RunOptions{JobName: "mixed", Exec: exec.Options{BatchSize: 128, Fault: fault}})
+				if !errors.Is(err, ErrInjected) {
+					t.Fatalf("the job returned %v, want the injected commit failure\n%s", err, stderr.String())
+				}
+				if len(sink.committed) > 0 {
+					t.Fatalf("the other sink committed %d rows of the failed job", len(sink.committed))
+				}
+				if lines, tmp := endOutput(t, out); len(lines) > 0 || len(tmp) > 0 {
+					t.Fatalf("the failed job left %d rows visible and in-progress files %v", len(lines), tmp)
+				}
+			})
+		}
+	}
+}
