@@ -349,6 +349,29 @@ type TransactionalWriter interface {
 	Abort() error
 }
 
+// EndingWriter is a TransactionalWriter whose end, in a job without
+// checkpoints, takes two phases, so that the output of all the job's sink
+// subtasks becomes visible together or not at all. When every task of the
+// job has ended well, the runtime calls PrepareEnd on every such writer of
+// the job; only if all of them succeed does it call Commit on each with
+// the transaction its PrepareEnd returned, and then Close. If a
+// PrepareEnd, a Commit or a Close fails, or the job fails or is cancelled
+// before the commits begin, it calls Revert on each writer whose Commit
+// it called (even one that failed part way), then Abort on every writer
+// not closed: nothing of the job's output stays visible.
+type EndingWriter interface {
+	TransactionalWriter
+	// PrepareEnd finishes everything written (durable, not visible yet)
+	// and returns the transaction that makes it visible, as PreCommit does
+	// at a checkpoint after the last one. No Write follows it; Close after
+	// Commit only releases the writer.
+	PrepareEnd() ([]byte, error)
+	// Revert undoes what a Commit, whole or partial, of the transaction of
+	// PrepareEnd made visible, so that none of it stays so. Abort then
+	// discards it.
+	Revert(txn []byte) error
+}
+
 // WatermarkWriter is a SinkWriter told the event-time watermark of its
 // input (milliseconds) each time it advances, between batches: a
 // partitioned filesystem sink commits partitions by it.

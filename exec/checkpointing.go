@@ -89,6 +89,10 @@ const (
 	FaultMidCommit     = "K6" // a sink is committing
 	FaultBeforeRetain  = "K7" // before old checkpoints are deleted
 	FaultDuringRestore = "K8" // a task is restoring its state
+	// FaultEndCommit is not of the checkpoint algorithm: a job without
+	// checkpoints commits a sink subtask's output at its end (after every
+	// subtask prepared it, see Job.closeDeferred).
+	FaultEndCommit = "E1"
 )
 
 // taskSnapshot is what a task reports for a checkpoint.

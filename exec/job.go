@@ -32,8 +32,10 @@ type Job struct {
 
 	mu  sync.Mutex
 	err error
-	// deferred are sink writers that commit when the job ends well.
-	deferred []deferredSink
+	// deferred are sink writers that commit when the job ends well;
+	// committing says that they do: a Cancel comes too late.
+	deferred   []deferredSink
+	committing bool
 
 	openMu sync.Mutex // serializes Source.Open and Sink.Open
 
@@ -385,6 +387,11 @@ func (j *Job) connect(in Input, ups, downs []*task, width int) {
 // fail records the first failure and cancels every task.
 func (j *Job) fail(err error) {
 	j.mu.Lock()
+	if errors.Is(err, ErrCancelled) && j.committing {
+		// Too late: every task ended well and the sinks commit.
+		j.mu.Unlock()
+		return
+	}
 	if j.err == nil {
 		j.err = err
 		j.opts.logf("job %s: failed: %v", j.graph.Name, err)
@@ -394,43 +401,145 @@ func (j *Job) fail(err error) {
 }
 
 // deferredSink is a transactional sink writer of a job without
-// checkpoints, closed (committed) only when the whole job ended well.
+// checkpoints (of subtask of parallelism), closed (committed) only when
+// the whole job ended well.
 type deferredSink struct {
-	name string
-	w    connector.TransactionalWriter
+	name                 string
+	subtask, parallelism int
+	w                    connector.TransactionalWriter
 }
 
 // deferClose keeps w to be closed by closeDeferred.
-func (j *Job) deferClose(name string, w connector.TransactionalWriter) {
+func (j *Job) deferClose(d deferredSink) {
 	j.mu.Lock()
-	j.deferred = append(j.deferred, deferredSink{name: name, w: w})
+	j.deferred = append(j.deferred, d)
 	j.mu.Unlock()
 }
 
 // closeDeferred runs when every task has ended: it commits the deferred
-// sink writers if the job did not fail, and aborts them if it did.
+// sink writers if the job did not fail, and aborts them if it did. The
+// commit is all or nothing over every sink subtask of the job: first every
+// connector.EndingWriter prepares its end (durable, not visible); only if
+// all did, and the job was not cancelled meanwhile, are they committed,
+// then the other writers closed (their Close commits and cannot be undone,
+// so it comes after the commits), then the EndingWriters closed (released).
+// If any step fails, every EndingWriter whose Commit was called reverts
+// it, and every writer not closed aborts.
 func (j *Job) closeDeferred() {
 	j.mu.Lock()
 	ds := j.deferred
 	j.deferred = nil
 	j.mu.Unlock()
-	for _, d := range ds {
-		if j.failed() {
-			if err := d.w.Abort(); err != nil {
-				// The job failed already: say what could not be cleaned up.
-				msg := fmt.Sprintf("job %s failed, and its sink %s could not discard its files: %v", j.graph.Name, d.name, err)
-				if j.opts.Notice != nil {
-					j.opts.Notice(msg)
-				} else {
-					j.opts.logf("%s", msg)
-				}
-			}
+	if len(ds) == 0 {
+		return
+	}
+	if j.failed() {
+		j.abortDeferred(ds, nil)
+		return
+	}
+	txns := make([][]byte, len(ds))
+	var err error
+	for k, d := range ds {
+		ew, ok := d.w.(connector.EndingWriter)
+		if !ok {
 			continue
 		}
-		if err := d.w.Close(); err != nil {
-			j.fail(fmt.Errorf("close sink %s: %w", d.name, err))
+		if txns[k], err = ew.PrepareEnd(); err != nil {
+			err = fmt.Errorf("close sink %s (%d/%d): prepare: %w", d.name, d.subtask+1, d.parallelism, err)
+			break
 		}
 	}
+	if err == nil {
+		err = j.beginCommit()
+	}
+	if err != nil {
+		j.fail(err)
+		j.abortDeferred(ds, nil)
+		return
+	}
+	closed := make([]bool, len(ds))
+	committing := make([]bool, len(ds)) // Commit called: Revert on failure
+	commit := func() error {
+		for k, d := range ds {
+			ew, ok := d.w.(connector.EndingWriter)
+			if !ok {
+				continue
+			}
+			committing[k] = true
+			err := j.fault(FaultEndCommit)
+			if err == nil {
+				err = ew.Commit(txns[k])
+			}
+			if err != nil {
+				return fmt.Errorf("close sink %s (%d/%d): commit: %w", d.name, d.subtask+1, d.parallelism, err)
+			}
+		}
+		// The other writers first: their Close commits. The Close of an
+		// EndingWriter only releases it, and a writer closed is not
+		// aborted: were the EndingWriters closed first, a failed Close
+		// of another writer would leave their files, hidden again by
+		// Revert, behind in progress.
+		for _, ending := range []bool{false, true} {
+			for k, d := range ds {
+				if _, ok := d.w.(connector.EndingWriter); ok != ending {
+					continue
+				}
+				closed[k] = true
+				if err := d.w.Close(); err != nil {
+					return fmt.Errorf("close sink %s (%d/%d): %w", d.name, d.subtask+1, d.parallelism, err)
+				}
+			}
+		}
+		return nil
+	}
+	if err := commit(); err != nil {
+		var undo []error
+		for k, d := range ds {
+			if !committing[k] {
+				continue
+			}
+			if rerr := d.w.(connector.EndingWriter).Revert(txns[k]); rerr != nil {
+				undo = append(undo, fmt.Errorf("sink %s (%d/%d): %w", d.name, d.subtask+1, d.parallelism, rerr))
+			}
+		}
+		if len(undo) > 0 {
+			err = fmt.Errorf("%w; and part of the output could not be hidden again and is visible: %w", err, errors.Join(undo...))
+		}
+		j.fail(err)
+		j.abortDeferred(ds, closed)
+	}
+}
+
+// abortDeferred aborts the deferred writers not closed (closed: by index;
+// nil for none), telling what could not be cleaned up (the job failed
+// already).
+func (j *Job) abortDeferred(ds []deferredSink, closed []bool) {
+	for k, d := range ds {
+		if closed != nil && closed[k] {
+			continue
+		}
+		if err := d.w.Abort(); err != nil {
+			msg := fmt.Sprintf("job %s failed, and its sink %s could not discard its files: %v", j.graph.Name, d.name, err)
+			if j.opts.Notice != nil {
+				j.opts.Notice(msg)
+			} else {
+				j.opts.logf("%s", msg)
+			}
+		}
+	}
+}
+
+// beginCommit decides that the job commits its deferred sinks: it returns
+// the job's error if it failed or was cancelled meanwhile, and otherwise
+// makes a later Cancel too late to count (see Cancel).
+func (j *Job) beginCommit() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err != nil {
+		return j.err
+	}
+	j.committing = true
+	return nil
 }
 
 // failed reports whether the job has failed (so far).
@@ -470,7 +579,9 @@ var ErrCancelled = errors.New("job cancelled")
 // a failure, and Wait returns an error that wraps ErrCancelled. It is how
 // a job is stopped when Stop has nothing left to stop: the sources have
 // finished and downstream operators still work on what they read. Cancel
-// does not wait; it may be called more than once, and after Stop.
+// does not wait; it may be called more than once, and after Stop. A
+// Cancel after every task ended well, once the sinks of a job without
+// checkpoints have begun to commit its output, does nothing.
 func (j *Job) Cancel() {
 	j.fail(ErrCancelled)
 }

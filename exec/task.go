@@ -765,7 +765,7 @@ func (t *task) close(runErr error) error {
 		// Without checkpoints a transactional sink commits when it closes.
 		// Another task may still fail: the job closes every such writer
 		// once all tasks have ended, and only if none failed.
-		t.job.deferClose(t.v.SinkName, tw)
+		t.job.deferClose(deferredSink{name: t.v.SinkName, subtask: t.subtask, parallelism: t.v.Parallelism, w: tw})
 	} else if t.writer != nil {
 		if err := t.writer.Close(); err != nil {
 			keep(fmt.Errorf("close sink %s: %w", t.v.SinkName, err))

@@ -293,3 +293,65 @@ func (s *Sink) uncommit(files []txnFile) error {
 	}
 	return first
 }
+
+// revertFiles renames each of files that is final (its in-progress name
+// gone) back to its in-progress name and syncs their folders: it undoes a
+// commitFiles that may have stopped part way. It goes on past a failure
+// and returns the first, naming the file that stays visible.
+func (s *Sink) revertFiles(files []txnFile) error {
+	rename := s.rename
+	if rename == nil {
+		rename = os.Rename
+	}
+	folders := map[string]bool{}
+	var first error
+	for _, f := range files {
+		tmp, final := filepath.Join(s.dir, filepath.FromSlash(f.tmp)), filepath.Join(s.dir, filepath.FromSlash(f.final))
+		if _, err := os.Lstat(tmp); err == nil {
+			continue // never committed
+		}
+		if _, err := os.Lstat(final); errors.Is(err, fs.ErrNotExist) {
+			continue // neither: nothing visible
+		}
+		if err := rename(final, tmp); err != nil {
+			if first == nil {
+				first = fmt.Errorf("filesystem sink: undo commit of %s (it stays visible): %w", f.final, err)
+			}
+			continue
+		}
+		folders[filepath.Dir(final)] = true
+	}
+	for d := range folders {
+		if err := syncDir(d); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// removeInProgress deletes the in-progress names of files (those that are
+// there) and syncs their folders.
+func (s *Sink) removeInProgress(files []txnFile) error {
+	folders := map[string]bool{}
+	var first error
+	for _, f := range files {
+		tmp := filepath.Join(s.dir, filepath.FromSlash(f.tmp))
+		err := os.Remove(tmp)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			if first == nil {
+				first = fmt.Errorf("filesystem sink: %w", err)
+			}
+			continue
+		}
+		folders[filepath.Dir(tmp)] = true
+	}
+	for d := range folders {
+		if err := syncDir(d); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}

@@ -37,6 +37,13 @@ type Writer struct {
 	finished int         // rolled[:finished] are known to be finished
 	last     int64       // the last checkpoint pre-committed or recovered
 	closed   bool
+	// ending: PrepareEnd prepared the end of a job without checkpoints.
+	// endFiles are the files it finished, endFresh the partitions whose
+	// success file its transaction writes, without one before: what
+	// Revert takes back and Abort deletes.
+	ending   bool
+	endFiles []txnFile
+	endFresh []string
 	// syncing holds a token for each periodic background sync running
 	// (at most maxSyncing: each holds a thread in fsync); a file that
 	// finds none free skips its early sync.
@@ -70,6 +77,7 @@ type partSlot struct {
 
 var (
 	_ connector.TransactionalWriter = (*Writer)(nil)
+	_ connector.EndingWriter        = (*Writer)(nil)
 	_ connector.WatermarkWriter     = (*Writer)(nil)
 )
 
@@ -87,7 +95,7 @@ func (w *Writer) Write(b *types.Batch) error {
 	if b.Len() == 0 {
 		return nil
 	}
-	if w.closed {
+	if w.closed || w.ending {
 		return fmt.Errorf("filesystem sink: write after close")
 	}
 	if w.rowEnc != nil {
@@ -492,7 +500,7 @@ func (w *Writer) waitingList() []string {
 // transactions listed but no Commit has committed yet, so that committing
 // the latest transaction is enough. Later rows go to a new file.
 func (w *Writer) PreCommit(checkpointID int64) ([]byte, error) {
-	if w.closed {
+	if w.closed || w.ending {
 		return nil, fmt.Errorf("filesystem sink: pre-commit after close")
 	}
 	files, err := w.finishAll(checkpointID)
@@ -574,6 +582,11 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.closed = true
+	if w.ending {
+		// The job committed the transaction of PrepareEnd: nothing is
+		// left to finish.
+		return nil
+	}
 	files, err := w.finishAll(w.last + 1)
 	if err != nil {
 		// Nothing is called after a failed Close: release every file
@@ -618,13 +631,63 @@ func (w *Writer) Close() error {
 }
 
 // Abort releases a writer of a job that failed: it deletes the files not
-// pre-committed and leaves the pre-committed ones for Recover.
+// pre-committed (and those PrepareEnd finished, which no checkpoint holds)
+// and leaves the pre-committed ones for Recover.
 func (w *Writer) Abort() error {
 	if w.closed {
 		return nil
 	}
 	w.closed = true
-	return w.discardAll()
+	err := w.discardAll()
+	if w.ending {
+		if derr := w.sink.removeInProgress(w.endFiles); derr != nil && err == nil {
+			err = derr
+		}
+	}
+	return err
+}
+
+// PrepareEnd is the first phase of the end of a job without checkpoints
+// (connector.EndingWriter): it finishes (flushes, syncs and closes) every
+// part file and returns the transaction that commits them, with every
+// file not committed yet, the ones after the last checkpoint named for the
+// checkpoint after it (as Close would), and the success files of every
+// partition written. Nothing becomes visible until Commit.
+func (w *Writer) PrepareEnd() ([]byte, error) {
+	if w.closed || w.ending {
+		return nil, fmt.Errorf("filesystem sink: prepare the end after close")
+	}
+	files, err := w.finishAll(w.last + 1)
+	if err != nil {
+		return nil, err // Abort releases what is left
+	}
+	ready, err := w.readyPartitions(true)
+	if err != nil {
+		return nil, err
+	}
+	w.ending, w.endFiles = true, files
+	w.endFresh = w.sink.withoutSuccess(ready)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pending = append(w.pending, files...)
+	w.pendingOK = append(w.pendingOK, ready...)
+	t := transaction{checkpoint: w.last + 1, files: w.pending, success: w.pendingOK}
+	return t.encode(), nil
+}
+
+// Revert undoes a Commit, whole or partial, of the transaction of
+// PrepareEnd: each file PrepareEnd finished that is final gets its
+// in-progress name back, and the success files that were not there before
+// are deleted. Files an earlier checkpoint pre-committed stay committed:
+// they are that checkpoint's, which Recover commits anyway.
+func (w *Writer) Revert(txn []byte) error {
+	if !w.ending {
+		return fmt.Errorf("filesystem sink: revert without PrepareEnd")
+	}
+	if _, err := decodeTransaction(txn); err != nil {
+		return err
+	}
+	return errors.Join(w.sink.revertFiles(w.endFiles), w.sink.removeSuccess(w.endFresh))
 }
 
 // discardAll waits for the background jobs of the open and rolled files,
