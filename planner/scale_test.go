@@ -74,7 +74,7 @@ func planCost(t *testing.T, sql string) (allocs, bytes float64) {
 // most about doubles the work of parsing and planning it, counted in
 // allocations and allocated bytes (which, unlike time, do not depend on
 // the machine's load). Not under the race detector, which multiplies
-// the allocations and made it a third of the package's -race time (CI runs
+// the allocations and made it a quarter of the package's -race time (CI runs
 // it without -race; the other tests plan under -race).
 func TestPlanningIsLinear(t *testing.T) {
 	if raceEnabled {
