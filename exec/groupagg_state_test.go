@@ -221,12 +221,13 @@ func TestGroupAggStateSpillAndRestore(t *testing.T) {
 		{"restored over budget", 1, true},
 		{"restored into memory", 64 << 20, false},
 	}
-	batches := stateInput(7, 5000, 40000)
+	keys, rows := spillRestoreSize()
+	batches := stateInput(7, keys, rows)
 	half := len(batches) / 2
 	for _, kc := range keyCases {
 		t.Run(kc.name, func(t *testing.T) {
 			want := allAggsAnswer(batches, kc.keys)
-			if len(want) < 4000 {
+			if len(want) < keys*4/5 {
 				t.Fatalf("only %d groups: the test needs many more than the budget", len(want))
 			}
 
@@ -252,7 +253,7 @@ func TestGroupAggStateSpillAndRestore(t *testing.T) {
 					if agg2.st.Backed() != tc.wantBacked {
 						t.Fatalf("restored operator backed = %v, want %v (%d groups loaded)", agg2.st.Backed(), tc.wantBacked, len(agg2.heads))
 					}
-					if !tc.wantBacked && len(agg2.heads) < 3000 {
+					if !tc.wantBacked && len(agg2.heads) < keys*3/5 {
 						t.Fatalf("only %d groups loaded", len(agg2.heads))
 					}
 					got := recorder{rows: slices.Clone(first.rows)}
@@ -275,6 +276,28 @@ func TestGroupAggStateSpillAndRestore(t *testing.T) {
 	}
 }
 
+// spillRestoreSize is the keys and rows TestGroupAggStateSpillAndRestore
+// draws: 5,000 keys over 40,000 rows, or 2,500 over 16,000 under -race
+// (CI runs it at full size without). Either way the half before the
+// snapshot holds about twice the 1,024 groups a budget of 1 keeps in
+// memory, so the groups spill (the test checks it).
+func spillRestoreSize() (keys, rows int) {
+	if raceEnabled {
+		return 2500, 16000
+	}
+	return 5000, 40000
+}
+
+// finishRestoreSize is the keys and rows TestGroupAggFinishAfterRestore
+// draws: 3,000 keys over 20,000 rows, or 1,500 over 8,000 under -race;
+// either way more groups than the 1,024 a budget of 1 keeps in memory.
+func finishRestoreSize() (keys, rows int) {
+	if raceEnabled {
+		return 1500, 8000
+	}
+	return 3000, 20000
+}
+
 // TestGroupAggFinishAfterRestore checks what a restored task that had
 // finished relies on (a non-source task snapshots its final state for the
 // checkpoints after its end, and after a restore its inputs end at once
@@ -282,7 +305,8 @@ func TestGroupAggStateSpillAndRestore(t *testing.T) {
 // after Finish emits nothing at its second Finish, spilled or in memory,
 // and holds the first run's state (checked against a Go answer).
 func TestGroupAggFinishAfterRestore(t *testing.T) {
-	batches := stateInput(11, 3000, 20000)
+	keys, rows := finishRestoreSize()
+	batches := stateInput(11, keys, rows)
 	for _, budget := range []int64{1, 64 << 20} {
 		t.Run(fmt.Sprintf("budget %d", budget), func(t *testing.T) {
 			dir := t.TempDir()
@@ -296,6 +320,9 @@ func TestGroupAggFinishAfterRestore(t *testing.T) {
 			}
 			if err := agg.Finish(&first); err != nil {
 				t.Fatal(err)
+			}
+			if budget == 1 && !agg.st.Backed() {
+				t.Fatal("the groups never spilled to the store")
 			}
 			want := allAggsAnswer(batches, []int{0})
 			if g := finalRows(t, first.rows); strings.Join(g, "\n") != strings.Join(want, "\n") {
@@ -315,7 +342,7 @@ func TestGroupAggFinishAfterRestore(t *testing.T) {
 			}
 			// The restored state is the first run's: more rows (which retract
 			// only rows of their own) end at the Go answer over all the input.
-			more := stateInput(12, 3000, 3000)
+			more := stateInput(12, keys, 3000)
 			all := recorder{rows: slices.Clone(first.rows)}
 			for _, b := range more {
 				if err := agg2.Process(0, b, &all); err != nil {

@@ -281,9 +281,12 @@ func TestIntervalJoinRandom(t *testing.T) {
 		{name: "store-p2-to-p3", par: 2, par2: 3, store: true, budget: 64 << 20, restoreAt: 300},
 		{name: "spill-p3-to-p1", par: 3, par2: 1, store: true, budget: 1, restoreAt: 200, restoreAt2: 450},
 	}
-	for _, typ := range []JoinType{InnerJoin, LeftOuterJoin, RightOuterJoin, FullOuterJoin} {
+	for ti, typ := range []JoinType{InnerJoin, LeftOuterJoin, RightOuterJoin, FullOuterJoin} {
 		for bi, b := range [][2]int64{{0, 10}, {-10, 0}, {-5, 20}, {3, 3}} {
 			for mi, m := range modes {
+				if !raceRuns(4, ti, bi, mi) {
+					continue // under -race: every bounds and mode, each with one join type
+				}
 				t.Run(fmt.Sprintf("type%d/bounds%v/%s", typ, b, m.name), func(t *testing.T) {
 					s := seed + uint64(typ)*100 + uint64(bi)*10 + uint64(mi)
 					spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: typ,
@@ -529,9 +532,12 @@ func TestIntervalJoinRandomTimesOnly(t *testing.T) {
 		{name: "store-p2-to-p3", par: 2, par2: 3, store: true, budget: 64 << 20},
 		{name: "spill-p3-to-p1", par: 3, par2: 1, store: true, budget: 1},
 	}
-	for _, typ := range []JoinType{InnerJoin, LeftOuterJoin, RightOuterJoin, FullOuterJoin} {
+	for ti, typ := range []JoinType{InnerJoin, LeftOuterJoin, RightOuterJoin, FullOuterJoin} {
 		for ki, keys := range []int{5, 300} {
 			for mi, m := range modes {
+				if !raceRuns(2, ti, ki, mi) {
+					continue // under -race: every keys and mode, with two of the join types
+				}
 				t.Run(fmt.Sprintf("type%d/keys%d/%s", typ, keys, m.name), func(t *testing.T) {
 					s := seed + uint64(typ)*100 + uint64(ki)*10 + uint64(mi)
 					spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: typ,
@@ -580,8 +586,11 @@ func TestIntervalJoinRandomSpillSome(t *testing.T) {
 		{types.KindInt, types.KindTimestamp},
 		{types.KindInt, types.KindTimestamp, types.KindBigInt},
 	} {
-		for _, typ := range []JoinType{InnerJoin, LeftOuterJoin, RightOuterJoin, FullOuterJoin} {
+		for ti, typ := range []JoinType{InnerJoin, LeftOuterJoin, RightOuterJoin, FullOuterJoin} {
 			for ki, keys := range []int{5, 300} {
+				if !raceRuns(2, wi, ti, ki) {
+					continue // under -race: every width and keys, with two of the join types
+				}
 				t.Run(fmt.Sprintf("width%d/type%d/keys%d", len(kinds), typ, keys), func(t *testing.T) {
 					s := seed + uint64(wi)*1000 + uint64(typ)*100 + uint64(ki)*10
 					spec := IntervalJoinSpec{JoinSpec: JoinSpec{Type: typ,

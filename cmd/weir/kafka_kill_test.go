@@ -260,6 +260,7 @@ func consumeOut(t *testing.T, addr string, readCommitted bool) []*kgo.Record {
 // checkpoints above it.
 func TestKafkaExactlyOnceKills(t *testing.T) {
 	needBinary(t)
+	t.Parallel() // its own broker, folder and processes; the runs mostly wait on rate-limited sources
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(uint64(seed), 0))
@@ -319,6 +320,7 @@ func TestKafkaExactlyOnceKills(t *testing.T) {
 // twice).
 func TestKafkaAtLeastOnceKills(t *testing.T) {
 	needBinary(t)
+	t.Parallel() // its own broker, folder and processes; the runs mostly wait on rate-limited sources
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(uint64(seed), 0))
@@ -366,6 +368,7 @@ func TestKafkaAtLeastOnceKills(t *testing.T) {
 // file of the restored run's newest checkpoint deleted.
 func TestKafkaExactlyOnceSinkDataDamaged(t *testing.T) {
 	needBinary(t)
+	t.Parallel() // its own broker, folder and processes; the runs mostly wait on rate-limited sources
 	addr := kafkaBroker(t)
 	dir := t.TempDir()
 	writeFile(t, dir, kafkaJob+".sql", kafkaSQL(addr, `'connector' = 'kafka', 'format' = 'debezium-json',

@@ -39,6 +39,7 @@ const afterEnd = 3
 // GROUP BY must not emit its final results a second time.
 func TestFinishedBranchKills(t *testing.T) {
 	needBinary(t)
+	t.Parallel() // its own folder and processes; the runs mostly wait on rate-limited sources
 	e := newSinkEnv(t)
 	sql, err := os.ReadFile(filepath.Join("testdata", "kill_finished_branch.sql"))
 	if err != nil {

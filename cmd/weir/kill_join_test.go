@@ -57,6 +57,7 @@ func TestJoinBoundedSpillRandomKills(t *testing.T) {
 // checkpoint.
 func TestJoinStopRestore(t *testing.T) {
 	needBinary(t)
+	t.Parallel() // its own folder and processes; the runs mostly wait on rate-limited sources
 	e := newSinkEnv(t)
 	sql, err := os.ReadFile(filepath.Join("testdata", "kill_join.sql"))
 	if err != nil {
@@ -142,6 +143,7 @@ func TestSemiJoinRandomKills(t *testing.T) {
 // per-key (id % keys) sum and count of the sequence 0..rows-1.
 func joinRandomKills(t *testing.T, file, name string, rows, keys int64) {
 	needBinary(t)
+	t.Parallel() // its own folder and processes; the runs mostly wait on rate-limited sources
 	seed := seedFrom(t, "WEIR_JOIN_KILL_SEED")
 	t.Logf("seed %d; repeat with: WEIR_JOIN_KILL_SEED=%d go test ./cmd/weir -run '^%s$' -v", seed, seed, name)
 	rng := rand.New(rand.NewPCG(seed, 0x6a6f696e))

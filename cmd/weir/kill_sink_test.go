@@ -475,6 +475,7 @@ const (
 // committed so far is a consistent prefix).
 func TestSinkRandomKills(t *testing.T) {
 	needBinary(t)
+	t.Parallel() // its own folder and processes; the runs mostly wait on rate-limited sources
 	seed := seedFrom(t, "WEIR_SINK_KILL_SEED")
 	t.Logf("seed %d; repeat with: WEIR_SINK_KILL_SEED=%d go test ./cmd/weir -run '^TestSinkRandomKills$' -v", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 0x73696e6b))

@@ -733,6 +733,7 @@ func seedFrom(t *testing.T, env string) uint64 {
 // after the input is exhausted, or never if the job finishes first.
 func TestRandomKills(t *testing.T) {
 	needBinary(t)
+	t.Parallel() // its own folder and processes; the runs mostly wait on rate-limited sources
 	seed := seedFrom(t, "WEIR_KILL_SEED")
 	t.Logf("seed %d; repeat with: WEIR_KILL_SEED=%d go test ./cmd/weir -run '^TestRandomKills$' -v", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 0x6b696c6c))

@@ -86,6 +86,7 @@ func readTopN(t *testing.T, dir string) map[topnRow]int {
 // answer computed in Go, every row exactly once.
 func TestTopNRandomKills(t *testing.T) {
 	needBinary(t)
+	t.Parallel() // its own folder and processes; the runs mostly wait on rate-limited sources
 	seed := seedFrom(t, "WEIR_TOPN_KILL_SEED")
 	t.Logf("seed %d; repeat with: WEIR_TOPN_KILL_SEED=%d go test ./cmd/weir -run '^TestTopNRandomKills$' -v", seed, seed)
 	sql, err := os.ReadFile(filepath.Join("testdata", topnJob+".sql"))
@@ -106,6 +107,7 @@ func TestTopNRandomKills(t *testing.T) {
 // answer.
 func TestRankDenseRankRandomKills(t *testing.T) {
 	needBinary(t)
+	t.Parallel() // its own folder and processes; the runs mostly wait on rate-limited sources
 	seed := seedFrom(t, "WEIR_RANK_KILL_SEED")
 	t.Logf("seed %d; repeat with: WEIR_RANK_KILL_SEED=%d go test ./cmd/weir -run '^TestRankDenseRankRandomKills$' -v", seed, seed)
 	data, err := os.ReadFile(filepath.Join("testdata", topnJob+".sql"))

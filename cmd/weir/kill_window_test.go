@@ -86,6 +86,7 @@ func committedWindowRows(t *testing.T, dir string) []string {
 
 func TestWindowRandomKills(t *testing.T) {
 	needBinary(t)
+	t.Parallel() // its own folder and processes; the runs mostly wait on rate-limited sources
 	seed := seedFrom(t, "WEIR_WINDOW_KILL_SEED")
 	t.Logf("seed %d; repeat with: WEIR_WINDOW_KILL_SEED=%d go test ./cmd/weir -run '^TestWindowRandomKills$' -v", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 0x77696e))
