@@ -228,3 +228,70 @@ func TestGroupAggPresenceFromMainRescaled(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupAggPresenceTTLAcrossRestores is the TTL check of presence-only
+// entries with a kill and restore before every row, at parallelism 1, 2
+// and 3, over budget and into memory, starting from main's layout (an
+// entry of counts): a value seen again within the TTL keeps counting once
+// (its restamp must reach the store though its mask does not change), one
+// not seen for the TTL counts again.
+func TestGroupAggPresenceTTLAcrossRestores(t *testing.T) {
+	calls := []AggCall{
+		{Func: AggCountStar, Arg: -1, Type: types.BigInt},
+		{Func: AggCount, Arg: 1, ArgType: types.BigInt, Type: types.BigInt, Distinct: true, DistinctArg: "v"},
+		{Func: AggMin, Arg: 1, ArgType: types.BigInt, Type: types.BigInt},
+	}
+	dir := t.TempDir()
+	prev := ""
+	for i, s := range []struct {
+		now, v int64
+		par    int
+		budget int64
+		want   []string
+	}{
+		{0, 10, 1, 1, []string{"+I[1, 1, 1, 10]"}},
+		{0, 11, 2, 1, []string{"-U[1, 1, 1, 10]", "+U[1, 2, 2, 10]"}},
+		{800, 11, 1, 64 << 20, []string{"-U[1, 2, 2, 10]", "+U[1, 3, 2, 10]"}},  // 11 restamped at 800
+		{1500, 12, 3, 1, []string{"-U[1, 3, 2, 10]", "+U[1, 4, 3, 10]"}},        // 10 expired at 1000
+		{1600, 11, 2, 64 << 20, []string{"-U[1, 4, 3, 10]", "+U[1, 5, 3, 10]"}}, // 11 lives until 1800
+		{1700, 10, 1, 1, []string{"-U[1, 5, 3, 10]", "+U[1, 6, 4, 10]"}},        // 10 counts again
+	} {
+		row := []types.Value{types.BigIntValue(1), types.BigIntValue(s.v)}
+		sub := subtaskOf(row, []int{0}, s.par)
+		work := filepath.Join(dir, fmt.Sprintf("w%d", i))
+		var st *statestore.Store
+		var err error
+		if prev == "" {
+			st = openAggStore(t, work)
+		} else {
+			lo, hi := state.KeyGroupRange(sub, s.par, 128)
+			if st, err = statestore.RestoreKeyGroups([]string{prev}, work, lo, hi, statestore.Options{CacheBytes: 64 << 10}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		op := NewGroupAggOverInserts([]int{0}, calls)().(*groupAggOp)
+		if err := op.Open(&OpContext{Subtask: sub, Parallelism: s.par, MaxParallelism: 128, Name: "agg", ID: "agg", StateBudget: s.budget, StateTTL: time.Second}); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			op.dv.presence = false // main's layout
+		}
+		if err := op.InitState(st, prev != ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := op.advanceTime(s.now); err != nil {
+			t.Fatal(err)
+		}
+		b := types.NewBatch(2, 1)
+		b.Append(types.Insert, row)
+		var rec recorder
+		if err := op.Process(0, b, &rec); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(rec.rows, s.want) {
+			t.Fatalf("step %d (at %d, %d): %v, want %v", i, s.now, s.v, rec.rows, s.want)
+		}
+		prev = filepath.Join(dir, fmt.Sprintf("snap%d", i))
+		checkpointAgg(t, op, st, prev)
+	}
+}
