@@ -116,3 +116,22 @@ func TestPresenceDistinctOverInsertOnlyInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestPresenceDistinctOverFullLimit groups the rows of a LIMIT with an
+// OFFSET and no ORDER BY, which the planner deems insert-only once the
+// limit is full too (later rows are dropped, none displaced): the
+// aggregate over it, presence-only, must see no retraction and count
+// exactly the limit's rows.
+func TestPresenceDistinctOverFullLimit(t *testing.T) {
+	_, opath := writeOrders(t, 500, 3)
+	for _, par := range []int{1, 3} {
+		src := fmt.Sprintf("SET 'parallelism.default' = '%d';\n", par) +
+			fmt.Sprintf(ordersDDL, opath) +
+			"CREATE TABLE out (n BIGINT, c BIGINT) WITH ('connector' = 'print');\n" +
+			"INSERT INTO out SELECT COUNT(*), COUNT(DISTINCT k) FROM (SELECT * FROM orders LIMIT 50 OFFSET 7);\n"
+		got := sortedRows(applyChangelog(t, runScript(t, src)))
+		if len(got) != 1 || !strings.HasPrefix(got[0], "[50, ") {
+			t.Fatalf("p%d: %v, want one row of 50 rows", par, got)
+		}
+	}
+}
