@@ -41,12 +41,32 @@ import (
 // group's COUNT keeps it (no output for an expiry), and the value counts
 // again when it comes back. A group expires no earlier than its entries
 // (every entry written writes its group).
+//
+// Over insert-only input (NewGroupAggOverInserts) the entries are
+// presence-only, as Flink's distinct maps are when the aggregate consumes
+// no retractions: a count only tells whether the call saw the value, so
+// an entry changes, and the next checkpoint writes it, only when a call
+// sees its value for the first time (without a TTL; with one every
+// sighting restamps the entry, as before), and it is stored as a mask of
+// the calls that saw it (distinctPresenceVersion). The counts in memory
+// still grow, but a stored count (of an entry loaded from a record of
+// version 1) may lag behind them. So the mode is stored: such an entry
+// refuses to load into a GroupAgg whose input retracts, and so does its
+// group's record (groupPresenceVersion), which a row of the group always
+// rewrites: a GroupAgg whose input retracts never uses a lagging count.
+// Records of version 1 (exact counts) load into either.
 
 // distinctStateName is the name of the GroupAgg's DISTINCT entries.
 const distinctStateName = "distinct.v1"
 
-// distinctRecordVersion leads every stored entry.
+// distinctRecordVersion leads every stored entry with counts: the
+// version, the number of counts and each count (uvarint).
 const distinctRecordVersion = 1
+
+// distinctPresenceVersion leads every stored entry of a presence-only
+// GroupAgg: the version, the number of calls n and a mask of the calls
+// that saw the value, (n+7)/8 bytes, call m at bit m%8 of byte m/8.
+const distinctPresenceVersion = 2
 
 // distinctFamily is the DISTINCT calls over one integer argument.
 type distinctFamily struct {
@@ -82,6 +102,10 @@ type distinctValues struct {
 	fams  []*distinctFamily
 	st    *state.Records
 	width int // counts per entry: the most calls of a family
+	// presence: the input is insert-only, the entries presence-only (a
+	// count past 1 changes nothing stored); restamp: they have a TTL, so
+	// every sighting still marks the entry changed.
+	presence, restamp bool
 
 	// The entries by slot, in pages of distinctPageLen: a new page
 	// neither copies the others nor doubles the memory of them all, as
@@ -262,7 +286,7 @@ func (g *groupAggOp) newDistinctValues(ctx *OpContext) error {
 	if len(fams) == 0 {
 		return nil
 	}
-	d := &distinctValues{g: g, fams: fams, loadGi: -1}
+	d := &distinctValues{g: g, fams: fams, loadGi: -1, presence: g.insertOnly, restamp: ctx.StateTTL > 0}
 	for _, f := range fams {
 		d.width = max(d.width, len(f.calls))
 	}
@@ -361,8 +385,13 @@ func (d *distinctValues) update(gis []int32, b *types.Batch) error {
 }
 
 // count1 counts value v of family f in one row of group gi: a count for
-// each call whose argument is not NULL in row.
+// each call whose argument is not NULL in row. A presence-only entry is
+// changed only when a call sees its value for the first time (or it has a
+// TTL to restamp).
 func (d *distinctValues) count1(f *distinctFamily, gi int32, v types.Value, row []types.Value, retract bool) error {
+	if retract && d.presence {
+		return fmt.Errorf("%s: a retraction into an aggregate over insert-only input", d.g.name)
+	}
 	slot, ok, err := d.find(f, gi, v.Int(), !retract)
 	if err != nil {
 		return err
@@ -372,7 +401,7 @@ func (d *distinctValues) count1(f *distinctFamily, gi int32, v types.Value, row 
 	}
 	at := int(slot) * d.width
 	cs := d.counts(slot)[:len(f.calls)]
-	live := false
+	live, seen := false, false
 	for m, a := range f.args {
 		if row[a].IsNull() {
 			live = live || cs[m] > 0
@@ -382,6 +411,7 @@ func (d *distinctValues) count1(f *distinctFamily, gi int32, v types.Value, row 
 		case !retract:
 			if d.inc(&cs[m], at+m) {
 				f.inner[m].add(gi, v)
+				seen = true
 			}
 		case cs[m] > 0:
 			if d.dec(&cs[m], at+m) {
@@ -393,7 +423,9 @@ func (d *distinctValues) count1(f *distinctFamily, gi int32, v types.Value, row 
 	if !live {
 		return d.remove(slot)
 	}
-	d.st.Changed(slot)
+	if seen || !d.presence || d.restamp {
+		d.st.Changed(slot)
+	}
 	return nil
 }
 
@@ -508,10 +540,25 @@ func (d *distinctValues) AppendRecordKey(dst []byte, slot int32) []byte {
 }
 
 // AppendRecord implements state.RecordSource: the version, the number of
-// counts and each count.
+// counts and each count; presence-only, the version, the number of calls
+// and the mask of those that saw the value.
 func (d *distinctValues) AppendRecord(dst []byte, slot int32) []byte {
 	p, i := d.page(slot)
 	n := len(d.fams[p.fam[i]].calls)
+	if d.presence {
+		dst = append(dst, distinctPresenceVersion, byte(n))
+		cs := d.counts(slot)[:n]
+		for lo := 0; lo < n; lo += 8 {
+			var b byte
+			for m := lo; m < min(lo+8, n); m++ {
+				if cs[m] > 0 {
+					b |= 1 << (m - lo)
+				}
+			}
+			dst = append(dst, b)
+		}
+		return dst
+	}
 	dst = append(dst, distinctRecordVersion, byte(n))
 	for m := range n {
 		dst = binary.AppendUvarint(dst, uint64(d.count(slot, m)))
@@ -536,8 +583,11 @@ func (d *distinctValues) LoadRecord(key, rec []byte) (int32, error) {
 			return 0, fmt.Errorf("DISTINCT entry of group %x, not in the state", gk)
 		}
 	}
-	if len(rec) < 2 || rec[0] != distinctRecordVersion {
+	if len(rec) < 2 || (rec[0] != distinctRecordVersion && rec[0] != distinctPresenceVersion) {
 		return 0, errors.New("DISTINCT entry of unknown version")
+	}
+	if rec[0] == distinctPresenceVersion && !d.presence {
+		return 0, errPresenceOnly
 	}
 	if int(rec[1]) != len(f.calls) {
 		return 0, fmt.Errorf("DISTINCT entry with %d counts for %d calls", rec[1], len(f.calls))
@@ -546,17 +596,14 @@ func (d *distinctValues) LoadRecord(key, rec []byte) (int32, error) {
 		return 0, errors.New("DISTINCT entry stored twice")
 	}
 	var cs [256]int64
-	rest := rec[2:]
-	live := false
-	for m := range f.calls {
-		c, r, err := readUvarint(rest)
-		if err != nil || c > 1<<62 {
-			return 0, errBadState
-		}
-		cs[m], rest = int64(c), r
-		live = live || c > 0
+	var live bool
+	var err error
+	if rec[0] == distinctPresenceVersion {
+		live, err = readPresence(rec[2:], cs[:len(f.calls)])
+	} else {
+		live, err = readCounts(rec[2:], cs[:len(f.calls)])
 	}
-	if len(rest) != 0 || !live {
+	if err != nil || !live {
 		return 0, errBadState
 	}
 	slot := d.newEntry(f, gi, n)
@@ -564,6 +611,48 @@ func (d *distinctValues) LoadRecord(key, rec []byte) (int32, error) {
 		d.setCount(slot, m, cs[m])
 	}
 	return slot, nil
+}
+
+// errPresenceOnly refuses presence-only DISTINCT state to a GroupAgg whose
+// input retracts, which needs every value's count.
+var errPresenceOnly = errors.New("the state's COUNT(DISTINCT ...) values were written by an aggregate over " +
+	"insert-only input, which keeps no counts; this aggregate's input has retractions and cannot restore them " +
+	"(start it without this checkpoint)")
+
+// readCounts reads the counts of an entry of version 1 into cs and
+// reports whether one is not 0.
+func readCounts(src []byte, cs []int64) (bool, error) {
+	live := false
+	for m := range cs {
+		c, r, err := readUvarint(src)
+		if err != nil || c > 1<<62 {
+			return false, errBadState
+		}
+		cs[m], src = int64(c), r
+		live = live || c > 0
+	}
+	if len(src) != 0 {
+		return false, errBadState
+	}
+	return live, nil
+}
+
+// readPresence reads the mask of a presence-only entry into cs (1 for a
+// call that saw the value) and reports whether one did.
+func readPresence(src []byte, cs []int64) (bool, error) {
+	n := len(cs)
+	if len(src) != (n+7)/8 {
+		return false, errBadState
+	}
+	if n%8 != 0 && src[len(src)-1]>>(n%8) != 0 {
+		return false, errBadState // a bit past the calls
+	}
+	live := false
+	for m := range cs {
+		cs[m] = int64(src[m/8] >> (m % 8) & 1)
+		live = live || cs[m] > 0
+	}
+	return live, nil
 }
 
 // DropRecords implements state.RecordSource: every entry was written to

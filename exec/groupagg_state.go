@@ -29,6 +29,12 @@ import (
 // loads: its DISTINCT sets become entries, and it is written again.
 const groupStateVersion = 4
 
+// groupPresenceVersion is groupStateVersion for a group whose DISTINCT
+// entries are presence-only (a GroupAgg over insert-only input, see
+// groupagg_distinct.go): the layout of version 4, which a GroupAgg whose
+// input retracts refuses to load.
+const groupPresenceVersion = 5
+
 // groupsStateName is the name of the GroupAgg's state.
 const groupsStateName = "groups"
 
@@ -154,6 +160,10 @@ func (g *groupAggOp) AppendRecordKey(dst []byte, gi int32) []byte {
 // AppendRecord implements state.RecordSource: group gi's record.
 func (g *groupAggOp) AppendRecord(dst []byte, gi int32) []byte {
 	h := &g.heads[gi]
+	version := byte(groupStateVersion)
+	if g.dv != nil && g.dv.presence {
+		version = groupPresenceVersion
+	}
 	if h.inInts {
 		// One key column, of kind keyKind: no key values to make, and
 		// each mask is 0 or 1, a uvarint of one byte.
@@ -164,7 +174,7 @@ func (g *groupAggOp) AppendRecord(dst []byte, gi int32) []byte {
 		case types.KindTimestampLTZ:
 			ltz = 1
 		}
-		dst = append(dst, groupStateVersion, ints, ltz)
+		dst = append(dst, version, ints, ltz)
 	} else {
 		var ints, ltz uint64
 		for i, v := range g.groupKey(gi) {
@@ -175,7 +185,7 @@ func (g *groupAggOp) AppendRecord(dst []byte, gi int32) []byte {
 				ltz |= 1 << i
 			}
 		}
-		dst = append(dst, groupStateVersion)
+		dst = append(dst, version)
 		dst = binary.AppendUvarint(dst, ints)
 		dst = binary.AppendUvarint(dst, ltz)
 	}
@@ -189,8 +199,11 @@ func (g *groupAggOp) AppendRecord(dst []byte, gi int32) []byte {
 // LoadRecord implements state.RecordSource: it makes a group from a stored
 // record and registers it. It is already emitted: its result is out.
 func (g *groupAggOp) LoadRecord(key, rec []byte) (int32, error) {
-	if len(rec) == 0 || rec[0] < 1 || rec[0] > groupStateVersion {
+	if len(rec) == 0 || rec[0] < 1 || rec[0] > groupPresenceVersion {
 		return 0, errors.New("group record of unknown version")
+	}
+	if rec[0] == groupPresenceVersion && (g.dv == nil || !g.dv.presence) {
+		return 0, errPresenceOnly
 	}
 	version, rest := rec[0], rec[1:]
 	var ints, ltz uint64
