@@ -141,7 +141,15 @@ func (c *calcOp) Process(_ int, b *types.Batch, out Emitter) error {
 	o := c.out
 	o.Reset()
 	c.proc.tick()
-	for i := range b.Len() {
+	// Room for every row up front, each output row then written in place
+	// (every column is set below): a growRow call a row cost more than
+	// the row's copy. kinds and vals are o's room, j rows in it so far;
+	// o is cut to them before it is emitted (after an error, the next
+	// call's Reset empties it).
+	n := b.Len()
+	kinds, vals := slices.Grow(o.Kinds, n)[:n], slices.Grow(o.Vals, n*width)[:n*width]
+	j := 0
+	for i := range n {
 		row := b.Row(i)
 		if c.memo != nil {
 			c.memo.Next()
@@ -155,11 +163,13 @@ func (c *calcOp) Process(_ int, b *types.Batch, out Emitter) error {
 				continue
 			}
 		}
+		kinds[j] = b.Kinds[i]
+		dst := vals[j*width : (j+1)*width : (j+1)*width]
+		j++
 		if c.proj == nil {
-			o.Append(b.Kinds[i], row)
+			copy(dst, row)
 			continue
 		}
-		dst := growRow(o, b.Kinds[i]) // every column is set below
 		for k, p := range c.proj {
 			if from := c.copyCol[k]; from >= 0 && from < len(row) {
 				dst[k] = row[from]
@@ -178,7 +188,8 @@ func (c *calcOp) Process(_ int, b *types.Batch, out Emitter) error {
 			dst[k] = v
 		}
 	}
-	if o.Len() == 0 {
+	o.Kinds, o.Vals = kinds[:j], vals[:j*width]
+	if j == 0 {
 		return nil
 	}
 	err := out.Emit(o)
