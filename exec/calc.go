@@ -22,6 +22,11 @@ type calcOp struct {
 	// a plain column reference, else -1 (evaluated): a projection that
 	// mixes copies and expressions copies without an Eval call.
 	copyCol []int
+	// ltzCol is, per projection, the column it reads when it is
+	// TO_TIMESTAMP_LTZ of a column in milliseconds (expr.LTZMillisOf),
+	// else -1: an integer there is made an instant without an Eval call
+	// (a table's rowtime computed from a BIGINT, as W10's, every row).
+	ltzCol []int
 	// srcFilter and srcProj are the expressions as built (filter and proj
 	// are this instance's copies, bound and with common subexpressions
 	// shared); memo numbers the rows for the shared ones (nil: none).
@@ -86,13 +91,16 @@ func (c *calcOp) Open(ctx *OpContext) error {
 
 // setCopyCols fills copyCol from the projections (after shareCommon).
 func (c *calcOp) setCopyCols() {
-	c.copyCol = c.copyCol[:0]
+	c.copyCol, c.ltzCol = c.copyCol[:0], c.ltzCol[:0]
 	for _, p := range c.proj {
-		idx := -1
+		idx, ltz := -1, -1
 		if col, ok := p.(*expr.Column); ok {
 			idx = col.Index
+		} else if col, ok := expr.LTZMillisOf(p); ok {
+			ltz = col
 		}
 		c.copyCol = append(c.copyCol, idx)
+		c.ltzCol = append(c.ltzCol, ltz)
 	}
 }
 
@@ -133,7 +141,15 @@ func (c *calcOp) Process(_ int, b *types.Batch, out Emitter) error {
 	o := c.out
 	o.Reset()
 	c.proc.tick()
-	for i := range b.Len() {
+	// Room for every row up front, each output row then written in place
+	// (every column is set below): a growRow call a row cost more than
+	// the row's copy. kinds and vals are o's room, j rows in it so far;
+	// o is cut to them before it is emitted (after an error, the next
+	// call's Reset empties it).
+	n := b.Len()
+	kinds, vals := slices.Grow(o.Kinds, n)[:n], slices.Grow(o.Vals, n*width)[:n*width]
+	j := 0
+	for i := range n {
 		row := b.Row(i)
 		if c.memo != nil {
 			c.memo.Next()
@@ -147,15 +163,23 @@ func (c *calcOp) Process(_ int, b *types.Batch, out Emitter) error {
 				continue
 			}
 		}
+		kinds[j] = b.Kinds[i]
+		dst := vals[j*width : (j+1)*width : (j+1)*width]
+		j++
 		if c.proj == nil {
-			o.Append(b.Kinds[i], row)
+			copy(dst, row)
 			continue
 		}
-		dst := growRow(o, b.Kinds[i]) // every column is set below
 		for k, p := range c.proj {
 			if from := c.copyCol[k]; from >= 0 && from < len(row) {
 				dst[k] = row[from]
 				continue
+			}
+			if from := c.ltzCol[k]; from >= 0 && from < len(row) {
+				if v := row[from]; v.Kind().IsInteger() {
+					dst[k] = types.TimestampLTZValue(v.Int())
+					continue
+				}
 			}
 			v, err := p.Eval(row)
 			if err != nil {
@@ -164,7 +188,8 @@ func (c *calcOp) Process(_ int, b *types.Batch, out Emitter) error {
 			dst[k] = v
 		}
 	}
-	if o.Len() == 0 {
+	o.Kinds, o.Vals = kinds[:j], vals[:j*width]
+	if j == 0 {
 		return nil
 	}
 	err := out.Emit(o)

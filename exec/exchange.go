@@ -135,7 +135,19 @@ func (x *exchange) emitHashOne(e *outEdge, b *types.Batch) error {
 			kg = h % maxPar
 		}
 		d := e.dests[e.owner[kg]]
-		appendRow(d.pending, b.Kinds[i], row)
+		// appendRow, its room check inlined: growRow is a call, which
+		// cost about as much as the row's copy.
+		if p := d.pending; p.Width == w && cap(p.Vals)-len(p.Vals) >= w && cap(p.Kinds) > len(p.Kinds) {
+			n := len(p.Vals)
+			p.Kinds = append(p.Kinds, b.Kinds[i])
+			p.Vals = p.Vals[:n+w]
+			dst := p.Vals[n : n+w : n+w]
+			for j := range dst {
+				dst[j] = row[j]
+			}
+		} else {
+			appendRow(p, b.Kinds[i], row)
+		}
 		if d.pending.Len() >= x.batchSize {
 			if err := x.sendPending(d); err != nil {
 				return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sync/atomic"
 
 	"github.com/weir-sql/weir/state"
@@ -173,10 +174,13 @@ type intervalJoinOp struct {
 	keyRow  []types.Value // a row's key columns, for the index
 	keyKind []types.Kind
 	out     *types.Batch
-	joined  []types.Value // left ++ right, for the residual
-	tmp     ijKey         // a stored record decoded for its due times
-	full    []types.Value // a stored row with every column (AppendRecord)
-	dec     []types.Value // an input's rows of a record, decoded (decodeRecord)
+	joined  []types.Value // left ++ right, for the residual (and a picked output)
+	// pick, when set (pickOutput), is the output: per column, a column of
+	// the joined row (left ++ right), which is made in joined first.
+	pick []int
+	tmp  ijKey         // a stored record decoded for its due times
+	full []types.Value // a stored row with every column (AppendRecord)
+	dec  []types.Value // an input's rows of a record, decoded (decodeRecord)
 	// born holds per slot the snapshot generation in which its key was
 	// added (-1: loaded from the store), kept only while the records are
 	// backed by the store (spilled or restored without loading): a key
@@ -200,6 +204,7 @@ var (
 	_ StatefulOperator  = (*intervalJoinOp)(nil)
 	_ WatermarkOperator = (*intervalJoinOp)(nil)
 	_ state.DueSource   = (*intervalJoinOp)(nil)
+	_ outputPicker      = (*intervalJoinOp)(nil)
 )
 
 // valueBytes is the memory of a types.Value; keyOverhead that of a key's
@@ -245,6 +250,7 @@ func (o *intervalJoinOp) Open(ctx *OpContext) error {
 	}
 	o.recs = state.NewSlab[ijKey](1)
 	o.queue.last = math.MinInt64
+	o.pick = nil
 	o.out = types.NewBatch(o.w[0]+o.w[1], 256)
 	o.joined = make([]types.Value, o.w[0]+o.w[1])
 	o.full = make([]types.Value, max(o.w[0], o.w[1]))
@@ -703,7 +709,14 @@ func (o *intervalJoinOp) add(s int32, side int, t int64, row []types.Value, out 
 		if !ijMatched(meta) {
 			rows[j] = ijMeta(meta.Int(), true)
 		}
-		o.emit(side, row, key, orow)
+		if o.pick != nil {
+			if o.spec.Residual == nil { // else matches made it
+				o.joinInto(o.joined, side, row, key, orow)
+			}
+			o.emitPicked()
+		} else {
+			o.emit(side, row, key, orow)
+		}
 		if err := o.flushFull(out); err != nil {
 			return err
 		}
@@ -790,10 +803,45 @@ func (o *intervalJoinOp) emit(side int, row []types.Value, key int64, stored []t
 	o.joinInto(o.out.AppendEmpty(types.Insert), side, row, key, stored)
 }
 
+// emitPicked appends the columns pick of the joined row in joined.
+func (o *intervalJoinOp) emitPicked() {
+	dst := growRow(o.out, types.Insert) // every column is set below
+	for k, c := range o.pick {
+		dst[k] = o.joined[c]
+	}
+}
+
+// pickOutput implements outputPicker: every row the join emits (joined,
+// or NULL-padded) is made whole first, then picked (emitPicked), so its
+// output is that of a Calc picking cols after it.
+func (o *intervalJoinOp) pickOutput(cols []int) bool {
+	if o.out.Len() > 0 {
+		return false
+	}
+	for _, c := range cols {
+		if c < 0 || c >= len(o.joined) {
+			return false
+		}
+	}
+	o.pick = slices.Clone(cols)
+	o.out = types.NewBatch(len(cols), 256)
+	return true
+}
+
 // emitPadded appends side's row, NULL-padded: row, or when nil the row
 // stored for the key key.
 func (o *intervalJoinOp) emitPadded(side int, row []types.Value, key int64, stored []types.Value) {
-	dst := o.out.AppendEmpty(types.Insert)
+	if o.pick != nil {
+		o.padInto(o.joined, side, row, key, stored)
+		o.emitPicked()
+		return
+	}
+	o.padInto(o.out.AppendEmpty(types.Insert), side, row, key, stored)
+}
+
+// padInto writes side's row, NULL-padded, into dst (left ++ right): row,
+// or when nil the row stored for the key key.
+func (o *intervalJoinOp) padInto(dst []types.Value, side int, row []types.Value, key int64, stored []types.Value) {
 	wl := o.w[0]
 	mine, pad := dst[:wl], dst[wl:]
 	if side == 1 {

@@ -133,6 +133,28 @@ type TimeFunc struct {
 
 var _ Node = (*TimeFunc)(nil)
 
+// LTZMillisOf reports whether e is TO_TIMESTAMP_LTZ(c, p) of a column c and
+// a literal precision p other than 0 and NULL, and returns c: for a value
+// of an integer kind in column c, e's value is then
+// types.TimestampLTZValue of it (milliseconds), as Eval gives it; for any
+// other value (NULL, DOUBLE, DECIMAL) Eval must be called. A Calc copies
+// such a source's rowtime so without an Eval call a row.
+func LTZMillisOf(e Expr) (int, bool) {
+	c, ok := e.(*TimeFunc)
+	if !ok || c.f != tfToTimestampLTZ || c.memo != nil || len(c.Args) != 2 {
+		return 0, false
+	}
+	col, ok := c.Args[0].(*Column)
+	if !ok {
+		return 0, false
+	}
+	p, ok := c.Args[1].(*Literal)
+	if !ok || p.V.IsNull() || !p.V.Kind().IsInteger() || p.V.Int() == 0 {
+		return 0, false
+	}
+	return col.Index, true
+}
+
 // NewTimeCall type-checks a call of time function name (upper case; FLOOR
 // and CEIL with a unit too) with unit (for the functions that take one)
 // and args, in the session's time zone loc. A format string must be a

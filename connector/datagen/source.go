@@ -28,6 +28,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/weir-sql/weir/connector"
@@ -111,30 +112,26 @@ func (r *Reader) Next(ctx context.Context, b *types.Batch, max int) error {
 		return err
 	}
 	i := int64(r.subtask) + r.count*int64(r.parallelism)
+	// Room for the n rows first, then each filled in place (a call a row
+	// to make room cost as much as filling it).
+	w := b.Width
+	kinds, vals := slices.Grow(b.Kinds, n), slices.Grow(b.Vals, n*w)
 	for n > 0 && (r.quota < 0 || r.count < r.quota) {
 		if !r.skips.Emitted(i) {
-			r.gen.fill(appendRow(b), i)
+			kinds = append(kinds, types.Insert)
+			m := len(vals)
+			vals = vals[:m+w]
+			r.gen.fill(vals[m:m+w:m+w], i)
 			n--
 		}
 		i += int64(r.parallelism)
 		r.count++
 	}
+	b.Kinds, b.Vals = kinds, vals
 	if r.quota >= 0 && r.count >= r.quota {
 		return io.EOF
 	}
 	return nil
-}
-
-// appendRow appends an Insert row to b and returns it for fill, which
-// overwrites every column, so unlike AppendEmpty it need not clear it.
-func appendRow(b *types.Batch) []types.Value {
-	n, w := len(b.Vals), b.Width
-	if cap(b.Vals)-n < w || cap(b.Kinds) == len(b.Kinds) {
-		return b.AppendEmpty(types.Insert)
-	}
-	b.Kinds = append(b.Kinds, types.Insert)
-	b.Vals = b.Vals[:n+w]
-	return b.Vals[n : n+w : n+w]
 }
 
 // Close releases the reader.
