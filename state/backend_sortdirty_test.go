@@ -62,3 +62,35 @@ func TestSortDirtyOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestSortDirtyEdges (review): sortDirty on keys around the 32 bytes it
+// compares as words: 31, 32 and 33 bytes differing only at their last
+// byte, a key and itself followed by zeros (shorter, equal words), bytes
+// 0x7f and 0x80 (the words are unsigned), every permutation's order the
+// same as sorting the strings.
+func TestSortDirtyEdges(t *testing.T) {
+	p31 := strings.Repeat("\x00", 31)
+	p32 := strings.Repeat("\xff", 32)
+	keys := []string{
+		"", "\x00", "\x00\x00", "ab", "ab\x00", "ab\x00\x00", "ab\x01", "a\x7f", "a\x80", "a\xff",
+		p31, p31 + "\x00", p31 + "\x01", p31 + "\x00\x00", p31 + "\x00\x01",
+		p32, p32 + "\x00", p32 + "\x01", p32 + "\x00\x00", p32[:31] + "\xfe", p32[:31] + "\xfe\xff",
+		strings.Repeat("\x80", 8) + "\x7f", strings.Repeat("\x7f", 8) + "\x80", strings.Repeat("\x80", 9),
+	}
+	want := slices.Clone(keys)
+	slices.Sort(want)
+	r := rand.New(rand.NewPCG(testseed.Seed(t), 21))
+	for range 200 {
+		r.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+		d := make([]*memEntry, len(keys))
+		for i, k := range keys {
+			d[i] = &memEntry{key: k}
+		}
+		ds := sortDirty(d)
+		for i, de := range ds {
+			if de.e.key != want[i] {
+				t.Fatalf("at %d: %q, want %q", i, de.e.key, want[i])
+			}
+		}
+	}
+}
