@@ -99,6 +99,7 @@ func (o *overUpdOp) Open(ctx *OpContext) error {
 		if err != nil {
 			return err
 		}
+		a.grow() // slot 0; slot 1 is the second version of resultsRows
 		a.grow()
 		o.accs = append(o.accs, a)
 		o.exact = o.exact && exactRetract(a)
@@ -440,15 +441,21 @@ func (o *overUpdOp) arg(i int, row []types.Value) types.Value {
 	return types.BigIntValue(1)
 }
 
-func (o *overUpdOp) add(row []types.Value) {
+func (o *overUpdOp) add(row []types.Value) { o.addTo(0, row) }
+
+func (o *overUpdOp) retract(row []types.Value) { o.retractFrom(0, row) }
+
+// addTo adds row to the accumulators' slot g.
+func (o *overUpdOp) addTo(g int32, row []types.Value) {
 	for i, a := range o.accs {
-		a.add(0, o.arg(i, row))
+		a.add(g, o.arg(i, row))
 	}
 }
 
-func (o *overUpdOp) retract(row []types.Value) {
+// retractFrom takes row out of the accumulators' slot g.
+func (o *overUpdOp) retractFrom(g int32, row []types.Value) {
 	for i, a := range o.accs {
-		a.retract(0, o.arg(i, row))
+		a.retract(g, o.arg(i, row))
 	}
 }
 
@@ -469,8 +476,12 @@ func (o *overUpdOp) recompute() error {
 		o.oldRes, o.newRes = make([]types.Value, n), make([]types.Value, n)
 	}
 	o.oldRes, o.newRes = o.oldRes[:n], o.newRes[:n]
-	o.results(o.oldRes, true)
-	o.results(o.newRes, false)
+	if f := o.spec.Frame; f.IsRows && !f.Unbounded && o.exact && len(o.tail) > 0 && (o.tail[0].inserted || o.tail[0].removed) {
+		o.resultsRows()
+	} else {
+		o.results(o.oldRes, true)
+		o.results(o.newRes, false)
+	}
 	for j := range o.tail {
 		e := &o.tail[j]
 		old, cur := o.oldRes[j*nc:(j+1)*nc], o.newRes[j*nc:(j+1)*nc]
@@ -575,6 +586,75 @@ func (o *overUpdOp) results(dst []types.Value, old bool) {
 			}
 			put(i)
 		}
+	}
+}
+
+// resultsRows is results of both versions in one pass, for a ROWS n
+// frame of accumulators whose retract undoes their add exactly (exact):
+// the changed row x is tail[0], in one version only (inserted: the new
+// one; removed: the old one), every other tail entry is in both, and
+// before holds at most n rows. Slot 0 slides over the version with x
+// (before, oldest first, then x, then the tail), slot 1 over the one
+// without (before, then the tail after x); they share the rows before
+// x, added once to slot 0 and copied (reset and merge) into slot 1.
+// An exact accumulator's result depends only on the rows in its frame,
+// so it equals results' (which adds each frame's rows in order).
+func (o *overUpdOp) resultsRows() {
+	n := int(o.spec.Frame.Rows)
+	nb := len(o.before)
+	x := &o.tail[0]
+	with, wo := o.newRes, o.oldRes
+	if x.removed {
+		with, wo = o.oldRes, o.newRes
+	}
+	nc := len(o.accs)
+	put := func(dst []types.Value, j int, g int32) {
+		for c, a := range o.accs {
+			dst[j*nc+c] = a.result(g)
+		}
+	}
+	// withAt and woAt are the rows at position p of each version.
+	withAt := func(p int) []types.Value {
+		switch {
+		case p < nb:
+			return o.before[nb-1-p].row
+		case p == nb:
+			return x.row
+		}
+		return o.tail[p-nb].row
+	}
+	woAt := func(p int) []types.Value {
+		if p < nb {
+			return o.before[nb-1-p].row
+		}
+		return o.tail[p-nb+1].row
+	}
+	for _, a := range o.accs {
+		a.reset(0)
+	}
+	for p := max(0, nb-n); p < nb; p++ {
+		o.addTo(0, withAt(p))
+	}
+	for _, a := range o.accs {
+		a.reset(1)
+		a.merge(1, 0)
+	}
+	o.addTo(0, x.row)
+	put(with, 0, 0)
+	for j := 1; j < len(o.tail); j++ {
+		row := o.tail[j].row
+		// tail[j] is at nb+j with x, nb+j-1 without: the row n before
+		// it leaves the frame.
+		if p := nb + j - n - 1; p >= 0 {
+			o.retractFrom(0, withAt(p))
+		}
+		o.addTo(0, row)
+		put(with, j, 0)
+		if p := nb + j - n - 2; p >= 0 {
+			o.retractFrom(1, woAt(p))
+		}
+		o.addTo(1, row)
+		put(wo, j, 1)
 	}
 }
 

@@ -33,7 +33,7 @@ func (r overUpdIn) values() []types.Value {
 type overUpdCase struct {
 	name  string
 	frame OverFrame
-	calls []string // "SUM", "MIN", "COUNT(*)", "AVG(d)"
+	calls []string // "SUM", "MIN", "COUNT(*)", "AVG(s)", "AVG(d)"
 }
 
 func (c overUpdCase) spec(t *testing.T) OverSpec {
@@ -48,6 +48,9 @@ func (c overUpdCase) spec(t *testing.T) OverSpec {
 		case "SUM", "MIN":
 			call = aggfunc.Call{Arg: 2, ArgType: bigint, Type: bigint, Name: name + "(s)"}
 			call.Func, err = b.Lookup(name, false)
+		case "AVG(s)":
+			call = aggfunc.Call{Arg: 2, ArgType: bigint, Type: bigint, Name: name}
+			call.Func, err = b.Lookup("AVG", false)
 		case "COUNT(*)":
 			call = aggfunc.Call{Arg: -1, Type: types.Type{Kind: types.KindBigInt, NotNull: true}, Name: name}
 			call.Func, err = b.Lookup("COUNT", true)
@@ -85,6 +88,12 @@ func (c overUpdCase) results(fr []overUpdIn) []types.Value {
 			out = append(out, types.BigIntValue(m))
 		case "COUNT(*)":
 			out = append(out, types.BigIntValue(int64(len(fr))))
+		case "AVG(s)": // BIGINT: the quotient truncated
+			var s int64
+			for _, r := range fr {
+				s += r.s
+			}
+			out = append(out, types.BigIntValue(s/int64(len(fr))))
 		case "AVG(d)":
 			s := 0.0
 			for _, r := range fr {
@@ -146,6 +155,8 @@ func (c overUpdCase) frameOf(rs []overUpdIn, i int) []overUpdIn {
 var overUpdCases = []overUpdCase{
 	{"rows2-exact", OverFrame{IsRows: true, Rows: 2}, []string{"SUM", "MIN", "COUNT(*)"}},
 	{"rows3-double", OverFrame{IsRows: true, Rows: 3}, []string{"SUM", "AVG(d)"}},
+	// q6's call (AVG of a BIGINT) with others: exact, one pass (resultsRows).
+	{"rows4-exact-avg", OverFrame{IsRows: true, Rows: 4}, []string{"AVG(s)", "MIN", "COUNT(*)"}},
 	{"rows-unbounded", OverFrame{IsRows: true, Unbounded: true}, []string{"MIN", "AVG(d)"}},
 	{"range-unbounded", OverFrame{Unbounded: true}, []string{"SUM", "COUNT(*)", "AVG(d)"}},
 }

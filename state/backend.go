@@ -154,6 +154,10 @@ type memBackend struct {
 	// around one key and writes it, each access finding the group.
 	lastG *memGroup
 	hint  searchHint
+	// lastP is the entry of points last found by point: a value read
+	// and then written (a ValueState's Value, then Update) is found
+	// once. It is in points (unpoint drops it with its key), or nil.
+	lastP *memEntry
 	// loose counts the entries loaded from the store (memLoose) that are
 	// still in the B-tree: the store's keys do not say where a group's
 	// prefix ends, so a group takes its loaded entries from the B-tree
@@ -391,12 +395,32 @@ func (m *memBackend) get(kg int, key []byte, idx index) ([]byte, bool, error) {
 	if idx > 0 {
 		e, _, _ = m.inGroup(k, int(idx))
 	} else {
-		e = m.points[string(k)]
+		e = m.point(k)
 	}
 	if e == nil || e.flags&memDeleted != 0 {
 		return nil, false, nil
 	}
 	return e.val, true, nil
+}
+
+// point returns the entry of points of key k (kg | key), or nil.
+func (m *memBackend) point(k []byte) *memEntry {
+	if e := m.lastP; e != nil && e.key == string(k) {
+		return e
+	}
+	e := m.points[string(k)]
+	if e != nil {
+		m.lastP = e
+	}
+	return e
+}
+
+// unpoint deletes key from points.
+func (m *memBackend) unpoint(key string) {
+	if m.lastP != nil && m.lastP.key == key {
+		m.lastP = nil
+	}
+	delete(m.points, key)
 }
 
 func (m *memBackend) newEntry(key string) *memEntry {
@@ -436,7 +460,7 @@ func (m *memBackend) put(kg int, key, value []byte, idx index) error {
 	if idx > 0 {
 		return m.putInGroup(k, value, int(idx))
 	}
-	e := m.points[string(k)]
+	e := m.point(k)
 	if e != nil {
 		before := e.size()
 		e.val = append(e.val[:0], value...)
@@ -582,7 +606,7 @@ func (m *memBackend) group(p []byte) *memGroup {
 			continue // not loaded: not a group's (cannot happen with prefix-free keys)
 		}
 		m.ordered.Delete(e.key)
-		delete(m.points, e.key)
+		m.unpoint(e.key)
 		e.flags &^= memInTree | memLoose
 		m.loose--
 		if g == nil {
@@ -689,7 +713,7 @@ func (m *memBackend) del(kg int, key []byte, idx index) error {
 	if idx > 0 {
 		e, _, _ = m.inGroup(k, int(idx))
 	} else {
-		e = m.points[string(k)]
+		e = m.point(k)
 	}
 	if e == nil || e.flags&memDeleted != 0 {
 		return nil
@@ -715,7 +739,7 @@ func (m *memBackend) del(kg int, key []byte, idx index) error {
 		m.ungroup(e)
 	} else {
 		m.unindex(e)
-		delete(m.points, e.key)
+		m.unpoint(e.key)
 	}
 	e.flags |= memDeleted
 	m.bytes -= e.size()
@@ -762,6 +786,51 @@ func (m *memBackend) scan(kg int, lower, upper []byte, idx index, reverse bool, 
 	return nil
 }
 
+// dirtyEnt is an entry to write with the first 32 bytes of its key, as
+// four big-endian words (zero-padded): a sort compares them in place,
+// and follows the pointer only when they tie.
+type dirtyEnt struct {
+	k [4]uint64
+	e *memEntry
+}
+
+// sortDirty returns the entries of d sorted by key (distinct keys).
+// Comparing the leading words in the slice, rather than the keys through
+// each entry, keeps the sort in cache: a checkpoint sorts every entry
+// changed since the last one (an updating OVER's rows, a million).
+func sortDirty(d []*memEntry) []dirtyEnt {
+	ds := make([]dirtyEnt, len(d))
+	var pad [32]byte
+	for i, e := range d {
+		ds[i].e = e
+		b := e.key
+		if len(b) < 32 {
+			copy(pad[:], b)
+			clear(pad[len(b):])
+			b = unsafeString(pad[:])
+		}
+		for w := range ds[i].k {
+			ds[i].k[w] = binary.BigEndian.Uint64(unsafeBytes(b[8*w : 8*w+8]))
+		}
+	}
+	// Zero padding keeps the order of the words that differ that of the
+	// keys (a key shorter than 32 bytes that differs from another within
+	// them differs at a byte it has, or is a prefix of the other: its
+	// zeros compare below or equal); equal words leave it to the keys.
+	slices.SortFunc(ds, func(a, b dirtyEnt) int {
+		for w := range a.k {
+			if a.k[w] != b.k[w] {
+				if a.k[w] < b.k[w] {
+					return -1
+				}
+				return 1
+			}
+		}
+		return strings.Compare(a.e.key, b.e.key)
+	})
+	return ds
+}
+
 // writeDirty writes the entries changed since the last call to sp, in key
 // order: values through the store's write-through path (ascending runs
 // become ingested sstables), deletions of stored keys through its cache.
@@ -778,9 +847,10 @@ func (m *memBackend) writeDirty(sp *statestore.Space) error {
 		}
 		d = append(d, e)
 	}
-	slices.SortFunc(d, func(a, b *memEntry) int { return strings.Compare(a.key, b.key) })
-	for i, e := range d {
-		d[i] = nil
+	ds := sortDirty(d)
+	clear(d)
+	for _, de := range ds {
+		e := de.e
 		e.flags &^= memDirty
 		kg := int(binary.BigEndian.Uint16(unsafeBytes(e.key)))
 		key := unsafeBytes(e.key)[2:]
@@ -802,7 +872,7 @@ func (m *memBackend) writeDirty(sp *statestore.Space) error {
 				m.ungroup(e)
 				m.bytes -= e.size()
 			} else if m.points[e.key] == e {
-				delete(m.points, e.key)
+				m.unpoint(e.key)
 				m.bytes -= e.size()
 			}
 		}

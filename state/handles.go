@@ -69,6 +69,9 @@ type mapState[K, V any] struct {
 	prefix []byte
 	kc     Codec[K]
 	vc     Codec[V]
+	// views: the map's keys and values are []byte with BytesView codecs
+	// (decoding is the identity: around skips it).
+	views  bool
 	ub     []byte // the map key's encoding
 	pb, eb []byte // prefix and end of the current key's entries
 	lb, hb []byte // Range's bounds
@@ -179,11 +182,25 @@ func (s *mapState[K, V]) around(at K, below, from func(K, V) (bool, error)) erro
 	keyPrefix := k.stateKey(s.prefix, nil)
 	n := len(keyPrefix)
 	s.pb = s.kc.Append(append(s.pb[:0], keyPrefix...), at)
-	return k.around(k.kg, s.pb, index(n), func(key, val []byte) (bool, error) {
+	if s.views {
+		// The codecs are views: the callbacks take the stored bytes as
+		// they are, with no wrapper or Decode call per entry.
+		return k.around(k.kg, s.pb, index(n), n, any(below).(func([]byte, []byte) (bool, error)),
+			any(from).(func([]byte, []byte) (bool, error)))
+	}
+	return k.around(k.kg, s.pb, index(n), 0, func(key, val []byte) (bool, error) {
 		return s.decoded(key[n:], val, below)
 	}, func(key, val []byte) (bool, error) {
 		return s.decoded(key[n:], val, from)
 	})
+}
+
+// bytesViews reports whether kc and vc are both BytesView (then K and V
+// are []byte).
+func bytesViews[K, V any](kc Codec[K], vc Codec[V]) bool {
+	_, k := any(kc).(BytesView)
+	_, v := any(vc).(BytesView)
+	return k && v
 }
 
 // decoded calls fn with the map key mk and value val decoded.
@@ -252,7 +269,7 @@ type SortedMapState[K, V any] struct{ m mapState[K, V] }
 
 // NewSortedMapState registers a sorted map state named name on k.
 func NewSortedMapState[K, V any](k *Keyed, name string, kc Codec[K], vc Codec[V]) (*SortedMapState[K, V], error) {
-	s := &SortedMapState[K, V]{m: mapState[K, V]{k: k, kc: kc, vc: vc}}
+	s := &SortedMapState[K, V]{m: mapState[K, V]{k: k, kc: kc, vc: vc, views: bytesViews(kc, vc)}}
 	p, err := k.register(name, &s.m)
 	if err != nil {
 		return nil, err

@@ -378,7 +378,9 @@ var errChangedInAround = errors.New("state changed by a callback of a two-way sc
 // (nothing copied: the slices passed are the entry's own, valid during
 // the call), so below and from must not change state; an error is
 // returned if they put or delete. Spilled state falls back to two scans.
-func (k *Keyed) around(kg int, key []byte, idx index, below, from func(key, val []byte) (bool, error)) error {
+// The keys passed to below and from lack their first skip bytes (at most
+// idx: the group's prefix, or a part of it).
+func (k *Keyed) around(kg int, key []byte, idx index, skip int, below, from func(key, val []byte) (bool, error)) error {
 	var m *memBackend
 	switch b := k.be.(type) {
 	case *memBackend:
@@ -388,6 +390,11 @@ func (k *Keyed) around(kg int, key []byte, idx index, below, from func(key, val 
 	}
 	n := int(idx)
 	if m == nil {
+		if skip > 0 {
+			b, f := below, from
+			below = func(key, val []byte) (bool, error) { return b(key[skip:], val) }
+			from = func(key, val []byte) (bool, error) { return f(key[skip:], val) }
+		}
 		var end [256]byte
 		if err := k.scan(kg, key[:n], key, idx, true, below); err != nil {
 			return err
@@ -407,7 +414,7 @@ func (k *Keyed) around(kg int, key []byte, idx index, below, from func(key, val 
 			return true
 		}
 		var more bool
-		more, err = fn(unsafeBytes(e.key)[2:], e.val)
+		more, err = fn(unsafeBytes(e.key)[2+skip:], e.val)
 		if err == nil && m.writes != w {
 			err = errChangedInAround
 		}

@@ -114,7 +114,7 @@ func (m *memBackend) listClear(kg int, key []byte) (ok bool, err error) {
 	if !m.track || (e.flags&memStored == 0 && l.stored == 0) {
 		// Never written to the store: forgotten.
 		e.flags |= memDeleted
-		delete(m.points, e.key)
+		m.unpoint(e.key)
 		m.bytes -= e.size()
 		return true, nil
 	}
@@ -153,7 +153,7 @@ func (m *memBackend) writeList(sp *statestore.Space, e *memEntry, kg int, key []
 			}
 		}
 		if m.points[e.key] == e {
-			delete(m.points, e.key)
+			m.unpoint(e.key)
 			m.bytes -= e.size()
 		}
 		e.flags &^= memStored

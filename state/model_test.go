@@ -120,7 +120,8 @@ type subtask struct {
 	v     *ValueState[int64]
 	m     *MapState[string, int64]
 	s     *SortedMapState[int64, string]
-	sd    *SortedMapState[int64, string] // the same content, descending codec
+	sd    *SortedMapState[int64, string]  // the same content, descending codec
+	sb    *SortedMapState[[]byte, []byte] // the same content, encoded: view codecs (Around's fast path)
 	l     *ListState[int64]
 }
 
@@ -277,6 +278,8 @@ func (h *harness) open(par int, from []string) {
 		must(t, err)
 		st.sd, err = NewSortedMapState(st.k, "sd", Desc[int64](Int64{}), String{})
 		must(t, err)
+		st.sb, err = NewSortedMapState(st.k, "sb", Codec[[]byte](BytesView{}), Codec[[]byte](BytesView{}))
+		must(t, err)
 		st.l, err = NewListState(st.k, "l", Int64{})
 		must(t, err)
 		h.subs = append(h.subs, st)
@@ -352,6 +355,7 @@ func (h *harness) step(step int) {
 		val := fmt.Sprintf("x%d", r.IntN(100))
 		must(t, st.s.Put(sk, val))
 		must(t, st.sd.Put(sk, val))
+		must(t, st.sb.Put(Int64{}.Append(nil, sk), []byte(val)))
 		md.touch(key)
 		if md.s[key] == nil {
 			md.s[key] = map[int64]string{}
@@ -361,6 +365,7 @@ func (h *harness) step(step int) {
 		st := h.use(key)
 		must(t, st.s.Remove(sk))
 		must(t, st.sd.Remove(sk))
+		must(t, st.sb.Remove(Int64{}.Append(nil, sk)))
 		md.touch(key)
 		delete(md.s[key], sk)
 	case op < 52:
@@ -743,6 +748,25 @@ func (h *harness) verifyKey(key modelKey, what string) {
 	}
 	if !slices.Equal(gotAB, wantAB) || !slices.Equal(gotAF, wantAF) {
 		fail("around %d (stop after %d, %d): below %v want %v; from %v want %v", at, nb, nf, gotAB, wantAB, gotAF, wantAF)
+	}
+	// The same through view codecs: the stored bytes as they are.
+	var gotVB, gotVF []int64
+	takeView := func(got *[]int64, n int) func([]byte, []byte) (bool, error) {
+		return func(mk, v []byte) (bool, error) {
+			k, err := Int64{}.Decode(mk)
+			if err != nil {
+				return false, err
+			}
+			if string(v) != md.s[key][k] {
+				fail("around %d, view codecs: %d = %q want %q", at, k, v, md.s[key][k])
+			}
+			*got = append(*got, k)
+			return n < 0 || len(*got) < n, nil
+		}
+	}
+	must(t, st.sb.Around(Int64{}.Append(nil, at), takeView(&gotVB, nb), takeView(&gotVF, nf)))
+	if !slices.Equal(gotVB, wantAB) || !slices.Equal(gotVF, wantAF) {
+		fail("around %d (stop after %d, %d), view codecs: below %v want %v; from %v want %v", at, nb, nf, gotVB, wantAB, gotVF, wantAF)
 	}
 	// The descending codec: below is then the larger keys, descending.
 	var gotDB, gotDF, wantDB, wantDF []int64
