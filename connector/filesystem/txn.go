@@ -266,34 +266,6 @@ func (s *Sink) commitFiles(files []txnFile) (done int, err error) {
 	return done, nil
 }
 
-// uncommit renames committed files back to their in-progress names (which
-// the next Recover deletes) and syncs their folders: it undoes the
-// commitFiles of a Close that failed.
-func (s *Sink) uncommit(files []txnFile) error {
-	rename := s.rename
-	if rename == nil {
-		rename = os.Rename
-	}
-	folders := map[string]bool{}
-	var first error
-	for _, f := range files {
-		tmp, final := filepath.Join(s.dir, filepath.FromSlash(f.tmp)), filepath.Join(s.dir, filepath.FromSlash(f.final))
-		if err := rename(final, tmp); err != nil {
-			if first == nil {
-				first = fmt.Errorf("filesystem sink: undo commit of %s: %w", f.final, err)
-			}
-			continue
-		}
-		folders[filepath.Dir(final)] = true
-	}
-	for d := range folders {
-		if err := syncDir(d); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
-}
-
 // revertFiles renames each of files that is final (its in-progress name
 // gone) back to its in-progress name and syncs their folders: it undoes a
 // commitFiles that may have stopped part way. It goes on past a failure

@@ -618,7 +618,7 @@ func (w *Writer) Close() error {
 		// and parts) are a checkpoint's, which Recover commits anyway.
 		own := len(all) - len(files)
 		if done > own {
-			if uerr := w.sink.uncommit(all[own:done]); uerr != nil {
+			if uerr := w.sink.revertFiles(all[own:done]); uerr != nil {
 				err = errors.Join(err, uerr)
 			}
 		}
