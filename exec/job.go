@@ -409,6 +409,11 @@ type deferredSink struct {
 	w                    connector.TransactionalWriter
 }
 
+// String names the sink subtask in errors: "sink (2/3)".
+func (d deferredSink) String() string {
+	return fmt.Sprintf("%s (%d/%d)", d.name, d.subtask+1, d.parallelism)
+}
+
 // deferClose keeps w to be closed by closeDeferred.
 func (j *Job) deferClose(d deferredSink) {
 	j.mu.Lock()
@@ -445,7 +450,7 @@ func (j *Job) closeDeferred() {
 			continue
 		}
 		if txns[k], err = ew.PrepareEnd(); err != nil {
-			err = fmt.Errorf("close sink %s (%d/%d): prepare: %w", d.name, d.subtask+1, d.parallelism, err)
+			err = fmt.Errorf("close sink %s: prepare: %w", d, err)
 			break
 		}
 	}
@@ -471,7 +476,7 @@ func (j *Job) closeDeferred() {
 				err = ew.Commit(txns[k])
 			}
 			if err != nil {
-				return fmt.Errorf("close sink %s (%d/%d): commit: %w", d.name, d.subtask+1, d.parallelism, err)
+				return fmt.Errorf("close sink %s: commit: %w", d, err)
 			}
 		}
 		// The other writers first: their Close commits. The Close of an
@@ -486,7 +491,7 @@ func (j *Job) closeDeferred() {
 				}
 				closed[k] = true
 				if err := d.w.Close(); err != nil {
-					return fmt.Errorf("close sink %s (%d/%d): %w", d.name, d.subtask+1, d.parallelism, err)
+					return fmt.Errorf("close sink %s: %w", d, err)
 				}
 			}
 		}
@@ -499,7 +504,7 @@ func (j *Job) closeDeferred() {
 				continue
 			}
 			if rerr := d.w.(connector.EndingWriter).Revert(txns[k]); rerr != nil {
-				undo = append(undo, fmt.Errorf("sink %s (%d/%d): %w", d.name, d.subtask+1, d.parallelism, rerr))
+				undo = append(undo, fmt.Errorf("sink %s: %w", d, rerr))
 			}
 		}
 		if len(undo) > 0 {
