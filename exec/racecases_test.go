@@ -23,7 +23,7 @@ func raceRuns(every int, idx ...int) bool {
 // onOneGoroutine skips the test under -race: it drives operators (or a
 // structure of theirs) on the test's goroutine alone, with no state store
 // (so no Pebble goroutines either), where the race detector has nothing to
-// find and only slows the test several times. .ci/run runs every test that
+// find and only slows the test several times. .ci/test runs every test that
 // calls it without -race (it finds them by this call).
 func onOneGoroutine(t *testing.T) {
 	t.Helper()
