@@ -23,6 +23,7 @@ import (
 // filter is not folded, and its output is checked the same way. Reopened
 // (as a restart) the chain folds again. Randomized: prints its seed.
 func TestIntervalJoinFusedCalcChain(t *testing.T) {
+	onOneGoroutine(t)
 	seed := testseed.Seed(t)
 	kinds := []types.Kind{types.KindInt, types.KindTimestamp, types.KindBigInt}
 	const width = 3

@@ -1,5 +1,7 @@
 package exec
 
+import "testing"
+
 // raceRuns reports whether the case of a test's matrix at the indices idx
 // runs: always without -race; under -race (raceEnabled) only every
 // every-th case, those whose indices add up to a multiple of every. Given
@@ -16,4 +18,16 @@ func raceRuns(every int, idx ...int) bool {
 		sum += i
 	}
 	return sum%every == 0
+}
+
+// onOneGoroutine skips the test under -race: it drives operators (or a
+// structure of theirs) on the test's goroutine alone, with no state store
+// (so no Pebble goroutines either), where the race detector has nothing to
+// find and only slows the test several times. .ci/test runs every test that
+// calls it without -race (it finds them by this call).
+func onOneGoroutine(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("one goroutine, no store: nothing for -race to find (CI runs it without -race)")
+	}
 }

@@ -20,6 +20,7 @@ import (
 // sweeps fills (one partly filled block per bucket), where buckets with
 // their own slices each kept room for the peak.
 func TestSweepQueue(t *testing.T) {
+	onOneGoroutine(t)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, 14))

@@ -30,6 +30,7 @@ func globalFootprint(g *globalWindowOp) (cells, lists, ends int) {
 // local phase keeps at most a few spare slices. The windows' counts and
 // sums match those computed here.
 func TestWindowStateShrinksAfterBurst(t *testing.T) {
+	onOneGoroutine(t)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, 13))

@@ -21,6 +21,7 @@ func (c *countEmitter) Emit(b *types.Batch) error { c.rows += b.Len(); return ni
 // the operator's state (entries and bytes) stays bounded by the open
 // windows, not the input seen, and is empty once every window fired.
 func TestWindowStateReturnsToZero(t *testing.T) {
+	onOneGoroutine(t)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	count, err := aggfunc.Builtins().Lookup("COUNT", true)

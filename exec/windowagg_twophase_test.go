@@ -84,6 +84,7 @@ func windowsOf(spec WindowSpec, ts int64) [][2]int64 {
 // the global operator's state stays bounded by the open windows and is
 // empty once they fired.
 func TestTwoPhaseWindowsMatchGo(t *testing.T) {
+	onOneGoroutine(t)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	calls := windowTestCalls(t)

@@ -70,8 +70,8 @@ func TestCancelWithStoresAtWork(t *testing.T) {
 	log.SetOutput(&logged)
 	defer log.SetOutput(os.Stderr)
 	rounds := 4
-	if testing.Short() {
-		rounds = 2
+	if testing.Short() || raceEnabled {
+		rounds = 2 // CI runs the 4 rounds without -race too
 	}
 	cancelled, atWork := 0, 0 // cancelled runs, their stores' sstables then
 	for round := range rounds {

@@ -112,6 +112,7 @@ func TestFaultPointsRestartFromLatestCheckpoint(t *testing.T) {
 			name += "/two-phase"
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // its own session and folder; the runs partly wait on the rate-limited source
 			script := keyedSumScript(t.TempDir(), n, keys, 2)
 			if tc.twoPhase {
 				script = "SET 'table.optimizer.agg-phase-strategy' = 'TWO_PHASE';\n" + script

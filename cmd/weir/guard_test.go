@@ -39,6 +39,7 @@ func expectRefused(t *testing.T, p *weirProc, want ...string) {
 // finishes the job with the batch answer, exactly once.
 func TestOneRunPerFolder(t *testing.T) {
 	needBinary(t)
+	t.Parallel() // its own folder and processes; the runs mostly wait on rate-limited sources
 	e := newSinkEnv(t)
 	p1 := e.start("")
 	waitLine(t, p1, 0, completeLine, firstCheckpointDeadline)
@@ -94,6 +95,7 @@ func damageMetadata(t *testing.T, chk string) {
 // ones.
 func TestFallbackPastCommittedOutput(t *testing.T) {
 	needBinary(t)
+	t.Parallel() // its own folder and processes; the runs mostly wait on rate-limited sources
 	e := newSinkEnv(t)
 	retain := "SET 'state.checkpoints.num-retained' = '2';"
 	sqlPath := filepath.Join(e.dir, sinkJob+".sql")
@@ -223,6 +225,7 @@ INSERT INTO sums SELECT id % 100, SUM(id), COUNT(*) FROM ev GROUP BY id % 100;
 // run's.
 func TestRunAgainIntoCommittedOutput(t *testing.T) {
 	needBinary(t)
+	t.Parallel() // its own folder and processes; the runs mostly wait on rate-limited sources
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "nock.sql"), []byte(noCheckpointSQL), 0o644); err != nil {
 		t.Fatal(err)

@@ -868,6 +868,7 @@ func TestKillPoints(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // its own folder and processes; the runs mostly wait on the rate-limited source
 			start := time.Now()
 			e := newKillEnv(t)
 			var want []string
