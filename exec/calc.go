@@ -304,7 +304,10 @@ func (c *calcOp) Process(_ int, b *types.Batch, out Emitter) error {
 		return nil
 	}
 	err := out.Emit(o)
-	o.Reset()
+	// Cut, not cleared (Reset): the next call writes every value of the
+	// rows it emits, and clearing the batch cost 3% of Nexmark q10's CPU.
+	// The strings of this batch stay referenced until then (or Close).
+	o.Kinds, o.Vals = o.Kinds[:0], o.Vals[:0]
 	return err
 }
 
