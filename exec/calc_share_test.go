@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/weir-sql/weir/expr"
+	"github.com/weir-sql/weir/internal/testseed"
 	"github.com/weir-sql/weir/types"
 )
 
@@ -234,5 +235,113 @@ func TestCalcFilterWithColumnProjection(t *testing.T) {
 	}
 	if !slices.Equal(rec.rows, want) {
 		t.Fatalf("rows %v, want %v", rec.rows, want)
+	}
+}
+
+// TestCalcCopyRuns builds random projections of a 6-column input mixing
+// column references (adjacent ones in runs, repeated, out of order) with
+// expressions, with and without a filter, and checks the copies' runs
+// (runs, evals) and the rows against those computed here in Go.
+// Randomized: prints its seed.
+func TestCalcCopyRuns(t *testing.T) {
+	seed := testseed.Seed(t)
+	r := rand.New(rand.NewPCG(seed, 21))
+	const width = 6
+	cols := make([]expr.Expr, width)
+	for i := range cols {
+		cols[i] = expr.NewColumn(i, types.BigInt, "c"+strconv.Itoa(i))
+	}
+	for trial := range 300 {
+		n := 1 + r.IntN(9)
+		proj := make([]expr.Expr, n)
+		// src[k] is the column projection k copies, or -(1+c) for c*3.
+		src := make([]int, n)
+		for k := range proj {
+			c := r.IntN(width)
+			if k > 0 && src[k-1] >= 0 && src[k-1]+1 < width && r.IntN(2) == 0 {
+				c = src[k-1] + 1 // extend a run
+			}
+			if r.IntN(4) == 0 {
+				e, err := expr.NewArith("*", cols[c], expr.NewLiteral(types.BigIntValue(3), types.BigInt))
+				if err != nil {
+					t.Fatal(err)
+				}
+				proj[k], src[k] = e, -(1 + c)
+			} else {
+				proj[k], src[k] = cols[c], c
+			}
+		}
+		var filter expr.Expr
+		if r.IntN(3) == 0 {
+			f, err := expr.NewCompare(">", cols[0], expr.NewLiteral(types.BigIntValue(0), types.BigInt))
+			if err != nil {
+				t.Fatal(err)
+			}
+			filter = f
+		}
+		op := NewCalc(filter, proj)()
+		if err := op.Open(&OpContext{Name: "Calc"}); err != nil {
+			t.Fatal(err)
+		}
+		c := op.(*calcOp)
+		if c.cols == nil {
+			// Copies and expressions: the runs cover the copies once.
+			covered := make([]int, n)
+			for _, run := range c.runs {
+				for i := range run.n {
+					covered[run.dst+i]++
+					if src[run.dst+i] != run.src+i {
+						t.Fatalf("seed %d trial %d: run %+v copies column %d to %d, want %d", seed, trial, run, run.src+i, run.dst+i, src[run.dst+i])
+					}
+				}
+			}
+			for _, k := range c.evals {
+				covered[k]++
+			}
+			for k, m := range covered {
+				if m != 1 {
+					t.Fatalf("seed %d trial %d: projection %d covered %d times (runs %+v evals %v)", seed, trial, k, m, c.runs, c.evals)
+				}
+			}
+		}
+		in := types.NewBatch(width, 16)
+		var want []string
+		for range 40 {
+			row := make([]types.Value, width)
+			for i := range row {
+				row[i] = types.BigIntValue(r.Int64N(200) - 100)
+			}
+			if r.IntN(6) == 0 {
+				row[r.IntN(width)] = types.Value{}
+			}
+			in.Append(types.Insert, row)
+			if filter != nil && (row[0].IsNull() || row[0].Int() <= 0) {
+				continue
+			}
+			out := make([]types.Value, n)
+			for k, s := range src {
+				if s >= 0 {
+					out[k] = row[s]
+				} else if v := row[-s-1]; !v.IsNull() {
+					out[k] = types.BigIntValue(3 * v.Int())
+				}
+			}
+			want = append(want, types.FormatRow(types.Insert, out))
+		}
+		rec := &recorder{}
+		if err := op.Process(0, in, rec); err != nil {
+			t.Fatalf("seed %d trial %d: %v", seed, trial, err)
+		}
+		if len(rec.rows) != len(want) {
+			t.Fatalf("seed %d trial %d: %d rows, want %d", seed, trial, len(rec.rows), len(want))
+		}
+		for i := range want {
+			if rec.rows[i] != want[i] {
+				t.Fatalf("seed %d trial %d: row %d: %s, want %s", seed, trial, i, rec.rows[i], want[i])
+			}
+		}
+		if err := op.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -133,6 +133,28 @@ type TimeFunc struct {
 
 var _ Node = (*TimeFunc)(nil)
 
+// DateFormatOf reports whether e is DATE_FORMAT(c, f) of a column c and a
+// literal format f, and returns c, the format's unit (milliseconds) and
+// whether the unit holds for TIMESTAMP_LTZ values too: e gives the same
+// text for the instants of one range [k*unit, (k+1)*unit) of a TIMESTAMP
+// value in c, and of a TIMESTAMP_LTZ value when ltz (the session's time
+// zone is UTC, so that its local time is the instant's). An operator may
+// then keep e's last result with its range and take it for the next rows
+// of c in that range instead of calling Eval (Eval's own memo, shared by
+// the subtasks, costs calls and an atomic load a row); for other values
+// (NULL, VARCHAR, a TIMESTAMP_LTZ without ltz) Eval must be called.
+func DateFormatOf(e Expr) (col int, unit int64, ltz bool, ok bool) {
+	c, ok := e.(*TimeFunc)
+	if !ok || c.f != tfDateFormat || c.memo == nil || len(c.Args) != 2 {
+		return 0, 0, false, false
+	}
+	arg, ok := c.Args[0].(*Column)
+	if !ok || arg.Index < 0 || c.memo.unit <= 0 {
+		return 0, 0, false, false
+	}
+	return arg.Index, c.memo.unit, c.Loc == time.UTC, true
+}
+
 // LTZMillisOf reports whether e is TO_TIMESTAMP_LTZ(c, p) of a column c and
 // a literal precision p other than 0 and NULL, and returns c: for a value
 // of an integer kind in column c, e's value is then

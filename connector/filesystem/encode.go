@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -60,6 +59,9 @@ type csvEncoder struct {
 	tsSec  int64
 	tsKind types.Kind
 	tsText []byte
+	// hasComp: a column is of a ROW, ARRAY or MAP type (appendRow then
+	// takes column's way for every field).
+	hasComp bool
 }
 
 func newCSVEncoder(f format, cols []types.Column) csvEncoder {
@@ -72,6 +74,9 @@ func newCSVEncoder(f format, cols []types.Column) csvEncoder {
 	if top < 128 {
 		e.below = top + 1
 	}
+	for _, c := range cols {
+		e.hasComp = e.hasComp || c.Type.Comp != nil
+	}
 	return e
 }
 
@@ -80,11 +85,16 @@ func (e *csvEncoder) encode(dst []byte, b *types.Batch) ([]byte, error) {
 		if kind != types.Insert {
 			return dst, appendOnly(e.f, kind)
 		}
-		for c, v := range b.Row(i) {
-			if c > 0 {
-				dst = append(dst, e.f.delim)
+		row := b.Row(i)
+		if !e.hasComp {
+			dst = e.appendFields(dst, row)
+		} else {
+			for c, v := range row {
+				if c > 0 {
+					dst = append(dst, e.f.delim)
+				}
+				dst = e.column(dst, c, v)
 			}
-			dst = e.column(dst, c, v)
 		}
 		dst = append(dst, '\n')
 	}
@@ -92,13 +102,54 @@ func (e *csvEncoder) encode(dst []byte, b *types.Batch) ([]byte, error) {
 }
 
 func (e *csvEncoder) appendRow(dst []byte, row []types.Value, cols []int) []byte {
+	if e.hasComp {
+		for k, c := range cols {
+			if k > 0 {
+				dst = append(dst, e.f.delim)
+			}
+			dst = e.column(dst, k, row[c])
+		}
+		return append(dst, '\n')
+	}
 	for k, c := range cols {
 		if k > 0 {
 			dst = append(dst, e.f.delim)
 		}
-		dst = e.column(dst, k, row[c])
+		// field's cases, inline for the common kinds: a Value is not
+		// copied, and no call is made but the one that writes it.
+		switch v := &row[c]; v.Kind() {
+		case types.KindBigInt, types.KindInt, types.KindSmallInt, types.KindTinyInt:
+			dst = appendInt(dst, v.Int())
+		case types.KindVarchar:
+			dst = e.text(dst, v.Str())
+		case types.KindTimestamp, types.KindTimestampLTZ:
+			dst = e.timestamp(dst, v.Kind(), v.Int())
+		default:
+			dst = e.field(dst, *v)
+		}
 	}
 	return append(dst, '\n')
+}
+
+// appendFields appends the fields of row, none composite, as appendRow
+// does (without the line break).
+func (e *csvEncoder) appendFields(dst []byte, row []types.Value) []byte {
+	for c := range row {
+		if c > 0 {
+			dst = append(dst, e.f.delim)
+		}
+		switch v := &row[c]; v.Kind() {
+		case types.KindBigInt, types.KindInt, types.KindSmallInt, types.KindTinyInt:
+			dst = appendInt(dst, v.Int())
+		case types.KindVarchar:
+			dst = e.text(dst, v.Str())
+		case types.KindTimestamp, types.KindTimestampLTZ:
+			dst = e.timestamp(dst, v.Kind(), v.Int())
+		default:
+			dst = e.field(dst, *v)
+		}
+	}
+	return dst
 }
 
 // column appends value v of column c as a CSV field.
@@ -127,47 +178,79 @@ const digitPairs = "000102030405060708091011121314151617181920212223242526272829
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
 	"8081828384858687888990919293949596979899"
 
-// pow10 holds 10^0 to 10^19.
-var pow10 = [20]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
-
-// appendInt appends n in decimal, as strconv.AppendInt(dst, n, 10) does,
-// writing the digits in place (two at a time) rather than through a
-// buffer and a copy.
+// appendInt appends n in decimal, as strconv.AppendInt(dst, n, 10) does.
+// Up to 16 digits it computes eight digits at a time in one word
+// (eightDigits) and stores the word whole.
 func appendInt(dst []byte, n int64) []byte {
 	u := uint64(n)
 	if n < 0 {
 		dst = append(dst, '-')
 		u = -u
 	}
+	if u < 1e8 {
+		return appendUpTo8(dst, u)
+	}
+	if u < 1e16 {
+		hi := u / 1e8
+		dst = appendUpTo8(dst, hi)
+		return append8(dst, u-hi*1e8)
+	}
+	return appendIntLoop(dst, u)
+}
+
+// eightDigits returns the eight decimal digits of u < 10^8, zero-padded,
+// as a little-endian word of digit values 0-9: its lowest byte is the
+// most significant digit. The divisions work on all lanes of the word at
+// once: two of four digits (32-bit lanes), then four of two (16-bit
+// lanes); x*10486>>20 is x/100 for x < 10^4 and x*103>>10 is x/10 for
+// x < 100, and no lane's product reaches the lane above it.
+func eightDigits(u uint64) uint64 {
+	hi := u / 10000
+	v := hi | (u-hi*10000)<<32
+	top := (v * 10486 >> 20) & 0x0000007f_0000007f
+	v = top | (v-top*100)<<16
+	top = (v * 103 >> 10) & 0x000f000f_000f000f
+	return top | (v-top*10)<<8
+}
+
+// appendUpTo8 appends u < 10^8 in decimal.
+func appendUpTo8(dst []byte, u uint64) []byte {
 	if u < 10 {
 		return append(dst, byte('0'+u))
 	}
-	// The digits: log10(2) ~ 1233/4096 gives t, the number of digits
-	// of the smallest value of u's bit length less one; u has t or t+1.
-	t := bits.Len64(u) * 1233 >> 12
-	k := t + 1
-	if u < pow10[t] {
-		k = t
-	}
-	l := len(dst)
-	if cap(dst)-l < k {
-		dst = slices.Grow(dst, k)
-	}
-	dst = dst[:l+k]
-	i := l + k - 1
+	d := eightDigits(u)
+	// The leading zeros are the lowest bytes that are 0; u > 0 has at
+	// most seven.
+	z := uint(bits.TrailingZeros64(d)) &^ 7
+	dst = binary.LittleEndian.AppendUint64(dst, (d+0x30303030_30303030)>>z)
+	return dst[:len(dst)-int(z>>3)]
+}
+
+// append8 appends u < 10^8 as eight decimal digits, zero-padded.
+func append8(dst []byte, u uint64) []byte {
+	return binary.LittleEndian.AppendUint64(dst, eightDigits(u)+0x30303030_30303030)
+}
+
+// appendIntLoop appends u (17 digits or more) in decimal, two digits at a
+// time.
+func appendIntLoop(dst []byte, u uint64) []byte {
+	var buf [20]byte
+	i := len(buf)
 	for u >= 100 {
 		q := u / 100
 		r := (u - q*100) * 2
-		dst[i], dst[i-1] = digitPairs[r+1], digitPairs[r]
 		i -= 2
+		buf[i], buf[i+1] = digitPairs[r], digitPairs[r+1]
 		u = q
 	}
 	if u >= 10 {
-		dst[i], dst[i-1] = digitPairs[u*2+1], digitPairs[u*2]
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[u*2], digitPairs[u*2+1]
 	} else {
-		dst[i] = byte('0' + u)
+		i--
+		buf[i] = byte('0' + u)
 	}
-	return dst
+	return append(dst, buf[i:]...)
 }
 
 // text appends string s as a CSV field, quoted if it must be: it copies s
@@ -187,20 +270,28 @@ func (e *csvEncoder) plainText(b []byte) bool {
 	if e.f.hasNullLiteral && string(b) == e.f.nullLiteral {
 		return false
 	}
-	if e.below != 0 {
-		// Bytes 8 at a time: a word with no byte below e.below holds
-		// none of the quoted bytes (hasLess of Bit Twiddling Hacks,
-		// exact for a bound up to 128).
-		lo := uint64(e.below) * 0x0101010101010101
-		for len(b) >= 8 {
-			w := binary.LittleEndian.Uint64(b)
-			if (w-lo)&^w&0x8080808080808080 != 0 && !e.plainBytes(b[:8]) {
-				return false
-			}
-			b = b[8:]
-		}
+	if e.below == 0 || len(b) < 8 {
+		return e.plainBytes(b)
 	}
-	return e.plainBytes(b)
+	// Bytes 8 at a time: a word with no byte below e.below holds none of
+	// the quoted bytes (hasLess of Bit Twiddling Hacks, exact for a bound
+	// up to 128). The words' tests are or'ed, two words a step, the last
+	// word overlapping the one before; only text with a byte below the
+	// bound (a space, a digit, a comma) is then read byte by byte.
+	lo := uint64(e.below) * 0x01010101_01010101
+	w := binary.LittleEndian.Uint64(b[len(b)-8:])
+	acc := (w - lo) &^ w
+	rest := b
+	for len(rest) >= 16 {
+		w, x := binary.LittleEndian.Uint64(rest), binary.LittleEndian.Uint64(rest[8:])
+		acc |= (w-lo)&^w | (x-lo)&^x
+		rest = rest[16:]
+	}
+	if len(rest) >= 8 {
+		w := binary.LittleEndian.Uint64(rest)
+		acc |= (w - lo) &^ w
+	}
+	return acc&0x80808080_80808080 == 0 || e.plainBytes(b)
 }
 
 // plainBytes reports whether b holds none of the bytes that make a field
@@ -239,27 +330,38 @@ func (e *csvEncoder) scalarText(dst []byte, v types.Value) []byte {
 	case types.KindBytes:
 		return base64.StdEncoding.AppendEncode(dst, []byte(v.Str()))
 	case types.KindTimestamp, types.KindTimestampLTZ:
-		return e.timestamp(dst, v)
+		return e.timestamp(dst, v.Kind(), v.Int())
 	}
 	return v.AppendTextIn(dst, e.f.loc)
 }
 
-// timestamp appends a TIMESTAMP or TIMESTAMP_LTZ as v.AppendTextIn does
+// timestamp appends a TIMESTAMP or TIMESTAMP_LTZ (kind k, ms milliseconds
+// since the epoch) as types.Value.AppendTextIn does
 // (types.TimestampLayout: milliseconds last), formatting the text up to
 // the second once per second (a zone's offset is whole seconds).
-func (e *csvEncoder) timestamp(dst []byte, v types.Value) []byte {
-	ms := v.Int()
+func (e *csvEncoder) timestamp(dst []byte, k types.Kind, ms int64) []byte {
 	sec := ms / 1000
 	if ms%1000 < 0 {
 		sec--
 	}
-	if e.tsText == nil || e.tsSec != sec || e.tsKind != v.Kind() {
+	if e.tsText == nil || e.tsSec != sec || e.tsKind != k {
+		var v types.Value
+		if k == types.KindTimestampLTZ {
+			v = types.TimestampLTZValue(ms)
+		} else {
+			v = types.TimestampValue(ms)
+		}
 		t := v.AppendTextIn(e.tsText[:0], e.f.loc)
-		e.tsText, e.tsSec, e.tsKind = t[:len(t)-3], sec, v.Kind()
+		e.tsText, e.tsSec, e.tsKind = t[:len(t)-3], sec, k
 	}
-	f := ms - sec*1000
 	dst = append(dst, e.tsText...)
-	return append(dst, byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+	// The three digits of the milliseconds f: f*41>>12 is f/100 and
+	// r*103>>10 is r/10 for these ranges (tested for all f).
+	f := uint32(ms - sec*1000)
+	h := f * 41 >> 12
+	r := f - h*100
+	t := r * 103 >> 10
+	return append(dst, byte('0'+h), byte('0'+t), byte('0'+r-t*10))
 }
 
 func needsQuotes[T string | []byte](e *csvEncoder, s T) bool {

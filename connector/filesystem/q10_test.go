@@ -33,7 +33,7 @@ func refCSVField(s string, delim, quote byte, null string, hasNull bool) string 
 	return s
 }
 
-// TestCSVTextQuoting writes random strings (of every length up to 40, so
+// TestCSVTextQuoting writes random strings (of every length up to 72, so
 // that a byte that needs quotes falls in every place of an 8-byte word
 // and of the tail) under several delimiters and quotes and compares each
 // field with refCSVField.
@@ -53,7 +53,7 @@ func TestCSVTextQuoting(t *testing.T) {
 		f.name = formatCSV
 		e := newCSVEncoder(f, []types.Column{{Name: "s", Type: types.Varchar}})
 		for range 20000 {
-			n := r.Intn(41)
+			n := r.Intn(73)
 			b := make([]byte, 0, n)
 			for len(b) < n {
 				if r.Intn(30) == 0 {

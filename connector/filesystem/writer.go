@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/weir-sql/weir/connector"
 	"github.com/weir-sql/weir/types"
@@ -247,7 +248,7 @@ func (w *Writer) writePartitioned(b *types.Batch) error {
 				w.touchText(b, i, min(i+touchRows, b.Len()))
 			}
 			row := b.Row(i)
-			if s == nil || !samePartition(pt.cols, prev, row) {
+			if s == nil || !sameStrings(pt.cols, prev, row) && !samePartition(pt.cols, prev, row) {
 				w.pathBuf, w.textBuf = pt.appendPath(w.pathBuf[:0], w.textBuf, row)
 				s = w.slots[string(w.pathBuf)]
 				if s == nil {
@@ -320,6 +321,26 @@ func (w *Writer) touchText(b *types.Batch, from, to int) {
 	w.touchSum += sum
 }
 
+// sameStrings reports whether rows a and b hold, in every partition
+// column of cols, VARCHAR values of the same bytes at the same address
+// (then equal: the same folder); false says nothing. It is samePartition's
+// common case without a call (a run of rows of one partition mostly holds
+// one string per column: the Calc's DATE_FORMAT gives the same for a
+// minute).
+func sameStrings(cols []int, a, b []types.Value) bool {
+	for _, c := range cols {
+		x, y := &a[c], &b[c]
+		if x.Kind() != types.KindVarchar || y.Kind() != types.KindVarchar {
+			return false
+		}
+		xs, ys := x.Str(), y.Str()
+		if len(xs) != len(ys) || unsafe.StringData(xs) != unsafe.StringData(ys) {
+			return false
+		}
+	}
+	return true
+}
+
 // samePartition reports whether rows a and b have the same values, so
 // the same folder, in the partition columns cols (a DECIMAL never: equal
 // values of different scales have different texts).
@@ -330,8 +351,12 @@ func samePartition(cols []int, a, b []types.Value) bool {
 		case k != y.Kind() || k == types.KindDecimal:
 			return false
 		case k == types.KindVarchar:
-			// The folder is the text's: compare it alone.
-			if x.Str() != y.Str() {
+			// The folder is the text's: compare it alone. A run of
+			// rows of one partition mostly holds one string (the
+			// Calc's DATE_FORMAT gives the same for a minute): the
+			// same bytes are equal without reading them.
+			xs, ys := x.Str(), y.Str()
+			if len(xs) != len(ys) || unsafe.StringData(xs) != unsafe.StringData(ys) && xs != ys {
 				return false
 			}
 		case !types.Equal(*x, *y):
