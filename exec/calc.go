@@ -148,34 +148,41 @@ func (c *calcOp) Process(_ int, b *types.Batch, out Emitter) error {
 	// call's Reset empties it).
 	n := b.Len()
 	kinds, vals := slices.Grow(o.Kinds, n)[:n], slices.Grow(o.Vals, n*width)[:n*width]
-	j := 0
-	for i := range n {
-		row := b.Row(i)
-		if c.memo != nil {
-			c.memo.Next()
+	// The fields the loop reads, in locals: its writes to the batch's
+	// room could alias them for all the compiler knows, which made it
+	// load each again for every value.
+	proj, copyCol, ltzCol, memo, filter := c.proj, c.copyCol, c.ltzCol, c.memo, c.filter
+	copyCol, ltzCol = copyCol[:len(proj)], ltzCol[:len(proj)]
+	inW, in := b.Width, b.Vals
+	j, off := 0, 0 // rows written, and where the next one goes in vals
+	for i, kind := range b.Kinds[:n] {
+		row := in[i*inW : (i+1)*inW : (i+1)*inW]
+		if memo != nil {
+			memo.Next()
 		}
-		if c.filter != nil {
-			v, err := c.filter.Eval(row)
+		if filter != nil {
+			v, err := filter.Eval(row)
 			if err != nil {
-				return fmt.Errorf("filter %s: %w", c.filter, err)
+				return fmt.Errorf("filter %s: %w", filter, err)
 			}
 			if v.IsNull() || !v.Bool() {
 				continue
 			}
 		}
-		kinds[j] = b.Kinds[i]
-		dst := vals[j*width : (j+1)*width : (j+1)*width]
+		kinds[j] = kind
+		dst := vals[off : off+width : off+width]
 		j++
-		if c.proj == nil {
+		off += width
+		if proj == nil {
 			copy(dst, row)
 			continue
 		}
-		for k, p := range c.proj {
-			if from := c.copyCol[k]; from >= 0 && from < len(row) {
+		for k, p := range proj {
+			if from := copyCol[k]; from >= 0 && from < len(row) {
 				dst[k] = row[from]
 				continue
 			}
-			if from := c.ltzCol[k]; from >= 0 && from < len(row) {
+			if from := ltzCol[k]; from >= 0 && from < len(row) {
 				if v := row[from]; v.Kind().IsInteger() {
 					dst[k] = types.TimestampLTZValue(v.Int())
 					continue
