@@ -67,7 +67,10 @@ const ijoinRecVersion = 1
 // sweep queue (math.MaxInt64: none). qat[i] is always the expiry of the
 // first row of input i, or math.MaxInt64 when it has none, so that a
 // sweep from a queue entry that is not stale knows that row expired
-// without reading it (sweepSlot). These fields are 64 bytes, one cache
+// without reading it (sweepSlot); a slot without a key has no row, so
+// both its qat are math.MaxInt64 (removeSlot; a slot whose record
+// DropRecords cleared has no queue entry), and every queue entry of a
+// freed slot is stale without a look at the index. These fields are 64 bytes, one cache
 // line in the slab's pages: a sweep reads one line of the record.
 //
 // inl is the record's own room for one row of an input whose layout is
@@ -131,7 +134,7 @@ type ijLayout struct {
 // (types.BigIntValue(v.Int()).WithKind(k)), so that a layout may leave it
 // out.
 func plainInt(v types.Value, k types.Kind) bool {
-	return v == types.BigIntValue(v.Int()).WithKind(k)
+	return v.IsPlainInt(k)
 }
 
 type intervalJoinOp struct {
@@ -424,8 +427,8 @@ func (o *intervalJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 			}
 			var null bool
 			if len(cols) == 1 {
-				v := row[cols[0]]
-				null, o.keyRow[0] = v.IsNull(), v
+				// keyRow is set below, for a key not found ahead.
+				null = row[cols[0]].IsNull()
 			} else {
 				for j, c := range cols {
 					v := row[c]
@@ -451,10 +454,16 @@ func (o *intervalJoinOp) Process(input int, b *types.Batch, out Emitter) error {
 			case !o.st.Backed():
 				// Every key is in memory: one probe finds the key or
 				// adds it.
+				if len(cols) == 1 {
+					o.keyRow[0] = row[cols[0]]
+				}
 				if s, ok = o.keys.FindOrInsert(o.keyRow); !ok {
 					o.initSlot(s)
 				}
 			default:
+				if len(cols) == 1 {
+					o.keyRow[0] = row[cols[0]]
+				}
 				if s, ok = o.keys.Find(o.keyRow); !ok {
 					var err error
 					if s, ok, err = o.st.Load(o.keys.Key()); err != nil {
@@ -523,12 +532,13 @@ func (o *intervalJoinOp) warmRows(b *types.Batch, input, col, from, to int) {
 			sink += int64(r[:1][0].Kind())
 		}
 	}
-	for _, s := range slots[:n] {
+	var recs [ijWarmRows]*ijKey
+	for j, s := range slots[:n] {
 		k := o.rec(s)
+		recs[j] = k
 		sink += int64(len(k.side[1-input])) + int64(k.inl[0].Kind()) // both lines
 	}
-	for _, s := range slots[:n] {
-		k := o.rec(s)
+	for _, k := range recs[:n] {
 		if r := k.side[1-input]; len(r) > 0 {
 			sink += int64(r[0].Kind())
 		}
@@ -805,7 +815,17 @@ func (o *intervalJoinOp) emit(side int, row []types.Value, key int64, stored []t
 
 // emitPicked appends the columns pick of the joined row in joined.
 func (o *intervalJoinOp) emitPicked() {
-	dst := growRow(o.out, types.Insert) // every column is set below
+	// growRow, its room check inlined: a call a joined row cost about
+	// as much as the pick. Every column is set below.
+	b := o.out
+	var dst []types.Value
+	if n, w := len(b.Vals), len(o.pick); b.Width == w && cap(b.Vals)-n >= w && cap(b.Kinds) > len(b.Kinds) {
+		b.Kinds = append(b.Kinds, types.Insert)
+		b.Vals = b.Vals[:n+w]
+		dst = b.Vals[n : n+w : n+w]
+	} else {
+		dst = growRow(b, types.Insert)
+	}
 	for k, c := range o.pick {
 		dst[k] = o.joined[c]
 	}
@@ -936,22 +956,27 @@ func (o *intervalJoinOp) sweep(out Emitter) error {
 		// The key may also be queued (it is in memory): its entry goes
 		// stale, and sweepSlot queues the key again at its first row's
 		// expiry, so that qat stays that expiry (see ijKey).
-		o.rec(s).qat[side] = math.MaxInt64
-		return o.sweepSlot(s, side, false, out)
+		k := o.rec(s)
+		k.qat[side] = math.MaxInt64
+		return o.sweepSlot(s, k, side, false, out)
 	})
 	if err != nil {
 		return fmt.Errorf("state of %s: %w", o.name, err)
 	}
 	return o.queue.due(o.sweepTo(), func(es []ijSweep) error {
-		o.warmSweeps(es)
-		for _, e := range es {
-			if !o.keys.Used(e.slot) || o.rec(e.slot).qat[e.side] != e.at {
+		var recs [sweepChunk]*ijKey
+		o.warmSweeps(es, &recs)
+		for i, e := range es {
+			// A slot without a key has no queue time (qat MaxInt64, see
+			// ijKey): its entries are stale too.
+			k := recs[i]
+			if k.qat[e.side] != e.at {
 				continue // stale
 			}
-			o.rec(e.slot).qat[e.side] = math.MaxInt64
+			k.qat[e.side] = math.MaxInt64
 			// e.at is the first row's expiry (qat), at or before the
 			// watermark: that row expired.
-			if err := o.sweepSlot(e.slot, int(e.side), true, out); err != nil {
+			if err := o.sweepSlot(e.slot, k, int(e.side), true, out); err != nil {
 				return err
 			}
 		}
@@ -966,18 +991,22 @@ func (o *intervalJoinOp) sweep(out Emitter) error {
 // another (the record gives the rows); here the reads of different slots
 // do not depend on each other, so the CPU overlaps their misses, and the
 // sweeps that follow find them in its caches.
-func (o *intervalJoinOp) warmSweeps(es []ijSweep) {
+//
+// It puts each slot's record in recs, for the sweeps (es holds at most
+// sweepChunk).
+func (o *intervalJoinOp) warmSweeps(es []ijSweep, recs *[sweepChunk]*ijKey) {
 	sink := int64(0)
-	for _, e := range es {
-		if o.keys.Used(e.slot) {
-			sink += o.rec(e.slot).qat[e.side]
-		}
-	}
-	for _, e := range es {
-		if !o.keys.Used(e.slot) {
-			continue
-		}
+	es = es[:min(len(es), sweepChunk)]
+	for i, e := range es {
 		k := o.rec(e.slot)
+		recs[i] = k
+		sink += k.qat[e.side]
+	}
+	for i, e := range es {
+		k := recs[i]
+		if k.qat[e.side] != e.at {
+			continue // stale (a slot without a key among them)
+		}
 		// The rows are read only past the first one, which the sweep
 		// knows expired, or for its matched flag (see sweepSlot).
 		if r := k.side[e.side]; len(r) > o.lay[e.side].stride || (len(r) > 0 && o.outer[e.side]) {
@@ -999,8 +1028,7 @@ func (o *intervalJoinOp) warmSweeps(es []ijSweep) {
 // at its expiry, qat), which is then not read unless its side is
 // preserved: a key of one row (most of W10's) is swept without reading
 // its rows' memory.
-func (o *intervalJoinOp) sweepSlot(s int32, side int, first bool, out Emitter) error {
-	k := o.rec(s)
+func (o *intervalJoinOp) sweepSlot(s int32, k *ijKey, side int, first bool, out Emitter) error {
 	rows := k.side[side]
 	stride := o.lay[side].stride
 	n, limit := 0, o.sweepTo()
@@ -1038,18 +1066,19 @@ func (o *intervalJoinOp) sweepSlot(s int32, side int, first bool, out Emitter) e
 		o.mem -= int64(n) * valueBytes
 	}
 	if len(k.side[0]) == 0 && len(k.side[1]) == 0 {
-		return o.removeSlot(s)
+		return o.removeSlot(s, k)
 	}
 	if n > 0 {
 		o.st.Changed(s)
 	}
-	o.enqueue(s, side)
+	if r := k.side[side]; len(r) > 0 {
+		o.enqueueAt(k, s, side, o.expiry(side, r[0].Int()))
+	}
 	return nil
 }
 
 // removeSlot forgets slot s (it has no rows), in memory and in the store.
-func (o *intervalJoinOp) removeSlot(s int32) error {
-	k := o.rec(s)
+func (o *intervalJoinOp) removeSlot(s int32, k *ijKey) error {
 	if o.st.Backed() && o.born[s] == o.gen {
 		o.st.Forget(s) // never written
 	} else if err := o.st.Removed(s); err != nil {

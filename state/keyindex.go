@@ -79,12 +79,13 @@ func NewKeyIndex(cols []int, kinds []types.Kind) *KeyIndex {
 // IntStored reports whether values of kind k are integers an IntTable can
 // key (Value.Int holds them whole).
 func IntStored(k types.Kind) bool {
-	switch k {
-	case types.KindBoolean, types.KindInt, types.KindBigInt, types.KindTimestamp, types.KindTimestampLTZ, types.KindInterval:
-		return true
-	}
-	return false
+	return k < 64 && intStoredKinds&(1<<k) != 0
 }
+
+// intStoredKinds has bit k set for each kind k that IntStored accepts (one
+// test of a bit, where a switch compared the kind with each in turn).
+const intStoredKinds = 1<<types.KindBoolean | 1<<types.KindInt | 1<<types.KindBigInt | 1<<types.KindTimestamp |
+	1<<types.KindTimestampLTZ | 1<<types.KindInterval
 
 // intOf returns row's key as an integer when it is held in ints.
 func (x *KeyIndex) intOf(row []types.Value) (int64, bool) {
@@ -351,6 +352,10 @@ func (x *KeyIndex) Reset() {
 type Slab[T any] struct {
 	w     int
 	pages [][]T
+	// ones holds the pages of a slab of one value a slot as arrays, for
+	// One: an index into an array of constant length needs no bounds
+	// check, and the page's length is not loaded.
+	ones []*[slabPage]T
 }
 
 const slabPage = 4096
@@ -361,7 +366,11 @@ func NewSlab[T any](w int) *Slab[T] { return &Slab[T]{w: w} }
 // Grow makes slots below n addressable.
 func (s *Slab[T]) Grow(n int32) {
 	for int(n) > len(s.pages)*slabPage {
-		s.pages = append(s.pages, make([]T, slabPage*s.w))
+		p := make([]T, slabPage*s.w)
+		s.pages = append(s.pages, p)
+		if s.w == 1 {
+			s.ones = append(s.ones, (*[slabPage]T)(p))
+		}
 	}
 }
 
@@ -376,7 +385,7 @@ func (s *Slab[T]) At(i int32) []T {
 // reach a slot's record for every row.
 func (s *Slab[T]) One(i int32) *T {
 	u := uint32(i)
-	return &s.pages[u/slabPage][u%slabPage]
+	return &s.ones[u/slabPage][u%slabPage]
 }
 
 // Clear zeroes every slot (their values may hold references).

@@ -295,6 +295,12 @@ func (v Value) Float() float64 {
 // Str returns a VARCHAR value's string (a BYTES value's bytes).
 func (v Value) Str() string { return v.s }
 
+// IsPlainInt reports whether v is BigIntValue(v.Int()).WithKind(k): a
+// value of kind k that its integer alone makes again (no string, no
+// decimal scale), so that a store may keep only the integer. It is that
+// comparison without comparing whole values.
+func (v Value) IsPlainInt(k Kind) bool { return v.k == k && v.x == 0 && len(v.s) == 0 }
+
 // WithKind reinterprets an integer value as another integer-stored kind
 // (TINYINT, SMALLINT, INT, BIGINT, TIMESTAMP, TIMESTAMP_LTZ, INTERVAL,
 // DATE, TIME), a DOUBLE as FLOAT, a VARCHAR as BYTES.
