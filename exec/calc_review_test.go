@@ -214,3 +214,46 @@ func TestCalcSlotsInstancesAndCutBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestCalcDateFormatSlotNoAllocs: a batch whose rows fall in the minute
+// and day the DATE_FORMAT slots hold is projected (copies, two
+// DATE_FORMATs, a filter) without an allocation.
+func TestCalcDateFormatSlotNoAllocs(t *testing.T) {
+	ts := expr.NewColumn(0, types.Timestamp, "ts")
+	n := expr.NewColumn(1, types.BigInt, "n")
+	df := func(p string) expr.Expr {
+		e, err := expr.NewTimeCall("DATE_FORMAT", "", []expr.Expr{ts, expr.NewLiteral(types.StringValue(p), types.Varchar)}, time.UTC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	filter, err := expr.NewCompare(">", n, expr.NewLiteral(types.BigIntValue(0), types.BigInt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := NewCalc(filter, []expr.Expr{n, ts, df("yyyy-MM-dd"), df("HH:mm")})()
+	if err := op.Open(&OpContext{Name: "Calc"}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 12, 2, 16, 40, 0, 0, time.UTC).UnixMilli()
+	b := types.NewBatch(2, 256)
+	for i := range 256 {
+		b.Append(types.Insert, []types.Value{types.TimestampValue(start + int64(i)*200), types.BigIntValue(int64(i%3) - 1)})
+	}
+	var rows int
+	em := emitFunc(func(o *types.Batch) error { rows = o.Len(); return nil })
+	if err := op.Process(0, b, em); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 85 {
+		t.Fatalf("%d rows, want 85", rows)
+	}
+	if a := testing.AllocsPerRun(20, func() {
+		if err := op.Process(0, b, em); err != nil {
+			t.Fatal(err)
+		}
+	}); a != 0 {
+		t.Fatalf("%.1f allocations a batch, want 0", a)
+	}
+}
