@@ -62,6 +62,8 @@ type csvEncoder struct {
 	// hasComp: a column is of a ROW, ARRAY or MAP type (appendRow then
 	// takes column's way for every field).
 	hasComp bool
+	// all is 0, 1, 2, …: the columns encode writes (every one).
+	all []int
 }
 
 func newCSVEncoder(f format, cols []types.Column) csvEncoder {
@@ -81,22 +83,17 @@ func newCSVEncoder(f format, cols []types.Column) csvEncoder {
 }
 
 func (e *csvEncoder) encode(dst []byte, b *types.Batch) ([]byte, error) {
+	// Every column, in order: appendRow's fields (picked columns) serve
+	// whole rows too.
+	for len(e.all) < b.Width {
+		e.all = append(e.all, len(e.all))
+	}
+	all := e.all[:b.Width]
 	for i, kind := range b.Kinds {
 		if kind != types.Insert {
 			return dst, appendOnly(e.f, kind)
 		}
-		row := b.Row(i)
-		if !e.hasComp {
-			dst = e.appendFields(dst, row)
-		} else {
-			for c, v := range row {
-				if c > 0 {
-					dst = append(dst, e.f.delim)
-				}
-				dst = e.column(dst, c, v)
-			}
-		}
-		dst = append(dst, '\n')
+		dst = e.appendRow(dst, b.Row(i), all)
 	}
 	return dst, nil
 }
@@ -129,27 +126,6 @@ func (e *csvEncoder) appendRow(dst []byte, row []types.Value, cols []int) []byte
 		}
 	}
 	return append(dst, '\n')
-}
-
-// appendFields appends the fields of row, none composite, as appendRow
-// does (without the line break).
-func (e *csvEncoder) appendFields(dst []byte, row []types.Value) []byte {
-	for c := range row {
-		if c > 0 {
-			dst = append(dst, e.f.delim)
-		}
-		switch v := &row[c]; v.Kind() {
-		case types.KindBigInt, types.KindInt, types.KindSmallInt, types.KindTinyInt:
-			dst = appendInt(dst, v.Int())
-		case types.KindVarchar:
-			dst = e.text(dst, v.Str())
-		case types.KindTimestamp, types.KindTimestampLTZ:
-			dst = e.timestamp(dst, v.Kind(), v.Int())
-		default:
-			dst = e.field(dst, *v)
-		}
-	}
-	return dst
 }
 
 // column appends value v of column c as a CSV field.
