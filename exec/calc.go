@@ -32,7 +32,7 @@ type calcOp struct {
 	// them with expressions, as runs of adjacent columns copied to
 	// adjacent places; evals are the other projections' indexes; runEnd
 	// is one past the last input column the runs and dfs read (a
-	// narrower input takes the per-projection loop).
+	// narrower input is an error).
 	runs   []copyRun
 	evals  []int
 	runEnd int
@@ -221,9 +221,9 @@ func (c *calcOp) Process(_ int, b *types.Batch, out Emitter) error {
 	// call's Reset empties it).
 	n := b.Len()
 	kinds, vals := slices.Grow(o.Kinds, n)[:n], slices.Grow(o.Vals, n*width)[:n*width]
-	// runs: the projections' copies go run by run, and DATE_FORMATs of a
-	// column through dfs (an input row holds every column they read).
-	runs := c.proj != nil && len(c.copyCol) == len(c.proj) && c.runEnd <= b.Width
+	if c.proj != nil && c.runEnd > b.Width {
+		return fmt.Errorf("calc: input rows of %d columns, its projections read column %d", b.Width, c.runEnd-1)
+	}
 	j := 0
 	for i := range n {
 		row := b.Row(i)
@@ -246,57 +246,37 @@ func (c *calcOp) Process(_ int, b *types.Batch, out Emitter) error {
 			copy(dst, row)
 			continue
 		}
-		if runs {
-			// The copies run by run, then the other projections.
-			for _, r := range c.runs {
-				if r.n == 1 {
-					dst[r.dst] = row[r.src]
-				} else {
-					copy(dst[r.dst:r.dst+r.n], row[r.src:r.src+r.n])
-				}
+		// The copies run by run, then the other projections.
+		for _, r := range c.runs {
+			if r.n == 1 {
+				dst[r.dst] = row[r.src]
+			} else {
+				copy(dst[r.dst:r.dst+r.n], row[r.src:r.src+r.n])
 			}
-			for _, k := range c.evals {
-				if from := c.ltzCol[k]; from >= 0 && from < len(row) {
-					if v := row[from]; v.Kind().IsInteger() {
-						dst[k] = types.TimestampLTZValue(v.Int())
-						continue
-					}
-				}
-				df := &c.dfs[k]
-				if df.col >= 0 {
-					if v, ok := df.lookup(&row[df.col]); ok {
-						dst[k] = v
-						continue
-					}
-				}
-				p := c.proj[k]
-				v, err := p.Eval(row)
-				if err != nil {
-					return fmt.Errorf("projection %d (%s): %w", k, p, err)
-				}
-				dst[k] = v
-				if df.col >= 0 {
-					df.remember(&row[df.col], v)
-				}
-			}
-			continue
 		}
-		for k, p := range c.proj {
-			if from := c.copyCol[k]; from >= 0 && from < len(row) {
-				dst[k] = row[from]
-				continue
-			}
+		for _, k := range c.evals {
 			if from := c.ltzCol[k]; from >= 0 && from < len(row) {
 				if v := row[from]; v.Kind().IsInteger() {
 					dst[k] = types.TimestampLTZValue(v.Int())
 					continue
 				}
 			}
+			df := &c.dfs[k]
+			if df.col >= 0 {
+				if v, ok := df.lookup(&row[df.col]); ok {
+					dst[k] = v
+					continue
+				}
+			}
+			p := c.proj[k]
 			v, err := p.Eval(row)
 			if err != nil {
 				return fmt.Errorf("projection %d (%s): %w", k, p, err)
 			}
 			dst[k] = v
+			if df.col >= 0 {
+				df.remember(&row[df.col], v)
+			}
 		}
 	}
 	o.Kinds, o.Vals = kinds[:j], vals[:j*width]
