@@ -165,9 +165,17 @@ func intSlides(accs []accumulator, calls []aggfunc.Call) []intSlide {
 	return out
 }
 
-// slide adds row to the calls' slot g (retract: takes it out) as their
-// accumulators' add and retract do.
+// slide adds row to the accumulators' slot g (retract: takes it out):
+// in place as their add and retract do (slides), else by calling them.
 func (o *overUpdOp) slide(g int32, row []types.Value, retract bool) {
+	if o.slides == nil {
+		if retract {
+			o.retractFrom(g, row)
+		} else {
+			o.addTo(g, row)
+		}
+		return
+	}
 	for i := range o.slides {
 		c := &o.slides[i]
 		if c.star {
@@ -196,24 +204,6 @@ func (o *overUpdOp) slide(g int32, row []types.Value, retract bool) {
 			st.sum += uint64(v.Int())
 			st.n++
 		}
-	}
-}
-
-// slideIn adds row to the accumulators' slot g, in place (slide) if the
-// calls allow it; slideOut takes it out.
-func (o *overUpdOp) slideIn(g int32, row []types.Value) {
-	if o.slides != nil {
-		o.slide(g, row, false)
-	} else {
-		o.addTo(g, row)
-	}
-}
-
-func (o *overUpdOp) slideOut(g int32, row []types.Value) {
-	if o.slides != nil {
-		o.slide(g, row, true)
-	} else {
-		o.retractFrom(g, row)
 	}
 }
 
@@ -543,6 +533,28 @@ func (o *overUpdOp) setLead() error {
 	return nil
 }
 
+// hasLead reports whether src starts with the leadLen bytes of the
+// change's leading partition columns (in words: they are short).
+func (o *overUpdOp) hasLead(src []byte) bool {
+	n := o.leadLen
+	if len(src) < n {
+		return false
+	}
+	a, b := src[:n], o.enc[:n]
+	for len(a) >= 8 {
+		if binary.LittleEndian.Uint64(a) != binary.LittleEndian.Uint64(b) {
+			return false
+		}
+		a, b = a[8:], b[8:]
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // decode decodes the columns of src marked in read (up to last, the last
 // one marked) into dst; the others of dst are left as they are. When src
 // starts with the change's encoded leading partition columns (a row of
@@ -550,13 +562,13 @@ func (o *overUpdOp) setLead() error {
 // decode to the same values).
 func (o *overUpdOp) decode(dst []types.Value, src []byte, read []bool, last int) error {
 	i := 0
-	if n := o.leadLen; n > 0 && len(src) >= n && string(src[:n]) == string(o.enc[:n]) {
+	if o.leadLen > 0 && o.hasLead(src) {
 		for ; i < o.lead; i++ {
 			if i <= last && read[i] {
 				dst[i] = o.leadVals[i]
 			}
 		}
-		src = src[n:]
+		src = src[o.leadLen:]
 	}
 	for ; i <= last; i++ {
 		v, rest, err := state.DecodeValue(src)
@@ -771,27 +783,27 @@ func (o *overUpdOp) resultsRows() {
 		a.reset(0)
 	}
 	for p := max(0, nb-n); p < nb; p++ {
-		o.slideIn(0, withAt(p))
+		o.slide(0, withAt(p), false)
 	}
 	for _, a := range o.accs {
 		a.reset(1)
 		a.merge(1, 0)
 	}
-	o.slideIn(0, x.row)
+	o.slide(0, x.row, false)
 	put(with, 0, 0)
 	for j := 1; j < len(o.tail); j++ {
 		row := o.tail[j].row
 		// tail[j] is at nb+j with x, nb+j-1 without: the row n before
 		// it leaves the frame.
 		if p := nb + j - n - 1; p >= 0 {
-			o.slideOut(0, withAt(p))
+			o.slide(0, withAt(p), true)
 		}
-		o.slideIn(0, row)
+		o.slide(0, row, false)
 		put(with, j, 0)
 		if p := nb + j - n - 2; p >= 0 {
-			o.slideOut(1, woAt(p))
+			o.slide(1, woAt(p), true)
 		}
-		o.slideIn(1, row)
+		o.slide(1, row, false)
 		put(wo, j, 1)
 	}
 }

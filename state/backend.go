@@ -258,15 +258,14 @@ func (h *searchHint) search(g *memGroup, s string) int {
 }
 
 // lookup returns g.search(s) without a search if the hint answers it: s
-// is the last search's suffix, or lies between it and the suffix at its
-// position (so every suffix before that position is below s, and the one
-// at it is not): a key the last search's scan found (a retraction found
-// by its prefix, then removed), or one inserted where the search ended.
+// is the last search's suffix, or the suffix at its position (the first
+// suffix >= the last search's: every suffix before it is below s too),
+// such as the key a retraction's scan found by its prefix, then removed.
 func (h *searchHint) lookup(g *memGroup, s string) (int, bool) {
 	if h.g != g {
 		return 0, false
 	}
-	if hs := unsafeString(h.s); hs == s || (hs < s && (h.at == len(g.sufs) || s <= g.sufs[h.at])) {
+	if (h.at < len(g.sufs) && g.sufs[h.at] == s) || unsafeString(h.s) == s {
 		return h.at, true
 	}
 	return 0, false

@@ -66,22 +66,25 @@ func TestGroupSearchHintPrefixes(t *testing.T) {
 	}{
 		{name: "same", sufs: []string{"a", "b1", "c"}, search: "b", q: "b", hit: true},
 		{name: "found by prefix", sufs: []string{"a", "b1", "b2", "c"}, search: "b", q: "b1", hit: true},
-		{name: "between prefix and found", sufs: []string{"a", "b5", "c"}, search: "b", q: "b3", hit: true},
+		{name: "between prefix and found", sufs: []string{"a", "b5", "c"}, search: "b", q: "b3"},
 		{name: "past found", sufs: []string{"a", "b1", "b2", "c"}, search: "b", q: "b2"},
 		{name: "below prefix", sufs: []string{"a", "b1", "c"}, search: "b", q: "a5"},
-		{name: "at end", sufs: []string{"a", "b"}, search: "c", q: "d", hit: true},
-		{name: "empty", sufs: nil, search: "c", q: "d", hit: true},
+		{name: "at end", sufs: []string{"a", "b"}, search: "c", q: "d"},
+		{name: "empty", sufs: nil, search: "c", q: "d"},
 		{name: "found removed", sufs: []string{"a", "b1", "b2", "c"}, search: "b", remove: "b1", q: "b2", hit: true},
 		{name: "removed before", sufs: []string{"a", "b1", "c"}, search: "b", remove: "a", q: "b1", hit: true},
 		// A removal searches for its key (the hint then is that key's).
 		{name: "removed after", sufs: []string{"a", "b1", "c"}, search: "b", remove: "c", q: "b1"},
 		{name: "removed after, searched again", sufs: []string{"a", "b1", "c"}, search: "b", remove: "c", q: "c", hit: true},
 		{name: "inserted where ended", sufs: []string{"a", "b5", "c"}, search: "b", insert: "b3", q: "b3", hit: true},
+		{name: "inserted where ended, then the one after", sufs: []string{"a", "b5", "c"}, search: "b", insert: "b3", q: "b5"},
+		{name: "inserted before the found", sufs: []string{"a", "b5", "c"}, search: "b5", insert: "b3", q: "b5", hit: true},
 		{name: "inserted where ended, then its prefix", sufs: []string{"a", "b5", "c"}, search: "b3", insert: "b", q: "b3", hit: true},
 		{name: "inserted before", sufs: []string{"b", "d1", "e"}, search: "d", insert: "a", q: "d1", hit: true},
 		{name: "inserted after", sufs: []string{"a", "d1", "e"}, search: "d", insert: "f", q: "d1", hit: true},
 		{name: "inserted equal prefix", sufs: []string{"a", "d1"}, search: "d", insert: "d", q: "d", hit: true},
 		{name: "inserted between, then found", sufs: []string{"a", "d5"}, search: "d", insert: "d2", q: "d5"},
+		{name: "inserted between, then it", sufs: []string{"a", "d5"}, search: "d", insert: "d2", q: "d2", hit: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := newMemBackend()
