@@ -534,25 +534,18 @@ func (o *overUpdOp) setLead() error {
 }
 
 // hasLead reports whether src starts with the leadLen bytes of the
-// change's leading partition columns (in words: they are short).
+// change's leading partition columns: up to 16 bytes (a BIGINT is 9) as
+// two overlapping words.
 func (o *overUpdOp) hasLead(src []byte) bool {
 	n := o.leadLen
 	if len(src) < n {
 		return false
 	}
-	a, b := src[:n], o.enc[:n]
-	for len(a) >= 8 {
-		if binary.LittleEndian.Uint64(a) != binary.LittleEndian.Uint64(b) {
-			return false
-		}
-		a, b = a[8:], b[8:]
+	if n < 8 || n > 16 {
+		return string(src[:n]) == string(o.enc[:n])
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+	le := binary.LittleEndian
+	return le.Uint64(src) == le.Uint64(o.enc) && le.Uint64(src[n-8:]) == le.Uint64(o.enc[n-8:])
 }
 
 // decode decodes the columns of src marked in read (up to last, the last
