@@ -7,9 +7,9 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/weir-sql/weir/aggfunc"
+	"github.com/weir-sql/weir/internal/testseed"
 	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/types"
 )
@@ -174,8 +174,7 @@ func (c overSlideCase) changes(seed uint64, n int) (kinds []types.RowKind, rows 
 // 2, output lost after it (a kill) and a restore at 3, the output before
 // the checkpoint plus the restored run's, applied, is the same.
 func TestOverUpdatingIntSlides(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testseed.Seed(t)
 	for ci, c := range []overSlideCase{{"bigint", types.KindBigInt, false}, {"bigint-wrap", types.KindBigInt, true}, {"int", types.KindInt, false}} {
 		kinds, rows, live := c.changes(seed+uint64(ci), 900)
 		for _, n := range []int64{1, 3} {
@@ -284,30 +283,48 @@ func TestOverUpdatingDecodeLead(t *testing.T) {
 	if o.lead != 2 {
 		t.Fatalf("lead %d, want 2", o.lead)
 	}
+	// The change's leading columns encode in 14 bytes (two words
+	// compared), unless a case has its own: 2 bytes (NULLs) or 27 (a long
+	// string), compared as strings.
 	change := []types.Value{types.IntValue(7), types.StringValue("ab"), types.BigIntValue(1)}
-	o.enc = state.Values{}.Append(nil, change)
-	if err := o.setLead(); err != nil {
-		t.Fatal(err)
-	}
+	nulls := []types.Value{types.NullValue(), types.NullValue(), types.BigIntValue(1)}
+	long := []types.Value{types.IntValue(7), types.StringValue("abcdefghijklmno"), types.BigIntValue(1)}
 	keep := types.BigIntValue(-99)
 	for _, c := range []struct {
 		name   string
+		change []types.Value // nil: change
 		stored []types.Value
 		read   []bool
 		want   []types.Value
 	}{
-		{"same lead", []types.Value{types.IntValue(7), types.StringValue("ab"), types.BigIntValue(5)}, []bool{true, true, true},
+		{name: "short lead, same", change: nulls, stored: []types.Value{types.NullValue(), types.NullValue(), types.BigIntValue(5)}, read: []bool{true, true, true},
+			want: []types.Value{types.NullValue(), types.NullValue(), types.BigIntValue(5)}},
+		{name: "short lead, other", change: nulls, stored: []types.Value{types.NullValue(), types.StringValue(""), types.BigIntValue(5)}, read: []bool{true, true, true},
+			want: []types.Value{types.NullValue(), types.StringValue(""), types.BigIntValue(5)}},
+		{name: "long lead, same", change: long, stored: []types.Value{types.IntValue(7), types.StringValue("abcdefghijklmno"), types.BigIntValue(5)}, read: []bool{true, true, true},
+			want: []types.Value{types.IntValue(7), types.StringValue("abcdefghijklmno"), types.BigIntValue(5)}},
+		{name: "long lead, other in the middle", change: long, stored: []types.Value{types.IntValue(7), types.StringValue("abcdefgXijklmno"), types.BigIntValue(5)}, read: []bool{true, true, true},
+			want: []types.Value{types.IntValue(7), types.StringValue("abcdefgXijklmno"), types.BigIntValue(5)}},
+		{"same lead", nil, []types.Value{types.IntValue(7), types.StringValue("ab"), types.BigIntValue(5)}, []bool{true, true, true},
 			[]types.Value{types.IntValue(7), types.StringValue("ab"), types.BigIntValue(5)}},
-		{"same lead, some read", []types.Value{types.IntValue(7), types.StringValue("ab"), types.BigIntValue(5)}, []bool{false, true, false},
+		{"same lead, some read", nil, []types.Value{types.IntValue(7), types.StringValue("ab"), types.BigIntValue(5)}, []bool{false, true, false},
 			[]types.Value{keep, types.StringValue("ab"), keep}},
-		{"other first", []types.Value{types.IntValue(8), types.StringValue("ab"), types.BigIntValue(5)}, []bool{true, true, true},
+		{"other first", nil, []types.Value{types.IntValue(8), types.StringValue("ab"), types.BigIntValue(5)}, []bool{true, true, true},
 			[]types.Value{types.IntValue(8), types.StringValue("ab"), types.BigIntValue(5)}},
-		{"other second, a prefix", []types.Value{types.IntValue(7), types.StringValue("abc"), types.BigIntValue(5)}, []bool{true, true, true},
+		{"other second, a prefix", nil, []types.Value{types.IntValue(7), types.StringValue("abc"), types.BigIntValue(5)}, []bool{true, true, true},
 			[]types.Value{types.IntValue(7), types.StringValue("abc"), types.BigIntValue(5)}},
-		{"NULL lead", []types.Value{types.NullValue(), types.NullValue(), types.BigIntValue(5)}, []bool{true, true, true},
+		{"NULL lead", nil, []types.Value{types.NullValue(), types.NullValue(), types.BigIntValue(5)}, []bool{true, true, true},
 			[]types.Value{types.NullValue(), types.NullValue(), types.BigIntValue(5)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			ch := change
+			if c.change != nil {
+				ch = c.change
+			}
+			o.enc = state.Values{}.Append(o.enc[:0], ch)
+			if err := o.setLead(); err != nil {
+				t.Fatal(err)
+			}
 			src := state.Values{}.Append(nil, c.stored)
 			dst := []types.Value{keep, keep, keep}
 			last := 0
