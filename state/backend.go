@@ -283,7 +283,8 @@ func (h *searchHint) inserted(g *memGroup, s string, i int) {
 // removed is called when the suffix at position i of g's slices is
 // removed: the position of the first suffix >= the hint's moves down if
 // the removed one was before it (the one after a removed first suffix >=
-// the hint's is >= it too).
+// the hint's is >= it too). g.remove searches its suffix through the
+// hint first, so there i is the hint's position and it stays.
 func (h *searchHint) removed(g *memGroup, i int) {
 	if h.g == g && i < h.at {
 		h.at--

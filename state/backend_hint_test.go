@@ -3,6 +3,7 @@ package state
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/weir-sql/weir/internal/testseed"
@@ -113,5 +114,47 @@ func TestGroupSearchHintPrefixes(t *testing.T) {
 				t.Fatalf("lookup(%q) = %d, want %d (sufs %q)", c.q, at, want, g.sufs)
 			}
 		})
+	}
+}
+
+// TestGroupSearchHintMoves checks inserted and removed on their own, at
+// any position: g.remove and g.insert search their suffix through the
+// hint first (so the hint is then theirs and does not move), but the
+// hint's position must stay the first suffix >= its own whatever the
+// position changed. Random suffixes, one remembered search, then changes
+// at random positions, each followed by a check against a fresh search.
+func TestGroupSearchHintMoves(t *testing.T) {
+	seed := testseed.Seed(t)
+	r := rand.New(rand.NewPCG(seed, 2))
+	for round := range 200 {
+		m := newMemBackend()
+		g := &memGroup{prefix: "\x00\x01p"}
+		for range r.IntN(20) {
+			s := fmt.Sprintf("s%d", r.IntN(100))
+			if i := g.search(s); i == len(g.sufs) || g.sufs[i] != s {
+				g.insertAt(m.newEntry(g.prefix+s), i, &m.hint)
+			}
+		}
+		m.hint.search(g, fmt.Sprintf("s%d", r.IntN(100)))
+		for step := range 20 {
+			if len(g.sufs) > 0 && r.IntN(2) == 0 { // removed at a random position
+				i := r.IntN(len(g.sufs))
+				m.hint.removed(g, i)
+				g.sufs = slices.Delete(g.sufs, i, i+1)
+				g.ents = slices.Delete(g.ents, i, i+1)
+			} else { // inserted where it belongs
+				s := fmt.Sprintf("s%d", r.IntN(100))
+				i := g.search(s)
+				if i < len(g.sufs) && g.sufs[i] == s {
+					continue
+				}
+				m.hint.inserted(g, s, i)
+				g.sufs = slices.Insert(g.sufs, i, s)
+				g.ents = slices.Insert(g.ents, i, m.newEntry(g.prefix+s))
+			}
+			if want := g.search(string(m.hint.s)); m.hint.at != want {
+				t.Fatalf("seed %d round %d step %d: hint %q at %d, want %d (sufs %q)", seed, round, step, m.hint.s, m.hint.at, want, g.sufs)
+			}
+		}
 	}
 }
