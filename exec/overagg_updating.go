@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/weir-sql/weir/aggfunc"
 	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/types"
 )
@@ -65,6 +66,17 @@ type overUpdOp struct {
 	// column (< len(Kinds)) or a call's result (len(Kinds)+i).
 	pick []int
 	out  *types.Batch
+	// lead is how many leading columns are partition columns: a stored
+	// row of the partition most likely starts with the same bytes as the
+	// change's row (leadLen of them, decoded once a change into leadVals),
+	// so decode takes those columns from leadVals instead of decoding them.
+	lead     int
+	leadLen  int
+	leadVals []types.Value
+	// slides, when set (a ROWS n frame whose calls are all integer SUM,
+	// AVG and COUNT), are the calls' accumulators as their types:
+	// resultsRows slides their sums in place, with no call per row.
+	slides []intSlide
 
 	// sort key | row | seq → uvarint len(row). Earlier versions stored
 	// uvarint len | row | results; only the length is read.
@@ -108,8 +120,91 @@ func (o *overUpdOp) Open(ctx *OpContext) error {
 			o.lastNeed = max(o.lastNeed, c.Arg)
 		}
 	}
+	o.lead = 0
+	for o.lead < len(o.spec.Kinds) && slices.Contains(o.spec.Partition, o.lead) {
+		o.lead++
+	}
+	o.leadVals = make([]types.Value, o.lead)
+	o.slides = nil
+	if f.IsRows && !f.Unbounded {
+		o.slides = intSlides(o.accs, o.spec.Calls)
+	}
 	o.setReadTail()
 	return nil
+}
+
+// intSlide is a call whose sliding resultsRows updates in place: an
+// integer SUM or AVG (sum, non-NULL count: sumAcc's own state, so its
+// result and overflow are the accumulator's) or a COUNT.
+type intSlide struct {
+	arg  int // the argument column, < 0 for COUNT(*)
+	sum  *sumAcc
+	cnt  *countAcc
+	star bool // COUNT(*): every row counts
+}
+
+// intSlides returns the intSlide of each of accs (the accumulators of
+// calls), or nil unless every one is an integer SUM or AVG or a COUNT.
+func intSlides(accs []accumulator, calls []aggfunc.Call) []intSlide {
+	var out []intSlide
+	for i, a := range accs {
+		s := intSlide{arg: calls[i].Arg}
+		switch a := a.(type) {
+		case *sumAcc:
+			if a.floatIn || s.arg < 0 {
+				return nil
+			}
+			s.sum = a
+		case *countAcc:
+			s.cnt, s.star = a, a.star || s.arg < 0
+		default:
+			return nil
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// slide adds row to the accumulators' slot g (retract: takes it out):
+// in place as their add and retract do (slides), else by calling them.
+func (o *overUpdOp) slide(g int32, row []types.Value, retract bool) {
+	if o.slides == nil {
+		if retract {
+			o.retractFrom(g, row)
+		} else {
+			o.addTo(g, row)
+		}
+		return
+	}
+	for i := range o.slides {
+		c := &o.slides[i]
+		if c.star {
+			if retract {
+				c.cnt.n[g]--
+			} else {
+				c.cnt.n[g]++
+			}
+			continue
+		}
+		v := &row[c.arg]
+		if v.IsNull() {
+			continue
+		}
+		switch {
+		case c.cnt != nil && retract:
+			c.cnt.n[g]--
+		case c.cnt != nil:
+			c.cnt.n[g]++
+		case retract:
+			st := &c.sum.s[g]
+			st.sum -= uint64(v.Int())
+			st.n--
+		default:
+			st := &c.sum.s[g]
+			st.sum += uint64(v.Int())
+			st.n++
+		}
+	}
 }
 
 // setReadTail sets readTail and lastTail from need and pick.
@@ -252,6 +347,9 @@ func (o *overUpdOp) change(kind types.RowKind, row []types.Value) error {
 	o.removed, o.hasRemoved = overEntry{}, false
 	o.sk = encodeSortKey(o.sk[:0], o.spec.Order, row)
 	o.enc = state.Values{}.Append(o.enc[:0], row)
+	if err := o.setLead(); err != nil {
+		return err
+	}
 	prefixLen := len(o.sk) + len(o.enc)
 	insert := kind == types.Insert || kind == types.UpdateAfter
 	if insert {
@@ -418,10 +516,54 @@ func (o *overUpdOp) addTail(mk, v []byte) (bool, error) {
 	return true, nil
 }
 
+// setLead decodes the change's leading partition columns (lead) into
+// leadVals, and sets leadLen to the length of their encoding in enc.
+func (o *overUpdOp) setLead() error {
+	o.leadLen = 0
+	src := o.enc
+	for i := range o.lead {
+		v, rest, err := state.DecodeValue(src)
+		if err != nil {
+			return fmt.Errorf("OverAggregate: row: %w", err)
+		}
+		o.leadVals[i] = state.WithColumnKind(v, o.spec.Kinds[i])
+		o.leadLen += len(src) - len(rest)
+		src = rest
+	}
+	return nil
+}
+
+// hasLead reports whether src starts with the leadLen bytes of the
+// change's leading partition columns: up to 16 bytes (a BIGINT is 9) as
+// two overlapping words.
+func (o *overUpdOp) hasLead(src []byte) bool {
+	n := o.leadLen
+	if len(src) < n {
+		return false
+	}
+	if n < 8 || n > 16 {
+		return string(src[:n]) == string(o.enc[:n])
+	}
+	le := binary.LittleEndian
+	return le.Uint64(src) == le.Uint64(o.enc) && le.Uint64(src[n-8:]) == le.Uint64(o.enc[n-8:])
+}
+
 // decode decodes the columns of src marked in read (up to last, the last
-// one marked) into dst; the others of dst are left as they are.
+// one marked) into dst; the others of dst are left as they are. When src
+// starts with the change's encoded leading partition columns (a row of
+// the same partition), those are taken from leadVals (the same bytes
+// decode to the same values).
 func (o *overUpdOp) decode(dst []types.Value, src []byte, read []bool, last int) error {
-	for i := 0; i <= last; i++ {
+	i := 0
+	if o.leadLen > 0 && o.hasLead(src) {
+		for ; i < o.lead; i++ {
+			if i <= last && read[i] {
+				dst[i] = o.leadVals[i]
+			}
+		}
+		src = src[o.leadLen:]
+	}
+	for ; i <= last; i++ {
 		v, rest, err := state.DecodeValue(src)
 		if err != nil {
 			return fmt.Errorf("OverAggregate state: row: %w", err)
@@ -598,7 +740,8 @@ func (o *overUpdOp) results(dst []types.Value, old bool) {
 // without (before, then the tail after x); they share the rows before
 // x, added once to slot 0 and copied (reset and merge) into slot 1.
 // An exact accumulator's result depends only on the rows in its frame,
-// so it equals results' (which adds each frame's rows in order).
+// so it equals results' (which adds each frame's rows in order). Integer
+// SUM, AVG and COUNT calls slide in place (slides).
 func (o *overUpdOp) resultsRows() {
 	n := int(o.spec.Frame.Rows)
 	nb := len(o.before)
@@ -633,27 +776,27 @@ func (o *overUpdOp) resultsRows() {
 		a.reset(0)
 	}
 	for p := max(0, nb-n); p < nb; p++ {
-		o.addTo(0, withAt(p))
+		o.slide(0, withAt(p), false)
 	}
 	for _, a := range o.accs {
 		a.reset(1)
 		a.merge(1, 0)
 	}
-	o.addTo(0, x.row)
+	o.slide(0, x.row, false)
 	put(with, 0, 0)
 	for j := 1; j < len(o.tail); j++ {
 		row := o.tail[j].row
 		// tail[j] is at nb+j with x, nb+j-1 without: the row n before
 		// it leaves the frame.
 		if p := nb + j - n - 1; p >= 0 {
-			o.retractFrom(0, withAt(p))
+			o.slide(0, withAt(p), true)
 		}
-		o.addTo(0, row)
+		o.slide(0, row, false)
 		put(with, j, 0)
 		if p := nb + j - n - 2; p >= 0 {
-			o.retractFrom(1, woAt(p))
+			o.slide(1, woAt(p), true)
 		}
-		o.addTo(1, row)
+		o.slide(1, row, false)
 		put(wo, j, 1)
 	}
 }

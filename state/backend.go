@@ -238,29 +238,56 @@ func (g *memGroup) len() int {
 
 // searchHint remembers the last search in a group's slices: a change to
 // a map state scans on both sides of one key and then writes it, each
-// access starting with a search for that key.
+// access starting with a search for that key. at is the position of the
+// first suffix >= s; inserts and removals in g keep it so (inserted,
+// removed).
 type searchHint struct {
 	g  *memGroup // nil: none
 	s  []byte
 	at int
 }
 
-// search returns g.search(s), from the hint if s was the last search in g.
+// search returns g.search(s), from the hint if it answers (lookup).
 func (h *searchHint) search(g *memGroup, s string) int {
-	if h.g == g && string(h.s) == s {
-		return h.at
+	if i, ok := h.lookup(g, s); ok {
+		return i
 	}
 	i := g.search(s)
 	h.g, h.s, h.at = g, append(h.s[:0], s...), i
 	return i
 }
 
-// changed is called when suffix s is inserted into or removed from g's
-// slices. The hint stays true if s is its suffix (the first suffix >= s
-// is then where s is, or was), and is dropped otherwise.
-func (h *searchHint) changed(g *memGroup, s string) {
-	if h.g == g && string(h.s) != s {
-		h.g = nil
+// lookup returns g.search(s) without a search if the hint answers it: s
+// is the last search's suffix, or the suffix at its position (the first
+// suffix >= the last search's: every suffix before it is below s too),
+// such as the key a retraction's scan found by its prefix, then removed.
+func (h *searchHint) lookup(g *memGroup, s string) (int, bool) {
+	if h.g != g {
+		return 0, false
+	}
+	if (h.at < len(g.sufs) && g.sufs[h.at] == s) || unsafeString(h.s) == s {
+		return h.at, true
+	}
+	return 0, false
+}
+
+// inserted is called when suffix s is inserted at position i of g's
+// slices (where g.search placed it): the position of the first suffix >=
+// the hint's moves up if s goes before it.
+func (h *searchHint) inserted(g *memGroup, s string, i int) {
+	if h.g == g && (i < h.at || (i == h.at && s < unsafeString(h.s))) {
+		h.at++
+	}
+}
+
+// removed is called when the suffix at position i of g's slices is
+// removed: the position of the first suffix >= the hint's moves down if
+// the removed one was before it (the one after a removed first suffix >=
+// the hint's is >= it too). g.remove searches its suffix through the
+// hint first, so there i is the hint's position and it stays.
+func (h *searchHint) removed(g *memGroup, i int) {
+	if h.g == g && i < h.at {
+		h.at--
 	}
 }
 
@@ -293,10 +320,13 @@ func (g *memGroup) insert(e *memEntry, treeAt int, h *searchHint) {
 		}
 		g.sufs, g.ents = nil, nil
 		g.tree.ReplaceOrInsert(s, e)
+		if h.g == g {
+			h.g = nil // a B-tree group is searched without the hint
+		}
 		return
 	}
-	i := g.search(s)
-	h.changed(g, s)
+	i := h.search(g, s)
+	h.inserted(g, s, i)
 	g.sufs = slices.Insert(g.sufs, i, s)
 	g.ents = slices.Insert(g.ents, i, e)
 }
@@ -306,7 +336,7 @@ func (g *memGroup) insert(e *memEntry, treeAt int, h *searchHint) {
 func (g *memGroup) insertAt(e *memEntry, i int, h *searchHint) {
 	e.grp = g
 	s := e.key[len(g.prefix):]
-	h.changed(g, s)
+	h.inserted(g, s, i)
 	g.sufs = slices.Insert(g.sufs, i, s)
 	g.ents = slices.Insert(g.ents, i, e)
 }
@@ -320,7 +350,7 @@ func (g *memGroup) remove(e *memEntry, h *searchHint) {
 		return
 	}
 	if i := h.search(g, s); i < len(g.sufs) && g.ents[i] == e {
-		h.changed(g, s)
+		h.removed(g, i)
 		g.sufs = slices.Delete(g.sufs, i, i+1)
 		g.ents = slices.Delete(g.ents, i, i+1)
 	}
