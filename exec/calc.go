@@ -41,6 +41,13 @@ type calcOp struct {
 	// -1: not one): rows in time order format once per unit (a day, a
 	// minute) here, without an Eval call.
 	dfs []dfSlot
+	// cases is, per projection, its caseSlot (cond -1: not a CASE of one
+	// arm over a column or literal; empty: none is), caseConds their
+	// conditions (each once) and caseState the conditions' state on the
+	// current row (calc_case.go).
+	cases     []caseSlot
+	caseConds []expr.Expr
+	caseState []caseCond
 	// srcFilter and srcProj are the expressions as built (filter and proj
 	// are this instance's copies, bound and with common subexpressions
 	// shared); memo numbers the rows for the shared ones (nil: none).
@@ -175,6 +182,7 @@ func (c *calcOp) setCopyCols() {
 		}
 		c.runEnd = max(c.runEnd, idx+1)
 	}
+	c.setCases()
 }
 
 // shareCommon makes the subexpressions that the filter and projections
@@ -254,7 +262,18 @@ func (c *calcOp) Process(_ int, b *types.Batch, out Emitter) error {
 				copy(dst[r.dst:r.dst+r.n], row[r.src:r.src+r.n])
 			}
 		}
+		if len(c.cases) > 0 {
+			clear(c.caseState)
+		}
 		for _, k := range c.evals {
+			if len(c.cases) > 0 {
+				if s := &c.cases[k]; s.cond >= 0 {
+					if err := c.evalCase(k, s, row, dst); err != nil {
+						return fmt.Errorf("projection %d (%s): %w", k, c.proj[k], err)
+					}
+					continue
+				}
+			}
 			if from := c.ltzCol[k]; from >= 0 && from < len(row) {
 				if v := row[from]; v.Kind().IsInteger() {
 					dst[k] = types.TimestampLTZValue(v.Int())

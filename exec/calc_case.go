@@ -1,0 +1,133 @@
+package exec
+
+import (
+	"github.com/weir-sql/weir/expr"
+	"github.com/weir-sql/weir/types"
+)
+
+// caseSlot is a projection CASE WHEN cond THEN x END (one arm, no ELSE)
+// whose x is a column or a literal, as the planner writes an aggregate's
+// FILTER (Nexmark q16: nine of them over three conditions). The Calc
+// evaluates it without Case.Eval, and a condition that several such
+// projections share is evaluated once per row.
+type caseSlot struct {
+	cond int         // index of the condition in calcOp.caseConds; -1: not such a projection
+	col  int         // the column x; -1: the literal lit
+	lit  types.Value // x when col is -1
+}
+
+// caseSlotOf returns p's caseSlot, with cond unset (-1), and the
+// condition; ok is false if p is not such a CASE.
+func caseSlotOf(p expr.Expr) (slot caseSlot, cond expr.Expr, ok bool) {
+	c, isCase := p.(*expr.Case)
+	if !isCase || len(c.Conds) != 1 || c.Else != nil {
+		return caseSlot{}, nil, false
+	}
+	switch r := c.Results[0].(type) {
+	case *expr.Column:
+		if r.Index < 0 {
+			return caseSlot{}, nil, false
+		}
+		return caseSlot{cond: -1, col: r.Index}, c.Conds[0], true
+	case *expr.Literal:
+		return caseSlot{cond: -1, col: -1, lit: r.V}, c.Conds[0], true
+	}
+	return caseSlot{}, nil, false
+}
+
+// volatileExpr reports whether e or a subexpression is volatile (RAND,
+// UUID): its value may differ between two evaluations on one row.
+func volatileExpr(e expr.Expr) bool {
+	if s, ok := e.(*expr.Shared); ok {
+		return volatileExpr(s.X)
+	}
+	if v, ok := e.(interface{ Volatile() bool }); ok && v.Volatile() {
+		return true
+	}
+	if n, ok := e.(expr.Node); ok {
+		for _, k := range n.Children() {
+			if volatileExpr(k) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// setCases fills cases, caseConds and caseState for the projections that
+// are CASEs of one arm (caseSlotOf); called by setCopyCols for the
+// projections it evaluates. A condition occurring in several of them (the
+// same expression: after shareCommon, equal conditions are one Shared
+// node) gets one entry of caseConds, unless it is volatile: then each
+// projection evaluates its own, as Case.Eval would.
+func (c *calcOp) setCases() {
+	c.cases, c.caseConds = c.cases[:0], c.caseConds[:0]
+	any := false
+	for k, p := range c.proj {
+		slot := caseSlot{cond: -1, col: -1}
+		if c.copyCol[k] < 0 && c.ltzCol[k] < 0 && c.dfs[k].col < 0 {
+			if s, cond, ok := caseSlotOf(p); ok {
+				slot = s
+				slot.cond = -1
+				if !volatileExpr(cond) {
+					for i, e := range c.caseConds {
+						if e == cond {
+							slot.cond = i
+							break
+						}
+					}
+				}
+				if slot.cond < 0 {
+					slot.cond = len(c.caseConds)
+					c.caseConds = append(c.caseConds, cond)
+				}
+				if slot.col >= 0 {
+					c.runEnd = max(c.runEnd, slot.col+1)
+				}
+				any = true
+			}
+		}
+		c.cases = append(c.cases, slot)
+	}
+	if !any {
+		c.cases = c.cases[:0]
+	}
+	c.caseState = make([]caseCond, len(c.caseConds))
+}
+
+// caseCond is a condition's state for the current row.
+type caseCond uint8
+
+const (
+	caseUnknown caseCond = iota // not evaluated yet on this row
+	caseTrue
+	caseNotTrue // FALSE or NULL
+)
+
+// evalCase sets dst[k] for projection k, a caseSlot s, on row: x if its
+// condition is TRUE, else NULL. The condition evaluates at its first use
+// on the row (as Case.Eval's, so an error surfaces at the same
+// projection).
+func (c *calcOp) evalCase(k int, s *caseSlot, row, dst []types.Value) error {
+	st := c.caseState[s.cond]
+	if st == caseUnknown {
+		v, err := c.caseConds[s.cond].Eval(row)
+		if err != nil {
+			return err
+		}
+		st = caseNotTrue
+		if !v.IsNull() && v.Bool() {
+			st = caseTrue
+		}
+		c.caseState[s.cond] = st
+	}
+	switch {
+	case st != caseTrue:
+		dst[k] = types.Value{}
+	case s.col >= 0:
+		dst[k] = row[s.col]
+	default:
+		dst[k] = s.lit
+	}
+	return nil
+}
