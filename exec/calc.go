@@ -233,6 +233,7 @@ func (c *calcOp) Process(_ int, b *types.Batch, out Emitter) error {
 		return fmt.Errorf("calc: input rows of %d columns, its projections read column %d", b.Width, c.runEnd-1)
 	}
 	j := 0
+	cases, caseState := c.cases, c.caseState
 	for i := range n {
 		row := b.Row(i)
 		if c.memo != nil {
@@ -262,14 +263,28 @@ func (c *calcOp) Process(_ int, b *types.Batch, out Emitter) error {
 				copy(dst[r.dst:r.dst+r.n], row[r.src:r.src+r.n])
 			}
 		}
-		if len(c.cases) > 0 {
-			clear(c.caseState)
+		if len(cases) > 0 {
+			clear(caseState)
 		}
 		for _, k := range c.evals {
-			if len(c.cases) > 0 {
-				if s := &c.cases[k]; s.cond >= 0 {
-					if err := c.evalCase(k, s, row, dst); err != nil {
-						return fmt.Errorf("projection %d (%s): %w", k, c.proj[k], err)
+			// A CASE of one arm (calc_case.go), written out here: it is
+			// most of q16's projections.
+			if k < len(cases) {
+				if s := &cases[k]; s.cond >= 0 {
+					st := caseState[s.cond]
+					if st == caseUnknown {
+						var err error
+						if st, err = c.evalCaseCond(s.cond, row); err != nil {
+							return fmt.Errorf("projection %d (%s): %w", k, c.proj[k], err)
+						}
+					}
+					switch {
+					case st != caseTrue:
+						dst[k] = types.Value{}
+					case s.col >= 0:
+						dst[k] = row[s.col]
+					default:
+						dst[k] = s.lit
 					}
 					continue
 				}

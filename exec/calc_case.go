@@ -104,30 +104,18 @@ const (
 	caseNotTrue // FALSE or NULL
 )
 
-// evalCase sets dst[k] for projection k, a caseSlot s, on row: x if its
-// condition is TRUE, else NULL. The condition evaluates at its first use
-// on the row (as Case.Eval's, so an error surfaces at the same
-// projection).
-func (c *calcOp) evalCase(k int, s *caseSlot, row, dst []types.Value) error {
-	st := c.caseState[s.cond]
-	if st == caseUnknown {
-		v, err := c.caseConds[s.cond].Eval(row)
-		if err != nil {
-			return err
-		}
-		st = caseNotTrue
-		if !v.IsNull() && v.Bool() {
-			st = caseTrue
-		}
-		c.caseState[s.cond] = st
+// evalCaseCond evaluates condition i of caseConds on row, at its first
+// use on the row (as Case.Eval does, so that an error surfaces at the
+// same projection), and keeps its state in caseState.
+func (c *calcOp) evalCaseCond(i int, row []types.Value) (caseCond, error) {
+	v, err := c.caseConds[i].Eval(row)
+	if err != nil {
+		return caseUnknown, err
 	}
-	switch {
-	case st != caseTrue:
-		dst[k] = types.Value{}
-	case s.col >= 0:
-		dst[k] = row[s.col]
-	default:
-		dst[k] = s.lit
+	st := caseNotTrue
+	if !v.IsNull() && v.Bool() {
+		st = caseTrue
 	}
-	return nil
+	c.caseState[i] = st
+	return st, nil
 }
