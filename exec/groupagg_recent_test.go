@@ -193,7 +193,7 @@ func TestGroupAggRecentGroupsManyKeys(t *testing.T) {
 		names[i] = fmt.Sprintf("channel-%d", i)
 	}
 	live := map[int][][]types.Value{} // key number -> its live rows
-	out := map[string]string{}         // "channel|day" -> the materialized row
+	out := map[string]string{}        // "channel|day" -> the materialized row
 	rec := &recorder{}
 	for step := range 60 {
 		b := types.NewBatch(2, 2048)
