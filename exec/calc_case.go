@@ -92,7 +92,54 @@ func (c *calcOp) setCases() {
 	if !any {
 		c.cases = c.cases[:0]
 	}
+	c.unshareCaseConds()
 	c.caseState = make([]caseCond, len(c.caseConds))
+}
+
+// unshareCaseConds replaces a condition of caseConds that is a Shared
+// node used nowhere else (not in the filter, another projection or
+// another condition) by its expression: caseState already evaluates it
+// once per row, and the memo's bookkeeping cost more than the comparison.
+func (c *calcOp) unshareCaseConds() {
+	if len(c.caseConds) == 0 {
+		return
+	}
+	used := map[*expr.Shared]bool{}
+	var walk func(e expr.Expr)
+	walk = func(e expr.Expr) {
+		if s, ok := e.(*expr.Shared); ok {
+			if used[s] {
+				return
+			}
+			used[s] = true
+			e = s.X
+		}
+		if n, ok := e.(expr.Node); ok {
+			for _, k := range n.Children() {
+				walk(k)
+			}
+		}
+	}
+	if c.filter != nil {
+		walk(c.filter)
+	}
+	for k, p := range c.proj {
+		if len(c.cases) == 0 || c.cases[k].cond < 0 {
+			walk(p)
+		}
+	}
+	for _, e := range c.caseConds {
+		if s, ok := e.(*expr.Shared); ok {
+			walk(s.X) // the Shared nodes inside a condition
+		} else {
+			walk(e)
+		}
+	}
+	for i, e := range c.caseConds {
+		if s, ok := e.(*expr.Shared); ok && !used[s] {
+			c.caseConds[i] = s.X
+		}
+	}
 }
 
 // caseCond is a condition's state for the current row.

@@ -98,6 +98,13 @@ func TestCalcCaseFastPath(t *testing.T) {
 	if fast != 12 || len(calc.caseConds) != 6 {
 		t.Fatalf("%d projections on the fast path over %d conditions; want 12 over 6", fast, len(calc.caseConds))
 	}
+	// rank1..3 are also in projections 14 and 15: they stay Shared;
+	// even() is in no other projection: evaluated without its memo.
+	for i, want := range []bool{true, true, true, false} {
+		if _, shared := calc.caseConds[i].(*expr.Shared); shared != want {
+			t.Errorf("condition %d (%s) shared %v; want %v", i, calc.caseConds[i], shared, want)
+		}
+	}
 	null := types.Value{}
 	names := []string{"Google", "Apple", "", "channel-7"}
 	for batch := range 20 {
