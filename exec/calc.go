@@ -48,6 +48,9 @@ type calcOp struct {
 	cases     []caseSlot
 	caseConds []expr.Expr
 	caseState []caseCond
+	// caseRanges is, per condition of caseConds, the integer range it
+	// tests (intRange; col -1: none).
+	caseRanges []intRange
 	// srcFilter and srcProj are the expressions as built (filter and proj
 	// are this instance's copies, bound and with common subexpressions
 	// shared); memo numbers the rows for the shared ones (nil: none).

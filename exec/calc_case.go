@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"math"
+
 	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/types"
 )
@@ -93,6 +95,16 @@ func (c *calcOp) setCases() {
 		c.cases = c.cases[:0]
 	}
 	c.unshareCaseConds()
+	c.caseRanges = c.caseRanges[:0]
+	for _, e := range c.caseConds {
+		r, ok := intRangeOf(e)
+		if !ok {
+			r = intRange{col: -1}
+		} else {
+			c.runEnd = max(c.runEnd, r.col+1)
+		}
+		c.caseRanges = append(c.caseRanges, r)
+	}
 	c.caseState = make([]caseCond, len(c.caseConds))
 }
 
@@ -155,6 +167,16 @@ const (
 // use on the row (as Case.Eval does, so that an error surfaces at the
 // same projection), and keeps its state in caseState.
 func (c *calcOp) evalCaseCond(i int, row []types.Value) (caseCond, error) {
+	if r := &c.caseRanges[i]; r.col >= 0 {
+		if v := &row[r.col]; v.Kind().IsInteger() || v.IsNull() {
+			st := caseNotTrue
+			if x := v.Int(); !v.IsNull() && r.lo <= x && x <= r.hi {
+				st = caseTrue
+			}
+			c.caseState[i] = st
+			return st, nil
+		}
+	}
 	v, err := c.caseConds[i].Eval(row)
 	if err != nil {
 		return caseUnknown, err
@@ -165,4 +187,60 @@ func (c *calcOp) evalCaseCond(i int, row []types.Value) (caseCond, error) {
 	}
 	c.caseState[i] = st
 	return st, nil
+}
+
+// intRange is a condition TRUE when integer column col is in [lo, hi]
+// (empty when lo > hi), NULL when it is NULL, else FALSE: a comparison of
+// the column with an integer literal, or an AND of such comparisons of
+// one column (q16's price >= 10000 AND price < 1000000).
+type intRange struct {
+	col    int // -1: the condition is not one
+	lo, hi int64
+}
+
+// intRangeOf returns e as an intRange, if it is one.
+func intRangeOf(e expr.Expr) (intRange, bool) {
+	switch x := e.(type) {
+	case *expr.Compare:
+		col, op, lit, ok := x.IntColumnLiteral()
+		if !ok {
+			return intRange{}, false
+		}
+		r := intRange{col: col, lo: math.MinInt64, hi: math.MaxInt64}
+		switch op {
+		case "=":
+			r.lo, r.hi = lit, lit
+		case "<":
+			if lit == math.MinInt64 {
+				r.lo, r.hi = 1, 0 // nothing is below
+			} else {
+				r.hi = lit - 1
+			}
+		case "<=":
+			r.hi = lit
+		case ">":
+			if lit == math.MaxInt64 {
+				r.lo, r.hi = 1, 0 // nothing is above
+			} else {
+				r.lo = lit + 1
+			}
+		case ">=":
+			r.lo = lit
+		default: // <>: two ranges
+			return intRange{}, false
+		}
+		return r, true
+	case *expr.Logic:
+		if x.Or {
+			return intRange{}, false
+		}
+		a, ok1 := intRangeOf(x.L)
+		b, ok2 := intRangeOf(x.R)
+		if !ok1 || !ok2 || a.col != b.col {
+			return intRange{}, false
+		}
+		// Both NULL when the column is; else TRUE when both are.
+		return intRange{col: a.col, lo: max(a.lo, b.lo), hi: min(a.hi, b.hi)}, true
+	}
+	return intRange{}, false
 }

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -81,6 +82,14 @@ func TestCalcCaseFastPath(t *testing.T) {
 		one(volatileCond, bidder), // 13
 		must(expr.NewCase([]expr.Expr{rank1(), rank3()}, []expr.Expr{lit(1), lit(3)}, nil)), // 14: two arms
 		must(expr.NewCase([]expr.Expr{rank2()}, []expr.Expr{price}, lit(-1))),               // 15: ELSE
+		// Conditions in no other projection, over integer ranges or not.
+		one(cmp(">", lit(10000), price), bidder),                                                   // 16
+		one(cmp("=", price, lit(9999)), trueLit),                                                   // 17
+		one(must(expr.NewAnd(cmp(">=", price, lit(10000)), cmp("<", bidder, lit(50)))), trueLit),   // 18: two columns
+		one(cmp(">", price, lit(math.MaxInt64)), trueLit),                                          // 19: empty
+		one(cmp("<", price, lit(math.MinInt64)), trueLit),                                          // 20: empty
+		one(cmp("<>", price, lit(10000)), trueLit),                                                 // 21
+		one(must(expr.NewAnd(cmp(">", price, lit(999999)), cmp("<=", price, lit(1000000)))), name), // 22
 	}
 	op := NewCalc(nil, proj)()
 	if err := op.Open(&OpContext{Name: "Calc"}); err != nil {
@@ -93,10 +102,19 @@ func TestCalcCaseFastPath(t *testing.T) {
 			fast++
 		}
 	}
-	// 1–3 and 5–13 take the fast path, with conditions rank1..3, even,
-	// and the volatile one twice.
-	if fast != 12 || len(calc.caseConds) != 6 {
-		t.Fatalf("%d projections on the fast path over %d conditions; want 12 over 6", fast, len(calc.caseConds))
+	// 1–3, 5–13 and 16–22 take the fast path, with conditions rank1..3,
+	// even, the volatile one twice and those of 16–22.
+	if fast != 19 || len(calc.caseConds) != 13 {
+		t.Fatalf("%d projections on the fast path over %d conditions; want 19 over 13", fast, len(calc.caseConds))
+	}
+	ranges := 0
+	for _, r := range calc.caseRanges {
+		if r.col >= 0 {
+			ranges++
+		}
+	}
+	if ranges != 5 { // 16, 17, 19, 20, 22
+		t.Errorf("%d conditions evaluated as integer ranges; want 5", ranges)
 	}
 	// rank1..3 are also in projections 14 and 15: they stay Shared;
 	// even() is in no other projection: evaluated without its memo.
@@ -118,7 +136,7 @@ func TestCalcCaseFastPath(t *testing.T) {
 				// Around the bounds and far from them.
 				switch r.IntN(3) {
 				case 0:
-					row[colPrice] = types.BigIntValue([]int64{9999, 10000, 10001, 999999, 1000000, 1000001, 0, -5}[r.IntN(8)])
+					row[colPrice] = types.BigIntValue([]int64{9999, 10000, 10001, 999999, 1000000, 1000001, 0, -5, math.MaxInt64, math.MinInt64}[r.IntN(10)])
 				default:
 					row[colPrice] = types.BigIntValue(r.Int64N(3000000) - 100)
 				}
@@ -163,6 +181,8 @@ func TestCalcCaseFastPath(t *testing.T) {
 				pick(c2, row[colName]), pick(ev, types.BigIntValue(7)), pick(ev, row[colPrice]), pick(ev, row[colName]),
 				row[colBidder], null, // the toggle: TRUE on its odd calls, two a row
 				arms, els,
+				pick(pok && p < 10000, row[colBidder]), pick(pok && p == 9999, tr), pick(pok && bok && p >= 10000 && b < 50, tr),
+				null, null, pick(pok && p != 10000, tr), pick(pok && p == 1000000, row[colName]),
 			})
 		}
 		evenCalls, toggles = 0, 0

@@ -72,6 +72,16 @@ func (c *Compare) setIntFast() {
 	}
 }
 
+// IntColumnLiteral reports, for an integer column compared with a
+// non-NULL integer literal, the column, the operator as if the column is
+// on the left (10 > x is x < 10) and the literal.
+func (c *Compare) IntColumnLiteral() (col int, op string, lit int64, ok bool) {
+	if !c.intFast {
+		return 0, "", 0, false
+	}
+	return c.intCol, [...]string{"=", "<>", "<", "<=", ">", ">="}[c.intOp], c.intLit, true
+}
+
 // evalInt is Eval for an integer column and literal (setIntFast); ok is
 // false if the column's value is neither NULL nor an integer (the generic
 // path then decides).
