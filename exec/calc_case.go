@@ -198,9 +198,14 @@ type intRange struct {
 	lo, hi int64
 }
 
-// intRangeOf returns e as an intRange, if it is one.
+// intRangeOf returns e as an intRange, if it is one. It looks through
+// Shared nodes (an AND's operands shared with other conditions, as q16's
+// price >= 10000): their expressions are pure, the range gives their
+// result.
 func intRangeOf(e expr.Expr) (intRange, bool) {
 	switch x := e.(type) {
+	case *expr.Shared:
+		return intRangeOf(x.X)
 	case *expr.Compare:
 		col, op, lit, ok := x.IntColumnLiteral()
 		if !ok {

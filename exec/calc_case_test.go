@@ -90,6 +90,9 @@ func TestCalcCaseFastPath(t *testing.T) {
 		one(cmp("<", price, lit(math.MinInt64)), trueLit),                                          // 20: empty
 		one(cmp("<>", price, lit(10000)), trueLit),                                                 // 21
 		one(must(expr.NewAnd(cmp(">", price, lit(999999)), cmp("<=", price, lit(1000000)))), name), // 22
+		// An AND whose operands are shared (with 24's), but not itself.
+		one(must(expr.NewAnd(cmp(">=", price, lit(500)), cmp("<", price, lit(700000)))), bidder), // 23
+		one(must(expr.NewAnd(cmp("<", price, lit(700000)), cmp(">=", price, lit(500)))), name),   // 24
 	}
 	op := NewCalc(nil, proj)()
 	if err := op.Open(&OpContext{Name: "Calc"}); err != nil {
@@ -104,8 +107,8 @@ func TestCalcCaseFastPath(t *testing.T) {
 	}
 	// 1–3, 5–13 and 16–22 take the fast path, with conditions rank1..3,
 	// even, the volatile one twice and those of 16–22.
-	if fast != 19 || len(calc.caseConds) != 13 {
-		t.Fatalf("%d projections on the fast path over %d conditions; want 19 over 13", fast, len(calc.caseConds))
+	if fast != 21 || len(calc.caseConds) != 15 {
+		t.Fatalf("%d projections on the fast path over %d conditions; want 21 over 15", fast, len(calc.caseConds))
 	}
 	ranges := 0
 	for _, r := range calc.caseRanges {
@@ -113,8 +116,8 @@ func TestCalcCaseFastPath(t *testing.T) {
 			ranges++
 		}
 	}
-	if ranges != 5 { // 16, 17, 19, 20, 22
-		t.Errorf("%d conditions evaluated as integer ranges; want 5", ranges)
+	if ranges != 10 { // rank1..3 (through their Shared nodes), 16, 17, 19, 20, 22, 23, 24
+		t.Errorf("%d conditions evaluated as integer ranges; want 10", ranges)
 	}
 	// rank1..3 are also in projections 14 and 15: they stay Shared;
 	// even() is in no other projection: evaluated without its memo.
@@ -183,6 +186,7 @@ func TestCalcCaseFastPath(t *testing.T) {
 				arms, els,
 				pick(pok && p < 10000, row[colBidder]), pick(pok && p == 9999, tr), pick(pok && bok && p >= 10000 && b < 50, tr),
 				null, null, pick(pok && p != 10000, tr), pick(pok && p == 1000000, row[colName]),
+				pick(pok && p >= 500 && p < 700000, row[colBidder]), pick(pok && p >= 500 && p < 700000, row[colName]),
 			})
 		}
 		evenCalls, toggles = 0, 0
