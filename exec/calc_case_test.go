@@ -261,3 +261,96 @@ func TestCalcCaseError(t *testing.T) {
 		t.Fatalf("error %v; want boom at projection 1", err)
 	}
 }
+
+// TestCalcCaseWithFilter: CASE conditions that the filter (and a plain
+// boolean projection) also uses stay Shared nodes, evaluated once per row
+// through the memo or as integer ranges; the rows the filter keeps and
+// their values match a Go model.
+func TestCalcCaseWithFilter(t *testing.T) {
+	seed := testseed.Seed(t)
+	r := rand.New(rand.NewPCG(seed, 17))
+	price := expr.NewColumn(0, types.BigInt, "price")
+	bidder := expr.NewColumn(1, types.Int, "bidder")
+	lit := func(v int64) expr.Expr { return expr.NewLiteral(types.BigIntValue(v), types.BigInt) }
+	must := func(e expr.Expr, err error) expr.Expr {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	cmp := func(op string, l, r expr.Expr) expr.Expr { return must(expr.NewCompare(op, l, r)) }
+	mid := func() expr.Expr { return must(expr.NewAnd(cmp(">=", price, lit(100)), cmp("<", price, lit(200)))) }
+	low := func() expr.Expr { return cmp("<", bidder, lit(50)) }
+	one := func(cond, res expr.Expr) expr.Expr {
+		return must(expr.NewCase([]expr.Expr{cond}, []expr.Expr{res}, nil))
+	}
+	filter := must(expr.NewOr(mid(), low()))
+	proj := []expr.Expr{
+		one(mid(), bidder),                     // 0
+		one(low(), price),                      // 1
+		one(mid(), price),                      // 2
+		low(),                                  // 3: the condition as a value
+		one(cmp(">", lit(150), price), bidder), // 4: literal on the left, in no other expression
+	}
+	op := NewCalc(filter, proj)()
+	if err := op.Open(&OpContext{Name: "Calc"}); err != nil {
+		t.Fatal(err)
+	}
+	calc := op.(*calcOp)
+	if len(calc.caseConds) != 3 {
+		t.Fatalf("%d conditions; want 3", len(calc.caseConds))
+	}
+	for i, want := range []bool{true, true, false} {
+		if _, shared := calc.caseConds[i].(*expr.Shared); shared != want {
+			t.Errorf("condition %d (%s) shared %v; want %v", i, calc.caseConds[i], shared, want)
+		}
+	}
+	null := types.Value{}
+	for batch := range 10 {
+		n := 1 + r.IntN(200)
+		in := types.NewBatch(2, n)
+		var want []string
+		for range n {
+			row := []types.Value{null, null}
+			if r.IntN(5) != 0 {
+				row[0] = types.BigIntValue(r.Int64N(300))
+			}
+			if r.IntN(5) != 0 {
+				row[1] = types.IntValue(r.Int64N(100))
+			}
+			in.Append(types.Insert, row)
+			p, pok := row[0].Int(), !row[0].IsNull()
+			b, bok := row[1].Int(), !row[1].IsNull()
+			m, l := pok && p >= 100 && p < 200, bok && b < 50
+			if !m && !l {
+				continue
+			}
+			pick := func(c bool, v types.Value) types.Value {
+				if c {
+					return v
+				}
+				return null
+			}
+			lowV := null
+			if bok {
+				lowV = types.BoolValue(l)
+			}
+			want = append(want, types.FormatRow(types.Insert, []types.Value{
+				pick(m, row[1]), pick(l, row[0]), pick(m, row[0]), lowV, pick(pok && p < 150, row[1]),
+			}))
+		}
+		rec := &recorder{}
+		if err := op.Process(0, in, rec); err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.rows) != len(want) {
+			t.Fatalf("batch %d: %d rows; want %d (seed %d)", batch, len(rec.rows), len(want), seed)
+		}
+		for i := range want {
+			if rec.rows[i] != want[i] {
+				t.Fatalf("batch %d row %d: got %s; want %s (seed %d)", batch, i, rec.rows[i], want[i], seed)
+			}
+		}
+	}
+}
