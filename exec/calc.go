@@ -31,8 +31,9 @@ type calcOp struct {
 	// runs are the plain column references of a projection that mixes
 	// them with expressions, as runs of adjacent columns copied to
 	// adjacent places; evals are the other projections' indexes; runEnd
-	// is one past the last input column the runs and dfs read (a
-	// narrower input is an error).
+	// is one past the last input column the runs, dfs, the one-arm CASEs'
+	// result columns and their range conditions read (a narrower input is
+	// an error).
 	runs   []copyRun
 	evals  []int
 	runEnd int

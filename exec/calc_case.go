@@ -64,7 +64,7 @@ func volatileExpr(e expr.Expr) bool {
 // projection evaluates its own, as Case.Eval would.
 func (c *calcOp) setCases() {
 	c.cases, c.caseConds = c.cases[:0], c.caseConds[:0]
-	any := false
+	found := false
 	for k, p := range c.proj {
 		slot := caseSlot{cond: -1, col: -1}
 		if c.copyCol[k] < 0 && c.ltzCol[k] < 0 && c.dfs[k].col < 0 {
@@ -86,12 +86,12 @@ func (c *calcOp) setCases() {
 				if slot.col >= 0 {
 					c.runEnd = max(c.runEnd, slot.col+1)
 				}
-				any = true
+				found = true
 			}
 		}
 		c.cases = append(c.cases, slot)
 	}
-	if !any {
+	if !found {
 		c.cases = c.cases[:0]
 	}
 	c.unshareCaseConds()
