@@ -31,8 +31,9 @@ type calcOp struct {
 	// runs are the plain column references of a projection that mixes
 	// them with expressions, as runs of adjacent columns copied to
 	// adjacent places; evals are the other projections' indexes; runEnd
-	// is one past the last input column the runs and dfs read (a
-	// narrower input is an error).
+	// is one past the last input column the runs, dfs, the one-arm CASEs'
+	// result columns and their range conditions read (a narrower input is
+	// an error).
 	runs   []copyRun
 	evals  []int
 	runEnd int
@@ -41,6 +42,16 @@ type calcOp struct {
 	// -1: not one): rows in time order format once per unit (a day, a
 	// minute) here, without an Eval call.
 	dfs []dfSlot
+	// cases is, per projection, its caseSlot (cond -1: not a CASE of one
+	// arm over a column or literal; empty: none is), caseConds their
+	// conditions (each once) and caseState the conditions' state on the
+	// current row (calc_case.go).
+	cases     []caseSlot
+	caseConds []expr.Expr
+	caseState []caseCond
+	// caseRanges is, per condition of caseConds, the integer range it
+	// tests (intRange; col -1: none).
+	caseRanges []intRange
 	// srcFilter and srcProj are the expressions as built (filter and proj
 	// are this instance's copies, bound and with common subexpressions
 	// shared); memo numbers the rows for the shared ones (nil: none).
@@ -175,6 +186,7 @@ func (c *calcOp) setCopyCols() {
 		}
 		c.runEnd = max(c.runEnd, idx+1)
 	}
+	c.setCases()
 }
 
 // shareCommon makes the subexpressions that the filter and projections
@@ -225,6 +237,7 @@ func (c *calcOp) Process(_ int, b *types.Batch, out Emitter) error {
 		return fmt.Errorf("calc: input rows of %d columns, its projections read column %d", b.Width, c.runEnd-1)
 	}
 	j := 0
+	cases, caseState := c.cases, c.caseState
 	for i := range n {
 		row := b.Row(i)
 		if c.memo != nil {
@@ -254,7 +267,32 @@ func (c *calcOp) Process(_ int, b *types.Batch, out Emitter) error {
 				copy(dst[r.dst:r.dst+r.n], row[r.src:r.src+r.n])
 			}
 		}
+		if len(cases) > 0 {
+			clear(caseState)
+		}
 		for _, k := range c.evals {
+			// A CASE of one arm (calc_case.go), written out here: it is
+			// most of q16's projections.
+			if k < len(cases) {
+				if s := &cases[k]; s.cond >= 0 {
+					st := caseState[s.cond]
+					if st == caseUnknown {
+						var err error
+						if st, err = c.evalCaseCond(s.cond, row); err != nil {
+							return fmt.Errorf("projection %d (%s): %w", k, c.proj[k], err)
+						}
+					}
+					switch {
+					case st != caseTrue:
+						dst[k] = types.Value{}
+					case s.col >= 0:
+						dst[k] = row[s.col]
+					default:
+						dst[k] = s.lit
+					}
+					continue
+				}
+			}
 			if from := c.ltzCol[k]; from >= 0 && from < len(row) {
 				if v := row[from]; v.Kind().IsInteger() {
 					dst[k] = types.TimestampLTZValue(v.Int())

@@ -170,3 +170,105 @@ func checkRecentGroups(t *testing.T, seed uint64, r *rand.Rand, nd int) {
 	}
 	t.Logf("seed %d: %d groups removed", seed, removed)
 }
+
+// TestGroupAggRecentGroupsManyKeys runs more string keys than findGroup's
+// memo has entries (so entries are overwritten, and a group found through
+// a stale entry would count a row into another key) through a COUNT(*)
+// GroupAgg, with retractions that remove groups (their numbers reused),
+// and compares the materialized output after every batch with counts
+// computed in Go. It also checks the memo's size: the large one for a
+// string key (also when the first key is NULL), the small one for
+// integer keys.
+func TestGroupAggRecentGroupsManyKeys(t *testing.T) {
+	seed := testseed.Seed(t)
+	r := rand.New(rand.NewPCG(seed, 32768))
+	calls := []AggCall{{Func: AggCountStar, Arg: -1, Type: types.BigInt}}
+	op := NewGroupAgg([]int{0, 1}, calls)().(*groupAggOp)
+	if err := op.Open(&OpContext{Parallelism: 1, MaxParallelism: 128, Name: "GroupAggregate", ID: "many", StateBudget: 1 << 30}); err != nil {
+		t.Fatal(err)
+	}
+	const nKeys = 3 * recentGroupsString / 2
+	names := make([]string, nKeys)
+	for i := range names {
+		names[i] = fmt.Sprintf("channel-%d", i)
+	}
+	live := map[int][][]types.Value{} // key number -> its live rows
+	out := map[string]string{}        // "channel|day" -> the materialized row
+	rec := &recorder{}
+	for step := range 60 {
+		b := types.NewBatch(2, 2048)
+		for range 2048 {
+			if step == 0 && b.Len() == 0 {
+				// A first key without a string: the memo starts small.
+				b.Append(types.Insert, []types.Value{{}, {}})
+				live[-1] = append(live[-1], []types.Value{{}, {}})
+				continue
+			}
+			k := r.IntN(nKeys)
+			if r.IntN(4) == 0 {
+				k = r.IntN(8) // hot keys
+			}
+			if rows := live[k]; len(rows) > 0 && r.IntN(100) < 40 {
+				b.Append(types.Delete, rows[len(rows)-1])
+				live[k] = rows[:len(rows)-1]
+				continue
+			}
+			row := []types.Value{types.StringValue(names[k]), types.StringValue("2026-12-03")}
+			b.Append(types.Insert, row)
+			live[k] = append(live[k], row)
+		}
+		rec.rows = rec.rows[:0]
+		if err := op.Process(0, b, rec); err != nil {
+			t.Fatalf("seed %d step %d: %v", seed, step, err)
+		}
+		if err := op.emitPending(); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range rec.rows {
+			kind, rest, _ := strings.Cut(s, "[")
+			fields := strings.Split(strings.TrimSuffix(rest, "]"), ", ")
+			key := fields[0] + "|" + fields[1]
+			switch kind {
+			case "+I", "+U":
+				out[key] = fields[2]
+			case "-U", "-D":
+				if out[key] != fields[2] {
+					t.Fatalf("seed %d step %d: %s retracts %s, the output holds %q", seed, step, s, fields[2], out[key])
+				}
+				delete(out, key)
+			}
+		}
+		n := 0
+		for k, rows := range live {
+			if len(rows) == 0 {
+				continue
+			}
+			n++
+			key := "<NULL>|<NULL>"
+			if k >= 0 {
+				key = names[k] + "|2026-12-03"
+			}
+			if got, want := out[key], fmt.Sprint(len(rows)); got != want {
+				t.Fatalf("seed %d step %d: group %s counts %q; want %s", seed, step, key, got, want)
+			}
+		}
+		if n != len(out) {
+			t.Fatalf("seed %d step %d: %d groups out; want %d", seed, step, len(out), n)
+		}
+	}
+	if len(op.recent) != recentGroupsString {
+		t.Errorf("string keys: memo of %d entries; want %d", len(op.recent), recentGroupsString)
+	}
+	ints := NewGroupAgg([]int{0, 1}, calls)().(*groupAggOp)
+	if err := ints.Open(&OpContext{Parallelism: 1, MaxParallelism: 128, Name: "GroupAggregate", ID: "ints", StateBudget: 1 << 30}); err != nil {
+		t.Fatal(err)
+	}
+	b := types.NewBatch(2, 1)
+	b.Append(types.Insert, []types.Value{types.BigIntValue(1), types.BigIntValue(2)})
+	if err := ints.Process(0, b, &recorder{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(ints.recent) != recentGroups {
+		t.Errorf("integer keys: memo of %d entries; want %d", len(ints.recent), recentGroups)
+	}
+}

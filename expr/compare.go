@@ -20,6 +20,93 @@ type Compare struct {
 	// compared case-insensitively (lowerfold.go).
 	foldX    Expr
 	foldText string
+	// intCol, intLit, intOp: an integer column compared with a non-NULL
+	// integer literal (either side; intOp as if the column is on the
+	// left), compared as int64s without the generic path when intFast.
+	intFast bool
+	intCol  int
+	intLit  int64
+	intOp   cmpOp
+}
+
+// cmpOp is a comparison operator, for the integer fast path.
+type cmpOp uint8
+
+const (
+	cmpEq cmpOp = iota
+	cmpNe
+	cmpLt
+	cmpLe
+	cmpGt
+	cmpGe
+)
+
+// cmpOps maps an operator to its cmpOp and to the cmpOp of the operands
+// swapped (a < b is b > a).
+var cmpOps = map[string][2]cmpOp{
+	"=": {cmpEq, cmpEq}, "<>": {cmpNe, cmpNe},
+	"<": {cmpLt, cmpGt}, "<=": {cmpLe, cmpGe},
+	">": {cmpGt, cmpLt}, ">=": {cmpGe, cmpLe},
+}
+
+// setIntFast sets intCol, intLit and intOp when one operand is a column
+// of an integer type and the other a non-NULL integer literal.
+func (c *Compare) setIntFast() {
+	c.intFast = false
+	ops, ok := cmpOps[c.Op]
+	if !ok || c.composite {
+		return
+	}
+	col, lit, swapped := c.L, c.R, false
+	if _, isCol := col.(*Column); !isCol {
+		col, lit, swapped = c.R, c.L, true
+	}
+	cc, ok1 := col.(*Column)
+	ll, ok2 := lit.(*Literal)
+	if !ok1 || !ok2 || cc.Index < 0 || !cc.Type().Kind.IsInteger() || !ll.V.Kind().IsInteger() {
+		return
+	}
+	c.intFast, c.intCol, c.intLit, c.intOp = true, cc.Index, ll.V.Int(), ops[0]
+	if swapped {
+		c.intOp = ops[1]
+	}
+}
+
+// IntColumnLiteral reports, for an integer column compared with a
+// non-NULL integer literal, the column, the operator as if the column is
+// on the left (10 > x is x < 10) and the literal.
+func (c *Compare) IntColumnLiteral() (col int, op string, lit int64, ok bool) {
+	if !c.intFast {
+		return 0, "", 0, false
+	}
+	return c.intCol, [...]string{"=", "<>", "<", "<=", ">", ">="}[c.intOp], c.intLit, true
+}
+
+// evalInt is Eval for an integer column and literal (setIntFast); ok is
+// false if the column's value is neither NULL nor an integer (the generic
+// path then decides).
+func (c *Compare) evalInt(row []types.Value) (v types.Value, ok bool) {
+	x := &row[c.intCol]
+	if !x.Kind().IsInteger() {
+		return types.Value{}, x.IsNull()
+	}
+	a, b := x.Int(), c.intLit
+	var r bool
+	switch c.intOp {
+	case cmpEq:
+		r = a == b
+	case cmpNe:
+		r = a != b
+	case cmpLt:
+		r = a < b
+	case cmpLe:
+		r = a <= b
+	case cmpGt:
+		r = a > b
+	default:
+		r = a >= b
+	}
+	return types.BoolValue(r), true
 }
 
 var _ Node = (*Compare)(nil)
@@ -57,6 +144,7 @@ func NewCompare(op string, l, r Expr) (Expr, error) {
 	if op == "=" || op == "<>" {
 		c.foldX, c.foldText = lowerFold(l, r)
 	}
+	c.setIntFast()
 	return c, nil
 }
 
@@ -82,6 +170,11 @@ func (c *Compare) WithChildren(kids []Expr) (Expr, error) {
 
 // Eval compares.
 func (c *Compare) Eval(row []types.Value) (types.Value, error) {
+	if c.intFast {
+		if v, ok := c.evalInt(row); ok {
+			return v, nil
+		}
+	}
 	if c.foldX != nil {
 		x, err := c.foldX.Eval(row)
 		if err != nil || x.IsNull() {
