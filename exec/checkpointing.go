@@ -640,41 +640,45 @@ func (c *checkpointer) abort(id int64, triggered time.Time, reason string) {
 	c.startSavepoints()
 }
 
-// workDir returns the working state folder of an operator subtask.
-func (o *CheckpointOptions) workDir(opID string, subtask int) string {
-	return filepath.Join(o.WorkDir, checkpoint.SubtaskDirName(opID, subtask))
-}
-
 // prepareCheckpointing checks that a restored checkpoint fits the graph,
-// discards the leftovers of a crashed run, prepares the working folder and
-// returns the first checkpoint id to use.
-func prepareCheckpointing(g *JobGraph, c *CheckpointOptions) (int64, error) {
+// discards the leftovers of a crashed run, and makes this run's working
+// folder: a new folder under WorkDir, so that a run restarted in the same
+// process never opens its stores where an abandoned store of the run
+// before (a Pebble that broke off, whose goroutines may still write) has
+// its files. It returns the first checkpoint id to use and the folder.
+func prepareCheckpointing(g *JobGraph, c *CheckpointOptions) (int64, string, error) {
 	if c.Storage == nil || c.WorkDir == "" {
-		return 0, fmt.Errorf("%w: checkpointing needs a storage and a working folder", ErrInvalidGraph)
+		return 0, "", fmt.Errorf("%w: checkpointing needs a storage and a working folder", ErrInvalidGraph)
 	}
 	if g.Name != "" && g.Name != c.Storage.Job() {
 		// Every checkpoint's metadata would name g, and the storage would
 		// refuse to complete it.
-		return 0, fmt.Errorf("%w: the checkpoint storage is for job %q, the graph is %q (make them the same)", ErrInvalidGraph, c.Storage.Job(), g.Name)
+		return 0, "", fmt.Errorf("%w: the checkpoint storage is for job %q, the graph is %q (make them the same)", ErrInvalidGraph, c.Storage.Job(), g.Name)
 	}
 	var restoredID int64
 	if r := c.Restore; r != nil {
 		restoredID = r.Meta.CheckpointID
 		if err := checkRestore(g, r, c.AllowNonRestoredState); err != nil {
-			return 0, err
+			return 0, "", err
 		}
 	}
 	highest, err := c.Storage.DiscardIncompleteAfter(restoredID)
 	if err != nil {
-		return 0, fmt.Errorf("checkpoints: %w", err)
+		return 0, "", fmt.Errorf("checkpoints: %w", err)
 	}
+	// The folders of earlier runs go: their files are unlinked, so even a
+	// store still writing there cannot reach this run's folder.
 	if err := os.RemoveAll(c.WorkDir); err != nil {
-		return 0, fmt.Errorf("working state folder: %w", err)
+		return 0, "", fmt.Errorf("working state folder: %w", err)
 	}
 	if err := os.MkdirAll(c.WorkDir, 0o755); err != nil {
-		return 0, fmt.Errorf("working state folder: %w", err)
+		return 0, "", fmt.Errorf("working state folder: %w", err)
 	}
-	return max(highest, restoredID) + 1, nil
+	run, err := os.MkdirTemp(c.WorkDir, "run-")
+	if err != nil {
+		return 0, "", fmt.Errorf("working state folder: %w", err)
+	}
+	return max(highest, restoredID) + 1, run, nil
 }
 
 // checkRestore verifies that checkpoint r can be restored into g: every

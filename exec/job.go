@@ -39,6 +39,10 @@ type Job struct {
 
 	openMu sync.Mutex // serializes Source.Open and Sink.Open
 
+	// workDir is this run's working state folder (under
+	// CheckpointOptions.WorkDir): one subtask folder per stateful operator.
+	workDir string
+
 	rowsRead, rowsWritten atomic.Int64
 	vertexIn, vertexOut   []atomic.Int64
 	vertexLate            []atomic.Int64   // late rows dropped by event-time operators, per vertex
@@ -223,13 +227,14 @@ func newJob(ctx context.Context, g *JobGraph, opts Options) (*Job, []*task, erro
 		return nil, nil, err
 	}
 	if c := opts.Checkpoint; c != nil {
-		first, err := prepareCheckpointing(g, c)
+		first, work, err := prepareCheckpointing(g, c)
 		if err != nil {
 			cancel()
 			return nil, nil, err
 		}
 		// Checkpoint ids stay above those of committed output, so that
 		// the output this run commits is never taken for a later run's.
+		j.workDir = work
 		j.ck = newCheckpointer(j, c, tasks, max(first, committed+1))
 	}
 	if err := recoverSinks(j, restore); err != nil {

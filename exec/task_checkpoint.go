@@ -3,6 +3,7 @@ package exec
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/weir-sql/weir/checkpoint"
@@ -38,7 +39,7 @@ func (t *task) restore() error {
 			continue
 		}
 		spec := t.v.Operators[i]
-		work := ck.workDir(spec.ID, t.subtask)
+		work := filepath.Join(t.job.workDir, checkpoint.SubtaskDirName(spec.ID, t.subtask))
 		var (
 			st       *statestore.Store
 			err      error

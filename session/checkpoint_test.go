@@ -154,7 +154,7 @@ func TestFailedStateWriteRestarts(t *testing.T) {
 			return nil
 		}
 		once.Do(func() {
-			work, _ := filepath.Glob(filepath.Join(dir, "failed-write", "_work", "*", "ingest"))
+			work, _ := filepath.Glob(filepath.Join(dir, "failed-write", "_work", "run-*", "*", "ingest"))
 			for _, w := range work {
 				if os.RemoveAll(w) == nil && os.WriteFile(w, nil, 0o644) == nil {
 					broken++
