@@ -68,11 +68,15 @@ type overUpdOp struct {
 	out  *types.Batch
 	// lead is how many leading columns are partition columns: a stored
 	// row of the partition most likely starts with the same bytes as the
-	// change's row (leadLen of them, decoded once a change into leadVals),
+	// change's row (leadLen bytes, decoded into leadVals at most once a
+	// change, when a stored row's leading column is read),
 	// so decode takes those columns from leadVals instead of decoding them.
 	lead     int
 	leadLen  int
 	leadVals []types.Value
+	// leadDecoded: leadVals holds this change's leading columns (decoded
+	// at the first stored row that needs them, not at every change).
+	leadDecoded bool
 	// slides, when set (a ROWS n frame whose calls are all integer SUM,
 	// AVG and COUNT), are the calls' accumulators as their types:
 	// resultsRows slides their sums in place, with no call per row.
@@ -346,10 +350,7 @@ func (o *overUpdOp) change(kind types.RowKind, row []types.Value) error {
 	o.before, o.tail = o.before[:0], o.tail[:0]
 	o.removed, o.hasRemoved = overEntry{}, false
 	o.sk = encodeSortKey(o.sk[:0], o.spec.Order, row)
-	o.enc = state.Values{}.Append(o.enc[:0], row)
-	if err := o.setLead(); err != nil {
-		return err
-	}
+	o.encodeChange(row)
 	prefixLen := len(o.sk) + len(o.enc)
 	insert := kind == types.Insert || kind == types.UpdateAfter
 	if insert {
@@ -516,10 +517,19 @@ func (o *overUpdOp) addTail(mk, v []byte) (bool, error) {
 	return true, nil
 }
 
-// setLead decodes the change's leading partition columns (lead) into
-// leadVals, and sets leadLen to the length of their encoding in enc.
-func (o *overUpdOp) setLead() error {
-	o.leadLen = 0
+// encodeChange encodes the change's row into enc. A row's encoding is its
+// columns' encodings one after the other, so the leading partition
+// columns' bytes are its first leadLen.
+func (o *overUpdOp) encodeChange(row []types.Value) {
+	o.enc = state.Values{}.Append(o.enc[:0], row[:o.lead])
+	o.leadLen, o.leadDecoded = len(o.enc), false
+	o.enc = state.Values{}.Append(o.enc, row[o.lead:])
+}
+
+// decodeLead decodes the change's leading partition columns from enc
+// into leadVals (once a change): a stored row with the same leading bytes
+// has the same values, decoded from the same bytes.
+func (o *overUpdOp) decodeLead() error {
 	src := o.enc
 	for i := range o.lead {
 		v, rest, err := state.DecodeValue(src)
@@ -527,9 +537,9 @@ func (o *overUpdOp) setLead() error {
 			return fmt.Errorf("OverAggregate: row: %w", err)
 		}
 		o.leadVals[i] = state.WithColumnKind(v, o.spec.Kinds[i])
-		o.leadLen += len(src) - len(rest)
 		src = rest
 	}
+	o.leadDecoded = true
 	return nil
 }
 
@@ -558,6 +568,11 @@ func (o *overUpdOp) decode(dst []types.Value, src []byte, read []bool, last int)
 	if o.leadLen > 0 && o.hasLead(src) {
 		for ; i < o.lead; i++ {
 			if i <= last && read[i] {
+				if !o.leadDecoded {
+					if err := o.decodeLead(); err != nil {
+						return err
+					}
+				}
 				dst[i] = o.leadVals[i]
 			}
 		}

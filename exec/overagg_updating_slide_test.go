@@ -307,6 +307,8 @@ func TestOverUpdatingDecodeLead(t *testing.T) {
 			want: []types.Value{types.IntValue(7), types.StringValue("abcdefgXijklmno"), types.BigIntValue(5)}},
 		{"same lead", nil, []types.Value{types.IntValue(7), types.StringValue("ab"), types.BigIntValue(5)}, []bool{true, true, true},
 			[]types.Value{types.IntValue(7), types.StringValue("ab"), types.BigIntValue(5)}},
+		{"same lead, lead not read", nil, []types.Value{types.IntValue(7), types.StringValue("ab"), types.BigIntValue(5)}, []bool{false, false, true},
+			[]types.Value{keep, keep, types.BigIntValue(5)}},
 		{"same lead, some read", nil, []types.Value{types.IntValue(7), types.StringValue("ab"), types.BigIntValue(5)}, []bool{false, true, false},
 			[]types.Value{keep, types.StringValue("ab"), keep}},
 		{"other first", nil, []types.Value{types.IntValue(8), types.StringValue("ab"), types.BigIntValue(5)}, []bool{true, true, true},
@@ -321,10 +323,7 @@ func TestOverUpdatingDecodeLead(t *testing.T) {
 			if c.change != nil {
 				ch = c.change
 			}
-			o.enc = state.Values{}.Append(o.enc[:0], ch)
-			if err := o.setLead(); err != nil {
-				t.Fatal(err)
-			}
+			o.encodeChange(ch)
 			src := state.Values{}.Append(nil, c.stored)
 			dst := []types.Value{keep, keep, keep}
 			last := 0
@@ -338,6 +337,12 @@ func TestOverUpdatingDecodeLead(t *testing.T) {
 			}
 			if !slices.Equal(dst, c.want) {
 				t.Fatalf("decode = %v, want %v", dst, c.want)
+			}
+			// The change's leading columns are decoded only when a stored
+			// row of the same leading bytes has one of them read.
+			leadRead := slices.Contains(c.read[:o.lead], true) && string(src[:min(len(src), o.leadLen)]) == string(o.enc[:o.leadLen])
+			if o.leadDecoded != leadRead {
+				t.Fatalf("lead decoded = %v, want %v", o.leadDecoded, leadRead)
 			}
 			for i, v := range dst {
 				if v.Kind() != c.want[i].Kind() {
