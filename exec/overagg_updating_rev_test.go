@@ -37,9 +37,6 @@ func TestOverUpdatingRowsNullsSmallPartitions(t *testing.T) {
 		return []types.Value{types.BigIntValue(r.k), types.TimestampValue(r.ts), types.BigIntValue(r.s), v}
 	}
 	rng := rand.New(rand.NewPCG(seed, 61))
-	var kinds []types.RowKind
-	var rows [][]types.Value
-	var live []in
 	ts := int64(1000)
 	next := func(k int64) in {
 		ts++
@@ -50,31 +47,8 @@ func TestOverUpdatingRowsNullsSmallPartitions(t *testing.T) {
 		}
 		return r
 	}
-	add := func(k types.RowKind, r in) { kinds, rows = append(kinds, k), append(rows, values(r)) }
-	for len(rows) < 800 {
-		switch p := rng.IntN(100); {
-		case len(live) == 0 || p < 45:
-			r := next(rng.Int64N(40))
-			live = append(live, r)
-			add(types.Insert, r)
-		case p < 52: // the same row again
-			r := live[rng.IntN(len(live))]
-			live = append(live, r)
-			add(types.Insert, r)
-		case p < 80:
-			i := rng.IntN(len(live))
-			r := next(live[i].k)
-			add(types.UpdateBefore, live[i])
-			add(types.UpdateAfter, r)
-			live[i] = r
-		case p < 96:
-			i := rng.IntN(len(live))
-			add(types.Delete, live[i])
-			live = slices.Delete(live, i, i+1)
-		default:
-			add(types.Delete, next(rng.Int64N(40))) // never inserted
-		}
-	}
+	kinds, rows, live := changelogOf[in]{keys: 40, mix: changelogMix{insert: 45, same: 52, update: 80, del: 96},
+		next: next, key: func(r in) int64 { return r.k }, values: values}.make(rng, 800)
 	b := aggfunc.Builtins()
 	bigint := types.Type{Kind: types.KindBigInt}
 	count := types.Type{Kind: types.KindBigInt, NotNull: true}

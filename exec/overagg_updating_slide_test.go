@@ -137,32 +137,8 @@ func (c overSlideCase) changes(seed uint64, n int) (kinds []types.RowKind, rows 
 		}
 		return r
 	}
-	add := func(k types.RowKind, r overSlideIn) { kinds, rows = append(kinds, k), append(rows, c.values(r)) }
-	for len(rows) < n {
-		switch p := rng.IntN(100); {
-		case len(live) == 0 || p < 40:
-			r := next(rng.Int64N(30))
-			live = append(live, r)
-			add(types.Insert, r)
-		case p < 48: // the same row again
-			r := live[rng.IntN(len(live))]
-			live = append(live, r)
-			add(types.Insert, r)
-		case p < 80:
-			i := rng.IntN(len(live))
-			r := next(live[i].k)
-			add(types.UpdateBefore, live[i])
-			add(types.UpdateAfter, r)
-			live[i] = r
-		case p < 96:
-			i := rng.IntN(len(live))
-			add(types.Delete, live[i])
-			live = slices.Delete(live, i, i+1)
-		default:
-			add(types.Delete, next(rng.Int64N(30))) // never inserted
-		}
-	}
-	return kinds, rows, live
+	return changelogOf[overSlideIn]{keys: 30, mix: changelogMix{insert: 40, same: 48, update: 80, del: 96},
+		next: next, key: func(r overSlideIn) int64 { return r.k }, values: c.values}.make(rng, n)
 }
 
 // TestOverUpdatingIntSlides runs ROWS n OVERs of integer SUM, AVG and

@@ -167,36 +167,13 @@ var overUpdCases = []overUpdCase{
 // changelog and the rows live at its end.
 func overUpdChanges(seed uint64, n int) (kinds []types.RowKind, rows [][]types.Value, final []overUpdIn) {
 	rng := rand.New(rand.NewPCG(seed, 17))
-	var live []overUpdIn
 	ts := int64(1_000)
 	next := func(k int64) overUpdIn {
 		ts++
 		return overUpdIn{k: k, ts: ts, s: rng.Int64N(6), d: float64(rng.IntN(1000)) / 7}
 	}
-	add := func(k types.RowKind, r overUpdIn) {
-		kinds, rows = append(kinds, k), append(rows, r.values())
-	}
-	for len(rows) < n {
-		switch p := rng.IntN(100); {
-		case len(live) == 0 || p < 45:
-			r := next(rng.Int64N(5))
-			live = append(live, r)
-			add(types.Insert, r)
-		case p < 85:
-			i := rng.IntN(len(live))
-			r := next(live[i].k)
-			add(types.UpdateBefore, live[i])
-			add(types.UpdateAfter, r)
-			live[i] = r
-		case p < 97:
-			i := rng.IntN(len(live))
-			add(types.Delete, live[i])
-			live = slices.Delete(live, i, i+1)
-		default:
-			add(types.Delete, next(rng.Int64N(5))) // never inserted
-		}
-	}
-	return kinds, rows, live
+	return changelogOf[overUpdIn]{keys: 5, mix: changelogMix{insert: 45, same: 45, update: 85, del: 97},
+		next: next, key: func(r overUpdIn) int64 { return r.k }, values: overUpdIn.values}.make(rng, n)
 }
 
 // newOverUpdHarness is the tumbling-count harness (source S, HASH on k,

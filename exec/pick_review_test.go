@@ -152,37 +152,11 @@ func TestReviewJoinFusedPickRandom(t *testing.T) {
 // updates, deletes of live rows and retractions of rows never there.
 func reviewOverChanges(seed uint64, n int) (kinds []types.RowKind, rows [][]types.Value, final []overUpdIn) {
 	rng := rand.New(rand.NewPCG(seed, 29))
-	var live []overUpdIn
 	next := func(k int64) overUpdIn {
 		return overUpdIn{k: k, ts: 1000 + rng.Int64N(3), s: rng.Int64N(4), d: float64(rng.IntN(3)) / 7}
 	}
-	add := func(k types.RowKind, r overUpdIn) {
-		kinds, rows = append(kinds, k), append(rows, r.values())
-	}
-	for len(rows) < n {
-		switch p := rng.IntN(100); {
-		case len(live) == 0 || p < 45:
-			r := next(rng.Int64N(4))
-			live = append(live, r)
-			add(types.Insert, r)
-		case p < 80:
-			i := rng.IntN(len(live))
-			r := next(live[i].k)
-			add(types.UpdateBefore, live[i])
-			add(types.UpdateAfter, r)
-			live[i] = r
-		case p < 95:
-			i := rng.IntN(len(live))
-			add(types.Delete, live[i])
-			live = slices.Delete(live, i, i+1)
-		default:
-			r := next(rng.Int64N(4))
-			if !slices.Contains(live, r) {
-				add(types.Delete, r) // never there: ignored
-			}
-		}
-	}
-	return kinds, rows, live
+	return changelogOf[overUpdIn]{keys: 4, mix: changelogMix{insert: 45, same: 45, update: 80, del: 95},
+		next: next, key: func(r overUpdIn) int64 { return r.k }, values: overUpdIn.values, skipLive: true}.make(rng, n)
 }
 
 // TestReviewOverFusedPickRandom runs each updating OVER case with a random
