@@ -2317,17 +2317,50 @@ func leadKey(k []byte) (hi uint8, num uint64) {
 }
 
 // sortTies sorts by whole keys each run of entries that radixSort left in
-// place because they share their first 9 bytes (hi, num).
+// place because they share their first 9 bytes (hi, num). The entries are
+// of one key group and all records (sortedChunk's radix case), so only
+// their keys differ, and within a run only past the bytes they share: a
+// short run (a value of a few groups: q16's DISTINCT entries) is sorted
+// by insertion on those rest bytes, without compareEnts' calls.
 func (r *Records) sortTies(seg []recEnt) {
 	for i := 0; i < len(seg); {
 		j := i + 1
 		for j < len(seg) && seg[j].num == seg[i].num && seg[j].hi == seg[i].hi {
 			j++
 		}
-		if j-i > 1 {
+		switch {
+		case j-i > tieInsertMax:
 			slices.SortFunc(seg[i:j], r.compareEnts)
+		case j-i > 1:
+			r.insertTies(seg[i:j])
 		}
 		i = j
+	}
+}
+
+// tieInsertMax is the longest run of ties that sortTies sorts by
+// insertion.
+const tieInsertMax = 12
+
+// insertTies sorts run, entries of one key group and name whose keys'
+// first 9 bytes (padded with zeros: leadKey) are equal, by key, by
+// insertion. Two such keys agree on their first min(9, both lengths)
+// bytes, so the rest decides.
+func (r *Records) insertTies(run []recEnt) {
+	kb, of := r.kbuf, r.offs
+	for i := 1; i < len(run); i++ {
+		e := run[i]
+		k := kb[of[2*e.idx]:of[2*e.idx+1]]
+		j := i
+		for ; j > 0; j-- {
+			p := kb[of[2*run[j-1].idx]:of[2*run[j-1].idx+1]]
+			s := min(9, len(k), len(p))
+			if bytes.Compare(p[s:], k[s:]) <= 0 {
+				break
+			}
+			run[j] = run[j-1]
+		}
+		run[j] = e
 	}
 }
 
