@@ -639,6 +639,11 @@ func (o *overUpdOp) recompute() error {
 		o.results(o.oldRes, true)
 		o.results(o.newRes, false)
 	}
+	// At most two rows a tail entry: room for them once, not a check a row.
+	if w, b := o.out.Width, o.out; cap(b.Vals)-len(b.Vals) < 2*len(o.tail)*w || cap(b.Kinds)-len(b.Kinds) < 2*len(o.tail) {
+		b.Vals = slices.Grow(b.Vals, 2*len(o.tail)*w)
+		b.Kinds = slices.Grow(b.Kinds, 2*len(o.tail))
+	}
 	for j := range o.tail {
 		e := &o.tail[j]
 		old, cur := o.oldRes[j*nc:(j+1)*nc], o.newRes[j*nc:(j+1)*nc]
@@ -659,20 +664,24 @@ func (o *overUpdOp) recompute() error {
 }
 
 // emit appends to out the row row with the results res (every value, or
-// the columns pick).
+// the columns pick). out has room for the row (recompute made it).
 func (o *overUpdOp) emit(kind types.RowKind, row, res []types.Value) {
-	r := growRow(o.out, kind) // every value is set below
+	b := o.out
+	n, w := len(b.Vals), b.Width
+	b.Kinds = append(b.Kinds, kind)
+	b.Vals = b.Vals[:n+w]
+	r := b.Vals[n : n+w : n+w] // every value is set below
 	if o.pick == nil {
 		copy(r, row)
 		copy(r[len(row):], res)
 		return
 	}
-	w := len(row)
+	nr := len(row)
 	for k, c := range o.pick {
-		if c < w {
+		if c < nr {
 			r[k] = row[c]
 		} else {
-			r[k] = res[c-w]
+			r[k] = res[c-nr]
 		}
 	}
 }
