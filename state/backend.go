@@ -453,9 +453,14 @@ func (m *memBackend) unpoint(key string) {
 	delete(m.points, key)
 }
 
+// memSlabEntries is how many entries a block of slab holds: 8 entries of
+// 64 bytes, a small object (at most 512 bytes) whose pointers the garbage
+// collector marks through its span's inline mark bits (see memKVBlock).
+const memSlabEntries = 8
+
 func (m *memBackend) newEntry(key string) *memEntry {
 	if len(m.slab) == 0 {
-		m.slab = make([]memEntry, 64)
+		m.slab = make([]memEntry, memSlabEntries)
 	}
 	e := &m.slab[0]
 	m.slab = m.slab[1:]
