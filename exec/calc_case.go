@@ -1,8 +1,6 @@
 package exec
 
 import (
-	"math"
-
 	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/types"
 )
@@ -37,25 +35,6 @@ func caseSlotOf(p expr.Expr) (slot caseSlot, cond expr.Expr, ok bool) {
 	return caseSlot{}, nil, false
 }
 
-// volatileExpr reports whether e or a subexpression is volatile (RAND,
-// UUID): its value may differ between two evaluations on one row.
-func volatileExpr(e expr.Expr) bool {
-	if s, ok := e.(*expr.Shared); ok {
-		return volatileExpr(s.X)
-	}
-	if v, ok := e.(interface{ Volatile() bool }); ok && v.Volatile() {
-		return true
-	}
-	if n, ok := e.(expr.Node); ok {
-		for _, k := range n.Children() {
-			if volatileExpr(k) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // setCases fills cases, caseConds and caseState for the projections that
 // are CASEs of one arm (caseSlotOf); called by setCopyCols for the
 // projections it evaluates. A condition occurring in several of them (the
@@ -71,7 +50,7 @@ func (c *calcOp) setCases() {
 			if s, cond, ok := caseSlotOf(p); ok {
 				slot = s
 				slot.cond = -1
-				if !volatileExpr(cond) {
+				if !expr.IsVolatile(cond) {
 					for i, e := range c.caseConds {
 						if e == cond {
 							slot.cond = i
@@ -207,34 +186,8 @@ func intRangeOf(e expr.Expr) (intRange, bool) {
 	case *expr.Shared:
 		return intRangeOf(x.X)
 	case *expr.Compare:
-		col, op, lit, ok := x.IntColumnLiteral()
-		if !ok {
-			return intRange{}, false
-		}
-		r := intRange{col: col, lo: math.MinInt64, hi: math.MaxInt64}
-		switch op {
-		case "=":
-			r.lo, r.hi = lit, lit
-		case "<":
-			if lit == math.MinInt64 {
-				r.lo, r.hi = 1, 0 // nothing is below
-			} else {
-				r.hi = lit - 1
-			}
-		case "<=":
-			r.hi = lit
-		case ">":
-			if lit == math.MaxInt64 {
-				r.lo, r.hi = 1, 0 // nothing is above
-			} else {
-				r.lo = lit + 1
-			}
-		case ">=":
-			r.lo = lit
-		default: // <>: two ranges
-			return intRange{}, false
-		}
-		return r, true
+		col, lo, hi, ok := x.IntRange()
+		return intRange{col: col, lo: lo, hi: hi}, ok
 	case *expr.Logic:
 		if x.Or {
 			return intRange{}, false

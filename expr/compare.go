@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/weir-sql/weir/types"
 )
@@ -72,14 +73,36 @@ func (c *Compare) setIntFast() {
 	}
 }
 
-// IntColumnLiteral reports, for an integer column compared with a
-// non-NULL integer literal, the column, the operator as if the column is
-// on the left (10 > x is x < 10) and the literal.
-func (c *Compare) IntColumnLiteral() (col int, op string, lit int64, ok bool) {
+// IntRange reports, for an integer column compared with a non-NULL
+// integer literal by any operator but <>, the column and the range
+// [lo, hi] of its values for which the comparison is TRUE (empty when
+// lo > hi: x < MinInt64); NULL when the column is NULL, FALSE otherwise.
+func (c *Compare) IntRange() (col int, lo, hi int64, ok bool) {
 	if !c.intFast {
-		return 0, "", 0, false
+		return 0, 0, 0, false
 	}
-	return c.intCol, [...]string{"=", "<>", "<", "<=", ">", ">="}[c.intOp], c.intLit, true
+	lo, hi, lit := math.MinInt64, math.MaxInt64, c.intLit
+	switch c.intOp {
+	case cmpEq:
+		lo, hi = lit, lit
+	case cmpLt:
+		if lit == math.MinInt64 {
+			return c.intCol, 1, 0, true // nothing is below
+		}
+		hi = lit - 1
+	case cmpLe:
+		hi = lit
+	case cmpGt:
+		if lit == math.MaxInt64 {
+			return c.intCol, 1, 0, true // nothing is above
+		}
+		lo = lit + 1
+	case cmpGe:
+		lo = lit
+	default: // <>: two ranges
+		return 0, 0, 0, false
+	}
+	return c.intCol, lo, hi, true
 }
 
 // evalInt is Eval for an integer column and literal (setIntFast); ok is

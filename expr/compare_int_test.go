@@ -15,7 +15,8 @@ import (
 // operator) on values at and around the literal, the int64 bounds and
 // NULL: the result is the one computed here in Go, and the one of the
 // generic path (the same comparison of two columns, the literal's value
-// in the second).
+// in the second); and IntRange's range holds exactly the values for which
+// it is TRUE.
 func TestCompareIntColumnLiteral(t *testing.T) {
 	seed := testseed.Seed(t)
 	r := rand.New(rand.NewPCG(seed, 2))
@@ -87,6 +88,15 @@ func TestCompareIntColumnLiteral(t *testing.T) {
 							}
 							if got != wantV || gen != wantV {
 								t.Fatalf("%s, x=%s: fast %s, generic %s; want %s (seed %d)", name, row[0], got, gen, wantV, seed)
+							}
+							// IntRange (every operator but <>) holds the
+							// values for which the comparison is TRUE.
+							c, lo, hi, ok := fast.(*Compare).IntRange()
+							if ok != (op != "<>") || ok && c != 0 {
+								t.Fatalf("%s: IntRange column %d ok %v", name, c, ok)
+							}
+							if ok && i < len(xs) && (lo <= xs[i] && xs[i] <= hi) != wantV.Bool() {
+								t.Fatalf("%s, x=%d: in IntRange [%d, %d] = %v, want %s (seed %d)", name, xs[i], lo, hi, !wantV.Bool(), wantV, seed)
 							}
 						}
 					}

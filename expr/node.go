@@ -73,6 +73,26 @@ func VisitColumns(e Expr, f func(index int)) {
 	}
 }
 
+// IsVolatile reports whether e or a subexpression (through Shared nodes)
+// is volatile (RAND, UUID, a volatile user function): two evaluations on
+// one row may differ.
+func IsVolatile(e Expr) bool {
+	if s, ok := e.(*Shared); ok {
+		return IsVolatile(s.X)
+	}
+	if v, ok := e.(interface{ Volatile() bool }); ok && v.Volatile() {
+		return true
+	}
+	if n, ok := e.(Node); ok {
+		for _, k := range n.Children() {
+			if IsVolatile(k) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // IsConstant reports whether e references no input column.
 func IsConstant(e Expr) bool {
 	constant := true
