@@ -106,27 +106,7 @@ func checkRecentGroups(t *testing.T, seed uint64, r *rand.Rand, nd int) {
 			b.Append(types.Insert, kept)
 			live[k] = append(live[k], kept)
 		}
-		rec.rows = rec.rows[:0]
-		if err := op.Process(0, b, rec); err != nil {
-			t.Fatalf("seed %d step %d: %v", seed, step, err)
-		}
-		if err := op.emitPending(); err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range rec.rows {
-			kind, rest, _ := strings.Cut(s, "[")
-			fields := strings.Split(strings.TrimSuffix(rest, "]"), ", ")
-			key := fields[0] + "|" + fields[1]
-			switch kind {
-			case "+I", "+U":
-				out[key] = rest
-			case "-U", "-D":
-				if out[key] != rest {
-					t.Fatalf("seed %d step %d: %s retracts %q, the output holds %q", seed, step, s, rest, out[key])
-				}
-				delete(out, key)
-			}
-		}
+		processApplying(t, op, b, rec, out, func(rest string, _ []string) string { return rest }, fmt.Sprintf("seed %d step %d", seed, step))
 		want := map[string]string{}
 		for k, rows := range live {
 			if len(rows) == 0 {
@@ -217,27 +197,7 @@ func TestGroupAggRecentGroupsManyKeys(t *testing.T) {
 			b.Append(types.Insert, row)
 			live[k] = append(live[k], row)
 		}
-		rec.rows = rec.rows[:0]
-		if err := op.Process(0, b, rec); err != nil {
-			t.Fatalf("seed %d step %d: %v", seed, step, err)
-		}
-		if err := op.emitPending(); err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range rec.rows {
-			kind, rest, _ := strings.Cut(s, "[")
-			fields := strings.Split(strings.TrimSuffix(rest, "]"), ", ")
-			key := fields[0] + "|" + fields[1]
-			switch kind {
-			case "+I", "+U":
-				out[key] = fields[2]
-			case "-U", "-D":
-				if out[key] != fields[2] {
-					t.Fatalf("seed %d step %d: %s retracts %s, the output holds %q", seed, step, s, fields[2], out[key])
-				}
-				delete(out, key)
-			}
-		}
+		processApplying(t, op, b, rec, out, func(_ string, fields []string) string { return fields[2] }, fmt.Sprintf("seed %d step %d", seed, step))
 		n := 0
 		for k, rows := range live {
 			if len(rows) == 0 {
@@ -270,5 +230,35 @@ func TestGroupAggRecentGroupsManyKeys(t *testing.T) {
 	}
 	if len(ints.recent) != recentGroups {
 		t.Errorf("integer keys: memo of %d entries; want %d", len(ints.recent), recentGroups)
+	}
+}
+
+// processApplying runs batch b through op (its pending changes emitted)
+// into rec, and applies rec's rows to out, a result row per key of the
+// two first columns: +I/+U set the key's value(rest, fields), -U/-D must
+// retract exactly the value the key holds, then delete it. at names the
+// step in failures.
+func processApplying(t *testing.T, op *groupAggOp, b *types.Batch, rec *recorder, out map[string]string, value func(rest string, fields []string) string, at string) {
+	t.Helper()
+	rec.rows = rec.rows[:0]
+	if err := op.Process(0, b, rec); err != nil {
+		t.Fatalf("%s: %v", at, err)
+	}
+	if err := op.emitPending(); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range rec.rows {
+		kind, rest, _ := strings.Cut(s, "[")
+		fields := strings.Split(strings.TrimSuffix(rest, "]"), ", ")
+		key, v := fields[0]+"|"+fields[1], value(rest, fields)
+		switch kind {
+		case "+I", "+U":
+			out[key] = v
+		case "-U", "-D":
+			if out[key] != v {
+				t.Fatalf("%s: %s retracts %q, the output holds %q", at, s, v, out[key])
+			}
+			delete(out, key)
+		}
 	}
 }
