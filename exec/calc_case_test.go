@@ -28,15 +28,7 @@ func TestCalcCaseFastPath(t *testing.T) {
 	price := expr.NewColumn(colPrice, types.BigInt, "price")
 	bidder := expr.NewColumn(colBidder, types.BigInt, "bidder")
 	name := expr.NewColumn(colName, types.Varchar, "name")
-	lit := func(v int64) expr.Expr { return expr.NewLiteral(types.BigIntValue(v), types.BigInt) }
-	must := func(e expr.Expr, err error) expr.Expr {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
-	cmp := func(op string, l, r expr.Expr) expr.Expr { return must(expr.NewCompare(op, l, r)) }
+	lit, must, cmp := caseTestBuilders(t)
 	// Each condition built anew per use, as the planner does; the Calc's
 	// sharing makes equal ones one.
 	rank1 := func() expr.Expr { return cmp("<", price, lit(10000)) }
@@ -271,15 +263,7 @@ func TestCalcCaseWithFilter(t *testing.T) {
 	r := rand.New(rand.NewPCG(seed, 17))
 	price := expr.NewColumn(0, types.BigInt, "price")
 	bidder := expr.NewColumn(1, types.Int, "bidder")
-	lit := func(v int64) expr.Expr { return expr.NewLiteral(types.BigIntValue(v), types.BigInt) }
-	must := func(e expr.Expr, err error) expr.Expr {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
-	cmp := func(op string, l, r expr.Expr) expr.Expr { return must(expr.NewCompare(op, l, r)) }
+	lit, must, cmp := caseTestBuilders(t)
 	mid := func() expr.Expr { return must(expr.NewAnd(cmp(">=", price, lit(100)), cmp("<", price, lit(200)))) }
 	low := func() expr.Expr { return cmp("<", bidder, lit(50)) }
 	one := func(cond, res expr.Expr) expr.Expr {
@@ -353,4 +337,19 @@ func TestCalcCaseWithFilter(t *testing.T) {
 			}
 		}
 	}
+}
+
+// caseTestBuilders returns the expression builders of the CASE tests: a
+// BIGINT literal, a check that a constructor succeeded, a comparison.
+func caseTestBuilders(t *testing.T) (lit func(int64) expr.Expr, must func(expr.Expr, error) expr.Expr, cmp func(op string, l, r expr.Expr) expr.Expr) {
+	lit = func(v int64) expr.Expr { return expr.NewLiteral(types.BigIntValue(v), types.BigInt) }
+	must = func(e expr.Expr, err error) expr.Expr {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	cmp = func(op string, l, r expr.Expr) expr.Expr { return must(expr.NewCompare(op, l, r)) }
+	return lit, must, cmp
 }
