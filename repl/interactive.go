@@ -49,35 +49,16 @@ func (sh *Shell) RunInteractive(ctx context.Context, inFd, outFd int) error {
 		Stderr:                 sh.opts.Err,
 		FuncGetWidth:           t.width,
 	}
+	prompt := &promptState{warn: sh.opts.Err} // how background output reaches the screen
 	if f, err := openInput(inFd); err == nil {
-		t.keys = startKeyPump(f)
+		t.keys = startKeyPump(f, prompt.lineEnd)
 		defer t.keys.Close()
 		cfg.Stdin = t.keys
 	}
-	// Ctrl-C with a completion list open closes the list and cancels the
-	// line at once (readline alone would only close the list); Enter tells
-	// the notices that the line ends.
-	var current atomic.Pointer[readline.Instance] // set once readline runs
-	prompt := &promptState{warn: sh.opts.Err}     // how background output reaches the screen
-	cfg.FuncFilterInputRune = func(r rune) (rune, bool) {
-		rl := current.Load()
-		if rl == nil {
-			return r, true
-		}
-		switch {
-		case r == readline.CharInterrupt && rl.Operation.IsInCompleteMode():
-			rl.Operation.ExitCompleteMode(true)
-			rl.Refresh() // erase the list below the line
-		case (r == readline.CharEnter || r == readline.CharCtrlJ) && !rl.Operation.IsInCompleteSelectMode():
-			prompt.submit() // the line ends: no prompt to draw notices under
-		}
-		return r, true
-	}
-	rl, err := readline.NewEx(cfg)
+	rl, err := newLineEditor(cfg, prompt)
 	if err != nil {
 		return fmt.Errorf("open terminal: %w", err)
 	}
-	current.Store(rl)
 	sh.term = t
 	// What background jobs write (a print sink) goes through readline,
 	// which prints it above the prompt and draws the prompt and the input
@@ -139,6 +120,40 @@ func (sh *Shell) RunInteractive(ctx context.Context, inFd, outFd int) error {
 	return ctx.Err()
 }
 
+// newLineEditor opens readline with cfg and an input filter that tells
+// prompt about each key that may end the line (see promptState.keySeen),
+// and lets Ctrl-C with a completion list open close the list and cancel
+// the line at once (readline alone would only close the list).
+func newLineEditor(cfg *readline.Config, prompt *promptState) (*readline.Instance, error) {
+	var current atomic.Pointer[readline.Instance] // set once readline runs
+	cfg.FuncFilterInputRune = func(r rune) (rune, bool) {
+		rl := current.Load()
+		if rl == nil {
+			return r, true
+		}
+		switch r {
+		case readline.CharInterrupt:
+			if rl.Operation.IsInCompleteMode() {
+				rl.Operation.ExitCompleteMode(true)
+				rl.Refresh() // erase the list below the line
+			}
+			prompt.keySeen(false)
+		case readline.CharEnter, readline.CharCtrlJ:
+			// Enter picks a candidate in a completion list; else the line ends.
+			prompt.keySeen(!rl.Operation.IsInCompleteSelectMode())
+		case readline.CharDelete:
+			prompt.keySeen(false) // ends the input (EOF) on an empty line only
+		}
+		return r, true
+	}
+	rl, err := readline.NewEx(cfg)
+	if err != nil {
+		return nil, err
+	}
+	current.Store(rl)
+	return rl, nil
+}
+
 // historyEntry is the history line of the statements just completed: their
 // lines joined into one (whole-line comments dropped), so that the up arrow
 // recalls a whole statement.
@@ -166,16 +181,23 @@ type promptState struct {
 	held bool // a live table is on the alternate screen
 	// submitting: a line was entered and Readline has not returned it yet
 	submitting bool
-	pending    []heldNotice // written while held, in order
-	size       int          // bytes in pending
-	dropped    int          // bytes dropped beyond maxHeldNotices
-	warn       io.Writer    // where the dropped bytes are reported (stderr)
+	// ended: a key that may end the line went to readline and its input
+	// filter has not seen it yet. Readline stops reading the terminal on
+	// such a key, and while it does not read, its writer prints at the
+	// cursor, right after the input, instead of above the prompt.
+	ended   bool
+	pending []heldNotice // written while held, in order
+	size    int          // bytes in pending
+	dropped int          // bytes dropped beyond maxHeldNotices
+	warn    io.Writer    // where the dropped bytes are reported (stderr)
 }
 
-// heldNotice is background output kept while a view holds the screen.
+// heldNotice is background output kept while a view holds the screen or a
+// line ends, with the two ways to print it: directly, or through readline
+// (above the prompt).
 type heldNotice struct {
-	w io.Writer
-	b []byte
+	direct, through io.Writer
+	b               []byte
 }
 
 // maxHeldNotices bounds what is kept while a view holds the screen.
@@ -184,16 +206,28 @@ const maxHeldNotices = 1 << 20
 // enter marks the shell at its prompt (about to read a line).
 func (p *promptState) enter() {
 	p.mu.Lock()
-	p.at, p.submitting = true, false
+	p.at, p.submitting, p.ended = true, false, false
 	p.mu.Unlock()
 }
 
-// submit marks the line entered: readline echoes the newline and returns
-// it, but would still draw the prompt again under a notice written before
-// it returns, so notices wait for leave.
-func (p *promptState) submit() {
+// lineEnd marks a key that may end the line handed to readline (the key
+// pump calls it).
+func (p *promptState) lineEnd() {
 	p.mu.Lock()
-	p.submitting = true
+	p.ended = true
+	p.mu.Unlock()
+}
+
+// keySeen is called by readline's input filter for a key that may end the
+// line, ends saying whether it does (Enter outside a completion list).
+// When it does not, readline reads the terminal again or returns from
+// Readline shortly, and notices wait for either.
+func (p *promptState) keySeen(ends bool) {
+	p.mu.Lock()
+	p.ended = false
+	if ends {
+		p.submitting = true
+	}
 	p.mu.Unlock()
 }
 
@@ -202,9 +236,9 @@ func (p *promptState) submit() {
 func (p *promptState) leave() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.at, p.submitting = false, false
+	p.at, p.submitting, p.ended = false, false, false
 	if !p.held {
-		p.flush()
+		p.flush(false)
 	}
 }
 
@@ -223,26 +257,32 @@ func (p *promptState) release() {
 	if p.dropped > 0 && p.warn != nil {
 		fmt.Fprintf(p.warn, "[WARNING] %d bytes of background job output came while the table was shown and were dropped; the last %d follow\n", p.dropped, p.size)
 	}
-	p.flush()
+	p.flush(false)
 	p.held = false
 }
 
-// flush writes the kept notices, in order, and forgets them.
-func (p *promptState) flush() {
+// flush writes the kept notices, in order, through readline or directly,
+// and forgets them.
+func (p *promptState) flush(through bool) {
 	for _, n := range p.pending {
-		n.w.Write(n.b)
+		if through {
+			n.through.Write(n.b)
+		} else {
+			n.direct.Write(n.b)
+		}
 	}
 	p.pending, p.size, p.dropped = nil, 0, 0
 }
 
-// keep adds b, written to w while held, dropping the oldest output beyond
-// maxHeldNotices: the latest lines (a job that failed, say) matter most.
-func (p *promptState) keep(w io.Writer, b []byte) {
+// keep adds b, written to direct or through while it cannot be printed,
+// dropping the oldest output beyond maxHeldNotices: the latest lines (a job
+// that failed, say) matter most.
+func (p *promptState) keep(direct, through io.Writer, b []byte) {
 	if len(b) > maxHeldNotices {
 		p.dropped += len(b) - maxHeldNotices
 		b = b[len(b)-maxHeldNotices:]
 	}
-	p.pending = append(p.pending, heldNotice{w: w, b: bytes.Clone(b)})
+	p.pending = append(p.pending, heldNotice{direct: direct, through: through, b: bytes.Clone(b)})
 	p.size += len(b)
 	for p.size > maxHeldNotices {
 		p.dropped += len(p.pending[0].b)
@@ -252,13 +292,15 @@ func (p *promptState) keep(w io.Writer, b []byte) {
 }
 
 // noticeWriter writes what background jobs print. Away from the prompt it
-// writes to the terminal directly: readline's own writer would still draw
-// the prompt again for a moment after a line was entered, as its reader
-// marks the end of reading only when it loops. At the prompt it writes
-// through readline, which erases the prompt line, prints, and draws the
-// prompt and the input again; readline does that only once it reads the
-// terminal, which it marks right after drawing the prompt, so the write
-// waits for that mark.
+// writes to the terminal directly. At the prompt it writes through
+// readline, which erases the prompt line, prints, and draws the prompt and
+// the input again, but only while readline reads the terminal; otherwise
+// readline's writer prints at the cursor, right after the input. Readline
+// reads from just after drawing the prompt until it gets a key that may
+// end the line, so the write waits for it to read, and a notice written
+// after the line was entered waits for leave. A waiting write does not
+// hold the lock, which the key pump and readline's input filter need to
+// tell it about those keys.
 type noticeWriter struct {
 	rl      *readline.Instance
 	through io.Writer // rl.Stdout() or rl.Stderr()
@@ -266,21 +308,40 @@ type noticeWriter struct {
 	prompt  *promptState
 }
 
+// maxNoticeWaits bounds how often a notice write yields while it waits for
+// readline to read the terminal; past it the notice is kept and printed
+// with the next one or when the line ends. The wait lasts microseconds:
+// readline draws the prompt or handles the key and reads again.
+const maxNoticeWaits = 100000
+
 func (w noticeWriter) Write(b []byte) (int, error) {
-	w.prompt.mu.Lock()
-	defer w.prompt.mu.Unlock()
-	if p := w.prompt; p.held || p.submitting {
-		p.keep(w.direct, b) // printed away from the prompt
+	p := w.prompt
+	for waits := 0; ; waits++ {
+		p.mu.Lock()
+		switch {
+		case p.held || p.submitting:
+			p.keep(w.direct, w.through, b) // printed away from the prompt
+		case !p.at:
+			n, err := w.direct.Write(b)
+			p.mu.Unlock()
+			return n, err
+		case !p.ended && w.rl.Terminal.IsReading():
+			// Readline cannot stop reading while the lock is held: the
+			// key that would stop it waits in the key pump for the lock.
+			p.flush(true) // notices kept past maxNoticeWaits go first
+			n, err := w.through.Write(b)
+			p.mu.Unlock()
+			return n, err
+		case waits >= maxNoticeWaits:
+			p.keep(w.direct, w.through, b)
+		default:
+			p.mu.Unlock()
+			runtime.Gosched()
+			continue
+		}
+		p.mu.Unlock()
 		return len(b), nil
 	}
-	if !w.prompt.at {
-		return w.direct.Write(b)
-	}
-	// The bound only guards against a readline that never marks it.
-	for i := 0; i < 100000 && !w.rl.Terminal.IsReading(); i++ {
-		runtime.Gosched()
-	}
-	return w.through.Write(b)
 }
 
 // jobNotice is the line printed when background job j ends by itself: the

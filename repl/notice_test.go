@@ -15,9 +15,9 @@ func TestHeldNoticesKeepTheLatest(t *testing.T) {
 	p.hold()
 	line := strings.Repeat("x", 1023) + "\n"
 	for range 2*maxHeldNotices/len(line) + 10 {
-		p.keep(&out, []byte(line))
+		p.keep(&out, nil, []byte(line))
 	}
-	p.keep(&out, []byte("job 1 failed\n"))
+	p.keep(&out, nil, []byte("job 1 failed\n"))
 	p.release()
 	if !strings.HasSuffix(out.String(), "job 1 failed\n") {
 		t.Fatalf("the latest line is not kept")

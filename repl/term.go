@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -41,12 +42,16 @@ type keyPump struct {
 	done   chan struct{}
 	once   sync.Once
 
+	// lineEnd, when set, is called as Read hands readline a key that may
+	// end the line (see lineEndKey).
+	lineEnd func()
+
 	mu   sync.Mutex
 	left []byte // rest of a chunk Read could not return at once
 }
 
-func startKeyPump(f *os.File) *keyPump {
-	p := &keyPump{f: f, chunks: make(chan []byte), quit: make(chan struct{}), done: make(chan struct{})}
+func startKeyPump(f *os.File, lineEnd func()) *keyPump {
+	p := &keyPump{f: f, lineEnd: lineEnd, chunks: make(chan []byte), quit: make(chan struct{}), done: make(chan struct{})}
 	go p.run()
 	return p
 }
@@ -72,7 +77,11 @@ func (p *keyPump) run() {
 	}
 }
 
-// Read is readline's input.
+// Read is readline's input. A key that may end the line goes alone, after
+// what precedes it, and lineEnd is called as it goes: readline stops
+// reading the terminal once it has such a key, and until its input filter
+// has seen the key a notice written through readline would land right
+// after the input instead of above the prompt (see noticeWriter).
 func (p *keyPump) Read(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -87,9 +96,38 @@ func (p *keyPump) Read(b []byte) (int, error) {
 			return 0, io.EOF
 		}
 	}
-	n := copy(b, p.left)
+	give := p.left
+	at, size := lineEndKey(p.left)
+	switch {
+	case at > 0:
+		give = p.left[:at] // what comes before the key first
+	case at == 0:
+		give = p.left[:size]
+	}
+	n := copy(b, give)
 	p.left = p.left[n:]
+	if at == 0 && n == size && p.lineEnd != nil {
+		p.lineEnd()
+	}
 	return n, nil
+}
+
+// lineEndKey finds the first key in b after which readline stops reading
+// the terminal until it is told to read again: Enter (CR), Ctrl-J (LF),
+// Ctrl-C, Ctrl-D and the Delete key (ESC [ 3 ~, which readline treats as
+// Ctrl-D). It returns the key's offset and length, or -1.
+func lineEndKey(b []byte) (at, size int) {
+	for i, c := range b {
+		switch c {
+		case '\r', '\n', 0x03, 0x04:
+			return i, 1
+		case 0x1b:
+			if bytes.HasPrefix(b[i:], []byte("\x1b[3~")) {
+				return i, 4
+			}
+		}
+	}
+	return -1, 0
 }
 
 // Close stops the pump and waits for its goroutine. Readline calls it too.
