@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"slices"
+
 	"github.com/weir-sql/weir/aggfunc"
 	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/types"
@@ -36,7 +38,17 @@ type AggCall struct {
 // NewCalc returns a factory for an operator that keeps rows for which filter
 // is TRUE (nil: all rows) and emits projections evaluated on them, keeping
 // each row's kind. Projections nil means the row is passed through as is.
+// The operands of AND and OR are ordered cheap first (expr.CheapFirst).
 func NewCalc(filter expr.Expr, projections []expr.Expr) func() Operator {
+	if filter != nil {
+		filter = expr.CheapFirst(filter)
+	}
+	if projections != nil {
+		projections = slices.Clone(projections)
+		for i, p := range projections {
+			projections[i] = expr.CheapFirst(p)
+		}
+	}
 	return func() Operator { return &calcOp{filter: filter, proj: projections} }
 }
 

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/weir-sql/weir/types"
 )
@@ -181,6 +182,9 @@ type In struct {
 	// texts, compared case-insensitively (lowerfold.go).
 	foldX    Expr
 	foldText []string
+	// foldFirst holds the first bytes of the non-empty foldText: an ASCII
+	// text whose first byte, lower-cased, is not among them matches none.
+	foldFirst asciiSet
 }
 
 var _ Node = (*In)(nil)
@@ -205,6 +209,11 @@ func NewIn(x Expr, list []Expr, not bool) (Expr, error) {
 		}
 		if len(texts) == len(list) {
 			n.foldX, n.foldText = fx, texts
+			for _, t := range texts {
+				if t != "" {
+					n.foldFirst.add(t[0])
+				}
+			}
 		}
 	}
 	return n, nil
@@ -240,8 +249,16 @@ func (n *In) Eval(row []types.Value) (types.Value, error) {
 		if err != nil || x.IsNull() {
 			return types.Value{}, err
 		}
+		s := x.Str()
+		// A text of ASCII first byte lowers to a text that starts with that
+		// byte lower-cased: one test rules out the whole list (q21's
+		// channels not in it). A non-ASCII one may lower to ASCII (the
+		// Kelvin sign to k): the list decides.
+		if len(s) > 0 && s[0] < utf8.RuneSelf && !n.foldFirst.has(lowerASCII(s[0])) {
+			return types.BoolValue(n.Not), nil
+		}
 		for _, t := range n.foldText {
-			if equalLower(x.Str(), t) {
+			if equalLower(s, t) {
 				return types.BoolValue(!n.Not), nil
 			}
 		}

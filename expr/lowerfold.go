@@ -83,3 +83,11 @@ func equalLower(s, lit string) bool {
 	// lowered rest of s, which is not empty.
 	return false
 }
+
+// lowerASCII returns the ASCII byte c lower-cased.
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
