@@ -164,7 +164,7 @@ func FormatList(infos []Info) string {
 			status = i.Reason.Error()
 			// The path is noise in a table whose rows are already named.
 			status = strings.TrimPrefix(status, "load "+i.Path+": ")
-			if i.Unreadable() {
+			if i.Unreadable() && !errors.Is(i.Reason, ErrNewerCheckpoint) {
 				status = "unreadable: " + status
 			}
 		}

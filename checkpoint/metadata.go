@@ -47,6 +47,12 @@ var (
 	// cannot be decoded, or state files it lists are missing, of the
 	// wrong size or fail their checksum.
 	ErrCorruptCheckpoint = errors.New("corrupt checkpoint")
+	// ErrNewerCheckpoint: _metadata is intact (its length and checksum
+	// hold) but of a format version newer than this build reads: a newer
+	// Weir wrote it. A restore stops on it instead of falling back to an
+	// older checkpoint, which would replay into the sinks what the newer
+	// build had already committed.
+	ErrNewerCheckpoint = errors.New("checkpoint written by a newer Weir")
 	// ErrNoCheckpoint: there is no valid checkpoint to restore from.
 	ErrNoCheckpoint = errors.New("no valid checkpoint")
 )
@@ -240,8 +246,8 @@ func DecodeMetadata(data []byte) (*Metadata, error) {
 	if err := errors.Join(err1, err2, err3); err != nil {
 		return nil, fmt.Errorf("%w: _metadata header %q: %v", ErrCorruptCheckpoint, data[:nl], err)
 	}
-	if version < 1 || version > FormatVersion {
-		return nil, fmt.Errorf("%w: _metadata format version %d not supported (this build reads 1..%d)", ErrCorruptCheckpoint, version, FormatVersion)
+	if version < 1 {
+		return nil, fmt.Errorf("%w: _metadata format version %d", ErrCorruptCheckpoint, version)
 	}
 	body := data[nl+1:]
 	if len(body) != length {
@@ -249,6 +255,11 @@ func DecodeMetadata(data []byte) (*Metadata, error) {
 	}
 	if got := crc32.Checksum(body, castagnoli); got != uint32(sum) {
 		return nil, fmt.Errorf("%w: _metadata checksum %08x, header says %08x", ErrCorruptCheckpoint, got, sum)
+	}
+	if version > FormatVersion {
+		// Checked after the checksum: a damaged header is corrupt, not new.
+		return nil, fmt.Errorf("%w: _metadata format version %d, this build reads 1..%d: restore it with the Weir that wrote it, or name an older checkpoint",
+			ErrNewerCheckpoint, version, FormatVersion)
 	}
 	var m Metadata
 	dec := json.NewDecoder(bytes.NewReader(body))

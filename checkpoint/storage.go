@@ -560,8 +560,9 @@ func (s *Storage) LatestExcept(bad map[int64]error) (*Checkpoint, []Skipped, err
 			return c, skipped, nil
 		}
 		if !errors.Is(err, ErrIncompleteCheckpoint) && !errors.Is(err, ErrCorruptCheckpoint) {
-			// An I/O error says nothing about the checkpoint: stop rather
-			// than fall back to an older one silently.
+			// An I/O error says nothing about the checkpoint, and one a
+			// newer Weir wrote is intact: stop rather than fall back to an
+			// older one silently.
 			return nil, skipped, err
 		}
 		skipped = append(skipped, Skipped{ID: id, Path: p, Reason: err})
@@ -577,8 +578,10 @@ type Info struct {
 	Time time.Time
 	Kind Kind
 	// Reason is nil for a complete, valid checkpoint. It wraps
-	// ErrIncompleteCheckpoint or ErrCorruptCheckpoint for a damaged one;
-	// any other error means the folder could not be read (Unreadable).
+	// ErrIncompleteCheckpoint or ErrCorruptCheckpoint for a damaged one,
+	// ErrNewerCheckpoint for one a newer Weir wrote; any other error means
+	// the folder could not be read. Both of the last are Unreadable: not
+	// known to be damaged.
 	Reason error
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
@@ -547,5 +548,68 @@ func checkGolden(t *testing.T, name, got string) {
 	}
 	if got != string(want) {
 		t.Errorf("%s differs (run with -rewrite and review the diff):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// TestLatestStopsAtNewer: a checkpoint whose _metadata is intact but of a
+// format version newer than this build's is reported as written by a newer
+// Weir, and Latest stops there instead of falling back to the older one
+// (which would replay into the sinks what the newer build had committed);
+// retention and the cleanup of a crashed run leave it alone. A header
+// that claims a newer version over a body failing its checksum is corrupt.
+func TestLatestStopsAtNewer(t *testing.T) {
+	// newer rewrites the _metadata in path as a newer build would write
+	// it: the next format version, with a field this build does not know;
+	// damage then changes one byte of the body after the checksum.
+	newer := func(t *testing.T, path string, damage bool) {
+		t.Helper()
+		f := filepath.Join(path, MetadataFile)
+		data, err := os.ReadFile(f)
+		must(t, err)
+		m, err := DecodeMetadata(data)
+		must(t, err)
+		m.FormatVersion = FormatVersion + 1
+		enc, err := EncodeMetadata(m)
+		must(t, err)
+		nl := strings.IndexByte(string(enc), '\n')
+		body := []byte(strings.Replace(string(enc[nl+1:]), "{", "{\n  \"state_version\": 2,", 1))
+		header := fmt.Sprintf("%s %d %08x %d\n", metadataMagic, m.FormatVersion, crc32.Checksum(body, castagnoli), len(body))
+		if damage {
+			body[len(body)/2] ^= 1
+		}
+		must(t, os.WriteFile(f, append([]byte(header), body...), 0o644))
+	}
+
+	st, _ := newStorage(t, OSFS{})
+	writeCheckpoint(t, st, 1)
+	c2 := writeCheckpoint(t, st, 2)
+	newer(t, c2.Path, false)
+	c, _, err := st.Latest()
+	if !errors.Is(err, ErrNewerCheckpoint) || errors.Is(err, ErrCorruptCheckpoint) || c != nil {
+		t.Fatalf("Latest = %v, %v; want no checkpoint and ErrNewerCheckpoint", c, err)
+	}
+	if want := fmt.Sprintf("format version %d, this build reads 1..%d", FormatVersion+1, FormatVersion); !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q", err, want)
+	}
+	must(t, st.Retain(1))
+	if _, err := st.DiscardIncompleteAfter(1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(c2.Path, MetadataFile)); err != nil {
+		t.Fatalf("the newer checkpoint was removed: %v", err)
+	}
+	infos, err := st.List()
+	must(t, err)
+	if len(infos) != 2 || infos[1].Valid() || !errors.Is(infos[1].Reason, ErrNewerCheckpoint) {
+		t.Fatalf("List = %+v, want checkpoint 2 listed as newer", infos)
+	}
+
+	st2, _ := newStorage(t, OSFS{})
+	writeCheckpoint(t, st2, 1)
+	c2 = writeCheckpoint(t, st2, 2)
+	newer(t, c2.Path, true)
+	c, skipped, err := st2.Latest()
+	if err != nil || c.Meta.CheckpointID != 1 || len(skipped) != 1 || !errors.Is(skipped[0].Reason, ErrCorruptCheckpoint) {
+		t.Fatalf("Latest over a damaged newer header = %v, skipped %+v, %v; want checkpoint 1, 2 skipped as corrupt", c, skipped, err)
 	}
 }
