@@ -421,3 +421,42 @@ func TestFallbackStopsAtTheRestoredCheckpoint(t *testing.T) {
 		t.Fatalf("final state differs from the batch answer (%d rows, want %d)", len(got), len(want))
 	}
 }
+
+// TestRestoreStopsAtNewerCheckpoint: when the latest checkpoint was written
+// by a newer Weir (its _metadata intact, of the next format version),
+// --restore latest stops with an error that says so instead of falling back
+// to the checkpoint before it, which would write again the output that
+// build committed; nothing runs.
+func TestRestoreStopsAtNewerCheckpoint(t *testing.T) {
+	const n, keys = 100000, 300
+	dir := t.TempDir()
+	_, _, latest := runUntilCheckpoint(t, dir, "newer", n, keys, 2)
+	f := filepath.Join(latest.Path, checkpoint.MetadataFile)
+	data, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := checkpoint.DecodeMetadata(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.FormatVersion = checkpoint.FormatVersion + 1
+	enc, err := checkpoint.EncodeMetadata(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewriteFile(t, f, enc)
+
+	var out bytes.Buffer
+	stderr := &watchWriter{}
+	err = New(connector.Env{Stdout: &out, Stderr: stderr}).RunScript(context.Background(), damageScript(dir, n, keys), RunOptions{JobName: "newer", Restore: RestoreLatest})
+	if !errors.Is(err, checkpoint.ErrNewerCheckpoint) || !strings.Contains(err.Error(), "written by a newer Weir") {
+		t.Fatalf("restore run: %v, want an error saying the checkpoint was written by a newer Weir\n%s", err, stderr.String())
+	}
+	if log := stderr.String(); strings.Contains(log, "restoring checkpoint") || strings.Contains(log, "starting from the beginning") {
+		t.Errorf("the run restored or started anyway:\n%s", log)
+	}
+	if out.Len() != 0 {
+		t.Errorf("the run wrote output: %q", out.String())
+	}
+}
