@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/statestore"
 	"github.com/weir-sql/weir/types"
@@ -47,6 +48,7 @@ type IntervalJoinSpec struct {
 // state.RecordDues, whose due times come from the operator (RecordDues,
 // StoredDues).
 func NewIntervalJoin(spec IntervalJoinSpec) func() Operator {
+	spec.Residual = expr.CheapFirst(spec.Residual) // cheap operands of AND/OR first
 	return func() Operator { return &intervalJoinOp{spec: spec} }
 }
 

@@ -82,6 +82,7 @@ type JoinSpec struct {
 // (-D) when the first match arrives. Rows with a NULL join key never
 // match.
 func NewJoin(spec JoinSpec) func() Operator {
+	spec.Residual = expr.CheapFirst(spec.Residual) // cheap operands of AND/OR first
 	return func() Operator { return &joinOp{spec: spec} }
 }
 

@@ -53,6 +53,7 @@ type LookupJoinSpec struct {
 // again after a restore), emitting +I rows for insert-only input and the
 // input row's kind otherwise.
 func NewLookupJoin(spec LookupJoinSpec) func() Operator {
+	spec.Residual = expr.CheapFirst(spec.Residual) // cheap operands of AND/OR first
 	return func() Operator { return &lookupJoinOp{spec: spec} }
 }
 

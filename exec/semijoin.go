@@ -30,6 +30,7 @@ type SemiJoinSpec struct {
 // away does the opposite. Rows with a NULL join key never match: a semi
 // join drops such a left row, an anti join passes it on.
 func NewSemiJoin(spec SemiJoinSpec) func() Operator {
+	spec.Residual = expr.CheapFirst(spec.Residual) // cheap operands of AND/OR first
 	return func() Operator { return &semiJoinOp{spec: spec} }
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/types"
 )
@@ -28,6 +29,7 @@ type TemporalJoinSpec struct {
 // when the watermark passes, all but the latest version at or before it are
 // purged (and that one too when it is a delete). Output is insert-only.
 func NewTemporalJoin(spec TemporalJoinSpec) func() Operator {
+	spec.Residual = expr.CheapFirst(spec.Residual) // cheap operands of AND/OR first
 	return func() Operator { return &temporalJoinOp{spec: spec} }
 }
 

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weir-sql/weir/expr"
 	"github.com/weir-sql/weir/state"
 	"github.com/weir-sql/weir/types"
 )
@@ -124,6 +125,7 @@ type WindowJoinSpec struct {
 // window has already fired is late: dropped and counted (OpContext.Late).
 // Rows with a NULL key never match.
 func NewWindowJoin(spec WindowJoinSpec) func() Operator {
+	spec.Residual = expr.CheapFirst(spec.Residual) // cheap operands of AND/OR first
 	return func() Operator { return &windowJoinOp{spec: spec} }
 }
 
