@@ -17,27 +17,41 @@ func CheapFirst(e Expr) Expr {
 	return out
 }
 
-// cheapFirst reorders e's subtrees bottom-up and returns e's evaluation cost.
-func cheapFirst(e Expr) (Expr, int) {
+// facts are what cheapFirst computes of a subtree bottom-up, so that a long
+// AND chain is reordered in linear time: its evaluation cost, whether it
+// cannot fail, whether it is volatile.
+type facts struct {
+	cost     int
+	safe     bool
+	volatile bool
+}
+
+// cheapFirst reorders e's subtrees bottom-up and returns e's facts.
+func cheapFirst(e Expr) (Expr, facts) {
 	if s, ok := e.(*Shared); ok { // left as it is: other places read it
-		_, c := cheapFirst(s.X)
-		return e, c
+		_, f := cheapFirst(s.X)
+		return e, f
+	}
+	f := facts{cost: ownCost(e), safe: ownSafe(e)}
+	if v, ok := e.(interface{ Volatile() bool }); ok && v.Volatile() {
+		f.volatile = true
 	}
 	n, ok := e.(Node)
 	if !ok {
-		return e, 0
+		return e, f
 	}
 	kids := n.Children()
 	if len(kids) == 0 {
-		return e, ownCost(e)
+		return e, f
 	}
 	var changed []Expr
-	costs := make([]int, len(kids))
-	total := ownCost(e)
+	kf := make([]facts, len(kids))
 	for i, k := range kids {
 		nk, c := cheapFirst(k)
-		costs[i] = c
-		total += c
+		kf[i] = c
+		f.cost += c.cost
+		f.safe = f.safe && c.safe
+		f.volatile = f.volatile || c.volatile
 		if nk != k {
 			if changed == nil {
 				changed = append([]Expr(nil), kids...)
@@ -47,16 +61,14 @@ func cheapFirst(e Expr) (Expr, int) {
 	}
 	if changed != nil {
 		if rebuilt, err := n.WithChildren(changed); err == nil {
-			e, kids = rebuilt, changed
-		} else {
-			changed = nil
+			e = rebuilt
 		}
 	}
 	g, isLogic := e.(*Logic)
-	if !isLogic || costs[1] >= costs[0] || !cannotFail(g.R) || IsVolatile(g.L) || IsVolatile(g.R) {
-		return e, total
+	if !isLogic || kf[1].cost >= kf[0].cost || !kf[1].safe || kf[0].volatile || kf[1].volatile {
+		return e, f
 	}
-	return &Logic{Or: g.Or, L: g.R, R: g.L}, total
+	return &Logic{Or: g.Or, L: g.R, R: g.L}, f
 }
 
 // costlyCall is the cost of a call that scans or parses its argument (a
@@ -82,29 +94,19 @@ func ownCost(e Expr) int {
 	return 1
 }
 
-// cannotFail reports whether evaluating e never returns an error: columns,
-// literals, comparisons, IN, BETWEEN, IS NULL, NOT, AND, OR and a few total
-// string functions, over operands that cannot fail either.
-func cannotFail(e Expr) bool {
+// ownSafe reports whether evaluating e itself, its operands aside, never
+// returns an error: columns, literals, comparisons, IN, BETWEEN, IS NULL,
+// NOT, AND, OR and a few total string functions. An operand moved first
+// must be safe with all its operands.
+func ownSafe(e Expr) bool {
 	switch x := e.(type) {
-	case *Column, *Literal:
+	case *Column, *Literal, *Compare, *In, *Between, *IsNull, *Not, *Logic:
 		return true
 	case *Func:
 		switch x.Name {
 		case "LOWER", "UPPER", "CHAR_LENGTH", "CHARACTER_LENGTH":
-		default:
-			return false
-		}
-	case *Shared:
-		return cannotFail(x.X)
-	case *Compare, *In, *Between, *IsNull, *Not, *Logic:
-	default:
-		return false
-	}
-	for _, k := range e.(Node).Children() {
-		if !cannotFail(k) {
-			return false
+			return true
 		}
 	}
-	return true
+	return false
 }
