@@ -18,18 +18,32 @@ import (
 // (a notice written just as Enter reached readline once did), none lost or
 // doubled, and every line reaches Readline whole.
 func TestNoticesWhileLinesEnd(t *testing.T) {
-	const lines = 500
+	noticesWhileTyping(t, 500, func(want string) string { return want + "\r" })
+}
+
+// TestNoticesAroundDelete is TestNoticesWhileLinesEnd with a key that stops
+// readline reading the terminal without ending the line in each line: a
+// Ctrl-D that deletes a character (readline reads again once it has handled
+// it). A notice written as readline stops must not land after the input.
+func TestNoticesAroundDelete(t *testing.T) {
+	noticesWhileTyping(t, 500, func(want string) string { return want + "x\x1b[D\x04\r" })
+}
+
+// noticesWhileTyping runs TestNoticesWhileLinesEnd's check with each line
+// "SELECT i;" typed as keys(line).
+func noticesWhileTyping(t *testing.T, lines int, keys func(line string) string) {
+	t.Helper()
 	in, typist, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer typist.Close()
 	prompt := &promptState{}
-	keys := startKeyPump(in, prompt.lineEnd)
+	pump := startKeyPump(in, prompt.lineEnd)
 	out := &lockedBuffer{}
 	cfg := &readline.Config{
 		Prompt:                 Prompt,
-		Stdin:                  keys,
+		Stdin:                  pump,
 		Stdout:                 out,
 		Stderr:                 out,
 		DisableAutoSaveHistory: true,
@@ -78,7 +92,7 @@ func TestNoticesWhileLinesEnd(t *testing.T) {
 	}()
 	for i := range lines {
 		want := fmt.Sprintf("SELECT %d;", i)
-		if _, err := typist.Write([]byte(want + "\r")); err != nil {
+		if _, err := typist.Write([]byte(keys(want))); err != nil {
 			t.Fatal(err)
 		}
 		line, ok := <-got
@@ -91,7 +105,7 @@ func TestNoticesWhileLinesEnd(t *testing.T) {
 	}
 	close(stop)
 	n := <-written
-	keys.Close()
+	pump.Close()
 	rl.Close()
 
 	screen := newVT(40, 100)
