@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -419,5 +420,50 @@ func TestFallbackStopsAtTheRestoredCheckpoint(t *testing.T) {
 	got := upsertByKey(t, out1+out2.String())
 	if want := keyedSumAnswer(n, keys); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("final state differs from the batch answer (%d rows, want %d)", len(got), len(want))
+	}
+}
+
+// TestRestoreLatestStopsAtNewer: when the newest checkpoint was written by
+// a newer Weir (an intact _metadata of a newer format version), --restore
+// latest stops with ErrNewerCheckpoint, naming the versions, instead of
+// falling back to an older checkpoint (which would replay output the newer
+// build committed), and leaves the folder in place.
+func TestRestoreLatestStopsAtNewer(t *testing.T) {
+	const n, keys = 100000, 300
+	dir := t.TempDir()
+	_, st, latest := runUntilCheckpoint(t, dir, "newer", n, keys, 2)
+	infos, err := st.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(infos, func(i checkpoint.Info) bool { return i.Valid() && i.ID < latest.Meta.CheckpointID }) {
+		t.Fatalf("no valid checkpoint before %d: the test needs one to fall back to", latest.Meta.CheckpointID)
+	}
+	meta := latest.Meta
+	meta.FormatVersion = checkpoint.FormatVersion + 1
+	data, err := checkpoint.EncodeMetadata(&meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewriteFile(t, filepath.Join(latest.Path, "_metadata"), data)
+
+	var out bytes.Buffer
+	stderr := &watchWriter{}
+	err = New(connector.Env{Stdout: &out, Stderr: stderr}).RunScript(context.Background(), damageScript(dir, n, keys), RunOptions{JobName: "newer", Restore: RestoreLatest})
+	log := stderr.String()
+	if !errors.Is(err, checkpoint.ErrNewerCheckpoint) {
+		t.Fatalf("restore run: err %v, want ErrNewerCheckpoint\n%s", err, log)
+	}
+	if want := fmt.Sprintf("format version %d, this build reads 1..%d", checkpoint.FormatVersion+1, checkpoint.FormatVersion); !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q", err, want)
+	}
+	if strings.Contains(log, "restoring checkpoint") || strings.Contains(log, "skipping checkpoint") || out.Len() > 0 {
+		t.Errorf("the run went on past the newer checkpoint:\n%s\n%s", log, out.String())
+	}
+	if _, err := os.Stat(filepath.Join(latest.Path, "_metadata")); err != nil {
+		t.Errorf("the newer checkpoint is gone: %v", err)
+	}
+	if _, _, err := st.Latest(); !errors.Is(err, checkpoint.ErrNewerCheckpoint) {
+		t.Errorf("Latest after the run: %v, want ErrNewerCheckpoint", err)
 	}
 }
