@@ -230,7 +230,8 @@ func EncodeMetadata(m *Metadata) ([]byte, error) {
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // DecodeMetadata decodes and checks a _metadata file. Every failure wraps
-// ErrCorruptCheckpoint.
+// ErrCorruptCheckpoint, except an intact one of a newer format version,
+// ErrNewerCheckpoint.
 func DecodeMetadata(data []byte) (*Metadata, error) {
 	nl := bytes.IndexByte(data, '\n')
 	if nl < 0 {
@@ -257,7 +258,16 @@ func DecodeMetadata(data []byte) (*Metadata, error) {
 		return nil, fmt.Errorf("%w: _metadata checksum %08x, header says %08x", ErrCorruptCheckpoint, got, sum)
 	}
 	if version > FormatVersion {
-		// Checked after the checksum: a damaged header is corrupt, not new.
+		// Checked after the checksum, which covers the body only: a
+		// damaged version digit over an intact body of this build's
+		// format must not pass as newer, so the body's own
+		// format_version, where it can be read, must agree.
+		var v struct {
+			FormatVersion *int `json:"format_version"`
+		}
+		if json.Unmarshal(body, &v) == nil && v.FormatVersion != nil && *v.FormatVersion != version {
+			return nil, fmt.Errorf("%w: _metadata body says format version %d, header %d", ErrCorruptCheckpoint, *v.FormatVersion, version)
+		}
 		return nil, fmt.Errorf("%w: _metadata format version %d, this build reads 1..%d: restore it with the Weir that wrote it, or name an older checkpoint",
 			ErrNewerCheckpoint, version, FormatVersion)
 	}

@@ -117,6 +117,27 @@ func TestMetadataRejects(t *testing.T) {
 	}
 }
 
+// TestMetadataDamagedVersionNotNewer: the checksum covers the body only, so
+// a header whose version digits were damaged into a newer version, over an
+// intact body of this build's format, is corrupt, not written by a newer
+// Weir (which would stop every restore from the latest checkpoint).
+func TestMetadataDamagedVersionNotNewer(t *testing.T) {
+	m := sampleMetadata()
+	data, err := EncodeMetadata(&m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nl := strings.IndexByte(string(data), '\n')
+	fields := strings.Fields(string(data[:nl]))
+	for _, v := range []string{"8", "9", "17", "70", "77", "1000000"} {
+		header := strings.Join([]string{fields[0], v, fields[2], fields[3]}, " ")
+		d := append([]byte(header+"\n"), data[nl+1:]...)
+		if _, err := DecodeMetadata(d); !errors.Is(err, ErrCorruptCheckpoint) || errors.Is(err, ErrNewerCheckpoint) {
+			t.Errorf("header version %s over a version %d body: err %v, want ErrCorruptCheckpoint only", v, FormatVersion, err)
+		}
+	}
+}
+
 func TestSubtaskDirName(t *testing.T) {
 	cases := map[string]string{
 		"agg":       "op-agg-3",

@@ -137,11 +137,17 @@ func newLineEditor(cfg *readline.Config, prompt *promptState) (*readline.Instanc
 				rl.Operation.ExitCompleteMode(true)
 				rl.Refresh() // erase the list below the line
 			}
+			waitStopped(rl.Terminal)
 			prompt.keySeen(false)
 		case readline.CharEnter, readline.CharCtrlJ:
 			// Enter picks a candidate in a completion list; else the line ends.
-			prompt.keySeen(!rl.Operation.IsInCompleteSelectMode())
+			ends := !rl.Operation.IsInCompleteSelectMode()
+			if !ends {
+				waitStopped(rl.Terminal)
+			}
+			prompt.keySeen(ends)
 		case readline.CharDelete:
+			waitStopped(rl.Terminal)
 			prompt.keySeen(false) // ends the input (EOF) on an empty line only
 		}
 		return r, true
@@ -152,6 +158,24 @@ func newLineEditor(cfg *readline.Config, prompt *promptState) (*readline.Instanc
 	}
 	current.Store(rl)
 	return rl, nil
+}
+
+// maxStopWaits bounds waitStopped: readline marks that it stopped reading
+// a few instructions after handing over the key, unless a pending kick
+// has it read again at once.
+const maxStopWaits = 1000
+
+// waitStopped waits until readline's terminal reader has marked that it
+// stopped reading after the key the input filter is handling, before the
+// filter clears the key's mark for a key that does not end the line. The
+// reader hands the key over and only then marks it: cleared earlier, the
+// mark would let a notice writer see readline still reading and print
+// through it just as it stops, at the cursor after the input. Readline
+// reads again once the filter has returned and the key is handled.
+func waitStopped(t *readline.Terminal) {
+	for i := 0; i < maxStopWaits && t.IsReading(); i++ {
+		runtime.Gosched()
+	}
 }
 
 // historyEntry is the history line of the statements just completed: their

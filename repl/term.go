@@ -1,7 +1,6 @@
 package repl
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -43,11 +42,12 @@ type keyPump struct {
 	once   sync.Once
 
 	// lineEnd, when set, is called as Read hands readline a key that may
-	// end the line (see lineEndKey).
+	// end the line (see keyScan).
 	lineEnd func()
 
 	mu   sync.Mutex
-	left []byte // rest of a chunk Read could not return at once
+	left []byte  // rest of a chunk Read could not return at once
+	scan keyScan // where readline is in an escape sequence after what Read gave
 }
 
 func startKeyPump(f *os.File, lineEnd func()) *keyPump {
@@ -96,38 +96,85 @@ func (p *keyPump) Read(b []byte) (int, error) {
 			return 0, io.EOF
 		}
 	}
+	at, ahead := -1, p.scan
+	for i, c := range p.left {
+		if ahead.step(c) {
+			at = i
+			break
+		}
+	}
 	give := p.left
-	at, size := lineEndKey(p.left)
 	switch {
 	case at > 0:
 		give = p.left[:at] // what comes before the key first
 	case at == 0:
-		give = p.left[:size]
+		give = p.left[:1]
 	}
 	n := copy(b, give)
+	for _, c := range p.left[:n] {
+		p.scan.step(c)
+	}
 	p.left = p.left[n:]
-	if at == 0 && n == size && p.lineEnd != nil {
+	if at == 0 && n == 1 && p.lineEnd != nil {
 		p.lineEnd()
 	}
 	return n, nil
 }
 
-// lineEndKey finds the first key in b after which readline stops reading
-// the terminal until it is told to read again: Enter (CR), Ctrl-J (LF),
-// Ctrl-C, Ctrl-D and the Delete key (ESC [ 3 ~, which readline treats as
-// Ctrl-D). It returns the key's offset and length, or -1.
-func lineEndKey(b []byte) (at, size int) {
-	for i, c := range b {
+// keyScan follows, over the bytes Read hands readline, how readline's
+// terminal reader (Terminal.ioloop, readline v1.5.1) groups them into
+// keys, to find the byte on which it stops reading until told to read
+// again: Enter (CR), Ctrl-J (LF), Ctrl-C, Ctrl-D, also after ESC (readline
+// passes them through), and the final ~ of the Delete key ESC [ 3 ~
+// (readline's Ctrl-D). After ESC [ or ESC O, digits and ';' and then any
+// one byte make one key: a CR there is swallowed, and marking it would
+// leave the mark set until the line ends. The state persists across
+// reads, as readline's does.
+type keyScan struct {
+	state  byte // scanText, scanEsc, scanCSI (ESC [) or scanSS3 (ESC O)
+	delete bool // scanCSI: the parameters so far are "3"
+	params bool // scanCSI: some parameter byte was read
+}
+
+const (
+	scanText byte = iota
+	scanEsc
+	scanCSI
+	scanSS3
+)
+
+// step advances s past c and reports whether readline stops reading on it.
+func (s *keyScan) step(c byte) bool {
+	stopKey := c == '\r' || c == '\n' || c == 0x03 || c == 0x04
+	switch s.state {
+	case scanEsc:
 		switch c {
-		case '\r', '\n', 0x03, 0x04:
-			return i, 1
-		case 0x1b:
-			if bytes.HasPrefix(b[i:], []byte("\x1b[3~")) {
-				return i, 4
-			}
+		case 0x1b: // ESC ESC: still an escape
+			return false
+		case '[':
+			*s = keyScan{state: scanCSI}
+			return false
+		case 'O':
+			*s = keyScan{state: scanSS3}
+			return false
 		}
+		s.state = scanText
+		return stopKey
+	case scanCSI, scanSS3:
+		if c == ';' || '0' <= c && c <= '9' {
+			s.delete = !s.params && c == '3'
+			s.params = true
+			return false
+		}
+		stop := s.state == scanCSI && s.delete && c == '~'
+		*s = keyScan{}
+		return stop
 	}
-	return -1, 0
+	if c == 0x1b {
+		s.state = scanEsc
+		return false
+	}
+	return stopKey
 }
 
 // Close stops the pump and waits for its goroutine. Readline calls it too.

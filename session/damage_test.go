@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -422,41 +423,47 @@ func TestFallbackStopsAtTheRestoredCheckpoint(t *testing.T) {
 	}
 }
 
-// TestRestoreStopsAtNewerCheckpoint: when the latest checkpoint was written
-// by a newer Weir (its _metadata intact, of the next format version),
-// --restore latest stops with an error that says so instead of falling back
-// to the checkpoint before it, which would write again the output that
-// build committed; nothing runs.
-func TestRestoreStopsAtNewerCheckpoint(t *testing.T) {
+// TestRestoreLatestStopsAtNewer: when the newest checkpoint was written by
+// a newer Weir (an intact _metadata of a newer format version), --restore
+// latest stops with ErrNewerCheckpoint, naming the versions, instead of
+// falling back to an older checkpoint (which would replay output the newer
+// build committed), and leaves the folder in place.
+func TestRestoreLatestStopsAtNewer(t *testing.T) {
 	const n, keys = 100000, 300
 	dir := t.TempDir()
-	_, _, latest := runUntilCheckpoint(t, dir, "newer", n, keys, 2)
-	f := filepath.Join(latest.Path, checkpoint.MetadataFile)
-	data, err := os.ReadFile(f)
+	_, st, latest := runUntilCheckpoint(t, dir, "newer", n, keys, 2)
+	infos, err := st.List()
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := checkpoint.DecodeMetadata(data)
+	if !slices.ContainsFunc(infos, func(i checkpoint.Info) bool { return i.Valid() && i.ID < latest.Meta.CheckpointID }) {
+		t.Fatalf("no valid checkpoint before %d: the test needs one to fall back to", latest.Meta.CheckpointID)
+	}
+	meta := latest.Meta
+	meta.FormatVersion = checkpoint.FormatVersion + 1
+	data, err := checkpoint.EncodeMetadata(&meta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.FormatVersion = checkpoint.FormatVersion + 1
-	enc, err := checkpoint.EncodeMetadata(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rewriteFile(t, f, enc)
+	rewriteFile(t, filepath.Join(latest.Path, "_metadata"), data)
 
 	var out bytes.Buffer
 	stderr := &watchWriter{}
 	err = New(connector.Env{Stdout: &out, Stderr: stderr}).RunScript(context.Background(), damageScript(dir, n, keys), RunOptions{JobName: "newer", Restore: RestoreLatest})
-	if !errors.Is(err, checkpoint.ErrNewerCheckpoint) || !strings.Contains(err.Error(), "written by a newer Weir") {
-		t.Fatalf("restore run: %v, want an error saying the checkpoint was written by a newer Weir\n%s", err, stderr.String())
+	log := stderr.String()
+	if !errors.Is(err, checkpoint.ErrNewerCheckpoint) {
+		t.Fatalf("restore run: err %v, want ErrNewerCheckpoint\n%s", err, log)
 	}
-	if log := stderr.String(); strings.Contains(log, "restoring checkpoint") || strings.Contains(log, "starting from the beginning") {
-		t.Errorf("the run restored or started anyway:\n%s", log)
+	if want := fmt.Sprintf("format version %d, this build reads 1..%d", checkpoint.FormatVersion+1, checkpoint.FormatVersion); !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q", err, want)
 	}
-	if out.Len() != 0 {
-		t.Errorf("the run wrote output: %q", out.String())
+	if strings.Contains(log, "restoring checkpoint") || strings.Contains(log, "skipping checkpoint") || out.Len() > 0 {
+		t.Errorf("the run went on past the newer checkpoint:\n%s\n%s", log, out.String())
+	}
+	if _, err := os.Stat(filepath.Join(latest.Path, "_metadata")); err != nil {
+		t.Errorf("the newer checkpoint is gone: %v", err)
+	}
+	if _, _, err := st.Latest(); !errors.Is(err, checkpoint.ErrNewerCheckpoint) {
+		t.Errorf("Latest after the run: %v, want ErrNewerCheckpoint", err)
 	}
 }
